@@ -1,0 +1,52 @@
+//! # fluid-bench
+//!
+//! The cross-backend conformance suite and the benchmarks of the fluid engine.
+//!
+//! The suite is written once, as generic functions over [`fluid_core::Backend`] in [`physics`],
+//! and instantiated for each backend by [`conformance!`]:
+//!
+//! ```ignore
+//! fluid_bench::conformance!(fluid_cpu::CpuBackend::new().expect("cpu backend"));
+//! ```
+//!
+//! Benchmarks live in `benches/` (criterion); [`workloads`] defines the scenes they run.
+
+pub mod physics;
+pub mod workloads;
+
+/// Instantiate every conformance test for one backend. `$make` is an expression that builds a
+/// fresh backend; it is evaluated once per test.
+#[macro_export]
+macro_rules! conformance {
+    ($make:expr) => {
+        #[test]
+        fn taylor_green_energy_decays_as_exp_minus_4_nu_t() {
+            $crate::physics::taylor_green_square(|| $make);
+        }
+
+        #[test]
+        fn taylor_green_on_a_non_square_box_decays_at_its_own_rate() {
+            $crate::physics::taylor_green_non_square(|| $make);
+        }
+
+        #[test]
+        fn projection_matches_the_jacobi_residual_recurrence() {
+            $crate::physics::projection_random_field(|| $make);
+        }
+
+        #[test]
+        fn projection_of_a_single_mode_decays_by_the_jacobi_factor() {
+            $crate::physics::projection_single_mode(|| $make);
+        }
+
+        #[test]
+        fn plain_jacobi_never_damps_the_checkerboard_mode() {
+            $crate::physics::projection_checkerboard(|| $make);
+        }
+
+        #[test]
+        fn centred_plume_stays_mirror_symmetric() {
+            $crate::physics::plume_symmetry(|| $make);
+        }
+    };
+}

@@ -1,0 +1,117 @@
+//! The seam between the solver core and the machines that run it.
+
+use crate::grid::{FieldId, Grid};
+use crate::schedule::Schedule;
+use crate::splat::Splat;
+use crate::uniforms::StepUniform;
+use crate::{Error, Result};
+
+/// What changes from one step to the next: never part of a [`Schedule`], so GPU backends can
+/// record a schedule once and only rewrite this buffer before each submission.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StepInputs {
+    /// Time step, seconds.
+    pub dt: f32,
+    /// Simulated time at the start of the step.
+    pub time: f32,
+    /// Step counter.
+    pub step: u32,
+    /// Splats applied by the `splat` kernel this step (user splats and scene emitters).
+    pub splats: Vec<Splat>,
+}
+
+impl StepInputs {
+    /// The uniform block.
+    pub fn uniform(&self) -> StepUniform {
+        StepUniform { dt: self.dt, time: self.time, splat_count: self.splats.len() as u32, step: self.step }
+    }
+}
+
+/// Time spent in one kernel (summed over its invocations in one run).
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelTiming {
+    /// `fluid.<kernel>`.
+    pub label: String,
+    /// Invocations measured.
+    pub invocations: u32,
+    /// Total milliseconds.
+    pub ms: f64,
+}
+
+/// A machine that stores the fields and runs schedules.
+///
+/// # Design
+///
+/// The trait is small on purpose (after burn's `Backend`): memory (`allocate`, `upload`,
+/// `download`), execution (`run`), and read-back of reductions. The backend does not know the
+/// physics: the order of kernels, their parameters and which buffers they touch all come in
+/// the [`Schedule`]. Field names are logical: a [`crate::Op::Swap`] exchanges the buffers
+/// behind two names, so ping-pong costs no copy. Optional capabilities have default methods
+/// that return [`Error::Unsupported`].
+///
+/// Every backend must give the same fields as the CPU backend within the tolerances the
+/// conformance suite states per kernel.
+pub trait Backend {
+    /// Short name: `cpu`, `wgpu`, `vulkan`.
+    fn name(&self) -> &'static str;
+
+    /// The device it runs on (for reports), e.g. `"2 threads"` or an adapter name.
+    fn device(&self) -> String;
+
+    /// Allocate every field of [`FieldId::STATE_AND_SCRATCH`] for `grid`, zero-filled.
+    /// Fails with [`Error::OutOfMemory`] when the memory cannot be had.
+    fn allocate(&mut self, grid: &Grid) -> Result<()>;
+
+    /// Replace a field's contents; `data.len()` must equal `grid.len(field)`.
+    fn upload(&mut self, field: FieldId, data: &[f32]) -> Result<()>;
+
+    /// Read a field back.
+    fn download(&mut self, field: FieldId) -> Result<Vec<f32>>;
+
+    /// Execute a schedule with this step's inputs.
+    fn run(&mut self, schedule: &Schedule, inputs: &StepInputs) -> Result<()>;
+
+    /// The reduction results of the last `run`, by slot (see [`crate::Op::Reduce`]).
+    fn reductions(&mut self) -> Result<Vec<f64>>;
+
+    /// Turn per-kernel timing on or off.
+    fn set_timing(&mut self, enabled: bool) -> Result<()> {
+        let _ = enabled;
+        Err(Error::Unsupported { what: "per-kernel timings".into(), by: self.name().into() })
+    }
+
+    /// Per-kernel timings accumulated since timing was enabled (or last taken).
+    fn take_timings(&mut self) -> Result<Vec<KernelTiming>> {
+        Err(Error::Unsupported { what: "per-kernel timings".into(), by: self.name().into() })
+    }
+}
+
+impl<B: Backend + ?Sized> Backend for Box<B> {
+    fn name(&self) -> &'static str {
+        (**self).name()
+    }
+    fn device(&self) -> String {
+        (**self).device()
+    }
+    fn allocate(&mut self, grid: &Grid) -> Result<()> {
+        (**self).allocate(grid)
+    }
+    fn upload(&mut self, field: FieldId, data: &[f32]) -> Result<()> {
+        (**self).upload(field, data)
+    }
+    fn download(&mut self, field: FieldId) -> Result<Vec<f32>> {
+        (**self).download(field)
+    }
+    fn run(&mut self, schedule: &Schedule, inputs: &StepInputs) -> Result<()> {
+        (**self).run(schedule, inputs)
+    }
+    fn reductions(&mut self) -> Result<Vec<f64>> {
+        (**self).reductions()
+    }
+    fn set_timing(&mut self, enabled: bool) -> Result<()> {
+        (**self).set_timing(enabled)
+    }
+    fn take_timings(&mut self) -> Result<Vec<KernelTiming>> {
+        (**self).take_timings()
+    }
+}

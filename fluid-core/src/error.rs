@@ -1,0 +1,102 @@
+//! The one error type of the engine's libraries.
+
+use thiserror::Error;
+
+/// Everything that can go wrong in the engine, typed so that callers can react.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A scene or parameter value is out of its allowed range (zero size, NaN, …).
+    #[error("invalid value for `{key}`: {value} ({reason})")]
+    InvalidValue {
+        /// The TOML path (or API name) of the value, e.g. `grid.nx`.
+        key: String,
+        /// The offending value as text.
+        value: String,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// The scene text is not valid TOML or does not match the scene schema.
+    #[error("scene {origin}: {message}")]
+    Scene {
+        /// Where the scene came from (file path or preset name).
+        origin: String,
+        /// The parser's message; it names the line and column.
+        message: String,
+    },
+    /// A preset name that does not exist.
+    #[error("unknown preset `{name}` (known: {known})")]
+    UnknownPreset {
+        /// The name asked for.
+        name: String,
+        /// The presets that exist, comma separated.
+        known: String,
+    },
+    /// A field name that does not exist.
+    #[error("unknown field `{name}` (known: {known})")]
+    UnknownField {
+        /// The name asked for.
+        name: String,
+        /// The fields that exist, comma separated.
+        known: String,
+    },
+    /// A `--set key=value` override that cannot be applied.
+    #[error("cannot apply override `{item}`: {reason}")]
+    Override {
+        /// The override as given.
+        item: String,
+        /// Why it failed.
+        reason: String,
+    },
+    /// The grid does not fit in memory (or in the backend's addressing limits).
+    #[error("grid {nx}x{ny} needs {bytes} bytes of field memory: {reason}")]
+    OutOfMemory {
+        /// Cells along x.
+        nx: u32,
+        /// Cells along y.
+        ny: u32,
+        /// Bytes the fields need.
+        bytes: u64,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// A data buffer of the wrong length was handed to `upload`.
+    #[error("field `{field}` expects {expected} values, got {got}")]
+    FieldLength {
+        /// The field's name.
+        field: &'static str,
+        /// Values the field holds.
+        expected: usize,
+        /// Values given.
+        got: usize,
+    },
+    /// An optional capability this backend does not have, or a feature a later version brings.
+    #[error("{what} is not supported by {by}")]
+    Unsupported {
+        /// The capability.
+        what: String,
+        /// The backend or component that lacks it.
+        by: String,
+    },
+    /// The backend was used before `allocate`.
+    #[error("backend `{0}` has no grid allocated; call `allocate` first")]
+    NotAllocated(&'static str),
+    /// A device or backend failure (lost device, driver error, …).
+    #[error("backend `{backend}` failed: {message}")]
+    Backend {
+        /// The backend's name.
+        backend: &'static str,
+        /// What failed.
+        message: String,
+    },
+}
+
+/// Result alias of the engine.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// Shorthand for [`Error::InvalidValue`].
+    pub fn invalid(key: impl Into<String>, value: impl ToString, reason: impl Into<String>) -> Self {
+        Error::InvalidValue { key: key.into(), value: value.to_string(), reason: reason.into() }
+    }
+}

@@ -1,0 +1,289 @@
+//! Simulation parameters. Every field documents its default, and `impl Default` matches.
+//!
+//! Units: lengths in world units (a cell is `grid.h` wide), time in seconds, velocities in world
+//! units per second. Pressure is scaled for unit density, so projection does `u -= dt ∇p`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::grid::Boundary;
+use crate::{Error, Result};
+
+/// Everything that shapes one step.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SimParams {
+    /// Time step, seconds (default: `1/60`).
+    pub dt: f32,
+    /// Per-field dissipation rates (default: all `0`, nothing fades).
+    pub dissipation: Dissipation,
+    /// Vorticity confinement strength ε; the force is `ε·h·(N × ω)` (default: `0`, off).
+    pub vorticity: f32,
+    /// Buoyancy: smoke weight and heat lift (default: all `0`, off).
+    pub buoyancy: Buoyancy,
+    /// Uniform body acceleration (x, y), world units/s² (default: `[0, 0]`). In a closed box it is
+    /// balanced by pressure; for smoke in air leave it zero and use `buoyancy`.
+    pub gravity: [f32; 2],
+    /// Largest velocity component after forces, world units/s (default: none, no clamp).
+    pub max_speed: Option<f32>,
+    /// Kinematic viscosity ν, world units²/s, solved implicitly (default: `0`, inviscid).
+    pub viscosity: f32,
+    /// Jacobi sweeps of the implicit viscosity solve (default: `20`).
+    pub viscosity_iterations: u32,
+    /// How quantities are carried by the flow (default: semi-Lagrangian, RK2, bilinear).
+    pub advection: Advection,
+    /// The projection (default: weighted Jacobi, 40 sweeps, ω = 0.9, warm start).
+    pub pressure: Pressure,
+    /// Boundary of each axis (default: `wall` on both).
+    pub boundary: Boundaries,
+    /// Which cell fields the step carries (default: all `true`).
+    pub fields: ActiveFields,
+}
+
+impl Default for SimParams {
+    fn default() -> Self {
+        SimParams {
+            dt: 1.0 / 60.0,
+            dissipation: Dissipation::default(),
+            vorticity: 0.0,
+            buoyancy: Buoyancy::default(),
+            gravity: [0.0, 0.0],
+            max_speed: None,
+            viscosity: 0.0,
+            viscosity_iterations: 20,
+            advection: Advection::default(),
+            pressure: Pressure::default(),
+            boundary: Boundaries::default(),
+            fields: ActiveFields::default(),
+        }
+    }
+}
+
+/// Dissipation rates, 1/s: each step multiplies the field by `exp(−rate·dt)`, so the fade does not
+/// depend on the step size. Temperature relaxes towards the ambient temperature instead of zero.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Dissipation {
+    /// Velocity (default: `0`).
+    pub velocity: f32,
+    /// Density (default: `0`).
+    pub density: f32,
+    /// Temperature (default: `0`).
+    pub temperature: f32,
+    /// Dye (default: `0`).
+    pub dye: f32,
+}
+
+/// Boussinesq buoyancy along +y: `a = −density_weight·ρ + temperature_lift·(T − ambient)`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Buoyancy {
+    /// Downward acceleration per unit density (default: `0`).
+    pub density_weight: f32,
+    /// Upward acceleration per degree above ambient (default: `0`).
+    pub temperature_lift: f32,
+    /// Ambient temperature; also the initial temperature everywhere (default: `0`).
+    pub ambient_temperature: f32,
+}
+
+/// Backtrace integrator of semi-Lagrangian advection.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Backtrace {
+    /// One Euler step.
+    Euler,
+    /// Midpoint (second order).
+    #[default]
+    Rk2,
+    /// Ralston's third order (Bridson's book; Taichi's `stable_fluid.py`).
+    Rk3,
+}
+
+impl Backtrace {
+    /// Order as used by the kernels (1, 2 or 3).
+    pub fn order(self) -> u32 {
+        match self {
+            Backtrace::Euler => 1,
+            Backtrace::Rk2 => 2,
+            Backtrace::Rk3 => 3,
+        }
+    }
+}
+
+/// Advection scheme.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AdvectionScheme {
+    /// Trace back along the velocity and sample there (Stam 1999).
+    #[default]
+    SemiLagrangian,
+}
+
+/// Sampling filter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Interpolation {
+    /// Bilinear.
+    #[default]
+    Bilinear,
+}
+
+/// Advection settings.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Advection {
+    /// Scheme (default: `semi-lagrangian`).
+    pub scheme: AdvectionScheme,
+    /// Backtrace integrator (default: `rk2`).
+    pub backtrace: Backtrace,
+    /// Sampling (default: `bilinear`).
+    pub interpolation: Interpolation,
+}
+
+/// Pressure solvers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PressureSolver {
+    /// Weighted Jacobi: `p ← p + ω (p_jacobi − p)`.
+    #[default]
+    Jacobi,
+}
+
+/// Projection settings.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Pressure {
+    /// Solver (default: `jacobi`).
+    pub solver: PressureSolver,
+    /// Sweeps (default: `40`).
+    pub iterations: u32,
+    /// Relaxation weight ω of weighted Jacobi, in (0, 1] (default: `0.9`). Plain Jacobi (ω = 1)
+    /// never damps the checkerboard mode on a periodic or cell-centred wall grid: its
+    /// amplification factor is `|1 − 2ω|`.
+    pub omega: f32,
+    /// Start from the previous step's pressure instead of zero (default: `true`).
+    pub warm_start: bool,
+}
+
+impl Default for Pressure {
+    fn default() -> Self {
+        Pressure { solver: PressureSolver::Jacobi, iterations: 40, omega: 0.9, warm_start: true }
+    }
+}
+
+/// Boundary of each axis.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Boundaries {
+    /// Left and right sides (default: `wall`).
+    pub x: Boundary,
+    /// Bottom and top sides (default: `wall`).
+    pub y: Boundary,
+}
+
+/// Which cell fields are carried by the flow each step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ActiveFields {
+    /// Density (default: `true`).
+    pub density: bool,
+    /// Temperature (default: `true`).
+    pub temperature: bool,
+    /// RGBA dye (default: `true`).
+    pub dye: bool,
+}
+
+impl Default for ActiveFields {
+    fn default() -> Self {
+        ActiveFields { density: true, temperature: true, dye: true }
+    }
+}
+
+/// Refuse NaN and infinities, naming the key.
+pub(crate) fn finite(key: &str, x: f32) -> Result<()> {
+    if x.is_finite() { Ok(()) } else { Err(Error::invalid(key, x, "must be a finite number")) }
+}
+
+fn non_negative(key: &str, x: f32) -> Result<()> {
+    finite(key, x)?;
+    if x < 0.0 {
+        return Err(Error::invalid(key, x, "must be >= 0"));
+    }
+    Ok(())
+}
+
+impl SimParams {
+    /// Check every value; the error names the first bad key and its value.
+    pub fn validate(&self) -> Result<()> {
+        finite("params.dt", self.dt)?;
+        if self.dt <= 0.0 {
+            return Err(Error::invalid("params.dt", self.dt, "the time step must be > 0"));
+        }
+        non_negative("params.dissipation.velocity", self.dissipation.velocity)?;
+        non_negative("params.dissipation.density", self.dissipation.density)?;
+        non_negative("params.dissipation.temperature", self.dissipation.temperature)?;
+        non_negative("params.dissipation.dye", self.dissipation.dye)?;
+        non_negative("params.vorticity", self.vorticity)?;
+        finite("params.buoyancy.density_weight", self.buoyancy.density_weight)?;
+        finite("params.buoyancy.temperature_lift", self.buoyancy.temperature_lift)?;
+        finite("params.buoyancy.ambient_temperature", self.buoyancy.ambient_temperature)?;
+        finite("params.gravity[0]", self.gravity[0])?;
+        finite("params.gravity[1]", self.gravity[1])?;
+        if let Some(s) = self.max_speed {
+            finite("params.max_speed", s)?;
+            if s <= 0.0 {
+                return Err(Error::invalid("params.max_speed", s, "must be > 0 (leave it out for no clamp)"));
+            }
+        }
+        non_negative("params.viscosity", self.viscosity)?;
+        if self.viscosity > 0.0 && self.viscosity_iterations == 0 {
+            return Err(Error::invalid(
+                "params.viscosity_iterations",
+                0,
+                "a viscous fluid needs at least one diffusion sweep",
+            ));
+        }
+        if self.pressure.iterations == 0 {
+            return Err(Error::invalid("params.pressure.iterations", 0, "the projection needs at least one sweep"));
+        }
+        finite("params.pressure.omega", self.pressure.omega)?;
+        if !(self.pressure.omega > 0.0 && self.pressure.omega <= 1.0) {
+            return Err(Error::invalid(
+                "params.pressure.omega",
+                self.pressure.omega,
+                "weighted Jacobi converges for 0 < omega <= 1 (0.8-0.9 damps the checkerboard mode)",
+            ));
+        }
+        for (key, b) in [("params.boundary.x", self.boundary.x), ("params.boundary.y", self.boundary.y)] {
+            if b == Boundary::Open {
+                return Err(Error::Unsupported {
+                    what: format!("`{key} = \"open\"` (outflow boundaries)"),
+                    by: "this version (use `wall` or `periodic`)".into(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid() {
+        SimParams::default().validate().expect("defaults validate");
+    }
+
+    #[test]
+    fn bad_values_name_their_key() {
+        let mut p = SimParams { dt: f32::NAN, ..SimParams::default() };
+        let e = p.validate().expect_err("NaN dt").to_string();
+        assert!(e.contains("params.dt") && e.contains("NaN"), "{e}");
+        p.dt = 0.01;
+        p.pressure.omega = 1.5;
+        assert!(p.validate().expect_err("omega").to_string().contains("omega"));
+        p.pressure.omega = 0.9;
+        p.boundary.x = Boundary::Open;
+        assert!(matches!(p.validate(), Err(Error::Unsupported { .. })));
+    }
+}

@@ -1,0 +1,207 @@
+//! Reference renderer: a field through a colour ramp to RGBA8, top row first.
+
+use serde::{Deserialize, Serialize};
+
+use crate::grid::{FieldId, Grid};
+use crate::params::finite;
+use crate::{Error, Result};
+
+/// An sRGB colour with alpha, written `"#rrggbb"` or `"#rrggbbaa"` in scenes.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Colour(pub [u8; 4]);
+
+impl TryFrom<String> for Colour {
+    type Error = String;
+    fn try_from(s: String) -> std::result::Result<Self, String> {
+        let hex = s.strip_prefix('#').unwrap_or(&s);
+        let bad = || format!("colour `{s}` is not #rrggbb or #rrggbbaa");
+        if !(hex.len() == 6 || hex.len() == 8) || !hex.is_ascii() {
+            return Err(bad());
+        }
+        let mut c = [255u8; 4];
+        for (k, chunk) in hex.as_bytes().chunks(2).enumerate() {
+            let text = std::str::from_utf8(chunk).map_err(|_| bad())?;
+            c[k] = u8::from_str_radix(text, 16).map_err(|_| bad())?;
+        }
+        Ok(Colour(c))
+    }
+}
+
+impl From<Colour> for String {
+    fn from(c: Colour) -> String {
+        format!("#{:02x}{:02x}{:02x}{:02x}", c.0[0], c.0[1], c.0[2], c.0[3])
+    }
+}
+
+/// Which field a frame shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RenderField {
+    /// Density through the ramp.
+    #[default]
+    Density,
+    /// Temperature above ambient through the ramp.
+    Temperature,
+    /// The RGBA dye (premultiplied) over the background.
+    Dye,
+    /// |vorticity| through the ramp.
+    Curl,
+}
+
+impl RenderField {
+    /// The fields a renderer needs downloaded.
+    pub fn source(self) -> FieldId {
+        match self {
+            RenderField::Density => FieldId::Density,
+            RenderField::Temperature => FieldId::Temperature,
+            RenderField::Dye => FieldId::Dye,
+            RenderField::Curl => FieldId::Curl,
+        }
+    }
+}
+
+/// How a scene is drawn.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RenderSpec {
+    /// The field shown (default: `density`).
+    pub field: RenderField,
+    /// Ramp stops `[position, "#rrggbbaa"]`, positions rising in `[0, 1]`
+    /// (default: transparent black → white).
+    pub ramp: Vec<(f32, Colour)>,
+    /// Background under the ramp or dye (default: `"#000000"`).
+    pub background: Colour,
+    /// Field value shown as ramp position 1 (default: `1`).
+    pub scale: f32,
+}
+
+impl Default for RenderSpec {
+    fn default() -> Self {
+        RenderSpec {
+            field: RenderField::Density,
+            ramp: vec![(0.0, Colour([0, 0, 0, 0])), (1.0, Colour([255, 255, 255, 255]))],
+            background: Colour([0, 0, 0, 255]),
+            scale: 1.0,
+        }
+    }
+}
+
+fn srgb_to_linear(c: u8) -> f32 {
+    let c = f32::from(c) / 255.0;
+    if c <= 0.04045 { c / 12.92 } else { ((c + 0.055) / 1.055).powf(2.4) }
+}
+
+fn linear_to_srgb(c: f32) -> u8 {
+    let c = c.clamp(0.0, 1.0);
+    let s = if c <= 0.003_130_8 { c * 12.92 } else { 1.055 * c.powf(1.0 / 2.4) - 0.055 };
+    (s * 255.0 + 0.5) as u8
+}
+
+impl RenderSpec {
+    /// Check the ramp and scale.
+    pub fn validate(&self) -> Result<()> {
+        finite("render.scale", self.scale)?;
+        if self.scale <= 0.0 {
+            return Err(Error::invalid("render.scale", self.scale, "must be > 0"));
+        }
+        if self.ramp.is_empty() {
+            return Err(Error::invalid("render.ramp", "[]", "needs at least one stop"));
+        }
+        let mut last = f32::NEG_INFINITY;
+        for (k, (pos, _)) in self.ramp.iter().enumerate() {
+            finite(&format!("render.ramp[{k}]"), *pos)?;
+            if *pos < last {
+                return Err(Error::invalid(format!("render.ramp[{k}]"), pos, "stop positions must rise"));
+            }
+            last = *pos;
+        }
+        Ok(())
+    }
+
+    /// Linear-light RGBA of the ramp at `t ∈ [0, 1]`.
+    fn ramp_at(&self, t: f32) -> [f32; 4] {
+        let lin = |c: Colour| {
+            [srgb_to_linear(c.0[0]), srgb_to_linear(c.0[1]), srgb_to_linear(c.0[2]), f32::from(c.0[3]) / 255.0]
+        };
+        let first = self.ramp[0];
+        if t <= first.0 {
+            return lin(first.1);
+        }
+        for w in self.ramp.windows(2) {
+            let ((p0, c0), (p1, c1)) = (w[0], w[1]);
+            if t <= p1 {
+                let s = if p1 > p0 { (t - p0) / (p1 - p0) } else { 1.0 };
+                let (a, b) = (lin(c0), lin(c1));
+                return std::array::from_fn(|k| a[k] + (b[k] - a[k]) * s);
+            }
+        }
+        lin(self.ramp[self.ramp.len() - 1].1)
+    }
+
+    /// Draw `data` (the field [`RenderField::source`] names) to RGBA8, `nx × ny` pixels, top row
+    /// first (so +y is up in the picture). `ambient` is subtracted from temperature.
+    pub fn render(&self, grid: &Grid, data: &[f32], ambient: f32) -> Vec<u8> {
+        let (nx, ny) = (grid.nx as usize, grid.ny as usize);
+        let bg = [
+            srgb_to_linear(self.background.0[0]),
+            srgb_to_linear(self.background.0[1]),
+            srgb_to_linear(self.background.0[2]),
+        ];
+        let mut out = vec![0u8; nx * ny * 4];
+        for row in 0..ny {
+            let j = ny - 1 - row;
+            for i in 0..nx {
+                let c = j * nx + i;
+                let rgb: [f32; 3] = match self.field {
+                    RenderField::Dye => {
+                        let d = &data[4 * c..4 * c + 4];
+                        let a = d[3].clamp(0.0, 1.0);
+                        std::array::from_fn(|k| d[k].max(0.0) + bg[k] * (1.0 - a))
+                    }
+                    field => {
+                        let x = match field {
+                            RenderField::Temperature => data[c] - ambient,
+                            RenderField::Curl => data[c].abs(),
+                            _ => data[c],
+                        };
+                        let t = (x / self.scale).clamp(0.0, 1.0);
+                        let t = if t.is_nan() { 0.0 } else { t };
+                        let r = self.ramp_at(t);
+                        std::array::from_fn(|k| r[k] * r[3] + bg[k] * (1.0 - r[3]))
+                    }
+                };
+                let px = &mut out[4 * (row * nx + i)..4 * (row * nx + i) + 4];
+                for k in 0..3 {
+                    px[k] = linear_to_srgb(rgb[k]);
+                }
+                px[3] = 255;
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grid::Boundary;
+
+    #[test]
+    fn colours_parse() {
+        assert_eq!(Colour::try_from("#ff8000".to_string()), Ok(Colour([255, 128, 0, 255])));
+        assert_eq!(Colour::try_from("#ff800040".to_string()), Ok(Colour([255, 128, 0, 64])));
+        assert!(Colour::try_from("#ff80".to_string()).is_err());
+        assert!(Colour::try_from("#gg8000".to_string()).is_err());
+    }
+
+    #[test]
+    fn ramp_ends_and_row_order() {
+        let g = Grid::new(2, 2, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let spec = RenderSpec::default();
+        // bottom row empty, top row full: the picture's first row is the top.
+        let img = spec.render(&g, &[0.0, 0.0, 1.0, 5.0], 0.0);
+        assert_eq!(&img[0..4], &[255, 255, 255, 255]);
+        assert_eq!(&img[8..12], &[0, 0, 0, 255]);
+    }
+}

@@ -1,0 +1,452 @@
+//! The step as data: kernels, their bindings, and the ordered invocations of one step.
+//!
+//! A [`Schedule`] is built once from a grid and [`SimParams`]; a backend executes it without
+//! deciding anything about the physics. Values that change every step (dt, splats) are not in
+//! the schedule but in [`crate::StepInputs`], so GPU backends can record a schedule once and
+//! replay it.
+
+use crate::grid::{FieldId, Grid};
+use crate::params::SimParams;
+use crate::uniforms::{
+    ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, DiffuseParams, ForceParams, GridUniform, JacobiParams,
+};
+
+/// How a binding is used by a kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Read only.
+    Read,
+    /// Written only (every element the kernel covers).
+    Write,
+    /// Read and written in place (each invocation touches only its own element).
+    ReadWrite,
+}
+
+/// The threads a kernel is launched over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Domain {
+    /// One invocation per cell: `nx × ny`.
+    Cells,
+    /// One invocation per face pair: `(nx + 1) × (ny + 1)`; invocation `(i, j)` handles
+    /// `u[i, j]` when `j < ny` and `v[i, j]` when `i < nx` (and cell `(i, j)` when both hold).
+    Faces,
+}
+
+/// A binding slot of a kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Binding {
+    /// The slot's name in the kernel source.
+    pub name: &'static str,
+    /// How the kernel uses it.
+    pub access: Access,
+}
+
+macro_rules! b {
+    ($name:literal, $access:ident) => {
+        Binding { name: $name, access: $access }
+    };
+}
+
+use Access::{Read as R, ReadWrite as RW, Write as W};
+
+/// Every kernel of the engine. The name is the same on every backend: `fluid-cpu/src/kernels/<name>.rs`,
+/// `fluid-wgpu/shaders/<name>.wgsl`, and the label `fluid.<name>` in timings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kernel {
+    /// Semi-Lagrangian advection of `u` and `v` by themselves.
+    AdvectVelocity,
+    /// Semi-Lagrangian advection of density, temperature and dye; applies their dissipation.
+    AdvectCells,
+    /// Adds the step's splats to velocity, density, temperature and dye.
+    Splat,
+    /// Vorticity ω = ∂v/∂x − ∂u/∂y at cell centres.
+    Curl,
+    /// Buoyancy, gravity and vorticity confinement on the faces; the max-speed clamp.
+    ApplyForces,
+    /// One Jacobi sweep of implicit viscosity `(I − ν dt ∇²) u = u₀`.
+    DiffuseVelocity,
+    /// Velocity divergence at cell centres.
+    Divergence,
+    /// One weighted-Jacobi sweep of the pressure Poisson equation.
+    Jacobi,
+    /// `u -= dt ∇p` on every face.
+    SubtractGradient,
+    /// Per-cell residual `b − A p` of the pressure equation.
+    Residual,
+}
+
+impl Kernel {
+    /// Every kernel.
+    pub const ALL: &'static [Kernel] = &[
+        Kernel::AdvectVelocity,
+        Kernel::AdvectCells,
+        Kernel::Splat,
+        Kernel::Curl,
+        Kernel::ApplyForces,
+        Kernel::DiffuseVelocity,
+        Kernel::Divergence,
+        Kernel::Jacobi,
+        Kernel::SubtractGradient,
+        Kernel::Residual,
+    ];
+
+    /// The shared name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kernel::AdvectVelocity => "advect_velocity",
+            Kernel::AdvectCells => "advect_cells",
+            Kernel::Splat => "splat",
+            Kernel::Curl => "curl",
+            Kernel::ApplyForces => "apply_forces",
+            Kernel::DiffuseVelocity => "diffuse_velocity",
+            Kernel::Divergence => "divergence",
+            Kernel::Jacobi => "jacobi",
+            Kernel::SubtractGradient => "subtract_gradient",
+            Kernel::Residual => "residual",
+        }
+    }
+
+    /// Label used for buffers, pipelines and timing scopes.
+    pub fn label(self) -> String {
+        format!("fluid.{}", self.name())
+    }
+
+    /// The launch domain.
+    pub fn domain(self) -> Domain {
+        match self {
+            Kernel::AdvectVelocity
+            | Kernel::Splat
+            | Kernel::ApplyForces
+            | Kernel::DiffuseVelocity
+            | Kernel::SubtractGradient => Domain::Faces,
+            Kernel::AdvectCells | Kernel::Curl | Kernel::Divergence | Kernel::Jacobi | Kernel::Residual => {
+                Domain::Cells
+            }
+        }
+    }
+
+    /// The binding slots, in order. A [`Dispatch`] names one field per slot.
+    pub fn bindings(self) -> &'static [Binding] {
+        match self {
+            Kernel::AdvectVelocity => &[b!("u", R), b!("v", R), b!("u_out", W), b!("v_out", W)],
+            Kernel::AdvectCells => &[
+                b!("u", R),
+                b!("v", R),
+                b!("density", R),
+                b!("temperature", R),
+                b!("dye", R),
+                b!("density_out", W),
+                b!("temperature_out", W),
+                b!("dye_out", W),
+            ],
+            Kernel::Splat => &[b!("u", RW), b!("v", RW), b!("density", RW), b!("temperature", RW), b!("dye", RW)],
+            Kernel::Curl => &[b!("u", R), b!("v", R), b!("curl", W)],
+            Kernel::ApplyForces => &[b!("u", RW), b!("v", RW), b!("density", R), b!("temperature", R), b!("curl", R)],
+            Kernel::DiffuseVelocity => {
+                &[b!("u0", R), b!("v0", R), b!("u", R), b!("v", R), b!("u_out", W), b!("v_out", W)]
+            }
+            Kernel::Divergence => &[b!("u", R), b!("v", R), b!("divergence", W)],
+            Kernel::Jacobi => &[b!("pressure", R), b!("divergence", R), b!("pressure_out", W)],
+            Kernel::SubtractGradient => &[b!("u", RW), b!("v", RW), b!("pressure", R)],
+            Kernel::Residual => &[b!("pressure", R), b!("divergence", R), b!("residual", W)],
+        }
+    }
+}
+
+/// A kernel's parameter block.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Params {
+    /// The kernel takes only the grid and step uniforms.
+    None,
+    /// `advect_velocity`, `advect_cells`.
+    Advect(AdvectParams),
+    /// `apply_forces`.
+    Forces(ForceParams),
+    /// `diffuse_velocity`.
+    Diffuse(DiffuseParams),
+    /// `jacobi`.
+    Jacobi(JacobiParams),
+}
+
+impl Params {
+    /// The bytes a GPU backend uploads (empty for [`Params::None`]).
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            Params::None => &[],
+            Params::Advect(p) => bytemuck::bytes_of(p),
+            Params::Forces(p) => bytemuck::bytes_of(p),
+            Params::Diffuse(p) => bytemuck::bytes_of(p),
+            Params::Jacobi(p) => bytemuck::bytes_of(p),
+        }
+    }
+}
+
+/// One kernel invocation over named fields.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dispatch {
+    /// Which kernel.
+    pub kernel: Kernel,
+    /// One field per [`Kernel::bindings`] slot, in order.
+    pub fields: Vec<FieldId>,
+    /// Its parameter block.
+    pub params: Params,
+}
+
+impl Dispatch {
+    /// The field bound to the named slot.
+    pub fn field(&self, slot: &str) -> FieldId {
+        let i = self
+            .kernel
+            .bindings()
+            .iter()
+            .position(|b| b.name == slot)
+            .unwrap_or_else(|| panic!("kernel {} has no slot {slot}", self.kernel.name()));
+        self.fields[i]
+    }
+}
+
+/// A reduction to a scalar.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReduceOp {
+    /// `max |x|`.
+    MaxAbs,
+    /// `Σ x²`.
+    SumSquares,
+}
+
+/// One operation of a schedule.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// Run a kernel.
+    Dispatch(Dispatch),
+    /// Exchange the buffers behind two names (ping-pong, no copy).
+    Swap(FieldId, FieldId),
+    /// Reduce a field to a scalar stored in result slot `slot`, read back with
+    /// [`crate::Backend::reductions`].
+    Reduce {
+        /// The field to reduce.
+        field: FieldId,
+        /// How.
+        op: ReduceOp,
+        /// Where the result goes.
+        slot: usize,
+    },
+}
+
+/// Result slot of [`Schedule::diagnostics`]: max |∇·u| of the current velocity.
+pub const SLOT_MAX_DIVERGENCE: usize = 0;
+/// Result slot: ‖b − A p‖² of the last pressure solve.
+pub const SLOT_RESIDUAL_SQ: usize = 1;
+/// Result slot: ‖∇·u*‖² (the right-hand side of the last solve, in divergence units).
+pub const SLOT_RHS_SQ: usize = 2;
+
+/// The ordered operations of one step (or of a diagnostic pass).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Schedule {
+    /// The grid uniform every kernel sees.
+    pub grid: GridUniform,
+    /// Operations in order.
+    pub ops: Vec<Op>,
+}
+
+impl Schedule {
+    fn new(grid: &Grid) -> Schedule {
+        Schedule { grid: grid.uniform(), ops: Vec::new() }
+    }
+
+    fn dispatch(&mut self, kernel: Kernel, fields: &[FieldId], params: Params) {
+        debug_assert_eq!(fields.len(), kernel.bindings().len(), "{}", kernel.name());
+        self.ops.push(Op::Dispatch(Dispatch { kernel, fields: fields.to_vec(), params }));
+    }
+
+    /// The dispatches, in order.
+    pub fn dispatches(&self) -> impl Iterator<Item = &Dispatch> {
+        self.ops.iter().filter_map(|op| match op {
+            Op::Dispatch(d) => Some(d),
+            _ => None,
+        })
+    }
+
+    /// Number of reduction result slots the schedule writes.
+    pub fn reduction_slots(&self) -> usize {
+        self.ops
+            .iter()
+            .filter_map(|op| match op {
+                Op::Reduce { slot, .. } => Some(slot + 1),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// One full step:
+    /// advect velocity → advect cell fields (+ dissipation) → splats and emitters →
+    /// curl → forces (buoyancy, gravity, vorticity confinement, speed clamp) →
+    /// implicit viscosity → divergence → pressure sweeps → gradient subtraction.
+    ///
+    /// The velocity is projected last, so it is divergence-free (to solver accuracy) between steps.
+    pub fn step(grid: &Grid, params: &SimParams) -> Schedule {
+        use FieldId::*;
+        let mut s = Schedule::new(grid);
+        let d = &params.dissipation;
+        let mut fields = 0;
+        if params.fields.density {
+            fields |= ADVECT_DENSITY;
+        }
+        if params.fields.temperature {
+            fields |= ADVECT_TEMPERATURE;
+        }
+        if params.fields.dye {
+            fields |= ADVECT_DYE;
+        }
+        let advect = AdvectParams {
+            order: params.advection.backtrace.order(),
+            fields,
+            velocity_dissipation: d.velocity,
+            density_dissipation: d.density,
+            temperature_dissipation: d.temperature,
+            dye_dissipation: d.dye,
+            ambient_temperature: params.buoyancy.ambient_temperature,
+            _pad: 0,
+        };
+        s.dispatch(Kernel::AdvectVelocity, &[U, V, UTmp, VTmp], Params::Advect(advect));
+        s.ops.push(Op::Swap(U, UTmp));
+        s.ops.push(Op::Swap(V, VTmp));
+        if fields != 0 {
+            s.dispatch(
+                Kernel::AdvectCells,
+                &[U, V, Density, Temperature, Dye, DensityTmp, TemperatureTmp, DyeTmp],
+                Params::Advect(advect),
+            );
+            for (on, a, b) in [
+                (params.fields.density, Density, DensityTmp),
+                (params.fields.temperature, Temperature, TemperatureTmp),
+                (params.fields.dye, Dye, DyeTmp),
+            ] {
+                if on {
+                    s.ops.push(Op::Swap(a, b));
+                }
+            }
+        }
+        s.dispatch(Kernel::Splat, &[U, V, Density, Temperature, Dye], Params::None);
+
+        let buoy = &params.buoyancy;
+        let forces = ForceParams {
+            gravity: params.gravity,
+            density_weight: if params.fields.density { buoy.density_weight } else { 0.0 },
+            temperature_lift: if params.fields.temperature { buoy.temperature_lift } else { 0.0 },
+            ambient_temperature: buoy.ambient_temperature,
+            vorticity: params.vorticity,
+            max_speed: params.max_speed.unwrap_or(0.0),
+            clamp_speed: u32::from(params.max_speed.is_some()),
+        };
+        let any_force = forces.gravity != [0.0, 0.0]
+            || forces.density_weight != 0.0
+            || forces.temperature_lift != 0.0
+            || forces.vorticity != 0.0
+            || forces.clamp_speed != 0;
+        if forces.vorticity != 0.0 {
+            s.dispatch(Kernel::Curl, &[U, V, Curl], Params::None);
+        }
+        if any_force {
+            s.dispatch(Kernel::ApplyForces, &[U, V, Density, Temperature, Curl], Params::Forces(forces));
+        }
+
+        if params.viscosity > 0.0 {
+            let p = Params::Diffuse(DiffuseParams { viscosity: params.viscosity, _pad: [0; 3] });
+            // The right-hand side stays in u/v; iterates alternate between the two scratch pairs.
+            let pairs = [(UTmp, VTmp), (UTmp2, VTmp2)];
+            let mut src = (U, V);
+            for k in 0..params.viscosity_iterations as usize {
+                let dst = pairs[k % 2];
+                s.dispatch(Kernel::DiffuseVelocity, &[U, V, src.0, src.1, dst.0, dst.1], p);
+                src = dst;
+            }
+            s.ops.push(Op::Swap(U, src.0));
+            s.ops.push(Op::Swap(V, src.1));
+        }
+
+        s.push_projection(params);
+        s
+    }
+
+    /// Divergence, the pressure solve, and the gradient subtraction.
+    fn push_projection(&mut self, params: &SimParams) {
+        use FieldId::*;
+        self.dispatch(Kernel::Divergence, &[U, V, Divergence], Params::None);
+        let pr = &params.pressure;
+        let mut src = Pressure;
+        for k in 0..pr.iterations {
+            let dst = if src == Pressure { PressureTmp } else { Pressure };
+            let p = JacobiParams { omega: pr.omega, zero_initial: u32::from(k == 0 && !pr.warm_start), _pad: [0; 2] };
+            self.dispatch(Kernel::Jacobi, &[src, Divergence, dst], Params::Jacobi(p));
+            src = dst;
+        }
+        if src != Pressure {
+            self.ops.push(Op::Swap(Pressure, PressureTmp));
+        }
+        self.dispatch(Kernel::SubtractGradient, &[U, V, Pressure], Params::None);
+    }
+
+    /// What [`crate::Scene`] setup runs once: the initial splats, then a projection so the first
+    /// step starts from a divergence-free velocity.
+    pub fn initialize(grid: &Grid, params: &SimParams) -> Schedule {
+        use FieldId::*;
+        let mut s = Schedule::new(grid);
+        s.dispatch(Kernel::Splat, &[U, V, Density, Temperature, Dye], Params::None);
+        s.push_projection(params);
+        s
+    }
+
+    /// Only the projection of the current velocity (used by tests and the solver benchmarks).
+    pub fn projection(grid: &Grid, params: &SimParams) -> Schedule {
+        let mut s = Schedule::new(grid);
+        s.push_projection(params);
+        s
+    }
+
+    /// Diagnostics of the current state: [`SLOT_MAX_DIVERGENCE`], [`SLOT_RESIDUAL_SQ`] and
+    /// [`SLOT_RHS_SQ`]. Writes only the `scratch` field.
+    pub fn diagnostics(grid: &Grid) -> Schedule {
+        use FieldId::*;
+        let mut s = Schedule::new(grid);
+        s.dispatch(Kernel::Divergence, &[U, V, Scratch], Params::None);
+        s.ops.push(Op::Reduce { field: Scratch, op: ReduceOp::MaxAbs, slot: SLOT_MAX_DIVERGENCE });
+        s.dispatch(Kernel::Residual, &[Pressure, Divergence, Scratch], Params::None);
+        s.ops.push(Op::Reduce { field: Scratch, op: ReduceOp::SumSquares, slot: SLOT_RESIDUAL_SQ });
+        s.ops.push(Op::Reduce { field: Divergence, op: ReduceOp::SumSquares, slot: SLOT_RHS_SQ });
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grid::Boundary;
+
+    #[test]
+    fn every_dispatch_binds_every_slot() {
+        let g = Grid::new(8, 6, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let p = SimParams { viscosity: 0.1, vorticity: 1.0, ..SimParams::default() };
+        for s in [Schedule::step(&g, &p), Schedule::diagnostics(&g)] {
+            for d in s.dispatches() {
+                assert_eq!(d.fields.len(), d.kernel.bindings().len(), "{}", d.kernel.name());
+            }
+        }
+    }
+
+    #[test]
+    fn pressure_ends_in_its_own_buffer_name() {
+        let g = Grid::new(8, 6, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        for iterations in [1, 2, 7] {
+            let mut p = SimParams::default();
+            p.pressure.iterations = iterations;
+            let s = Schedule::step(&g, &p);
+            let sweeps = s.dispatches().filter(|d| d.kernel == Kernel::Jacobi).count();
+            assert_eq!(sweeps, iterations as usize);
+            let last = s.dispatches().last().expect("dispatch");
+            assert_eq!(last.kernel, Kernel::SubtractGradient);
+            assert_eq!(last.field("pressure"), FieldId::Pressure);
+        }
+    }
+}

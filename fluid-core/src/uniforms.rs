@@ -1,0 +1,147 @@
+//! Uniform and parameter blocks, defined once for every backend.
+//!
+//! Each struct is `#[repr(C)]`, [`bytemuck::Pod`], a multiple of 16 bytes, and mirrored field by
+//! field by the WGSL structs in `fluid-wgpu/shaders/shared/`; the size assertions below keep the
+//! two from drifting. GPU backends upload the bytes as they are.
+
+use bytemuck::{Pod, Zeroable};
+
+/// The grid, seen by every kernel.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GridUniform {
+    /// Cells along x.
+    pub nx: u32,
+    /// Cells along y.
+    pub ny: u32,
+    /// Cell side.
+    pub h: f32,
+    /// `1 / h`.
+    pub inv_h: f32,
+    /// [`crate::Boundary::code`] along x.
+    pub boundary_x: u32,
+    /// [`crate::Boundary::code`] along y.
+    pub boundary_y: u32,
+    /// Padding to 16 bytes.
+    pub _pad: [u32; 2],
+}
+
+/// Inputs that change every step (written before each submission, never baked into a recording).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct StepUniform {
+    /// Time step in seconds.
+    pub dt: f32,
+    /// Simulated time at the start of the step.
+    pub time: f32,
+    /// Number of valid entries in the splat buffer.
+    pub splat_count: u32,
+    /// Step counter.
+    pub step: u32,
+}
+
+/// Falloff code for [`SplatGpu::falloff`]: `1 − d/r`, zero beyond `r` (the MAC seed).
+pub const FALLOFF_LINEAR: u32 = 0;
+/// Falloff code for [`SplatGpu::falloff`]: `exp(−d²/r²)` (GPU Gems).
+pub const FALLOFF_GAUSSIAN: u32 = 1;
+
+/// One splat as the kernels see it; world units.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct SplatGpu {
+    /// Centre (x, y).
+    pub center: [f32; 2],
+    /// Radius.
+    pub radius: f32,
+    /// [`FALLOFF_LINEAR`] or [`FALLOFF_GAUSSIAN`].
+    pub falloff: u32,
+    /// Velocity added at the centre.
+    pub velocity: [f32; 2],
+    /// Density added at the centre.
+    pub density: f32,
+    /// Temperature added at the centre.
+    pub temperature: f32,
+    /// RGBA dye added at the centre.
+    pub dye: [f32; 4],
+}
+
+/// Bit of [`AdvectParams::fields`]: advect density.
+pub const ADVECT_DENSITY: u32 = 1;
+/// Bit of [`AdvectParams::fields`]: advect temperature.
+pub const ADVECT_TEMPERATURE: u32 = 2;
+/// Bit of [`AdvectParams::fields`]: advect dye.
+pub const ADVECT_DYE: u32 = 4;
+
+/// Parameters of `advect_velocity` and `advect_cells`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct AdvectParams {
+    /// Backtrace order: 1 (Euler), 2 (midpoint RK2) or 3 (Ralston RK3).
+    pub order: u32,
+    /// Which cell fields `advect_cells` moves ([`ADVECT_DENSITY`] | …).
+    pub fields: u32,
+    /// Dissipation rate of velocity, 1/s (multiplies by `exp(−rate·dt)`).
+    pub velocity_dissipation: f32,
+    /// Dissipation rate of density, 1/s.
+    pub density_dissipation: f32,
+    /// Rate at which temperature relaxes to ambient, 1/s.
+    pub temperature_dissipation: f32,
+    /// Dissipation rate of dye, 1/s.
+    pub dye_dissipation: f32,
+    /// Ambient temperature.
+    pub ambient_temperature: f32,
+    /// Padding.
+    pub _pad: u32,
+}
+
+/// Parameters of `apply_forces`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct ForceParams {
+    /// Gravity (x, y), world units/s².
+    pub gravity: [f32; 2],
+    /// Downward acceleration per unit density.
+    pub density_weight: f32,
+    /// Upward acceleration per degree above ambient.
+    pub temperature_lift: f32,
+    /// Ambient temperature.
+    pub ambient_temperature: f32,
+    /// Vorticity confinement strength ε.
+    pub vorticity: f32,
+    /// Largest |component| of velocity after forces; only when `clamp_speed` is 1.
+    pub max_speed: f32,
+    /// 1 to clamp velocity components to ±`max_speed`.
+    pub clamp_speed: u32,
+}
+
+/// Parameters of `diffuse_velocity`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct DiffuseParams {
+    /// Kinematic viscosity ν, world units²/s.
+    pub viscosity: f32,
+    /// Padding.
+    pub _pad: [u32; 3],
+}
+
+/// Parameters of `jacobi`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct JacobiParams {
+    /// Relaxation weight ω.
+    pub omega: f32,
+    /// 1 to treat the source pressure as zero (a cold start).
+    pub zero_initial: u32,
+    /// Padding.
+    pub _pad: [u32; 2],
+}
+
+const _: () = {
+    assert!(size_of::<GridUniform>() == 32);
+    assert!(size_of::<StepUniform>() == 16);
+    assert!(size_of::<SplatGpu>() == 48);
+    assert!(size_of::<AdvectParams>() == 32);
+    assert!(size_of::<ForceParams>() == 32);
+    assert!(size_of::<DiffuseParams>() == 16);
+    assert!(size_of::<JacobiParams>() == 16);
+};

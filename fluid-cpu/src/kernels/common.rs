@@ -1,0 +1,380 @@
+//! Shared helpers of the CPU kernels: the twin of `fluid-wgpu/shaders/shared/`.
+//! Index helpers, boundary handling, bilinear sampling and the backtrace.
+
+use fluid_core::uniforms::GridUniform;
+use fluid_core::{Boundary, FieldKind};
+use rayon::prelude::*;
+
+/// The grid as kernels use it.
+#[derive(Clone, Copy, Debug)]
+pub struct G {
+    /// Cells along x.
+    pub nx: usize,
+    /// Cells along y.
+    pub ny: usize,
+    /// Cell side.
+    pub h: f32,
+    /// 1 / h.
+    pub inv_h: f32,
+    /// x wraps.
+    pub px: bool,
+    /// y wraps.
+    pub py: bool,
+}
+
+impl G {
+    /// From the uniform every kernel receives.
+    pub fn new(u: &GridUniform) -> G {
+        G {
+            nx: u.nx as usize,
+            ny: u.ny as usize,
+            h: u.h,
+            inv_h: u.inv_h,
+            px: Boundary::from_code(u.boundary_x) == Boundary::Periodic,
+            py: Boundary::from_code(u.boundary_y) == Boundary::Periodic,
+        }
+    }
+
+    /// Row length of a field kind.
+    pub fn cols(&self, kind: FieldKind) -> usize {
+        match kind {
+            FieldKind::Cell | FieldKind::V => self.nx,
+            FieldKind::Dye => 4 * self.nx,
+            FieldKind::U => self.nx + 1,
+        }
+    }
+
+    /// Index of cell `(i, j)`.
+    #[inline(always)]
+    pub fn c(&self, i: usize, j: usize) -> usize {
+        j * self.nx + i
+    }
+
+    /// Index of u-face `(i, j)`.
+    #[inline(always)]
+    pub fn u(&self, i: usize, j: usize) -> usize {
+        j * (self.nx + 1) + i
+    }
+
+    /// Index of v-face `(i, j)`.
+    #[inline(always)]
+    pub fn v(&self, i: usize, j: usize) -> usize {
+        j * self.nx + i
+    }
+
+    /// Whether u-face column `i` lies on a wall (its velocity is always zero).
+    #[inline(always)]
+    pub fn u_on_wall(&self, i: usize) -> bool {
+        !self.px && (i == 0 || i == self.nx)
+    }
+
+    /// Whether v-face row `j` lies on a wall.
+    #[inline(always)]
+    pub fn v_on_wall(&self, j: usize) -> bool {
+        !self.py && (j == 0 || j == self.ny)
+    }
+
+    /// Canonical u-face column: on a periodic axis face `nx` is face `0`.
+    #[inline(always)]
+    pub fn ui(&self, i: usize) -> usize {
+        if self.px && i == self.nx { 0 } else { i }
+    }
+
+    /// Canonical v-face row.
+    #[inline(always)]
+    pub fn vj(&self, j: usize) -> usize {
+        if self.py && j == self.ny { 0 } else { j }
+    }
+}
+
+/// Neighbour `i − 1` of cell column `i` along an axis of `n` cells: wraps when periodic,
+/// `None` past a wall.
+#[inline(always)]
+pub fn prev(i: usize, n: usize, periodic: bool) -> Option<usize> {
+    if i > 0 {
+        Some(i - 1)
+    } else if periodic {
+        Some(n - 1)
+    } else {
+        None
+    }
+}
+
+/// Neighbour `i + 1` of cell column `i` along an axis of `n` cells.
+#[inline(always)]
+pub fn next(i: usize, n: usize, periodic: bool) -> Option<usize> {
+    if i + 1 < n {
+        Some(i + 1)
+    } else if periodic {
+        Some(0)
+    } else {
+        None
+    }
+}
+
+/// `floor(x)` as an integer without a libm call (baseline x86-64 has no rounding
+/// instruction). Saturates for huge or NaN inputs, which the callers clamp or wrap.
+#[inline(always)]
+pub fn ifloor(x: f32) -> i32 {
+    let t = x as i32;
+    if (t as f32) > x { t - 1 } else { t }
+}
+
+/// Clamp to `[lo, hi]`; a NaN maps to `lo` (a blown-up position samples the corner instead of
+/// spreading NaN). Written with `max`/`min` so batches of it vectorise.
+#[inline(always)]
+pub fn clampf(x: f32, lo: f32, hi: f32) -> f32 {
+    x.max(lo).min(hi)
+}
+
+/// Interpolation stencil `(i0, i1, t)` for coordinate `g` (in sample units) along an axis of
+/// `n` cells. `faces`: samples sit at `0..=n` (face-centred) instead of `0..n` (cell-centred).
+/// Walls clamp to the first and last sample; periodic axes wrap.
+#[inline(always)]
+pub fn stencil(g: f32, n: usize, faces: bool, periodic: bool) -> (usize, usize, f32) {
+    if periodic {
+        let fl = ifloor(g);
+        let t = g - fl as f32;
+        let i0 = fl.rem_euclid(n as i32) as usize;
+        let i1 = if faces {
+            i0 + 1
+        } else if i0 + 1 == n {
+            0
+        } else {
+            i0 + 1
+        };
+        (i0, i1, t)
+    } else {
+        // `as i32` after the clamp: a cheaper conversion than to usize on x86-64.
+        let last = if faces { n } else { n - 1 };
+        let g = clampf(g, 0.0, last as f32);
+        let i0 = (g as i32).min(n as i32 - 1) as usize;
+        let i1 = (i0 + 1).min(last);
+        (i0, i1, g - i0 as f32)
+    }
+}
+
+/// Bilinear sample of channel `ch` of a field with `stride` values per row and `channels`
+/// values per sample.
+#[inline(always)]
+pub fn bilerp(
+    data: &[f32],
+    stride: usize,
+    channels: usize,
+    ch: usize,
+    x: (usize, usize, f32),
+    y: (usize, usize, f32),
+) -> f32 {
+    let (i0, i1, tx) = x;
+    let (j0, j1, ty) = y;
+    let (r0, r1) = (&data[j0 * stride..(j0 + 1) * stride], &data[j1 * stride..(j1 + 1) * stride]);
+    let (a0, a1) = (i0 * channels + ch, i1 * channels + ch);
+    let a = r0[a0] + (r0[a1] - r0[a0]) * tx;
+    let b = r1[a0] + (r1[a1] - r1[a0]) * tx;
+    a + (b - a) * ty
+}
+
+/// [`bilerp`] of all four channels of an RGBA cell field at once (the same arithmetic per
+/// channel; the four lanes map onto one SIMD register).
+#[inline(always)]
+pub fn bilerp4(data: &[f32], nx: usize, x: (usize, usize, f32), y: (usize, usize, f32)) -> [f32; 4] {
+    let (i0, i1, tx) = x;
+    let (j0, j1, ty) = y;
+    let px = |i: usize, j: usize| -> [f32; 4] {
+        let o = 4 * (j * nx + i);
+        let p = &data[o..o + 4];
+        [p[0], p[1], p[2], p[3]]
+    };
+    let (c00, c10, c01, c11) = (px(i0, j0), px(i1, j0), px(i0, j1), px(i1, j1));
+    std::array::from_fn(|c| {
+        let a = c00[c] + (c10[c] - c00[c]) * tx;
+        let b = c01[c] + (c11[c] - c01[c]) * tx;
+        a + (b - a) * ty
+    })
+}
+
+/// u at world position `(x, y)`.
+#[inline(always)]
+pub fn sample_u(g: &G, u: &[f32], x: f32, y: f32) -> f32 {
+    let sx = stencil(x * g.inv_h, g.nx, true, g.px);
+    let sy = stencil(y * g.inv_h - 0.5, g.ny, false, g.py);
+    bilerp(u, g.nx + 1, 1, 0, sx, sy)
+}
+
+/// v at world position `(x, y)`.
+#[inline(always)]
+pub fn sample_v(g: &G, v: &[f32], x: f32, y: f32) -> f32 {
+    let sx = stencil(x * g.inv_h - 0.5, g.nx, false, g.px);
+    let sy = stencil(y * g.inv_h, g.ny, true, g.py);
+    bilerp(v, g.nx, 1, 0, sx, sy)
+}
+
+/// Velocity at world position `(x, y)`.
+#[inline(always)]
+pub fn velocity(g: &G, u: &[f32], v: &[f32], x: f32, y: f32) -> (f32, f32) {
+    (sample_u(g, u, x, y), sample_v(g, v, x, y))
+}
+
+/// Where the fluid now at `(x, y)` was `dt` ago: Euler (1), midpoint (2) or Ralston RK3 (3).
+#[inline(always)]
+pub fn backtrace(g: &G, u: &[f32], v: &[f32], order: u32, dt: f32, x: f32, y: f32) -> (f32, f32) {
+    let k1 = velocity(g, u, v, x, y);
+    match order {
+        1 => (x - dt * k1.0, y - dt * k1.1),
+        2 => {
+            let k2 = velocity(g, u, v, x - 0.5 * dt * k1.0, y - 0.5 * dt * k1.1);
+            (x - dt * k2.0, y - dt * k2.1)
+        }
+        _ => {
+            let k2 = velocity(g, u, v, x - 0.5 * dt * k1.0, y - 0.5 * dt * k1.1);
+            let k3 = velocity(g, u, v, x - 0.75 * dt * k2.0, y - 0.75 * dt * k2.1);
+            (
+                x - dt * (2.0 / 9.0 * k1.0 + 3.0 / 9.0 * k2.0 + 4.0 / 9.0 * k3.0),
+                y - dt * (2.0 / 9.0 * k1.1 + 3.0 / 9.0 * k2.1 + 4.0 / 9.0 * k3.1),
+            )
+        }
+    }
+}
+
+/// Run `cell(i, j) -> value` over every sample of an output field with `cols` values per row,
+/// rows in parallel. Each value depends only on its own `(i, j)`, so the result is the same for
+/// any number of threads.
+pub fn for_each_row(out: &mut [f32], cols: usize, f: impl Fn(usize, &mut [f32]) + Sync) {
+    let min_rows = (4096 / cols.max(1)).max(1);
+    out.par_chunks_mut(cols).with_min_len(min_rows).enumerate().for_each(|(j, row)| f(j, row));
+}
+
+/// Samples processed together by the batched drivers. Backtraces are long dependent chains
+/// (position → stencil → loads → position …); interleaving independent samples lets the CPU
+/// overlap them. Each lane does exactly the arithmetic of the one-sample functions.
+pub const LANES: usize = 8;
+
+/// Bilinear sample at [`LANES`] coordinates `(gx, gy)` (in sample units) of a field with
+/// `stride` values per row, on an axis pair with walls only: stencils for all lanes first
+/// (vectorised), then the loads, then the interpolation — the arithmetic of [`stencil`] and
+/// [`bilerp`] lane by lane.
+#[inline(always)]
+fn bilerp_lanes_walls(
+    data: &[f32],
+    stride: usize,
+    (nx, x_faces): (usize, bool),
+    (ny, y_faces): (usize, bool),
+    gx: &[f32; LANES],
+    gy: &[f32; LANES],
+) -> [f32; LANES] {
+    let (lx, ly) = (if x_faces { nx } else { nx - 1 }, if y_faces { ny } else { ny - 1 });
+    let (lxf, lyf) = (lx as f32, ly as f32);
+    let (mx, my) = (nx as i32 - 1, ny as i32 - 1);
+    let stride_i = stride as i32;
+    // Phase 1 (vectorised): stencils and flat indices.
+    let mut base0 = [0i32; LANES];
+    let mut base1 = [0i32; LANES];
+    let mut di = [0i32; LANES];
+    let mut tx = [0f32; LANES];
+    let mut ty = [0f32; LANES];
+    for k in 0..LANES {
+        let x = clampf(gx[k], 0.0, lxf);
+        let i0 = (x as i32).min(mx);
+        tx[k] = x - i0 as f32;
+        let y = clampf(gy[k], 0.0, lyf);
+        let j0 = (y as i32).min(my);
+        ty[k] = y - j0 as f32;
+        let j1 = (j0 + 1).min(ly as i32);
+        di[k] = (i0 + 1).min(lx as i32) - i0;
+        base0[k] = j0 * stride_i + i0;
+        base1[k] = j1 * stride_i + i0;
+    }
+    // Phase 2: the loads.
+    let mut c00 = [0f32; LANES];
+    let mut c10 = [0f32; LANES];
+    let mut c01 = [0f32; LANES];
+    let mut c11 = [0f32; LANES];
+    for k in 0..LANES {
+        let (b0, b1, d) = (base0[k] as usize, base1[k] as usize, di[k] as usize);
+        c00[k] = data[b0];
+        c10[k] = data[b0 + d];
+        c01[k] = data[b1];
+        c11[k] = data[b1 + d];
+    }
+    // Phase 3 (vectorised): interpolation, in the order `bilerp` uses.
+    let mut out = [0f32; LANES];
+    for k in 0..LANES {
+        let a = c00[k] + (c10[k] - c00[k]) * tx[k];
+        let b = c01[k] + (c11[k] - c01[k]) * tx[k];
+        out[k] = a + (b - a) * ty[k];
+    }
+    out
+}
+
+/// Velocity at [`LANES`] world positions.
+#[inline(always)]
+pub fn velocity_lanes(g: &G, u: &[f32], v: &[f32], x: &[f32; LANES], y: &[f32; LANES]) -> ([f32; LANES], [f32; LANES]) {
+    if g.px || g.py {
+        return (
+            std::array::from_fn(|k| sample_u(g, u, x[k], y[k])),
+            std::array::from_fn(|k| sample_v(g, v, x[k], y[k])),
+        );
+    }
+    let gx_f: [f32; LANES] = std::array::from_fn(|k| x[k] * g.inv_h);
+    let gy_f: [f32; LANES] = std::array::from_fn(|k| y[k] * g.inv_h);
+    let gx_c: [f32; LANES] = std::array::from_fn(|k| x[k] * g.inv_h - 0.5);
+    let gy_c: [f32; LANES] = std::array::from_fn(|k| y[k] * g.inv_h - 0.5);
+    (
+        bilerp_lanes_walls(u, g.nx + 1, (g.nx, true), (g.ny, false), &gx_f, &gy_c),
+        bilerp_lanes_walls(v, g.nx, (g.nx, false), (g.ny, true), &gx_c, &gy_f),
+    )
+}
+
+/// [`sample_u`] at [`LANES`] positions.
+#[inline(always)]
+pub fn sample_u_lanes(g: &G, u: &[f32], x: &[f32; LANES], y: &[f32; LANES]) -> [f32; LANES] {
+    if g.px || g.py {
+        return std::array::from_fn(|k| sample_u(g, u, x[k], y[k]));
+    }
+    let gx: [f32; LANES] = std::array::from_fn(|k| x[k] * g.inv_h);
+    let gy: [f32; LANES] = std::array::from_fn(|k| y[k] * g.inv_h - 0.5);
+    bilerp_lanes_walls(u, g.nx + 1, (g.nx, true), (g.ny, false), &gx, &gy)
+}
+
+/// [`sample_v`] at [`LANES`] positions.
+#[inline(always)]
+pub fn sample_v_lanes(g: &G, v: &[f32], x: &[f32; LANES], y: &[f32; LANES]) -> [f32; LANES] {
+    if g.px || g.py {
+        return std::array::from_fn(|k| sample_v(g, v, x[k], y[k]));
+    }
+    let gx: [f32; LANES] = std::array::from_fn(|k| x[k] * g.inv_h - 0.5);
+    let gy: [f32; LANES] = std::array::from_fn(|k| y[k] * g.inv_h);
+    bilerp_lanes_walls(v, g.nx, (g.nx, false), (g.ny, true), &gx, &gy)
+}
+
+/// [`backtrace`] for [`LANES`] independent positions, stage by stage.
+#[inline(always)]
+pub fn backtrace_lanes(
+    g: &G,
+    u: &[f32],
+    v: &[f32],
+    order: u32,
+    dt: f32,
+    x: &[f32; LANES],
+    y: &[f32; LANES],
+) -> ([f32; LANES], [f32; LANES]) {
+    let step = |px: &[f32; LANES], ku: &[f32; LANES], s: f32| -> [f32; LANES] {
+        std::array::from_fn(|k| px[k] - s * dt * ku[k])
+    };
+    let k1 = velocity_lanes(g, u, v, x, y);
+    match order {
+        1 => (std::array::from_fn(|k| x[k] - dt * k1.0[k]), std::array::from_fn(|k| y[k] - dt * k1.1[k])),
+        2 => {
+            let k2 = velocity_lanes(g, u, v, &step(x, &k1.0, 0.5), &step(y, &k1.1, 0.5));
+            (std::array::from_fn(|k| x[k] - dt * k2.0[k]), std::array::from_fn(|k| y[k] - dt * k2.1[k]))
+        }
+        _ => {
+            let k2 = velocity_lanes(g, u, v, &step(x, &k1.0, 0.5), &step(y, &k1.1, 0.5));
+            let k3 = velocity_lanes(g, u, v, &step(x, &k2.0, 0.75), &step(y, &k2.1, 0.75));
+            (
+                std::array::from_fn(|k| x[k] - dt * (2.0 / 9.0 * k1.0[k] + 3.0 / 9.0 * k2.0[k] + 4.0 / 9.0 * k3.0[k])),
+                std::array::from_fn(|k| y[k] - dt * (2.0 / 9.0 * k1.1[k] + 3.0 / 9.0 * k2.1[k] + 4.0 / 9.0 * k3.1[k])),
+            )
+        }
+    }
+}

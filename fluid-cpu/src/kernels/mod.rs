@@ -1,0 +1,15 @@
+//! The CPU kernels, one file per kernel, named like their WGSL twins. Each exposes a
+//! per-sample function (`<kernel>_cell`, `..._u_face`, `..._v_face`) that reads like a shader
+//! invocation, and a `run` that drives it over rows with rayon.
+
+pub mod advect_cells;
+pub mod advect_velocity;
+pub mod apply_forces;
+pub mod common;
+pub mod curl;
+pub mod diffuse_velocity;
+pub mod divergence;
+pub mod jacobi;
+pub mod residual;
+pub mod splat;
+pub mod subtract_gradient;

@@ -1,0 +1,336 @@
+//! # fluid-cpu
+//!
+//! The CPU backend: every kernel of [`fluid_core::Kernel`] on rayon, one file per kernel in
+//! [`kernels`], written one function per cell so it reads like the shaders.
+//!
+//! Results are bit-identical for any number of threads: every output value is computed by the
+//! same sequential code from the same inputs, and reductions sum per-row partials in row order.
+
+pub mod kernels;
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use fluid_core::schedule::{Dispatch, Op, Params, ReduceOp};
+use fluid_core::uniforms::SplatGpu;
+use fluid_core::{Backend, Error, FieldId, Grid, Kernel, KernelTiming, Result, Schedule, StepInputs};
+use rayon::prelude::*;
+
+use kernels::common::G;
+
+/// The rayon backend.
+pub struct CpuBackend {
+    pool: std::sync::Arc<rayon::ThreadPool>,
+    grid: Option<Grid>,
+    /// Physical buffers, indexed by [`FieldId::index`] at allocation.
+    buffers: Vec<Vec<f32>>,
+    /// Logical field → physical buffer (changed by swaps).
+    map: [usize; FieldId::COUNT],
+    reductions: Vec<f64>,
+    timing: Option<BTreeMap<Kernel, (u32, f64)>>,
+}
+
+impl std::fmt::Debug for CpuBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CpuBackend")
+            .field("threads", &self.pool.current_num_threads())
+            .field("grid", &self.grid)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CpuBackend {
+    /// A backend on as many threads as the machine has cores.
+    pub fn new() -> Result<CpuBackend> {
+        CpuBackend::with_threads(0)
+    }
+
+    /// A backend on `threads` worker threads (`0`: one per core).
+    pub fn with_threads(threads: usize) -> Result<CpuBackend> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("fluid-cpu-{i}"))
+            .build()
+            .map_err(|e| Error::Backend { backend: "cpu", message: format!("cannot start threads: {e}") })?;
+        Ok(CpuBackend {
+            pool: std::sync::Arc::new(pool),
+            grid: None,
+            buffers: Vec::new(),
+            map: std::array::from_fn(|i| i),
+            reductions: Vec::new(),
+            timing: None,
+        })
+    }
+
+    /// Worker threads.
+    pub fn threads(&self) -> usize {
+        self.pool.current_num_threads()
+    }
+
+    fn grid(&self) -> Result<Grid> {
+        self.grid.ok_or(Error::NotAllocated("cpu"))
+    }
+
+    fn buf(&self, f: FieldId) -> &[f32] {
+        &self.buffers[self.map[f.index()]]
+    }
+
+    fn take(&mut self, f: FieldId) -> Vec<f32> {
+        std::mem::take(&mut self.buffers[self.map[f.index()]])
+    }
+
+    fn put(&mut self, f: FieldId, data: Vec<f32>) {
+        self.buffers[self.map[f.index()]] = data;
+    }
+
+    fn dispatch(&mut self, g: &G, d: &Dispatch, dt: f32, splats: &[SplatGpu]) {
+        use kernels::*;
+        let f = |slot: &str| d.field(slot);
+        match (d.kernel, d.params) {
+            (Kernel::AdvectVelocity, Params::Advect(p)) => {
+                let (mut uo, mut vo) = (self.take(f("u_out")), self.take(f("v_out")));
+                advect_velocity::run(g, &p, dt, self.buf(f("u")), self.buf(f("v")), &mut uo, &mut vo);
+                self.put(f("u_out"), uo);
+                self.put(f("v_out"), vo);
+            }
+            (Kernel::AdvectCells, Params::Advect(p)) => {
+                let mut d_out = self.take(f("density_out"));
+                let mut t_out = self.take(f("temperature_out"));
+                let mut c_out = self.take(f("dye_out"));
+                advect_cells::run(
+                    g,
+                    &p,
+                    dt,
+                    self.buf(f("u")),
+                    self.buf(f("v")),
+                    advect_cells::CellFields {
+                        density: self.buf(f("density")),
+                        temperature: self.buf(f("temperature")),
+                        dye: self.buf(f("dye")),
+                        density_out: &mut d_out,
+                        temperature_out: &mut t_out,
+                        dye_out: &mut c_out,
+                    },
+                );
+                self.put(f("density_out"), d_out);
+                self.put(f("temperature_out"), t_out);
+                self.put(f("dye_out"), c_out);
+            }
+            (Kernel::Splat, Params::None) => {
+                let mut u = self.take(f("u"));
+                let mut v = self.take(f("v"));
+                let mut den = self.take(f("density"));
+                let mut tem = self.take(f("temperature"));
+                let mut dye = self.take(f("dye"));
+                splat::run(
+                    g,
+                    splats,
+                    splat::SplatFields {
+                        u: &mut u,
+                        v: &mut v,
+                        density: &mut den,
+                        temperature: &mut tem,
+                        dye: &mut dye,
+                    },
+                );
+                self.put(f("u"), u);
+                self.put(f("v"), v);
+                self.put(f("density"), den);
+                self.put(f("temperature"), tem);
+                self.put(f("dye"), dye);
+            }
+            (Kernel::Curl, Params::None) => {
+                let mut out = self.take(f("curl"));
+                curl::run(g, self.buf(f("u")), self.buf(f("v")), &mut out);
+                self.put(f("curl"), out);
+            }
+            (Kernel::ApplyForces, Params::Forces(p)) => {
+                let (mut u, mut v) = (self.take(f("u")), self.take(f("v")));
+                apply_forces::run(
+                    g,
+                    &p,
+                    dt,
+                    &mut u,
+                    &mut v,
+                    self.buf(f("density")),
+                    self.buf(f("temperature")),
+                    self.buf(f("curl")),
+                );
+                self.put(f("u"), u);
+                self.put(f("v"), v);
+            }
+            (Kernel::DiffuseVelocity, Params::Diffuse(p)) => {
+                let (mut uo, mut vo) = (self.take(f("u_out")), self.take(f("v_out")));
+                diffuse_velocity::run(
+                    g,
+                    &p,
+                    dt,
+                    self.buf(f("u0")),
+                    self.buf(f("v0")),
+                    self.buf(f("u")),
+                    self.buf(f("v")),
+                    &mut uo,
+                    &mut vo,
+                );
+                self.put(f("u_out"), uo);
+                self.put(f("v_out"), vo);
+            }
+            (Kernel::Divergence, Params::None) => {
+                let mut out = self.take(f("divergence"));
+                divergence::run(g, self.buf(f("u")), self.buf(f("v")), &mut out);
+                self.put(f("divergence"), out);
+            }
+            (Kernel::Jacobi, Params::Jacobi(p)) => {
+                let mut out = self.take(f("pressure_out"));
+                jacobi::run(g, &p, dt, self.buf(f("pressure")), self.buf(f("divergence")), &mut out);
+                self.put(f("pressure_out"), out);
+            }
+            (Kernel::SubtractGradient, Params::None) => {
+                let (mut u, mut v) = (self.take(f("u")), self.take(f("v")));
+                subtract_gradient::run(g, dt, &mut u, &mut v, self.buf(f("pressure")));
+                self.put(f("u"), u);
+                self.put(f("v"), v);
+            }
+            (Kernel::Residual, Params::None) => {
+                let mut out = self.take(f("residual"));
+                residual::run(g, dt, self.buf(f("pressure")), self.buf(f("divergence")), &mut out);
+                self.put(f("residual"), out);
+            }
+            (kernel, params) => unreachable!("schedule built {} with {params:?}", kernel.name()),
+        }
+    }
+
+    fn reduce(&self, g: &G, field: FieldId, op: ReduceOp) -> f64 {
+        let data = self.buf(field);
+        let cols = g.cols(field.kind());
+        let rows: Vec<f64> = data
+            .par_chunks(cols)
+            .map(|row| match op {
+                ReduceOp::MaxAbs => row.iter().fold(0.0f64, |m, x| m.max(f64::from(x.abs()))),
+                ReduceOp::SumSquares => row.iter().map(|x| f64::from(*x) * f64::from(*x)).sum(),
+            })
+            .collect();
+        match op {
+            ReduceOp::MaxAbs => rows.into_iter().fold(0.0, f64::max),
+            ReduceOp::SumSquares => rows.into_iter().sum(),
+        }
+    }
+}
+
+/// `MemAvailable` of `/proc/meminfo`, where there is one.
+fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+impl Backend for CpuBackend {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn device(&self) -> String {
+        format!("{} threads", self.threads())
+    }
+
+    fn allocate(&mut self, grid: &Grid) -> Result<()> {
+        // Linux overcommits: a reservation larger than memory succeeds and the process is killed
+        // later, so compare with what the machine has first.
+        if let Some(avail) = available_memory()
+            && grid.bytes() > avail
+        {
+            return Err(Error::OutOfMemory {
+                nx: grid.nx,
+                ny: grid.ny,
+                bytes: grid.bytes(),
+                reason: format!("only {avail} bytes of memory are available"),
+            });
+        }
+        self.buffers = Vec::new();
+        let mut buffers = Vec::with_capacity(FieldId::COUNT);
+        for f in FieldId::STATE_AND_SCRATCH {
+            let n = grid.len(*f);
+            let mut v: Vec<f32> = Vec::new();
+            v.try_reserve_exact(n).map_err(|e| Error::OutOfMemory {
+                nx: grid.nx,
+                ny: grid.ny,
+                bytes: grid.bytes(),
+                reason: format!("allocating `{}` failed: {e}", f.name()),
+            })?;
+            v.resize(n, 0.0);
+            buffers.push(v);
+        }
+        self.buffers = buffers;
+        self.map = std::array::from_fn(|i| i);
+        self.grid = Some(*grid);
+        Ok(())
+    }
+
+    fn upload(&mut self, field: FieldId, data: &[f32]) -> Result<()> {
+        let grid = self.grid()?;
+        if data.len() != grid.len(field) {
+            return Err(Error::FieldLength { field: field.name(), expected: grid.len(field), got: data.len() });
+        }
+        let i = self.map[field.index()];
+        self.buffers[i].copy_from_slice(data);
+        Ok(())
+    }
+
+    fn download(&mut self, field: FieldId) -> Result<Vec<f32>> {
+        self.grid()?;
+        Ok(self.buf(field).to_vec())
+    }
+
+    fn run(&mut self, schedule: &Schedule, inputs: &StepInputs) -> Result<()> {
+        let grid = self.grid()?;
+        if schedule.grid != grid.uniform() {
+            return Err(Error::Backend { backend: "cpu", message: "the schedule was built for another grid".into() });
+        }
+        let g = G::new(&schedule.grid);
+        let splats: Vec<SplatGpu> = inputs.splats.iter().map(|s| s.to_gpu()).collect();
+        self.reductions = vec![0.0; schedule.reduction_slots()];
+        let pool = std::sync::Arc::clone(&self.pool);
+        pool.install(|| {
+            for op in &schedule.ops {
+                match op {
+                    Op::Dispatch(d) => {
+                        let start = self.timing.is_some().then(Instant::now);
+                        self.dispatch(&g, d, inputs.dt, &splats);
+                        if let (Some(t0), Some(map)) = (start, self.timing.as_mut()) {
+                            let e = map.entry(d.kernel).or_insert((0, 0.0));
+                            e.0 += 1;
+                            e.1 += t0.elapsed().as_secs_f64() * 1e3;
+                        }
+                    }
+                    Op::Swap(a, b) => self.map.swap(a.index(), b.index()),
+                    Op::Reduce { field, op, slot } => {
+                        let r = self.reduce(&g, *field, *op);
+                        self.reductions[*slot] = r;
+                    }
+                }
+            }
+        });
+        Ok(())
+    }
+
+    fn reductions(&mut self) -> Result<Vec<f64>> {
+        Ok(self.reductions.clone())
+    }
+
+    fn set_timing(&mut self, enabled: bool) -> Result<()> {
+        self.timing = enabled.then(BTreeMap::new);
+        Ok(())
+    }
+
+    fn take_timings(&mut self) -> Result<Vec<KernelTiming>> {
+        let map = self.timing.as_mut().ok_or_else(|| Error::Backend {
+            backend: "cpu",
+            message: "timings were not enabled (call set_timing(true) first)".into(),
+        })?;
+        Ok(std::mem::take(map)
+            .into_iter()
+            .map(|(k, (invocations, ms))| KernelTiming { label: k.label(), invocations, ms })
+            .collect())
+    }
+}

@@ -1,0 +1,200 @@
+//! # fluid
+//!
+//! Real-time 2D fluids (smoke, fire, ink) for games and visual effects, on the CPU (rayon) or
+//! the GPU. This is the crate integrators depend on:
+//!
+//! ```no_run
+//! use fluid::{Simulation, Scene, Splat, Falloff, FieldId};
+//!
+//! # fn main() -> fluid::Result<()> {
+//! let scene = Scene::preset("smoke")?;
+//! let mut sim = Simulation::new(scene, fluid::backend("cpu")?)?;
+//! sim.splat(Splat { center: [0.3, 0.2], radius: 0.05, falloff: Falloff::Gaussian,
+//!                   velocity: [1.0, 0.0], density: 1.0, ..Splat::default() })?;
+//! for _ in 0..60 {
+//!     sim.step(1.0 / 60.0)?;
+//! }
+//! let density = sim.field(FieldId::Density)?; // [ny, nx], row 0 at the bottom
+//! # let _ = density; Ok(()) }
+//! ```
+//!
+//! Backends are Cargo features: `cpu` (default), `wgpu`, `vulkan`.
+
+pub mod npy;
+
+pub use fluid_core::render::{RenderField, RenderSpec};
+pub use fluid_core::scene::{PRESETS, parse_override};
+pub use fluid_core::{
+    Backend, Boundary, Error, Falloff, FieldId, Grid, KernelTiming, Result, Scene, Schedule, SimParams, Splat,
+    StepInputs,
+};
+#[cfg(feature = "cpu")]
+pub use fluid_cpu::CpuBackend;
+
+use fluid_core::schedule::{SLOT_MAX_DIVERGENCE, SLOT_RESIDUAL_SQ, SLOT_RHS_SQ};
+
+/// Backend names the `fluid` program and [`backend`] accept.
+pub const BACKENDS: &[&str] = &["cpu", "wgpu", "vulkan"];
+
+/// A backend by name, as a trait object: `cpu`, `wgpu` or `vulkan`.
+pub fn backend(name: &str) -> Result<Box<dyn Backend>> {
+    backend_with_threads(name, 0)
+}
+
+/// A backend by name; `threads` sets the CPU backend's worker count (`0`: one per core).
+pub fn backend_with_threads(name: &str, threads: usize) -> Result<Box<dyn Backend>> {
+    match name {
+        "cpu" => cpu_backend(threads),
+        "wgpu" | "vulkan" => Err(Error::Unsupported {
+            what: format!("backend `{name}`"),
+            by: "this version of fluid (the GPU backends are not implemented yet; use `cpu`)".into(),
+        }),
+        other => Err(Error::invalid("backend", other, format!("known backends: {}", BACKENDS.join(", ")))),
+    }
+}
+
+#[cfg(feature = "cpu")]
+fn cpu_backend(threads: usize) -> Result<Box<dyn Backend>> {
+    Ok(Box::new(CpuBackend::with_threads(threads)?))
+}
+
+#[cfg(not(feature = "cpu"))]
+fn cpu_backend(_threads: usize) -> Result<Box<dyn Backend>> {
+    Err(Error::Unsupported { what: "backend `cpu`".into(), by: "this build (enable the `cpu` feature)".into() })
+}
+
+/// Quality figures of the current state.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Diagnostics {
+    /// max |∇·u| of the current velocity (1/s), i.e. after the last projection.
+    pub max_divergence: f64,
+    /// Relative residual ‖b − A p‖ / ‖b‖ of the last pressure solve (0 when b = 0).
+    pub residual: f64,
+}
+
+/// A running simulation: a scene on a backend.
+pub struct Simulation<B: Backend = Box<dyn Backend>> {
+    scene: Scene,
+    grid: Grid,
+    backend: B,
+    step_schedule: Schedule,
+    diagnostics_schedule: Schedule,
+    pending: Vec<Splat>,
+    time: f32,
+    steps: u32,
+    last_dt: f32,
+}
+
+impl<B: Backend> std::fmt::Debug for Simulation<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Simulation")
+            .field("scene", &self.scene.name)
+            .field("grid", &self.grid)
+            .field("backend", &self.backend.name())
+            .field("steps", &self.steps)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<B: Backend> Simulation<B> {
+    /// Check the scene, allocate its fields on `backend`, set the initial conditions, apply
+    /// the initial splats and project once.
+    pub fn new(scene: Scene, mut backend: B) -> Result<Simulation<B>> {
+        scene.validate()?;
+        let grid = scene.grid()?;
+        backend.allocate(&grid)?;
+        for (field, data) in scene.initial_fields(&grid) {
+            backend.upload(field, &data)?;
+        }
+        let inputs = StepInputs { dt: scene.params.dt, time: 0.0, step: 0, splats: scene.initial_splats(&grid) };
+        backend.run(&Schedule::initialize(&grid, &scene.params), &inputs)?;
+        Ok(Simulation {
+            step_schedule: Schedule::step(&grid, &scene.params),
+            diagnostics_schedule: Schedule::diagnostics(&grid),
+            last_dt: scene.params.dt,
+            scene,
+            grid,
+            backend,
+            pending: Vec::new(),
+            time: 0.0,
+            steps: 0,
+        })
+    }
+
+    /// Queue a splat (world units) for the next step.
+    pub fn splat(&mut self, splat: Splat) -> Result<()> {
+        splat.validate("splat")?;
+        self.pending.push(splat);
+        Ok(())
+    }
+
+    /// Advance by `dt` seconds: the scene's emitters and the queued splats are applied.
+    pub fn step(&mut self, dt: f32) -> Result<()> {
+        if !dt.is_finite() || dt <= 0.0 {
+            return Err(Error::invalid("dt", dt, "the time step must be a finite number > 0"));
+        }
+        let mut splats = self.scene.emitter_splats(&self.grid, dt);
+        splats.append(&mut self.pending);
+        let inputs = StepInputs { dt, time: self.time, step: self.steps, splats };
+        self.backend.run(&self.step_schedule, &inputs)?;
+        self.time += dt;
+        self.steps += 1;
+        self.last_dt = dt;
+        Ok(())
+    }
+
+    /// Read a field (see [`fluid_core::grid`] for the layout).
+    pub fn field(&mut self, field: FieldId) -> Result<Vec<f32>> {
+        self.backend.download(field)
+    }
+
+    /// Overwrite a field.
+    pub fn set_field(&mut self, field: FieldId, data: &[f32]) -> Result<()> {
+        self.backend.upload(field, data)
+    }
+
+    /// max |∇·u| now and the relative residual of the last pressure solve (costs one pass
+    /// and three reductions).
+    pub fn diagnostics(&mut self) -> Result<Diagnostics> {
+        let inputs = StepInputs { dt: self.last_dt, time: self.time, step: self.steps, splats: Vec::new() };
+        self.backend.run(&self.diagnostics_schedule, &inputs)?;
+        let r = self.backend.reductions()?;
+        let rhs = r[SLOT_RHS_SQ].sqrt();
+        Ok(Diagnostics {
+            max_divergence: r[SLOT_MAX_DIVERGENCE],
+            residual: if rhs > 0.0 { r[SLOT_RESIDUAL_SQ].sqrt() / rhs } else { 0.0 },
+        })
+    }
+
+    /// The current frame as RGBA8, `nx × ny`, top row first, drawn as the scene's `[render]` says.
+    pub fn render(&mut self) -> Result<Vec<u8>> {
+        let spec = &self.scene.render;
+        let data = self.backend.download(spec.field.source())?;
+        Ok(spec.render(&self.grid, &data, self.scene.params.buoyancy.ambient_temperature))
+    }
+
+    /// The scene.
+    pub fn scene(&self) -> &Scene {
+        &self.scene
+    }
+
+    /// The grid.
+    pub fn grid(&self) -> &Grid {
+        &self.grid
+    }
+
+    /// The backend.
+    pub fn backend_mut(&mut self) -> &mut B {
+        &mut self.backend
+    }
+
+    /// Simulated seconds.
+    pub fn time(&self) -> f32 {
+        self.time
+    }
+
+    /// Steps taken.
+    pub fn steps(&self) -> u32 {
+        self.steps
+    }
+}

@@ -1,0 +1,248 @@
+//! The `fluid` program: run scenes headless, write frames, GIFs and raw fields.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Parser, Subcommand};
+use fluid::{Error, FieldId, Scene, Simulation};
+
+#[derive(Parser, Debug)]
+#[command(name = "fluid", version, about = "Real-time 2D fluids: run scenes headless on the CPU or GPU")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run a scene for a number of steps and write what was asked for.
+    Run(RunArgs),
+    /// List the built-in scenes.
+    Presets,
+}
+
+#[derive(clap::Args, Debug)]
+struct RunArgs {
+    /// A scene file (`*.toml`) or the name of a built-in preset (see `fluid presets`).
+    scene: String,
+    /// Backend: cpu, wgpu or vulkan.
+    #[arg(long, default_value = "cpu")]
+    backend: String,
+    /// Steps to run.
+    #[arg(long, default_value_t = 300)]
+    steps: u32,
+    /// Output folder (default: out/<scene name>).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Write frames as a PNG sequence (DIR/frame_00000.png, ...).
+    #[arg(long)]
+    png: bool,
+    /// Write an animated GIF (DIR/<scene>.gif).
+    #[arg(long)]
+    gif: bool,
+    /// Capture a frame every K steps (default: steps/100, at least 1).
+    #[arg(long, value_name = "K")]
+    frame_every: Option<u32>,
+    /// After the last step write DIR/<field>.npy for each field: u, v, pressure, divergence,
+    /// density, temperature, dye, solid, curl.
+    #[arg(long, value_delimiter = ',', value_name = "FIELD,...")]
+    dump: Vec<String>,
+    /// Override a scene value by its TOML path, e.g. --set params.viscosity=0.01 (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Print one JSON object with the summary instead of text.
+    #[arg(long)]
+    json: bool,
+    /// CPU worker threads (0: one per core).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// Print per-kernel timings.
+    #[arg(long)]
+    timings: bool,
+}
+
+/// A failure with the exit code it deserves: 2 for bad input, 1 for everything else.
+struct Failure {
+    code: u8,
+    message: String,
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Failure {
+        let code = match e {
+            Error::Backend { .. } | Error::NotAllocated(_) => 1,
+            _ => 2,
+        };
+        Failure { code, message: e.to_string() }
+    }
+}
+
+fn io_failure(path: &Path, e: impl std::fmt::Display) -> Failure {
+    Failure { code: 1, message: format!("cannot write {}: {e}", path.display()) }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Presets => {
+            presets();
+            Ok(())
+        }
+        Command::Run(args) => run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("error: {}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+fn presets() {
+    for (name, _) in fluid::PRESETS {
+        let desc = Scene::preset(name).map(|s| s.description).unwrap_or_else(|e| format!("(broken: {e})"));
+        println!("{name:<14} {desc}");
+    }
+}
+
+fn load_scene(arg: &str, overrides: &[String]) -> Result<Scene, Failure> {
+    let overrides = overrides.iter().map(|s| fluid::parse_override(s)).collect::<Result<Vec<_>, _>>()?;
+    let path = Path::new(arg);
+    let is_file = arg.ends_with(".toml") || path.is_file();
+    if is_file {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Failure { code: 2, message: format!("cannot read scene {}: {e}", path.display()) })?;
+        let mut scene = Scene::from_toml_with(&text, &path.display().to_string(), &overrides)?;
+        if scene.name.is_empty() {
+            scene.name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        }
+        Ok(scene)
+    } else {
+        Ok(Scene::preset_with(arg, &overrides)?)
+    }
+}
+
+fn run(args: &RunArgs) -> Result<(), Failure> {
+    // Check everything the user typed before any work starts.
+    let dumps = args.dump.iter().map(|n| FieldId::parse(n.trim())).collect::<Result<Vec<_>, _>>()?;
+    if args.steps == 0 {
+        return Err(Error::invalid("--steps", 0, "run at least one step").into());
+    }
+    if args.frame_every == Some(0) {
+        return Err(Error::invalid("--frame-every", 0, "must be at least 1").into());
+    }
+    let scene = load_scene(&args.scene, &args.set)?;
+    let backend = fluid::backend_with_threads(&args.backend, args.threads)?;
+    let out_dir = args.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&scene.name));
+    let frames_wanted = args.png || args.gif;
+    if frames_wanted || !dumps.is_empty() {
+        std::fs::create_dir_all(&out_dir).map_err(|e| io_failure(&out_dir, e))?;
+    }
+
+    let dt = scene.params.dt;
+    let name = scene.name.clone();
+    let mut sim = Simulation::new(scene, backend)?;
+    if args.timings {
+        sim.backend_mut().set_timing(true)?;
+    }
+    let grid = *sim.grid();
+    let every = args.frame_every.unwrap_or((args.steps / 100).max(1));
+    let mut frames: Vec<Vec<u8>> = Vec::new();
+    let mut written: Vec<PathBuf> = Vec::new();
+
+    let bar = indicatif::ProgressBar::new(u64::from(args.steps));
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} steps {per_sec} eta {eta}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar.set_message(format!("{name} {}x{} on {}", grid.nx, grid.ny, sim.backend_mut().name()));
+    let mut stepping = std::time::Duration::ZERO;
+    for k in 1..=args.steps {
+        let t0 = Instant::now();
+        sim.step(dt)?;
+        stepping += t0.elapsed();
+        if frames_wanted && (k % every == 0 || k == args.steps) {
+            let rgba = sim.render()?;
+            if args.png {
+                let path = out_dir.join(format!("frame_{:05}.png", frames.len()));
+                save_png(&path, grid.nx, grid.ny, &rgba)?;
+                written.push(path);
+            }
+            frames.push(rgba);
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+
+    if args.gif {
+        let path = out_dir.join(format!("{name}.gif"));
+        save_gif(&path, grid.nx, grid.ny, &frames)?;
+        written.push(path);
+    }
+    for field in &dumps {
+        let data = sim.field(*field)?;
+        let path = out_dir.join(format!("{}.npy", field.name()));
+        fluid::npy::write_f32(&path, &grid.shape(*field), &data).map_err(|e| io_failure(&path, e))?;
+        written.push(path);
+    }
+    let timings = if args.timings { sim.backend_mut().take_timings()? } else { Vec::new() };
+    let diag = sim.diagnostics()?;
+    let ms_per_step = stepping.as_secs_f64() * 1e3 / f64::from(args.steps);
+    let device = sim.backend_mut().device();
+    let backend_name = sim.backend_mut().name();
+
+    if args.json {
+        let json = serde_json::json!({
+            "scene": name,
+            "backend": backend_name,
+            "device": device,
+            "grid": [grid.nx, grid.ny],
+            "steps": args.steps,
+            "ms_per_step": ms_per_step,
+            "max_divergence": diag.max_divergence,
+            "residual": diag.residual,
+            "timings": timings.iter().map(|t| serde_json::json!({
+                "label": t.label, "invocations": t.invocations, "ms": t.ms,
+            })).collect::<Vec<_>>(),
+            "outputs": written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+        });
+        println!("{json}");
+    } else {
+        println!(
+            "{name}: {}x{} on {backend_name} ({device}): {} steps, {ms_per_step:.3} ms/step, \
+             max |div u| {:.3e} /s, relative residual {:.3e}",
+            grid.nx, grid.ny, args.steps, diag.max_divergence, diag.residual
+        );
+        if !timings.is_empty() {
+            println!("{:<24} {:>8} {:>12} {:>10}", "kernel", "calls", "total ms", "ms/step");
+            for t in &timings {
+                println!("{:<24} {:>8} {:>12.3} {:>10.4}", t.label, t.invocations, t.ms, t.ms / f64::from(args.steps));
+            }
+        }
+        for p in &written {
+            println!("wrote {}", p.display());
+        }
+    }
+    Ok(())
+}
+
+fn save_png(path: &Path, w: u32, h: u32, rgba: &[u8]) -> Result<(), Failure> {
+    image::save_buffer(path, rgba, w, h, image::ExtendedColorType::Rgba8).map_err(|e| io_failure(path, e))
+}
+
+fn save_gif(path: &Path, w: u32, h: u32, frames: &[Vec<u8>]) -> Result<(), Failure> {
+    use image::codecs::gif::{GifEncoder, Repeat};
+    let file = std::fs::File::create(path).map_err(|e| io_failure(path, e))?;
+    let mut enc = GifEncoder::new_with_speed(std::io::BufWriter::new(file), 10);
+    enc.set_repeat(Repeat::Infinite).map_err(|e| io_failure(path, e))?;
+    for rgba in frames {
+        let img = image::RgbaImage::from_raw(w, h, rgba.clone())
+            .ok_or_else(|| io_failure(path, "frame size does not match the grid"))?;
+        let frame = image::Frame::from_parts(img, 0, 0, image::Delay::from_numer_denom_ms(40, 1));
+        enc.encode_frame(frame).map_err(|e| io_failure(path, e))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,182 @@
+//! The `fluid` program: runs, dumps, JSON, and clear errors with exit code 2.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fluid(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fluid")).args(args).output().expect("run fluid")
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fluid-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Parse a `.npy` header: (shape, payload bytes).
+fn npy(path: &Path) -> (Vec<usize>, Vec<u8>) {
+    let bytes = std::fs::read(path).expect("npy file");
+    assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00", "{}", path.display());
+    let hlen = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+    let header = std::str::from_utf8(&bytes[10..10 + hlen]).expect("ascii header");
+    assert!(header.contains("'descr': '<f4'") && header.contains("'fortran_order': False"), "{header}");
+    let shape_text = header.split("'shape': (").nth(1).and_then(|s| s.split(')').next()).expect("shape");
+    let shape =
+        shape_text.split(',').filter(|s| !s.trim().is_empty()).map(|s| s.trim().parse().expect("dim")).collect();
+    (shape, bytes[10 + hlen..].to_vec())
+}
+
+#[test]
+fn run_dumps_every_field_with_the_documented_shape() {
+    let dir = temp_dir("dump");
+    let out = fluid(&[
+        "run",
+        "smoke",
+        "--steps",
+        "4",
+        "--set",
+        "grid.nx=24",
+        "--set",
+        "grid.ny=16",
+        "--out",
+        dir.to_str().expect("utf8"),
+        "--dump",
+        "u,v,pressure,divergence,density,temperature,dye,solid,curl",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let expect: &[(&str, &[usize])] = &[
+        ("u", &[16, 25]),
+        ("v", &[17, 24]),
+        ("pressure", &[16, 24]),
+        ("divergence", &[16, 24]),
+        ("density", &[16, 24]),
+        ("temperature", &[16, 24]),
+        ("dye", &[16, 24, 4]),
+        ("solid", &[16, 24]),
+        ("curl", &[16, 24]),
+    ];
+    for (name, shape) in expect {
+        let (got, payload) = npy(&dir.join(format!("{name}.npy")));
+        assert_eq!(&got, shape, "{name}");
+        assert_eq!(payload.len(), 4 * shape.iter().product::<usize>(), "{name}");
+    }
+    // The emitter has put density into the box.
+    let (_, payload) = npy(&dir.join("density.npy"));
+    let total: f32 = payload.chunks(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).sum();
+    assert!(total > 0.0, "density after 4 steps: {total}");
+    let summary = text(&out.stdout);
+    assert!(summary.contains("4 steps") && summary.contains("ms/step") && summary.contains("max |div u|"), "{summary}");
+}
+
+#[test]
+fn json_summary_has_the_documented_keys() {
+    let out = fluid(&["run", "taylor-green", "--steps", "3", "--set", "grid.nx=32", "--set", "grid.ny=32", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object on stdout");
+    assert_eq!(v["steps"], 3);
+    for key in ["ms_per_step", "max_divergence", "residual"] {
+        let x = v[key].as_f64().unwrap_or_else(|| panic!("{key} is a number: {v}"));
+        assert!(x.is_finite() && x >= 0.0, "{key} = {x}");
+    }
+    assert_eq!(v["grid"], serde_json::json!([32, 32]));
+    assert_eq!(v["backend"], "cpu");
+}
+
+#[test]
+fn gif_and_png_frames_are_written() {
+    let dir = temp_dir("frames");
+    let out = fluid(&[
+        "run",
+        "ink",
+        "--steps",
+        "6",
+        "--frame-every",
+        "3",
+        "--set",
+        "grid.nx=40",
+        "--set",
+        "grid.ny=30",
+        "--gif",
+        "--png",
+        "--out",
+        dir.to_str().expect("utf8"),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let gif = std::fs::read(dir.join("ink.gif")).expect("gif");
+    assert_eq!(&gif[..6], b"GIF89a");
+    for k in 0..2 {
+        let png = std::fs::read(dir.join(format!("frame_{k:05}.png"))).expect("png");
+        assert_eq!(&png[1..4], b"PNG");
+    }
+}
+
+#[test]
+fn presets_are_listed_one_per_line() {
+    let out = fluid(&["presets"]);
+    assert!(out.status.success());
+    let list = text(&out.stdout);
+    for name in ["smoke", "ink", "taylor-green"] {
+        assert!(list.lines().any(|l| l.starts_with(name)), "{list}");
+    }
+}
+
+#[test]
+fn timings_table_lists_kernels() {
+    let out = fluid(&["run", "smoke", "--steps", "2", "--set", "grid.nx=16", "--set", "grid.ny=16", "--timings"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(s.contains("fluid.jacobi") && s.contains("fluid.advect_velocity"), "{s}");
+}
+
+/// Runs `fluid` and expects exit code 2, a message containing each of `needles`, and no panic.
+fn bad(args: &[&str], needles: &[&str]) {
+    let out = fluid(args);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "args {args:?}: stderr {err}");
+    assert!(!err.contains("panicked"), "args {args:?} panicked: {err}");
+    for n in needles {
+        assert!(err.contains(n), "args {args:?}: stderr should mention `{n}`: {err}");
+    }
+}
+
+#[test]
+fn bad_input_gets_a_clear_message_and_exit_code_2() {
+    bad(&["run", "smokey"], &["unknown preset", "smokey", "smoke"]);
+    bad(&["run", "smoke", "--dump", "velocity"], &["unknown field", "velocity"]);
+    bad(&["run", "smoke", "--set", "params.dt=nan"], &["params.dt", "NaN"]);
+    bad(&["run", "smoke", "--set", "params.dt=inf"], &["params.dt", "inf"]);
+    bad(&["run", "smoke", "--set", "grid.nx=0"], &["grid.nx", "0"]);
+    bad(&["run", "smoke", "--set", "grid.h=-1"], &["grid.h", "-1"]);
+    bad(&["run", "smoke", "--set", "params.viscosity=-0.1"], &["params.viscosity", "-0.1"]);
+    bad(&["run", "smoke", "--set", "grid.nx=30000", "--set", "grid.ny=30000"], &["30000x30000", "bytes"]);
+    bad(&["run", "smoke", "--set", "params.viscosityy=1"], &["viscosityy"]);
+    bad(&["run", "smoke", "--set", "params.pressure.solver=magic"], &["magic"]);
+    bad(&["run", "smoke", "--set", "novalue"], &["novalue", "key=value"]);
+    bad(&["run", "smoke", "--set", "params.boundary.x=open"], &["open", "not supported"]);
+    bad(&["run", "smoke", "--backend", "metal"], &["metal", "cpu"]);
+    bad(&["run", "smoke", "--steps", "0"], &["--steps"]);
+    bad(&["run", "smoke", "--steps", "-3"], &["-3"]);
+    bad(&["run", "/nonexistent/scene.toml"], &["/nonexistent/scene.toml"]);
+}
+
+#[test]
+fn malformed_scene_files_name_their_line() {
+    let dir = temp_dir("bad-scene");
+    let path = dir.join("broken.toml");
+    std::fs::write(&path, "[grid]\nnx = 32\nny = 32\n\n[params]\ndt = = 0.1\n").expect("write");
+    bad(&["run", path.to_str().expect("utf8")], &["broken.toml", "line 6"]);
+    let path = dir.join("nan.toml");
+    std::fs::write(&path, "[grid]\nnx = 32\nny = 32\n[[emitters]]\nradius = nan\n").expect("write");
+    bad(&["run", path.to_str().expect("utf8")], &["emitters[0].radius", "NaN"]);
+    let path = dir.join("good.toml");
+    std::fs::write(&path, "[grid]\nnx = 20\nny = 10\n[[emitters]]\ncenter = [0.5, 0.2]\ndensity = 1.0\n")
+        .expect("write");
+    let out = fluid(&["run", path.to_str().expect("utf8"), "--steps", "2"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("good:"), "{}", text(&out.stdout));
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs every check CI runs (formatting, clippy, docs, all tests, the NumPy read-back of the
+# .npy dumps), after installing what they need on a Debian machine: NumPy for python3.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+if ! command -v python3 >/dev/null 2>&1; then
+  as_root apt-get update -qq
+  as_root apt-get install -y -qq python3 python3-numpy
+fi
+if ! python3 -c 'import numpy' >/dev/null 2>&1; then
+  # A pyenv or venv python takes pip; Debian's own python3 is "externally managed": use apt.
+  python3 -m pip install --quiet numpy 2>/dev/null || {
+    as_root apt-get update -qq
+    as_root apt-get install -y -qq python3-numpy
+  }
+fi
+python3 -c 'import numpy; print("numpy", numpy.__version__)'
+
+exec cargo xtask ci
