@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every check CI runs (formatting, clippy, docs, all tests, the NumPy read-back of the
-# .npy dumps), after installing what they need on a Debian machine: NumPy for python3.
+# .npy dumps), after installing what they need on a Debian machine: NumPy for python3, and Mesa's
+# software Vulkan driver (lavapipe) where no Vulkan driver is installed, so the GPU conformance
+# suite runs. A missing GPU adapter is a test failure, never a skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,5 +20,16 @@ if ! python3 -c 'import numpy' >/dev/null 2>&1; then
   }
 fi
 python3 -c 'import numpy; print("numpy", numpy.__version__)'
+
+if ! ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json >/dev/null 2>&1 \
+   || ! ldconfig -p 2>/dev/null | grep -q 'libvulkan.so.1'; then
+  as_root apt-get update -qq
+  as_root apt-get install -y -qq mesa-vulkan-drivers libvulkan1
+fi
+# Vulkan loaders complain without it; harmless, but keep the logs clean.
+if [ -z "${XDG_RUNTIME_DIR:-}" ] || [ ! -d "${XDG_RUNTIME_DIR}" ]; then
+  export XDG_RUNTIME_DIR="${TMPDIR:-/tmp}/fluid-xdg-$(id -u)"
+  mkdir -p -m 0700 "$XDG_RUNTIME_DIR"
+fi
 
 exec cargo xtask ci

@@ -11,6 +11,7 @@
 //!
 //! Benchmarks live in `benches/` (criterion); [`workloads`] defines the scenes they run.
 
+pub mod parity;
 pub mod physics;
 pub mod workloads;
 
@@ -47,6 +48,52 @@ macro_rules! conformance {
         #[test]
         fn centred_plume_stays_mirror_symmetric() {
             $crate::physics::plume_symmetry(|| $make);
+        }
+
+        $crate::conformance!(@kernels $make;
+            advect_velocity => AdvectVelocity,
+            advect_cells => AdvectCells,
+            splat => Splat,
+            curl => Curl,
+            apply_forces => ApplyForces,
+            diffuse_velocity => DiffuseVelocity,
+            divergence => Divergence,
+            jacobi => Jacobi,
+            subtract_gradient => SubtractGradient,
+            residual => Residual
+        );
+
+        #[test]
+        fn reductions_match_the_cpu_backend() {
+            $crate::parity::reduction_parity(|| $make);
+        }
+
+        #[test]
+        fn preset_smoke_matches_the_cpu_backend() {
+            $crate::parity::preset_parity(|| $make, "smoke");
+        }
+
+        #[test]
+        fn preset_ink_matches_the_cpu_backend() {
+            $crate::parity::preset_parity(|| $make, "ink");
+        }
+
+        #[test]
+        fn preset_taylor_green_matches_the_cpu_backend() {
+            $crate::parity::preset_parity(|| $make, "taylor-green");
+        }
+    };
+    (@kernels $make:expr; $($name:ident => $kernel:ident),* $(,)?) => {
+        /// One test per kernel: random inputs, compared with the CPU backend.
+        mod kernel_parity {
+            #[allow(unused_imports)]
+            use super::*;
+            $(
+                #[test]
+                fn $name() {
+                    $crate::parity::kernel_parity(|| $make, fluid_core::Kernel::$kernel);
+                }
+            )*
         }
     };
 }

@@ -74,6 +74,18 @@ pub trait Backend {
     /// The reduction results of the last `run`, by slot (see [`crate::Op::Reduce`]).
     fn reductions(&mut self) -> Result<Vec<f64>>;
 
+    /// Wait until every submitted run has finished (for timing). Synchronous backends return
+    /// at once.
+    fn finish(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    /// The device's memory copy bandwidth in GB/s (bytes read + bytes written per second),
+    /// measured with a large buffer copy.
+    fn copy_bandwidth(&mut self) -> Result<f64> {
+        Err(Error::Unsupported { what: "copy bandwidth measurement".into(), by: self.name().into() })
+    }
+
     /// Turn per-kernel timing on or off.
     fn set_timing(&mut self, enabled: bool) -> Result<()> {
         let _ = enabled;
@@ -107,6 +119,12 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
     }
     fn reductions(&mut self) -> Result<Vec<f64>> {
         (**self).reductions()
+    }
+    fn finish(&mut self) -> Result<()> {
+        (**self).finish()
+    }
+    fn copy_bandwidth(&mut self) -> Result<f64> {
+        (**self).copy_bandwidth()
     }
     fn set_timing(&mut self, enabled: bool) -> Result<()> {
         (**self).set_timing(enabled)

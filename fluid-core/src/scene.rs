@@ -158,6 +158,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("smoke", include_str!("../../scenes/smoke.toml")),
     ("ink", include_str!("../../scenes/ink.toml")),
     ("taylor-green", include_str!("../../scenes/taylor-green.toml")),
+    ("stable-fluid", include_str!("../../scenes/stable-fluid.toml")),
 ];
 
 fn preset_names() -> String {

@@ -279,6 +279,51 @@ impl Schedule {
             .unwrap_or(0)
     }
 
+    /// Compulsory memory traffic of one execution, in bytes: every binding of every dispatch
+    /// read once (and written once if the kernel writes it), fields that a kernel skips (inactive
+    /// cell fields of `advect_cells`) left out, and one read per reduction. Stencil neighbours
+    /// are assumed to hit in cache. Divided by the time it gives the effective bandwidth that
+    /// `fluid bench` compares with the device's copy bandwidth.
+    pub fn bytes_moved(&self, grid: &Grid) -> u64 {
+        let mut total = 0u64;
+        for op in &self.ops {
+            match op {
+                Op::Dispatch(d) => {
+                    for (slot, field) in d.kernel.bindings().iter().zip(&d.fields) {
+                        if let (Kernel::AdvectCells, Params::Advect(p)) = (d.kernel, d.params) {
+                            let bit = match slot.name {
+                                "density" | "density_out" => ADVECT_DENSITY,
+                                "temperature" | "temperature_out" => ADVECT_TEMPERATURE,
+                                "dye" | "dye_out" => ADVECT_DYE,
+                                _ => u32::MAX,
+                            };
+                            if p.fields & bit == 0 {
+                                continue;
+                            }
+                        }
+                        let bytes = grid.len(*field) as u64 * 4;
+                        total += if slot.access == Access::ReadWrite { 2 * bytes } else { bytes };
+                    }
+                }
+                Op::Reduce { field, .. } => total += grid.len(*field) as u64 * 4,
+                Op::Swap(..) => {}
+            }
+        }
+        total
+    }
+
+    /// `sweeps` plain pressure sweeps and nothing else (the Jacobi benchmark).
+    pub fn jacobi_sweeps(grid: &Grid, omega: f32, sweeps: u32) -> Schedule {
+        use FieldId::*;
+        let mut s = Schedule::new(grid);
+        let p = Params::Jacobi(JacobiParams { omega, zero_initial: 0, _pad: [0; 2] });
+        for k in 0..sweeps {
+            let (src, dst) = if k % 2 == 0 { (Pressure, PressureTmp) } else { (PressureTmp, Pressure) };
+            s.dispatch(Kernel::Jacobi, &[src, Divergence, dst], p);
+        }
+        s
+    }
+
     /// One full step:
     /// advect velocity → advect cell fields (+ dissipation) → splats and emitters →
     /// curl → forces (buoyancy, gravity, vorticity confinement, speed clamp) →

@@ -136,7 +136,27 @@ pub struct JacobiParams {
     pub _pad: [u32; 2],
 }
 
+/// Reduction operation code of [`ReduceParams::op`]: `max |x|`.
+pub const REDUCE_MAX_ABS: u32 = 0;
+/// Reduction operation code of [`ReduceParams::op`]: `Σ x²`.
+pub const REDUCE_SUM_SQUARES: u32 = 1;
+
+/// Parameters of the GPU reduction passes (`reduce_partial`, `reduce_final`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct ReduceParams {
+    /// Values to reduce.
+    pub len: u32,
+    /// [`REDUCE_MAX_ABS`] or [`REDUCE_SUM_SQUARES`].
+    pub op: u32,
+    /// Result slot.
+    pub slot: u32,
+    /// Number of partial results (workgroups of the first pass).
+    pub partials: u32,
+}
+
 const _: () = {
+    assert!(size_of::<ReduceParams>() == 16);
     assert!(size_of::<GridUniform>() == 32);
     assert!(size_of::<StepUniform>() == 16);
     assert!(size_of::<SplatGpu>() == 48);

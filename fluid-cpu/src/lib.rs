@@ -318,6 +318,23 @@ impl Backend for CpuBackend {
         Ok(self.reductions.clone())
     }
 
+    fn copy_bandwidth(&mut self) -> Result<f64> {
+        // 256 MiB each way, copied in parallel chunks; the best of five.
+        let n = 64 << 20;
+        let src = vec![1.0f32; n];
+        let mut dst = vec![0.0f32; n];
+        let pool = std::sync::Arc::clone(&self.pool);
+        let mut best = f64::INFINITY;
+        for _ in 0..5 {
+            let t0 = Instant::now();
+            pool.install(|| {
+                dst.par_chunks_mut(1 << 16).zip(src.par_chunks(1 << 16)).for_each(|(d, s)| d.copy_from_slice(s));
+            });
+            best = best.min(t0.elapsed().as_secs_f64());
+        }
+        Ok(2.0 * (n * 4) as f64 / best / 1e9)
+    }
+
     fn set_timing(&mut self, enabled: bool) -> Result<()> {
         self.timing = enabled.then(BTreeMap::new);
         Ok(())

@@ -20,6 +20,7 @@
 //!
 //! Backends are Cargo features: `cpu` (default), `wgpu`, `vulkan`.
 
+pub mod bench;
 pub mod npy;
 
 pub use fluid_core::render::{RenderField, RenderSpec};
@@ -30,6 +31,8 @@ pub use fluid_core::{
 };
 #[cfg(feature = "cpu")]
 pub use fluid_cpu::CpuBackend;
+#[cfg(feature = "wgpu")]
+pub use fluid_wgpu::{AdapterSummary, WgpuBackend};
 
 use fluid_core::schedule::{SLOT_MAX_DIVERGENCE, SLOT_RESIDUAL_SQ, SLOT_RHS_SQ};
 
@@ -45,9 +48,10 @@ pub fn backend(name: &str) -> Result<Box<dyn Backend>> {
 pub fn backend_with_threads(name: &str, threads: usize) -> Result<Box<dyn Backend>> {
     match name {
         "cpu" => cpu_backend(threads),
-        "wgpu" | "vulkan" => Err(Error::Unsupported {
-            what: format!("backend `{name}`"),
-            by: "this version of fluid (the GPU backends are not implemented yet; use `cpu`)".into(),
+        "wgpu" => wgpu_backend(),
+        "vulkan" => Err(Error::Unsupported {
+            what: "backend `vulkan`".into(),
+            by: "this version of fluid (the Vulkan backend is not implemented yet; use `cpu` or `wgpu`)".into(),
         }),
         other => Err(Error::invalid("backend", other, format!("known backends: {}", BACKENDS.join(", ")))),
     }
@@ -56,6 +60,16 @@ pub fn backend_with_threads(name: &str, threads: usize) -> Result<Box<dyn Backen
 #[cfg(feature = "cpu")]
 fn cpu_backend(threads: usize) -> Result<Box<dyn Backend>> {
     Ok(Box::new(CpuBackend::with_threads(threads)?))
+}
+
+#[cfg(feature = "wgpu")]
+fn wgpu_backend() -> Result<Box<dyn Backend>> {
+    Ok(Box::new(WgpuBackend::new()?))
+}
+
+#[cfg(not(feature = "wgpu"))]
+fn wgpu_backend() -> Result<Box<dyn Backend>> {
+    Err(Error::Unsupported { what: "backend `wgpu`".into(), by: "this build (enable the `wgpu` feature)".into() })
 }
 
 #[cfg(not(feature = "cpu"))]

@@ -20,6 +20,38 @@ enum Command {
     Run(RunArgs),
     /// List the built-in scenes.
     Presets,
+    /// List the backends of this build and the GPU adapters they see.
+    Info,
+    /// Time one scene at several grid sizes on several backends; one table.
+    Bench(BenchArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct BenchArgs {
+    /// Scene: a preset name or a `*.toml` file.
+    #[arg(long, default_value = "smoke")]
+    scene: String,
+    /// Square grid sizes.
+    #[arg(long, value_delimiter = ',', default_value = "256,512,1024")]
+    sizes: Vec<u32>,
+    /// Backends (default: every backend of this build).
+    #[arg(long, value_delimiter = ',')]
+    backends: Vec<String>,
+    /// Timed steps per row.
+    #[arg(long, default_value_t = 50)]
+    steps: u32,
+    /// Time the Jacobi pressure sweep alone (per sweep) instead of the whole step.
+    #[arg(long)]
+    jacobi: bool,
+    /// Override a scene value, as for `run` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Print the rows as one JSON array instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// CPU worker threads (0: one per core).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
 }
 
 #[derive(clap::Args, Debug)]
@@ -90,6 +122,11 @@ fn main() -> ExitCode {
             Ok(())
         }
         Command::Run(args) => run(&args),
+        Command::Info => {
+            info();
+            Ok(())
+        }
+        Command::Bench(args) => bench(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -105,6 +142,83 @@ fn presets() {
         let desc = Scene::preset(name).map(|s| s.description).unwrap_or_else(|e| format!("(broken: {e})"));
         println!("{name:<14} {desc}");
     }
+}
+
+fn info() {
+    println!("backends in this build:");
+    println!("  cpu     {}", if cfg!(feature = "cpu") { "yes (rayon)" } else { "no (build with --features cpu)" });
+    println!("  wgpu    {}", if cfg!(feature = "wgpu") { "yes" } else { "no (build with --features wgpu)" });
+    println!("  vulkan  no (not implemented yet)");
+    wgpu_adapters();
+}
+
+#[cfg(feature = "wgpu")]
+fn wgpu_adapters() {
+    let adapters = fluid_wgpu::adapters();
+    if adapters.is_empty() {
+        println!("wgpu adapters: none (install a Vulkan driver, e.g. apt-get install mesa-vulkan-drivers libvulkan1)");
+        return;
+    }
+    println!("wgpu adapters:");
+    println!("  {:<40} {:<8} {:<14} {:<10} driver", "name", "backend", "type", "timestamps");
+    for a in adapters {
+        println!(
+            "  {:<40} {:<8} {:<14} {:<10} {}",
+            a.name,
+            a.backend,
+            a.device_type,
+            if a.timestamps { "yes" } else { "no" },
+            a.driver
+        );
+    }
+}
+
+#[cfg(not(feature = "wgpu"))]
+fn wgpu_adapters() {}
+
+fn bench(args: &BenchArgs) -> Result<(), Failure> {
+    if args.sizes.is_empty() || args.sizes.contains(&0) {
+        return Err(Error::invalid("--sizes", format!("{:?}", args.sizes), "give positive grid sizes").into());
+    }
+    if args.steps == 0 {
+        return Err(Error::invalid("--steps", 0, "time at least one step").into());
+    }
+    let backends = if args.backends.is_empty() {
+        let mut all = vec!["cpu".to_string()];
+        if cfg!(feature = "wgpu") {
+            all.push("wgpu".to_string());
+        }
+        all
+    } else {
+        args.backends.clone()
+    };
+    for b in &backends {
+        if !fluid::BACKENDS.contains(&b.as_str()) {
+            return Err(
+                Error::invalid("--backends", b, format!("known backends: {}", fluid::BACKENDS.join(", "))).into()
+            );
+        }
+    }
+    let cfg = fluid::bench::BenchConfig {
+        scene: load_scene(&args.scene, &args.set)?,
+        sizes: args.sizes.clone(),
+        backends,
+        steps: args.steps,
+        jacobi_only: args.jacobi,
+        threads: args.threads,
+    };
+    let quiet = args.json;
+    let rows = fluid::bench::run(&cfg, |msg| {
+        if !quiet {
+            eprintln!("bench: {msg}");
+        }
+    })?;
+    if args.json {
+        println!("{}", serde_json::to_string(&rows).map_err(|e| Failure { code: 1, message: e.to_string() })?);
+    } else {
+        print!("{}", fluid::bench::table(&rows));
+    }
+    Ok(())
 }
 
 fn load_scene(arg: &str, overrides: &[String]) -> Result<Scene, Failure> {
@@ -144,9 +258,16 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     let dt = scene.params.dt;
     let name = scene.name.clone();
     let mut sim = Simulation::new(scene, backend)?;
+    // Per-kernel timings where the backend can measure them; otherwise say so and run on.
+    let mut timing_note = None;
     if args.timings {
-        sim.backend_mut().set_timing(true)?;
+        match sim.backend_mut().set_timing(true) {
+            Ok(()) => {}
+            Err(Error::Unsupported { what, by }) => timing_note = Some(format!("{what} are not available on {by}")),
+            Err(e) => return Err(e.into()),
+        }
     }
+    let timing_on = args.timings && timing_note.is_none();
     let grid = *sim.grid();
     let every = args.frame_every.unwrap_or((args.steps / 100).max(1));
     let mut frames: Vec<Vec<u8>> = Vec::new();
@@ -188,7 +309,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         fluid::npy::write_f32(&path, &grid.shape(*field), &data).map_err(|e| io_failure(&path, e))?;
         written.push(path);
     }
-    let timings = if args.timings { sim.backend_mut().take_timings()? } else { Vec::new() };
+    let timings = if timing_on { sim.backend_mut().take_timings()? } else { Vec::new() };
     let diag = sim.diagnostics()?;
     let ms_per_step = stepping.as_secs_f64() * 1e3 / f64::from(args.steps);
     let device = sim.backend_mut().device();
@@ -204,6 +325,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             "ms_per_step": ms_per_step,
             "max_divergence": diag.max_divergence,
             "residual": diag.residual,
+            "timings_note": timing_note,
             "timings": timings.iter().map(|t| serde_json::json!({
                 "label": t.label, "invocations": t.invocations, "ms": t.ms,
             })).collect::<Vec<_>>(),
@@ -216,6 +338,9 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
              max |div u| {:.3e} /s, relative residual {:.3e}",
             grid.nx, grid.ny, args.steps, diag.max_divergence, diag.residual
         );
+        if let Some(note) = &timing_note {
+            println!("per-kernel timings: {note}");
+        }
         if !timings.is_empty() {
             println!("{:<24} {:>8} {:>12} {:>10}", "kernel", "calls", "total ms", "ms/step");
             for t in &timings {

@@ -180,3 +180,68 @@ fn malformed_scene_files_name_their_line() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).starts_with("good:"), "{}", text(&out.stdout));
 }
+
+#[cfg(feature = "wgpu")]
+mod wgpu {
+    use super::*;
+
+    #[test]
+    fn info_lists_the_adapters() {
+        let out = fluid(&["info"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let s = text(&out.stdout);
+        assert!(s.contains("wgpu adapters:"), "{s}");
+        assert!(s.contains("Vulkan"), "an adapter through Vulkan (lavapipe in CI): {s}");
+    }
+
+    #[test]
+    fn runs_on_wgpu_with_timings_and_json() {
+        let out = fluid(&[
+            "run",
+            "smoke",
+            "--backend",
+            "wgpu",
+            "--steps",
+            "3",
+            "--set",
+            "grid.nx=24",
+            "--set",
+            "grid.ny=20",
+            "--timings",
+            "--json",
+        ]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        assert_eq!(v["backend"], "wgpu");
+        let labels: Vec<&str> =
+            v["timings"].as_array().expect("timings").iter().filter_map(|t| t["label"].as_str()).collect();
+        assert!(labels.contains(&"fluid.jacobi") && labels.contains(&"fluid.advect_velocity"), "{labels:?}");
+    }
+
+    #[test]
+    fn bench_prints_one_row_per_backend_and_size() {
+        let out = fluid(&["bench", "--sizes", "16,24", "--steps", "2", "--json"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON array");
+        let rows = rows.as_array().expect("array");
+        assert_eq!(rows.len(), 4, "cpu and wgpu at two sizes");
+        for r in rows {
+            for key in ["backend", "adapter", "grid", "ms_per_step", "cells_per_s", "gb_per_s", "bandwidth_share"] {
+                assert!(!r[key].is_null(), "{key} in {r}");
+            }
+            assert!(r["ms_per_step"].as_f64().expect("number") > 0.0);
+        }
+    }
+
+    #[test]
+    fn a_bad_adapter_name_is_a_clear_error() {
+        let out = Command::new(env!("CARGO_BIN_EXE_fluid"))
+            .args(["run", "smoke", "--backend", "wgpu", "--steps", "1"])
+            .env("FLUID_WGPU_ADAPTER", "no-such-gpu")
+            .output()
+            .expect("run fluid");
+        assert_eq!(out.status.code(), Some(2));
+        let err = text(&out.stderr);
+        assert!(err.contains("no-such-gpu") && err.contains("adapters:"), "{err}");
+    }
+}

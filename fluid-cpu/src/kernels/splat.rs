@@ -1,6 +1,7 @@
 //! `splat`: one invocation adds every splat of the step to one u-face, one v-face and one cell
 //! (density, temperature, dye), weighted by the splat's falloff at that sample's position.
-//! Distances wrap on periodic axes.
+//! Distances wrap on periodic axes. Adding zero is skipped (as the shader skips the write),
+//! which keeps `-0.0` as it is.
 
 use fluid_core::splat::splat_weight;
 use fluid_core::uniforms::SplatGpu;
@@ -73,14 +74,20 @@ pub fn run(g: &G, splats: &[SplatGpu], f: SplatFields<'_>) {
     for_each_row(f.u, g.nx + 1, |j, row| {
         for (i, u) in row.iter_mut().enumerate() {
             if !g.u_on_wall(i) {
-                *u += splat_u_face(g, splats, i, j);
+                let add = splat_u_face(g, splats, i, j);
+                if add != 0.0 {
+                    *u += add;
+                }
             }
         }
     });
     for_each_row(f.v, g.nx, |j, row| {
         for (i, v) in row.iter_mut().enumerate() {
             if !g.v_on_wall(j) {
-                *v += splat_v_face(g, splats, i, j);
+                let add = splat_v_face(g, splats, i, j);
+                if add != 0.0 {
+                    *v += add;
+                }
             }
         }
     });
@@ -93,10 +100,16 @@ pub fn run(g: &G, splats: &[SplatGpu], f: SplatFields<'_>) {
         .for_each(|(j, ((d_row, t_row), c_row))| {
             for i in 0..nx {
                 let add = splat_cell(g, splats, i, j);
-                d_row[i] += add[0];
-                t_row[i] += add[1];
-                for ch in 0..4 {
-                    c_row[4 * i + ch] += add[2 + ch];
+                if add[0] != 0.0 {
+                    d_row[i] += add[0];
+                }
+                if add[1] != 0.0 {
+                    t_row[i] += add[1];
+                }
+                if add[2..].iter().any(|x| *x != 0.0) {
+                    for ch in 0..4 {
+                        c_row[4 * i + ch] += add[2 + ch];
+                    }
                 }
             }
         });

@@ -1,0 +1,341 @@
+//! Parity with the CPU backend, generic over the backend under test: every kernel on random
+//! non-zero inputs, and every preset over several steps.
+//!
+//! Set `FLUID_CONFORMANCE_REPORT=1` to print every measured difference.
+//!
+//! A failing comparison writes the CPU field, the other backend's field and their difference as
+//! PNG under `target/conformance/` before it panics, so a person can look.
+
+use std::path::PathBuf;
+
+use fluid::{Backend, Boundary, CpuBackend, FieldId, Grid, Scene, Simulation, Splat, StepInputs};
+use fluid_core::scene::SplitMix64;
+use fluid_core::schedule::{Access, Dispatch, Kernel, Op, Params, Schedule};
+use fluid_core::uniforms::{
+    ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, DiffuseParams, ForceParams, JacobiParams,
+};
+
+/// How close another backend must come to the CPU backend.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Tolerance {
+    /// Largest |difference|, relative to the largest |value| of the CPU field.
+    pub max_abs: f64,
+    /// ‖difference‖₂ / ‖CPU field‖₂.
+    pub rel_l2: f64,
+}
+
+/// The tolerance of each kernel against the CPU backend, and why.
+///
+/// - Pure stencil arithmetic in the same order as the CPU (`divergence`, `jacobi`,
+///   `subtract_gradient`, `residual`, `curl`, `diffuse_velocity`): 1e-6 relative L2 and 1e-5
+///   max-abs — a GPU may fuse a multiply-add (one rounding instead of two), nothing else.
+/// - `apply_forces`: adds a division and a square root per cell (vorticity normal): 1e-5 / 1e-4.
+/// - `splat`: `exp` and `sqrt` differ by a few ulp between libm and GPU hardware: 1e-5 / 1e-4.
+/// - `advect_velocity`, `advect_cells`: three RK stages each feed a sampling position; a
+///   one-ulp position difference moves the bilinear weights by ~1e-7 of a cell times the local
+///   gradient, and `exp` of the dissipation differs by ulps: 1e-5 relative L2, 1e-4 max-abs.
+pub fn tolerance(kernel: Kernel) -> Tolerance {
+    match kernel {
+        Kernel::AdvectVelocity | Kernel::AdvectCells | Kernel::Splat | Kernel::ApplyForces => {
+            Tolerance { max_abs: 1e-4, rel_l2: 1e-5 }
+        }
+        Kernel::Curl
+        | Kernel::DiffuseVelocity
+        | Kernel::Divergence
+        | Kernel::Jacobi
+        | Kernel::SubtractGradient
+        | Kernel::Residual => Tolerance { max_abs: 1e-5, rel_l2: 1e-6 },
+    }
+}
+
+/// Whole presets after [`PRESET_STEPS`] steps: 1e-4 relative L2 and 1e-3 max-abs per field.
+/// Per-kernel differences of 1e-6..1e-5 compound over the steps (advection feeds on its own
+/// output), and vorticity confinement amplifies small differences; 20 steps keep that growth
+/// well inside these bounds while a wrong kernel misses them by orders of magnitude.
+pub const PRESET_TOLERANCE: Tolerance = Tolerance { max_abs: 1e-3, rel_l2: 1e-4 };
+
+/// Steps of the preset parity runs.
+pub const PRESET_STEPS: u32 = 20;
+
+/// Reductions (f32 on the GPU, f64 per row on the CPU): 1e-4 relative.
+pub const REDUCTION_TOLERANCE: f64 = 1e-4;
+
+/// Differences between two fields.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Difference {
+    /// Largest |a − b| / max |a|.
+    pub max_abs: f64,
+    /// ‖a − b‖ / ‖a‖.
+    pub rel_l2: f64,
+}
+
+/// Compare `b` against the reference `a`.
+pub fn difference(a: &[f32], b: &[f32]) -> Difference {
+    assert_eq!(a.len(), b.len());
+    let (mut d2, mut a2, mut dmax, mut amax) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+    for (x, y) in a.iter().zip(b) {
+        let (x, y) = (f64::from(*x), f64::from(*y));
+        let d = if x.is_finite() && y.is_finite() { (x - y).abs() } else { f64::INFINITY };
+        d2 += d * d;
+        a2 += x * x;
+        dmax = dmax.max(d);
+        amax = amax.max(x.abs());
+    }
+    let scale = |n: f64, d: f64| {
+        if d > 0.0 {
+            n / d
+        } else if n > 0.0 {
+            f64::INFINITY
+        } else {
+            0.0
+        }
+    };
+    Difference { max_abs: scale(dmax, amax), rel_l2: scale(d2.sqrt(), a2.sqrt()) }
+}
+
+fn conformance_dir() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("target"));
+    target.join("conformance")
+}
+
+/// A field as an RGB picture, +y up; dye shows its four channels side by side.
+fn picture(grid: &Grid, field: FieldId, data: &[f32], scale: f32) -> (u32, u32, Vec<u8>) {
+    let shape = grid.shape(field);
+    let (rows, cols) = (shape[0], shape.iter().skip(1).product::<usize>());
+    let mut px = Vec::with_capacity(rows * cols * 3);
+    for r in (0..rows).rev() {
+        for c in 0..cols {
+            let x = data[r * cols + c] / scale;
+            // Diverging: blue for negative, red for positive, black at zero.
+            let t = x.clamp(-1.0, 1.0);
+            let (red, blue) = if t >= 0.0 { (t, 0.0) } else { (0.0, -t) };
+            px.extend_from_slice(&[(red * 255.0) as u8, (0.25 * (1.0 - t.abs()) * 255.0) as u8, (blue * 255.0) as u8]);
+        }
+    }
+    (cols as u32, rows as u32, px)
+}
+
+fn write_failure_pictures(name: &str, grid: &Grid, field: FieldId, cpu: &[f32], other: &[f32]) -> String {
+    let dir = conformance_dir();
+    if std::fs::create_dir_all(&dir).is_err() {
+        return "(could not create target/conformance)".into();
+    }
+    let scale = cpu.iter().fold(1e-30f32, |m, x| m.max(x.abs()));
+    let diff: Vec<f32> = cpu.iter().zip(other).map(|(a, b)| b - a).collect();
+    let dscale = diff.iter().fold(1e-30f32, |m, x| m.max(x.abs()));
+    let mut written = Vec::new();
+    for (suffix, data, s) in [("cpu", cpu, scale), ("other", other, scale), ("diff", &diff[..], dscale)] {
+        let (w, h, px) = picture(grid, field, data, s);
+        let path = dir.join(format!("{name}-{}-{suffix}.png", field.name()));
+        if image::save_buffer(&path, &px, w, h, image::ExtendedColorType::Rgb8).is_ok() {
+            written.push(path.display().to_string());
+        }
+    }
+    written.join(", ")
+}
+
+fn check(name: &str, grid: &Grid, field: FieldId, cpu: &[f32], other: &[f32], tol: Tolerance) {
+    let d = difference(cpu, other);
+    if std::env::var_os("FLUID_CONFORMANCE_REPORT").is_some() {
+        eprintln!("conformance {name} {}: max-abs {:.2e} rel-L2 {:.2e}", field.name(), d.max_abs, d.rel_l2);
+    }
+    if d.max_abs <= tol.max_abs && d.rel_l2 <= tol.rel_l2 {
+        return;
+    }
+    let pictures = write_failure_pictures(name, grid, field, cpu, other);
+    panic!(
+        "{name}: field `{}` differs from the CPU backend: max-abs {:.3e} (tolerance {:.0e}), relative L2 {:.3e} \
+         (tolerance {:.0e}); pictures: {pictures}",
+        field.name(),
+        d.max_abs,
+        tol.max_abs,
+        d.rel_l2,
+        tol.rel_l2
+    );
+}
+
+fn random_field(grid: &Grid, field: FieldId, rng: &mut SplitMix64) -> Vec<f32> {
+    let (lo, hi) = match field {
+        FieldId::U | FieldId::V | FieldId::UTmp | FieldId::VTmp | FieldId::UTmp2 | FieldId::VTmp2 => (-2.0, 2.0),
+        FieldId::Solid => (0.0, 0.0),
+        _ => (0.05, 1.0),
+    };
+    (0..grid.len(field)).map(|_| lo + (hi - lo) * rng.next_f32()).collect()
+}
+
+fn random_splats(grid: &Grid, rng: &mut SplitMix64) -> Vec<Splat> {
+    (0..3)
+        .map(|k| Splat {
+            center: [rng.next_f32() * grid.width(), rng.next_f32() * grid.height()],
+            radius: (0.15 + 0.2 * rng.next_f32()) * grid.height(),
+            falloff: if k % 2 == 0 { fluid::Falloff::Gaussian } else { fluid::Falloff::Linear },
+            velocity: [4.0 * rng.next_f32() - 2.0, 4.0 * rng.next_f32() - 2.0],
+            density: rng.next_f32(),
+            temperature: 2.0 * rng.next_f32(),
+            dye: [rng.next_f32(), rng.next_f32(), rng.next_f32(), rng.next_f32()],
+        })
+        .collect()
+}
+
+/// Single-dispatch schedules that exercise `kernel` with non-trivial parameters.
+fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
+    use FieldId::*;
+    let one = |fields: &[FieldId], params: Params| Schedule {
+        grid: grid.uniform(),
+        ops: vec![Op::Dispatch(Dispatch { kernel, fields: fields.to_vec(), params })],
+    };
+    let advect = |order: u32| AdvectParams {
+        order,
+        fields: ADVECT_DENSITY | ADVECT_TEMPERATURE | ADVECT_DYE,
+        velocity_dissipation: 0.3,
+        density_dissipation: 0.2,
+        temperature_dissipation: 0.7,
+        dye_dissipation: 0.1,
+        ambient_temperature: 0.4,
+        _pad: 0,
+    };
+    match kernel {
+        Kernel::AdvectVelocity => (1..=3).map(|o| one(&[U, V, UTmp, VTmp], Params::Advect(advect(o)))).collect(),
+        Kernel::AdvectCells => (1..=3)
+            .map(|o| {
+                one(&[U, V, Density, Temperature, Dye, DensityTmp, TemperatureTmp, DyeTmp], Params::Advect(advect(o)))
+            })
+            .collect(),
+        Kernel::Splat => vec![one(&[U, V, Density, Temperature, Dye], Params::None)],
+        Kernel::Curl => vec![one(&[U, V, Curl], Params::None)],
+        Kernel::ApplyForces => {
+            let p = ForceParams {
+                gravity: [0.3, -0.8],
+                density_weight: 0.7,
+                temperature_lift: 1.3,
+                ambient_temperature: 0.2,
+                vorticity: 2.5,
+                max_speed: 1.5,
+                clamp_speed: 1,
+            };
+            vec![one(&[U, V, Density, Temperature, Curl], Params::Forces(p))]
+        }
+        Kernel::DiffuseVelocity => {
+            let p = DiffuseParams { viscosity: 0.05, _pad: [0; 3] };
+            vec![one(&[U, V, UTmp, VTmp, UTmp2, VTmp2], Params::Diffuse(p))]
+        }
+        Kernel::Divergence => vec![one(&[U, V, Divergence], Params::None)],
+        Kernel::Jacobi => [0u32, 1]
+            .iter()
+            .map(|&z| {
+                let p = JacobiParams { omega: 0.8, zero_initial: z, _pad: [0; 2] };
+                one(&[Pressure, Divergence, PressureTmp], Params::Jacobi(p))
+            })
+            .collect(),
+        Kernel::SubtractGradient => vec![one(&[U, V, Pressure], Params::None)],
+        Kernel::Residual => vec![one(&[Pressure, Divergence, Scratch], Params::None)],
+    }
+}
+
+fn load<B: Backend>(b: &mut B, grid: &Grid, fields: &[(FieldId, Vec<f32>)]) {
+    b.allocate(grid).expect("allocate");
+    for (f, data) in fields {
+        b.upload(*f, data).expect("upload");
+    }
+}
+
+/// Run `kernel` once on random non-zero inputs, on odd non-square grids with walls, periodic
+/// and mixed boundaries, and compare every field it writes with the CPU backend.
+pub fn kernel_parity<B: Backend>(make: impl Fn() -> B, kernel: Kernel) {
+    let boundaries = [
+        (Boundary::Wall, Boundary::Wall),
+        (Boundary::Periodic, Boundary::Periodic),
+        (Boundary::Periodic, Boundary::Wall),
+    ];
+    for (case, (bx, by)) in boundaries.into_iter().enumerate() {
+        let grid = Grid::new(37, 23, 0.1, bx, by).expect("grid");
+        let mut rng = SplitMix64(1000 + case as u64);
+        let fields: Vec<(FieldId, Vec<f32>)> =
+            FieldId::STATE_AND_SCRATCH.iter().map(|f| (*f, random_field(&grid, *f, &mut rng))).collect();
+        let inputs = StepInputs { dt: 0.05, time: 0.0, step: 0, splats: random_splats(&grid, &mut rng) };
+        for (k, schedule) in kernel_schedules(&grid, kernel).iter().enumerate() {
+            let mut cpu = CpuBackend::new().expect("cpu backend");
+            let mut other = make();
+            load(&mut cpu, &grid, &fields);
+            load(&mut other, &grid, &fields);
+            cpu.run(schedule, &inputs).expect("cpu run");
+            other.run(schedule, &inputs).expect("run");
+            let d = schedule.dispatches().next().expect("dispatch");
+            for (slot, field) in kernel.bindings().iter().zip(&d.fields) {
+                if slot.access == Access::Read {
+                    continue;
+                }
+                let a = cpu.download(*field).expect("cpu download");
+                let b = other.download(*field).expect("download");
+                let name = format!("{}-{:?}-{:?}-{k}", kernel.name(), bx, by).to_lowercase();
+                check(&name, &grid, *field, &a, &b, tolerance(kernel));
+            }
+        }
+    }
+}
+
+/// The diagnostics reductions (max |div|, ‖residual‖², ‖b‖²) on random fields.
+pub fn reduction_parity<B: Backend>(make: impl Fn() -> B) {
+    for (nx, ny) in [(37u32, 23u32), (300, 211)] {
+        let grid = Grid::new(nx, ny, 0.1, Boundary::Wall, Boundary::Wall).expect("grid");
+        let mut rng = SplitMix64(77);
+        let fields: Vec<(FieldId, Vec<f32>)> =
+            FieldId::STATE_AND_SCRATCH.iter().map(|f| (*f, random_field(&grid, *f, &mut rng))).collect();
+        let inputs = StepInputs { dt: 0.05, ..StepInputs::default() };
+        let schedule = Schedule::diagnostics(&grid);
+        let mut cpu = CpuBackend::new().expect("cpu backend");
+        let mut other = make();
+        load(&mut cpu, &grid, &fields);
+        load(&mut other, &grid, &fields);
+        cpu.run(&schedule, &inputs).expect("cpu run");
+        other.run(&schedule, &inputs).expect("run");
+        let a = cpu.reductions().expect("cpu reductions");
+        let b = other.reductions().expect("reductions");
+        assert_eq!(a.len(), b.len());
+        for (slot, (x, y)) in a.iter().zip(&b).enumerate() {
+            let rel = (x - y).abs() / x.abs().max(1e-30);
+            assert!(
+                rel < REDUCTION_TOLERANCE,
+                "{nx}x{ny}: reduction slot {slot}: cpu {x:.6e}, other {y:.6e} ({rel:.2e})"
+            );
+        }
+    }
+}
+
+/// A preset on a small odd grid for [`PRESET_STEPS`] steps, every state field compared with
+/// the CPU backend.
+pub fn preset_parity<B: Backend>(make: impl Fn() -> B, preset: &str) {
+    let ov: Vec<_> = ["grid.nx=45", "grid.ny=38"].iter().map(|s| fluid::parse_override(s).expect("override")).collect();
+    let scene = Scene::preset_with(preset, &ov).expect("preset");
+    let dt = scene.params.dt;
+    let grid = scene.grid().expect("grid");
+    let mut cpu = Simulation::new(scene.clone(), CpuBackend::new().expect("cpu backend")).expect("cpu simulation");
+    let mut other = Simulation::new(scene, make()).expect("simulation");
+    for k in 0..PRESET_STEPS {
+        if k % 7 == 0 {
+            let s = Splat {
+                center: [0.4 * grid.width(), 0.6 * grid.height()],
+                radius: 0.1 * grid.height(),
+                falloff: fluid::Falloff::Gaussian,
+                velocity: [0.5, -0.3],
+                density: 0.5,
+                temperature: 1.0,
+                dye: [0.3, 0.6, 0.1, 0.8],
+            };
+            cpu.splat(s).expect("splat");
+            other.splat(s).expect("splat");
+        }
+        cpu.step(dt).expect("cpu step");
+        other.step(dt).expect("step");
+    }
+    for field in [FieldId::U, FieldId::V, FieldId::Pressure, FieldId::Density, FieldId::Temperature, FieldId::Dye] {
+        let a = cpu.field(field).expect("cpu field");
+        let b = other.field(field).expect("field");
+        check(&format!("preset-{preset}"), &grid, field, &a, &b, PRESET_TOLERANCE);
+    }
+    let (da, db) = (cpu.diagnostics().expect("cpu diagnostics"), other.diagnostics().expect("diagnostics"));
+    let rel = (da.max_divergence - db.max_divergence).abs() / da.max_divergence.max(1e-30);
+    assert!(rel < 1e-2, "max |div u|: cpu {:.4e}, other {:.4e}", da.max_divergence, db.max_divergence);
+}

@@ -1,0 +1,36 @@
+// #include velocity
+// One invocation: the semi-Lagrangian value of u-face (i, j) and v-face (i, j): trace the
+// face position back along the velocity and sample there, times the dissipation factor.
+
+@group(0) @binding(2) var<uniform> params: AdvectParams;
+@group(1) @binding(0) var<storage, read> u: array<f32>;
+@group(1) @binding(1) var<storage, read> v: array<f32>;
+@group(1) @binding(2) var<storage, read_write> u_out: array<f32>;
+@group(1) @binding(3) var<storage, read_write> v_out: array<f32>;
+
+@compute @workgroup_size(WG_X, WG_Y)
+fn advect_velocity(@builtin(global_invocation_id) id: vec3<u32>) {
+    let i = id.x;
+    let j = id.y;
+    if (i > grid.nx || j > grid.ny) {
+        return;
+    }
+    let dt = inputs.dt;
+    let decay = exp(-params.velocity_dissipation * dt);
+    if (j < grid.ny) {
+        var val = 0.0;
+        if (!u_on_wall(i)) {
+            let p = vec2<f32>(f32(canon_u(i)) * grid.h, (f32(j) + 0.5) * grid.h);
+            val = sample_u(backtrace(p, params.order, dt)) * decay;
+        }
+        u_out[ui_(i, j)] = val;
+    }
+    if (i < grid.nx) {
+        var val = 0.0;
+        if (!v_on_wall(j)) {
+            let p = vec2<f32>((f32(i) + 0.5) * grid.h, f32(canon_v(j)) * grid.h);
+            val = sample_v(backtrace(p, params.order, dt)) * decay;
+        }
+        v_out[vi_(i, j)] = val;
+    }
+}

@@ -1,0 +1,88 @@
+// One invocation: update u-face (i, j) and v-face (i, j) with gravity, Boussinesq buoyancy
+// (averaged from the two cells beside a v-face) and vorticity confinement e*h*(N x w)
+// (averaged from the two cells beside a face), then clamp the components.
+
+@group(0) @binding(2) var<uniform> params: ForceParams;
+@group(1) @binding(0) var<storage, read_write> u: array<f32>;
+@group(1) @binding(1) var<storage, read_write> v: array<f32>;
+@group(1) @binding(2) var<storage, read> density: array<f32>;
+@group(1) @binding(3) var<storage, read> temperature: array<f32>;
+@group(1) @binding(4) var<storage, read> curl: array<f32>;
+
+fn or_self(k: i32, self_: u32) -> u32 { return select(u32(k), self_, k == NONE); }
+
+// The confinement force of cell (i, j).
+fn confinement(i: u32, j: u32) -> vec2<f32> {
+    let il = or_self(prev(i, grid.nx, px()), i);
+    let ir = or_self(next(i, grid.nx, px()), i);
+    let jd = or_self(prev(j, grid.ny, py()), j);
+    let ju = or_self(next(j, grid.ny, py()), j);
+    let sx = select(f32(i32(ir) - i32(il)), 2.0, px());
+    let sy = select(f32(i32(ju) - i32(jd)), 2.0, py());
+    let w = curl[ci(i, j)];
+    var gx = 0.0;
+    if (sx > 0.0) {
+        gx = (abs(curl[ci(ir, j)]) - abs(curl[ci(il, j)])) / (sx * grid.h);
+    }
+    var gy = 0.0;
+    if (sy > 0.0) {
+        gy = (abs(curl[ci(i, ju)]) - abs(curl[ci(i, jd)])) / (sy * grid.h);
+    }
+    let len = sqrt(gx * gx + gy * gy);
+    if (len <= 1e-20) {
+        return vec2<f32>(0.0);
+    }
+    let n = vec2<f32>(gx / len, gy / len);
+    return vec2<f32>(params.vorticity * grid.h * n.y * w, -params.vorticity * grid.h * n.x * w);
+}
+
+fn buoyancy(c: u32) -> f32 {
+    return -params.density_weight * density[c] + params.temperature_lift * (temperature[c] - params.ambient_temperature);
+}
+
+fn clamp_speed(x: f32) -> f32 {
+    return select(x, clamp(x, -params.max_speed, params.max_speed), params.clamp_speed != 0u);
+}
+
+@compute @workgroup_size(WG_X, WG_Y)
+fn apply_forces(@builtin(global_invocation_id) id: vec3<u32>) {
+    let i = id.x;
+    let j = id.y;
+    if (i > grid.nx || j > grid.ny) {
+        return;
+    }
+    let dt = inputs.dt;
+    if (j < grid.ny) {
+        let k = ui_(i, j);
+        if (u_on_wall(i)) {
+            u[k] = 0.0;
+        } else {
+            let ic = canon_u(i);
+            var a = params.gravity.x;
+            if (params.vorticity != 0.0) {
+                let left = or_self(prev(ic, grid.nx, px()), ic);
+                let right = select(left, ic, ic < grid.nx);
+                a += 0.5 * (confinement(left, j).x + confinement(right, j).x);
+            }
+            u[k] = clamp_speed(u[k] + dt * a);
+        }
+    }
+    if (i < grid.nx) {
+        let k = vi_(i, j);
+        if (v_on_wall(j)) {
+            v[k] = 0.0;
+        } else {
+            let jc = canon_v(j);
+            let down = or_self(prev(jc, grid.ny, py()), jc);
+            let up = select(down, jc, jc < grid.ny);
+            var a = params.gravity.y;
+            if (params.density_weight != 0.0 || params.temperature_lift != 0.0) {
+                a += 0.5 * (buoyancy(ci(i, down)) + buoyancy(ci(i, up)));
+            }
+            if (params.vorticity != 0.0) {
+                a += 0.5 * (confinement(i, down).y + confinement(i, up).y);
+            }
+            v[k] = clamp_speed(v[k] + dt * a);
+        }
+    }
+}

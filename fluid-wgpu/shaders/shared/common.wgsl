@@ -1,0 +1,151 @@
+// Shared by every kernel (prepended to each shader): the uniform layouts of
+// fluid-core/src/uniforms.rs field by field, index helpers, boundary handling and the
+// interpolation stencil. Twin of fluid-cpu/src/kernels/common.rs.
+
+struct GridUniform {
+    nx: u32,
+    ny: u32,
+    h: f32,
+    inv_h: f32,
+    boundary_x: u32,
+    boundary_y: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+struct StepUniform {
+    dt: f32,
+    time: f32,
+    splat_count: u32,
+    step: u32,
+}
+
+struct SplatGpu {
+    center: vec2<f32>,
+    radius: f32,
+    falloff: u32,
+    velocity: vec2<f32>,
+    density: f32,
+    temperature: f32,
+    dye: vec4<f32>,
+}
+
+struct AdvectParams {
+    order: u32,
+    fields: u32,
+    velocity_dissipation: f32,
+    density_dissipation: f32,
+    temperature_dissipation: f32,
+    dye_dissipation: f32,
+    ambient_temperature: f32,
+    _pad: u32,
+}
+
+struct ForceParams {
+    gravity: vec2<f32>,
+    density_weight: f32,
+    temperature_lift: f32,
+    ambient_temperature: f32,
+    vorticity: f32,
+    max_speed: f32,
+    clamp_speed: u32,
+}
+
+struct DiffuseParams {
+    viscosity: f32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+struct JacobiParams {
+    omega: f32,
+    zero_initial: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+struct ReduceParams {
+    len: u32,
+    op: u32,
+    slot: u32,
+    partials: u32,
+}
+
+// Workgroup shape of the 2D kernels (the backend may substitute another at load time).
+const WG_X: u32 = 16u;
+const WG_Y: u32 = 16u;
+
+const BOUNDARY_PERIODIC: u32 = 2u;
+const ADVECT_DENSITY: u32 = 1u;
+const ADVECT_TEMPERATURE: u32 = 2u;
+const ADVECT_DYE: u32 = 4u;
+const FALLOFF_GAUSSIAN: u32 = 1u;
+const GAUSSIAN_CUTOFF: f32 = 4.0;
+const NONE: i32 = -1;
+
+@group(0) @binding(0) var<uniform> grid: GridUniform;
+@group(0) @binding(1) var<uniform> inputs: StepUniform;
+
+fn nx() -> u32 { return grid.nx; }
+fn ny() -> u32 { return grid.ny; }
+fn px() -> bool { return grid.boundary_x == BOUNDARY_PERIODIC; }
+fn py() -> bool { return grid.boundary_y == BOUNDARY_PERIODIC; }
+
+// Flat indices of cell (i, j), u-face (i, j), v-face (i, j).
+fn ci(i: u32, j: u32) -> u32 { return j * grid.nx + i; }
+fn ui_(i: u32, j: u32) -> u32 { return j * (grid.nx + 1u) + i; }
+fn vi_(i: u32, j: u32) -> u32 { return j * grid.nx + i; }
+
+// Wall faces always carry zero velocity.
+fn u_on_wall(i: u32) -> bool { return !px() && (i == 0u || i == grid.nx); }
+fn v_on_wall(j: u32) -> bool { return !py() && (j == 0u || j == grid.ny); }
+
+// Canonical face index: on a periodic axis face n is face 0.
+fn canon_u(i: u32) -> u32 { return select(i, 0u, px() && i == grid.nx); }
+fn canon_v(j: u32) -> u32 { return select(j, 0u, py() && j == grid.ny); }
+
+// Neighbour i - 1 / i + 1 of a cell column along an axis of n cells, NONE past a wall.
+fn prev(i: u32, n: u32, periodic: bool) -> i32 {
+    if (i > 0u) { return i32(i) - 1; }
+    if (periodic) { return i32(n) - 1; }
+    return NONE;
+}
+fn next(i: u32, n: u32, periodic: bool) -> i32 {
+    if (i + 1u < n) { return i32(i) + 1; }
+    if (periodic) { return 0; }
+    return NONE;
+}
+
+struct Stencil {
+    i0: u32,
+    i1: u32,
+    t: f32,
+}
+
+// Interpolation stencil for coordinate g (sample units) along an axis of n cells; faces:
+// samples at 0..=n. Walls clamp (a NaN maps to 0, like the CPU's max/min), periodic wraps.
+fn stencil(g: f32, n: u32, faces: bool, periodic: bool) -> Stencil {
+    var s: Stencil;
+    if (periodic) {
+        let fl = floor(g);
+        s.t = g - fl;
+        let ni = i32(n);
+        let i0 = ((i32(fl) % ni) + ni) % ni;
+        s.i0 = u32(i0);
+        s.i1 = select(select(s.i0 + 1u, 0u, s.i0 + 1u == n), s.i0 + 1u, faces);
+        return s;
+    }
+    let last = select(n - 1u, n, faces);
+    let x = min(max(g, 0.0), f32(last));
+    s.i0 = min(u32(x), n - 1u);
+    s.i1 = min(s.i0 + 1u, last);
+    s.t = x - f32(s.i0);
+    return s;
+}
+
+fn lerp2(c00: f32, c10: f32, c01: f32, c11: f32, tx: f32, ty: f32) -> f32 {
+    let a = c00 + (c10 - c00) * tx;
+    let b = c01 + (c11 - c01) * tx;
+    return a + (b - a) * ty;
+}

@@ -1,0 +1,79 @@
+// One invocation: add every splat of the step to u-face (i, j), v-face (i, j) and cell (i, j)
+// (density, temperature, dye), weighted by the splat's falloff at that sample's position.
+// Distances wrap on periodic axes. Samples that receive nothing are left unwritten.
+
+@group(0) @binding(3) var<storage, read> splats: array<SplatGpu>;
+@group(1) @binding(0) var<storage, read_write> u: array<f32>;
+@group(1) @binding(1) var<storage, read_write> v: array<f32>;
+@group(1) @binding(2) var<storage, read_write> density: array<f32>;
+@group(1) @binding(3) var<storage, read_write> temperature: array<f32>;
+@group(1) @binding(4) var<storage, read_write> dye: array<vec4<f32>>;
+
+fn wrap_distance(d: f32, len: f32, periodic: bool) -> f32 {
+    let a = abs(d);
+    return select(a, min(a, len - a), periodic);
+}
+
+fn weight(s: SplatGpu, p: vec2<f32>) -> f32 {
+    let dx = wrap_distance(p.x - s.center.x, f32(grid.nx) * grid.h, px());
+    let dy = wrap_distance(p.y - s.center.y, f32(grid.ny) * grid.h, py());
+    let d2 = dx * dx + dy * dy;
+    if (s.falloff == FALLOFF_GAUSSIAN) {
+        let x = d2 / (s.radius * s.radius);
+        return select(0.0, exp(-x), x < GAUSSIAN_CUTOFF * GAUSSIAN_CUTOFF);
+    }
+    return max(1.0 - sqrt(d2) / s.radius, 0.0);
+}
+
+@compute @workgroup_size(WG_X, WG_Y)
+fn splat(@builtin(global_invocation_id) id: vec3<u32>) {
+    let i = id.x;
+    let j = id.y;
+    if (i > grid.nx || j > grid.ny || inputs.splat_count == 0u) {
+        return;
+    }
+    if (j < grid.ny && !u_on_wall(i)) {
+        let p = vec2<f32>(f32(canon_u(i)) * grid.h, (f32(j) + 0.5) * grid.h);
+        var add = 0.0;
+        for (var k = 0u; k < inputs.splat_count; k++) {
+            add += weight(splats[k], p) * splats[k].velocity.x;
+        }
+        if (add != 0.0) {
+            u[ui_(i, j)] += add;
+        }
+    }
+    if (i < grid.nx && !v_on_wall(j)) {
+        let p = vec2<f32>((f32(i) + 0.5) * grid.h, f32(canon_v(j)) * grid.h);
+        var add = 0.0;
+        for (var k = 0u; k < inputs.splat_count; k++) {
+            add += weight(splats[k], p) * splats[k].velocity.y;
+        }
+        if (add != 0.0) {
+            v[vi_(i, j)] += add;
+        }
+    }
+    if (i < grid.nx && j < grid.ny) {
+        let p = vec2<f32>((f32(i) + 0.5) * grid.h, (f32(j) + 0.5) * grid.h);
+        var d = 0.0;
+        var t = 0.0;
+        var c = vec4<f32>(0.0);
+        for (var k = 0u; k < inputs.splat_count; k++) {
+            let w = weight(splats[k], p);
+            d += w * splats[k].density;
+            t += w * splats[k].temperature;
+            c += w * splats[k].dye;
+        }
+        // Untouched samples are not written: outside every splat, or for fields a splat list
+        // does not feed, the kernel costs only its reads of nothing.
+        let cell = ci(i, j);
+        if (d != 0.0) {
+            density[cell] += d;
+        }
+        if (t != 0.0) {
+            temperature[cell] += t;
+        }
+        if (any(c != vec4<f32>(0.0))) {
+            dye[cell] += c;
+        }
+    }
+}

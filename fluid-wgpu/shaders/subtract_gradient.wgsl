@@ -1,0 +1,36 @@
+// One invocation: make u-face (i, j) and v-face (i, j) divergence-free: u -= dt (p_right -
+// p_left) / h. Wall faces stay zero.
+
+@group(1) @binding(0) var<storage, read_write> u: array<f32>;
+@group(1) @binding(1) var<storage, read_write> v: array<f32>;
+@group(1) @binding(2) var<storage, read> pressure: array<f32>;
+
+@compute @workgroup_size(WG_X, WG_Y)
+fn subtract_gradient(@builtin(global_invocation_id) id: vec3<u32>) {
+    let i = id.x;
+    let j = id.y;
+    if (i > grid.nx || j > grid.ny) {
+        return;
+    }
+    let k = inputs.dt * grid.inv_h;
+    if (j < grid.ny) {
+        let f = ui_(i, j);
+        if (u_on_wall(i)) {
+            u[f] = 0.0;
+        } else {
+            let ic = canon_u(i);
+            let left = select(grid.nx - 1u, ic - 1u, ic > 0u);
+            u[f] = u[f] - k * (pressure[ci(ic, j)] - pressure[ci(left, j)]);
+        }
+    }
+    if (i < grid.nx) {
+        let f = vi_(i, j);
+        if (v_on_wall(j)) {
+            v[f] = 0.0;
+        } else {
+            let jc = canon_v(j);
+            let down = select(grid.ny - 1u, jc - 1u, jc > 0u);
+            v[f] = v[f] - k * (pressure[ci(i, jc)] - pressure[ci(i, down)]);
+        }
+    }
+}

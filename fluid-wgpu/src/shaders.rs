@@ -1,0 +1,118 @@
+//! The WGSL sources: one file per kernel (`shaders/<kernel>.wgsl`), shared code in
+//! `shaders/shared/`. A kernel file names the shared snippets it needs with `// #include <name>`
+//! lines; [`source`] prepends `shared/common.wgsl` and those snippets. The same composed text is
+//! what `cargo xtask shaders` will compile to SPIR-V for the Vulkan backend.
+
+use fluid_core::Kernel;
+
+const COMMON: &str = include_str!("../shaders/shared/common.wgsl");
+const SHARED: &[(&str, &str)] = &[
+    ("velocity", include_str!("../shaders/shared/velocity.wgsl")),
+    ("pressure", include_str!("../shaders/shared/pressure.wgsl")),
+];
+
+/// Every shader file: `(file stem, text)`. The stem is the kernel name, plus `reduce`.
+pub const FILES: &[(&str, &str)] = &[
+    ("advect_velocity", include_str!("../shaders/advect_velocity.wgsl")),
+    ("advect_cells", include_str!("../shaders/advect_cells.wgsl")),
+    ("splat", include_str!("../shaders/splat.wgsl")),
+    ("curl", include_str!("../shaders/curl.wgsl")),
+    ("apply_forces", include_str!("../shaders/apply_forces.wgsl")),
+    ("diffuse_velocity", include_str!("../shaders/diffuse_velocity.wgsl")),
+    ("divergence", include_str!("../shaders/divergence.wgsl")),
+    ("jacobi", include_str!("../shaders/jacobi.wgsl")),
+    ("subtract_gradient", include_str!("../shaders/subtract_gradient.wgsl")),
+    ("residual", include_str!("../shaders/residual.wgsl")),
+    ("reduce", include_str!("../shaders/reduce.wgsl")),
+];
+
+/// The copy kernel of the bandwidth measurement (standalone: no shared code).
+pub const BANDWIDTH: &str = include_str!("../shaders/bandwidth.wgsl");
+
+/// Entry points of the reduction shader.
+pub const REDUCE_ENTRIES: [&str; 2] = ["reduce_partial", "reduce_final"];
+
+/// The composed WGSL of a shader file, ready for naga or wgpu.
+pub fn source(stem: &str) -> Option<String> {
+    let text = FILES.iter().find(|(s, _)| *s == stem)?.1;
+    let mut out = String::from(COMMON);
+    for line in text.lines() {
+        if let Some(name) = line.trim().strip_prefix("// #include ") {
+            let snippet = SHARED.iter().find(|(n, _)| *n == name.trim())?.1;
+            out.push('\n');
+            out.push_str(snippet);
+        }
+    }
+    out.push('\n');
+    out.push_str(text);
+    Some(out)
+}
+
+/// The default workgroup shape of the 2D kernels (`WG_X`, `WG_Y` in `shared/common.wgsl`).
+pub const WORKGROUP: (u32, u32) = (16, 16);
+
+/// [`source`] with another workgroup shape substituted for the default.
+pub fn source_with_workgroup(stem: &str, shape: (u32, u32)) -> Option<String> {
+    let (dx, dy) = WORKGROUP;
+    Some(
+        source(stem)?
+            .replacen(&format!("const WG_X: u32 = {dx}u;"), &format!("const WG_X: u32 = {}u;", shape.0), 1)
+            .replacen(&format!("const WG_Y: u32 = {dy}u;"), &format!("const WG_Y: u32 = {}u;", shape.1), 1),
+    )
+}
+
+/// The composed WGSL of a kernel.
+pub fn kernel_source(kernel: Kernel) -> String {
+    source(kernel.name()).unwrap_or_else(|| panic!("no shader for kernel {}", kernel.name()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every shader parses and validates with naga, and each kernel file has an entry point
+    /// named after its kernel whose field bindings match `Kernel::bindings()`.
+    #[test]
+    fn every_shader_validates_with_naga() {
+        for (stem, _) in FILES {
+            let src = source(stem).expect("composed");
+            let module = naga::front::wgsl::parse_str(&src)
+                .unwrap_or_else(|e| panic!("{stem}.wgsl: {}", e.emit_to_string(&src)));
+            naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
+                .validate(&module)
+                .unwrap_or_else(|e| panic!("{stem}.wgsl: {}", e.emit_to_string(&src)));
+            let entries: Vec<&str> = module.entry_points.iter().map(|e| e.name.as_str()).collect();
+            if *stem == "reduce" {
+                assert_eq!(entries, REDUCE_ENTRIES.to_vec());
+                continue;
+            }
+            assert_eq!(entries, vec![*stem], "{stem}.wgsl entry points");
+            let kernel = Kernel::ALL.iter().find(|k| k.name() == *stem).expect("a kernel of that name");
+            let mut group1: Vec<(u32, bool)> = module
+                .global_variables
+                .iter()
+                .filter_map(|(_, g)| {
+                    let b = g.binding.as_ref()?;
+                    let writable = match g.space {
+                        naga::AddressSpace::Storage { access } => access.contains(naga::StorageAccess::STORE),
+                        _ => false,
+                    };
+                    (b.group == 1).then_some((b.binding, writable))
+                })
+                .collect();
+            group1.sort();
+            let expected: Vec<(u32, bool)> = kernel
+                .bindings()
+                .iter()
+                .enumerate()
+                .map(|(i, b)| (i as u32, b.access != fluid_core::schedule::Access::Read))
+                .collect();
+            assert_eq!(group1, expected, "{stem}.wgsl group 1 bindings vs Kernel::bindings()");
+        }
+        assert_eq!(FILES.len(), Kernel::ALL.len() + 1, "one shader per kernel, plus reduce");
+        let module = naga::front::wgsl::parse_str(BANDWIDTH).expect("bandwidth.wgsl parses");
+        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
+            .validate(&module)
+            .expect("bandwidth.wgsl validates");
+    }
+}

@@ -1,0 +1,210 @@
+//! `fluid bench`: one scene at a list of grid sizes on a list of backends, one table.
+//!
+//! Each row: median milliseconds per step (the median of several timed batches, each ended by
+//! waiting for the device), cells per second, effective bandwidth (the step's compulsory traffic,
+//! [`fluid_core::Schedule::bytes_moved`], over its time) and its share of the device's measured
+//! copy bandwidth, and the per-kernel milliseconds where the backend measures them.
+
+use std::time::Instant;
+
+use fluid_core::schedule::Schedule;
+use serde::Serialize;
+
+use crate::{Backend, Error, FieldId, Result, Scene, Simulation, StepInputs};
+
+/// What to measure.
+#[derive(Clone, Debug)]
+pub struct BenchConfig {
+    /// Scene (preset name or TOML file already loaded), resized per row.
+    pub scene: Scene,
+    /// Square grid sizes.
+    pub sizes: Vec<u32>,
+    /// Backend names.
+    pub backends: Vec<String>,
+    /// Timed steps per row (split into batches).
+    pub steps: u32,
+    /// Benchmark the Jacobi sweep alone instead of the scene's step.
+    pub jacobi_only: bool,
+    /// CPU threads (0: all cores).
+    pub threads: usize,
+}
+
+/// One measured row.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchRow {
+    /// `cpu`, `wgpu`, …
+    pub backend: String,
+    /// Device or adapter.
+    pub adapter: String,
+    /// Scene name, or `jacobi-sweep`.
+    pub scene: String,
+    /// `[nx, ny]`.
+    pub grid: [u32; 2],
+    /// Median milliseconds per step (per sweep for `jacobi-sweep`).
+    pub ms_per_step: f64,
+    /// Cells per second.
+    pub cells_per_s: f64,
+    /// Effective bandwidth, GB/s.
+    pub gb_per_s: f64,
+    /// Effective bandwidth over the device's measured copy bandwidth.
+    pub bandwidth_share: Option<f64>,
+    /// The device's copy bandwidth, GB/s.
+    pub copy_gb_per_s: Option<f64>,
+    /// Per-kernel milliseconds per step, where the backend measures them.
+    pub kernels: Vec<(String, f64)>,
+}
+
+fn resized(scene: &Scene, n: u32) -> Result<Scene> {
+    let ov: Vec<_> = [format!("grid.nx={n}"), format!("grid.ny={n}")]
+        .iter()
+        .map(|s| crate::parse_override(s))
+        .collect::<Result<_>>()?;
+    let text =
+        toml::to_string(scene).map_err(|e| Error::Scene { origin: scene.name.clone(), message: e.to_string() })?;
+    let mut s = Scene::from_toml_with(&text, &scene.name, &ov)?;
+    s.name = scene.name.clone();
+    Ok(s)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Median milliseconds per call of `f`, over `batches` batches of `per_batch` calls, waiting
+/// for the device before and after each batch.
+fn time_batches(
+    sim: &mut Simulation,
+    batches: u32,
+    per_batch: u32,
+    mut f: impl FnMut(&mut Simulation) -> Result<()>,
+) -> Result<f64> {
+    let mut samples = Vec::new();
+    for _ in 0..batches {
+        sim.backend_mut().finish()?;
+        let t0 = Instant::now();
+        for _ in 0..per_batch {
+            f(sim)?;
+        }
+        sim.backend_mut().finish()?;
+        samples.push(t0.elapsed().as_secs_f64() * 1e3 / f64::from(per_batch));
+    }
+    Ok(median(samples))
+}
+
+fn bench_one(cfg: &BenchConfig, backend: Box<dyn Backend>, n: u32, copy: Option<f64>) -> Result<BenchRow> {
+    let scene = resized(&cfg.scene, n)?;
+    let grid = scene.grid()?;
+    let dt = scene.params.dt;
+    let batches = 5u32;
+    let per_batch = cfg.steps.div_ceil(batches).max(1);
+    let mut sim = Simulation::new(scene.clone(), backend)?;
+    let adapter = sim.backend_mut().device();
+    let backend_name = sim.backend_mut().name().to_string();
+    let (name, bytes, ms, kernels) = if cfg.jacobi_only {
+        let sweeps = 100;
+        let schedule = Schedule::jacobi_sweeps(&grid, 0.9, sweeps);
+        let inputs = StepInputs { dt, ..StepInputs::default() };
+        // Non-zero data so nothing is trivially cheap.
+        let ramp: Vec<f32> = (0..grid.cells()).map(|k| (k % 97) as f32 * 0.01).collect();
+        sim.set_field(FieldId::Divergence, &ramp)?;
+        let run = |s: &mut Simulation| s.backend_mut().run(&schedule, &inputs);
+        let ms = time_batches(&mut sim, batches, 1, run)? / f64::from(sweeps);
+        let kernels = timed_kernels(&mut sim, run, f64::from(sweeps))?;
+        ("jacobi-sweep".to_string(), schedule.bytes_moved(&grid) / u64::from(sweeps), ms, kernels)
+    } else {
+        for _ in 0..3 {
+            sim.step(dt)?;
+        }
+        let ms = time_batches(&mut sim, batches, per_batch, |s| s.step(dt))?;
+        let kernels = timed_kernels(&mut sim, |s| s.step(dt), 1.0)?;
+        (scene.name.clone(), Schedule::step(&grid, &scene.params).bytes_moved(&grid), ms, kernels)
+    };
+    let gb = bytes as f64 / (ms * 1e-3) / 1e9;
+    Ok(BenchRow {
+        backend: backend_name,
+        adapter,
+        scene: name,
+        grid: [grid.nx, grid.ny],
+        ms_per_step: ms,
+        cells_per_s: grid.cells() as f64 / (ms * 1e-3),
+        gb_per_s: gb,
+        bandwidth_share: copy.map(|c| gb / c),
+        copy_gb_per_s: copy,
+        kernels,
+    })
+}
+
+/// Per-kernel ms per call of `f` over a few timed calls; empty where the backend cannot time.
+fn timed_kernels(
+    sim: &mut Simulation,
+    mut f: impl FnMut(&mut Simulation) -> Result<()>,
+    per_call: f64,
+) -> Result<Vec<(String, f64)>> {
+    if sim.backend_mut().set_timing(true).is_err() {
+        return Ok(Vec::new());
+    }
+    let calls = 3;
+    for _ in 0..calls {
+        f(sim)?;
+    }
+    sim.backend_mut().finish()?;
+    let t = sim.backend_mut().take_timings()?;
+    sim.backend_mut().set_timing(false)?;
+    Ok(t.into_iter().map(|k| (k.label, k.ms / f64::from(calls) / per_call)).collect())
+}
+
+/// Run the benchmark; rows in backend-major order.
+pub fn run(cfg: &BenchConfig, mut progress: impl FnMut(&str)) -> Result<Vec<BenchRow>> {
+    let mut rows = Vec::new();
+    for name in &cfg.backends {
+        let mut probe = crate::backend_with_threads(name, cfg.threads)?;
+        progress(&format!("{name}: measuring copy bandwidth"));
+        let copy = probe.copy_bandwidth().ok();
+        drop(probe);
+        for &n in &cfg.sizes {
+            progress(&format!("{name}: {n}x{n}"));
+            let backend = crate::backend_with_threads(name, cfg.threads)?;
+            rows.push(bench_one(cfg, backend, n, copy)?);
+        }
+    }
+    Ok(rows)
+}
+
+/// The rows as a text table.
+pub fn table(rows: &[BenchRow]) -> String {
+    let mut out = String::new();
+    out.push_str(&format!(
+        "{:<7} {:<34} {:<14} {:>11} {:>11} {:>10} {:>8} {:>8}  top kernels (ms)\n",
+        "backend", "adapter", "scene", "grid", "ms/step", "Mcells/s", "GB/s", "of copy"
+    ));
+    for r in rows {
+        let mut k = r.kernels.clone();
+        k.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let top: Vec<String> =
+            k.iter().take(3).map(|(l, ms)| format!("{} {ms:.3}", l.trim_start_matches("fluid."))).collect();
+        let adapter: String = r.adapter.chars().take(34).collect();
+        out.push_str(&format!(
+            "{:<7} {:<34} {:<14} {:>11} {:>11.4} {:>10.1} {:>8.1} {:>8}  {}\n",
+            r.backend,
+            adapter,
+            r.scene,
+            format!("{}x{}", r.grid[0], r.grid[1]),
+            r.ms_per_step,
+            r.cells_per_s / 1e6,
+            r.gb_per_s,
+            r.bandwidth_share.map(|s| format!("{:.0} %", s * 100.0)).unwrap_or_else(|| "-".into()),
+            top.join(", ")
+        ));
+    }
+    let mut seen = Vec::new();
+    for r in rows {
+        if let Some(c) = r.copy_gb_per_s
+            && !seen.contains(&r.backend)
+        {
+            out.push_str(&format!("copy bandwidth of {} ({}): {c:.0} GB/s\n", r.backend, r.adapter));
+            seen.push(r.backend.clone());
+        }
+    }
+    out
+}
