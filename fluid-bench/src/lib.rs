@@ -41,6 +41,11 @@ macro_rules! conformance {
         }
 
         #[test]
+        fn multisweep_jacobi_gives_the_plain_sweeps_answer() {
+            $crate::physics::projection_multisweep_equals_plain(|| $make);
+        }
+
+        #[test]
         fn plain_jacobi_never_damps_the_checkerboard_mode() {
             $crate::physics::projection_checkerboard(|| $make);
         }
@@ -59,6 +64,7 @@ macro_rules! conformance {
             diffuse_velocity => DiffuseVelocity,
             divergence => Divergence,
             jacobi => Jacobi,
+            jacobi_multisweep => JacobiMultisweep,
             subtract_gradient => SubtractGradient,
             residual => Residual
         );

@@ -43,6 +43,7 @@ pub fn tolerance(kernel: Kernel) -> Tolerance {
         | Kernel::DiffuseVelocity
         | Kernel::Divergence
         | Kernel::Jacobi
+        | Kernel::JacobiMultisweep
         | Kernel::SubtractGradient
         | Kernel::Residual => Tolerance { max_abs: 1e-5, rel_l2: 1e-6 },
     }
@@ -222,7 +223,7 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
             vec![one(&[U, V, UTmp, VTmp, UTmp2, VTmp2], Params::Diffuse(p))]
         }
         Kernel::Divergence => vec![one(&[U, V, Divergence], Params::None)],
-        Kernel::Jacobi => [0u32, 1]
+        Kernel::Jacobi | Kernel::JacobiMultisweep => [0u32, 1]
             .iter()
             .map(|&z| {
                 let p = JacobiParams { omega: 0.8, zero_initial: z, _pad: [0; 2] };
@@ -242,15 +243,20 @@ fn load<B: Backend>(b: &mut B, grid: &Grid, fields: &[(FieldId, Vec<f32>)]) {
 }
 
 /// Run `kernel` once on random non-zero inputs, on odd non-square grids with walls, periodic
-/// and mixed boundaries, and compare every field it writes with the CPU backend.
+/// and mixed boundaries (and one tiny periodic grid), and compare every field it writes with
+/// the CPU backend.
 pub fn kernel_parity<B: Backend>(make: impl Fn() -> B, kernel: Kernel) {
-    let boundaries = [
-        (Boundary::Wall, Boundary::Wall),
-        (Boundary::Periodic, Boundary::Periodic),
-        (Boundary::Periodic, Boundary::Wall),
+    // Odd, non-square grids; one smaller than a GPU workgroup that wraps more than once.
+    let cases = [
+        (37, 23, Boundary::Wall, Boundary::Wall),
+        (37, 23, Boundary::Periodic, Boundary::Periodic),
+        (37, 23, Boundary::Periodic, Boundary::Wall),
+        (5, 3, Boundary::Periodic, Boundary::Periodic),
+        // Large enough for interior GPU tiles (fast paths that skip boundary checks).
+        (71, 53, Boundary::Wall, Boundary::Wall),
     ];
-    for (case, (bx, by)) in boundaries.into_iter().enumerate() {
-        let grid = Grid::new(37, 23, 0.1, bx, by).expect("grid");
+    for (case, (nx, ny, bx, by)) in cases.into_iter().enumerate() {
+        let grid = Grid::new(nx, ny, 0.1, bx, by).expect("grid");
         let mut rng = SplitMix64(1000 + case as u64);
         let fields: Vec<(FieldId, Vec<f32>)> =
             FieldId::STATE_AND_SCRATCH.iter().map(|f| (*f, random_field(&grid, *f, &mut rng))).collect();
@@ -269,7 +275,7 @@ pub fn kernel_parity<B: Backend>(make: impl Fn() -> B, kernel: Kernel) {
                 }
                 let a = cpu.download(*field).expect("cpu download");
                 let b = other.download(*field).expect("download");
-                let name = format!("{}-{:?}-{:?}-{k}", kernel.name(), bx, by).to_lowercase();
+                let name = format!("{}-{nx}x{ny}-{:?}-{:?}-{k}", kernel.name(), bx, by).to_lowercase();
                 check(&name, &grid, *field, &a, &b, tolerance(kernel));
             }
         }

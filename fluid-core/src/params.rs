@@ -146,13 +146,16 @@ pub enum PressureSolver {
     /// Weighted Jacobi: `p ← p + ω (p_jacobi − p)`.
     #[default]
     Jacobi,
+    /// The same sweeps, two per dispatch through GPU workgroup memory (temporal blocking):
+    /// the same answer with half the memory traffic and half the barriers.
+    JacobiMultisweep,
 }
 
 /// Projection settings.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Pressure {
-    /// Solver (default: `jacobi`).
+    /// Solver: `jacobi` or `jacobi-multisweep` (default: `jacobi`).
     pub solver: PressureSolver,
     /// Sweeps (default: `40`).
     pub iterations: u32,

@@ -6,7 +6,7 @@
 //! replay it.
 
 use crate::grid::{FieldId, Grid};
-use crate::params::SimParams;
+use crate::params::{PressureSolver, SimParams};
 use crate::uniforms::{
     ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, DiffuseParams, ForceParams, GridUniform, JacobiParams,
 };
@@ -69,6 +69,9 @@ pub enum Kernel {
     Divergence,
     /// One weighted-Jacobi sweep of the pressure Poisson equation.
     Jacobi,
+    /// Two weighted-Jacobi sweeps fused in one dispatch (temporal blocking on GPUs); the same
+    /// arithmetic as two `jacobi` dispatches.
+    JacobiMultisweep,
     /// `u -= dt ∇p` on every face.
     SubtractGradient,
     /// Per-cell residual `b − A p` of the pressure equation.
@@ -86,6 +89,7 @@ impl Kernel {
         Kernel::DiffuseVelocity,
         Kernel::Divergence,
         Kernel::Jacobi,
+        Kernel::JacobiMultisweep,
         Kernel::SubtractGradient,
         Kernel::Residual,
     ];
@@ -101,6 +105,7 @@ impl Kernel {
             Kernel::DiffuseVelocity => "diffuse_velocity",
             Kernel::Divergence => "divergence",
             Kernel::Jacobi => "jacobi",
+            Kernel::JacobiMultisweep => "jacobi_multisweep",
             Kernel::SubtractGradient => "subtract_gradient",
             Kernel::Residual => "residual",
         }
@@ -119,9 +124,12 @@ impl Kernel {
             | Kernel::ApplyForces
             | Kernel::DiffuseVelocity
             | Kernel::SubtractGradient => Domain::Faces,
-            Kernel::AdvectCells | Kernel::Curl | Kernel::Divergence | Kernel::Jacobi | Kernel::Residual => {
-                Domain::Cells
-            }
+            Kernel::AdvectCells
+            | Kernel::Curl
+            | Kernel::Divergence
+            | Kernel::Jacobi
+            | Kernel::JacobiMultisweep
+            | Kernel::Residual => Domain::Cells,
         }
     }
 
@@ -146,7 +154,9 @@ impl Kernel {
                 &[b!("u0", R), b!("v0", R), b!("u", R), b!("v", R), b!("u_out", W), b!("v_out", W)]
             }
             Kernel::Divergence => &[b!("u", R), b!("v", R), b!("divergence", W)],
-            Kernel::Jacobi => &[b!("pressure", R), b!("divergence", R), b!("pressure_out", W)],
+            Kernel::Jacobi | Kernel::JacobiMultisweep => {
+                &[b!("pressure", R), b!("divergence", R), b!("pressure_out", W)]
+            }
             Kernel::SubtractGradient => &[b!("u", RW), b!("v", RW), b!("pressure", R)],
             Kernel::Residual => &[b!("pressure", R), b!("divergence", R), b!("residual", W)],
         }
@@ -164,7 +174,7 @@ pub enum Params {
     Forces(ForceParams),
     /// `diffuse_velocity`.
     Diffuse(DiffuseParams),
-    /// `jacobi`.
+    /// `jacobi`, `jacobi_multisweep`.
     Jacobi(JacobiParams),
 }
 
@@ -289,6 +299,7 @@ impl Schedule {
         for op in &self.ops {
             match op {
                 Op::Dispatch(d) => {
+                    // A fused pair of sweeps moves the data of one sweep.
                     for (slot, field) in d.kernel.bindings().iter().zip(&d.fields) {
                         if let (Kernel::AdvectCells, Params::Advect(p)) = (d.kernel, d.params) {
                             let bit = match slot.name {
@@ -312,15 +323,12 @@ impl Schedule {
         total
     }
 
-    /// `sweeps` plain pressure sweeps and nothing else (the Jacobi benchmark).
-    pub fn jacobi_sweeps(grid: &Grid, omega: f32, sweeps: u32) -> Schedule {
-        use FieldId::*;
+    /// `sweeps` warm-started pressure sweeps of `solver` and nothing else (the Jacobi
+    /// benchmark).
+    pub fn jacobi_sweeps(grid: &Grid, solver: PressureSolver, omega: f32, sweeps: u32) -> Schedule {
         let mut s = Schedule::new(grid);
-        let p = Params::Jacobi(JacobiParams { omega, zero_initial: 0, _pad: [0; 2] });
-        for k in 0..sweeps {
-            let (src, dst) = if k % 2 == 0 { (Pressure, PressureTmp) } else { (PressureTmp, Pressure) };
-            s.dispatch(Kernel::Jacobi, &[src, Divergence, dst], p);
-        }
+        let pressure = crate::params::Pressure { solver, iterations: sweeps, omega, warm_start: true };
+        s.push_sweeps(&pressure);
         s
     }
 
@@ -419,18 +427,31 @@ impl Schedule {
     fn push_projection(&mut self, params: &SimParams) {
         use FieldId::*;
         self.dispatch(Kernel::Divergence, &[U, V, Divergence], Params::None);
-        let pr = &params.pressure;
+        self.push_sweeps(&params.pressure);
+        self.dispatch(Kernel::SubtractGradient, &[U, V, Pressure], Params::None);
+    }
+
+    /// The pressure sweeps of a projection, ending with the result in `pressure`.
+    fn push_sweeps(&mut self, pr: &crate::params::Pressure) {
+        use FieldId::*;
+        // `jacobi-multisweep` performs the sweeps two per dispatch (an odd count ends with one
+        // plain sweep); the arithmetic is that of the plain sweeps.
+        let fused = pr.solver == PressureSolver::JacobiMultisweep;
         let mut src = Pressure;
-        for k in 0..pr.iterations {
+        let mut done = 0;
+        while done < pr.iterations {
             let dst = if src == Pressure { PressureTmp } else { Pressure };
-            let p = JacobiParams { omega: pr.omega, zero_initial: u32::from(k == 0 && !pr.warm_start), _pad: [0; 2] };
-            self.dispatch(Kernel::Jacobi, &[src, Divergence, dst], Params::Jacobi(p));
+            let p =
+                JacobiParams { omega: pr.omega, zero_initial: u32::from(done == 0 && !pr.warm_start), _pad: [0; 2] };
+            let pair = fused && pr.iterations - done >= 2;
+            let kernel = if pair { Kernel::JacobiMultisweep } else { Kernel::Jacobi };
+            self.dispatch(kernel, &[src, Divergence, dst], Params::Jacobi(p));
+            done += if pair { 2 } else { 1 };
             src = dst;
         }
         if src != Pressure {
             self.ops.push(Op::Swap(Pressure, PressureTmp));
         }
-        self.dispatch(Kernel::SubtractGradient, &[U, V, Pressure], Params::None);
     }
 
     /// What [`crate::Scene`] setup runs once: the initial splats, then a projection so the first
@@ -489,6 +510,12 @@ mod tests {
             let s = Schedule::step(&g, &p);
             let sweeps = s.dispatches().filter(|d| d.kernel == Kernel::Jacobi).count();
             assert_eq!(sweeps, iterations as usize);
+            p.pressure.solver = PressureSolver::JacobiMultisweep;
+            let s2 = Schedule::step(&g, &p);
+            let fused = s2.dispatches().filter(|d| d.kernel == Kernel::JacobiMultisweep).count();
+            let plain = s2.dispatches().filter(|d| d.kernel == Kernel::Jacobi).count();
+            assert_eq!((fused, plain), (iterations as usize / 2, iterations as usize % 2));
+            assert_eq!(s2.dispatches().last().expect("dispatch").field("pressure"), FieldId::Pressure);
             let last = s.dispatches().last().expect("dispatch");
             assert_eq!(last.kernel, Kernel::SubtractGradient);
             assert_eq!(last.field("pressure"), FieldId::Pressure);

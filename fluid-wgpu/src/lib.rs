@@ -56,8 +56,9 @@ fn workgroup_from_env() -> Result<(u32, u32)> {
     let parsed =
         text.split_once('x').and_then(|(x, y)| Some((x.trim().parse::<u32>().ok()?, y.trim().parse::<u32>().ok()?)));
     match parsed {
-        Some((x, y)) if x > 0 && y > 0 && x * y <= 256 => Ok((x, y)),
-        _ => Err(Error::invalid("FLUID_WGPU_WORKGROUP", text, "expected XxY with X*Y <= 256, e.g. 32x8")),
+        // The fused Jacobi tile needs a halo of 2 loaded in two passes per axis: X, Y >= 4.
+        Some((x, y)) if x >= 4 && y >= 4 && x * y <= 256 => Ok((x, y)),
+        _ => Err(Error::invalid("FLUID_WGPU_WORKGROUP", text, "expected XxY with X, Y >= 4 and X*Y <= 256, e.g. 32x8")),
     }
 }
 
@@ -297,6 +298,7 @@ impl WgpuBackend {
                         | Kernel::ApplyForces
                         | Kernel::DiffuseVelocity
                         | Kernel::Jacobi
+                        | Kernel::JacobiMultisweep
                 );
                 (k.name(), k.name(), writable, has_params, *k == Kernel::Splat)
             })

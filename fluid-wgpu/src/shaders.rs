@@ -21,6 +21,7 @@ pub const FILES: &[(&str, &str)] = &[
     ("diffuse_velocity", include_str!("../shaders/diffuse_velocity.wgsl")),
     ("divergence", include_str!("../shaders/divergence.wgsl")),
     ("jacobi", include_str!("../shaders/jacobi.wgsl")),
+    ("jacobi_multisweep", include_str!("../shaders/jacobi_multisweep.wgsl")),
     ("subtract_gradient", include_str!("../shaders/subtract_gradient.wgsl")),
     ("residual", include_str!("../shaders/residual.wgsl")),
     ("reduce", include_str!("../shaders/reduce.wgsl")),

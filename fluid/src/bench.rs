@@ -103,7 +103,8 @@ fn bench_one(cfg: &BenchConfig, backend: Box<dyn Backend>, n: u32, copy: Option<
     let backend_name = sim.backend_mut().name().to_string();
     let (name, bytes, ms, kernels) = if cfg.jacobi_only {
         let sweeps = 100;
-        let schedule = Schedule::jacobi_sweeps(&grid, 0.9, sweeps);
+        let pr = &scene.params.pressure;
+        let schedule = Schedule::jacobi_sweeps(&grid, pr.solver, pr.omega, sweeps);
         let inputs = StepInputs { dt, ..StepInputs::default() };
         // Non-zero data so nothing is trivially cheap.
         let ramp: Vec<f32> = (0..grid.cells()).map(|k| (k % 97) as f32 * 0.01).collect();

@@ -10,6 +10,7 @@ pub mod curl;
 pub mod diffuse_velocity;
 pub mod divergence;
 pub mod jacobi;
+pub mod jacobi_multisweep;
 pub mod residual;
 pub mod splat;
 pub mod subtract_gradient;
