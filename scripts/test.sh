@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every check CI runs (formatting, clippy, docs, all tests, the NumPy read-back of the
-# .npy dumps), after installing what they need on a Debian machine: NumPy for python3, and Mesa's
-# software Vulkan driver (lavapipe) where no Vulkan driver is installed, so the GPU conformance
-# suite runs. A missing GPU adapter is a test failure, never a skip.
+# .npy dumps, the generated SPIR-V), after installing what they need on a Debian machine: NumPy
+# for python3, Khronos' spirv-val (spirv-tools), and Mesa's software Vulkan driver (lavapipe)
+# where no Vulkan driver is installed, so the GPU conformance suite runs. A missing GPU adapter
+# is a test failure, never a skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,6 +26,10 @@ if ! ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json >/dev/null 2>&1 
    || ! ldconfig -p 2>/dev/null | grep -q 'libvulkan.so.1'; then
   as_root apt-get update -qq
   as_root apt-get install -y -qq mesa-vulkan-drivers libvulkan1
+fi
+if ! command -v spirv-val >/dev/null 2>&1; then
+  as_root apt-get update -qq
+  as_root apt-get install -y -qq spirv-tools
 fi
 # Vulkan loaders complain without it; harmless, but keep the logs clean.
 if [ -z "${XDG_RUNTIME_DIR:-}" ] || [ ! -d "${XDG_RUNTIME_DIR}" ]; then

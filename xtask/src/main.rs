@@ -1,9 +1,12 @@
 //! Project tasks, run as `cargo xtask <task>`:
 //!
-//! - `ci`: everything CI checks — formatting, clippy with warnings as errors, the docs, every
-//!   test, and the `.npy` dumps read back by NumPy.
+//! - `ci`: everything CI checks — formatting, the generated SPIR-V fresh and valid, clippy with
+//!   warnings as errors, the docs, every test, and the `.npy` dumps read back by NumPy.
 //! - `test`: the test suite only.
 //! - `bench`: the criterion benchmarks of `fluid-bench`.
+//! - `shaders [--check]`: WGSL → SPIR-V for the Vulkan backend (see [`shaders`]).
+
+mod shaders;
 
 use std::process::{Command, ExitCode};
 
@@ -53,8 +56,37 @@ fn numpy_check() -> Result<(), String> {
     run("python3", &["scripts/check_npy.py", dir_s, "24", "16"], &[])
 }
 
+/// Validate every generated SPIR-V module for Vulkan 1.1 with Khronos' `spirv-val`
+/// (Debian: spirv-tools; `scripts/test.sh` installs it).
+fn spirv_val() -> Result<(), String> {
+    let dir = root().join(shaders::GEN_DIR);
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).map_err(|e| format!("reading {}: {e}", dir.display()))? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        if path.extension().is_some_and(|x| x == "spv") {
+            let p = path.to_str().ok_or("non-UTF-8 path")?;
+            let out = Command::new("spirv-val")
+                .args(["--target-env", "vulkan1.1", p])
+                .output()
+                .map_err(|e| format!("cannot run spirv-val (apt-get install spirv-tools): {e}"))?;
+            if !out.status.success() {
+                return Err(format!("spirv-val rejects {p}: {}", String::from_utf8_lossy(&out.stderr)));
+            }
+            n += 1;
+        }
+    }
+    eprintln!("xtask: spirv-val accepts all {n} SPIR-V modules (vulkan1.1)");
+    Ok(())
+}
+
+fn root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
 fn ci() -> Result<(), String> {
     cargo(&["fmt", "--all", "--check"])?;
+    shaders::run(&root(), true)?;
+    spirv_val()?;
     cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
     run("cargo", &["doc", "--workspace", "--no-deps"], &[("RUSTDOCFLAGS", "-D warnings")])?;
     test()?;
@@ -68,7 +100,8 @@ fn main() -> ExitCode {
         "test" => test(),
         "bench" => cargo(&["bench", "--package", "fluid-bench"]),
         "npy" => numpy_check(),
-        _ => Err("usage: cargo xtask <ci | test | bench | npy>".to_string()),
+        "shaders" => shaders::run(&root(), std::env::args().nth(2).as_deref() == Some("--check")),
+        _ => Err("usage: cargo xtask <ci | test | bench | npy | shaders [--check]>".to_string()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

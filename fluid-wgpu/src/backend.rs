@@ -1,0 +1,821 @@
+//! The wgpu implementation of [`fluid_core::Backend`] (feature `backend`, on by default).
+
+use crate::shaders;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+use fluid_core::schedule::{Op, Params, ReduceOp};
+use fluid_core::uniforms::{REDUCE_MAX_ABS, REDUCE_SUM_SQUARES, ReduceParams, SplatGpu};
+use fluid_core::{Backend, Error, FieldId, Grid, Kernel, KernelTiming, Result, Schedule, StepInputs};
+
+const NAME: &str = "wgpu";
+const REDUCE_WORKGROUP: u32 = 256;
+const MAX_PARTIALS: u32 = 1024;
+const RESULT_SLOTS: u64 = 16;
+/// Bytes bound for a parameter block: the largest block of `fluid_core::uniforms`.
+const PARAMS_BINDING: u64 = 32;
+
+fn backend_err(message: impl Into<String>) -> Error {
+    Error::Backend { backend: NAME, message: message.into() }
+}
+
+/// One adapter as `fluid info` shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AdapterSummary {
+    /// Adapter name, e.g. `NVIDIA H100 80GB HBM3` or `llvmpipe (LLVM 15.0.6, 256 bits)`.
+    pub name: String,
+    /// Graphics API: Vulkan, Metal, Dx12, …
+    pub backend: String,
+    /// Driver name and version.
+    pub driver: String,
+    /// Discrete, integrated, virtual, CPU.
+    pub device_type: String,
+    /// Whether it offers timestamp queries (per-kernel timings).
+    pub timestamps: bool,
+}
+
+/// The 2D workgroup shape: `FLUID_WGPU_WORKGROUP=XxY` (e.g. `32x8`), default 16×16.
+fn workgroup_from_env() -> Result<(u32, u32)> {
+    let Ok(text) = std::env::var("FLUID_WGPU_WORKGROUP") else {
+        return Ok(shaders::WORKGROUP);
+    };
+    let parsed =
+        text.split_once('x').and_then(|(x, y)| Some((x.trim().parse::<u32>().ok()?, y.trim().parse::<u32>().ok()?)));
+    match parsed {
+        // The fused Jacobi tile needs a halo of 2 loaded in two passes per axis: X, Y >= 4.
+        Some((x, y)) if x >= 4 && y >= 4 && x * y <= 256 => Ok((x, y)),
+        _ => Err(Error::invalid("FLUID_WGPU_WORKGROUP", text, "expected XxY with X, Y >= 4 and X*Y <= 256, e.g. 32x8")),
+    }
+}
+
+fn instance() -> wgpu::Instance {
+    wgpu::Instance::new(wgpu::InstanceDescriptor {
+        backends: wgpu::Backends::PRIMARY,
+        ..wgpu::InstanceDescriptor::new_without_display_handle()
+    })
+}
+
+fn summary(info: &wgpu::AdapterInfo, features: wgpu::Features) -> AdapterSummary {
+    AdapterSummary {
+        name: info.name.clone(),
+        backend: format!("{:?}", info.backend),
+        driver: format!("{} {}", info.driver, info.driver_info).trim().to_string(),
+        device_type: format!("{:?}", info.device_type),
+        timestamps: features.contains(wgpu::Features::TIMESTAMP_QUERY),
+    }
+}
+
+/// Every adapter wgpu sees through its primary APIs (Vulkan, Metal, DX12).
+pub fn adapters() -> Vec<AdapterSummary> {
+    let instance = instance();
+    pollster::block_on(instance.enumerate_adapters(wgpu::Backends::PRIMARY))
+        .iter()
+        .map(|a| summary(&a.get_info(), a.features()))
+        .collect()
+}
+
+struct Pipeline {
+    pipeline: wgpu::ComputePipeline,
+    group0: wgpu::BindGroupLayout,
+    group1: wgpu::BindGroupLayout,
+    has_params: bool,
+    has_splats: bool,
+}
+
+struct Fields {
+    grid: Grid,
+    buffers: Vec<wgpu::Buffer>,
+    map: [usize; FieldId::COUNT],
+}
+
+/// Where a run's per-dispatch parameter blocks live in the params buffer (deduplicated).
+#[derive(Default)]
+struct ParamTable {
+    bytes: Vec<u8>,
+    offsets: HashMap<Vec<u8>, u32>,
+}
+
+impl ParamTable {
+    fn offset(&mut self, block: &[u8], align: usize) -> u32 {
+        if let Some(o) = self.offsets.get(block) {
+            return *o;
+        }
+        let o = self.bytes.len();
+        self.bytes.extend_from_slice(block);
+        self.bytes.resize(o + align, 0);
+        self.offsets.insert(block.to_vec(), o as u32);
+        o as u32
+    }
+}
+
+/// The wgpu backend.
+pub struct WgpuBackend {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    adapter: AdapterSummary,
+    timestamps: bool,
+    align: usize,
+    max_binding: u64,
+    pipelines: HashMap<&'static str, Pipeline>,
+    workgroup: (u32, u32),
+    grid_buf: wgpu::Buffer,
+    step_buf: wgpu::Buffer,
+    splat_buf: wgpu::Buffer,
+    params_buf: wgpu::Buffer,
+    partials_buf: wgpu::Buffer,
+    results_buf: wgpu::Buffer,
+    results_read: wgpu::Buffer,
+    written_params: Vec<u8>,
+    group0: HashMap<&'static str, wgpu::BindGroup>,
+    group1: HashMap<(&'static str, Vec<usize>), wgpu::BindGroup>,
+    fields: Option<Fields>,
+    reduction_slots: usize,
+    timing: Option<BTreeMap<&'static str, (u32, f64)>>,
+    errors: Arc<Mutex<Vec<String>>>,
+}
+
+impl std::fmt::Debug for WgpuBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WgpuBackend").field("adapter", &self.adapter).finish_non_exhaustive()
+    }
+}
+
+fn uniform_buffer(device: &wgpu::Device, label: &str, size: u64, usage: wgpu::BufferUsages) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size, usage, mapped_at_creation: false })
+}
+
+impl WgpuBackend {
+    /// The first high-performance adapter, or the one whose name contains the environment
+    /// variable `FLUID_WGPU_ADAPTER` (case-insensitive).
+    pub fn new() -> Result<WgpuBackend> {
+        let wanted = std::env::var("FLUID_WGPU_ADAPTER").ok();
+        WgpuBackend::with_adapter(wanted.as_deref())
+    }
+
+    /// The adapter whose name contains `name` (case-insensitive), or the first
+    /// high-performance one.
+    pub fn with_adapter(name: Option<&str>) -> Result<WgpuBackend> {
+        let instance = instance();
+        let adapter = match name {
+            Some(want) => {
+                let all = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::PRIMARY));
+                let names: Vec<String> = all.iter().map(|a| a.get_info().name).collect();
+                all.into_iter().find(|a| a.get_info().name.to_lowercase().contains(&want.to_lowercase())).ok_or_else(
+                    || Error::Unsupported {
+                        what: format!("a wgpu adapter named like `{want}`"),
+                        by: format!(
+                            "this machine (adapters: {})",
+                            if names.is_empty() { "none".into() } else { names.join(", ") }
+                        ),
+                    },
+                )?
+            }
+            None => pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+                power_preference: wgpu::PowerPreference::HighPerformance,
+                force_fallback_adapter: false,
+                compatible_surface: None,
+                ..Default::default()
+            }))
+            .map_err(|e| Error::Unsupported {
+                what: "the wgpu backend".into(),
+                by: format!(
+                    "this machine: no GPU adapter found ({e}); install a Vulkan driver, e.g. Mesa's lavapipe: \
+                     apt-get install mesa-vulkan-drivers libvulkan1"
+                ),
+            })?,
+        };
+        let info = adapter.get_info();
+        let features = adapter.features();
+        let timestamps = features.contains(wgpu::Features::TIMESTAMP_QUERY);
+        let limits = adapter.limits();
+        let required_limits = wgpu::Limits {
+            max_storage_buffers_per_shader_stage: 8,
+            max_storage_buffer_binding_size: limits.max_storage_buffer_binding_size,
+            max_buffer_size: limits.max_buffer_size,
+            ..wgpu::Limits::default()
+        };
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("fluid"),
+            required_features: if timestamps { wgpu::Features::TIMESTAMP_QUERY } else { wgpu::Features::empty() },
+            required_limits,
+            ..Default::default()
+        }))
+        .map_err(|e| backend_err(format!("cannot open {}: {e}", info.name)))?;
+        let errors = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&errors);
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+            if let Ok(mut v) = sink.lock() {
+                v.push(e.to_string());
+            }
+        }));
+        let lost = Arc::clone(&errors);
+        device.set_device_lost_callback(move |reason, message| {
+            if let Ok(mut v) = lost.lock() {
+                v.push(format!("device lost ({reason:?}): {message}"));
+            }
+        });
+        let align = limits.min_uniform_buffer_offset_alignment.max(256) as usize;
+        let u = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST;
+        let s = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        let grid_buf = uniform_buffer(&device, "fluid.grid", 32, u);
+        let step_buf = uniform_buffer(&device, "fluid.step", 16, u);
+        let splat_buf = uniform_buffer(&device, "fluid.splats", 48 * 16, s);
+        let params_buf = uniform_buffer(&device, "fluid.params", (align * 16) as u64, u);
+        let partials_buf = uniform_buffer(&device, "fluid.partials", 4 * u64::from(MAX_PARTIALS), s);
+        let results_buf = uniform_buffer(&device, "fluid.results", 4 * RESULT_SLOTS, s | wgpu::BufferUsages::COPY_SRC);
+        let results_read = uniform_buffer(
+            &device,
+            "fluid.results_read",
+            4 * RESULT_SLOTS,
+            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        );
+        let mut backend = WgpuBackend {
+            device,
+            queue,
+            adapter: summary(&info, features),
+            timestamps,
+            align,
+            max_binding: limits.max_storage_buffer_binding_size.min(limits.max_buffer_size),
+            pipelines: HashMap::new(),
+            workgroup: workgroup_from_env()?,
+            grid_buf,
+            step_buf,
+            splat_buf,
+            params_buf,
+            partials_buf,
+            results_buf,
+            results_read,
+            written_params: Vec::new(),
+            group0: HashMap::new(),
+            group1: HashMap::new(),
+            fields: None,
+            reduction_slots: 0,
+            timing: None,
+            errors,
+        };
+        backend.build_pipelines()?;
+        Ok(backend)
+    }
+
+    /// The adapter in use.
+    pub fn adapter(&self) -> &AdapterSummary {
+        &self.adapter
+    }
+
+    fn check_errors(&self, what: &str) -> Result<()> {
+        let mut errors = self.errors.lock().map_err(|_| backend_err("error log poisoned"))?;
+        if errors.is_empty() {
+            return Ok(());
+        }
+        let all = errors.drain(..).collect::<Vec<_>>().join("; ");
+        Err(backend_err(format!("{what}: {all}")))
+    }
+
+    fn build_pipelines(&mut self) -> Result<()> {
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let mut entries: Vec<(&'static str, &'static str, Vec<bool>, bool, bool)> = Kernel::ALL
+            .iter()
+            .map(|k| {
+                let writable = k.bindings().iter().map(|b| b.access != fluid_core::schedule::Access::Read).collect();
+                let has_params = matches!(
+                    k,
+                    Kernel::AdvectVelocity
+                        | Kernel::AdvectCells
+                        | Kernel::ApplyForces
+                        | Kernel::DiffuseVelocity
+                        | Kernel::Jacobi
+                        | Kernel::JacobiMultisweep
+                );
+                (k.name(), k.name(), writable, has_params, *k == Kernel::Splat)
+            })
+            .collect();
+        for entry in shaders::REDUCE_ENTRIES {
+            entries.push(("reduce", entry, vec![false, true, true], true, false));
+        }
+        let mut modules: HashMap<&str, wgpu::ShaderModule> = HashMap::new();
+        for (stem, entry, writable, has_params, has_splats) in entries {
+            if !modules.contains_key(stem) {
+                let src = shaders::source_with_workgroup(stem, self.workgroup)
+                    .ok_or_else(|| backend_err(format!("no shader {stem}")))?;
+                let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some(&format!("fluid.{stem}")),
+                    source: wgpu::ShaderSource::Wgsl(src.into()),
+                });
+                modules.insert(stem, module);
+            }
+            let uniform = |binding: u32, dynamic: bool| wgpu::BindGroupLayoutEntry {
+                binding,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Uniform,
+                    has_dynamic_offset: dynamic,
+                    min_binding_size: None,
+                },
+                count: None,
+            };
+            let storage = |binding: u32, writable: bool| wgpu::BindGroupLayoutEntry {
+                binding,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Storage { read_only: !writable },
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            };
+            let mut g0 = vec![uniform(0, false), uniform(1, false)];
+            if has_params {
+                g0.push(uniform(2, true));
+            }
+            if has_splats {
+                g0.push(storage(3, false));
+            }
+            let g1: Vec<_> = writable.iter().enumerate().map(|(i, w)| storage(i as u32, *w)).collect();
+            let label = format!("fluid.{entry}");
+            let group0 = self
+                .device
+                .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(&label), entries: &g0 });
+            let group1 = self
+                .device
+                .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(&label), entries: &g1 });
+            let layout = self.device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some(&label),
+                bind_group_layouts: &[Some(&group0), Some(&group1)],
+                immediate_size: 0,
+            });
+            let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(&label),
+                layout: Some(&layout),
+                module: &modules[stem],
+                entry_point: Some(entry),
+                compilation_options: Default::default(),
+                cache: None,
+            });
+            self.pipelines.insert(entry, Pipeline { pipeline, group0, group1, has_params, has_splats });
+        }
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(backend_err(format!("shader or pipeline rejected: {e}")));
+        }
+        Ok(())
+    }
+
+    fn fields(&self) -> Result<&Fields> {
+        self.fields.as_ref().ok_or(Error::NotAllocated(NAME))
+    }
+
+    fn group0(&mut self, entry: &'static str) -> wgpu::BindGroup {
+        if let Some(g) = self.group0.get(entry) {
+            return g.clone();
+        }
+        let p = &self.pipelines[entry];
+        let mut entries = vec![
+            wgpu::BindGroupEntry { binding: 0, resource: self.grid_buf.as_entire_binding() },
+            wgpu::BindGroupEntry { binding: 1, resource: self.step_buf.as_entire_binding() },
+        ];
+        if p.has_params {
+            entries.push(wgpu::BindGroupEntry {
+                binding: 2,
+                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer: &self.params_buf,
+                    offset: 0,
+                    size: wgpu::BufferSize::new(PARAMS_BINDING),
+                }),
+            });
+        }
+        if p.has_splats {
+            entries.push(wgpu::BindGroupEntry { binding: 3, resource: self.splat_buf.as_entire_binding() });
+        }
+        let g = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(entry),
+            layout: &p.group0,
+            entries: &entries,
+        });
+        self.group0.insert(entry, g.clone());
+        g
+    }
+
+    /// Field bind group for `entry` over physical buffers `phys` (`usize::MAX`: partials,
+    /// `usize::MAX - 1`: results).
+    fn group1(&mut self, entry: &'static str, phys: Vec<usize>) -> Result<wgpu::BindGroup> {
+        let key = (entry, phys);
+        if let Some(g) = self.group1.get(&key) {
+            return Ok(g.clone());
+        }
+        let fields = self.fields()?;
+        let entries: Vec<_> = key
+            .1
+            .iter()
+            .enumerate()
+            .map(|(i, &b)| {
+                let buffer = match b {
+                    usize::MAX => &self.partials_buf,
+                    x if x == usize::MAX - 1 => &self.results_buf,
+                    x => &fields.buffers[x],
+                };
+                wgpu::BindGroupEntry { binding: i as u32, resource: buffer.as_entire_binding() }
+            })
+            .collect();
+        let g = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(entry),
+            layout: &self.pipelines[entry].group1,
+            entries: &entries,
+        });
+        self.group1.insert(key, g.clone());
+        Ok(g)
+    }
+
+    fn ensure_capacity(&mut self, which: &str, needed: u64) {
+        let (buf, usage) = match which {
+            "splats" => (&mut self.splat_buf, wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST),
+            _ => (&mut self.params_buf, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST),
+        };
+        if buf.size() >= needed {
+            return;
+        }
+        let size = needed.next_power_of_two();
+        *buf = uniform_buffer(&self.device, &format!("fluid.{which}"), size, usage);
+        self.group0.clear();
+        if which == "params" {
+            self.written_params.clear();
+        }
+    }
+}
+
+/// One recorded dispatch of a run.
+struct Recorded {
+    entry: &'static str,
+    group0: wgpu::BindGroup,
+    offset: Option<u32>,
+    group1: wgpu::BindGroup,
+    workgroups: (u32, u32),
+}
+
+impl Backend for WgpuBackend {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn device(&self) -> String {
+        format!("{} ({}, {})", self.adapter.name, self.adapter.backend, self.adapter.device_type)
+    }
+
+    fn allocate(&mut self, grid: &Grid) -> Result<()> {
+        let largest = FieldId::STATE_AND_SCRATCH.iter().map(|f| grid.len(*f) as u64 * 4).max().unwrap_or(0);
+        if largest > self.max_binding {
+            return Err(Error::OutOfMemory {
+                nx: grid.nx,
+                ny: grid.ny,
+                bytes: grid.bytes(),
+                reason: format!(
+                    "the largest field needs {largest} bytes but {} binds at most {} bytes per buffer",
+                    self.adapter.name, self.max_binding
+                ),
+            });
+        }
+        self.fields = None;
+        self.group1.clear();
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let buffers = FieldId::STATE_AND_SCRATCH
+            .iter()
+            .map(|f| {
+                self.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some(&format!("fluid.{}", f.name())),
+                    size: (grid.len(*f) as u64 * 4).max(16),
+                    usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC,
+                    mapped_at_creation: false,
+                })
+            })
+            .collect();
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(Error::OutOfMemory {
+                nx: grid.nx,
+                ny: grid.ny,
+                bytes: grid.bytes(),
+                reason: format!("{}: {e}", self.adapter.name),
+            });
+        }
+        self.queue.write_buffer(&self.grid_buf, 0, bytemuck::bytes_of(&grid.uniform()));
+        self.fields = Some(Fields { grid: *grid, buffers, map: std::array::from_fn(|i| i) });
+        self.check_errors("allocate")
+    }
+
+    fn upload(&mut self, field: FieldId, data: &[f32]) -> Result<()> {
+        let f = self.fields()?;
+        if data.len() != f.grid.len(field) {
+            return Err(Error::FieldLength { field: field.name(), expected: f.grid.len(field), got: data.len() });
+        }
+        self.queue.write_buffer(&f.buffers[f.map[field.index()]], 0, bytemuck::cast_slice(data));
+        Ok(())
+    }
+
+    fn download(&mut self, field: FieldId) -> Result<Vec<f32>> {
+        let f = self.fields()?;
+        let len = f.grid.len(field);
+        let size = (len as u64 * 4).max(16);
+        let staging = uniform_buffer(
+            &self.device,
+            "fluid.download",
+            size,
+            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        );
+        let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("download") });
+        enc.copy_buffer_to_buffer(&f.buffers[f.map[field.index()]], 0, &staging, 0, size);
+        self.queue.submit([enc.finish()]);
+        let bytes = map_read(&self.device, &staging)?;
+        self.check_errors("download")?;
+        Ok(bytemuck::cast_slice::<u8, f32>(&bytes)[..len].to_vec())
+    }
+
+    fn run(&mut self, schedule: &Schedule, inputs: &StepInputs) -> Result<()> {
+        let grid = self.fields()?.grid;
+        if schedule.grid != grid.uniform() {
+            return Err(backend_err("the schedule was built for another grid"));
+        }
+        // Per-step inputs: one uniform and the splat list, written before the submission.
+        self.queue.write_buffer(&self.step_buf, 0, bytemuck::bytes_of(&inputs.uniform()));
+        let splats: Vec<SplatGpu> = inputs.splats.iter().map(|s| s.to_gpu()).collect();
+        self.ensure_capacity("splats", (splats.len().max(1) * 48) as u64);
+        if !splats.is_empty() {
+            self.queue.write_buffer(&self.splat_buf, 0, bytemuck::cast_slice(&splats));
+        }
+
+        // Parameter blocks, deduplicated (500 sweeps share one block).
+        let mut table = ParamTable::default();
+        let align = self.align;
+        let partials_for = |len: u32| len.div_ceil(REDUCE_WORKGROUP * 4).clamp(1, MAX_PARTIALS);
+        let mut plan: Vec<(Option<u32>, Option<u32>)> = Vec::with_capacity(schedule.ops.len());
+        for op in &schedule.ops {
+            plan.push(match op {
+                Op::Dispatch(d) => (
+                    match d.params {
+                        Params::None => None,
+                        p => Some(table.offset(p.bytes(), align)),
+                    },
+                    None,
+                ),
+                Op::Reduce { field, op, slot } => {
+                    let len = grid.len(*field) as u32;
+                    let p = ReduceParams {
+                        len,
+                        op: match op {
+                            ReduceOp::MaxAbs => REDUCE_MAX_ABS,
+                            ReduceOp::SumSquares => REDUCE_SUM_SQUARES,
+                        },
+                        slot: *slot as u32,
+                        partials: partials_for(len),
+                    };
+                    (Some(table.offset(bytemuck::bytes_of(&p), align)), Some(p.partials))
+                }
+                Op::Swap(..) => (None, None),
+            });
+        }
+        self.ensure_capacity("params", table.bytes.len().max(align) as u64);
+        if table.bytes != self.written_params {
+            self.queue.write_buffer(&self.params_buf, 0, &table.bytes);
+            self.written_params = table.bytes;
+        }
+        let slots = schedule.reduction_slots();
+        if slots as u64 > RESULT_SLOTS {
+            return Err(backend_err(format!("a schedule may use at most {RESULT_SLOTS} reduction slots")));
+        }
+
+        // Record every dispatch with the bindings the renames give at that point.
+        let mut map = self.fields()?.map;
+        let mut recorded: Vec<Recorded> = Vec::new();
+        let faces = (grid.nx + 1, grid.ny + 1);
+        for (op, (offset, partials)) in schedule.ops.iter().zip(plan) {
+            match op {
+                Op::Swap(a, b) => map.swap(a.index(), b.index()),
+                Op::Dispatch(d) => {
+                    let entry = d.kernel.name();
+                    let phys: Vec<usize> = d.fields.iter().map(|f| map[f.index()]).collect();
+                    let (w, h) = match d.kernel.domain() {
+                        fluid_core::schedule::Domain::Cells => (grid.nx, grid.ny),
+                        fluid_core::schedule::Domain::Faces => faces,
+                    };
+                    recorded.push(Recorded {
+                        entry,
+                        group0: self.group0(entry),
+                        offset,
+                        group1: self.group1(entry, phys)?,
+                        workgroups: (w.div_ceil(self.workgroup.0), h.div_ceil(self.workgroup.1)),
+                    });
+                }
+                Op::Reduce { field, .. } => {
+                    let phys = vec![map[field.index()], usize::MAX, usize::MAX - 1];
+                    for (entry, groups) in [("reduce_partial", partials.unwrap_or(1)), ("reduce_final", 1)] {
+                        recorded.push(Recorded {
+                            entry,
+                            group0: self.group0(entry),
+                            offset,
+                            group1: self.group1(entry, phys.clone())?,
+                            workgroups: (groups, 1),
+                        });
+                    }
+                }
+            }
+        }
+
+        let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("fluid.step") });
+        let timed = self.timing.is_some() && self.timestamps;
+        let mut query_sets = Vec::new();
+        if timed {
+            for chunk in recorded.chunks(2048) {
+                let set = self.device.create_query_set(&wgpu::QuerySetDescriptor {
+                    label: Some("fluid.timestamps"),
+                    ty: wgpu::QueryType::Timestamp,
+                    count: 2 * chunk.len() as u32,
+                });
+                query_sets.push(set);
+            }
+            for (k, r) in recorded.iter().enumerate() {
+                let set = &query_sets[k / 2048];
+                let q = 2 * (k % 2048) as u32;
+                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some(r.entry),
+                    timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
+                        query_set: set,
+                        beginning_of_pass_write_index: Some(q),
+                        end_of_pass_write_index: Some(q + 1),
+                    }),
+                });
+                encode(&mut pass, &self.pipelines, r);
+            }
+        } else {
+            let mut pass = enc
+                .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("fluid.step"), timestamp_writes: None });
+            for r in &recorded {
+                encode(&mut pass, &self.pipelines, r);
+            }
+        }
+        let mut resolve = Vec::new();
+        for (k, set) in query_sets.iter().enumerate() {
+            let n = 2 * recorded[k * 2048..].len().min(2048) as u32;
+            let size = 8 * u64::from(n);
+            let dst = uniform_buffer(
+                &self.device,
+                "fluid.timestamps.resolve",
+                size,
+                wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            );
+            let read = uniform_buffer(
+                &self.device,
+                "fluid.timestamps.read",
+                size,
+                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            );
+            enc.resolve_query_set(set, 0..n, &dst, 0);
+            enc.copy_buffer_to_buffer(&dst, 0, &read, 0, size);
+            resolve.push(read);
+        }
+        if slots > 0 {
+            enc.copy_buffer_to_buffer(&self.results_buf, 0, &self.results_read, 0, 4 * RESULT_SLOTS);
+        }
+        self.queue.submit([enc.finish()]);
+        if let Some(f) = self.fields.as_mut() {
+            f.map = map;
+        }
+        self.reduction_slots = slots;
+
+        if timed {
+            let period = f64::from(self.queue.get_timestamp_period());
+            let mut ticks: Vec<u64> = Vec::new();
+            for read in &resolve {
+                ticks.extend_from_slice(bytemuck::cast_slice(&map_read(&self.device, read)?));
+            }
+            if let Some(t) = self.timing.as_mut() {
+                for (k, r) in recorded.iter().enumerate() {
+                    let ns = ticks[2 * k + 1].saturating_sub(ticks[2 * k]) as f64 * period;
+                    let label = if r.entry.starts_with("reduce") { "reduce" } else { r.entry };
+                    let e = t.entry(label).or_insert((0, 0.0));
+                    e.0 += 1;
+                    e.1 += ns * 1e-6;
+                }
+            }
+        }
+        self.check_errors("run")
+    }
+
+    fn reductions(&mut self) -> Result<Vec<f64>> {
+        if self.reduction_slots == 0 {
+            return Ok(Vec::new());
+        }
+        let bytes = map_read(&self.device, &self.results_read)?;
+        let values: &[f32] = bytemuck::cast_slice(&bytes);
+        Ok(values[..self.reduction_slots].iter().map(|x| f64::from(*x)).collect())
+    }
+
+    fn copy_bandwidth(&mut self) -> Result<f64> {
+        // A compute-shader copy of 16 bytes per invocation between two large buffers: what a
+        // streaming kernel can reach (a transfer-queue copy can be slower on some devices).
+        let bytes = (1u64 << 30).min(self.max_binding / 16 * 16);
+        let usage = wgpu::BufferUsages::STORAGE;
+        let a = uniform_buffer(&self.device, "fluid.bandwidth.a", bytes, usage);
+        let b = uniform_buffer(&self.device, "fluid.bandwidth.b", bytes, usage);
+        let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("fluid.bandwidth"),
+            source: wgpu::ShaderSource::Wgsl(shaders::BANDWIDTH.into()),
+        });
+        let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("fluid.bandwidth"),
+            layout: None,
+            module: &module,
+            entry_point: Some("bandwidth"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        let layout = pipeline.get_bind_group_layout(0);
+        let groups: Vec<wgpu::BindGroup> = [(&a, &b), (&b, &a)]
+            .iter()
+            .map(|(s, d)| {
+                self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("fluid.bandwidth"),
+                    layout: &layout,
+                    entries: &[
+                        wgpu::BindGroupEntry { binding: 0, resource: s.as_entire_binding() },
+                        wgpu::BindGroupEntry { binding: 1, resource: d.as_entire_binding() },
+                    ],
+                })
+            })
+            .collect();
+        let invocations = bytes / 16;
+        let wg = invocations.div_ceil(256);
+        let (gx, gy) = if wg <= 65535 { (wg as u32, 1) } else { (65535u32, wg.div_ceil(65535) as u32) };
+        let copies = 20u32;
+        let mut best = f64::INFINITY;
+        for _ in 0..3 {
+            self.finish()?;
+            let t0 = std::time::Instant::now();
+            let mut enc =
+                self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("bandwidth") });
+            {
+                let mut pass =
+                    enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
+                pass.set_pipeline(&pipeline);
+                for k in 0..copies {
+                    pass.set_bind_group(0, &groups[(k % 2) as usize], &[]);
+                    pass.dispatch_workgroups(gx, gy, 1);
+                }
+            }
+            self.queue.submit([enc.finish()]);
+            self.finish()?;
+            best = best.min(t0.elapsed().as_secs_f64());
+        }
+        Ok(2.0 * bytes as f64 * f64::from(copies) / best / 1e9)
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| backend_err(format!("waiting for the GPU failed: {e}")))?;
+        self.check_errors("finish")
+    }
+
+    fn set_timing(&mut self, enabled: bool) -> Result<()> {
+        if enabled && !self.timestamps {
+            return Err(Error::Unsupported {
+                what: "per-kernel timings (timestamp queries)".into(),
+                by: format!("the adapter {}", self.adapter.name),
+            });
+        }
+        self.timing = enabled.then(BTreeMap::new);
+        Ok(())
+    }
+
+    fn take_timings(&mut self) -> Result<Vec<KernelTiming>> {
+        let t = self.timing.as_mut().ok_or_else(|| backend_err("timings were not enabled"))?;
+        Ok(std::mem::take(t)
+            .into_iter()
+            .map(|(k, (invocations, ms))| KernelTiming { label: format!("fluid.{k}"), invocations, ms })
+            .collect())
+    }
+}
+
+fn encode(pass: &mut wgpu::ComputePass<'_>, pipelines: &HashMap<&'static str, Pipeline>, r: &Recorded) {
+    pass.set_pipeline(&pipelines[r.entry].pipeline);
+    match r.offset {
+        Some(o) => pass.set_bind_group(0, &r.group0, &[o]),
+        None => pass.set_bind_group(0, &r.group0, &[]),
+    }
+    pass.set_bind_group(1, &r.group1, &[]);
+    pass.dispatch_workgroups(r.workgroups.0, r.workgroups.1, 1);
+}
+
+/// Map a `MAP_READ` buffer, wait for it, copy its bytes out, unmap.
+fn map_read(device: &wgpu::Device, buffer: &wgpu::Buffer) -> Result<Vec<u8>> {
+    let slice = buffer.slice(..);
+    let (tx, rx) = std::sync::mpsc::channel();
+    slice.map_async(wgpu::MapMode::Read, move |r| {
+        let _ = tx.send(r);
+    });
+    device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| backend_err(format!("waiting for the GPU failed: {e}")))?;
+    rx.recv()
+        .map_err(|_| backend_err("the map callback never ran"))?
+        .map_err(|e| backend_err(format!("cannot read a buffer back: {e}")))?;
+    let bytes = slice.get_mapped_range().map_err(|e| backend_err(format!("cannot read a buffer back: {e}")))?.to_vec();
+    buffer.unmap();
+    Ok(bytes)
+}
