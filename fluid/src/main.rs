@@ -148,9 +148,42 @@ fn info() {
     println!("backends in this build:");
     println!("  cpu     {}", if cfg!(feature = "cpu") { "yes (rayon)" } else { "no (build with --features cpu)" });
     println!("  wgpu    {}", if cfg!(feature = "wgpu") { "yes" } else { "no (build with --features wgpu)" });
-    println!("  vulkan  no (not implemented yet)");
+    println!(
+        "  vulkan  {}",
+        if cfg!(feature = "vulkan") {
+            "device discovery only (the backend is not implemented yet)"
+        } else {
+            "no (not implemented yet; --features vulkan lists the Vulkan devices)"
+        }
+    );
     wgpu_adapters();
+    vulkan_devices();
 }
+
+#[cfg(feature = "vulkan")]
+fn vulkan_devices() {
+    match fluid_vulkan::physical_devices() {
+        Err(e) => println!("Vulkan physical devices: none ({e})"),
+        Ok(devices) if devices.is_empty() => println!("Vulkan physical devices: none"),
+        Ok(devices) => {
+            println!("Vulkan physical devices:");
+            println!("  {:<40} {:<14} {:<9} {:<10} timestamp period", "name", "type", "API", "timestamps");
+            for d in devices {
+                println!(
+                    "  {:<40} {:<14} {:<9} {:<10} {} ns",
+                    d.name,
+                    d.device_type,
+                    d.api_version,
+                    if d.timestamps { "yes" } else { "no" },
+                    d.timestamp_period_ns
+                );
+            }
+        }
+    }
+}
+
+#[cfg(not(feature = "vulkan"))]
+fn vulkan_devices() {}
 
 #[cfg(feature = "wgpu")]
 fn wgpu_adapters() {
@@ -281,10 +314,15 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     );
     bar.set_message(format!("{name} {}x{} on {}", grid.nx, grid.ny, sim.backend_mut().name()));
     let mut stepping = std::time::Duration::ZERO;
+    // With --json, every step's projection quality too (one diagnostics pass per step, not timed).
+    let mut per_step: Vec<fluid::Diagnostics> = Vec::new();
     for k in 1..=args.steps {
         let t0 = Instant::now();
         sim.step(dt)?;
         stepping += t0.elapsed();
+        if args.json {
+            per_step.push(sim.diagnostics()?);
+        }
         if frames_wanted && (k % every == 0 || k == args.steps) {
             let rgba = sim.render()?;
             if args.png {
@@ -326,6 +364,8 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             "max_divergence": diag.max_divergence,
             "residual": diag.residual,
             "timings_note": timing_note,
+            "residual_per_step": per_step.iter().map(|d| d.residual).collect::<Vec<_>>(),
+            "max_divergence_per_step": per_step.iter().map(|d| d.max_divergence).collect::<Vec<_>>(),
             "timings": timings.iter().map(|t| serde_json::json!({
                 "label": t.label, "invocations": t.invocations, "ms": t.ms,
             })).collect::<Vec<_>>(),

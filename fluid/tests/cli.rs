@@ -85,6 +85,10 @@ fn json_summary_has_the_documented_keys() {
     }
     assert_eq!(v["grid"], serde_json::json!([32, 32]));
     assert_eq!(v["backend"], "cpu");
+    let per_step = v["residual_per_step"].as_array().expect("residual per step");
+    assert_eq!(per_step.len(), 3);
+    assert_eq!(per_step[2], v["residual"], "the last step's residual is the summary's");
+    assert_eq!(v["max_divergence_per_step"].as_array().expect("max div per step").len(), 3);
 }
 
 #[test]
@@ -244,4 +248,14 @@ mod wgpu {
         let err = text(&out.stderr);
         assert!(err.contains("no-such-gpu") && err.contains("adapters:"), "{err}");
     }
+}
+
+#[cfg(feature = "vulkan")]
+#[test]
+fn info_lists_the_vulkan_physical_devices() {
+    let out = fluid(&["info"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    let section = s.split("Vulkan physical devices:").nth(1).unwrap_or_else(|| panic!("no Vulkan section: {s}"));
+    assert!(section.lines().nth(2).is_some_and(|l| !l.trim().is_empty()), "at least one device: {s}");
 }
