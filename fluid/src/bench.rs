@@ -10,7 +10,7 @@ use std::time::Instant;
 use fluid_core::schedule::Schedule;
 use serde::Serialize;
 
-use crate::{Backend, Error, FieldId, Result, Scene, Simulation, StepInputs};
+use crate::{Backend, FieldId, Result, Scene, Simulation, StepInputs};
 
 /// What to measure.
 #[derive(Clone, Debug)]
@@ -54,15 +54,12 @@ pub struct BenchRow {
     pub kernels: Vec<(String, f64)>,
 }
 
+/// The scene on an `n × n` grid (as `--set grid.nx=n --set grid.ny=n` would give), checked.
 fn resized(scene: &Scene, n: u32) -> Result<Scene> {
-    let ov: Vec<_> = [format!("grid.nx={n}"), format!("grid.ny={n}")]
-        .iter()
-        .map(|s| crate::parse_override(s))
-        .collect::<Result<_>>()?;
-    let text =
-        toml::to_string(scene).map_err(|e| Error::Scene { origin: scene.name.clone(), message: e.to_string() })?;
-    let mut s = Scene::from_toml_with(&text, &scene.name, &ov)?;
-    s.name = scene.name.clone();
+    let mut s = scene.clone();
+    s.grid.nx = n;
+    s.grid.ny = n;
+    s.validate()?;
     Ok(s)
 }
 
