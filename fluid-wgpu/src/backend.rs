@@ -425,21 +425,28 @@ impl WgpuBackend {
         Ok(g)
     }
 
-    fn ensure_capacity(&mut self, which: &str, needed: u64) {
-        let (buf, usage) = match which {
-            "splats" => (&mut self.splat_buf, wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST),
-            _ => (&mut self.params_buf, wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST),
+    /// Grow a per-step input buffer to hold `needed` bytes (its bind groups are rebuilt).
+    fn ensure_capacity(&mut self, which: Grown, needed: u64) {
+        let (buf, usage, label) = match which {
+            Grown::Splats => (&mut self.splat_buf, wgpu::BufferUsages::STORAGE, "fluid.splats"),
+            Grown::Params => (&mut self.params_buf, wgpu::BufferUsages::UNIFORM, "fluid.params"),
         };
         if buf.size() >= needed {
             return;
         }
-        let size = needed.next_power_of_two();
-        *buf = uniform_buffer(&self.device, &format!("fluid.{which}"), size, usage);
+        *buf = uniform_buffer(&self.device, label, needed.next_power_of_two(), usage | wgpu::BufferUsages::COPY_DST);
         self.group0.clear();
-        if which == "params" {
+        if which == Grown::Params {
             self.written_params.clear();
         }
     }
+}
+
+/// The buffers [`WgpuBackend::ensure_capacity`] grows.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Grown {
+    Splats,
+    Params,
 }
 
 /// One recorded dispatch of a run.
@@ -535,7 +542,7 @@ impl Backend for WgpuBackend {
         // Per-step inputs: one uniform and the splat list, written before the submission.
         self.queue.write_buffer(&self.step_buf, 0, bytemuck::bytes_of(&inputs.uniform()));
         let splats: Vec<SplatGpu> = inputs.splats.iter().map(|s| s.to_gpu()).collect();
-        self.ensure_capacity("splats", (splats.len().max(1) * 48) as u64);
+        self.ensure_capacity(Grown::Splats, (splats.len().max(1) * size_of::<SplatGpu>()) as u64);
         if !splats.is_empty() {
             self.queue.write_buffer(&self.splat_buf, 0, bytemuck::cast_slice(&splats));
         }
@@ -570,7 +577,7 @@ impl Backend for WgpuBackend {
                 Op::Swap(..) => (None, None),
             });
         }
-        self.ensure_capacity("params", table.bytes.len().max(align) as u64);
+        self.ensure_capacity(Grown::Params, table.bytes.len().max(align) as u64);
         if table.bytes != self.written_params {
             self.queue.write_buffer(&self.params_buf, 0, &table.bytes);
             self.written_params = table.bytes;

@@ -154,6 +154,10 @@ fn timed_kernels(
 
 /// Run the benchmark; rows in backend-major order.
 pub fn run(cfg: &BenchConfig, mut progress: impl FnMut(&str)) -> Result<Vec<BenchRow>> {
+    // Every name before any work, so a typo in the last one does not waste the others' runs.
+    for name in &cfg.backends {
+        crate::check_backend_name(name)?;
+    }
     let mut rows = Vec::new();
     for name in &cfg.backends {
         let mut probe = crate::backend_with_threads(name, cfg.threads)?;

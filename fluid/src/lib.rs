@@ -46,14 +46,23 @@ pub fn backend(name: &str) -> Result<Box<dyn Backend>> {
 
 /// A backend by name; `threads` sets the CPU backend's worker count (`0`: one per core).
 pub fn backend_with_threads(name: &str, threads: usize) -> Result<Box<dyn Backend>> {
+    check_backend_name(name)?;
     match name {
         "cpu" => cpu_backend(threads),
         "wgpu" => wgpu_backend(),
-        "vulkan" => Err(Error::Unsupported {
+        _ => Err(Error::Unsupported {
             what: "backend `vulkan`".into(),
             by: "this version of fluid (the Vulkan backend is not implemented yet; use `cpu` or `wgpu`)".into(),
         }),
-        other => Err(Error::invalid("backend", other, format!("known backends: {}", BACKENDS.join(", ")))),
+    }
+}
+
+/// Refuse a backend name that is not one of [`BACKENDS`], naming the known ones.
+pub fn check_backend_name(name: &str) -> Result<()> {
+    if BACKENDS.contains(&name) {
+        Ok(())
+    } else {
+        Err(Error::invalid("backend", name, format!("known backends: {}", BACKENDS.join(", "))))
     }
 }
 

@@ -225,13 +225,6 @@ fn bench(args: &BenchArgs) -> Result<(), Failure> {
     } else {
         args.backends.clone()
     };
-    for b in &backends {
-        if !fluid::BACKENDS.contains(&b.as_str()) {
-            return Err(
-                Error::invalid("--backends", b, format!("known backends: {}", fluid::BACKENDS.join(", "))).into()
-            );
-        }
-    }
     let cfg = fluid::bench::BenchConfig {
         scene: load_scene(&args.scene, &args.set)?,
         sizes: args.sizes.clone(),

@@ -163,6 +163,7 @@ fn bad_input_gets_a_clear_message_and_exit_code_2() {
     bad(&["run", "smoke", "--set", "novalue"], &["novalue", "key=value"]);
     bad(&["run", "smoke", "--set", "params.boundary.x=open"], &["open", "not supported"]);
     bad(&["run", "smoke", "--backend", "metal"], &["metal", "cpu"]);
+    bad(&["bench", "--backends", "cpu,metal", "--sizes", "8", "--steps", "1"], &["metal", "known backends"]);
     bad(&["run", "smoke", "--steps", "0"], &["--steps"]);
     bad(&["run", "smoke", "--steps", "-3"], &["-3"]);
     bad(&["run", "/nonexistent/scene.toml"], &["/nonexistent/scene.toml"]);
