@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs every check CI runs (formatting, clippy, docs, all tests, the NumPy read-back of the
 # .npy dumps, the generated SPIR-V), after installing what they need on a Debian machine: NumPy
-# for python3, Khronos' spirv-val (spirv-tools), and Mesa's software Vulkan driver (lavapipe)
-# where no Vulkan driver is installed, so the GPU conformance suite runs. A missing GPU adapter
-# is a test failure, never a skip.
+# for python3, Khronos' spirv-val (spirv-tools) and validation layer, and Mesa's software Vulkan
+# driver (lavapipe) where no Vulkan driver is installed, so the GPU conformance suites (wgpu and
+# vulkan) run. A missing GPU adapter or Vulkan device is a test failure, never a skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,6 +27,13 @@ if ! ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json >/dev/null 2>&1 
   as_root apt-get update -qq
   as_root apt-get install -y -qq mesa-vulkan-drivers libvulkan1
 fi
+# The Khronos validation layer: the Vulkan backend's tests run under it (debug builds turn it on
+# when installed) and FLUID_REQUIRE_VALIDATION=1 makes its absence a failure.
+if ! ls /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json >/dev/null 2>&1; then
+  as_root apt-get update -qq
+  as_root apt-get install -y -qq vulkan-validationlayers
+fi
+export FLUID_REQUIRE_VALIDATION=1
 if ! command -v spirv-val >/dev/null 2>&1; then
   as_root apt-get update -qq
   as_root apt-get install -y -qq spirv-tools

@@ -22,5 +22,5 @@ pub use error::{Error, Result};
 pub use grid::{Boundary, FieldId, FieldKind, Grid};
 pub use params::SimParams;
 pub use scene::Scene;
-pub use schedule::{Dispatch, Kernel, Op, Params, ReduceOp, Schedule};
+pub use schedule::{Dispatch, Kernel, Op, Params, ReduceOp, Schedule, ShaderEntry};
 pub use splat::{Falloff, Splat};

@@ -133,6 +133,30 @@ impl Kernel {
         }
     }
 
+    /// Whether the kernel reads a parameter block ([`Params`] other than `None`).
+    pub fn has_params(self) -> bool {
+        matches!(
+            self,
+            Kernel::AdvectVelocity
+                | Kernel::AdvectCells
+                | Kernel::ApplyForces
+                | Kernel::DiffuseVelocity
+                | Kernel::Jacobi
+                | Kernel::JacobiMultisweep
+        )
+    }
+
+    /// The GPU shader entry point of this kernel.
+    pub fn entry(self) -> ShaderEntry {
+        ShaderEntry {
+            name: self.name(),
+            file: self.name(),
+            storage: self.bindings(),
+            params: self.has_params(),
+            splats: self == Kernel::Splat,
+        }
+    }
+
     /// The binding slots, in order. A [`Dispatch`] names one field per slot.
     pub fn bindings(self) -> &'static [Binding] {
         match self {
@@ -160,6 +184,43 @@ impl Kernel {
             Kernel::SubtractGradient => &[b!("u", RW), b!("v", RW), b!("pressure", R)],
             Kernel::Residual => &[b!("pressure", R), b!("divergence", R), b!("residual", W)],
         }
+    }
+}
+
+/// The interface of one GPU shader entry point, the same for both GPU backends: group 0 holds
+/// the grid uniform (binding 0), the step uniform (1), the parameter block (2, at a dynamic
+/// offset) when [`ShaderEntry::params`] and the splat list (3) when [`ShaderEntry::splats`];
+/// group 1 holds one storage buffer per slot of [`ShaderEntry::storage`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShaderEntry {
+    /// Entry point name (= file stem of `fluid-vulkan/shaders/gen/<name>.spv`).
+    pub name: &'static str,
+    /// The shader file it lives in (`fluid-wgpu/shaders/<file>.wgsl`).
+    pub file: &'static str,
+    /// The group-1 storage buffers, in binding order.
+    pub storage: &'static [Binding],
+    /// Whether it reads a parameter block.
+    pub params: bool,
+    /// Whether it reads the splat list.
+    pub splats: bool,
+}
+
+/// Storage slots of the two reduction entries: data, partials, results.
+const REDUCE_STORAGE: &[Binding] = &[b!("data", R), b!("partials", RW), b!("results", RW)];
+
+impl ShaderEntry {
+    /// The reduction's first pass (one partial per workgroup).
+    pub const REDUCE_PARTIAL: ShaderEntry =
+        ShaderEntry { name: "reduce_partial", file: "reduce", storage: REDUCE_STORAGE, params: true, splats: false };
+    /// The reduction's second pass (partials to a result slot).
+    pub const REDUCE_FINAL: ShaderEntry =
+        ShaderEntry { name: "reduce_final", file: "reduce", storage: REDUCE_STORAGE, params: true, splats: false };
+
+    /// Every entry point a schedule can need: one per kernel, then the two reduction passes.
+    pub fn all() -> Vec<ShaderEntry> {
+        let mut v: Vec<ShaderEntry> = Kernel::ALL.iter().map(|k| k.entry()).collect();
+        v.extend([ShaderEntry::REDUCE_PARTIAL, ShaderEntry::REDUCE_FINAL]);
+        v
     }
 }
 

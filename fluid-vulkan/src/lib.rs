@@ -1,15 +1,24 @@
 //! # fluid-vulkan
 //!
-//! The raw Vulkan backend (ash, SPIR-V generated from the WGSL kernels by `cargo xtask shaders`) —
-//! not implemented yet: [`VulkanBackend::new`] returns [`fluid_core::Error::Unsupported`]. The
-//! SPIR-V is already generated and committed: `shaders/gen/<entry>.spv`, one module per entry
-//! point of `fluid_wgpu::shaders` (16×16 workgroups, bounds checks `Restrict`, SPIR-V 1.3, no
-//! debug info), checked fresh by `cargo xtask shaders --check` and validated by
-//! `spirv-val --target-env vulkan1.1` in CI.
+//! The raw Vulkan backend of the fluid engine: ash 0.38 over the system's Vulkan loader (opened
+//! at run time, so a machine without Vulkan gets an error, not a link failure), memory through
+//! gpu-allocator, and the SPIR-V that `cargo xtask shaders` compiles from the very WGSL files the
+//! wgpu backend runs (`shaders/gen/<entry>.spv`, committed; 16×16 workgroups, bounds checks
+//! `Restrict`, SPIR-V 1.3, no debug info; checked fresh by `cargo xtask shaders --check` and by
+//! `spirv-val --target-env vulkan1.1` in CI).
 //!
-//! What works today is device discovery ([`physical_devices`]), which `fluid info` shows. The
-//! Vulkan loader is opened at run time (`libvulkan.so.1`), so a machine without Vulkan gets an
-//! error, not a link failure.
+//! What it does differently from wgpu, and why it exists: a schedule is recorded **once** into a
+//! command buffer and replayed every step; per-step inputs (dt, splats) are copied from a
+//! host-visible ring slot by a small pre-recorded command buffer submitted in front of it;
+//! pipeline barriers go only between dispatches that touch the same buffer (read after write,
+//! write after read or write). See [`VulkanBackend`].
+//!
+//! Device choice: the first discrete GPU, else integrated, virtual, CPU; the environment variable
+//! `FLUID_VULKAN_DEVICE` picks the device whose name contains it (case-insensitive).
+//! Validation: the Khronos validation layer is enabled in debug builds when it is installed
+//! (Debian: `vulkan-validationlayers`); `FLUID_VULKAN_VALIDATION=1` asks for it in any build (an
+//! error when it is missing), `=0` turns it off. Validation errors make the next backend call fail
+//! with the layer's message.
 //!
 //! This is the one crate of the workspace allowed `unsafe`: every call into Vulkan is. Each
 //! block says why it is sound in a `// SAFETY:` comment (enforced by
@@ -17,13 +26,29 @@
 #![expect(unsafe_code, reason = "raw Vulkan through ash: every Vulkan call is unsafe")]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
-use std::ffi::CStr;
+mod backend;
+pub mod spirv;
+
+pub use backend::VulkanBackend;
+
+use std::ffi::{CStr, c_void};
+use std::sync::{Arc, Mutex};
 
 use ash::vk;
 use fluid_core::{Error, Result};
 
-fn vk_err(what: &str, e: impl std::fmt::Display) -> Error {
-    Error::Backend { backend: "vulkan", message: format!("{what}: {e}") }
+const NAME: &str = "vulkan";
+const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
+/// The layer's extension that turns on synchronization validation.
+const VALIDATION_FEATURES: &CStr = c"VK_EXT_validation_features";
+
+fn vk_err(what: &str, e: vk::Result) -> Error {
+    let message = if e == vk::Result::ERROR_DEVICE_LOST {
+        format!("{what}: the device was lost ({e})")
+    } else {
+        format!("{what}: {e}")
+    };
+    Error::Backend { backend: NAME, message }
 }
 
 /// One Vulkan physical device as `fluid info` shows it.
@@ -43,38 +68,143 @@ pub struct DeviceSummary {
     pub timestamp_period_ns: f32,
 }
 
-/// An instance that destroys itself.
+/// Messages of the validation layer: errors fail the next backend call.
+type MessageLog = Arc<Mutex<Vec<String>>>;
+
+/// An instance (with its validation messenger, when on) that destroys itself.
 struct Instance {
-    _entry: ash::Entry,
+    entry: ash::Entry,
     instance: ash::Instance,
+    debug: Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
+    /// Kept alive while the messenger may call back with a pointer to it.
+    log: MessageLog,
 }
 
 impl Drop for Instance {
     fn drop(&mut self) {
-        // SAFETY: the instance was created by `Instance::new`, no object created from it is
-        // alive (only physical-device handles, which need no destruction), and it is destroyed
-        // exactly once, here.
+        if let Some((utils, messenger)) = self.debug.take() {
+            // SAFETY: the messenger was created from this instance and is destroyed once, before it.
+            unsafe { utils.destroy_debug_utils_messenger(messenger, None) };
+        }
+        // SAFETY: the instance was created by `Instance::new`; every object created from it has
+        // been destroyed by its owner (which holds the instance and drops it last); it is
+        // destroyed exactly once, here.
         unsafe { self.instance.destroy_instance(None) };
     }
 }
 
+/// Collects the validation layer's errors and warnings.
+///
+/// # Safety
+/// Called by the Vulkan loader with `user` = the `Arc<Mutex<Vec<String>>>` pointer given at
+/// messenger creation (alive until the messenger is destroyed) and a valid callback-data pointer.
+unsafe extern "system" fn on_message(
+    severity: vk::DebugUtilsMessageSeverityFlagsEXT,
+    _types: vk::DebugUtilsMessageTypeFlagsEXT,
+    data: *const vk::DebugUtilsMessengerCallbackDataEXT<'_>,
+    user: *mut c_void,
+) -> vk::Bool32 {
+    if data.is_null() || user.is_null() {
+        return vk::FALSE;
+    }
+    // SAFETY: per the callback's contract `data` is valid for the duration of the call.
+    let message = unsafe { (*data).message_as_c_str() }
+        .map(|m| m.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "(no message)".into());
+    if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::ERROR) {
+        // SAFETY: `user` is the pointer of the `MessageLog` the owning `Instance` keeps alive
+        // until the messenger is destroyed.
+        let log = unsafe { &*(user as *const Mutex<Vec<String>>) };
+        if let Ok(mut v) = log.lock() {
+            v.push(message);
+        }
+    } else {
+        eprintln!("vulkan validation: {message}");
+    }
+    vk::FALSE
+}
+
+/// Whether to enable the validation layer: `FLUID_VULKAN_VALIDATION` (0/1), else debug builds
+/// when installed.
+fn validation_wanted(entry: &ash::Entry) -> Result<bool> {
+    // SAFETY: `entry` is a loaded Vulkan entry; enumerating layers has no preconditions.
+    let installed = unsafe { entry.enumerate_instance_layer_properties() }
+        .map_err(|e| vk_err("vkEnumerateInstanceLayerProperties", e))?
+        .iter()
+        .any(|l| l.layer_name_as_c_str().is_ok_and(|n| n == VALIDATION_LAYER));
+    match std::env::var("FLUID_VULKAN_VALIDATION").ok().as_deref() {
+        Some("1") if !installed => Err(Error::Unsupported {
+            what: "FLUID_VULKAN_VALIDATION=1 (the Khronos validation layer)".into(),
+            by: "this machine: it is not installed (Debian: apt-get install vulkan-validationlayers)".into(),
+        }),
+        Some("1") => Ok(true),
+        Some("0") => Ok(false),
+        Some(other) => Err(Error::invalid("FLUID_VULKAN_VALIDATION", other, "expected 0 or 1")),
+        None => Ok(cfg!(debug_assertions) && installed),
+    }
+}
+
 impl Instance {
-    fn new() -> Result<Instance> {
+    fn new(with_validation: bool) -> Result<Instance> {
         // SAFETY: loading the system's Vulkan loader runs its initialisers; that is the
         // documented way to use a run-time loaded `libvulkan`, and no Vulkan object exists yet.
         let entry = unsafe { ash::Entry::load() }.map_err(|e| Error::Unsupported {
             what: "Vulkan".into(),
             by: format!("this machine: the Vulkan loader could not be opened ({e}); install libvulkan1"),
         })?;
+        let validation = with_validation && validation_wanted(&entry)?;
         let app = vk::ApplicationInfo::default()
             .application_name(c"fluid")
             .engine_name(c"fluid")
             .api_version(vk::API_VERSION_1_1);
-        let info = vk::InstanceCreateInfo::default().application_info(&app);
-        // SAFETY: `info` and the `app` it points to are valid for the duration of the call; no
-        // allocator callbacks are passed.
+        let layers = [VALIDATION_LAYER.as_ptr()];
+        let extensions = [ash::ext::debug_utils::NAME.as_ptr(), VALIDATION_FEATURES.as_ptr()];
+        // Synchronization validation too: it checks the barriers this backend places.
+        let enables = [vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION];
+        let mut features = vk::ValidationFeaturesEXT::default().enabled_validation_features(&enables);
+        let mut info = vk::InstanceCreateInfo::default().application_info(&app);
+        if validation {
+            info = info.enabled_layer_names(&layers).enabled_extension_names(&extensions).push_next(&mut features);
+        }
+        // SAFETY: `info` and everything it points to (app info, layer and extension names) are
+        // valid for the duration of the call; no allocator callbacks are passed.
         let instance = unsafe { entry.create_instance(&info, None) }.map_err(|e| vk_err("vkCreateInstance", e))?;
-        Ok(Instance { _entry: entry, instance })
+        let log: MessageLog = Arc::new(Mutex::new(Vec::new()));
+        let mut inst = Instance { entry, instance, debug: None, log };
+        if validation {
+            let utils = ash::ext::debug_utils::Instance::new(&inst.entry, &inst.instance);
+            let info = vk::DebugUtilsMessengerCreateInfoEXT::default()
+                .message_severity(
+                    vk::DebugUtilsMessageSeverityFlagsEXT::ERROR | vk::DebugUtilsMessageSeverityFlagsEXT::WARNING,
+                )
+                .message_type(
+                    vk::DebugUtilsMessageTypeFlagsEXT::GENERAL
+                        | vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION
+                        | vk::DebugUtilsMessageTypeFlagsEXT::PERFORMANCE,
+                )
+                .pfn_user_callback(Some(on_message))
+                .user_data(Arc::as_ptr(&inst.log) as *mut c_void);
+            // SAFETY: the instance enabled VK_EXT_debug_utils; the user-data pointer stays valid
+            // because `inst.log` lives as long as `inst`, which destroys the messenger first.
+            let messenger = unsafe { utils.create_debug_utils_messenger(&info, None) }
+                .map_err(|e| vk_err("vkCreateDebugUtilsMessengerEXT", e))?;
+            inst.debug = Some((utils, messenger));
+        }
+        Ok(inst)
+    }
+
+    fn validation(&self) -> bool {
+        self.debug.is_some()
+    }
+
+    /// Validation errors since the last call, as one error.
+    fn take_errors(&self, what: &str) -> Result<()> {
+        let mut log = self.log.lock().map_err(|_| Error::Backend { backend: NAME, message: "log poisoned".into() })?;
+        if log.is_empty() {
+            return Ok(());
+        }
+        let all = log.drain(..).collect::<Vec<_>>().join("; ");
+        Err(Error::Backend { backend: NAME, message: format!("{what}: validation error: {all}") })
     }
 }
 
@@ -88,48 +218,48 @@ fn device_type(t: vk::PhysicalDeviceType) -> &'static str {
     }
 }
 
+/// Preference of a device type when none is named: lower is better.
+fn type_rank(t: vk::PhysicalDeviceType) -> u32 {
+    match t {
+        vk::PhysicalDeviceType::DISCRETE_GPU => 0,
+        vk::PhysicalDeviceType::INTEGRATED_GPU => 1,
+        vk::PhysicalDeviceType::VIRTUAL_GPU => 2,
+        vk::PhysicalDeviceType::CPU => 3,
+        _ => 4,
+    }
+}
+
+fn summarize(props: &vk::PhysicalDeviceProperties) -> DeviceSummary {
+    let name = props
+        .device_name_as_c_str()
+        .map(CStr::to_string_lossy)
+        .map(|s| s.into_owned())
+        .unwrap_or_else(|_| "(unnamed device)".into());
+    let v = props.api_version;
+    DeviceSummary {
+        name,
+        device_type: device_type(props.device_type).into(),
+        api_version: format!("{}.{}.{}", vk::api_version_major(v), vk::api_version_minor(v), vk::api_version_patch(v)),
+        driver_version: props.driver_version,
+        timestamps: props.limits.timestamp_compute_and_graphics == vk::TRUE,
+        timestamp_period_ns: props.limits.timestamp_period,
+    }
+}
+
 /// The Vulkan physical devices of this machine, in the loader's order.
 pub fn physical_devices() -> Result<Vec<DeviceSummary>> {
-    let inst = Instance::new()?;
+    let inst = Instance::new(false)?;
     // SAFETY: `inst.instance` is a live instance (dropped only at the end of this function).
     let devices =
         unsafe { inst.instance.enumerate_physical_devices() }.map_err(|e| vk_err("vkEnumeratePhysicalDevices", e))?;
-    let mut out = Vec::with_capacity(devices.len());
-    for pd in devices {
-        // SAFETY: `pd` was just returned by this live instance.
-        let props = unsafe { inst.instance.get_physical_device_properties(pd) };
-        let name = props
-            .device_name_as_c_str()
-            .map(CStr::to_string_lossy)
-            .map(|s| s.into_owned())
-            .unwrap_or_else(|_| "(unnamed device)".into());
-        let v = props.api_version;
-        out.push(DeviceSummary {
-            name,
-            device_type: device_type(props.device_type).into(),
-            api_version: format!(
-                "{}.{}.{}",
-                vk::api_version_major(v),
-                vk::api_version_minor(v),
-                vk::api_version_patch(v)
-            ),
-            driver_version: props.driver_version,
-            timestamps: props.limits.timestamp_compute_and_graphics == vk::TRUE,
-            timestamp_period_ns: props.limits.timestamp_period,
-        });
-    }
-    Ok(out)
-}
-
-/// The Vulkan backend (placeholder until its issue lands).
-#[derive(Debug)]
-pub struct VulkanBackend(());
-
-impl VulkanBackend {
-    /// Always [`Error::Unsupported`] in this version.
-    pub fn new() -> Result<VulkanBackend> {
-        Err(Error::Unsupported { what: "the vulkan backend".into(), by: "this version of fluid".into() })
-    }
+    Ok(devices
+        .into_iter()
+        .map(|pd| {
+            // SAFETY: `pd` was just returned by this live instance.
+            let props = unsafe { inst.instance.get_physical_device_properties(pd) };
+            summarize(&props)
+        })
+        .collect())
 }
 
 #[cfg(test)]

@@ -5,9 +5,9 @@ use crate::shaders;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
-use fluid_core::schedule::{Op, Params, ReduceOp};
+use fluid_core::schedule::{Access, Op, Params, ReduceOp, ShaderEntry};
 use fluid_core::uniforms::{REDUCE_MAX_ABS, REDUCE_SUM_SQUARES, ReduceParams, SplatGpu};
-use fluid_core::{Backend, Error, FieldId, Grid, Kernel, KernelTiming, Result, Schedule, StepInputs};
+use fluid_core::{Backend, Error, FieldId, Grid, KernelTiming, Result, Schedule, StepInputs};
 
 const NAME: &str = "wgpu";
 const REDUCE_WORKGROUP: u32 = 256;
@@ -274,27 +274,10 @@ impl WgpuBackend {
 
     fn build_pipelines(&mut self) -> Result<()> {
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let mut entries: Vec<(&'static str, &'static str, Vec<bool>, bool, bool)> = Kernel::ALL
-            .iter()
-            .map(|k| {
-                let writable = k.bindings().iter().map(|b| b.access != fluid_core::schedule::Access::Read).collect();
-                let has_params = matches!(
-                    k,
-                    Kernel::AdvectVelocity
-                        | Kernel::AdvectCells
-                        | Kernel::ApplyForces
-                        | Kernel::DiffuseVelocity
-                        | Kernel::Jacobi
-                        | Kernel::JacobiMultisweep
-                );
-                (k.name(), k.name(), writable, has_params, *k == Kernel::Splat)
-            })
-            .collect();
-        for entry in shaders::REDUCE_ENTRIES {
-            entries.push(("reduce", entry, vec![false, true, true], true, false));
-        }
         let mut modules: HashMap<&str, wgpu::ShaderModule> = HashMap::new();
-        for (stem, entry, writable, has_params, has_splats) in entries {
+        for ShaderEntry { name: entry, file: stem, storage, params: has_params, splats: has_splats } in
+            ShaderEntry::all()
+        {
             if !modules.contains_key(stem) {
                 let src = shaders::source_with_workgroup(stem, self.workgroup)
                     .ok_or_else(|| backend_err(format!("no shader {stem}")))?;
@@ -314,7 +297,7 @@ impl WgpuBackend {
                 },
                 count: None,
             };
-            let storage = |binding: u32, writable: bool| wgpu::BindGroupLayoutEntry {
+            let storage_entry = |binding: u32, writable: bool| wgpu::BindGroupLayoutEntry {
                 binding,
                 visibility: wgpu::ShaderStages::COMPUTE,
                 ty: wgpu::BindingType::Buffer {
@@ -329,9 +312,10 @@ impl WgpuBackend {
                 g0.push(uniform(2, true));
             }
             if has_splats {
-                g0.push(storage(3, false));
+                g0.push(storage_entry(3, false));
             }
-            let g1: Vec<_> = writable.iter().enumerate().map(|(i, w)| storage(i as u32, *w)).collect();
+            let g1: Vec<_> =
+                storage.iter().enumerate().map(|(i, b)| storage_entry(i as u32, b.access != Access::Read)).collect();
             let label = format!("fluid.{entry}");
             let group0 = self
                 .device

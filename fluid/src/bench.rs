@@ -3,7 +3,10 @@
 //! Each row: median milliseconds per step (the median of several timed batches, each ended by
 //! waiting for the device), cells per second, effective bandwidth (the step's compulsory traffic,
 //! [`fluid_core::Schedule::bytes_moved`], over its time) and its share of the device's measured
-//! copy bandwidth, and the per-kernel milliseconds where the backend measures them.
+//! copy bandwidth, the per-kernel milliseconds where the backend measures them, and the parity
+//! error against the CPU backend: the relative L2 difference ‖x − x_cpu‖ / ‖x_cpu‖ of the state
+//! (u, v, density, temperature, dye; `pressure` for `--jacobi`) after `parity_steps` steps from
+//! the scene's initial state, the CPU reference computed once per size.
 
 use std::time::Instant;
 
@@ -27,6 +30,8 @@ pub struct BenchConfig {
     pub jacobi_only: bool,
     /// CPU threads (0: all cores).
     pub threads: usize,
+    /// Steps of the parity check against the CPU backend (0: no check).
+    pub parity_steps: u32,
 }
 
 /// One measured row.
@@ -52,6 +57,8 @@ pub struct BenchRow {
     pub copy_gb_per_s: Option<f64>,
     /// Per-kernel milliseconds per step, where the backend measures them.
     pub kernels: Vec<(String, f64)>,
+    /// Relative L2 difference from the CPU backend after the parity steps (`None`: not checked).
+    pub parity_rel_l2: Option<f64>,
 }
 
 /// The scene on an `n × n` grid (as `--set grid.nx=n --set grid.ny=n` would give), checked.
@@ -130,7 +137,54 @@ fn bench_one(cfg: &BenchConfig, backend: Box<dyn Backend>, n: u32, copy: Option<
         bandwidth_share: copy.map(|c| gb / c),
         copy_gb_per_s: copy,
         kernels,
+        parity_rel_l2: None,
     })
+}
+
+/// The fields the parity check compares.
+fn parity_fields(cfg: &BenchConfig) -> &'static [FieldId] {
+    if cfg.jacobi_only {
+        &[FieldId::Pressure]
+    } else {
+        &[FieldId::U, FieldId::V, FieldId::Density, FieldId::Temperature, FieldId::Dye]
+    }
+}
+
+/// The state after the parity steps on `backend`, fields concatenated.
+fn parity_state(cfg: &BenchConfig, backend: Box<dyn Backend>, n: u32) -> Result<Vec<f32>> {
+    let scene = resized(&cfg.scene, n)?;
+    let grid = scene.grid()?;
+    let dt = scene.params.dt;
+    let mut sim = Simulation::new(scene.clone(), backend)?;
+    if cfg.jacobi_only {
+        let pr = &scene.params.pressure;
+        let schedule = Schedule::jacobi_sweeps(&grid, pr.solver, pr.omega, cfg.parity_steps);
+        let ramp: Vec<f32> = (0..grid.cells()).map(|k| (k % 97) as f32 * 0.01).collect();
+        sim.set_field(FieldId::Divergence, &ramp)?;
+        sim.backend_mut().run(&schedule, &StepInputs { dt, ..StepInputs::default() })?;
+    } else {
+        for _ in 0..cfg.parity_steps {
+            sim.step(dt)?;
+        }
+    }
+    let mut out = Vec::new();
+    for f in parity_fields(cfg) {
+        out.extend(sim.field(*f)?);
+    }
+    Ok(out)
+}
+
+/// ‖a − b‖ / ‖b‖ in f64 (0 when both are zero).
+pub fn rel_l2(a: &[f32], b: &[f32]) -> f64 {
+    let (mut d, mut r) = (0.0f64, 0.0f64);
+    for (x, y) in a.iter().zip(b) {
+        d += (f64::from(*x) - f64::from(*y)).powi(2);
+        r += f64::from(*y).powi(2);
+    }
+    if a.len() != b.len() {
+        return f64::INFINITY;
+    }
+    if r == 0.0 { if d == 0.0 { 0.0 } else { f64::INFINITY } } else { (d / r).sqrt() }
 }
 
 /// Per-kernel ms per call of `f` over a few timed calls; empty where the backend cannot time.
@@ -159,6 +213,7 @@ pub fn run(cfg: &BenchConfig, mut progress: impl FnMut(&str)) -> Result<Vec<Benc
         crate::check_backend_name(name)?;
     }
     let mut rows = Vec::new();
+    let mut reference: std::collections::HashMap<u32, Vec<f32>> = std::collections::HashMap::new();
     for name in &cfg.backends {
         let mut probe = crate::backend_with_threads(name, cfg.threads)?;
         progress(&format!("{name}: measuring copy bandwidth"));
@@ -167,7 +222,19 @@ pub fn run(cfg: &BenchConfig, mut progress: impl FnMut(&str)) -> Result<Vec<Benc
         for &n in &cfg.sizes {
             progress(&format!("{name}: {n}x{n}"));
             let backend = crate::backend_with_threads(name, cfg.threads)?;
-            rows.push(bench_one(cfg, backend, n, copy)?);
+            let mut row = bench_one(cfg, backend, n, copy)?;
+            if cfg.parity_steps > 0 {
+                progress(&format!("{name}: {n}x{n}: parity with cpu over {} steps", cfg.parity_steps));
+                let expected = match reference.entry(n) {
+                    std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                    std::collections::hash_map::Entry::Vacant(e) => {
+                        e.insert(parity_state(cfg, crate::backend_with_threads("cpu", cfg.threads)?, n)?)
+                    }
+                };
+                let state = parity_state(cfg, crate::backend_with_threads(name, cfg.threads)?, n)?;
+                row.parity_rel_l2 = Some(rel_l2(&state, expected));
+            }
+            rows.push(row);
         }
     }
     Ok(rows)
@@ -177,8 +244,8 @@ pub fn run(cfg: &BenchConfig, mut progress: impl FnMut(&str)) -> Result<Vec<Benc
 pub fn table(rows: &[BenchRow]) -> String {
     let mut out = String::new();
     out.push_str(&format!(
-        "{:<7} {:<34} {:<14} {:>11} {:>11} {:>10} {:>8} {:>8}  top kernels (ms)\n",
-        "backend", "adapter", "scene", "grid", "ms/step", "Mcells/s", "GB/s", "of copy"
+        "{:<7} {:<34} {:<14} {:>11} {:>11} {:>10} {:>8} {:>8} {:>9}  top kernels (ms)\n",
+        "backend", "adapter", "scene", "grid", "ms/step", "Mcells/s", "GB/s", "of copy", "vs cpu"
     ));
     for r in rows {
         let mut k = r.kernels.clone();
@@ -187,7 +254,7 @@ pub fn table(rows: &[BenchRow]) -> String {
             k.iter().take(3).map(|(l, ms)| format!("{} {ms:.3}", l.trim_start_matches("fluid."))).collect();
         let adapter: String = r.adapter.chars().take(34).collect();
         out.push_str(&format!(
-            "{:<7} {:<34} {:<14} {:>11} {:>11.4} {:>10.1} {:>8.1} {:>8}  {}\n",
+            "{:<7} {:<34} {:<14} {:>11} {:>11.4} {:>10.1} {:>8.1} {:>8} {:>9}  {}\n",
             r.backend,
             adapter,
             r.scene,
@@ -196,6 +263,7 @@ pub fn table(rows: &[BenchRow]) -> String {
             r.cells_per_s / 1e6,
             r.gb_per_s,
             r.bandwidth_share.map(|s| format!("{:.0} %", s * 100.0)).unwrap_or_else(|| "-".into()),
+            r.parity_rel_l2.map(|p| format!("{p:.1e}")).unwrap_or_else(|| "-".into()),
             top.join(", ")
         ));
     }
@@ -208,5 +276,6 @@ pub fn table(rows: &[BenchRow]) -> String {
             seen.push(r.backend.clone());
         }
     }
+    out.push_str("vs cpu: relative L2 difference of the state from the CPU backend's after the parity steps\n");
     out
 }

@@ -50,10 +50,7 @@ pub fn backend_with_threads(name: &str, threads: usize) -> Result<Box<dyn Backen
     match name {
         "cpu" => cpu_backend(threads),
         "wgpu" => wgpu_backend(),
-        _ => Err(Error::Unsupported {
-            what: "backend `vulkan`".into(),
-            by: "this version of fluid (the Vulkan backend is not implemented yet; use `cpu` or `wgpu`)".into(),
-        }),
+        _ => vulkan_backend(),
     }
 }
 
@@ -79,6 +76,16 @@ fn wgpu_backend() -> Result<Box<dyn Backend>> {
 #[cfg(not(feature = "wgpu"))]
 fn wgpu_backend() -> Result<Box<dyn Backend>> {
     Err(Error::Unsupported { what: "backend `wgpu`".into(), by: "this build (enable the `wgpu` feature)".into() })
+}
+
+#[cfg(feature = "vulkan")]
+fn vulkan_backend() -> Result<Box<dyn Backend>> {
+    Ok(Box::new(fluid_vulkan::VulkanBackend::new()?))
+}
+
+#[cfg(not(feature = "vulkan"))]
+fn vulkan_backend() -> Result<Box<dyn Backend>> {
+    Err(Error::Unsupported { what: "backend `vulkan`".into(), by: "this build (enable the `vulkan` feature)".into() })
 }
 
 #[cfg(not(feature = "cpu"))]

@@ -52,6 +52,9 @@ struct BenchArgs {
     /// CPU worker threads (0: one per core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// Steps (sweeps with --jacobi) of the parity check against the CPU backend; 0 skips it.
+    #[arg(long, default_value_t = 10)]
+    parity_steps: u32,
 }
 
 #[derive(clap::Args, Debug)]
@@ -148,14 +151,7 @@ fn info() {
     println!("backends in this build:");
     println!("  cpu     {}", if cfg!(feature = "cpu") { "yes (rayon)" } else { "no (build with --features cpu)" });
     println!("  wgpu    {}", if cfg!(feature = "wgpu") { "yes" } else { "no (build with --features wgpu)" });
-    println!(
-        "  vulkan  {}",
-        if cfg!(feature = "vulkan") {
-            "device discovery only (the backend is not implemented yet)"
-        } else {
-            "no (not implemented yet; --features vulkan lists the Vulkan devices)"
-        }
-    );
+    println!("  vulkan  {}", if cfg!(feature = "vulkan") { "yes (ash)" } else { "no (build with --features vulkan)" });
     wgpu_adapters();
     vulkan_devices();
 }
@@ -221,6 +217,9 @@ fn bench(args: &BenchArgs) -> Result<(), Failure> {
         if cfg!(feature = "wgpu") {
             all.push("wgpu".to_string());
         }
+        if cfg!(feature = "vulkan") {
+            all.push("vulkan".to_string());
+        }
         all
     } else {
         args.backends.clone()
@@ -232,6 +231,7 @@ fn bench(args: &BenchArgs) -> Result<(), Failure> {
         steps: args.steps,
         jacobi_only: args.jacobi,
         threads: args.threads,
+        parity_steps: args.parity_steps,
     };
     let quiet = args.json;
     let rows = fluid::bench::run(&cfg, |msg| {

@@ -229,12 +229,28 @@ mod wgpu {
         assert!(out.status.success(), "{}", text(&out.stderr));
         let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON array");
         let rows = rows.as_array().expect("array");
-        assert_eq!(rows.len(), 4, "cpu and wgpu at two sizes");
+        let backends = 2 + usize::from(cfg!(feature = "vulkan"));
+        assert_eq!(rows.len(), 2 * backends, "every backend of the build at two sizes");
         for r in rows {
-            for key in ["backend", "adapter", "grid", "ms_per_step", "cells_per_s", "gb_per_s", "bandwidth_share"] {
+            for key in [
+                "backend",
+                "adapter",
+                "grid",
+                "ms_per_step",
+                "cells_per_s",
+                "gb_per_s",
+                "bandwidth_share",
+                "parity_rel_l2",
+            ] {
                 assert!(!r[key].is_null(), "{key} in {r}");
             }
             assert!(r["ms_per_step"].as_f64().expect("number") > 0.0);
+            // The conformance suite's preset tolerance: the GPU backends agree with the CPU to ~1e-6.
+            let parity = r["parity_rel_l2"].as_f64().expect("number");
+            assert!(parity < 1e-4, "{r}");
+            if r["backend"] == "cpu" {
+                assert_eq!(parity, 0.0, "the CPU backend is deterministic: {r}");
+            }
         }
     }
 
@@ -249,6 +265,45 @@ mod wgpu {
         let err = text(&out.stderr);
         assert!(err.contains("no-such-gpu") && err.contains("adapters:"), "{err}");
     }
+}
+
+#[cfg(feature = "vulkan")]
+#[test]
+fn runs_on_vulkan_with_timings_and_json() {
+    let out = fluid(&[
+        "run",
+        "smoke",
+        "--backend",
+        "vulkan",
+        "--steps",
+        "3",
+        "--set",
+        "grid.nx=24",
+        "--set",
+        "grid.ny=20",
+        "--timings",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["backend"], "vulkan");
+    let labels: Vec<&str> =
+        v["timings"].as_array().expect("timings").iter().filter_map(|t| t["label"].as_str()).collect();
+    assert!(labels.contains(&"fluid.jacobi") && labels.contains(&"fluid.advect_velocity"), "{labels:?}");
+    assert!(v["max_divergence"].as_f64().expect("number").is_finite());
+}
+
+#[cfg(feature = "vulkan")]
+#[test]
+fn a_bad_vulkan_device_name_is_a_clear_error() {
+    let out = Command::new(env!("CARGO_BIN_EXE_fluid"))
+        .args(["run", "smoke", "--backend", "vulkan", "--steps", "1"])
+        .env("FLUID_VULKAN_DEVICE", "no-such-gpu")
+        .output()
+        .expect("run fluid");
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("no-such-gpu") && err.contains("devices:"), "{err}");
 }
 
 #[cfg(feature = "vulkan")]

@@ -1,0 +1,1421 @@
+//! [`VulkanBackend`]: the [`Backend`] over raw Vulkan.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::CString;
+
+use ash::vk;
+use fluid_core::schedule::{Access, Domain, Op, Params, ReduceOp, ShaderEntry};
+use fluid_core::uniforms::{REDUCE_MAX_ABS, REDUCE_SUM_SQUARES, ReduceParams, SplatGpu, StepUniform};
+use fluid_core::{Backend, Error, FieldId, Grid, KernelTiming, Result, Schedule, StepInputs};
+use gpu_allocator::MemoryLocation;
+use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme, Allocator, AllocatorCreateDesc};
+
+use crate::{DeviceSummary, Instance, NAME, spirv, summarize, type_rank, vk_err};
+
+/// Workgroup shape the SPIR-V was generated with (`fluid_wgpu::shaders::WORKGROUP`).
+const WORKGROUP: (u32, u32) = (16, 16);
+const REDUCE_WORKGROUP: u32 = 256;
+const MAX_PARTIALS: u32 = 1024;
+const RESULT_SLOTS: u64 = 16;
+/// Bytes bound for a parameter block: the largest block of `fluid_core::uniforms`.
+const PARAMS_BINDING: u64 = 32;
+/// Submissions that may be in flight; each has its own staging slot for the step inputs.
+const RING: usize = 3;
+/// Recorded schedules kept. The swaps of a step permute the field-to-buffer assignment with a
+/// short period (2 for a plain step, 6 with viscosity: the velocity cycles through three
+/// buffers while density ping-pongs), and each assignment needs its own recording of the step and
+/// of a diagnostics pass.
+const MAX_RECORDINGS: usize = 32;
+/// Where the splats start in a staging slot (the step uniform sits at 0).
+const SPLATS_OFFSET: u64 = 256;
+/// How long a wait for the GPU may take before it is reported as a failure, not a hang.
+const WAIT_NS: u64 = 300 * 1_000_000_000;
+/// Physical-buffer ids of the reduction buffers (field buffers are `0..FieldId::COUNT`).
+const PARTIALS: usize = FieldId::COUNT;
+const RESULTS: usize = FieldId::COUNT + 1;
+
+/// Little-endian f32s from mapped bytes (which need not be 4-aligned for `bytemuck`).
+fn floats(bytes: &[u8]) -> Vec<f32> {
+    bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+fn err(message: impl Into<String>) -> Error {
+    Error::Backend { backend: NAME, message: message.into() }
+}
+
+/// A buffer and its memory.
+struct Buf {
+    buffer: vk::Buffer,
+    alloc: Option<Allocation>,
+    size: u64,
+}
+
+struct Pipeline {
+    entry: ShaderEntry,
+    set0: vk::DescriptorSetLayout,
+    set1: vk::DescriptorSetLayout,
+    layout: vk::PipelineLayout,
+    pipeline: vk::Pipeline,
+}
+
+/// One staging slot of the step-input ring.
+struct Slot {
+    staging: Buf,
+    fence: vk::Fence,
+    pending: bool,
+    /// Copies this slot's step uniform and splats into the device buffers (pre-recorded).
+    upload: vk::CommandBuffer,
+}
+
+/// A schedule recorded into a command buffer for one assignment of fields to buffers.
+struct Recording {
+    schedule: Schedule,
+    start: [usize; FieldId::COUNT],
+    end: [usize; FieldId::COUNT],
+    timed: bool,
+    cb: vk::CommandBuffer,
+    pool: vk::DescriptorPool,
+    params: Buf,
+    /// Timestamp queries: the pool and the entry of each (begin, end) pair.
+    queries: Option<(vk::QueryPool, Vec<&'static str>)>,
+    slots: usize,
+}
+
+struct Fields {
+    grid: Grid,
+    buffers: Vec<Buf>,
+    map: [usize; FieldId::COUNT],
+}
+
+/// The raw Vulkan backend.
+///
+/// # How a run executes
+/// [`Backend::run`] looks the schedule up among its recordings by (schedule, current assignment
+/// of fields to buffers, timing on/off); a miss records one command buffer for the whole
+/// schedule (descriptor sets for every distinct binding, parameter blocks in a buffer of its own,
+/// a global memory barrier only before a dispatch that reads or writes a buffer an earlier
+/// dispatch since the last barrier wrote, or writes one an earlier dispatch read). A hit replays
+/// it. Each submission is `[upload(slot), recording]`: the slot's small command buffer copies
+/// dt and the splats from host-visible staging into device buffers. Up to three submissions are
+/// in flight; nothing waits inside a step. Swaps are renames: they change which recording the
+/// next step replays, never the data.
+pub struct VulkanBackend {
+    summary: DeviceSummary,
+    physical: vk::PhysicalDevice,
+    device: ash::Device,
+    queue: vk::Queue,
+    allocator: Option<Allocator>,
+    command_pool: vk::CommandPool,
+    pipelines: HashMap<&'static str, Pipeline>,
+    timestamps: bool,
+    timestamp_period_ns: f64,
+    align: u64,
+    max_binding: u64,
+    grid_buf: Buf,
+    step_buf: Buf,
+    splat_buf: Buf,
+    partials: Buf,
+    results: Buf,
+    results_read: Buf,
+    splat_capacity: usize,
+    ring: Vec<Slot>,
+    next_slot: usize,
+    last_slot: Option<usize>,
+    once_fence: vk::Fence,
+    fields: Option<Fields>,
+    recordings: Vec<Recording>,
+    reduction_slots: usize,
+    timing: Option<BTreeMap<&'static str, (u32, f64)>>,
+    /// Declared last: destroyed after every object above (see `Drop`).
+    inst: Instance,
+}
+
+impl std::fmt::Debug for VulkanBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VulkanBackend").field("device", &self.summary).finish_non_exhaustive()
+    }
+}
+
+/// Pick a physical device: the one named by `wanted` (substring, case-insensitive), else the best
+/// type; only Vulkan ≥ 1.1 devices with a compute queue count.
+fn choose_device(inst: &Instance, wanted: Option<&str>) -> Result<(vk::PhysicalDevice, u32, DeviceSummary)> {
+    // SAFETY: `inst.instance` is live for the duration of this function.
+    let devices =
+        unsafe { inst.instance.enumerate_physical_devices() }.map_err(|e| vk_err("vkEnumeratePhysicalDevices", e))?;
+    let mut candidates = Vec::new();
+    let mut names = Vec::new();
+    for pd in devices {
+        // SAFETY: `pd` was returned by this live instance.
+        let props = unsafe { inst.instance.get_physical_device_properties(pd) };
+        let summary = summarize(&props);
+        names.push(summary.name.clone());
+        if props.api_version < vk::API_VERSION_1_1 {
+            continue;
+        }
+        // SAFETY: as above.
+        let families = unsafe { inst.instance.get_physical_device_queue_family_properties(pd) };
+        let Some(family) = families.iter().position(|f| f.queue_flags.contains(vk::QueueFlags::COMPUTE)) else {
+            continue;
+        };
+        let ts = families[family].timestamp_valid_bits > 0 && props.limits.timestamp_period > 0.0;
+        let summary = DeviceSummary { timestamps: ts, ..summary };
+        candidates.push((type_rank(props.device_type), pd, family as u32, summary));
+    }
+    let listed = if names.is_empty() { "none".to_string() } else { names.join(", ") };
+    let chosen = match wanted {
+        Some(w) => {
+            candidates.into_iter().find(|c| c.3.name.to_lowercase().contains(&w.to_lowercase())).ok_or_else(|| {
+                Error::Unsupported {
+                    what: format!("a Vulkan device named like `{w}` (FLUID_VULKAN_DEVICE)"),
+                    by: format!("this machine (devices: {listed})"),
+                }
+            })?
+        }
+        None => candidates.into_iter().min_by_key(|c| c.0).ok_or_else(|| Error::Unsupported {
+            what: "the vulkan backend".into(),
+            by: format!(
+                "this machine: no Vulkan 1.1 device with a compute queue (devices: {listed}); install a Vulkan \
+                 driver, e.g. Mesa's lavapipe: apt-get install mesa-vulkan-drivers libvulkan1"
+            ),
+        })?,
+    };
+    Ok((chosen.1, chosen.2, chosen.3))
+}
+
+impl VulkanBackend {
+    /// The first discrete GPU (else integrated, virtual, CPU), or the device whose name contains
+    /// the environment variable `FLUID_VULKAN_DEVICE`.
+    pub fn new() -> Result<VulkanBackend> {
+        let wanted = std::env::var("FLUID_VULKAN_DEVICE").ok();
+        VulkanBackend::with_device(wanted.as_deref())
+    }
+
+    /// The device whose name contains `name` (case-insensitive), or the best one.
+    pub fn with_device(name: Option<&str>) -> Result<VulkanBackend> {
+        let inst = Instance::new(true)?;
+        let (physical, family, summary) = choose_device(&inst, name)?;
+        // SAFETY: `physical` belongs to this live instance.
+        let limits = unsafe { inst.instance.get_physical_device_properties(physical) }.limits;
+        let priorities = [1.0f32];
+        let queues = [vk::DeviceQueueCreateInfo::default().queue_family_index(family).queue_priorities(&priorities)];
+        let info = vk::DeviceCreateInfo::default().queue_create_infos(&queues);
+        // SAFETY: `info` and the arrays it points to outlive the call; `physical` is valid.
+        let device = unsafe { inst.instance.create_device(physical, &info, None) }
+            .map_err(|e| vk_err(&format!("vkCreateDevice on {}", summary.name), e))?;
+        // SAFETY: queue 0 of `family` was requested at device creation.
+        let queue = unsafe { device.get_device_queue(family, 0) };
+        let allocator = Allocator::new(&AllocatorCreateDesc {
+            instance: inst.instance.clone(),
+            device: device.clone(),
+            physical_device: physical,
+            debug_settings: Default::default(),
+            buffer_device_address: false,
+            allocation_sizes: Default::default(),
+        });
+        let allocator = match allocator {
+            Ok(a) => a,
+            Err(e) => {
+                // SAFETY: nothing was created from the device yet.
+                unsafe { device.destroy_device(None) };
+                return Err(err(format!("gpu-allocator: {e}")));
+            }
+        };
+        let pool_info = vk::CommandPoolCreateInfo::default().queue_family_index(family);
+        let null = || Buf { buffer: vk::Buffer::null(), alloc: None, size: 0 };
+        let mut backend = VulkanBackend {
+            summary,
+            physical,
+            device,
+            queue,
+            allocator: Some(allocator),
+            command_pool: vk::CommandPool::null(),
+            pipelines: HashMap::new(),
+            timestamps: false,
+            timestamp_period_ns: f64::from(limits.timestamp_period),
+            align: limits.min_uniform_buffer_offset_alignment.max(PARAMS_BINDING),
+            max_binding: u64::from(limits.max_storage_buffer_range),
+            grid_buf: null(),
+            step_buf: null(),
+            splat_buf: null(),
+            partials: null(),
+            results: null(),
+            results_read: null(),
+            splat_capacity: 0,
+            ring: Vec::new(),
+            next_slot: 0,
+            last_slot: None,
+            once_fence: vk::Fence::null(),
+            fields: None,
+            recordings: Vec::new(),
+            reduction_slots: 0,
+            timing: None,
+            inst,
+        };
+        backend.timestamps = backend.summary.timestamps;
+        // From here on `Drop` cleans up whatever was created.
+        // SAFETY: the device is live; the create info is valid.
+        backend.command_pool = unsafe { backend.device.create_command_pool(&pool_info, None) }
+            .map_err(|e| vk_err("vkCreateCommandPool", e))?;
+        backend.once_fence = backend.fence()?;
+        let uniform = vk::BufferUsageFlags::UNIFORM_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
+        let storage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
+        backend.grid_buf = backend.buffer("fluid.grid", 32, uniform, MemoryLocation::CpuToGpu)?;
+        backend.step_buf = backend.buffer("fluid.step", 16, uniform, MemoryLocation::GpuOnly)?;
+        backend.partials =
+            backend.buffer("fluid.partials", 4 * u64::from(MAX_PARTIALS), storage, MemoryLocation::GpuOnly)?;
+        backend.results = backend.buffer(
+            "fluid.results",
+            4 * RESULT_SLOTS,
+            storage | vk::BufferUsageFlags::TRANSFER_SRC,
+            MemoryLocation::GpuOnly,
+        )?;
+        backend.results_read = backend.buffer(
+            "fluid.results_read",
+            4 * RESULT_SLOTS,
+            vk::BufferUsageFlags::TRANSFER_DST,
+            MemoryLocation::GpuToCpu,
+        )?;
+        backend.build_pipelines()?;
+        backend.grow_splats(64)?;
+        backend.validated("creating the device")?;
+        Ok(backend)
+    }
+
+    /// The device in use.
+    pub fn device_summary(&self) -> &DeviceSummary {
+        &self.summary
+    }
+
+    /// Whether the Khronos validation layer is on.
+    pub fn validation(&self) -> bool {
+        self.inst.validation()
+    }
+
+    fn validated(&self, what: &str) -> Result<()> {
+        self.inst.take_errors(what)
+    }
+
+    fn allocator(&mut self) -> Result<&mut Allocator> {
+        self.allocator.as_mut().ok_or_else(|| err("the allocator is gone"))
+    }
+
+    fn fence(&self) -> Result<vk::Fence> {
+        // SAFETY: the device is live; the create info is valid.
+        unsafe { self.device.create_fence(&vk::FenceCreateInfo::default(), None) }
+            .map_err(|e| vk_err("vkCreateFence", e))
+    }
+
+    /// A buffer with memory bound. Host-visible locations come mapped (gpu-allocator picks
+    /// coherent memory for them).
+    fn buffer(&mut self, name: &str, size: u64, usage: vk::BufferUsageFlags, location: MemoryLocation) -> Result<Buf> {
+        let info = vk::BufferCreateInfo::default().size(size.max(16)).usage(usage);
+        // SAFETY: the device is live; the create info is valid.
+        let buffer = unsafe { self.device.create_buffer(&info, None) }.map_err(|e| vk_err("vkCreateBuffer", e))?;
+        // SAFETY: `buffer` was just created from this device.
+        let requirements = unsafe { self.device.get_buffer_memory_requirements(buffer) };
+        let desc = AllocationCreateDesc {
+            name,
+            requirements,
+            location,
+            linear: true,
+            allocation_scheme: AllocationScheme::GpuAllocatorManaged,
+        };
+        let alloc = match self.allocator()?.allocate(&desc) {
+            Ok(a) => a,
+            Err(e) => {
+                // SAFETY: the buffer is unused and has no memory bound.
+                unsafe { self.device.destroy_buffer(buffer, None) };
+                return Err(match e {
+                    gpu_allocator::AllocationError::OutOfMemory => {
+                        err(format!("out of device memory for `{name}` ({size} bytes)"))
+                    }
+                    e => err(format!("allocating `{name}` ({size} bytes): {e}")),
+                });
+            }
+        };
+        // SAFETY: the allocation satisfies `requirements` of this buffer, is not bound to anything
+        // else at this range, and outlives the buffer (both are freed together in `free`).
+        let bound = unsafe { self.device.bind_buffer_memory(buffer, alloc.memory(), alloc.offset()) };
+        let buf = Buf { buffer, alloc: Some(alloc), size: size.max(16) };
+        if let Err(e) = bound {
+            self.free(buf);
+            return Err(vk_err("vkBindBufferMemory", e));
+        }
+        Ok(buf)
+    }
+
+    /// Destroy a buffer and free its memory (the GPU must be done with it).
+    fn free(&mut self, mut buf: Buf) {
+        if buf.buffer != vk::Buffer::null() {
+            // SAFETY: the caller guarantees no pending command uses the buffer; it is destroyed once.
+            unsafe { self.device.destroy_buffer(buf.buffer, None) };
+        }
+        if let (Some(alloc), Some(a)) = (buf.alloc.take(), self.allocator.as_mut()) {
+            // Freeing only fails for an allocation of another allocator; nothing to recover.
+            let _ = a.free(alloc);
+        }
+    }
+
+    fn build_pipelines(&mut self) -> Result<()> {
+        let missing = spirv::missing();
+        if !missing.is_empty() {
+            return Err(err(format!("no SPIR-V for {} (run `cargo xtask shaders`)", missing.join(", "))));
+        }
+        for entry in ShaderEntry::all() {
+            let binding = |i: u32, t: vk::DescriptorType| {
+                vk::DescriptorSetLayoutBinding::default()
+                    .binding(i)
+                    .descriptor_type(t)
+                    .descriptor_count(1)
+                    .stage_flags(vk::ShaderStageFlags::COMPUTE)
+            };
+            let mut g0 =
+                vec![binding(0, vk::DescriptorType::UNIFORM_BUFFER), binding(1, vk::DescriptorType::UNIFORM_BUFFER)];
+            if entry.params {
+                g0.push(binding(2, vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC));
+            }
+            if entry.splats {
+                g0.push(binding(3, vk::DescriptorType::STORAGE_BUFFER));
+            }
+            let g1: Vec<_> =
+                (0..entry.storage.len()).map(|i| binding(i as u32, vk::DescriptorType::STORAGE_BUFFER)).collect();
+            let set0 = self.set_layout(&g0)?;
+            let set1 = match self.set_layout(&g1) {
+                Ok(s) => s,
+                Err(e) => {
+                    // SAFETY: unused layout of this device, destroyed once.
+                    unsafe { self.device.destroy_descriptor_set_layout(set0, None) };
+                    return Err(e);
+                }
+            };
+            let (layout, pipeline) = match self.compute_pipeline(entry.name, &[set0, set1]) {
+                Ok(p) => p,
+                Err(e) => {
+                    // SAFETY: unused layouts of this device, destroyed once.
+                    unsafe {
+                        self.device.destroy_descriptor_set_layout(set0, None);
+                        self.device.destroy_descriptor_set_layout(set1, None);
+                    }
+                    return Err(e);
+                }
+            };
+            self.pipelines.insert(entry.name, Pipeline { entry, set0, set1, layout, pipeline });
+        }
+        Ok(())
+    }
+
+    fn set_layout(&self, bindings: &[vk::DescriptorSetLayoutBinding<'_>]) -> Result<vk::DescriptorSetLayout> {
+        let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(bindings);
+        // SAFETY: the device is live; `info` points to `bindings`, valid for the call.
+        unsafe { self.device.create_descriptor_set_layout(&info, None) }
+            .map_err(|e| vk_err("vkCreateDescriptorSetLayout", e))
+    }
+
+    /// A compute pipeline of the embedded module `name` over the given set layouts.
+    fn compute_pipeline(
+        &self,
+        name: &str,
+        sets: &[vk::DescriptorSetLayout],
+    ) -> Result<(vk::PipelineLayout, vk::Pipeline)> {
+        let words = spirv::words(name).ok_or_else(|| err(format!("no SPIR-V module {name}")))?;
+        let info = vk::ShaderModuleCreateInfo::default().code(&words);
+        // SAFETY: `words` is a complete SPIR-V module generated and validated by xtask.
+        let module = unsafe { self.device.create_shader_module(&info, None) }
+            .map_err(|e| vk_err(&format!("vkCreateShaderModule {name}"), e))?;
+        let info = vk::PipelineLayoutCreateInfo::default().set_layouts(sets);
+        // SAFETY: the set layouts belong to this device.
+        let layout = match unsafe { self.device.create_pipeline_layout(&info, None) } {
+            Ok(l) => l,
+            Err(e) => {
+                // SAFETY: the module is unused, destroyed once.
+                unsafe { self.device.destroy_shader_module(module, None) };
+                return Err(vk_err("vkCreatePipelineLayout", e));
+            }
+        };
+        let entry = CString::new(name).map_err(|_| err("entry name with a NUL byte"))?;
+        let stage = vk::PipelineShaderStageCreateInfo::default()
+            .stage(vk::ShaderStageFlags::COMPUTE)
+            .module(module)
+            .name(&entry);
+        let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(layout);
+        // SAFETY: module, layout and entry name are valid for the call.
+        let created = unsafe {
+            self.device.create_compute_pipelines(vk::PipelineCache::null(), std::slice::from_ref(&info), None)
+        };
+        // SAFETY: a module may be destroyed once its pipelines are created.
+        unsafe { self.device.destroy_shader_module(module, None) };
+        match created {
+            Ok(p) => Ok((layout, p[0])),
+            Err((_, e)) => {
+                // SAFETY: the layout is unused, destroyed once.
+                unsafe { self.device.destroy_pipeline_layout(layout, None) };
+                Err(vk_err(&format!("vkCreateComputePipelines {name}"), e))
+            }
+        }
+    }
+
+    fn command_buffer(&self) -> Result<vk::CommandBuffer> {
+        let info = vk::CommandBufferAllocateInfo::default()
+            .command_pool(self.command_pool)
+            .level(vk::CommandBufferLevel::PRIMARY)
+            .command_buffer_count(1);
+        // SAFETY: the pool belongs to this device and is only used from `&mut self` methods.
+        let cbs = unsafe { self.device.allocate_command_buffers(&info) }
+            .map_err(|e| vk_err("vkAllocateCommandBuffers", e))?;
+        Ok(cbs[0])
+    }
+
+    fn begin(&self, cb: vk::CommandBuffer, flags: vk::CommandBufferUsageFlags) -> Result<()> {
+        // SAFETY: `cb` is a fresh command buffer of this device's pool.
+        unsafe { self.device.begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default().flags(flags)) }
+            .map_err(|e| vk_err("vkBeginCommandBuffer", e))
+    }
+
+    fn end(&self, cb: vk::CommandBuffer) -> Result<()> {
+        // SAFETY: `cb` is in the recording state.
+        unsafe { self.device.end_command_buffer(cb) }.map_err(|e| vk_err("vkEndCommandBuffer", e))
+    }
+
+    /// Every earlier command's writes are visible to every later command (the top of each
+    /// submission: command buffers get no implicit memory dependency from submission order).
+    fn full_barrier(&self, cb: vk::CommandBuffer) {
+        let barrier = vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::MEMORY_WRITE)
+            .dst_access_mask(vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE);
+        // SAFETY: `cb` is recording; a global memory barrier needs no resources.
+        unsafe {
+            self.device.cmd_pipeline_barrier(
+                cb,
+                vk::PipelineStageFlags::ALL_COMMANDS,
+                vk::PipelineStageFlags::ALL_COMMANDS,
+                vk::DependencyFlags::empty(),
+                &[barrier],
+                &[],
+                &[],
+            )
+        };
+    }
+
+    fn barrier(
+        &self,
+        cb: vk::CommandBuffer,
+        src: (vk::PipelineStageFlags, vk::AccessFlags),
+        dst: (vk::PipelineStageFlags, vk::AccessFlags),
+    ) {
+        let barrier = vk::MemoryBarrier::default().src_access_mask(src.1).dst_access_mask(dst.1);
+        // SAFETY: `cb` is recording; a global memory barrier needs no resources.
+        unsafe {
+            self.device.cmd_pipeline_barrier(cb, src.0, dst.0, vk::DependencyFlags::empty(), &[barrier], &[], &[])
+        };
+    }
+
+    /// Wait for a fence with a deadline, so a hung or lost device is an error.
+    fn wait(&self, fence: vk::Fence, what: &str) -> Result<()> {
+        // SAFETY: the fence belongs to this device and was submitted.
+        match unsafe { self.device.wait_for_fences(&[fence], true, WAIT_NS) } {
+            Ok(()) => Ok(()),
+            Err(vk::Result::TIMEOUT) => {
+                Err(err(format!("{what}: the GPU did not finish within {} s", WAIT_NS / 1_000_000_000)))
+            }
+            Err(e) => Err(vk_err(what, e)),
+        }
+    }
+
+    /// Record, submit and wait for a one-off command buffer (uploads, downloads, fills).
+    fn once(&mut self, what: &str, record: impl FnOnce(&ash::Device, vk::CommandBuffer)) -> Result<()> {
+        let cb = self.command_buffer()?;
+        let result = (|| {
+            self.begin(cb, vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT)?;
+            self.full_barrier(cb);
+            record(&self.device, cb);
+            self.barrier(
+                cb,
+                (vk::PipelineStageFlags::ALL_COMMANDS, vk::AccessFlags::MEMORY_WRITE),
+                (vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ),
+            );
+            self.end(cb)?;
+            let cbs = [cb];
+            let submit = vk::SubmitInfo::default().command_buffers(&cbs);
+            // SAFETY: `cb` is executable; `once_fence` is unsignalled and not in use.
+            unsafe { self.device.queue_submit(self.queue, &[submit], self.once_fence) }
+                .map_err(|e| vk_err(&format!("{what}: vkQueueSubmit"), e))?;
+            let waited = self.wait(self.once_fence, what);
+            // SAFETY: the fence is not in use by a pending submission after the wait (or the device is lost).
+            unsafe { self.device.reset_fences(&[self.once_fence]) }.map_err(|e| vk_err("vkResetFences", e))?;
+            waited
+        })();
+        // SAFETY: the command buffer finished (or the device is lost); it is freed once.
+        unsafe { self.device.free_command_buffers(self.command_pool, &[cb]) };
+        result?;
+        self.validated(what)
+    }
+
+    /// Wait for every submission in flight.
+    fn wait_all(&mut self) -> Result<()> {
+        for k in 0..self.ring.len() {
+            if self.ring[k].pending {
+                self.wait(self.ring[k].fence, "waiting for the GPU")?;
+                self.ring[k].pending = false;
+            }
+        }
+        Ok(())
+    }
+
+    /// Make room for `count` splats: a bigger device buffer and staging ring, and every recording
+    /// (whose descriptors point at the old buffer) dropped.
+    fn grow_splats(&mut self, count: usize) -> Result<()> {
+        if count <= self.splat_capacity {
+            return Ok(());
+        }
+        let capacity = count.next_power_of_two().max(64);
+        self.wait_all()?;
+        self.drop_recordings();
+        for slot in std::mem::take(&mut self.ring) {
+            // SAFETY: the slot's submissions finished (wait_all); fence and command buffer are
+            // destroyed once.
+            unsafe {
+                self.device.destroy_fence(slot.fence, None);
+                self.device.free_command_buffers(self.command_pool, &[slot.upload]);
+            }
+            self.free(slot.staging);
+        }
+        let old = std::mem::replace(&mut self.splat_buf, Buf { buffer: vk::Buffer::null(), alloc: None, size: 0 });
+        self.free(old);
+        let bytes = (capacity * size_of::<SplatGpu>()) as u64;
+        self.splat_buf = self.buffer(
+            "fluid.splats",
+            bytes,
+            vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST,
+            MemoryLocation::GpuOnly,
+        )?;
+        self.splat_capacity = capacity;
+        for k in 0..RING {
+            let staging = self.buffer(
+                &format!("fluid.step_inputs.{k}"),
+                SPLATS_OFFSET + bytes,
+                vk::BufferUsageFlags::TRANSFER_SRC,
+                MemoryLocation::CpuToGpu,
+            )?;
+            let fence = self.fence()?;
+            let upload = self.command_buffer()?;
+            self.ring.push(Slot { staging, fence, pending: false, upload });
+            self.begin(upload, vk::CommandBufferUsageFlags::SIMULTANEOUS_USE)?;
+            self.full_barrier(upload);
+            let step = [vk::BufferCopy { src_offset: 0, dst_offset: 0, size: size_of::<StepUniform>() as u64 }];
+            let splats = [vk::BufferCopy { src_offset: SPLATS_OFFSET, dst_offset: 0, size: bytes }];
+            let src = self.ring[k].staging.buffer;
+            // SAFETY: recording into `upload`; both copies stay inside their buffers.
+            unsafe {
+                self.device.cmd_copy_buffer(upload, src, self.step_buf.buffer, &step);
+                self.device.cmd_copy_buffer(upload, src, self.splat_buf.buffer, &splats);
+            }
+            self.barrier(
+                upload,
+                (vk::PipelineStageFlags::TRANSFER, vk::AccessFlags::TRANSFER_WRITE),
+                (vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::UNIFORM_READ | vk::AccessFlags::SHADER_READ),
+            );
+            self.end(upload)?;
+        }
+        self.next_slot = 0;
+        self.last_slot = None;
+        Ok(())
+    }
+
+    fn destroy_recording(&mut self, r: Recording) {
+        // SAFETY: the caller waited for every submission; each object is destroyed once.
+        unsafe {
+            self.device.free_command_buffers(self.command_pool, &[r.cb]);
+            self.device.destroy_descriptor_pool(r.pool, None);
+            if let Some((q, _)) = r.queries {
+                self.device.destroy_query_pool(q, None);
+            }
+        }
+        self.free(r.params);
+    }
+
+    /// Drop every recording (callers wait for the GPU first).
+    fn drop_recordings(&mut self) {
+        for r in std::mem::take(&mut self.recordings) {
+            self.destroy_recording(r);
+        }
+    }
+
+    /// Record `schedule` for the field assignment `start`.
+    fn record(&mut self, schedule: &Schedule, start: [usize; FieldId::COUNT], timed: bool) -> Result<Recording> {
+        let grid = self.fields.as_ref().ok_or(Error::NotAllocated(NAME))?.grid;
+        // The plan: every GPU invocation with its pipeline, parameter block and physical buffers.
+        struct Step {
+            entry: &'static str,
+            params: Option<Vec<u8>>,
+            phys: Vec<usize>,
+            groups: (u32, u32),
+        }
+        let mut map = start;
+        let mut plan: Vec<Step> = Vec::new();
+        for op in &schedule.ops {
+            match op {
+                Op::Swap(a, b) => map.swap(a.index(), b.index()),
+                Op::Dispatch(d) => {
+                    let (w, h) = match d.kernel.domain() {
+                        Domain::Cells => (grid.nx, grid.ny),
+                        Domain::Faces => (grid.nx + 1, grid.ny + 1),
+                    };
+                    plan.push(Step {
+                        entry: d.kernel.name(),
+                        params: match d.params {
+                            Params::None => None,
+                            p => Some(p.bytes().to_vec()),
+                        },
+                        phys: d.fields.iter().map(|f| map[f.index()]).collect(),
+                        groups: (w.div_ceil(WORKGROUP.0), h.div_ceil(WORKGROUP.1)),
+                    });
+                }
+                Op::Reduce { field, op, slot } => {
+                    let len = grid.len(*field) as u32;
+                    let partials = len.div_ceil(REDUCE_WORKGROUP * 4).clamp(1, MAX_PARTIALS);
+                    let p = ReduceParams {
+                        len,
+                        op: match op {
+                            ReduceOp::MaxAbs => REDUCE_MAX_ABS,
+                            ReduceOp::SumSquares => REDUCE_SUM_SQUARES,
+                        },
+                        slot: *slot as u32,
+                        partials,
+                    };
+                    let phys = vec![map[field.index()], PARTIALS, RESULTS];
+                    for (entry, groups) in [("reduce_partial", partials), ("reduce_final", 1)] {
+                        plan.push(Step {
+                            entry,
+                            params: Some(bytemuck::bytes_of(&p).to_vec()),
+                            phys: phys.clone(),
+                            groups: (groups, 1),
+                        });
+                    }
+                }
+            }
+        }
+        let slots = schedule.reduction_slots();
+        if slots as u64 > RESULT_SLOTS {
+            return Err(err(format!("a schedule may use at most {RESULT_SLOTS} reduction slots")));
+        }
+
+        // Parameter blocks, deduplicated, each at an aligned offset.
+        let mut bytes: Vec<u8> = Vec::new();
+        let mut offsets: HashMap<Vec<u8>, u32> = HashMap::new();
+        let mut step_offsets = Vec::with_capacity(plan.len());
+        for s in &plan {
+            step_offsets.push(s.params.as_ref().map(|p| {
+                *offsets.entry(p.clone()).or_insert_with(|| {
+                    let o = bytes.len();
+                    bytes.extend_from_slice(p);
+                    bytes.resize(o + self.align as usize, 0);
+                    o as u32
+                })
+            }));
+        }
+        bytes.resize(bytes.len().max(self.align as usize), 0);
+        let mut params = self.buffer(
+            "fluid.params",
+            bytes.len() as u64,
+            vk::BufferUsageFlags::UNIFORM_BUFFER,
+            MemoryLocation::CpuToGpu,
+        )?;
+        match params.alloc.as_mut().and_then(|a| a.mapped_slice_mut()) {
+            Some(m) => m[..bytes.len()].copy_from_slice(&bytes),
+            None => {
+                self.free(params);
+                return Err(err("the parameter buffer is not host-visible"));
+            }
+        }
+
+        // Distinct descriptor sets.
+        let mut set0_of: HashMap<&'static str, usize> = HashMap::new();
+        let mut set1_of: HashMap<(&'static str, Vec<usize>), usize> = HashMap::new();
+        for s in &plan {
+            let n0 = set0_of.len();
+            set0_of.entry(s.entry).or_insert(n0);
+            let n1 = set1_of.len();
+            set1_of.entry((s.entry, s.phys.clone())).or_insert(n1);
+        }
+        let storage_count: usize =
+            set1_of.keys().map(|(e, p)| p.len().max(self.pipelines[e].entry.storage.len())).sum();
+        let sizes = [
+            vk::DescriptorPoolSize {
+                ty: vk::DescriptorType::UNIFORM_BUFFER,
+                descriptor_count: 2 * set0_of.len() as u32,
+            },
+            vk::DescriptorPoolSize {
+                ty: vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC,
+                descriptor_count: set0_of.len() as u32,
+            },
+            vk::DescriptorPoolSize {
+                ty: vk::DescriptorType::STORAGE_BUFFER,
+                descriptor_count: (storage_count + set0_of.len()) as u32,
+            },
+        ];
+        let info =
+            vk::DescriptorPoolCreateInfo::default().max_sets((set0_of.len() + set1_of.len()) as u32).pool_sizes(&sizes);
+        // SAFETY: the device is live; `info` points to `sizes`, valid for the call.
+        let pool = match unsafe { self.device.create_descriptor_pool(&info, None) } {
+            Ok(p) => p,
+            Err(e) => {
+                self.free(params);
+                return Err(vk_err("vkCreateDescriptorPool", e));
+            }
+        };
+        let mut rec = Recording {
+            schedule: schedule.clone(),
+            start,
+            end: map,
+            timed,
+            cb: vk::CommandBuffer::null(),
+            pool,
+            params,
+            queries: None,
+            slots,
+        };
+        match self.fill_recording(
+            &mut rec,
+            &plan.iter().map(|s| (s.entry, s.phys.clone(), s.groups)).collect::<Vec<_>>(),
+            &step_offsets,
+            &set0_of,
+            &set1_of,
+        ) {
+            Ok(()) => Ok(rec),
+            Err(e) => {
+                self.destroy_recording(rec);
+                Err(e)
+            }
+        }
+    }
+
+    /// Allocate and write the descriptor sets of a recording and record its command buffer.
+    fn fill_recording(
+        &self,
+        rec: &mut Recording,
+        plan: &[(&'static str, Vec<usize>, (u32, u32))],
+        offsets: &[Option<u32>],
+        set0_of: &HashMap<&'static str, usize>,
+        set1_of: &HashMap<(&'static str, Vec<usize>), usize>,
+    ) -> Result<()> {
+        let fields = self.fields.as_ref().ok_or(Error::NotAllocated(NAME))?;
+        let buffer_of = |phys: usize| match phys {
+            PARTIALS => (self.partials.buffer, self.partials.size),
+            RESULTS => (self.results.buffer, self.results.size),
+            k => (fields.buffers[k].buffer, fields.buffers[k].size),
+        };
+        // Set 0 per entry, set 1 per (entry, buffers).
+        let mut order0: Vec<(&'static str, usize)> = set0_of.iter().map(|(e, i)| (*e, *i)).collect();
+        order0.sort_by_key(|x| x.1);
+        let mut order1: Vec<(&(&'static str, Vec<usize>), usize)> = set1_of.iter().map(|(k, i)| (k, *i)).collect();
+        order1.sort_by_key(|x| x.1);
+        let layouts: Vec<vk::DescriptorSetLayout> = order0
+            .iter()
+            .map(|(e, _)| self.pipelines[e].set0)
+            .chain(order1.iter().map(|((e, _), _)| self.pipelines[e].set1))
+            .collect();
+        let info = vk::DescriptorSetAllocateInfo::default().descriptor_pool(rec.pool).set_layouts(&layouts);
+        // SAFETY: the pool was sized for exactly these sets; the layouts belong to this device.
+        let sets = unsafe { self.device.allocate_descriptor_sets(&info) }
+            .map_err(|e| vk_err("vkAllocateDescriptorSets", e))?;
+        let (sets0, sets1) = sets.split_at(order0.len());
+
+        let whole = |buffer: vk::Buffer, range: u64| vk::DescriptorBufferInfo { buffer, offset: 0, range };
+        // (set, binding, type, info): infos first, then writes that borrow them.
+        let mut infos: Vec<(vk::DescriptorSet, u32, vk::DescriptorType, vk::DescriptorBufferInfo)> = Vec::new();
+        for (k, (e, _)) in order0.iter().enumerate() {
+            let entry = self.pipelines[e].entry;
+            let set = sets0[k];
+            infos.push((set, 0, vk::DescriptorType::UNIFORM_BUFFER, whole(self.grid_buf.buffer, 32)));
+            infos.push((set, 1, vk::DescriptorType::UNIFORM_BUFFER, whole(self.step_buf.buffer, 16)));
+            if entry.params {
+                infos.push((
+                    set,
+                    2,
+                    vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC,
+                    whole(rec.params.buffer, PARAMS_BINDING),
+                ));
+            }
+            if entry.splats {
+                infos.push((
+                    set,
+                    3,
+                    vk::DescriptorType::STORAGE_BUFFER,
+                    whole(self.splat_buf.buffer, self.splat_buf.size),
+                ));
+            }
+        }
+        for (k, ((_, phys), _)) in order1.iter().enumerate() {
+            for (b, p) in phys.iter().enumerate() {
+                let (buffer, size) = buffer_of(*p);
+                infos.push((sets1[k], b as u32, vk::DescriptorType::STORAGE_BUFFER, whole(buffer, size)));
+            }
+        }
+        let writes: Vec<vk::WriteDescriptorSet<'_>> = infos
+            .iter()
+            .map(|(set, binding, ty, info)| {
+                vk::WriteDescriptorSet::default()
+                    .dst_set(*set)
+                    .dst_binding(*binding)
+                    .descriptor_type(*ty)
+                    .buffer_info(std::slice::from_ref(info))
+            })
+            .collect();
+        // SAFETY: every write names a set of this pool, a binding of its layout, and a live buffer.
+        unsafe { self.device.update_descriptor_sets(&writes, &[]) };
+
+        rec.cb = self.command_buffer()?;
+        let cb = rec.cb;
+        if rec.timed {
+            let info = vk::QueryPoolCreateInfo::default()
+                .query_type(vk::QueryType::TIMESTAMP)
+                .query_count(2 * plan.len() as u32);
+            // SAFETY: the device is live; the create info is valid.
+            let pool =
+                unsafe { self.device.create_query_pool(&info, None) }.map_err(|e| vk_err("vkCreateQueryPool", e))?;
+            rec.queries = Some((pool, plan.iter().map(|s| s.0).collect()));
+        }
+        self.begin(cb, vk::CommandBufferUsageFlags::SIMULTANEOUS_USE)?;
+        if let Some((pool, _)) = &rec.queries {
+            // SAFETY: recording; the range lies inside the pool.
+            unsafe { self.device.cmd_reset_query_pool(cb, *pool, 0, 2 * plan.len() as u32) };
+        }
+        // Hazard tracking since the last barrier.
+        let mut written: Vec<usize> = Vec::new();
+        let mut read: Vec<usize> = Vec::new();
+        let mut bound: Option<&'static str> = None;
+        for (k, (entry, phys, groups)) in plan.iter().enumerate() {
+            let p = &self.pipelines[entry];
+            let writes_of = |i: usize| p.entry.storage[i].access != Access::Read;
+            let hazard =
+                phys.iter().enumerate().any(|(i, b)| written.contains(b) || (writes_of(i) && read.contains(b)));
+            if hazard {
+                self.barrier(
+                    cb,
+                    (vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::SHADER_WRITE),
+                    (
+                        vk::PipelineStageFlags::COMPUTE_SHADER,
+                        vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
+                    ),
+                );
+                written.clear();
+                read.clear();
+            }
+            for (i, b) in phys.iter().enumerate() {
+                if writes_of(i) {
+                    written.push(*b);
+                } else {
+                    read.push(*b);
+                }
+            }
+            let sets = [sets0[set0_of[entry]], sets1[set1_of[&(*entry, phys.clone())]]];
+            let dynamic: Vec<u32> = offsets[k].into_iter().collect();
+            // SAFETY: recording; pipeline, layout and sets belong to this device and match the
+            // shader's interface (built from the same `ShaderEntry`); the dynamic offset is
+            // aligned and leaves `PARAMS_BINDING` bytes inside the parameter buffer.
+            unsafe {
+                if let Some((pool, _)) = &rec.queries {
+                    self.device.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, *pool, 2 * k as u32);
+                }
+                if bound != Some(*entry) {
+                    self.device.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, p.pipeline);
+                    bound = Some(*entry);
+                }
+                self.device.cmd_bind_descriptor_sets(cb, vk::PipelineBindPoint::COMPUTE, p.layout, 0, &sets, &dynamic);
+                self.device.cmd_dispatch(cb, groups.0, groups.1, 1);
+                if let Some((pool, _)) = &rec.queries {
+                    self.device.cmd_write_timestamp(
+                        cb,
+                        vk::PipelineStageFlags::BOTTOM_OF_PIPE,
+                        *pool,
+                        2 * k as u32 + 1,
+                    );
+                }
+            }
+        }
+        if rec.slots > 0 {
+            self.barrier(
+                cb,
+                (vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::SHADER_WRITE),
+                (vk::PipelineStageFlags::TRANSFER, vk::AccessFlags::TRANSFER_READ),
+            );
+            let region = [vk::BufferCopy { src_offset: 0, dst_offset: 0, size: 4 * RESULT_SLOTS }];
+            // SAFETY: recording; the copy stays inside both buffers.
+            unsafe { self.device.cmd_copy_buffer(cb, self.results.buffer, self.results_read.buffer, &region) };
+            self.barrier(
+                cb,
+                (vk::PipelineStageFlags::TRANSFER, vk::AccessFlags::TRANSFER_WRITE),
+                (vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ),
+            );
+        }
+        self.end(cb)
+    }
+
+    fn fields(&self) -> Result<&Fields> {
+        self.fields.as_ref().ok_or(Error::NotAllocated(NAME))
+    }
+
+    fn free_fields(&mut self) {
+        if let Some(f) = self.fields.take() {
+            for b in f.buffers {
+                self.free(b);
+            }
+        }
+    }
+}
+
+impl Drop for VulkanBackend {
+    fn drop(&mut self) {
+        // SAFETY: waiting for idle has no preconditions; on failure (lost device) the objects
+        // below may be destroyed anyway.
+        let _ = unsafe { self.device.device_wait_idle() };
+        self.drop_recordings();
+        self.free_fields();
+        for slot in std::mem::take(&mut self.ring) {
+            // SAFETY: idle; destroyed once.
+            unsafe { self.device.destroy_fence(slot.fence, None) };
+            self.free(slot.staging);
+        }
+        let null = || Buf { buffer: vk::Buffer::null(), alloc: None, size: 0 };
+        for b in [
+            std::mem::replace(&mut self.grid_buf, null()),
+            std::mem::replace(&mut self.step_buf, null()),
+            std::mem::replace(&mut self.splat_buf, null()),
+            std::mem::replace(&mut self.partials, null()),
+            std::mem::replace(&mut self.results, null()),
+            std::mem::replace(&mut self.results_read, null()),
+        ] {
+            self.free(b);
+        }
+        // SAFETY: the device is idle; every object below belongs to it and is destroyed once;
+        // the allocator (which holds memory of this device) is dropped before the device.
+        unsafe {
+            for (_, p) in self.pipelines.drain() {
+                self.device.destroy_pipeline(p.pipeline, None);
+                self.device.destroy_pipeline_layout(p.layout, None);
+                self.device.destroy_descriptor_set_layout(p.set0, None);
+                self.device.destroy_descriptor_set_layout(p.set1, None);
+            }
+            if self.once_fence != vk::Fence::null() {
+                self.device.destroy_fence(self.once_fence, None);
+            }
+            if self.command_pool != vk::CommandPool::null() {
+                self.device.destroy_command_pool(self.command_pool, None);
+            }
+            drop(self.allocator.take());
+            self.device.destroy_device(None);
+        }
+        let _ = self.physical;
+    }
+}
+
+impl Backend for VulkanBackend {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn device(&self) -> String {
+        format!("{} (Vulkan {}, {})", self.summary.name, self.summary.api_version, self.summary.device_type)
+    }
+
+    fn allocate(&mut self, grid: &Grid) -> Result<()> {
+        let largest = FieldId::STATE_AND_SCRATCH.iter().map(|f| grid.len(*f) as u64 * 4).max().unwrap_or(0);
+        let oom = |reason: String| Error::OutOfMemory { nx: grid.nx, ny: grid.ny, bytes: grid.bytes(), reason };
+        if largest > self.max_binding {
+            return Err(oom(format!(
+                "the largest field needs {largest} bytes but {} binds at most {} bytes per storage buffer",
+                self.summary.name, self.max_binding
+            )));
+        }
+        self.wait_all()?;
+        self.drop_recordings();
+        self.free_fields();
+        let mut buffers = Vec::new();
+        for f in FieldId::STATE_AND_SCRATCH {
+            let usage = vk::BufferUsageFlags::STORAGE_BUFFER
+                | vk::BufferUsageFlags::TRANSFER_SRC
+                | vk::BufferUsageFlags::TRANSFER_DST;
+            match self.buffer(&format!("fluid.{}", f.name()), grid.len(*f) as u64 * 4, usage, MemoryLocation::GpuOnly) {
+                Ok(b) => buffers.push(b),
+                Err(e) => {
+                    for b in buffers {
+                        self.free(b);
+                    }
+                    return Err(oom(format!("{}: {e}", self.summary.name)));
+                }
+            }
+        }
+        let zero: Vec<(vk::Buffer, u64)> = buffers.iter().map(|b| (b.buffer, b.size)).collect();
+        self.fields = Some(Fields { grid: *grid, buffers, map: std::array::from_fn(|i| i) });
+        match self.grid_buf.alloc.as_mut().and_then(|a| a.mapped_slice_mut()) {
+            Some(m) => m[..32].copy_from_slice(bytemuck::bytes_of(&grid.uniform())),
+            None => return Err(err("the grid uniform is not host-visible")),
+        }
+        self.once("zero-filling the fields", |device, cb| {
+            for (b, size) in &zero {
+                // SAFETY: recording; the fill covers the whole buffer (size is a multiple of 4).
+                unsafe { device.cmd_fill_buffer(cb, *b, 0, *size, 0) };
+            }
+        })
+    }
+
+    fn upload(&mut self, field: FieldId, data: &[f32]) -> Result<()> {
+        let f = self.fields()?;
+        if data.len() != f.grid.len(field) {
+            return Err(Error::FieldLength { field: field.name(), expected: f.grid.len(field), got: data.len() });
+        }
+        let dst = f.buffers[f.map[field.index()]].buffer;
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        let mut staging = self.buffer(
+            "fluid.upload",
+            bytes.len() as u64,
+            vk::BufferUsageFlags::TRANSFER_SRC,
+            MemoryLocation::CpuToGpu,
+        )?;
+        let Some(m) = staging.alloc.as_mut().and_then(|a| a.mapped_slice_mut()) else {
+            self.free(staging);
+            return Err(err("the upload buffer is not host-visible"));
+        };
+        m[..bytes.len()].copy_from_slice(bytes);
+        let (src, size) = (staging.buffer, bytes.len() as u64);
+        let result = if size == 0 {
+            Ok(())
+        } else {
+            self.once("upload", |device, cb| {
+                // SAFETY: recording; the copy stays inside both buffers.
+                unsafe {
+                    device.cmd_copy_buffer(cb, src, dst, &[vk::BufferCopy { src_offset: 0, dst_offset: 0, size }])
+                };
+            })
+        };
+        self.free(staging);
+        result
+    }
+
+    fn download(&mut self, field: FieldId) -> Result<Vec<f32>> {
+        let f = self.fields()?;
+        let len = f.grid.len(field);
+        let src = f.buffers[f.map[field.index()]].buffer;
+        let size = (len as u64 * 4).max(4);
+        let staging =
+            self.buffer("fluid.download", size, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
+        let dst = staging.buffer;
+        let result = self.once("download", |device, cb| {
+            // SAFETY: recording; the copy stays inside both buffers.
+            unsafe { device.cmd_copy_buffer(cb, src, dst, &[vk::BufferCopy { src_offset: 0, dst_offset: 0, size }]) };
+        });
+        let out = result.and_then(|()| {
+            let m = staging.alloc.as_ref().and_then(|a| a.mapped_slice()).ok_or_else(|| err("not host-visible"))?;
+            Ok(floats(&m[..len * 4]))
+        });
+        self.free(staging);
+        out
+    }
+
+    fn run(&mut self, schedule: &Schedule, inputs: &StepInputs) -> Result<()> {
+        let f = self.fields()?;
+        if schedule.grid != f.grid.uniform() {
+            return Err(err("the schedule was built for another grid"));
+        }
+        let start = f.map;
+        self.grow_splats(inputs.splats.len())?;
+        let timed = self.timing.is_some();
+        let found =
+            self.recordings.iter().position(|r| r.timed == timed && r.start == start && r.schedule == *schedule);
+        let index = match found {
+            Some(i) => i,
+            None => {
+                if self.recordings.len() >= MAX_RECORDINGS {
+                    self.wait_all()?;
+                    let oldest = self.recordings.remove(0);
+                    self.destroy_recording(oldest);
+                }
+                let rec = self.record(schedule, start, timed)?;
+                self.recordings.push(rec);
+                self.recordings.len() - 1
+            }
+        };
+
+        // This submission's staging slot: wait for its previous use, then write the inputs.
+        let k = self.next_slot;
+        self.next_slot = (k + 1) % RING;
+        if self.ring[k].pending {
+            self.wait(self.ring[k].fence, "waiting for a staging slot")?;
+            self.ring[k].pending = false;
+        }
+        let fence = self.ring[k].fence;
+        // SAFETY: the fence's last submission finished (or it was never submitted).
+        unsafe { self.device.reset_fences(&[fence]) }.map_err(|e| vk_err("vkResetFences", e))?;
+        let splats: Vec<SplatGpu> = inputs.splats.iter().map(|s| s.to_gpu()).collect();
+        let m = self.ring[k]
+            .staging
+            .alloc
+            .as_mut()
+            .and_then(|a| a.mapped_slice_mut())
+            .ok_or_else(|| err("the staging slot is not host-visible"))?;
+        m[..size_of::<StepUniform>()].copy_from_slice(bytemuck::bytes_of(&inputs.uniform()));
+        let splat_bytes: &[u8] = bytemuck::cast_slice(&splats);
+        m[SPLATS_OFFSET as usize..SPLATS_OFFSET as usize + splat_bytes.len()].copy_from_slice(splat_bytes);
+
+        let rec = &self.recordings[index];
+        let cbs = [self.ring[k].upload, rec.cb];
+        let submit = vk::SubmitInfo::default().command_buffers(&cbs);
+        // SAFETY: both command buffers are executable and were recorded with SIMULTANEOUS_USE
+        // (a replay may still be pending); every resource they use is alive; `fence` is unsignalled.
+        unsafe { self.device.queue_submit(self.queue, &[submit], fence) }.map_err(|e| vk_err("vkQueueSubmit", e))?;
+        self.ring[k].pending = true;
+        self.last_slot = Some(k);
+        let end = rec.end;
+        self.reduction_slots = rec.slots;
+        if let Some(f) = self.fields.as_mut() {
+            f.map = end;
+        }
+
+        if timed {
+            self.wait(fence, "waiting for timed run")?;
+            self.ring[k].pending = false;
+            let rec = &self.recordings[index];
+            if let Some((pool, entries)) = &rec.queries {
+                let mut ticks = vec![0u64; 2 * entries.len()];
+                // SAFETY: the submission that wrote these queries finished; the range lies in the pool.
+                unsafe {
+                    self.device.get_query_pool_results(
+                        *pool,
+                        0,
+                        &mut ticks,
+                        vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
+                    )
+                }
+                .map_err(|e| vk_err("vkGetQueryPoolResults", e))?;
+                let period = self.timestamp_period_ns;
+                if let Some(t) = self.timing.as_mut() {
+                    for (k, entry) in entries.iter().enumerate() {
+                        let ns = ticks[2 * k + 1].saturating_sub(ticks[2 * k]) as f64 * period;
+                        let label = if entry.starts_with("reduce") { "reduce" } else { entry };
+                        let e = t.entry(label).or_insert((0, 0.0));
+                        e.0 += 1;
+                        e.1 += ns * 1e-6;
+                    }
+                }
+            }
+        }
+        self.validated("run")
+    }
+
+    fn reductions(&mut self) -> Result<Vec<f64>> {
+        if self.reduction_slots == 0 {
+            return Ok(Vec::new());
+        }
+        if let Some(k) = self.last_slot
+            && self.ring[k].pending
+        {
+            self.wait(self.ring[k].fence, "waiting for reductions")?;
+            self.ring[k].pending = false;
+        }
+        let m =
+            self.results_read.alloc.as_ref().and_then(|a| a.mapped_slice()).ok_or_else(|| err("not host-visible"))?;
+        let values = floats(&m[..4 * self.reduction_slots]);
+        Ok(values.iter().map(|x| f64::from(*x)).collect())
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        self.wait_all()?;
+        self.validated("finish")
+    }
+
+    fn copy_bandwidth(&mut self) -> Result<f64> {
+        self.wait_all()?;
+        // The same compute-shader copy as the wgpu backend (16 bytes per invocation).
+        let bytes = (1u64 << 30).min(self.max_binding / 16 * 16);
+        let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
+        let a = self.buffer("fluid.bandwidth.a", bytes, usage, MemoryLocation::GpuOnly)?;
+        let b = match self.buffer("fluid.bandwidth.b", bytes, usage, MemoryLocation::GpuOnly) {
+            Ok(b) => b,
+            Err(e) => {
+                self.free(a);
+                return Err(e);
+            }
+        };
+        let result = self.bandwidth_between(&a, &b, bytes);
+        self.free(a);
+        self.free(b);
+        result
+    }
+
+    fn set_timing(&mut self, enabled: bool) -> Result<()> {
+        if enabled && !self.timestamps {
+            return Err(Error::Unsupported {
+                what: "per-kernel timings (timestamp queries)".into(),
+                by: format!("the device {}", self.summary.name),
+            });
+        }
+        self.timing = enabled.then(BTreeMap::new);
+        Ok(())
+    }
+
+    fn take_timings(&mut self) -> Result<Vec<KernelTiming>> {
+        let t = self.timing.as_mut().ok_or_else(|| err("timings were not enabled"))?;
+        Ok(std::mem::take(t)
+            .into_iter()
+            .map(|(k, (invocations, ms))| KernelTiming { label: format!("fluid.{k}"), invocations, ms })
+            .collect())
+    }
+}
+
+impl VulkanBackend {
+    /// Time 20 alternating compute copies between `a` and `b` (best of three submissions).
+    fn bandwidth_between(&mut self, a: &Buf, b: &Buf, bytes: u64) -> Result<f64> {
+        let binding = |i: u32| {
+            vk::DescriptorSetLayoutBinding::default()
+                .binding(i)
+                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                .descriptor_count(1)
+                .stage_flags(vk::ShaderStageFlags::COMPUTE)
+        };
+        let set_layout = self.set_layout(&[binding(0), binding(1)])?;
+        let sizes = [vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: 4 }];
+        let info = vk::DescriptorPoolCreateInfo::default().max_sets(2).pool_sizes(&sizes);
+        // SAFETY: the device is live; `info` is valid for the call.
+        let pool = unsafe { self.device.create_descriptor_pool(&info, None) };
+        let pipeline = self.compute_pipeline("bandwidth", &[set_layout]);
+        let cb = self.command_buffer();
+        let result = (|| {
+            let pool = pool.map_err(|e| vk_err("vkCreateDescriptorPool", e))?;
+            let (layout, pipeline) = *pipeline.as_ref().map_err(|e| err(e.to_string()))?;
+            let cb = *cb.as_ref().map_err(|e| err(e.to_string()))?;
+            let layouts = [set_layout, set_layout];
+            let info = vk::DescriptorSetAllocateInfo::default().descriptor_pool(pool).set_layouts(&layouts);
+            // SAFETY: the pool holds two sets of this layout.
+            let sets = unsafe { self.device.allocate_descriptor_sets(&info) }
+                .map_err(|e| vk_err("vkAllocateDescriptorSets", e))?;
+            let infos = [
+                vk::DescriptorBufferInfo { buffer: a.buffer, offset: 0, range: bytes },
+                vk::DescriptorBufferInfo { buffer: b.buffer, offset: 0, range: bytes },
+            ];
+            let mut writes = Vec::new();
+            for (s, (src, dst)) in [(0, 1), (1, 0)].into_iter().enumerate() {
+                for (binding, i) in [(0u32, src), (1u32, dst)] {
+                    writes.push(
+                        vk::WriteDescriptorSet::default()
+                            .dst_set(sets[s])
+                            .dst_binding(binding)
+                            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                            .buffer_info(std::slice::from_ref(&infos[i])),
+                    );
+                }
+            }
+            // SAFETY: sets, bindings and buffers are valid.
+            unsafe { self.device.update_descriptor_sets(&writes, &[]) };
+            let invocations = bytes / 16;
+            let wg = invocations.div_ceil(256);
+            let (gx, gy) = if wg <= 65535 { (wg as u32, 1) } else { (65535u32, wg.div_ceil(65535) as u32) };
+            let copies = 20u32;
+            self.begin(cb, vk::CommandBufferUsageFlags::empty())?;
+            // SAFETY: recording with a pipeline and sets of this device.
+            unsafe { self.device.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, pipeline) };
+            for k in 0..copies {
+                if k > 0 {
+                    self.barrier(
+                        cb,
+                        (vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::SHADER_WRITE),
+                        (
+                            vk::PipelineStageFlags::COMPUTE_SHADER,
+                            vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
+                        ),
+                    );
+                }
+                // SAFETY: as above.
+                unsafe {
+                    self.device.cmd_bind_descriptor_sets(
+                        cb,
+                        vk::PipelineBindPoint::COMPUTE,
+                        layout,
+                        0,
+                        &[sets[(k % 2) as usize]],
+                        &[],
+                    );
+                    self.device.cmd_dispatch(cb, gx, gy, 1);
+                }
+            }
+            self.end(cb)?;
+            let mut best = f64::INFINITY;
+            for _ in 0..3 {
+                let cbs = [cb];
+                let submit = vk::SubmitInfo::default().command_buffers(&cbs);
+                let t0 = std::time::Instant::now();
+                // SAFETY: `cb` is executable and not pending (each submission is waited for).
+                unsafe { self.device.queue_submit(self.queue, &[submit], self.once_fence) }
+                    .map_err(|e| vk_err("vkQueueSubmit", e))?;
+                let waited = self.wait(self.once_fence, "bandwidth");
+                // SAFETY: the submission finished.
+                unsafe { self.device.reset_fences(&[self.once_fence]) }.map_err(|e| vk_err("vkResetFences", e))?;
+                waited?;
+                best = best.min(t0.elapsed().as_secs_f64());
+            }
+            Ok(2.0 * bytes as f64 * f64::from(copies) / best / 1e9)
+        })();
+        // SAFETY: nothing is pending (every submission was waited for, or the device is lost);
+        // each object is destroyed once.
+        unsafe {
+            if let Ok(cb) = cb {
+                self.device.free_command_buffers(self.command_pool, &[cb]);
+            }
+            if let Ok((layout, pipeline)) = pipeline {
+                self.device.destroy_pipeline(pipeline, None);
+                self.device.destroy_pipeline_layout(layout, None);
+            }
+            if let Ok(pool) = pool {
+                self.device.destroy_descriptor_pool(pool, None);
+            }
+            self.device.destroy_descriptor_set_layout(set_layout, None);
+        }
+        result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fluid_core::{Boundary, SimParams};
+
+    /// A smoke step, replayed, under the validation layer (with synchronization validation):
+    /// any validation error fails `run`/`finish`. `FLUID_REQUIRE_VALIDATION=1` (set by
+    /// `scripts/test.sh`) makes a missing layer a failure too.
+    #[test]
+    fn steps_replay_cleanly_under_validation() {
+        let mut b = VulkanBackend::new().expect("a Vulkan device (install mesa-vulkan-drivers)");
+        if std::env::var("FLUID_REQUIRE_VALIDATION").as_deref() == Ok("1") && cfg!(debug_assertions) {
+            assert!(b.validation(), "the Khronos validation layer is not on (apt-get install vulkan-validationlayers)");
+        }
+        let grid = Grid::new(33, 20, 1.0, Boundary::Wall, Boundary::Periodic).expect("grid");
+        b.allocate(&grid).expect("allocate");
+        let params = SimParams { viscosity: 0.01, vorticity: 0.3, ..SimParams::default() };
+        let step = Schedule::step(&grid, &params);
+        let diagnostics = Schedule::diagnostics(&grid);
+        let splat = fluid_core::Splat {
+            center: [16.0, 10.0],
+            radius: 3.0,
+            velocity: [1.0, 2.0],
+            density: 1.0,
+            ..fluid_core::Splat::default()
+        };
+        let mut recorded = 0;
+        for k in 0..24 {
+            let inputs = StepInputs { dt: 0.1, time: 0.1 * k as f32, step: k, splats: vec![splat; k as usize % 5] };
+            b.run(&step, &inputs).expect("step");
+            b.run(&diagnostics, &StepInputs::default()).expect("diagnostics");
+            if k == 11 {
+                recorded = b.recordings.len();
+            }
+        }
+        // The field assignment cycles with a short period: after one period every run is a replay.
+        assert!(recorded >= 4, "{recorded}");
+        assert_eq!(b.recordings.len(), recorded, "steps kept being re-recorded");
+        let r = b.reductions().expect("reductions");
+        assert_eq!(r.len(), 3);
+        assert!(r.iter().all(|x| x.is_finite()), "{r:?}");
+        b.finish().expect("finish");
+        let density = b.download(FieldId::Density).expect("download");
+        assert!(density.iter().any(|x| *x > 0.0), "the splats never arrived");
+    }
+}
