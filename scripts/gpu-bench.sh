@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The GPU benchmarks of doc/PERFORMANCE.md: the smoke step, the Jacobi sweep alone (plain and
-# two-per-dispatch), and the Taichi stable_fluid.py workload, on the wgpu backend.
+# The GPU benchmarks of doc/PERFORMANCE.md: the smoke step and the Jacobi sweep alone on both GPU
+# backends (wgpu and raw Vulkan), with parity against the CPU backend, the two-per-dispatch
+# Jacobi, and the Taichi stable_fluid.py workload.
 #
 # usage: scripts/gpu-bench.sh [FLUID_BINARY] [OUT_DIR]
-# (build the binary with: cargo build --release -p fluid --features wgpu)
+# (build the binary with: cargo build --release -p fluid --features wgpu,vulkan)
 set -euo pipefail
 bin=${1:-target/release/fluid}
 out=${2:-out/gpu-bench}
@@ -12,17 +13,15 @@ if [ -z "${XDG_RUNTIME_DIR:-}" ]; then
   export XDG_RUNTIME_DIR=/tmp/fluid-xdg-$(id -u)
   mkdir -p -m 0700 "$XDG_RUNTIME_DIR"
 fi
+sizes=256,512,1024,2048,4096
 multi=params.pressure.solver=jacobi-multisweep
 "$bin" info | tee "$out/info.txt"
-"$bin" bench --backends wgpu --scene smoke --sizes 256,512,1024,2048,4096 --steps 60 | tee "$out/smoke.txt"
-"$bin" bench --backends wgpu --scene smoke --set "$multi" --sizes 256,512,1024,2048,4096 --steps 60 | tee "$out/smoke-multisweep.txt"
-"$bin" bench --backends wgpu --jacobi --sizes 256,512,1024,2048,4096 | tee "$out/jacobi.txt"
-"$bin" bench --backends wgpu --jacobi --set "$multi" --sizes 256,512,1024,2048,4096 | tee "$out/jacobi-multisweep.txt"
-for solver in jacobi jacobi-multisweep; do
-  for case in 256:40 512:40 512:500 1024:100 2048:100 4096:100; do
-    n=${case%%:*}
-    sweeps=${case##*:}
-    "$bin" bench --backends wgpu --scene stable-fluid --set "params.pressure.solver=$solver" \
-      --set "params.pressure.iterations=$sweeps" --sizes "$n" --steps 60
-  done
+"$bin" bench --backends wgpu,vulkan --scene smoke --sizes $sizes --steps 60 | tee "$out/smoke.txt"
+"$bin" bench --backends wgpu,vulkan --jacobi --sizes $sizes | tee "$out/jacobi.txt"
+"$bin" bench --backends wgpu,vulkan --jacobi --set "$multi" --sizes $sizes --parity-steps 0 | tee "$out/jacobi-multisweep.txt"
+for case in 256:40 512:40 512:500 1024:100 2048:100 4096:100; do
+  n=${case%%:*}
+  sweeps=${case##*:}
+  "$bin" bench --backends wgpu,vulkan --scene stable-fluid --set "params.pressure.iterations=$sweeps" \
+    --sizes "$n" --steps 60 --parity-steps 0
 done 2>/dev/null | tee "$out/stable-fluid.txt"

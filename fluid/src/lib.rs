@@ -33,6 +33,8 @@ pub use fluid_core::{
 pub use fluid_cpu::CpuBackend;
 #[cfg(feature = "wgpu")]
 pub use fluid_wgpu::{AdapterSummary, WgpuBackend};
+#[cfg(feature = "vulkan")]
+pub use fluid_vulkan::{DeviceSummary, VulkanBackend};
 
 use fluid_core::schedule::{SLOT_MAX_DIVERGENCE, SLOT_RESIDUAL_SQ, SLOT_RHS_SQ};
 
