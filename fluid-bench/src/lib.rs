@@ -46,6 +46,11 @@ macro_rules! conformance {
         }
 
         #[test]
+        fn red_black_sor_matches_an_independent_f64_sor_and_beats_jacobi() {
+            $crate::physics::projection_sor(|| $make);
+        }
+
+        #[test]
         fn plain_jacobi_never_damps_the_checkerboard_mode() {
             $crate::physics::projection_checkerboard(|| $make);
         }
@@ -65,6 +70,7 @@ macro_rules! conformance {
             divergence => Divergence,
             jacobi => Jacobi,
             jacobi_multisweep => JacobiMultisweep,
+            sor => Sor,
             subtract_gradient => SubtractGradient,
             residual => Residual
         );

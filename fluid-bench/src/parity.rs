@@ -44,6 +44,7 @@ pub fn tolerance(kernel: Kernel) -> Tolerance {
         | Kernel::Divergence
         | Kernel::Jacobi
         | Kernel::JacobiMultisweep
+        | Kernel::Sor
         | Kernel::SubtractGradient
         | Kernel::Residual => Tolerance { max_abs: 1e-5, rel_l2: 1e-6 },
     }
@@ -226,7 +227,14 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
         Kernel::Jacobi | Kernel::JacobiMultisweep => [0u32, 1]
             .iter()
             .map(|&z| {
-                let p = JacobiParams { omega: 0.8, zero_initial: z, _pad: [0; 2] };
+                let p = JacobiParams { omega: 0.8, zero_initial: z, colour: 0, _pad: 0 };
+                one(&[Pressure, Divergence, PressureTmp], Params::Jacobi(p))
+            })
+            .collect(),
+        Kernel::Sor => [(0u32, 0u32), (0, 1), (1, 0)]
+            .iter()
+            .map(|&(z, colour)| {
+                let p = JacobiParams { omega: 1.7, zero_initial: z, colour, _pad: 0 };
                 one(&[Pressure, Divergence, PressureTmp], Params::Jacobi(p))
             })
             .collect(),

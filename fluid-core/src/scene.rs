@@ -401,7 +401,7 @@ mod tests {
         assert_eq!(s.params.dt, 0.02);
         assert_eq!(s.params.viscosity, 0.01);
         assert_eq!(s.params.pressure.iterations, 12);
-        assert_eq!(s.params.pressure.omega, 0.8);
+        assert_eq!(s.params.pressure.omega, Some(0.8));
     }
 
     #[test]
@@ -415,10 +415,10 @@ mod tests {
         let e =
             Scene::from_toml("[grid]\nnx = 4\nny = 4\n[params]\nviscosityy = 1\n", "t").expect_err("typo").to_string();
         assert!(e.contains("viscosityy"), "{e}");
-        let e = Scene::preset_with("smoke", &[parse_override("params.pressure.solver=sor").expect("p")])
+        let e = Scene::preset_with("smoke", &[parse_override("params.pressure.solver=multigrid").expect("p")])
             .expect_err("solver")
             .to_string();
-        assert!(e.contains("sor"), "{e}");
+        assert!(e.contains("multigrid"), "{e}");
         assert!(parse_override("novalue").is_err());
         assert!(Scene::preset("nope").is_err());
     }

@@ -72,6 +72,10 @@ pub enum Kernel {
     /// Two weighted-Jacobi sweeps fused in one dispatch (temporal blocking on GPUs); the same
     /// arithmetic as two `jacobi` dispatches.
     JacobiMultisweep,
+    /// One colour pass of red-black SOR: cells of the pass's colour are relaxed from their
+    /// neighbours, the others copied (ping-pong buffers, so every pass is race-free and
+    /// deterministic on any backend).
+    Sor,
     /// `u -= dt ∇p` on every face.
     SubtractGradient,
     /// Per-cell residual `b − A p` of the pressure equation.
@@ -90,6 +94,7 @@ impl Kernel {
         Kernel::Divergence,
         Kernel::Jacobi,
         Kernel::JacobiMultisweep,
+        Kernel::Sor,
         Kernel::SubtractGradient,
         Kernel::Residual,
     ];
@@ -106,6 +111,7 @@ impl Kernel {
             Kernel::Divergence => "divergence",
             Kernel::Jacobi => "jacobi",
             Kernel::JacobiMultisweep => "jacobi_multisweep",
+            Kernel::Sor => "sor",
             Kernel::SubtractGradient => "subtract_gradient",
             Kernel::Residual => "residual",
         }
@@ -129,6 +135,7 @@ impl Kernel {
             | Kernel::Divergence
             | Kernel::Jacobi
             | Kernel::JacobiMultisweep
+            | Kernel::Sor
             | Kernel::Residual => Domain::Cells,
         }
     }
@@ -143,6 +150,7 @@ impl Kernel {
                 | Kernel::DiffuseVelocity
                 | Kernel::Jacobi
                 | Kernel::JacobiMultisweep
+                | Kernel::Sor
         )
     }
 
@@ -178,7 +186,7 @@ impl Kernel {
                 &[b!("u0", R), b!("v0", R), b!("u", R), b!("v", R), b!("u_out", W), b!("v_out", W)]
             }
             Kernel::Divergence => &[b!("u", R), b!("v", R), b!("divergence", W)],
-            Kernel::Jacobi | Kernel::JacobiMultisweep => {
+            Kernel::Jacobi | Kernel::JacobiMultisweep | Kernel::Sor => {
                 &[b!("pressure", R), b!("divergence", R), b!("pressure_out", W)]
             }
             Kernel::SubtractGradient => &[b!("u", RW), b!("v", RW), b!("pressure", R)],
@@ -235,7 +243,7 @@ pub enum Params {
     Forces(ForceParams),
     /// `diffuse_velocity`.
     Diffuse(DiffuseParams),
-    /// `jacobi`, `jacobi_multisweep`.
+    /// `jacobi`, `jacobi_multisweep`, `sor`.
     Jacobi(JacobiParams),
 }
 
@@ -386,7 +394,8 @@ impl Schedule {
 
     /// `sweeps` warm-started pressure sweeps of `solver` and nothing else (the Jacobi
     /// benchmark).
-    pub fn jacobi_sweeps(grid: &Grid, solver: PressureSolver, omega: f32, sweeps: u32) -> Schedule {
+    /// `omega: None` takes the solver's default.
+    pub fn jacobi_sweeps(grid: &Grid, solver: PressureSolver, omega: Option<f32>, sweeps: u32) -> Schedule {
         let mut s = Schedule::new(grid);
         let pressure = crate::params::Pressure { solver, iterations: sweeps, omega, warm_start: true };
         s.push_sweeps(&pressure);
@@ -495,20 +504,33 @@ impl Schedule {
     /// The pressure sweeps of a projection, ending with the result in `pressure`.
     fn push_sweeps(&mut self, pr: &crate::params::Pressure) {
         use FieldId::*;
-        // `jacobi-multisweep` performs the sweeps two per dispatch (an odd count ends with one
-        // plain sweep); the arithmetic is that of the plain sweeps.
-        let fused = pr.solver == PressureSolver::JacobiMultisweep;
+        let omega = pr.omega_for(self.grid.nx.max(self.grid.ny));
         let mut src = Pressure;
-        let mut done = 0;
-        while done < pr.iterations {
+        let mut next = |s: &mut Schedule, kernel: Kernel, p: JacobiParams| {
             let dst = if src == Pressure { PressureTmp } else { Pressure };
-            let p =
-                JacobiParams { omega: pr.omega, zero_initial: u32::from(done == 0 && !pr.warm_start), _pad: [0; 2] };
-            let pair = fused && pr.iterations - done >= 2;
-            let kernel = if pair { Kernel::JacobiMultisweep } else { Kernel::Jacobi };
-            self.dispatch(kernel, &[src, Divergence, dst], Params::Jacobi(p));
-            done += if pair { 2 } else { 1 };
+            s.dispatch(kernel, &[src, Divergence, dst], Params::Jacobi(p));
             src = dst;
+        };
+        let cold = |k: u32| u32::from(k == 0 && !pr.warm_start);
+        if pr.solver == PressureSolver::Sor {
+            // One iteration: the red pass, then the black pass.
+            for k in 0..pr.iterations {
+                for colour in [0, 1] {
+                    let p = JacobiParams { omega, zero_initial: cold(k) * (1 - colour), colour, _pad: 0 };
+                    next(self, Kernel::Sor, p);
+                }
+            }
+        } else {
+            // `jacobi-multisweep` performs the sweeps two per dispatch (an odd count ends with
+            // one plain sweep); the arithmetic is that of the plain sweeps.
+            let fused = pr.solver == PressureSolver::JacobiMultisweep;
+            let mut done = 0;
+            while done < pr.iterations {
+                let p = JacobiParams { omega, zero_initial: cold(done), colour: 0, _pad: 0 };
+                let pair = fused && pr.iterations - done >= 2;
+                next(self, if pair { Kernel::JacobiMultisweep } else { Kernel::Jacobi }, p);
+                done += if pair { 2 } else { 1 };
+            }
         }
         if src != Pressure {
             self.ops.push(Op::Swap(Pressure, PressureTmp));
@@ -560,6 +582,37 @@ mod tests {
                 assert_eq!(d.fields.len(), d.kernel.bindings().len(), "{}", d.kernel.name());
             }
         }
+    }
+
+    #[test]
+    fn sor_iterations_are_a_red_and_a_black_pass_with_the_default_optimal_omega() {
+        let g = Grid::new(40, 30, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let mut p = SimParams::default();
+        p.pressure.solver = PressureSolver::Sor;
+        p.pressure.iterations = 3;
+        p.pressure.warm_start = false;
+        let s = Schedule::projection(&g, &p);
+        let passes: Vec<JacobiParams> = s
+            .dispatches()
+            .filter(|d| d.kernel == Kernel::Sor)
+            .map(|d| match d.params {
+                Params::Jacobi(j) => j,
+                _ => panic!("sor without JacobiParams"),
+            })
+            .collect();
+        assert_eq!(passes.iter().map(|j| j.colour).collect::<Vec<_>>(), [0, 1, 0, 1, 0, 1]);
+        assert_eq!(passes.iter().map(|j| j.zero_initial).collect::<Vec<_>>(), [1, 0, 0, 0, 0, 0]);
+        // Three iterations: the cap 1 + 0.01^(1/3) is below the asymptotic optimum 1.855.
+        let capped = 1.0 + 0.01f32.powf(1.0 / 3.0);
+        assert!(passes.iter().all(|j| (j.omega - capped).abs() < 1e-6), "{}", passes[0].omega);
+        p.pressure.iterations = 200;
+        let s = Schedule::projection(&g, &p);
+        let optimum = 2.0 / (1.0 + (std::f32::consts::PI / 40.0).sin());
+        match s.dispatches().find(|d| d.kernel == Kernel::Sor).map(|d| d.params) {
+            Some(Params::Jacobi(j)) => assert!((j.omega - optimum).abs() < 1e-6, "{}", j.omega),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(s.dispatches().last().expect("dispatch").field("pressure"), FieldId::Pressure);
     }
 
     #[test]

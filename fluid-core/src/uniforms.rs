@@ -132,8 +132,10 @@ pub struct JacobiParams {
     pub omega: f32,
     /// 1 to treat the source pressure as zero (a cold start).
     pub zero_initial: u32,
+    /// `sor` only: the colour this pass updates, 0 (red, `i + j` even) or 1 (black).
+    pub colour: u32,
     /// Padding.
-    pub _pad: [u32; 2],
+    pub _pad: u32,
 }
 
 /// Reduction operation code of [`ReduceParams::op`]: `max |x|`.

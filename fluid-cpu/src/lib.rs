@@ -190,6 +190,11 @@ impl CpuBackend {
                 jacobi_multisweep::run(g, &p, dt, self.buf(f("pressure")), self.buf(f("divergence")), &mut out);
                 self.put(f("pressure_out"), out);
             }
+            (Kernel::Sor, Params::Jacobi(p)) => {
+                let mut out = self.take(f("pressure_out"));
+                sor::run(g, &p, dt, self.buf(f("pressure")), self.buf(f("divergence")), &mut out);
+                self.put(f("pressure_out"), out);
+            }
             (Kernel::SubtractGradient, Params::None) => {
                 let (mut u, mut v) = (self.take(f("u")), self.take(f("v")));
                 subtract_gradient::run(g, dt, &mut u, &mut v, self.buf(f("pressure")));

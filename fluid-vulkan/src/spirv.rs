@@ -21,6 +21,7 @@ modules!(
     "divergence",
     "jacobi",
     "jacobi_multisweep",
+    "sor",
     "subtract_gradient",
     "residual",
     "reduce_partial",

@@ -22,6 +22,7 @@ pub const FILES: &[(&str, &str)] = &[
     ("divergence", include_str!("../shaders/divergence.wgsl")),
     ("jacobi", include_str!("../shaders/jacobi.wgsl")),
     ("jacobi_multisweep", include_str!("../shaders/jacobi_multisweep.wgsl")),
+    ("sor", include_str!("../shaders/sor.wgsl")),
     ("subtract_gradient", include_str!("../shaders/subtract_gradient.wgsl")),
     ("residual", include_str!("../shaders/residual.wgsl")),
     ("reduce", include_str!("../shaders/reduce.wgsl")),

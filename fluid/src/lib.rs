@@ -31,10 +31,10 @@ pub use fluid_core::{
 };
 #[cfg(feature = "cpu")]
 pub use fluid_cpu::CpuBackend;
-#[cfg(feature = "wgpu")]
-pub use fluid_wgpu::{AdapterSummary, WgpuBackend};
 #[cfg(feature = "vulkan")]
 pub use fluid_vulkan::{DeviceSummary, VulkanBackend};
+#[cfg(feature = "wgpu")]
+pub use fluid_wgpu::{AdapterSummary, WgpuBackend};
 
 use fluid_core::schedule::{SLOT_MAX_DIVERGENCE, SLOT_RESIDUAL_SQ, SLOT_RHS_SQ};
 
@@ -82,7 +82,7 @@ fn wgpu_backend() -> Result<Box<dyn Backend>> {
 
 #[cfg(feature = "vulkan")]
 fn vulkan_backend() -> Result<Box<dyn Backend>> {
-    Ok(Box::new(fluid_vulkan::VulkanBackend::new()?))
+    Ok(Box::new(VulkanBackend::new()?))
 }
 
 #[cfg(not(feature = "vulkan"))]

@@ -12,5 +12,6 @@ pub mod divergence;
 pub mod jacobi;
 pub mod jacobi_multisweep;
 pub mod residual;
+pub mod sor;
 pub mod splat;
 pub mod subtract_gradient;

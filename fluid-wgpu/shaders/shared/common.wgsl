@@ -61,8 +61,8 @@ struct DiffuseParams {
 struct JacobiParams {
     omega: f32,
     zero_initial: u32,
-    _pad0: u32,
-    _pad1: u32,
+    colour: u32,
+    _pad: u32,
 }
 
 struct ReduceParams {
