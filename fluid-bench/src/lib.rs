@@ -51,6 +51,11 @@ macro_rules! conformance {
         }
 
         #[test]
+        fn multigrid_cuts_the_residual_about_tenfold_per_v_cycle() {
+            $crate::physics::multigrid_convergence(|| $make);
+        }
+
+        #[test]
         fn plain_jacobi_never_damps_the_checkerboard_mode() {
             $crate::physics::projection_checkerboard(|| $make);
         }
@@ -71,6 +76,11 @@ macro_rules! conformance {
             jacobi => Jacobi,
             jacobi_multisweep => JacobiMultisweep,
             sor => Sor,
+            mg_load => MgLoad,
+            mg_smooth => MgSmooth,
+            mg_restrict => MgRestrict,
+            mg_prolong => MgProlong,
+            mg_store => MgStore,
             subtract_gradient => SubtractGradient,
             residual => Residual
         );

@@ -12,7 +12,7 @@ use fluid::{Backend, Boundary, CpuBackend, FieldId, Grid, Scene, Simulation, Spl
 use fluid_core::scene::SplitMix64;
 use fluid_core::schedule::{Access, Dispatch, Kernel, Op, Params, Schedule};
 use fluid_core::uniforms::{
-    ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, DiffuseParams, ForceParams, JacobiParams,
+    ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, DiffuseParams, ForceParams, JacobiParams, MgParams,
 };
 
 /// How close another backend must come to the CPU backend.
@@ -45,6 +45,11 @@ pub fn tolerance(kernel: Kernel) -> Tolerance {
         | Kernel::Jacobi
         | Kernel::JacobiMultisweep
         | Kernel::Sor
+        | Kernel::MgLoad
+        | Kernel::MgSmooth
+        | Kernel::MgRestrict
+        | Kernel::MgProlong
+        | Kernel::MgStore
         | Kernel::SubtractGradient
         | Kernel::Residual => Tolerance { max_abs: 1e-5, rel_l2: 1e-6 },
     }
@@ -186,7 +191,33 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
     use FieldId::*;
     let one = |fields: &[FieldId], params: Params| Schedule {
         grid: grid.uniform(),
-        ops: vec![Op::Dispatch(Dispatch { kernel, fields: fields.to_vec(), params })],
+        ops: vec![Op::Dispatch(Dispatch { kernel, fields: fields.to_vec(), params, extent: None })],
+    };
+    // The multigrid kernels run over one level of the hierarchy of this grid.
+    let levels = fluid_core::multigrid::levels(grid.nx, grid.ny);
+    let mg = |fields: &[FieldId], p: MgParams, over: &fluid_core::multigrid::Level| Schedule {
+        grid: grid.uniform(),
+        ops: vec![Op::Dispatch(Dispatch {
+            kernel,
+            fields: fields.to_vec(),
+            params: Params::Mg(p),
+            extent: Some([over.nx, over.ny]),
+        })],
+    };
+    let on = |l: &fluid_core::multigrid::Level| MgParams {
+        nx: l.nx,
+        ny: l.ny,
+        b: l.b,
+        p: l.p,
+        tmp: l.tmp,
+        ..MgParams::default()
+    };
+    let transfer = |f: &fluid_core::multigrid::Level, c: &fluid_core::multigrid::Level| MgParams {
+        cnx: c.nx,
+        cny: c.ny,
+        cb: c.b,
+        cp: c.p,
+        ..on(f)
     };
     let advect = |order: u32| AdvectParams {
         order,
@@ -238,6 +269,22 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
                 one(&[Pressure, Divergence, PressureTmp], Params::Jacobi(p))
             })
             .collect(),
+        Kernel::MgLoad => (0..2)
+            .map(|z| mg(&[Pressure, Divergence, Multigrid], MgParams { zero_initial: z, ..on(&levels[0]) }, &levels[0]))
+            .collect(),
+        Kernel::MgSmooth => levels
+            .iter()
+            .take(2)
+            .flat_map(|l| [(0, 1.0), (1, 1.0), (0, 1.3)].map(|(colour, omega)| (l, colour, omega)))
+            .map(|(l, colour, omega)| mg(&[Multigrid], MgParams { colour, omega, ..on(l) }, l))
+            .collect(),
+        Kernel::MgRestrict => {
+            levels.windows(2).take(2).map(|w| mg(&[Multigrid], transfer(&w[0], &w[1]), &w[1])).collect()
+        }
+        Kernel::MgProlong => {
+            levels.windows(2).take(2).map(|w| mg(&[Multigrid], transfer(&w[0], &w[1]), &w[0])).collect()
+        }
+        Kernel::MgStore => vec![mg(&[Multigrid, Pressure], on(&levels[0]), &levels[0])],
         Kernel::SubtractGradient => vec![one(&[U, V, Pressure], Params::None)],
         Kernel::Residual => vec![one(&[Pressure, Divergence, Scratch], Params::None)],
     }

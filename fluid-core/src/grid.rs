@@ -136,6 +136,7 @@ impl Grid {
             FieldKind::Dye => vec![ny, nx, 4],
             FieldKind::U => vec![ny, nx + 1],
             FieldKind::V => vec![ny + 1, nx],
+            FieldKind::Levels => vec![self.len(field)],
         }
     }
 
@@ -169,6 +170,8 @@ pub enum FieldKind {
     U,
     /// y-velocity on y-faces.
     V,
+    /// The packed multigrid hierarchy ([`crate::multigrid`]): a flat array.
+    Levels,
 }
 
 macro_rules! fields {
@@ -237,6 +240,8 @@ fields! {
     DyeTmp = "dye_tmp", Dye, false;
     /// Cell scratch for diagnostics (the divergence after projection, residuals).
     Scratch = "scratch", Cell, false;
+    /// The multigrid solver's levels, packed (see [`crate::multigrid`]).
+    Multigrid = "multigrid", Levels, false;
 }
 
 impl FieldId {
@@ -261,6 +266,7 @@ impl FieldId {
             FieldKind::Dye => 4 * nx * ny,
             FieldKind::U => (nx + 1) * ny,
             FieldKind::V => nx * (ny + 1),
+            FieldKind::Levels => crate::multigrid::buffer_len(nx as u32, ny as u32),
         }
     }
 

@@ -10,6 +10,7 @@
 pub mod backend;
 mod error;
 pub mod grid;
+pub mod multigrid;
 pub mod params;
 pub mod render;
 pub mod scene;

@@ -153,15 +153,20 @@ pub enum PressureSolver {
     /// cells (`i + j` even) from their black neighbours, then the black cells from the new red
     /// values; `p ← p + ω (p_gs − p)` with ω in (0, 2).
     Sor,
+    /// Geometric multigrid V-cycles ([`crate::multigrid`]): two red-black Gauss–Seidel
+    /// iterations before and after each coarse-grid correction, residual restriction by
+    /// summing children, bilinear prolongation; `iterations` counts V-cycles.
+    Multigrid,
 }
 
 /// Projection settings.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Pressure {
-    /// Solver: `jacobi`, `jacobi-multisweep` or `sor` (default: `jacobi`).
+    /// Solver: `jacobi`, `jacobi-multisweep`, `sor` or `multigrid` (default: `jacobi`).
     pub solver: PressureSolver,
-    /// Sweeps of `jacobi`, iterations of `sor` (one red and one black pass each) (default: `40`).
+    /// Sweeps of `jacobi`, iterations of `sor` (one red and one black pass each), V-cycles of
+    /// `multigrid` (default: `40`).
     pub iterations: u32,
     /// Relaxation weight ω. Weighted Jacobi needs ω in (0, 1] (default `0.9`; plain Jacobi,
     /// ω = 1, never damps the checkerboard mode on a periodic or cell-centred wall grid: its
@@ -187,6 +192,7 @@ impl Pressure {
     pub fn omega_for(&self, n: u32) -> f32 {
         self.omega.unwrap_or(match self.solver {
             PressureSolver::Jacobi | PressureSolver::JacobiMultisweep => 0.9,
+            PressureSolver::Multigrid => 1.0,
             PressureSolver::Sor => {
                 let optimum = 2.0 / (1.0 + (std::f64::consts::PI / f64::from(n.max(2))).sin());
                 let smooth = 1.0 + 0.01f64.powf(1.0 / f64::from(self.iterations.max(1)));
@@ -281,7 +287,7 @@ impl SimParams {
                         "weighted Jacobi converges for 0 < omega <= 1 (0.8-0.9 damps the checkerboard mode)",
                     ));
                 }
-                PressureSolver::Sor if !(omega > 0.0 && omega < 2.0) => {
+                PressureSolver::Sor | PressureSolver::Multigrid if !(omega > 0.0 && omega < 2.0) => {
                     return Err(Error::invalid(
                         "params.pressure.omega",
                         omega,

@@ -8,7 +8,8 @@
 use crate::grid::{FieldId, Grid};
 use crate::params::{PressureSolver, SimParams};
 use crate::uniforms::{
-    ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, DiffuseParams, ForceParams, GridUniform, JacobiParams,
+    ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, DiffuseParams, ForceParams, GridUniform,
+    JacobiParams, MgParams,
 };
 
 /// How a binding is used by a kernel.
@@ -76,6 +77,19 @@ pub enum Kernel {
     /// neighbours, the others copied (ping-pong buffers, so every pass is race-free and
     /// deterministic on any backend).
     Sor,
+    /// Multigrid: copy the pressure (or zero) and `b = −h² ∇·u / dt` into level 0 of the
+    /// packed hierarchy.
+    MgLoad,
+    /// Multigrid: one red-black Gauss–Seidel colour pass on one level (ping-pong, as `sor`).
+    MgSmooth,
+    /// Multigrid: the residual of a level, summed over each coarse cell's children into the
+    /// coarser level's `b`; the coarser `p` set to zero.
+    MgRestrict,
+    /// Multigrid: add the coarser level's correction, interpolated bilinearly between
+    /// cell centres, to a level's `p`.
+    MgProlong,
+    /// Multigrid: copy level 0's `p` back into the pressure.
+    MgStore,
     /// `u -= dt ∇p` on every face.
     SubtractGradient,
     /// Per-cell residual `b − A p` of the pressure equation.
@@ -95,6 +109,11 @@ impl Kernel {
         Kernel::Jacobi,
         Kernel::JacobiMultisweep,
         Kernel::Sor,
+        Kernel::MgLoad,
+        Kernel::MgSmooth,
+        Kernel::MgRestrict,
+        Kernel::MgProlong,
+        Kernel::MgStore,
         Kernel::SubtractGradient,
         Kernel::Residual,
     ];
@@ -112,6 +131,11 @@ impl Kernel {
             Kernel::Jacobi => "jacobi",
             Kernel::JacobiMultisweep => "jacobi_multisweep",
             Kernel::Sor => "sor",
+            Kernel::MgLoad => "mg_load",
+            Kernel::MgSmooth => "mg_smooth",
+            Kernel::MgRestrict => "mg_restrict",
+            Kernel::MgProlong => "mg_prolong",
+            Kernel::MgStore => "mg_store",
             Kernel::SubtractGradient => "subtract_gradient",
             Kernel::Residual => "residual",
         }
@@ -136,6 +160,11 @@ impl Kernel {
             | Kernel::Jacobi
             | Kernel::JacobiMultisweep
             | Kernel::Sor
+            | Kernel::MgLoad
+            | Kernel::MgSmooth
+            | Kernel::MgRestrict
+            | Kernel::MgProlong
+            | Kernel::MgStore
             | Kernel::Residual => Domain::Cells,
         }
     }
@@ -151,6 +180,11 @@ impl Kernel {
                 | Kernel::Jacobi
                 | Kernel::JacobiMultisweep
                 | Kernel::Sor
+                | Kernel::MgLoad
+                | Kernel::MgSmooth
+                | Kernel::MgRestrict
+                | Kernel::MgProlong
+                | Kernel::MgStore
         )
     }
 
@@ -189,6 +223,9 @@ impl Kernel {
             Kernel::Jacobi | Kernel::JacobiMultisweep | Kernel::Sor => {
                 &[b!("pressure", R), b!("divergence", R), b!("pressure_out", W)]
             }
+            Kernel::MgLoad => &[b!("pressure", R), b!("divergence", R), b!("mg", RW)],
+            Kernel::MgSmooth | Kernel::MgRestrict | Kernel::MgProlong => &[b!("mg", RW)],
+            Kernel::MgStore => &[b!("mg", R), b!("pressure", W)],
             Kernel::SubtractGradient => &[b!("u", RW), b!("v", RW), b!("pressure", R)],
             Kernel::Residual => &[b!("pressure", R), b!("divergence", R), b!("residual", W)],
         }
@@ -245,6 +282,8 @@ pub enum Params {
     Diffuse(DiffuseParams),
     /// `jacobi`, `jacobi_multisweep`, `sor`.
     Jacobi(JacobiParams),
+    /// The `mg_*` kernels.
+    Mg(MgParams),
 }
 
 impl Params {
@@ -256,6 +295,7 @@ impl Params {
             Params::Forces(p) => bytemuck::bytes_of(p),
             Params::Diffuse(p) => bytemuck::bytes_of(p),
             Params::Jacobi(p) => bytemuck::bytes_of(p),
+            Params::Mg(p) => bytemuck::bytes_of(p),
         }
     }
 }
@@ -269,6 +309,9 @@ pub struct Dispatch {
     pub fields: Vec<FieldId>,
     /// Its parameter block.
     pub params: Params,
+    /// Invocations `[x, y]` when they are not the kernel's [`Domain`] on the grid (the
+    /// multigrid kernels run over a level).
+    pub extent: Option<[u32; 2]>,
 }
 
 impl Dispatch {
@@ -335,7 +378,7 @@ impl Schedule {
 
     fn dispatch(&mut self, kernel: Kernel, fields: &[FieldId], params: Params) {
         debug_assert_eq!(fields.len(), kernel.bindings().len(), "{}", kernel.name());
-        self.ops.push(Op::Dispatch(Dispatch { kernel, fields: fields.to_vec(), params }));
+        self.ops.push(Op::Dispatch(Dispatch { kernel, fields: fields.to_vec(), params, extent: None }));
     }
 
     /// The dispatches, in order.
@@ -367,6 +410,15 @@ impl Schedule {
         let mut total = 0u64;
         for op in &self.ops {
             match op {
+                Op::Dispatch(d) if d.extent.is_some() => {
+                    // Kernels over a multigrid level: each slot read (and written) once over
+                    // the level's cells.
+                    let [x, y] = d.extent.unwrap_or_default();
+                    let cells = u64::from(x) * u64::from(y) * 4;
+                    for slot in d.kernel.bindings() {
+                        total += if slot.access == Access::ReadWrite { 2 * cells } else { cells };
+                    }
+                }
                 Op::Dispatch(d) => {
                     // A fused pair of sweeps moves the data of one sweep.
                     for (slot, field) in d.kernel.bindings().iter().zip(&d.fields) {
@@ -512,6 +564,10 @@ impl Schedule {
             src = dst;
         };
         let cold = |k: u32| u32::from(k == 0 && !pr.warm_start);
+        if pr.solver == PressureSolver::Multigrid {
+            self.push_multigrid(pr.iterations, omega, !pr.warm_start);
+            return;
+        }
         if pr.solver == PressureSolver::Sor {
             // One iteration: the red pass, then the black pass.
             for k in 0..pr.iterations {
@@ -534,6 +590,64 @@ impl Schedule {
         }
         if src != Pressure {
             self.ops.push(Op::Swap(Pressure, PressureTmp));
+        }
+    }
+
+    /// `cycles` multigrid V-cycles between `mg_load` and `mg_store` (see [`crate::multigrid`]).
+    fn push_multigrid(&mut self, cycles: u32, omega: f32, cold: bool) {
+        use FieldId::{Divergence, Multigrid, Pressure};
+        let levels = crate::multigrid::levels(self.grid.nx, self.grid.ny);
+        let top = levels[0];
+        let base = MgParams { nx: top.nx, ny: top.ny, b: top.b, p: top.p, tmp: top.tmp, ..MgParams::default() };
+        let load = MgParams { zero_initial: u32::from(cold), ..base };
+        self.dispatch_over(Kernel::MgLoad, &[Pressure, Divergence, Multigrid], load, &top);
+        for _ in 0..cycles {
+            self.push_vcycle(&levels, 0, omega);
+        }
+        self.dispatch_over(Kernel::MgStore, &[Multigrid, Pressure], base, &top);
+    }
+
+    fn push_vcycle(&mut self, levels: &[crate::multigrid::Level], l: usize, omega: f32) {
+        let lv = levels[l];
+        if l + 1 == levels.len() {
+            self.push_smooth(&lv, crate::multigrid::coarse_iterations(&lv), omega);
+            return;
+        }
+        let c = levels[l + 1];
+        let transfer = MgParams {
+            nx: lv.nx,
+            ny: lv.ny,
+            b: lv.b,
+            p: lv.p,
+            tmp: lv.tmp,
+            cnx: c.nx,
+            cny: c.ny,
+            cb: c.b,
+            cp: c.p,
+            ..MgParams::default()
+        };
+        self.push_smooth(&lv, 2, omega);
+        self.dispatch_over(Kernel::MgRestrict, &[FieldId::Multigrid], transfer, &c);
+        self.push_vcycle(levels, l + 1, omega);
+        self.dispatch_over(Kernel::MgProlong, &[FieldId::Multigrid], transfer, &lv);
+        self.push_smooth(&lv, 2, omega);
+    }
+
+    /// `iterations` red-black iterations on one level; the iterate ends where it started.
+    fn push_smooth(&mut self, lv: &crate::multigrid::Level, iterations: u32, omega: f32) {
+        for _ in 0..iterations {
+            for (colour, src, dst) in [(0, lv.p, lv.tmp), (1, lv.tmp, lv.p)] {
+                let p =
+                    MgParams { nx: lv.nx, ny: lv.ny, b: lv.b, p: src, tmp: dst, colour, omega, ..MgParams::default() };
+                self.dispatch_over(Kernel::MgSmooth, &[FieldId::Multigrid], p, lv);
+            }
+        }
+    }
+
+    fn dispatch_over(&mut self, kernel: Kernel, fields: &[FieldId], p: MgParams, over: &crate::multigrid::Level) {
+        self.dispatch(kernel, fields, Params::Mg(p));
+        if let Some(Op::Dispatch(d)) = self.ops.last_mut() {
+            d.extent = Some([over.nx, over.ny]);
         }
     }
 
@@ -611,6 +725,29 @@ mod tests {
         match s.dispatches().find(|d| d.kernel == Kernel::Sor).map(|d| d.params) {
             Some(Params::Jacobi(j)) => assert!((j.omega - optimum).abs() < 1e-6, "{}", j.omega),
             other => panic!("{other:?}"),
+        }
+        assert_eq!(s.dispatches().last().expect("dispatch").field("pressure"), FieldId::Pressure);
+    }
+
+    #[test]
+    fn multigrid_is_load_v_cycles_store_over_the_levels() {
+        let g = Grid::new(37, 23, 1.0, Boundary::Wall, Boundary::Periodic).expect("grid");
+        let mut p = SimParams::default();
+        p.pressure.solver = PressureSolver::Multigrid;
+        p.pressure.iterations = 2;
+        let s = Schedule::projection(&g, &p);
+        let kernels: Vec<Kernel> = s.dispatches().map(|d| d.kernel).collect();
+        assert_eq!(kernels[0], Kernel::Divergence);
+        assert_eq!(kernels[1], Kernel::MgLoad);
+        assert_eq!(kernels[kernels.len() - 2], Kernel::MgStore);
+        assert_eq!(kernels[kernels.len() - 1], Kernel::SubtractGradient);
+        let levels = crate::multigrid::levels(37, 23);
+        let restricts = kernels.iter().filter(|k| **k == Kernel::MgRestrict).count();
+        assert_eq!(restricts, 2 * (levels.len() - 1), "one restriction per level per V-cycle");
+        // Every multigrid dispatch runs over a level of the hierarchy.
+        for d in s.dispatches().filter(|d| d.kernel.name().starts_with("mg_")) {
+            let [x, y] = d.extent.expect("extent");
+            assert!(levels.iter().any(|l| (l.nx, l.ny) == (x, y)), "{x}x{y}");
         }
         assert_eq!(s.dispatches().last().expect("dispatch").field("pressure"), FieldId::Pressure);
     }

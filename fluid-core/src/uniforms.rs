@@ -138,6 +138,41 @@ pub struct JacobiParams {
     pub _pad: u32,
 }
 
+/// Parameters of the multigrid kernels (`mg_*`): one level (`nx`, `ny`, offsets `b`, `p`,
+/// `tmp` in the packed buffer) and, for the transfers, the next coarser one (`cnx`, `cny`, `cb`,
+/// `cp`). See [`crate::multigrid`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct MgParams {
+    /// Cells along x of this level.
+    pub nx: u32,
+    /// Cells along y of this level.
+    pub ny: u32,
+    /// Offset of this level's `b`.
+    pub b: u32,
+    /// Offset of the iterate this kernel reads (`mg_smooth`: the source of the pass).
+    pub p: u32,
+    /// Offset this kernel writes (`mg_smooth`: the destination of the pass).
+    pub tmp: u32,
+    /// Cells along x of the coarser level.
+    pub cnx: u32,
+    /// Cells along y of the coarser level.
+    pub cny: u32,
+    /// Offset of the coarser level's `b`.
+    pub cb: u32,
+    /// Offset of the coarser level's `p`.
+    pub cp: u32,
+    /// `mg_smooth`: the colour relaxed, 0 (red, `i + j` even) or 1 (black).
+    pub colour: u32,
+    /// `mg_load`: 1 to start from zero instead of the previous pressure.
+    pub zero_initial: u32,
+    /// `mg_smooth`: relaxation weight ω (1: Gauss–Seidel).
+    pub omega: f32,
+}
+
+/// Bytes of the largest parameter block: what GPU backends bind at each dynamic offset.
+pub const PARAMS_MAX_BYTES: u64 = 48;
+
 /// Reduction operation code of [`ReduceParams::op`]: `max |x|`.
 pub const REDUCE_MAX_ABS: u32 = 0;
 /// Reduction operation code of [`ReduceParams::op`]: `Σ x²`.
@@ -166,4 +201,7 @@ const _: () = {
     assert!(size_of::<ForceParams>() == 32);
     assert!(size_of::<DiffuseParams>() == 16);
     assert!(size_of::<JacobiParams>() == 16);
+    assert!(size_of::<MgParams>() as u64 == PARAMS_MAX_BYTES);
+    assert!(size_of::<AdvectParams>() as u64 <= PARAMS_MAX_BYTES);
+    assert!(size_of::<ForceParams>() as u64 <= PARAMS_MAX_BYTES);
 };

@@ -195,6 +195,31 @@ impl CpuBackend {
                 sor::run(g, &p, dt, self.buf(f("pressure")), self.buf(f("divergence")), &mut out);
                 self.put(f("pressure_out"), out);
             }
+            (Kernel::MgLoad, Params::Mg(p)) => {
+                let mut mg = self.take(f("mg"));
+                mg_load::run(g, &p, dt, self.buf(f("pressure")), self.buf(f("divergence")), &mut mg);
+                self.put(f("mg"), mg);
+            }
+            (Kernel::MgSmooth, Params::Mg(p)) => {
+                let mut mg = self.take(f("mg"));
+                mg_smooth::run(g, &p, &mut mg);
+                self.put(f("mg"), mg);
+            }
+            (Kernel::MgRestrict, Params::Mg(p)) => {
+                let mut mg = self.take(f("mg"));
+                mg_restrict::run(g, &p, &mut mg);
+                self.put(f("mg"), mg);
+            }
+            (Kernel::MgProlong, Params::Mg(p)) => {
+                let mut mg = self.take(f("mg"));
+                mg_prolong::run(g, &p, &mut mg);
+                self.put(f("mg"), mg);
+            }
+            (Kernel::MgStore, Params::Mg(p)) => {
+                let mut out = self.take(f("pressure"));
+                mg_store::run(&p, self.buf(f("mg")), &mut out);
+                self.put(f("pressure"), out);
+            }
             (Kernel::SubtractGradient, Params::None) => {
                 let (mut u, mut v) = (self.take(f("u")), self.take(f("v")));
                 subtract_gradient::run(g, dt, &mut u, &mut v, self.buf(f("pressure")));

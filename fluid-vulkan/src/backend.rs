@@ -18,7 +18,7 @@ const REDUCE_WORKGROUP: u32 = 256;
 const MAX_PARTIALS: u32 = 1024;
 const RESULT_SLOTS: u64 = 16;
 /// Bytes bound for a parameter block: the largest block of `fluid_core::uniforms`.
-const PARAMS_BINDING: u64 = 32;
+const PARAMS_BINDING: u64 = fluid_core::uniforms::PARAMS_MAX_BYTES;
 /// Submissions that may be in flight; each has its own staging slot for the step inputs.
 const RING: usize = 3;
 /// Recorded schedules kept. The swaps of a step permute the field-to-buffer assignment with a
@@ -232,7 +232,7 @@ impl VulkanBackend {
             pipelines: HashMap::new(),
             timestamps: false,
             timestamp_period_ns: f64::from(limits.timestamp_period),
-            align: limits.min_uniform_buffer_offset_alignment.max(PARAMS_BINDING),
+            align: PARAMS_BINDING.next_multiple_of(limits.min_uniform_buffer_offset_alignment.max(1)),
             max_binding: u64::from(limits.max_storage_buffer_range),
             grid_buf: null(),
             step_buf: null(),
@@ -656,9 +656,10 @@ impl VulkanBackend {
             match op {
                 Op::Swap(a, b) => map.swap(a.index(), b.index()),
                 Op::Dispatch(d) => {
-                    let (w, h) = match d.kernel.domain() {
-                        Domain::Cells => (grid.nx, grid.ny),
-                        Domain::Faces => (grid.nx + 1, grid.ny + 1),
+                    let (w, h) = match (d.extent, d.kernel.domain()) {
+                        (Some([x, y]), _) => (x, y),
+                        (None, Domain::Cells) => (grid.nx, grid.ny),
+                        (None, Domain::Faces) => (grid.nx + 1, grid.ny + 1),
                     };
                     plan.push(Step {
                         entry: d.kernel.name(),

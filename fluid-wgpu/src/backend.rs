@@ -14,7 +14,7 @@ const REDUCE_WORKGROUP: u32 = 256;
 const MAX_PARTIALS: u32 = 1024;
 const RESULT_SLOTS: u64 = 16;
 /// Bytes bound for a parameter block: the largest block of `fluid_core::uniforms`.
-const PARAMS_BINDING: u64 = 32;
+const PARAMS_BINDING: u64 = fluid_core::uniforms::PARAMS_MAX_BYTES;
 
 fn backend_err(message: impl Into<String>) -> Error {
     Error::Backend { backend: NAME, message: message.into() }
@@ -581,9 +581,10 @@ impl Backend for WgpuBackend {
                 Op::Dispatch(d) => {
                     let entry = d.kernel.name();
                     let phys: Vec<usize> = d.fields.iter().map(|f| map[f.index()]).collect();
-                    let (w, h) = match d.kernel.domain() {
-                        fluid_core::schedule::Domain::Cells => (grid.nx, grid.ny),
-                        fluid_core::schedule::Domain::Faces => faces,
+                    let (w, h) = match (d.extent, d.kernel.domain()) {
+                        (Some([x, y]), _) => (x, y),
+                        (None, fluid_core::schedule::Domain::Cells) => (grid.nx, grid.ny),
+                        (None, fluid_core::schedule::Domain::Faces) => faces,
                     };
                     recorded.push(Recorded {
                         entry,

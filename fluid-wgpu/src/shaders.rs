@@ -9,6 +9,7 @@ const COMMON: &str = include_str!("../shaders/shared/common.wgsl");
 const SHARED: &[(&str, &str)] = &[
     ("velocity", include_str!("../shaders/shared/velocity.wgsl")),
     ("pressure", include_str!("../shaders/shared/pressure.wgsl")),
+    ("multigrid", include_str!("../shaders/shared/multigrid.wgsl")),
 ];
 
 /// Every shader file: `(file stem, text)`. The stem is the kernel name, plus `reduce`.
@@ -23,6 +24,11 @@ pub const FILES: &[(&str, &str)] = &[
     ("jacobi", include_str!("../shaders/jacobi.wgsl")),
     ("jacobi_multisweep", include_str!("../shaders/jacobi_multisweep.wgsl")),
     ("sor", include_str!("../shaders/sor.wgsl")),
+    ("mg_load", include_str!("../shaders/mg_load.wgsl")),
+    ("mg_smooth", include_str!("../shaders/mg_smooth.wgsl")),
+    ("mg_restrict", include_str!("../shaders/mg_restrict.wgsl")),
+    ("mg_prolong", include_str!("../shaders/mg_prolong.wgsl")),
+    ("mg_store", include_str!("../shaders/mg_store.wgsl")),
     ("subtract_gradient", include_str!("../shaders/subtract_gradient.wgsl")),
     ("residual", include_str!("../shaders/residual.wgsl")),
     ("reduce", include_str!("../shaders/reduce.wgsl")),

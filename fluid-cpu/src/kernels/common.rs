@@ -41,6 +41,7 @@ impl G {
             FieldKind::Cell | FieldKind::V => self.nx,
             FieldKind::Dye => 4 * self.nx,
             FieldKind::U => self.nx + 1,
+            FieldKind::Levels => self.nx,
         }
     }
 
@@ -377,4 +378,63 @@ pub fn backtrace_lanes(
             )
         }
     }
+}
+
+/// A buffer split around the range a kernel writes: the range itself mutably (returned beside
+/// this), the rest for reading. The multigrid kernels read one part of the packed hierarchy and
+/// write another.
+pub struct Around<'a> {
+    head: &'a [f32],
+    tail: &'a [f32],
+    end: usize,
+}
+
+impl Around<'_> {
+    /// The value at absolute index `k`, which must lie outside the written range.
+    #[inline(always)]
+    pub fn get(&self, k: usize) -> f32 {
+        if k < self.head.len() { self.head[k] } else { self.tail[k - self.end] }
+    }
+}
+
+/// Split `buf` into `buf[start..start + len]` (mutable) and everything else (readable).
+pub fn split_around(buf: &mut [f32], start: usize, len: usize) -> (&mut [f32], Around<'_>) {
+    let (head, rest) = buf.split_at_mut(start);
+    let (mid, tail) = rest.split_at_mut(len);
+    (mid, Around { head, tail, end: start + len })
+}
+
+/// The unscaled Poisson stencil on a multigrid level of `nx × ny` cells whose iterate starts at
+/// `p`: `(Σ p_nbr, n)` over the neighbours that are not walls, in the order left, right, down,
+/// up (the GPU's order).
+#[inline(always)]
+pub fn level_neighbours(
+    read: impl Fn(usize) -> f32,
+    nx: usize,
+    ny: usize,
+    px: bool,
+    py: bool,
+    p: usize,
+    i: usize,
+    j: usize,
+) -> (f32, f32) {
+    let mut sum = 0.0f32;
+    let mut n = 0.0f32;
+    if let Some(il) = prev(i, nx, px) {
+        sum += read(p + j * nx + il);
+        n += 1.0;
+    }
+    if let Some(ir) = next(i, nx, px) {
+        sum += read(p + j * nx + ir);
+        n += 1.0;
+    }
+    if let Some(jd) = prev(j, ny, py) {
+        sum += read(p + jd * nx + i);
+        n += 1.0;
+    }
+    if let Some(ju) = next(j, ny, py) {
+        sum += read(p + ju * nx + i);
+        n += 1.0;
+    }
+    (sum, n)
 }

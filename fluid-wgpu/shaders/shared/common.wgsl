@@ -58,6 +58,21 @@ struct DiffuseParams {
     _pad2: u32,
 }
 
+struct MgParams {
+    nx: u32,
+    ny: u32,
+    b: u32,
+    p: u32,
+    tmp: u32,
+    cnx: u32,
+    cny: u32,
+    cb: u32,
+    cp: u32,
+    colour: u32,
+    zero_initial: u32,
+    omega: f32,
+}
+
 struct JacobiParams {
     omega: f32,
     zero_initial: u32,

@@ -1,0 +1,88 @@
+//! The level hierarchy of the geometric multigrid solver and its packed storage.
+//!
+//! Level 0 is the simulation grid; each coarser level halves both sides (rounding up, so any
+//! `nx × ny` works: the last coarse cell of an odd side covers one fine cell) while the shorter
+//! side stays at least [`MIN_SIDE`]. Every level solves the same unscaled equation as the
+//! Jacobi kernels, `(A p)_c = n_c p_c − Σ p_nbr = b_c` (walls Neumann, periodic axes wrap), with
+//! `b_0 = −h² ∇·u / dt` and, on a coarse level, `b` = the sum of the children's residuals (the
+//! `h²` of the coarse cell is four fine ones). All levels live in one buffer,
+//! [`crate::FieldId::Multigrid`]: per level `b`, `p`, `tmp` (the ping-pong partner of `p`),
+//! `cells` values each, levels in order.
+
+/// Levels stop coarsening when halving would bring the shorter side below this.
+pub const MIN_SIDE: u32 = 3;
+
+/// Most red-black iterations of the coarsest solve.
+pub const MAX_COARSE_ITERATIONS: u32 = 64;
+
+/// One level of the hierarchy: its size and where its arrays start in the packed buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Level {
+    /// Cells along x.
+    pub nx: u32,
+    /// Cells along y.
+    pub ny: u32,
+    /// Offset of the right-hand side `b`.
+    pub b: u32,
+    /// Offset of the iterate `p`.
+    pub p: u32,
+    /// Offset of `p`'s ping-pong partner.
+    pub tmp: u32,
+}
+
+impl Level {
+    /// Number of cells.
+    pub fn cells(&self) -> u32 {
+        self.nx * self.ny
+    }
+}
+
+/// The levels of an `nx × ny` grid, finest first.
+pub fn levels(nx: u32, ny: u32) -> Vec<Level> {
+    let mut out = Vec::new();
+    let (mut x, mut y, mut offset) = (nx, ny, 0u32);
+    loop {
+        let cells = x * y;
+        out.push(Level { nx: x, ny: y, b: offset, p: offset + cells, tmp: offset + 2 * cells });
+        offset += 3 * cells;
+        if x.min(y).div_ceil(2) < MIN_SIDE || x.min(y) < 2 * MIN_SIDE - 1 {
+            break;
+        }
+        x = x.div_ceil(2);
+        y = y.div_ceil(2);
+    }
+    out
+}
+
+/// Length of the packed buffer of an `nx × ny` grid.
+pub fn buffer_len(nx: u32, ny: u32) -> usize {
+    levels(nx, ny).iter().map(|l| 3 * l.cells() as usize).sum()
+}
+
+/// Red-black iterations of the coarsest solve of `level`: enough to cross it a few times.
+pub fn coarse_iterations(level: &Level) -> u32 {
+    (2 * level.nx.max(level.ny)).clamp(8, MAX_COARSE_ITERATIONS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_halve_any_size_and_pack_without_overlap() {
+        let l = levels(1024, 1024);
+        assert_eq!(l.iter().map(|l| l.nx).collect::<Vec<_>>(), [1024, 512, 256, 128, 64, 32, 16, 8, 4]);
+        let l = levels(37, 23);
+        assert_eq!(l.iter().map(|l| (l.nx, l.ny)).collect::<Vec<_>>(), [(37, 23), (19, 12), (10, 6), (5, 3)]);
+        let mut end = 0;
+        for lv in &l {
+            assert_eq!(lv.b, end);
+            assert_eq!(lv.p, lv.b + lv.cells());
+            assert_eq!(lv.tmp, lv.p + lv.cells());
+            end = lv.tmp + lv.cells();
+        }
+        assert_eq!(buffer_len(37, 23), end as usize);
+        assert_eq!(levels(4, 100).len(), 1, "a side of 4 cannot halve to 3 or more");
+        assert_eq!(levels(1, 1), [Level { nx: 1, ny: 1, b: 0, p: 1, tmp: 2 }]);
+    }
+}

@@ -1,0 +1,18 @@
+// One invocation: cell (i, j) of level 0 of the multigrid hierarchy (twin of
+// fluid-cpu/src/kernels/mg_load.rs): b = -h^2 div / dt, p = the previous pressure or zero.
+
+@group(0) @binding(2) var<uniform> params: MgParams;
+@group(1) @binding(0) var<storage, read> pressure: array<f32>;
+@group(1) @binding(1) var<storage, read> divergence: array<f32>;
+@group(1) @binding(2) var<storage, read_write> mg: array<f32>;
+
+@compute @workgroup_size(WG_X, WG_Y)
+fn mg_load(@builtin(global_invocation_id) id: vec3<u32>) {
+    if (id.x >= params.nx || id.y >= params.ny) {
+        return;
+    }
+    let c = id.y * params.nx + id.x;
+    let scale = -grid.h * grid.h / inputs.dt;
+    mg[params.b + c] = scale * divergence[c];
+    mg[params.p + c] = select(pressure[c], 0.0, params.zero_initial != 0u);
+}
