@@ -178,11 +178,28 @@ pub struct Pressure {
     pub omega: Option<f32>,
     /// Start from the previous step's pressure instead of zero (default: `true`).
     pub warm_start: bool,
+    /// Stop a step's solve once its relative residual ‖b − A p‖ / ‖b‖ is at most this, with
+    /// `iterations` as the cap (default: none, always `iterations`). The residual is checked
+    /// every [`PressureSolver::check_every`] iterations; each check reads a reduction back, so
+    /// the CPU waits for the GPU there.
+    pub tolerance: Option<f32>,
 }
 
 impl Default for Pressure {
     fn default() -> Self {
-        Pressure { solver: PressureSolver::Jacobi, iterations: 40, omega: None, warm_start: true }
+        Pressure { solver: PressureSolver::Jacobi, iterations: 40, omega: None, warm_start: true, tolerance: None }
+    }
+}
+
+impl PressureSolver {
+    /// Iterations between residual checks when a tolerance is set: every V-cycle, every 5
+    /// SOR iterations, every 10 Jacobi sweeps.
+    pub fn check_every(self) -> u32 {
+        match self {
+            PressureSolver::Multigrid => 1,
+            PressureSolver::Sor => 5,
+            PressureSolver::Jacobi | PressureSolver::JacobiMultisweep => 10,
+        }
     }
 }
 
@@ -295,6 +312,16 @@ impl SimParams {
                     ));
                 }
                 _ => {}
+            }
+        }
+        if let Some(t) = self.pressure.tolerance {
+            finite("params.pressure.tolerance", t)?;
+            if !(t > 0.0 && t < 1.0) {
+                return Err(Error::invalid(
+                    "params.pressure.tolerance",
+                    t,
+                    "a relative residual between 0 and 1 (exclusive), e.g. 1e-4",
+                ));
             }
         }
         for (key, b) in [("params.boundary.x", self.boundary.x), ("params.boundary.y", self.boundary.y)] {

@@ -449,7 +449,7 @@ impl Schedule {
     /// `omega: None` takes the solver's default.
     pub fn jacobi_sweeps(grid: &Grid, solver: PressureSolver, omega: Option<f32>, sweeps: u32) -> Schedule {
         let mut s = Schedule::new(grid);
-        let pressure = crate::params::Pressure { solver, iterations: sweeps, omega, warm_start: true };
+        let pressure = crate::params::Pressure { solver, iterations: sweeps, omega, warm_start: true, tolerance: None };
         s.push_sweeps(&pressure);
         s
     }
@@ -542,6 +542,41 @@ impl Schedule {
         }
 
         s.push_projection(params);
+        s
+    }
+
+    /// A step split around its pressure solve, for solves that stop at a tolerance: everything
+    /// up to the divergence, and the gradient subtraction. Run the first, then [`Schedule::solve`]
+    /// chunks (checking [`Schedule::residual`]), then the second.
+    pub fn step_split(grid: &Grid, params: &SimParams) -> (Schedule, Schedule) {
+        let full = Schedule::step(grid, params);
+        let divergence = full
+            .ops
+            .iter()
+            .rposition(|op| matches!(op, Op::Dispatch(d) if d.kernel == Kernel::Divergence))
+            .unwrap_or(0);
+        let before = Schedule { grid: full.grid, ops: full.ops[..=divergence].to_vec() };
+        let mut after = Schedule::new(grid);
+        after.dispatch(Kernel::SubtractGradient, &[FieldId::U, FieldId::V, FieldId::Pressure], Params::None);
+        (before, after)
+    }
+
+    /// `iterations` of the pressure solver alone, from the current pressure (`warm`) or zero;
+    /// the result ends in `pressure`.
+    pub fn solve(grid: &Grid, pressure: &crate::params::Pressure, iterations: u32, warm: bool) -> Schedule {
+        let mut s = Schedule::new(grid);
+        s.push_sweeps(&crate::params::Pressure { iterations, warm_start: warm, ..*pressure });
+        s
+    }
+
+    /// [`SLOT_RESIDUAL_SQ`] and [`SLOT_RHS_SQ`] of the current pressure and divergence (writes
+    /// only `scratch`).
+    pub fn residual(grid: &Grid) -> Schedule {
+        use FieldId::*;
+        let mut s = Schedule::new(grid);
+        s.dispatch(Kernel::Residual, &[Pressure, Divergence, Scratch], Params::None);
+        s.ops.push(Op::Reduce { field: Scratch, op: ReduceOp::SumSquares, slot: SLOT_RESIDUAL_SQ });
+        s.ops.push(Op::Reduce { field: Divergence, op: ReduceOp::SumSquares, slot: SLOT_RHS_SQ });
         s
     }
 

@@ -22,6 +22,7 @@
 
 pub mod bench;
 pub mod npy;
+pub mod solvers;
 
 pub use fluid_core::render::{RenderField, RenderSpec};
 pub use fluid_core::scene::{PRESETS, parse_override};
@@ -104,6 +105,14 @@ pub struct Diagnostics {
     pub residual: f64,
 }
 
+/// The schedules of a step whose solve stops at a tolerance.
+struct Split {
+    before: Schedule,
+    after: Schedule,
+    residual: Schedule,
+    chunks: Vec<((u32, bool), Schedule)>,
+}
+
 /// A running simulation: a scene on a backend.
 pub struct Simulation<B: Backend = Box<dyn Backend>> {
     scene: Scene,
@@ -111,6 +120,10 @@ pub struct Simulation<B: Backend = Box<dyn Backend>> {
     backend: B,
     step_schedule: Schedule,
     diagnostics_schedule: Schedule,
+    /// With a pressure tolerance: the step before and after its solve, the residual check, and
+    /// the solve chunks by (iterations, warm).
+    split: Option<Split>,
+    last_iterations: u32,
     pending: Vec<Splat>,
     time: f32,
     steps: u32,
@@ -140,7 +153,13 @@ impl<B: Backend> Simulation<B> {
         }
         let inputs = StepInputs { dt: scene.params.dt, time: 0.0, step: 0, splats: scene.initial_splats(&grid) };
         backend.run(&Schedule::initialize(&grid, &scene.params), &inputs)?;
+        let split = scene.params.pressure.tolerance.map(|_| {
+            let (before, after) = Schedule::step_split(&grid, &scene.params);
+            Split { before, after, residual: Schedule::residual(&grid), chunks: Vec::new() }
+        });
         Ok(Simulation {
+            split,
+            last_iterations: scene.params.pressure.iterations,
             step_schedule: Schedule::step(&grid, &scene.params),
             diagnostics_schedule: Schedule::diagnostics(&grid),
             last_dt: scene.params.dt,
@@ -168,7 +187,34 @@ impl<B: Backend> Simulation<B> {
         let mut splats = self.scene.emitter_splats(&self.grid, dt);
         splats.append(&mut self.pending);
         let inputs = StepInputs { dt, time: self.time, step: self.steps, splats };
-        self.backend.run(&self.step_schedule, &inputs)?;
+        match (self.split.as_mut(), self.scene.params.pressure.tolerance) {
+            (Some(split), Some(tolerance)) => {
+                let pr = self.scene.params.pressure;
+                self.backend.run(&split.before, &inputs)?;
+                let mut done = 0;
+                while done < pr.iterations {
+                    let key = (pr.solver.check_every().min(pr.iterations - done), pr.warm_start || done > 0);
+                    let chunk = match split.chunks.iter().position(|(k, _)| *k == key) {
+                        Some(i) => &split.chunks[i].1,
+                        None => {
+                            split.chunks.push((key, Schedule::solve(&self.grid, &pr, key.0, key.1)));
+                            &split.chunks[split.chunks.len() - 1].1
+                        }
+                    };
+                    self.backend.run(chunk, &inputs)?;
+                    done += key.0;
+                    self.backend.run(&split.residual, &inputs)?;
+                    let r = self.backend.reductions()?;
+                    let rhs = r[SLOT_RHS_SQ].sqrt();
+                    if rhs == 0.0 || r[SLOT_RESIDUAL_SQ].sqrt() / rhs <= f64::from(tolerance) {
+                        break;
+                    }
+                }
+                self.backend.run(&split.after, &inputs)?;
+                self.last_iterations = done;
+            }
+            _ => self.backend.run(&self.step_schedule, &inputs)?,
+        }
         self.time += dt;
         self.steps += 1;
         self.last_dt = dt;
@@ -228,5 +274,11 @@ impl<B: Backend> Simulation<B> {
     /// Steps taken.
     pub fn steps(&self) -> u32 {
         self.steps
+    }
+
+    /// Pressure iterations (sweeps, SOR iterations or V-cycles) the last step used: the
+    /// configured count, or fewer when `params.pressure.tolerance` stopped the solve early.
+    pub fn last_iterations(&self) -> u32 {
+        self.last_iterations
     }
 }

@@ -28,6 +28,16 @@ enum Command {
 
 #[derive(clap::Args, Debug)]
 struct BenchArgs {
+    /// `solvers`: time each pressure solver to relative residuals 1e-2, 1e-4, 1e-6 instead of
+    /// timing a scene (uses --sizes, --backends, --solvers, --budget-ms, --json, --threads).
+    #[arg(value_parser = ["solvers"])]
+    what: Option<String>,
+    /// With `solvers`: the solvers to compare.
+    #[arg(long, value_delimiter = ',', default_value = "jacobi,sor,multigrid")]
+    solvers: Vec<String>,
+    /// With `solvers`: the fixed time budget per solve, milliseconds.
+    #[arg(long, default_value_t = 2.0)]
+    budget_ms: f64,
     /// Scene: a preset name or a `*.toml` file.
     #[arg(long, default_value = "smoke")]
     scene: String,
@@ -209,21 +219,13 @@ fn bench(args: &BenchArgs) -> Result<(), Failure> {
     if args.sizes.is_empty() || args.sizes.contains(&0) {
         return Err(Error::invalid("--sizes", format!("{:?}", args.sizes), "give positive grid sizes").into());
     }
+    if args.what.as_deref() == Some("solvers") {
+        return bench_solvers(args);
+    }
     if args.steps == 0 {
         return Err(Error::invalid("--steps", 0, "time at least one step").into());
     }
-    let backends = if args.backends.is_empty() {
-        let mut all = vec!["cpu".to_string()];
-        if cfg!(feature = "wgpu") {
-            all.push("wgpu".to_string());
-        }
-        if cfg!(feature = "vulkan") {
-            all.push("vulkan".to_string());
-        }
-        all
-    } else {
-        args.backends.clone()
-    };
+    let backends = if args.backends.is_empty() { default_backends() } else { args.backends.clone() };
     let cfg = fluid::bench::BenchConfig {
         scene: load_scene(&args.scene, &args.set)?,
         sizes: args.sizes.clone(),
@@ -243,6 +245,43 @@ fn bench(args: &BenchArgs) -> Result<(), Failure> {
         println!("{}", serde_json::to_string(&rows).map_err(|e| Failure { code: 1, message: e.to_string() })?);
     } else {
         print!("{}", fluid::bench::table(&rows));
+    }
+    Ok(())
+}
+
+fn default_backends() -> Vec<String> {
+    let mut all = vec!["cpu".to_string()];
+    if cfg!(feature = "wgpu") {
+        all.push("wgpu".to_string());
+    }
+    if cfg!(feature = "vulkan") {
+        all.push("vulkan".to_string());
+    }
+    all
+}
+
+fn bench_solvers(args: &BenchArgs) -> Result<(), Failure> {
+    if !(args.budget_ms.is_finite() && args.budget_ms > 0.0) {
+        return Err(Error::invalid("--budget-ms", args.budget_ms, "a positive number of milliseconds").into());
+    }
+    let cfg = fluid::solvers::SolverBenchConfig {
+        sizes: args.sizes.clone(),
+        backends: if args.backends.is_empty() { default_backends() } else { args.backends.clone() },
+        solvers: args.solvers.iter().map(|s| fluid::solvers::parse_solver(s)).collect::<Result<Vec<_>, _>>()?,
+        budget_ms: args.budget_ms,
+        threads: args.threads,
+        ..Default::default()
+    };
+    let quiet = args.json;
+    let rows = fluid::solvers::run(&cfg, |msg| {
+        if !quiet {
+            eprintln!("bench: {msg}");
+        }
+    })?;
+    if args.json {
+        println!("{}", serde_json::to_string(&rows).map_err(|e| Failure { code: 1, message: e.to_string() })?);
+    } else {
+        print!("{}", fluid::solvers::table(&rows));
     }
     Ok(())
 }
@@ -309,12 +348,14 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     let mut stepping = std::time::Duration::ZERO;
     // With --json, every step's projection quality too (one diagnostics pass per step, not timed).
     let mut per_step: Vec<fluid::Diagnostics> = Vec::new();
+    let mut iterations_per_step: Vec<u32> = Vec::new();
     for k in 1..=args.steps {
         let t0 = Instant::now();
         sim.step(dt)?;
         stepping += t0.elapsed();
         if args.json {
             per_step.push(sim.diagnostics()?);
+            iterations_per_step.push(sim.last_iterations());
         }
         if frames_wanted && (k % every == 0 || k == args.steps) {
             let rgba = sim.render()?;
@@ -359,6 +400,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             "timings_note": timing_note,
             "residual_per_step": per_step.iter().map(|d| d.residual).collect::<Vec<_>>(),
             "max_divergence_per_step": per_step.iter().map(|d| d.max_divergence).collect::<Vec<_>>(),
+            "iterations_per_step": iterations_per_step,
             "timings": timings.iter().map(|t| serde_json::json!({
                 "label": t.label, "invocations": t.invocations, "ms": t.ms,
             })).collect::<Vec<_>>(),

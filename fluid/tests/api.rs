@@ -62,3 +62,45 @@ fn a_schedule_for_another_grid_is_refused() {
         sim.backend_mut().run(&schedule, &fluid::StepInputs { dt: 0.01, ..Default::default() }).expect_err("refused");
     assert!(e.to_string().contains("another grid"), "{e}");
 }
+
+/// `params.pressure.tolerance` stops a step's solve as soon as the relative residual is
+/// reached: multigrid needs a few V-cycles of the 20 allowed, and the residual is at or below
+/// the tolerance; a tolerance Jacobi cannot reach in 30 sweeps uses all 30.
+#[test]
+fn a_pressure_tolerance_stops_the_solve_early() {
+    let sim_with = |solver: &str, iterations: u32| {
+        let ov: Vec<_> = [
+            "grid.nx=48".to_string(),
+            "grid.ny=40".to_string(),
+            format!("params.pressure.solver={solver}"),
+            format!("params.pressure.iterations={iterations}"),
+            "params.pressure.tolerance=1e-4".to_string(),
+        ]
+        .iter()
+        .map(|s| fluid::parse_override(s).expect("override"))
+        .collect();
+        let scene = Scene::preset_with("smoke", &ov).expect("scene");
+        Simulation::new(scene, CpuBackend::new().expect("backend")).expect("simulation")
+    };
+    let mut mg = sim_with("multigrid", 20);
+    for _ in 0..5 {
+        mg.step(0.02).expect("step");
+        let used = mg.last_iterations();
+        assert!((1..=6).contains(&used), "{used} V-cycles");
+        let residual = mg.diagnostics().expect("diagnostics").residual;
+        assert!(residual <= 1e-4, "{residual:.3e} after {used} V-cycles");
+    }
+    let mut jacobi = sim_with("jacobi", 30);
+    jacobi.step(0.02).expect("step");
+    assert_eq!(jacobi.last_iterations(), 30);
+    assert!(jacobi.diagnostics().expect("diagnostics").residual > 1e-4);
+}
+
+#[test]
+fn a_bad_tolerance_is_refused() {
+    for bad in ["0.0", "1.5", "nan"] {
+        let ov = [fluid::parse_override(&format!("params.pressure.tolerance={bad}")).expect("override")];
+        let e = Scene::preset_with("smoke", &ov).expect_err("tolerance").to_string();
+        assert!(e.contains("params.pressure.tolerance"), "{e}");
+    }
+}

@@ -267,6 +267,35 @@ mod wgpu {
     }
 }
 
+#[test]
+fn bench_solvers_reports_iterations_and_time_to_each_residual() {
+    let out =
+        fluid(&["bench", "solvers", "--sizes", "24", "--backends", "cpu", "--solvers", "jacobi,multigrid", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON array");
+    let rows = rows.as_array().expect("array");
+    assert_eq!(rows.len(), 2);
+    for r in rows {
+        for key in
+            ["backend", "adapter", "grid", "solver", "reached", "budget_ms", "budget_iterations", "budget_residual"]
+        {
+            assert!(!r[key].is_null(), "{key} in {r}");
+        }
+    }
+    let mg = rows.iter().find(|r| r["solver"] == "multigrid").expect("multigrid row");
+    let reached = mg["reached"].as_array().expect("reached");
+    assert_eq!(reached.len(), 3);
+    // About 10x per V-cycle: 1e-2 in one or two cycles, 1e-4 in at most five.
+    let it = |k: usize| reached[k]["iterations"].as_u64().unwrap_or(u64::MAX);
+    assert!(it(0) <= 2 && it(1) <= 5, "{mg}");
+    assert!(reached[1]["ms"].as_f64().expect("ms") > 0.0);
+    let jacobi = rows.iter().find(|r| r["solver"] == "jacobi").expect("jacobi row");
+    assert!(jacobi["reached"][1]["iterations"].as_u64().expect("jacobi reaches 1e-4 at 24x24") > it(1) * 10);
+    let bad = fluid(&["bench", "solvers", "--solvers", "magic"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(text(&bad.stderr).contains("magic"), "{}", text(&bad.stderr));
+}
+
 #[cfg(feature = "vulkan")]
 #[test]
 fn runs_on_vulkan_with_timings_and_json() {

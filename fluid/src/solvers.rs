@@ -1,0 +1,283 @@
+//! `fluid bench solvers`: for each backend, grid and pressure solver, the iterations and time a
+//! cold-started solve needs to reach relative residuals 1e-2, 1e-4 and 1e-6, and the residual it
+//! reaches within a fixed time budget.
+//!
+//! The problem is the same everywhere: the divergence of a random velocity (uniform in [−1, 1],
+//! zero on the walls, seed 5) in a walled `n × n` box, solved from p = 0. The residual is
+//! ‖b − A p‖ / ‖b‖ (the engine's `residual` kernel and reductions, in f32). Iterations to a
+//! target are found by doubling, then bisection; each count's time is the median of three timed
+//! solves, each ended by waiting for the device. A target is "not reached" when the iterations
+//! needed exceed the solver's cap (Jacobi and SOR: 2^14, multigrid: 64 V-cycles) or the f32
+//! floor of the residual stops the descent.
+
+use std::time::Instant;
+
+use fluid_core::params::{Pressure, PressureSolver};
+use fluid_core::schedule::{Kernel, SLOT_RESIDUAL_SQ, SLOT_RHS_SQ, Schedule};
+use serde::Serialize;
+
+use crate::{Backend, Boundary, Error, FieldId, Grid, Result, StepInputs};
+
+/// What to measure.
+#[derive(Clone, Debug)]
+pub struct SolverBenchConfig {
+    /// Square grid sizes.
+    pub sizes: Vec<u32>,
+    /// Backend names.
+    pub backends: Vec<String>,
+    /// Solvers.
+    pub solvers: Vec<PressureSolver>,
+    /// Relative residuals to reach.
+    pub targets: Vec<f64>,
+    /// The fixed time budget, milliseconds.
+    pub budget_ms: f64,
+    /// CPU threads (0: all cores).
+    pub threads: usize,
+}
+
+impl Default for SolverBenchConfig {
+    fn default() -> Self {
+        SolverBenchConfig {
+            sizes: vec![128, 256, 512, 1024],
+            backends: vec!["cpu".into()],
+            solvers: vec![PressureSolver::Jacobi, PressureSolver::Sor, PressureSolver::Multigrid],
+            targets: vec![1e-2, 1e-4, 1e-6],
+            budget_ms: 2.0,
+            threads: 0,
+        }
+    }
+}
+
+/// Reaching one target.
+#[derive(Clone, Debug, Serialize)]
+pub struct Reached {
+    /// The relative residual asked for.
+    pub target: f64,
+    /// Iterations needed (sweeps, SOR iterations, V-cycles); `None`: not reached.
+    pub iterations: Option<u32>,
+    /// Median milliseconds of a solve with that many iterations.
+    pub ms: Option<f64>,
+}
+
+/// One measured row.
+#[derive(Clone, Debug, Serialize)]
+pub struct SolverRow {
+    /// Backend name.
+    pub backend: String,
+    /// Device or adapter.
+    pub adapter: String,
+    /// `[nx, ny]`.
+    pub grid: [u32; 2],
+    /// `jacobi`, `sor`, `multigrid`, ….
+    pub solver: String,
+    /// One entry per target.
+    pub reached: Vec<Reached>,
+    /// The time budget, milliseconds.
+    pub budget_ms: f64,
+    /// Iterations that fit in the budget (from the measured time per iteration).
+    pub budget_iterations: u32,
+    /// Relative residual after those iterations (1 when none fit).
+    pub budget_residual: f64,
+}
+
+/// The largest iteration count tried per solver.
+fn cap(solver: PressureSolver) -> u32 {
+    match solver {
+        PressureSolver::Multigrid => 64,
+        _ => 1 << 14,
+    }
+}
+
+/// The solver's name as in scene files.
+pub fn solver_name(solver: PressureSolver) -> &'static str {
+    match solver {
+        PressureSolver::Jacobi => "jacobi",
+        PressureSolver::JacobiMultisweep => "jacobi-multisweep",
+        PressureSolver::Sor => "sor",
+        PressureSolver::Multigrid => "multigrid",
+    }
+}
+
+/// Parse a solver name.
+pub fn parse_solver(name: &str) -> Result<PressureSolver> {
+    [PressureSolver::Jacobi, PressureSolver::JacobiMultisweep, PressureSolver::Sor, PressureSolver::Multigrid]
+        .into_iter()
+        .find(|s| solver_name(*s) == name)
+        .ok_or_else(|| Error::invalid("--solvers", name, "known solvers: jacobi, jacobi-multisweep, sor, multigrid"))
+}
+
+/// A backend holding the problem: `b` in `divergence`, ready for cold solves.
+struct Problem {
+    backend: Box<dyn Backend>,
+    grid: Grid,
+    inputs: StepInputs,
+}
+
+impl Problem {
+    fn new(mut backend: Box<dyn Backend>, n: u32) -> Result<Problem> {
+        let grid = Grid::new(n, n, 1.0 / n as f32, Boundary::Wall, Boundary::Wall)?;
+        backend.allocate(&grid)?;
+        let mut rng = fluid_core::scene::SplitMix64(5);
+        let (nx, ny) = (n as usize, n as usize);
+        let mut u: Vec<f32> = (0..grid.len(FieldId::U)).map(|_| 2.0 * rng.next_f32() - 1.0).collect();
+        let mut v: Vec<f32> = (0..grid.len(FieldId::V)).map(|_| 2.0 * rng.next_f32() - 1.0).collect();
+        for j in 0..ny {
+            u[j * (nx + 1)] = 0.0;
+            u[j * (nx + 1) + nx] = 0.0;
+        }
+        v[..nx].fill(0.0);
+        v[ny * nx..].fill(0.0);
+        backend.upload(FieldId::U, &u)?;
+        backend.upload(FieldId::V, &v)?;
+        let inputs = StepInputs { dt: 1.0 / 60.0, ..StepInputs::default() };
+        let divergence = fluid_core::Dispatch {
+            kernel: Kernel::Divergence,
+            fields: vec![FieldId::U, FieldId::V, FieldId::Divergence],
+            params: fluid_core::Params::None,
+            extent: None,
+        };
+        backend.run(&Schedule { grid: grid.uniform(), ops: vec![fluid_core::Op::Dispatch(divergence)] }, &inputs)?;
+        Ok(Problem { backend, grid, inputs })
+    }
+
+    fn solve(&mut self, solver: PressureSolver, iterations: u32) -> Result<()> {
+        let pr = Pressure { solver, iterations, ..Pressure::default() };
+        self.backend.run(&Schedule::solve(&self.grid, &pr, iterations, false), &self.inputs)
+    }
+
+    /// Relative residual after a cold solve of `iterations`.
+    fn residual(&mut self, solver: PressureSolver, iterations: u32) -> Result<f64> {
+        self.solve(solver, iterations)?;
+        self.backend.run(&Schedule::residual(&self.grid), &self.inputs)?;
+        let r = self.backend.reductions()?;
+        let rhs = r[SLOT_RHS_SQ].sqrt();
+        Ok(if rhs > 0.0 { r[SLOT_RESIDUAL_SQ].sqrt() / rhs } else { 0.0 })
+    }
+
+    /// Median milliseconds of a cold solve of `iterations`.
+    fn time(&mut self, solver: PressureSolver, iterations: u32) -> Result<f64> {
+        let mut samples = Vec::new();
+        for _ in 0..3 {
+            self.backend.finish()?;
+            let t0 = Instant::now();
+            self.solve(solver, iterations)?;
+            self.backend.finish()?;
+            samples.push(t0.elapsed().as_secs_f64() * 1e3);
+        }
+        samples.sort_by(f64::total_cmp);
+        Ok(samples[1])
+    }
+
+    /// The fewest iterations reaching `target`, by doubling from `from` and bisecting; `None`
+    /// beyond the cap or when a probe's solve takes longer than `max_ms`.
+    fn iterations_to(&mut self, solver: PressureSolver, target: f64, from: u32, max_ms: f64) -> Result<Option<u32>> {
+        let mut lo = from.max(1) - 1; // known (or assumed) not to reach
+        let mut hi = from.max(1);
+        loop {
+            let t0 = Instant::now();
+            let r = self.residual(solver, hi)?;
+            if r <= target {
+                break;
+            }
+            if hi >= cap(solver) || t0.elapsed().as_secs_f64() * 1e3 > max_ms {
+                return Ok(None);
+            }
+            lo = hi;
+            hi = (hi * 2).min(cap(solver));
+        }
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if self.residual(solver, mid)? <= target {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        Ok(Some(hi))
+    }
+}
+
+/// Run the solver benchmark; rows in backend, size, solver order.
+pub fn run(cfg: &SolverBenchConfig, mut progress: impl FnMut(&str)) -> Result<Vec<SolverRow>> {
+    for name in &cfg.backends {
+        crate::check_backend_name(name)?;
+    }
+    let mut rows = Vec::new();
+    for name in &cfg.backends {
+        for &n in &cfg.sizes {
+            let mut problem = Problem::new(crate::backend_with_threads(name, cfg.threads)?, n)?;
+            let adapter = problem.backend.device();
+            for &solver in &cfg.solvers {
+                progress(&format!("{name}: {n}x{n}: {}", solver_name(solver)));
+                let mut reached = Vec::new();
+                let mut from = 1;
+                let mut gave_up = false;
+                for &target in &cfg.targets {
+                    let k = if gave_up { None } else { problem.iterations_to(solver, target, from, 5_000.0)? };
+                    gave_up |= k.is_none();
+                    let ms = match k {
+                        Some(k) => Some(problem.time(solver, k)?),
+                        None => None,
+                    };
+                    if let Some(k) = k {
+                        from = k;
+                    }
+                    reached.push(Reached { target, iterations: k, ms });
+                }
+                // Time per iteration from a mid-sized solve, then the residual within the budget.
+                let probe = from.clamp(4, 256).min(cap(solver));
+                let per_iteration = problem.time(solver, probe)? / f64::from(probe);
+                let budget_iterations = ((cfg.budget_ms / per_iteration).floor() as u32).min(cap(solver));
+                let budget_residual =
+                    if budget_iterations == 0 { 1.0 } else { problem.residual(solver, budget_iterations)? };
+                rows.push(SolverRow {
+                    backend: name.clone(),
+                    adapter: adapter.clone(),
+                    grid: [n, n],
+                    solver: solver_name(solver).into(),
+                    reached,
+                    budget_ms: cfg.budget_ms,
+                    budget_iterations,
+                    budget_residual,
+                });
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// The rows as a text table.
+pub fn table(rows: &[SolverRow]) -> String {
+    let mut out = String::new();
+    let targets: Vec<f64> = rows.first().map(|r| r.reached.iter().map(|x| x.target).collect()).unwrap_or_default();
+    out.push_str(&format!("{:<7} {:<26} {:>11} {:<18}", "backend", "adapter", "grid", "solver"));
+    for t in &targets {
+        out.push_str(&format!(" {:>18}", format!("to {t:.0e}: it, ms")));
+    }
+    out.push_str(&format!(" {:>22}\n", "in budget: it, residual"));
+    for r in rows {
+        let adapter: String = r.adapter.chars().take(26).collect();
+        out.push_str(&format!(
+            "{:<7} {:<26} {:>11} {:<18}",
+            r.backend,
+            adapter,
+            format!("{}x{}", r.grid[0], r.grid[1]),
+            r.solver
+        ));
+        for x in &r.reached {
+            let cell = match (x.iterations, x.ms) {
+                (Some(k), Some(ms)) => format!("{k}, {ms:.3}"),
+                _ => "not reached".into(),
+            };
+            out.push_str(&format!(" {cell:>18}"));
+        }
+        out.push_str(&format!(" {:>22}\n", format!("{}, {:.2e}", r.budget_iterations, r.budget_residual)));
+    }
+    if let Some(r) = rows.first() {
+        out.push_str(&format!(
+            "budget: {} ms per solve; iterations = sweeps (jacobi), red+black pairs (sor), V-cycles (multigrid)\n",
+            r.budget_ms
+        ));
+    }
+    out
+}
