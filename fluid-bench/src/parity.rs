@@ -397,6 +397,16 @@ pub fn preset_parity<B: Backend>(make: impl Fn() -> B, preset: &str) {
         check(&format!("preset-{preset}"), &grid, field, &a, &b, PRESET_TOLERANCE);
     }
     let (da, db) = (cpu.diagnostics().expect("cpu diagnostics"), other.diagnostics().expect("diagnostics"));
-    let rel = (da.max_divergence - db.max_divergence).abs() / da.max_divergence.max(1e-30);
-    assert!(rel < 1e-2, "max |div u|: cpu {:.4e}, other {:.4e}", da.max_divergence, db.max_divergence);
+    // Within 1 %, or within f32 rounding of a divergence (16 ulps of max |u| / h) once the
+    // solver has driven it down to that floor (multigrid does).
+    let u = cpu.field(FieldId::U).expect("u");
+    let floor =
+        16.0 * f64::from(f32::EPSILON) * u.iter().fold(0.0f64, |m, x| m.max(f64::from(x.abs()))) / f64::from(grid.h);
+    let diff = (da.max_divergence - db.max_divergence).abs();
+    assert!(
+        diff < 1e-2 * da.max_divergence || diff < floor,
+        "max |div u|: cpu {:.4e}, other {:.4e} (rounding floor {floor:.1e})",
+        da.max_divergence,
+        db.max_divergence
+    );
 }
