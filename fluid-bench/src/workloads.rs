@@ -3,12 +3,19 @@
 use fluid::Scene;
 
 /// The `smoke` preset on an `n × n` grid (a full step: advection of velocity, density and
-/// temperature, the emitter, buoyancy, vorticity confinement, projection).
+/// temperature, the emitter, buoyancy, vorticity confinement, projection) with the projection
+/// it had when doc/PERFORMANCE.md's CPU table was measured: 60 weighted-Jacobi sweeps (the
+/// preset itself now uses multigrid).
 pub fn smoke(n: u32) -> Scene {
-    let ov: Vec<_> = [format!("grid.nx={n}"), format!("grid.ny={n}")]
-        .iter()
-        .map(|s| fluid::parse_override(s).expect("override"))
-        .collect();
+    let ov: Vec<_> = [
+        format!("grid.nx={n}"),
+        format!("grid.ny={n}"),
+        "params.pressure.solver=jacobi".into(),
+        "params.pressure.iterations=60".into(),
+    ]
+    .iter()
+    .map(|s| fluid::parse_override(s).expect("override"))
+    .collect();
     Scene::preset_with("smoke", &ov).expect("smoke preset")
 }
 
