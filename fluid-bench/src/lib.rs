@@ -56,6 +56,11 @@ macro_rules! conformance {
         }
 
         #[test]
+        fn the_seeds_relaxation_is_jacobi_with_half_omega_on_the_velocity() {
+            $crate::physics::projection_relaxation(|| $make);
+        }
+
+        #[test]
         fn plain_jacobi_never_damps_the_checkerboard_mode() {
             $crate::physics::projection_checkerboard(|| $make);
         }
@@ -76,6 +81,7 @@ macro_rules! conformance {
             jacobi => Jacobi,
             jacobi_multisweep => JacobiMultisweep,
             sor => Sor,
+            relax => Relax,
             mg_load => MgLoad,
             mg_smooth => MgSmooth,
             mg_restrict => MgRestrict,

@@ -45,6 +45,7 @@ pub fn tolerance(kernel: Kernel) -> Tolerance {
         | Kernel::Jacobi
         | Kernel::JacobiMultisweep
         | Kernel::Sor
+        | Kernel::Relax
         | Kernel::MgLoad
         | Kernel::MgSmooth
         | Kernel::MgRestrict
@@ -267,6 +268,13 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
             .map(|&(z, colour)| {
                 let p = JacobiParams { omega: 1.7, zero_initial: z, colour, _pad: 0 };
                 one(&[Pressure, Divergence, PressureTmp], Params::Jacobi(p))
+            })
+            .collect(),
+        Kernel::Relax => [(0u32, 1.0f32), (1, 1.3)]
+            .iter()
+            .map(|&(z, omega)| {
+                let p = JacobiParams { omega, zero_initial: z, colour: 0, _pad: 0 };
+                one(&[U, V, Pressure, UTmp, VTmp], Params::Jacobi(p))
             })
             .collect(),
         Kernel::MgLoad => (0..2)

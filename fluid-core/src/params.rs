@@ -157,13 +157,19 @@ pub enum PressureSolver {
     /// iterations before and after each coarse-grid correction, residual restriction by
     /// summing children, bilinear prolongation; `iterations` counts V-cycles.
     Multigrid,
+    /// The MAC seed's per-cell relaxation of the velocity itself: each cell spreads its
+    /// divergence over its open faces and each face takes the average of its two cells'
+    /// corrections (scaled by ω, default 1). It is weighted Jacobi with ω/2 in disguise; the
+    /// accumulated pressure is kept so the residual can be reported.
+    Relaxation,
 }
 
 /// Projection settings.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Pressure {
-    /// Solver: `jacobi`, `jacobi-multisweep`, `sor` or `multigrid` (default: `jacobi`).
+    /// Solver: `jacobi`, `jacobi-multisweep`, `sor`, `multigrid` or `relaxation` (default:
+    /// `jacobi`).
     pub solver: PressureSolver,
     /// Sweeps of `jacobi`, iterations of `sor` (one red and one black pass each), V-cycles of
     /// `multigrid` (default: `40`).
@@ -198,7 +204,7 @@ impl PressureSolver {
         match self {
             PressureSolver::Multigrid => 1,
             PressureSolver::Sor => 5,
-            PressureSolver::Jacobi | PressureSolver::JacobiMultisweep => 10,
+            PressureSolver::Jacobi | PressureSolver::JacobiMultisweep | PressureSolver::Relaxation => 10,
         }
     }
 }
@@ -209,7 +215,7 @@ impl Pressure {
     pub fn omega_for(&self, n: u32) -> f32 {
         self.omega.unwrap_or(match self.solver {
             PressureSolver::Jacobi | PressureSolver::JacobiMultisweep => 0.9,
-            PressureSolver::Multigrid => 1.0,
+            PressureSolver::Multigrid | PressureSolver::Relaxation => 1.0,
             PressureSolver::Sor => {
                 let optimum = 2.0 / (1.0 + (std::f64::consts::PI / f64::from(n.max(2))).sin());
                 let smooth = 1.0 + 0.01f64.powf(1.0 / f64::from(self.iterations.max(1)));
@@ -304,7 +310,9 @@ impl SimParams {
                         "weighted Jacobi converges for 0 < omega <= 1 (0.8-0.9 damps the checkerboard mode)",
                     ));
                 }
-                PressureSolver::Sor | PressureSolver::Multigrid if !(omega > 0.0 && omega < 2.0) => {
+                PressureSolver::Sor | PressureSolver::Multigrid | PressureSolver::Relaxation
+                    if !(omega > 0.0 && omega < 2.0) =>
+                {
                     return Err(Error::invalid(
                         "params.pressure.omega",
                         omega,

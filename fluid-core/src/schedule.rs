@@ -77,6 +77,9 @@ pub enum Kernel {
     /// neighbours, the others copied (ping-pong buffers, so every pass is race-free and
     /// deterministic on any backend).
     Sor,
+    /// The MAC seed's relaxation: one iteration on the velocity (each face takes the average
+    /// of its two cells' corrections), accumulating the equivalent pressure.
+    Relax,
     /// Multigrid: copy the pressure (or zero) and `b = −h² ∇·u / dt` into level 0 of the
     /// packed hierarchy.
     MgLoad,
@@ -109,6 +112,7 @@ impl Kernel {
         Kernel::Jacobi,
         Kernel::JacobiMultisweep,
         Kernel::Sor,
+        Kernel::Relax,
         Kernel::MgLoad,
         Kernel::MgSmooth,
         Kernel::MgRestrict,
@@ -131,6 +135,7 @@ impl Kernel {
             Kernel::Jacobi => "jacobi",
             Kernel::JacobiMultisweep => "jacobi_multisweep",
             Kernel::Sor => "sor",
+            Kernel::Relax => "relax",
             Kernel::MgLoad => "mg_load",
             Kernel::MgSmooth => "mg_smooth",
             Kernel::MgRestrict => "mg_restrict",
@@ -151,6 +156,7 @@ impl Kernel {
         match self {
             Kernel::AdvectVelocity
             | Kernel::Splat
+            | Kernel::Relax
             | Kernel::ApplyForces
             | Kernel::DiffuseVelocity
             | Kernel::SubtractGradient => Domain::Faces,
@@ -180,6 +186,7 @@ impl Kernel {
                 | Kernel::Jacobi
                 | Kernel::JacobiMultisweep
                 | Kernel::Sor
+                | Kernel::Relax
                 | Kernel::MgLoad
                 | Kernel::MgSmooth
                 | Kernel::MgRestrict
@@ -223,6 +230,7 @@ impl Kernel {
             Kernel::Jacobi | Kernel::JacobiMultisweep | Kernel::Sor => {
                 &[b!("pressure", R), b!("divergence", R), b!("pressure_out", W)]
             }
+            Kernel::Relax => &[b!("u", R), b!("v", R), b!("pressure", RW), b!("u_out", W), b!("v_out", W)],
             Kernel::MgLoad => &[b!("pressure", R), b!("divergence", R), b!("mg", RW)],
             Kernel::MgSmooth | Kernel::MgRestrict | Kernel::MgProlong => &[b!("mg", RW)],
             Kernel::MgStore => &[b!("mg", R), b!("pressure", W)],
@@ -280,7 +288,7 @@ pub enum Params {
     Forces(ForceParams),
     /// `diffuse_velocity`.
     Diffuse(DiffuseParams),
-    /// `jacobi`, `jacobi_multisweep`, `sor`.
+    /// `jacobi`, `jacobi_multisweep`, `sor`, `relax`.
     Jacobi(JacobiParams),
     /// The `mg_*` kernels.
     Mg(MgParams),
@@ -557,7 +565,9 @@ impl Schedule {
             .unwrap_or(0);
         let before = Schedule { grid: full.grid, ops: full.ops[..=divergence].to_vec() };
         let mut after = Schedule::new(grid);
-        after.dispatch(Kernel::SubtractGradient, &[FieldId::U, FieldId::V, FieldId::Pressure], Params::None);
+        if params.pressure.solver != PressureSolver::Relaxation {
+            after.dispatch(Kernel::SubtractGradient, &[FieldId::U, FieldId::V, FieldId::Pressure], Params::None);
+        }
         (before, after)
     }
 
@@ -584,6 +594,11 @@ impl Schedule {
     fn push_projection(&mut self, params: &SimParams) {
         use FieldId::*;
         self.dispatch(Kernel::Divergence, &[U, V, Divergence], Params::None);
+        if params.pressure.solver == PressureSolver::Relaxation {
+            // The relaxation corrects the velocity itself; its pressure starts at zero each step.
+            self.push_sweeps(&crate::params::Pressure { warm_start: false, ..params.pressure });
+            return;
+        }
         self.push_sweeps(&params.pressure);
         self.dispatch(Kernel::SubtractGradient, &[U, V, Pressure], Params::None);
     }
@@ -601,6 +616,15 @@ impl Schedule {
         let cold = |k: u32| u32::from(k == 0 && !pr.warm_start);
         if pr.solver == PressureSolver::Multigrid {
             self.push_multigrid(pr.iterations, omega, !pr.warm_start);
+            return;
+        }
+        if pr.solver == PressureSolver::Relaxation {
+            for k in 0..pr.iterations {
+                let p = JacobiParams { omega, zero_initial: cold(k), colour: 0, _pad: 0 };
+                self.dispatch(Kernel::Relax, &[U, V, Pressure, UTmp, VTmp], Params::Jacobi(p));
+                self.ops.push(Op::Swap(U, UTmp));
+                self.ops.push(Op::Swap(V, VTmp));
+            }
             return;
         }
         if pr.solver == PressureSolver::Sor {

@@ -195,6 +195,14 @@ impl CpuBackend {
                 sor::run(g, &p, dt, self.buf(f("pressure")), self.buf(f("divergence")), &mut out);
                 self.put(f("pressure_out"), out);
             }
+            (Kernel::Relax, Params::Jacobi(p)) => {
+                let mut pressure = self.take(f("pressure"));
+                let (mut uo, mut vo) = (self.take(f("u_out")), self.take(f("v_out")));
+                relax::run(g, &p, dt, self.buf(f("u")), self.buf(f("v")), &mut pressure, &mut uo, &mut vo);
+                self.put(f("pressure"), pressure);
+                self.put(f("u_out"), uo);
+                self.put(f("v_out"), vo);
+            }
             (Kernel::MgLoad, Params::Mg(p)) => {
                 let mut mg = self.take(f("mg"));
                 mg_load::run(g, &p, dt, self.buf(f("pressure")), self.buf(f("divergence")), &mut mg);

@@ -22,6 +22,7 @@ modules!(
     "jacobi",
     "jacobi_multisweep",
     "sor",
+    "relax",
     "mg_load",
     "mg_smooth",
     "mg_restrict",

@@ -24,6 +24,7 @@ pub const FILES: &[(&str, &str)] = &[
     ("jacobi", include_str!("../shaders/jacobi.wgsl")),
     ("jacobi_multisweep", include_str!("../shaders/jacobi_multisweep.wgsl")),
     ("sor", include_str!("../shaders/sor.wgsl")),
+    ("relax", include_str!("../shaders/relax.wgsl")),
     ("mg_load", include_str!("../shaders/mg_load.wgsl")),
     ("mg_smooth", include_str!("../shaders/mg_smooth.wgsl")),
     ("mg_restrict", include_str!("../shaders/mg_restrict.wgsl")),

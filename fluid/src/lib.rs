@@ -37,6 +37,7 @@ pub use fluid_vulkan::{DeviceSummary, VulkanBackend};
 #[cfg(feature = "wgpu")]
 pub use fluid_wgpu::{AdapterSummary, WgpuBackend};
 
+use fluid_core::params::PressureSolver;
 use fluid_core::schedule::{SLOT_MAX_DIVERGENCE, SLOT_RESIDUAL_SQ, SLOT_RHS_SQ};
 
 /// Backend names the `fluid` program and [`backend`] accept.
@@ -193,7 +194,9 @@ impl<B: Backend> Simulation<B> {
                 self.backend.run(&split.before, &inputs)?;
                 let mut done = 0;
                 while done < pr.iterations {
-                    let key = (pr.solver.check_every().min(pr.iterations - done), pr.warm_start || done > 0);
+                    // The relaxation's pressure is this step's correction: it starts from zero.
+                    let warm = done > 0 || (pr.warm_start && pr.solver != PressureSolver::Relaxation);
+                    let key = (pr.solver.check_every().min(pr.iterations - done), warm);
                     let chunk = match split.chunks.iter().position(|(k, _)| *k == key) {
                         Some(i) => &split.chunks[i].1,
                         None => {

@@ -96,15 +96,24 @@ pub fn solver_name(solver: PressureSolver) -> &'static str {
         PressureSolver::JacobiMultisweep => "jacobi-multisweep",
         PressureSolver::Sor => "sor",
         PressureSolver::Multigrid => "multigrid",
+        PressureSolver::Relaxation => "relaxation",
     }
 }
 
 /// Parse a solver name.
 pub fn parse_solver(name: &str) -> Result<PressureSolver> {
-    [PressureSolver::Jacobi, PressureSolver::JacobiMultisweep, PressureSolver::Sor, PressureSolver::Multigrid]
-        .into_iter()
-        .find(|s| solver_name(*s) == name)
-        .ok_or_else(|| Error::invalid("--solvers", name, "known solvers: jacobi, jacobi-multisweep, sor, multigrid"))
+    [
+        PressureSolver::Jacobi,
+        PressureSolver::JacobiMultisweep,
+        PressureSolver::Sor,
+        PressureSolver::Multigrid,
+        PressureSolver::Relaxation,
+    ]
+    .into_iter()
+    .find(|s| solver_name(*s) == name)
+    .ok_or_else(|| {
+        Error::invalid("--solvers", name, "known solvers: jacobi, jacobi-multisweep, sor, multigrid, relaxation")
+    })
 }
 
 /// A backend holding the problem: `b` in `divergence`, ready for cold solves.
@@ -112,6 +121,7 @@ struct Problem {
     backend: Box<dyn Backend>,
     grid: Grid,
     inputs: StepInputs,
+    velocity: (Vec<f32>, Vec<f32>),
 }
 
 impl Problem {
@@ -158,7 +168,16 @@ impl Problem {
             extent: None,
         };
         backend.run(&Schedule { grid: grid.uniform(), ops: vec![fluid_core::Op::Dispatch(divergence)] }, &inputs)?;
-        Ok(Problem { backend, grid, inputs })
+        Ok(Problem { backend, grid, inputs, velocity: (u, v) })
+    }
+
+    /// The relaxation corrects the velocity itself: give it the original one back.
+    fn prepare(&mut self, solver: PressureSolver) -> Result<()> {
+        if solver == PressureSolver::Relaxation {
+            self.backend.upload(FieldId::U, &self.velocity.0)?;
+            self.backend.upload(FieldId::V, &self.velocity.1)?;
+        }
+        Ok(())
     }
 
     fn solve(&mut self, solver: PressureSolver, iterations: u32) -> Result<()> {
@@ -168,6 +187,7 @@ impl Problem {
 
     /// Relative residual after a cold solve of `iterations`.
     fn residual(&mut self, solver: PressureSolver, iterations: u32) -> Result<f64> {
+        self.prepare(solver)?;
         self.solve(solver, iterations)?;
         self.backend.run(&Schedule::residual(&self.grid), &self.inputs)?;
         let r = self.backend.reductions()?;
@@ -179,6 +199,7 @@ impl Problem {
     fn time(&mut self, solver: PressureSolver, iterations: u32) -> Result<f64> {
         let mut samples = Vec::new();
         for _ in 0..3 {
+            self.prepare(solver)?;
             self.backend.finish()?;
             let t0 = Instant::now();
             self.solve(solver, iterations)?;

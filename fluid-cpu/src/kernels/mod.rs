@@ -16,6 +16,7 @@ pub mod mg_prolong;
 pub mod mg_restrict;
 pub mod mg_smooth;
 pub mod mg_store;
+pub mod relax;
 pub mod residual;
 pub mod sor;
 pub mod splat;
