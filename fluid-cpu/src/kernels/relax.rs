@@ -46,7 +46,6 @@ pub fn relax_v_face(g: &G, omega: f32, u: &[f32], v: &[f32], i: usize, j: usize)
 }
 
 /// One iteration from `u`, `v` into `u_out`, `v_out`, accumulating `pressure`.
-#[expect(clippy::too_many_arguments, reason = "the kernel's bindings, as on the GPU")]
 pub fn run(
     g: &G,
     params: &JacobiParams,
