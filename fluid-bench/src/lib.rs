@@ -61,6 +61,11 @@ macro_rules! conformance {
         }
 
         #[test]
+        fn mgpcg_beats_its_v_cycles() {
+            $crate::physics::mgpcg_convergence(|| $make);
+        }
+
+        #[test]
         fn plain_jacobi_never_damps_the_checkerboard_mode() {
             $crate::physics::projection_checkerboard(|| $make);
         }
@@ -87,6 +92,11 @@ macro_rules! conformance {
             mg_restrict => MgRestrict,
             mg_prolong => MgProlong,
             mg_store => MgStore,
+            cg_init => CgInit,
+            cg_dot => CgDot,
+            cg_direction => CgDirection,
+            cg_apply => CgApply,
+            cg_update => CgUpdate,
             subtract_gradient => SubtractGradient,
             residual => Residual
         );

@@ -12,7 +12,8 @@ use fluid::{Backend, Boundary, CpuBackend, FieldId, Grid, Scene, Simulation, Spl
 use fluid_core::scene::SplitMix64;
 use fluid_core::schedule::{Access, Dispatch, Kernel, Op, Params, Schedule};
 use fluid_core::uniforms::{
-    ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, DiffuseParams, ForceParams, JacobiParams, MgParams,
+    ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, CgParams, DiffuseParams, ForceParams, JacobiParams,
+    MgParams,
 };
 
 /// How close another backend must come to the CPU backend.
@@ -39,6 +40,9 @@ pub fn tolerance(kernel: Kernel) -> Tolerance {
         Kernel::AdvectVelocity | Kernel::AdvectCells | Kernel::Splat | Kernel::ApplyForces => {
             Tolerance { max_abs: 1e-4, rel_l2: 1e-5 }
         }
+        // Sums of up to ~10^3 products of values in [-1, 1] in the GPU's order (which may fuse
+        // multiply-adds): f32 rounding of the sums, ~1e-7 of their size.
+        Kernel::CgDot => Tolerance { max_abs: 1e-3, rel_l2: 1e-6 },
         Kernel::Curl
         | Kernel::DiffuseVelocity
         | Kernel::Divergence
@@ -51,6 +55,10 @@ pub fn tolerance(kernel: Kernel) -> Tolerance {
         | Kernel::MgRestrict
         | Kernel::MgProlong
         | Kernel::MgStore
+        | Kernel::CgInit
+        | Kernel::CgDirection
+        | Kernel::CgApply
+        | Kernel::CgUpdate
         | Kernel::SubtractGradient
         | Kernel::Residual => Tolerance { max_abs: 1e-5, rel_l2: 1e-6 },
     }
@@ -277,6 +285,49 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
                 one(&[U, V, Pressure, UTmp, VTmp], Params::Jacobi(p))
             })
             .collect(),
+        Kernel::CgInit | Kernel::CgDot | Kernel::CgDirection | Kernel::CgApply | Kernel::CgUpdate => {
+            let top = levels[0];
+            let l = fluid_core::multigrid::cg_layout(grid.nx, grid.ny);
+            let count = top.cells().div_ceil(256 * 4).clamp(1, fluid_core::multigrid::MAX_PARTIALS);
+            let base = CgParams {
+                nx: top.nx,
+                ny: top.ny,
+                x: l.x,
+                r: top.b,
+                z: top.p,
+                d: l.d,
+                q: l.q,
+                partials: l.partials,
+                scalars: l.scalars,
+                count,
+                ..CgParams::default()
+            };
+            let cg = |fields: &[FieldId], p: CgParams, extent: [u32; 2]| Schedule {
+                grid: grid.uniform(),
+                ops: vec![Op::Dispatch(Dispatch {
+                    kernel,
+                    fields: fields.to_vec(),
+                    params: Params::Cg(p),
+                    extent: Some(extent),
+                })],
+            };
+            let whole = [top.nx, top.ny];
+            match kernel {
+                Kernel::CgInit => (0..2)
+                    .map(|flag| cg(&[Pressure, Divergence, Multigrid], CgParams { flag, ..base }, whole))
+                    .collect(),
+                Kernel::CgDot => vec![
+                    cg(&[Multigrid], CgParams { flag: 0, ..base }, [count * 256, 1]),
+                    cg(&[Multigrid], CgParams { flag: 1, slot: 2, ..base }, [256, 1]),
+                ],
+                Kernel::CgDirection => [(0, 0), (1, 0), (0, 1)]
+                    .iter()
+                    .map(|&(flag, slot)| cg(&[Multigrid], CgParams { flag, slot, ..base }, whole))
+                    .collect(),
+                Kernel::CgApply => vec![cg(&[Multigrid], base, whole)],
+                _ => (0..2).map(|slot| cg(&[Multigrid], CgParams { slot, ..base }, whole)).collect(),
+            }
+        }
         Kernel::MgLoad => (0..2)
             .map(|z| mg(&[Pressure, Divergence, Multigrid], MgParams { zero_initial: z, ..on(&levels[0]) }, &levels[0]))
             .collect(),

@@ -54,9 +54,42 @@ pub fn levels(nx: u32, ny: u32) -> Vec<Level> {
     out
 }
 
+/// Most partial sums of a dot product (the first of its two passes).
+pub const MAX_PARTIALS: u32 = 1024;
+
+/// Where MGPCG keeps its vectors, after the levels: the iterate `x`, the search direction `d`,
+/// `q = A d`, the dot products' partial sums and scalars (`r` is level 0's `b`, `z = M r` level
+/// 0's `p`, so the V-cycle preconditions in place).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CgLayout {
+    /// Offset of `x`.
+    pub x: u32,
+    /// Offset of `d`.
+    pub d: u32,
+    /// Offset of `q`.
+    pub q: u32,
+    /// Offset of the [`MAX_PARTIALS`] partial sums.
+    pub partials: u32,
+    /// Offset of the 16 scalars: `r·z` of even and odd iterations (0, 1), `d·q` (2).
+    pub scalars: u32,
+}
+
+/// The MGPCG vectors of an `nx × ny` grid.
+pub fn cg_layout(nx: u32, ny: u32) -> CgLayout {
+    let end: u32 = levels(nx, ny).iter().map(|l| 3 * l.cells()).sum();
+    let cells = nx * ny;
+    CgLayout {
+        x: end,
+        d: end + cells,
+        q: end + 2 * cells,
+        partials: end + 3 * cells,
+        scalars: end + 3 * cells + MAX_PARTIALS,
+    }
+}
+
 /// Length of the packed buffer of an `nx × ny` grid.
 pub fn buffer_len(nx: u32, ny: u32) -> usize {
-    levels(nx, ny).iter().map(|l| 3 * l.cells() as usize).sum()
+    cg_layout(nx, ny).scalars as usize + 16
 }
 
 /// Red-black iterations of the coarsest solve of `level`: enough to cross it a few times.
@@ -81,7 +114,9 @@ mod tests {
             assert_eq!(lv.tmp, lv.p + lv.cells());
             end = lv.tmp + lv.cells();
         }
-        assert_eq!(buffer_len(37, 23), end as usize);
+        let cg = cg_layout(37, 23);
+        assert_eq!(cg.x, end);
+        assert_eq!(buffer_len(37, 23), (end + 3 * 37 * 23 + MAX_PARTIALS + 16) as usize);
         assert_eq!(levels(4, 100).len(), 1, "a side of 4 cannot halve to 3 or more");
         assert_eq!(levels(1, 1), [Level { nx: 1, ny: 1, b: 0, p: 1, tmp: 2 }]);
     }

@@ -162,14 +162,17 @@ pub enum PressureSolver {
     /// corrections (scaled by ω, default 1). It is weighted Jacobi with ω/2 in disguise; the
     /// accumulated pressure is kept so the residual can be reported.
     Relaxation,
+    /// Conjugate gradients preconditioned by one multigrid V-cycle (symmetric smoothing),
+    /// with its dot products reduced on the device; `iterations` counts CG iterations.
+    Mgpcg,
 }
 
 /// Projection settings.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Pressure {
-    /// Solver: `jacobi`, `jacobi-multisweep`, `sor`, `multigrid` or `relaxation` (default:
-    /// `jacobi`).
+    /// Solver: `jacobi`, `jacobi-multisweep`, `sor`, `multigrid`, `mgpcg` or `relaxation`
+    /// (default: `jacobi`).
     pub solver: PressureSolver,
     /// Sweeps of `jacobi`, iterations of `sor` (one red and one black pass each), V-cycles of
     /// `multigrid` (default: `40`).
@@ -202,7 +205,7 @@ impl PressureSolver {
     /// SOR iterations, every 10 Jacobi sweeps.
     pub fn check_every(self) -> u32 {
         match self {
-            PressureSolver::Multigrid => 1,
+            PressureSolver::Multigrid | PressureSolver::Mgpcg => 1,
             PressureSolver::Sor => 5,
             PressureSolver::Jacobi | PressureSolver::JacobiMultisweep | PressureSolver::Relaxation => 10,
         }
@@ -215,7 +218,7 @@ impl Pressure {
     pub fn omega_for(&self, n: u32) -> f32 {
         self.omega.unwrap_or(match self.solver {
             PressureSolver::Jacobi | PressureSolver::JacobiMultisweep => 0.9,
-            PressureSolver::Multigrid | PressureSolver::Relaxation => 1.0,
+            PressureSolver::Multigrid | PressureSolver::Relaxation | PressureSolver::Mgpcg => 1.0,
             PressureSolver::Sor => {
                 let optimum = 2.0 / (1.0 + (std::f64::consts::PI / f64::from(n.max(2))).sin());
                 let smooth = 1.0 + 0.01f64.powf(1.0 / f64::from(self.iterations.max(1)));
@@ -310,7 +313,10 @@ impl SimParams {
                         "weighted Jacobi converges for 0 < omega <= 1 (0.8-0.9 damps the checkerboard mode)",
                     ));
                 }
-                PressureSolver::Sor | PressureSolver::Multigrid | PressureSolver::Relaxation
+                PressureSolver::Sor
+                | PressureSolver::Multigrid
+                | PressureSolver::Relaxation
+                | PressureSolver::Mgpcg
                     if !(omega > 0.0 && omega < 2.0) =>
                 {
                     return Err(Error::invalid(

@@ -8,7 +8,7 @@
 use crate::grid::{FieldId, Grid};
 use crate::params::{PressureSolver, SimParams};
 use crate::uniforms::{
-    ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, DiffuseParams, ForceParams, GridUniform,
+    ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, CgParams, DiffuseParams, ForceParams, GridUniform,
     JacobiParams, MgParams,
 };
 
@@ -93,6 +93,16 @@ pub enum Kernel {
     MgProlong,
     /// Multigrid: copy level 0's `p` back into the pressure.
     MgStore,
+    /// MGPCG: `x` = the pressure (or zero), `r = b − A x`.
+    CgInit,
+    /// MGPCG: a dot product in two passes (partial sums, then their sum into a scalar slot).
+    CgDot,
+    /// MGPCG: `d = z + β d`, β = (r·z) / (r·z of the previous iteration).
+    CgDirection,
+    /// MGPCG: `q = A d`.
+    CgApply,
+    /// MGPCG: α = (r·z) / (d·q); `x += α d`, `r −= α q`.
+    CgUpdate,
     /// `u -= dt ∇p` on every face.
     SubtractGradient,
     /// Per-cell residual `b − A p` of the pressure equation.
@@ -118,6 +128,11 @@ impl Kernel {
         Kernel::MgRestrict,
         Kernel::MgProlong,
         Kernel::MgStore,
+        Kernel::CgInit,
+        Kernel::CgDot,
+        Kernel::CgDirection,
+        Kernel::CgApply,
+        Kernel::CgUpdate,
         Kernel::SubtractGradient,
         Kernel::Residual,
     ];
@@ -141,6 +156,11 @@ impl Kernel {
             Kernel::MgRestrict => "mg_restrict",
             Kernel::MgProlong => "mg_prolong",
             Kernel::MgStore => "mg_store",
+            Kernel::CgInit => "cg_init",
+            Kernel::CgDot => "cg_dot",
+            Kernel::CgDirection => "cg_direction",
+            Kernel::CgApply => "cg_apply",
+            Kernel::CgUpdate => "cg_update",
             Kernel::SubtractGradient => "subtract_gradient",
             Kernel::Residual => "residual",
         }
@@ -171,6 +191,11 @@ impl Kernel {
             | Kernel::MgRestrict
             | Kernel::MgProlong
             | Kernel::MgStore
+            | Kernel::CgInit
+            | Kernel::CgDot
+            | Kernel::CgDirection
+            | Kernel::CgApply
+            | Kernel::CgUpdate
             | Kernel::Residual => Domain::Cells,
         }
     }
@@ -192,7 +217,18 @@ impl Kernel {
                 | Kernel::MgRestrict
                 | Kernel::MgProlong
                 | Kernel::MgStore
+                | Kernel::CgInit
+                | Kernel::CgDot
+                | Kernel::CgDirection
+                | Kernel::CgApply
+                | Kernel::CgUpdate
         )
+    }
+
+    /// A workgroup shape the kernel's shader fixes (`cg_dot`: 256 × 1, a 1D reduction); `None`:
+    /// the backend's 2D shape.
+    pub fn fixed_workgroup(self) -> Option<(u32, u32)> {
+        (self == Kernel::CgDot).then_some((256, 1))
     }
 
     /// The GPU shader entry point of this kernel.
@@ -232,7 +268,14 @@ impl Kernel {
             }
             Kernel::Relax => &[b!("u", R), b!("v", R), b!("pressure", RW), b!("u_out", W), b!("v_out", W)],
             Kernel::MgLoad => &[b!("pressure", R), b!("divergence", R), b!("mg", RW)],
-            Kernel::MgSmooth | Kernel::MgRestrict | Kernel::MgProlong => &[b!("mg", RW)],
+            Kernel::MgSmooth
+            | Kernel::MgRestrict
+            | Kernel::MgProlong
+            | Kernel::CgDot
+            | Kernel::CgDirection
+            | Kernel::CgApply
+            | Kernel::CgUpdate => &[b!("mg", RW)],
+            Kernel::CgInit => &[b!("pressure", R), b!("divergence", R), b!("mg", RW)],
             Kernel::MgStore => &[b!("mg", R), b!("pressure", W)],
             Kernel::SubtractGradient => &[b!("u", RW), b!("v", RW), b!("pressure", R)],
             Kernel::Residual => &[b!("pressure", R), b!("divergence", R), b!("residual", W)],
@@ -292,6 +335,8 @@ pub enum Params {
     Jacobi(JacobiParams),
     /// The `mg_*` kernels.
     Mg(MgParams),
+    /// The `cg_*` kernels.
+    Cg(CgParams),
 }
 
 impl Params {
@@ -304,6 +349,7 @@ impl Params {
             Params::Diffuse(p) => bytemuck::bytes_of(p),
             Params::Jacobi(p) => bytemuck::bytes_of(p),
             Params::Mg(p) => bytemuck::bytes_of(p),
+            Params::Cg(p) => bytemuck::bytes_of(p),
         }
     }
 }
@@ -618,6 +664,10 @@ impl Schedule {
             self.push_multigrid(pr.iterations, omega, !pr.warm_start);
             return;
         }
+        if pr.solver == PressureSolver::Mgpcg {
+            self.push_mgpcg(pr.iterations, omega, !pr.warm_start);
+            return;
+        }
         if pr.solver == PressureSolver::Relaxation {
             for k in 0..pr.iterations {
                 let p = JacobiParams { omega, zero_initial: cold(k), colour: 0, _pad: 0 };
@@ -666,10 +716,74 @@ impl Schedule {
         self.dispatch_over(Kernel::MgStore, &[Multigrid, Pressure], base, &top);
     }
 
+    /// `iterations` of conjugate gradients preconditioned by one symmetric V-cycle from zero.
+    fn push_mgpcg(&mut self, iterations: u32, omega: f32, cold: bool) {
+        use FieldId::{Divergence, Multigrid, Pressure};
+        let levels = crate::multigrid::levels(self.grid.nx, self.grid.ny);
+        let top = levels[0];
+        let l = crate::multigrid::cg_layout(self.grid.nx, self.grid.ny);
+        let cells = top.cells();
+        let count = cells.div_ceil(256 * 4).clamp(1, crate::multigrid::MAX_PARTIALS);
+        let base = CgParams {
+            nx: top.nx,
+            ny: top.ny,
+            x: l.x,
+            r: top.b,
+            z: top.p,
+            d: l.d,
+            q: l.q,
+            partials: l.partials,
+            scalars: l.scalars,
+            count,
+            ..CgParams::default()
+        };
+        let cg = |s: &mut Schedule, kernel: Kernel, fields: &[FieldId], p: CgParams, extent: [u32; 2]| {
+            s.dispatch(kernel, fields, Params::Cg(p));
+            if let Some(Op::Dispatch(d)) = s.ops.last_mut() {
+                d.extent = Some(extent);
+            }
+        };
+        let dot = |s: &mut Schedule, a: u32, b: u32, slot: u32| {
+            for (flag, extent) in [(0, [count * 256, 1]), (1, [256, 1])] {
+                cg(s, Kernel::CgDot, &[Multigrid], CgParams { x: a, z: b, slot, flag, ..base }, extent);
+            }
+        };
+        let whole = [top.nx, top.ny];
+        cg(self, Kernel::CgInit, &[Pressure, Divergence, Multigrid], CgParams { flag: u32::from(cold), ..base }, whole);
+        for k in 0..iterations {
+            let slot = k % 2;
+            self.push_vcycle_with(&levels, 0, omega, true, true);
+            dot(self, top.b, top.p, slot);
+            cg(self, Kernel::CgDirection, &[Multigrid], CgParams { slot, flag: u32::from(k == 0), ..base }, whole);
+            cg(self, Kernel::CgApply, &[Multigrid], base, whole);
+            dot(self, l.d, l.q, 2);
+            cg(self, Kernel::CgUpdate, &[Multigrid], CgParams { slot, ..base }, whole);
+        }
+        let store = MgParams { nx: top.nx, ny: top.ny, p: l.x, ..MgParams::default() };
+        self.dispatch_over(Kernel::MgStore, &[Multigrid, Pressure], store, &top);
+    }
+
     fn push_vcycle(&mut self, levels: &[crate::multigrid::Level], l: usize, omega: f32) {
+        self.push_vcycle_with(levels, l, omega, false, false);
+    }
+
+    /// A V-cycle from level `l` down. `symmetric`: post-smoothing in the reverse colour order
+    /// (black, then red), and the coarsest solve followed by its reverse, so that the cycle is a
+    /// symmetric operator (the MGPCG preconditioner); `from_zero`: level `l` starts from zero.
+    fn push_vcycle_with(
+        &mut self,
+        levels: &[crate::multigrid::Level],
+        l: usize,
+        omega: f32,
+        symmetric: bool,
+        from_zero: bool,
+    ) {
         let lv = levels[l];
         if l + 1 == levels.len() {
-            self.push_smooth(&lv, crate::multigrid::coarse_iterations(&lv), omega);
+            self.push_smooth_ordered(&lv, crate::multigrid::coarse_iterations(&lv), omega, false, from_zero);
+            if symmetric {
+                self.push_smooth_ordered(&lv, crate::multigrid::coarse_iterations(&lv), omega, true, false);
+            }
             return;
         }
         let c = levels[l + 1];
@@ -685,19 +799,37 @@ impl Schedule {
             cp: c.p,
             ..MgParams::default()
         };
-        self.push_smooth(&lv, 2, omega);
+        self.push_smooth_ordered(&lv, 2, omega, false, from_zero);
         self.dispatch_over(Kernel::MgRestrict, &[FieldId::Multigrid], transfer, &c);
-        self.push_vcycle(levels, l + 1, omega);
+        self.push_vcycle_with(levels, l + 1, omega, symmetric, false);
         self.dispatch_over(Kernel::MgProlong, &[FieldId::Multigrid], transfer, &lv);
-        self.push_smooth(&lv, 2, omega);
+        self.push_smooth_ordered(&lv, 2, omega, symmetric, false);
     }
 
-    /// `iterations` red-black iterations on one level; the iterate ends where it started.
-    fn push_smooth(&mut self, lv: &crate::multigrid::Level, iterations: u32, omega: f32) {
-        for _ in 0..iterations {
-            for (colour, src, dst) in [(0, lv.p, lv.tmp), (1, lv.tmp, lv.p)] {
-                let p =
-                    MgParams { nx: lv.nx, ny: lv.ny, b: lv.b, p: src, tmp: dst, colour, omega, ..MgParams::default() };
+    /// `iterations` red-black iterations on one level (black first when `reversed`); the
+    /// iterate ends where it started. `from_zero`: the first pass takes the iterate as zero.
+    fn push_smooth_ordered(
+        &mut self,
+        lv: &crate::multigrid::Level,
+        iterations: u32,
+        omega: f32,
+        reversed: bool,
+        from_zero: bool,
+    ) {
+        let order = if reversed { [1, 0] } else { [0, 1] };
+        for k in 0..iterations {
+            for (pass, (src, dst)) in [(lv.p, lv.tmp), (lv.tmp, lv.p)].into_iter().enumerate() {
+                let p = MgParams {
+                    nx: lv.nx,
+                    ny: lv.ny,
+                    b: lv.b,
+                    p: src,
+                    tmp: dst,
+                    colour: order[pass],
+                    zero_initial: u32::from(from_zero && k == 0 && pass == 0),
+                    omega,
+                    ..MgParams::default()
+                };
                 self.dispatch_over(Kernel::MgSmooth, &[FieldId::Multigrid], p, lv);
             }
         }
@@ -809,6 +941,28 @@ mod tests {
             assert!(levels.iter().any(|l| (l.nx, l.ny) == (x, y)), "{x}x{y}");
         }
         assert_eq!(s.dispatches().last().expect("dispatch").field("pressure"), FieldId::Pressure);
+    }
+
+    #[test]
+    fn mgpcg_iterations_are_a_symmetric_v_cycle_two_dots_and_updates() {
+        let g = Grid::new(40, 30, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let mut p = SimParams::default();
+        p.pressure.solver = PressureSolver::Mgpcg;
+        p.pressure.iterations = 3;
+        let s = Schedule::projection(&g, &p);
+        let count = |k: Kernel| s.dispatches().filter(|d| d.kernel == k).count();
+        assert_eq!(count(Kernel::CgInit), 1);
+        assert_eq!(count(Kernel::CgDot), 3 * 2 * 2, "two dots of two passes per iteration");
+        assert_eq!((count(Kernel::CgDirection), count(Kernel::CgApply), count(Kernel::CgUpdate)), (3, 3, 3));
+        let store = s.dispatches().find(|d| d.kernel == Kernel::MgStore).expect("store");
+        let x = crate::multigrid::cg_layout(40, 30).x;
+        assert!(matches!(store.params, Params::Mg(m) if m.p == x), "the pressure is CG's x");
+        // The first pass of each preconditioning cycle starts from zero.
+        let zero_starts = s
+            .dispatches()
+            .filter(|d| matches!(d.params, Params::Mg(m) if d.kernel == Kernel::MgSmooth && m.zero_initial == 1))
+            .count();
+        assert_eq!(zero_starts, 3);
     }
 
     #[test]

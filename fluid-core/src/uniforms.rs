@@ -164,10 +164,42 @@ pub struct MgParams {
     pub cp: u32,
     /// `mg_smooth`: the colour relaxed, 0 (red, `i + j` even) or 1 (black).
     pub colour: u32,
-    /// `mg_load`: 1 to start from zero instead of the previous pressure.
+    /// `mg_load`: 1 to start from zero instead of the previous pressure; `mg_smooth`: 1 to take
+    /// the iterate as zero (the first pass of a solve from zero).
     pub zero_initial: u32,
     /// `mg_smooth`: relaxation weight ω (1: Gauss–Seidel).
     pub omega: f32,
+}
+
+/// Parameters of the MGPCG kernels (`cg_*`), offsets into the packed multigrid buffer.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct CgParams {
+    /// Cells along x (level 0).
+    pub nx: u32,
+    /// Cells along y (level 0).
+    pub ny: u32,
+    /// Offset of `x` (`cg_dot`: its first operand).
+    pub x: u32,
+    /// Offset of the residual `r`.
+    pub r: u32,
+    /// Offset of `z = M r` (`cg_dot`: its second operand).
+    pub z: u32,
+    /// Offset of the search direction `d`.
+    pub d: u32,
+    /// Offset of `q = A d`.
+    pub q: u32,
+    /// Offset of the partial sums.
+    pub partials: u32,
+    /// Offset of the scalars.
+    pub scalars: u32,
+    /// The scalar slot of this iteration's `r·z` (0 or 1; `cg_dot`: the slot written).
+    pub slot: u32,
+    /// `cg_init`: 1 to start from zero; `cg_dot`: 0 partial pass, 1 final pass;
+    /// `cg_direction`: 1 on the first iteration (d = z).
+    pub flag: u32,
+    /// `cg_dot`: number of partial sums.
+    pub count: u32,
 }
 
 /// Bytes of the largest parameter block: what GPU backends bind at each dynamic offset.
@@ -202,6 +234,7 @@ const _: () = {
     assert!(size_of::<DiffuseParams>() == 16);
     assert!(size_of::<JacobiParams>() == 16);
     assert!(size_of::<MgParams>() as u64 == PARAMS_MAX_BYTES);
+    assert!(size_of::<CgParams>() as u64 == PARAMS_MAX_BYTES);
     assert!(size_of::<AdvectParams>() as u64 <= PARAMS_MAX_BYTES);
     assert!(size_of::<ForceParams>() as u64 <= PARAMS_MAX_BYTES);
 };

@@ -203,6 +203,31 @@ impl CpuBackend {
                 self.put(f("u_out"), uo);
                 self.put(f("v_out"), vo);
             }
+            (Kernel::CgInit, Params::Cg(p)) => {
+                let mut mg = self.take(f("mg"));
+                cg_init::run(g, &p, dt, self.buf(f("pressure")), self.buf(f("divergence")), &mut mg);
+                self.put(f("mg"), mg);
+            }
+            (Kernel::CgDot, Params::Cg(p)) => {
+                let mut mg = self.take(f("mg"));
+                cg_dot::run(&p, &mut mg);
+                self.put(f("mg"), mg);
+            }
+            (Kernel::CgDirection, Params::Cg(p)) => {
+                let mut mg = self.take(f("mg"));
+                cg_direction::run(&p, &mut mg);
+                self.put(f("mg"), mg);
+            }
+            (Kernel::CgApply, Params::Cg(p)) => {
+                let mut mg = self.take(f("mg"));
+                cg_apply::run(g, &p, &mut mg);
+                self.put(f("mg"), mg);
+            }
+            (Kernel::CgUpdate, Params::Cg(p)) => {
+                let mut mg = self.take(f("mg"));
+                cg_update::run(&p, &mut mg);
+                self.put(f("mg"), mg);
+            }
             (Kernel::MgLoad, Params::Mg(p)) => {
                 let mut mg = self.take(f("mg"));
                 mg_load::run(g, &p, dt, self.buf(f("pressure")), self.buf(f("divergence")), &mut mg);

@@ -668,7 +668,10 @@ impl VulkanBackend {
                             p => Some(p.bytes().to_vec()),
                         },
                         phys: d.fields.iter().map(|f| map[f.index()]).collect(),
-                        groups: (w.div_ceil(WORKGROUP.0), h.div_ceil(WORKGROUP.1)),
+                        groups: {
+                            let (gx, gy) = d.kernel.fixed_workgroup().unwrap_or(WORKGROUP);
+                            (w.div_ceil(gx), h.div_ceil(gy))
+                        },
                     });
                 }
                 Op::Reduce { field, op, slot } => {

@@ -14,12 +14,16 @@ fn mg_smooth(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
     let c = j * params.nx + i;
-    let old = mg[params.p + c];
+    let zero = params.zero_initial != 0u;
+    let old = select(mg[params.p + c], 0.0, zero);
     if (((i + j) & 1u) != params.colour) {
         mg[params.tmp + c] = old;
         return;
     }
-    let nb = level_neighbours(params.p, params.nx, params.ny, i, j);
+    var nb = level_neighbours(params.p, params.nx, params.ny, i, j);
+    if (zero) {
+        nb.sum = 0.0;
+    }
     if (nb.n == 0.0) {
         mg[params.tmp + c] = old;
         return;

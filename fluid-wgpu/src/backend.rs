@@ -591,7 +591,10 @@ impl Backend for WgpuBackend {
                         group0: self.group0(entry),
                         offset,
                         group1: self.group1(entry, phys)?,
-                        workgroups: (w.div_ceil(self.workgroup.0), h.div_ceil(self.workgroup.1)),
+                        workgroups: {
+                            let (gx, gy) = d.kernel.fixed_workgroup().unwrap_or(self.workgroup);
+                            (w.div_ceil(gx), h.div_ceil(gy))
+                        },
                     });
                 }
                 Op::Reduce { field, .. } => {

@@ -84,7 +84,7 @@ pub struct SolverRow {
 /// The largest iteration count tried per solver.
 fn cap(solver: PressureSolver) -> u32 {
     match solver {
-        PressureSolver::Multigrid => 64,
+        PressureSolver::Multigrid | PressureSolver::Mgpcg => 64,
         _ => 1 << 14,
     }
 }
@@ -97,6 +97,7 @@ pub fn solver_name(solver: PressureSolver) -> &'static str {
         PressureSolver::Sor => "sor",
         PressureSolver::Multigrid => "multigrid",
         PressureSolver::Relaxation => "relaxation",
+        PressureSolver::Mgpcg => "mgpcg",
     }
 }
 
@@ -108,11 +109,12 @@ pub fn parse_solver(name: &str) -> Result<PressureSolver> {
         PressureSolver::Sor,
         PressureSolver::Multigrid,
         PressureSolver::Relaxation,
+        PressureSolver::Mgpcg,
     ]
     .into_iter()
     .find(|s| solver_name(*s) == name)
     .ok_or_else(|| {
-        Error::invalid("--solvers", name, "known solvers: jacobi, jacobi-multisweep, sor, multigrid, relaxation")
+        Error::invalid("--solvers", name, "known solvers: jacobi, jacobi-multisweep, sor, multigrid, mgpcg, relaxation")
     })
 }
 

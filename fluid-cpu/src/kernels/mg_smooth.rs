@@ -11,11 +11,13 @@ use super::common::{Around, G, for_each_row, level_neighbours, split_around};
 pub fn mg_smooth_cell(g: &G, params: &MgParams, read: &Around<'_>, i: usize, j: usize) -> f32 {
     let (nx, ny) = (params.nx as usize, params.ny as usize);
     let c = j * nx + i;
-    let old = read.get(params.p as usize + c);
+    let zero = params.zero_initial != 0;
+    let old = if zero { 0.0 } else { read.get(params.p as usize + c) };
     if ((i + j) & 1) as u32 != params.colour {
         return old;
     }
-    let (sum, n) = level_neighbours(|k| read.get(k), nx, ny, g.px, g.py, params.p as usize, i, j);
+    let (sum, n) =
+        level_neighbours(|k| if zero { 0.0 } else { read.get(k) }, nx, ny, g.px, g.py, params.p as usize, i, j);
     if n == 0.0 {
         return old;
     }

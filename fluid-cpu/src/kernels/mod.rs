@@ -5,6 +5,11 @@
 pub mod advect_cells;
 pub mod advect_velocity;
 pub mod apply_forces;
+pub mod cg_apply;
+pub mod cg_direction;
+pub mod cg_dot;
+pub mod cg_init;
+pub mod cg_update;
 pub mod common;
 pub mod curl;
 pub mod diffuse_velocity;

@@ -73,6 +73,21 @@ struct MgParams {
     omega: f32,
 }
 
+struct CgParams {
+    nx: u32,
+    ny: u32,
+    x: u32,
+    r: u32,
+    z: u32,
+    d: u32,
+    q: u32,
+    partials: u32,
+    scalars: u32,
+    slot: u32,
+    flag: u32,
+    count: u32,
+}
+
 struct JacobiParams {
     omega: f32,
     zero_initial: u32,
