@@ -39,11 +39,13 @@ impl Level {
 
 /// The levels of an `nx × ny` grid, finest first.
 pub fn levels(nx: u32, ny: u32) -> Vec<Level> {
+    // Offsets saturate for grids too large to address (their buffer is refused at allocation).
+    let sat = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
     let mut out = Vec::new();
-    let (mut x, mut y, mut offset) = (nx, ny, 0u32);
+    let (mut x, mut y, mut offset) = (nx, ny, 0u64);
     loop {
-        let cells = x * y;
-        out.push(Level { nx: x, ny: y, b: offset, p: offset + cells, tmp: offset + 2 * cells });
+        let cells = u64::from(x) * u64::from(y);
+        out.push(Level { nx: x, ny: y, b: sat(offset), p: sat(offset + cells), tmp: sat(offset + 2 * cells) });
         offset += 3 * cells;
         if x.min(y).div_ceil(2) < MIN_SIDE || x.min(y) < 2 * MIN_SIDE - 1 {
             break;
@@ -76,20 +78,26 @@ pub struct CgLayout {
 
 /// The MGPCG vectors of an `nx × ny` grid.
 pub fn cg_layout(nx: u32, ny: u32) -> CgLayout {
-    let end: u32 = levels(nx, ny).iter().map(|l| 3 * l.cells()).sum();
-    let cells = nx * ny;
+    let sat = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+    let end = levels_len(nx, ny);
+    let cells = u64::from(nx) * u64::from(ny);
     CgLayout {
-        x: end,
-        d: end + cells,
-        q: end + 2 * cells,
-        partials: end + 3 * cells,
-        scalars: end + 3 * cells + MAX_PARTIALS,
+        x: sat(end),
+        d: sat(end + cells),
+        q: sat(end + 2 * cells),
+        partials: sat(end + 3 * cells),
+        scalars: sat(end + 3 * cells + u64::from(MAX_PARTIALS)),
     }
+}
+
+fn levels_len(nx: u32, ny: u32) -> u64 {
+    levels(nx, ny).iter().map(|l| 3 * u64::from(l.nx) * u64::from(l.ny)).sum()
 }
 
 /// Length of the packed buffer of an `nx × ny` grid.
 pub fn buffer_len(nx: u32, ny: u32) -> usize {
-    cg_layout(nx, ny).scalars as usize + 16
+    let len = levels_len(nx, ny) + 3 * u64::from(nx) * u64::from(ny) + u64::from(MAX_PARTIALS) + 16;
+    usize::try_from(len).unwrap_or(usize::MAX)
 }
 
 /// Red-black iterations of the coarsest solve of `level`: enough to cross it a few times.
