@@ -134,7 +134,10 @@ fn timings_table_lists_kernels() {
     let out = fluid(&["run", "smoke", "--steps", "2", "--set", "grid.nx=16", "--set", "grid.ny=16", "--timings"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let s = text(&out.stdout);
-    assert!(s.contains("fluid.jacobi") && s.contains("fluid.advect_velocity"), "{s}");
+    assert!(
+        s.contains("fluid.mg_smooth") && s.contains("fluid.advect_velocity"),
+        "the preset projects with multigrid: {s}"
+    );
 }
 
 /// Runs `fluid` and expects exit code 2, a message containing each of `needles`, and no panic.
@@ -220,7 +223,7 @@ mod wgpu {
         assert_eq!(v["backend"], "wgpu");
         let labels: Vec<&str> =
             v["timings"].as_array().expect("timings").iter().filter_map(|t| t["label"].as_str()).collect();
-        assert!(labels.contains(&"fluid.jacobi") && labels.contains(&"fluid.advect_velocity"), "{labels:?}");
+        assert!(labels.contains(&"fluid.mg_smooth") && labels.contains(&"fluid.advect_velocity"), "{labels:?}");
     }
 
     #[test]
@@ -318,7 +321,7 @@ fn runs_on_vulkan_with_timings_and_json() {
     assert_eq!(v["backend"], "vulkan");
     let labels: Vec<&str> =
         v["timings"].as_array().expect("timings").iter().filter_map(|t| t["label"].as_str()).collect();
-    assert!(labels.contains(&"fluid.jacobi") && labels.contains(&"fluid.advect_velocity"), "{labels:?}");
+    assert!(labels.contains(&"fluid.mg_smooth") && labels.contains(&"fluid.advect_velocity"), "{labels:?}");
     assert!(v["max_divergence"].as_f64().expect("number").is_finite());
 }
 
