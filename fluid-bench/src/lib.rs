@@ -66,6 +66,11 @@ macro_rules! conformance {
         }
 
         #[test]
+        fn the_poisson_filter_reproduces_the_jacobi_sweeps_it_unrolls() {
+            $crate::physics::poisson_filter_vs_jacobi(|| $make);
+        }
+
+        #[test]
         fn plain_jacobi_never_damps_the_checkerboard_mode() {
             $crate::physics::projection_checkerboard(|| $make);
         }
@@ -92,6 +97,9 @@ macro_rules! conformance {
             mg_restrict => MgRestrict,
             mg_prolong => MgProlong,
             mg_store => MgStore,
+            poisson_taps => PoissonTaps,
+            poisson_rows => PoissonRows,
+            poisson_cols => PoissonCols,
             cg_init => CgInit,
             cg_dot => CgDot,
             cg_direction => CgDirection,

@@ -12,8 +12,8 @@ use fluid::{Backend, Boundary, CpuBackend, FieldId, Grid, Scene, Simulation, Spl
 use fluid_core::scene::SplitMix64;
 use fluid_core::schedule::{Access, Dispatch, Kernel, Op, Params, Schedule};
 use fluid_core::uniforms::{
-    ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, CgParams, DiffuseParams, ForceParams, JacobiParams,
-    MgParams,
+    ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, CgParams, DiffuseParams, FilterParams, ForceParams,
+    JacobiParams, MgParams, TapsParams,
 };
 
 /// How close another backend must come to the CPU backend.
@@ -43,6 +43,8 @@ pub fn tolerance(kernel: Kernel) -> Tolerance {
         // Sums of up to ~10^3 products of values in [-1, 1] in the GPU's order (which may fuse
         // multiply-adds): f32 rounding of the sums, ~1e-7 of their size.
         Kernel::CgDot => Tolerance { max_abs: 1e-3, rel_l2: 1e-6 },
+        // Up to 4 x 25 products of random values (the parity test's taps are random too).
+        Kernel::PoissonRows | Kernel::PoissonCols => Tolerance { max_abs: 1e-4, rel_l2: 1e-6 },
         Kernel::Curl
         | Kernel::DiffuseVelocity
         | Kernel::Divergence
@@ -59,6 +61,7 @@ pub fn tolerance(kernel: Kernel) -> Tolerance {
         | Kernel::CgDirection
         | Kernel::CgApply
         | Kernel::CgUpdate
+        | Kernel::PoissonTaps
         | Kernel::SubtractGradient
         | Kernel::Residual => Tolerance { max_abs: 1e-5, rel_l2: 1e-6 },
     }
@@ -327,6 +330,38 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
                 Kernel::CgApply => vec![cg(&[Multigrid], base, whole)],
                 _ => (0..2).map(|slot| cg(&[Multigrid], CgParams { slot, ..base }, whole)).collect(),
             }
+        }
+        Kernel::PoissonTaps => {
+            let taps = [0.5, -1.0, 2.0, 0.25, 3.0, -0.75, 1.5, 0.125];
+            [(fluid_core::multigrid::taps_offset(grid.nx, grid.ny), 8), (5, 3)]
+                .iter()
+                .map(|&(offset, count)| Schedule {
+                    grid: grid.uniform(),
+                    ops: vec![Op::Dispatch(Dispatch {
+                        kernel,
+                        fields: vec![Multigrid],
+                        params: Params::Taps(TapsParams { offset, count, _pad: [0; 2], taps }),
+                        extent: Some([1, 1]),
+                    })],
+                })
+                .collect()
+        }
+        Kernel::PoissonRows | Kernel::PoissonCols => {
+            let cells = grid.nx * grid.ny;
+            let bank = fluid_core::multigrid::taps_offset(grid.nx, grid.ny);
+            let modes: &[u32] = if kernel == Kernel::PoissonRows { &[0, 1] } else { &[0, 1, 2] };
+            modes
+                .iter()
+                .flat_map(|&mode| [(3u32, 2u32), (12, 4)].map(|(k, rank)| (mode, k, rank)))
+                .map(|(mode, k, rank)| {
+                    let p = FilterParams { rank, k, bank, tmp: 0, q: rank * cells, mode, _pad: [0; 2] };
+                    if kernel == Kernel::PoissonRows {
+                        one(&[Pressure, Divergence, Multigrid], Params::Filter(p))
+                    } else {
+                        one(&[Multigrid, Pressure], Params::Filter(p))
+                    }
+                })
+                .collect()
         }
         Kernel::MgLoad => (0..2)
             .map(|z| mg(&[Pressure, Divergence, Multigrid], MgParams { zero_initial: z, ..on(&levels[0]) }, &levels[0]))

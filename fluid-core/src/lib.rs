@@ -12,6 +12,7 @@ mod error;
 pub mod grid;
 pub mod multigrid;
 pub mod params;
+pub mod poisson_filter;
 pub mod render;
 pub mod scene;
 pub mod schedule;

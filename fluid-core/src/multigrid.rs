@@ -94,9 +94,19 @@ fn levels_len(nx: u32, ny: u32) -> u64 {
     levels(nx, ny).iter().map(|l| 3 * u64::from(l.nx) * u64::from(l.ny)).sum()
 }
 
-/// Length of the packed buffer of an `nx × ny` grid.
+/// Offset of the Poisson filter's taps ([`crate::poisson_filter`]), after the MGPCG scalars.
+pub fn taps_offset(nx: u32, ny: u32) -> u32 {
+    cg_layout(nx, ny).scalars.saturating_add(16)
+}
+
+/// Length of the packed buffer of an `nx × ny` grid: the levels, the MGPCG vectors, the
+/// Poisson filter's taps.
 pub fn buffer_len(nx: u32, ny: u32) -> usize {
-    let len = levels_len(nx, ny) + 3 * u64::from(nx) * u64::from(ny) + u64::from(MAX_PARTIALS) + 16;
+    let len = levels_len(nx, ny)
+        + 3 * u64::from(nx) * u64::from(ny)
+        + u64::from(MAX_PARTIALS)
+        + 16
+        + u64::from(crate::poisson_filter::TAPS_LEN);
     usize::try_from(len).unwrap_or(usize::MAX)
 }
 
@@ -124,7 +134,10 @@ mod tests {
         }
         let cg = cg_layout(37, 23);
         assert_eq!(cg.x, end);
-        assert_eq!(buffer_len(37, 23), (end + 3 * 37 * 23 + MAX_PARTIALS + 16) as usize);
+        assert_eq!(
+            buffer_len(37, 23),
+            (end + 3 * 37 * 23 + MAX_PARTIALS + 16 + crate::poisson_filter::TAPS_LEN) as usize
+        );
         assert_eq!(levels(4, 100).len(), 1, "a side of 4 cannot halve to 3 or more");
         assert_eq!(levels(1, 1), [Level { nx: 1, ny: 1, b: 0, p: 1, tmp: 2 }]);
     }

@@ -165,14 +165,18 @@ pub enum PressureSolver {
     /// Conjugate gradients preconditioned by one multigrid V-cycle (symmetric smoothing),
     /// with its dot products reduced on the device; `iterations` counts CG iterations.
     Mgpcg,
+    /// The separable Poisson filter ([`crate::poisson_filter`]): `iterations` (at most 32)
+    /// Jacobi sweeps unrolled into one kernel, factored to `rank` pairs of 1D filters, applied
+    /// in two passes (warm-started: four).
+    PoissonFilter,
 }
 
 /// Projection settings.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Pressure {
-    /// Solver: `jacobi`, `jacobi-multisweep`, `sor`, `multigrid`, `mgpcg` or `relaxation`
-    /// (default: `jacobi`).
+    /// Solver: `jacobi`, `jacobi-multisweep`, `sor`, `multigrid`, `mgpcg`, `poisson-filter` or
+    /// `relaxation` (default: `jacobi`).
     pub solver: PressureSolver,
     /// Sweeps of `jacobi`, iterations of `sor` (one red and one black pass each), V-cycles of
     /// `multigrid` (default: `40`).
@@ -192,11 +196,20 @@ pub struct Pressure {
     /// every [`PressureSolver::check_every`] iterations; each check reads a reduction back, so
     /// the CPU waits for the GPU there.
     pub tolerance: Option<f32>,
+    /// `poisson-filter`: pairs of 1D filters kept from the SVD, 1 to 4 (default: `4`).
+    pub rank: u32,
 }
 
 impl Default for Pressure {
     fn default() -> Self {
-        Pressure { solver: PressureSolver::Jacobi, iterations: 40, omega: None, warm_start: true, tolerance: None }
+        Pressure {
+            solver: PressureSolver::Jacobi,
+            iterations: 40,
+            omega: None,
+            warm_start: true,
+            tolerance: None,
+            rank: crate::poisson_filter::MAX_RANK,
+        }
     }
 }
 
@@ -205,7 +218,7 @@ impl PressureSolver {
     /// SOR iterations, every 10 Jacobi sweeps.
     pub fn check_every(self) -> u32 {
         match self {
-            PressureSolver::Multigrid | PressureSolver::Mgpcg => 1,
+            PressureSolver::Multigrid | PressureSolver::Mgpcg | PressureSolver::PoissonFilter => 1,
             PressureSolver::Sor => 5,
             PressureSolver::Jacobi | PressureSolver::JacobiMultisweep | PressureSolver::Relaxation => 10,
         }
@@ -217,7 +230,7 @@ impl Pressure {
     /// solver's default.
     pub fn omega_for(&self, n: u32) -> f32 {
         self.omega.unwrap_or(match self.solver {
-            PressureSolver::Jacobi | PressureSolver::JacobiMultisweep => 0.9,
+            PressureSolver::Jacobi | PressureSolver::JacobiMultisweep | PressureSolver::PoissonFilter => 0.9,
             PressureSolver::Multigrid | PressureSolver::Relaxation | PressureSolver::Mgpcg => 1.0,
             PressureSolver::Sor => {
                 let optimum = 2.0 / (1.0 + (std::f64::consts::PI / f64::from(n.max(2))).sin());
@@ -306,7 +319,9 @@ impl SimParams {
         if let Some(omega) = self.pressure.omega {
             finite("params.pressure.omega", omega)?;
             match self.pressure.solver {
-                PressureSolver::Jacobi | PressureSolver::JacobiMultisweep if !(omega > 0.0 && omega <= 1.0) => {
+                PressureSolver::Jacobi | PressureSolver::JacobiMultisweep | PressureSolver::PoissonFilter
+                    if !(omega > 0.0 && omega <= 1.0) =>
+                {
                     return Err(Error::invalid(
                         "params.pressure.omega",
                         omega,
@@ -326,6 +341,30 @@ impl SimParams {
                     ));
                 }
                 _ => {}
+            }
+        }
+        if self.pressure.solver == PressureSolver::PoissonFilter {
+            let max = crate::poisson_filter::MAX_SWEEPS;
+            if self.pressure.iterations > max {
+                return Err(Error::invalid(
+                    "params.pressure.iterations",
+                    self.pressure.iterations,
+                    format!("the Poisson filter unrolls at most {max} sweeps"),
+                ));
+            }
+            if !(1..=crate::poisson_filter::MAX_RANK).contains(&self.pressure.rank) {
+                return Err(Error::invalid(
+                    "params.pressure.rank",
+                    self.pressure.rank,
+                    format!("between 1 and {}", crate::poisson_filter::MAX_RANK),
+                ));
+            }
+            if self.pressure.tolerance.is_some() {
+                return Err(Error::invalid(
+                    "params.pressure.tolerance",
+                    "set",
+                    "the Poisson filter is a fixed number of sweeps; it has no iterations to stop early",
+                ));
             }
         }
         if let Some(t) = self.pressure.tolerance {

@@ -8,8 +8,8 @@
 use crate::grid::{FieldId, Grid};
 use crate::params::{PressureSolver, SimParams};
 use crate::uniforms::{
-    ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, CgParams, DiffuseParams, ForceParams, GridUniform,
-    JacobiParams, MgParams,
+    ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, CgParams, DiffuseParams, FilterParams, ForceParams,
+    GridUniform, JacobiParams, MgParams, TapsParams,
 };
 
 /// How a binding is used by a kernel.
@@ -93,6 +93,12 @@ pub enum Kernel {
     MgProlong,
     /// Multigrid: copy level 0's `p` back into the pressure.
     MgStore,
+    /// Poisson filter: write up to eight filter taps into the packed buffer (setup, once).
+    PoissonTaps,
+    /// Poisson filter: the row pass, `rank` 1D convolutions along x of the pressure or of `b`.
+    PoissonRows,
+    /// Poisson filter: the column pass, the `rank` convolutions along y summed.
+    PoissonCols,
     /// MGPCG: `x` = the pressure (or zero), `r = b − A x`.
     CgInit,
     /// MGPCG: a dot product in two passes (partial sums, then their sum into a scalar slot).
@@ -128,6 +134,9 @@ impl Kernel {
         Kernel::MgRestrict,
         Kernel::MgProlong,
         Kernel::MgStore,
+        Kernel::PoissonTaps,
+        Kernel::PoissonRows,
+        Kernel::PoissonCols,
         Kernel::CgInit,
         Kernel::CgDot,
         Kernel::CgDirection,
@@ -156,6 +165,9 @@ impl Kernel {
             Kernel::MgRestrict => "mg_restrict",
             Kernel::MgProlong => "mg_prolong",
             Kernel::MgStore => "mg_store",
+            Kernel::PoissonTaps => "poisson_taps",
+            Kernel::PoissonRows => "poisson_rows",
+            Kernel::PoissonCols => "poisson_cols",
             Kernel::CgInit => "cg_init",
             Kernel::CgDot => "cg_dot",
             Kernel::CgDirection => "cg_direction",
@@ -196,6 +208,9 @@ impl Kernel {
             | Kernel::CgDirection
             | Kernel::CgApply
             | Kernel::CgUpdate
+            | Kernel::PoissonTaps
+            | Kernel::PoissonRows
+            | Kernel::PoissonCols
             | Kernel::Residual => Domain::Cells,
         }
     }
@@ -222,6 +237,9 @@ impl Kernel {
                 | Kernel::CgDirection
                 | Kernel::CgApply
                 | Kernel::CgUpdate
+                | Kernel::PoissonTaps
+                | Kernel::PoissonRows
+                | Kernel::PoissonCols
         )
     }
 
@@ -275,7 +293,9 @@ impl Kernel {
             | Kernel::CgDirection
             | Kernel::CgApply
             | Kernel::CgUpdate => &[b!("mg", RW)],
-            Kernel::CgInit => &[b!("pressure", R), b!("divergence", R), b!("mg", RW)],
+            Kernel::CgInit | Kernel::PoissonRows => &[b!("pressure", R), b!("divergence", R), b!("mg", RW)],
+            Kernel::PoissonTaps => &[b!("mg", RW)],
+            Kernel::PoissonCols => &[b!("mg", RW), b!("pressure", W)],
             Kernel::MgStore => &[b!("mg", R), b!("pressure", W)],
             Kernel::SubtractGradient => &[b!("u", RW), b!("v", RW), b!("pressure", R)],
             Kernel::Residual => &[b!("pressure", R), b!("divergence", R), b!("residual", W)],
@@ -337,6 +357,10 @@ pub enum Params {
     Mg(MgParams),
     /// The `cg_*` kernels.
     Cg(CgParams),
+    /// `poisson_taps`.
+    Taps(TapsParams),
+    /// `poisson_rows`, `poisson_cols`.
+    Filter(FilterParams),
 }
 
 impl Params {
@@ -350,6 +374,8 @@ impl Params {
             Params::Jacobi(p) => bytemuck::bytes_of(p),
             Params::Mg(p) => bytemuck::bytes_of(p),
             Params::Cg(p) => bytemuck::bytes_of(p),
+            Params::Taps(p) => bytemuck::bytes_of(p),
+            Params::Filter(p) => bytemuck::bytes_of(p),
         }
     }
 }
@@ -503,7 +529,8 @@ impl Schedule {
     /// `omega: None` takes the solver's default.
     pub fn jacobi_sweeps(grid: &Grid, solver: PressureSolver, omega: Option<f32>, sweeps: u32) -> Schedule {
         let mut s = Schedule::new(grid);
-        let pressure = crate::params::Pressure { solver, iterations: sweeps, omega, warm_start: true, tolerance: None };
+        let pressure =
+            crate::params::Pressure { solver, iterations: sweeps, omega, warm_start: true, ..Default::default() };
         s.push_sweeps(&pressure);
         s
     }
@@ -668,6 +695,10 @@ impl Schedule {
             self.push_mgpcg(pr.iterations, omega, !pr.warm_start);
             return;
         }
+        if pr.solver == PressureSolver::PoissonFilter {
+            self.push_poisson_filter(pr.iterations, pr.rank, pr.warm_start);
+            return;
+        }
         if pr.solver == PressureSolver::Relaxation {
             for k in 0..pr.iterations {
                 let p = JacobiParams { omega, zero_initial: cold(k), colour: 0, _pad: 0 };
@@ -714,6 +745,54 @@ impl Schedule {
             self.push_vcycle(&levels, 0, omega);
         }
         self.dispatch_over(Kernel::MgStore, &[Multigrid, Pressure], base, &top);
+    }
+
+    /// The Poisson filter: `rank` separable passes reproducing `k` Jacobi sweeps (warm: plus the
+    /// sweeps' action on the previous pressure). The taps are written by [`Schedule::setup`].
+    fn push_poisson_filter(&mut self, k: u32, rank: u32, warm: bool) {
+        use crate::poisson_filter::{F_COLS, F_ROWS, G_COLS, G_ROWS};
+        use FieldId::{Divergence, Multigrid, Pressure};
+        let cells = self.grid.nx * self.grid.ny;
+        let taps = crate::multigrid::taps_offset(self.grid.nx, self.grid.ny);
+        let base = FilterParams { rank, k, tmp: 0, q: rank * cells, ..FilterParams::default() };
+        if warm {
+            let rows = FilterParams { bank: taps + G_ROWS, mode: 0, ..base };
+            self.dispatch(Kernel::PoissonRows, &[Pressure, Divergence, Multigrid], Params::Filter(rows));
+            let cols = FilterParams { bank: taps + G_COLS, mode: 0, ..base };
+            self.dispatch(Kernel::PoissonCols, &[Multigrid, Pressure], Params::Filter(cols));
+        }
+        let rows = FilterParams { bank: taps + F_ROWS, mode: 1, ..base };
+        self.dispatch(Kernel::PoissonRows, &[Pressure, Divergence, Multigrid], Params::Filter(rows));
+        let cols = FilterParams { bank: taps + F_COLS, mode: if warm { 2 } else { 1 }, ..base };
+        self.dispatch(Kernel::PoissonCols, &[Multigrid, Pressure], Params::Filter(cols));
+    }
+
+    /// What a solver needs written once before its first solve: the Poisson filter's taps
+    /// (empty for the other solvers). [`Schedule::initialize`] includes it.
+    pub fn setup(grid: &Grid, params: &SimParams) -> Schedule {
+        let mut s = Schedule::new(grid);
+        let pr = &params.pressure;
+        if pr.solver == PressureSolver::PoissonFilter {
+            let omega = pr.omega_for(grid.nx.max(grid.ny));
+            let (taps, _, _) = crate::poisson_filter::taps(pr.iterations, omega, pr.rank);
+            let start = crate::multigrid::taps_offset(grid.nx, grid.ny);
+            let used = (2 * pr.iterations + 1) as usize;
+            for bank in 0..4 * crate::poisson_filter::MAX_RANK as usize {
+                let filter = bank * crate::poisson_filter::MAX_TAPS as usize;
+                for chunk in (0..used).step_by(8) {
+                    let count = (used - chunk).min(8);
+                    let mut t = [0.0f32; 8];
+                    t[..count].copy_from_slice(&taps[filter + chunk..filter + chunk + count]);
+                    let offset = start + (filter + chunk) as u32;
+                    let p = TapsParams { offset, count: count as u32, _pad: [0; 2], taps: t };
+                    s.dispatch(Kernel::PoissonTaps, &[FieldId::Multigrid], Params::Taps(p));
+                    if let Some(Op::Dispatch(d)) = s.ops.last_mut() {
+                        d.extent = Some([1, 1]);
+                    }
+                }
+            }
+        }
+        s
     }
 
     /// `iterations` of conjugate gradients preconditioned by one symmetric V-cycle from zero.
@@ -846,7 +925,7 @@ impl Schedule {
     /// step starts from a divergence-free velocity.
     pub fn initialize(grid: &Grid, params: &SimParams) -> Schedule {
         use FieldId::*;
-        let mut s = Schedule::new(grid);
+        let mut s = Schedule::setup(grid, params);
         s.dispatch(Kernel::Splat, &[U, V, Density, Temperature, Dye], Params::None);
         s.push_projection(params);
         s

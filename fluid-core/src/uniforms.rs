@@ -202,6 +202,41 @@ pub struct CgParams {
     pub count: u32,
 }
 
+/// Parameters of `poisson_taps`: eight filter taps written at `offset` of the packed buffer.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct TapsParams {
+    /// Where the first tap goes.
+    pub offset: u32,
+    /// How many of the eight taps to write.
+    pub count: u32,
+    /// Padding (the taps start 16-byte aligned, as WGSL's uniform layout wants).
+    pub _pad: [u32; 2],
+    /// The taps.
+    pub taps: [f32; 8],
+}
+
+/// Parameters of `poisson_rows` and `poisson_cols` (see [`crate::poisson_filter`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct FilterParams {
+    /// Rank: filters applied.
+    pub rank: u32,
+    /// Sweeps unrolled: the filters have `2k + 1` taps.
+    pub k: u32,
+    /// Offset of the filter bank (filter `i`, tap `t` at `bank + i · MAX_TAPS + t`).
+    pub bank: u32,
+    /// Offset of the `rank` intermediate arrays (rows' output, columns' input).
+    pub tmp: u32,
+    /// Offset of the array holding the warm-start part.
+    pub q: u32,
+    /// `poisson_rows`: 0 filters the pressure, 1 filters `b = −h² ∇·u / dt`;
+    /// `poisson_cols`: 0 writes `q`, 1 writes the pressure, 2 writes the pressure plus `q`.
+    pub mode: u32,
+    /// Padding.
+    pub _pad: [u32; 2],
+}
+
 /// Bytes of the largest parameter block: what GPU backends bind at each dynamic offset.
 pub const PARAMS_MAX_BYTES: u64 = 48;
 
@@ -235,6 +270,8 @@ const _: () = {
     assert!(size_of::<JacobiParams>() == 16);
     assert!(size_of::<MgParams>() as u64 == PARAMS_MAX_BYTES);
     assert!(size_of::<CgParams>() as u64 == PARAMS_MAX_BYTES);
+    assert!(size_of::<TapsParams>() as u64 == PARAMS_MAX_BYTES);
+    assert!(size_of::<FilterParams>() == 32);
     assert!(size_of::<AdvectParams>() as u64 <= PARAMS_MAX_BYTES);
     assert!(size_of::<ForceParams>() as u64 <= PARAMS_MAX_BYTES);
 };

@@ -203,6 +203,22 @@ impl CpuBackend {
                 self.put(f("u_out"), uo);
                 self.put(f("v_out"), vo);
             }
+            (Kernel::PoissonTaps, Params::Taps(p)) => {
+                let mut mg = self.take(f("mg"));
+                poisson_taps::run(&p, &mut mg);
+                self.put(f("mg"), mg);
+            }
+            (Kernel::PoissonRows, Params::Filter(p)) => {
+                let mut mg = self.take(f("mg"));
+                poisson_rows::run(g, &p, dt, self.buf(f("pressure")), self.buf(f("divergence")), &mut mg);
+                self.put(f("mg"), mg);
+            }
+            (Kernel::PoissonCols, Params::Filter(p)) => {
+                let (mut mg, mut pressure) = (self.take(f("mg")), self.take(f("pressure")));
+                poisson_cols::run(g, &p, &mut mg, &mut pressure);
+                self.put(f("mg"), mg);
+                self.put(f("pressure"), pressure);
+            }
             (Kernel::CgInit, Params::Cg(p)) => {
                 let mut mg = self.take(f("mg"));
                 cg_init::run(g, &p, dt, self.buf(f("pressure")), self.buf(f("divergence")), &mut mg);

@@ -746,19 +746,21 @@ impl VulkanBackend {
         let sizes = [
             vk::DescriptorPoolSize {
                 ty: vk::DescriptorType::UNIFORM_BUFFER,
-                descriptor_count: 2 * set0_of.len() as u32,
+                // Counts of at least 1: Vulkan refuses empty pools (an empty schedule records none).
+                descriptor_count: (2 * set0_of.len() as u32).max(1),
             },
             vk::DescriptorPoolSize {
                 ty: vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC,
-                descriptor_count: set0_of.len() as u32,
+                descriptor_count: (set0_of.len() as u32).max(1),
             },
             vk::DescriptorPoolSize {
                 ty: vk::DescriptorType::STORAGE_BUFFER,
-                descriptor_count: (storage_count + set0_of.len()) as u32,
+                descriptor_count: ((storage_count + set0_of.len()) as u32).max(1),
             },
         ];
-        let info =
-            vk::DescriptorPoolCreateInfo::default().max_sets((set0_of.len() + set1_of.len()) as u32).pool_sizes(&sizes);
+        let info = vk::DescriptorPoolCreateInfo::default()
+            .max_sets(((set0_of.len() + set1_of.len()) as u32).max(1))
+            .pool_sizes(&sizes);
         // SAFETY: the device is live; `info` points to `sizes`, valid for the call.
         let pool = match unsafe { self.device.create_descriptor_pool(&info, None) } {
             Ok(p) => p,
@@ -819,9 +821,12 @@ impl VulkanBackend {
             .chain(order1.iter().map(|((e, _), _)| self.pipelines[e].set1))
             .collect();
         let info = vk::DescriptorSetAllocateInfo::default().descriptor_pool(rec.pool).set_layouts(&layouts);
-        // SAFETY: the pool was sized for exactly these sets; the layouts belong to this device.
-        let sets = unsafe { self.device.allocate_descriptor_sets(&info) }
-            .map_err(|e| vk_err("vkAllocateDescriptorSets", e))?;
+        let sets = if layouts.is_empty() {
+            Vec::new()
+        } else {
+            // SAFETY: the pool was sized for exactly these sets; the layouts belong to this device.
+            unsafe { self.device.allocate_descriptor_sets(&info) }.map_err(|e| vk_err("vkAllocateDescriptorSets", e))?
+        };
         let (sets0, sets1) = sets.split_at(order0.len());
 
         let whole = |buffer: vk::Buffer, range: u64| vk::DescriptorBufferInfo { buffer, offset: 0, range };
@@ -1421,5 +1426,8 @@ mod tests {
         b.finish().expect("finish");
         let density = b.download(FieldId::Density).expect("download");
         assert!(density.iter().any(|x| *x > 0.0), "the splats never arrived");
+        // An empty schedule (e.g. the setup of a solver that needs none) is a valid no-op.
+        b.run(&Schedule { grid: grid.uniform(), ops: Vec::new() }, &StepInputs::default()).expect("empty schedule");
+        b.finish().expect("finish");
     }
 }

@@ -10,6 +10,7 @@ const SHARED: &[(&str, &str)] = &[
     ("velocity", include_str!("../shaders/shared/velocity.wgsl")),
     ("pressure", include_str!("../shaders/shared/pressure.wgsl")),
     ("multigrid", include_str!("../shaders/shared/multigrid.wgsl")),
+    ("filter", include_str!("../shaders/shared/filter.wgsl")),
 ];
 
 /// Every shader file: `(file stem, text)`. The stem is the kernel name, plus `reduce`.
@@ -30,6 +31,9 @@ pub const FILES: &[(&str, &str)] = &[
     ("mg_restrict", include_str!("../shaders/mg_restrict.wgsl")),
     ("mg_prolong", include_str!("../shaders/mg_prolong.wgsl")),
     ("mg_store", include_str!("../shaders/mg_store.wgsl")),
+    ("poisson_taps", include_str!("../shaders/poisson_taps.wgsl")),
+    ("poisson_rows", include_str!("../shaders/poisson_rows.wgsl")),
+    ("poisson_cols", include_str!("../shaders/poisson_cols.wgsl")),
     ("cg_init", include_str!("../shaders/cg_init.wgsl")),
     ("cg_dot", include_str!("../shaders/cg_dot.wgsl")),
     ("cg_direction", include_str!("../shaders/cg_direction.wgsl")),

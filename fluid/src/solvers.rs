@@ -85,6 +85,7 @@ pub struct SolverRow {
 fn cap(solver: PressureSolver) -> u32 {
     match solver {
         PressureSolver::Multigrid | PressureSolver::Mgpcg => 64,
+        PressureSolver::PoissonFilter => fluid_core::poisson_filter::MAX_SWEEPS,
         _ => 1 << 14,
     }
 }
@@ -98,6 +99,7 @@ pub fn solver_name(solver: PressureSolver) -> &'static str {
         PressureSolver::Multigrid => "multigrid",
         PressureSolver::Relaxation => "relaxation",
         PressureSolver::Mgpcg => "mgpcg",
+        PressureSolver::PoissonFilter => "poisson-filter",
     }
 }
 
@@ -110,11 +112,16 @@ pub fn parse_solver(name: &str) -> Result<PressureSolver> {
         PressureSolver::Multigrid,
         PressureSolver::Relaxation,
         PressureSolver::Mgpcg,
+        PressureSolver::PoissonFilter,
     ]
     .into_iter()
     .find(|s| solver_name(*s) == name)
     .ok_or_else(|| {
-        Error::invalid("--solvers", name, "known solvers: jacobi, jacobi-multisweep, sor, multigrid, mgpcg, relaxation")
+        Error::invalid(
+            "--solvers",
+            name,
+            "known solvers: jacobi, jacobi-multisweep, sor, multigrid, mgpcg, poisson-filter, relaxation",
+        )
     })
 }
 
@@ -174,7 +181,15 @@ impl Problem {
     }
 
     /// The relaxation corrects the velocity itself: give it the original one back.
-    fn prepare(&mut self, solver: PressureSolver) -> Result<()> {
+    fn prepare(&mut self, solver: PressureSolver, iterations: u32) -> Result<()> {
+        if solver == PressureSolver::PoissonFilter {
+            // The filter's taps depend on the sweeps it unrolls.
+            let params = crate::SimParams {
+                pressure: Pressure { solver, iterations, ..Pressure::default() },
+                ..Default::default()
+            };
+            self.backend.run(&Schedule::setup(&self.grid, &params), &self.inputs)?;
+        }
         if solver == PressureSolver::Relaxation {
             self.backend.upload(FieldId::U, &self.velocity.0)?;
             self.backend.upload(FieldId::V, &self.velocity.1)?;
@@ -189,7 +204,7 @@ impl Problem {
 
     /// Relative residual after a cold solve of `iterations`.
     fn residual(&mut self, solver: PressureSolver, iterations: u32) -> Result<f64> {
-        self.prepare(solver)?;
+        self.prepare(solver, iterations)?;
         self.solve(solver, iterations)?;
         self.backend.run(&Schedule::residual(&self.grid), &self.inputs)?;
         let r = self.backend.reductions()?;
@@ -201,7 +216,7 @@ impl Problem {
     fn time(&mut self, solver: PressureSolver, iterations: u32) -> Result<f64> {
         let mut samples = Vec::new();
         for _ in 0..3 {
-            self.prepare(solver)?;
+            self.prepare(solver, iterations)?;
             self.backend.finish()?;
             let t0 = Instant::now();
             self.solve(solver, iterations)?;

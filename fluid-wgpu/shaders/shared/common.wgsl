@@ -88,6 +88,25 @@ struct CgParams {
     count: u32,
 }
 
+struct TapsParams {
+    offset: u32,
+    count: u32,
+    _pad0: u32,
+    _pad1: u32,
+    taps: array<vec4<f32>, 2>,
+}
+
+struct FilterParams {
+    rank: u32,
+    k: u32,
+    bank: u32,
+    tmp: u32,
+    q: u32,
+    mode: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
 struct JacobiParams {
     omega: f32,
     zero_initial: u32,
