@@ -14,7 +14,7 @@ if [ -z "${XDG_RUNTIME_DIR:-}" ]; then
 fi
 printf "%-6s %-8s %-10s %10s %12s\n" grid solver iterations ms/step residual
 for n in $sizes; do
-  for case in jacobi:60 sor:30 jacobi:120 sor:60 multigrid:1 multigrid:2 multigrid:4; do
+  for case in jacobi:60 sor:30 jacobi:120 sor:60 multigrid:1 multigrid:2 multigrid:4 mgpcg:2 poisson-filter:16 poisson-filter:32; do
     solver=${case%%:*}
     it=${case##*:}
     set_args=(--set "grid.nx=$n" --set "grid.ny=$n" --set "params.pressure.solver=$solver" --set "params.pressure.iterations=$it")
