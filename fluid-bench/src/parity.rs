@@ -216,21 +216,8 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
             extent: Some([over.nx, over.ny]),
         })],
     };
-    let on = |l: &fluid_core::multigrid::Level| MgParams {
-        nx: l.nx,
-        ny: l.ny,
-        b: l.b,
-        p: l.p,
-        tmp: l.tmp,
-        ..MgParams::default()
-    };
-    let transfer = |f: &fluid_core::multigrid::Level, c: &fluid_core::multigrid::Level| MgParams {
-        cnx: c.nx,
-        cny: c.ny,
-        cb: c.b,
-        cp: c.p,
-        ..on(f)
-    };
+    let on = fluid_core::multigrid::Level::params;
+    let transfer = |f: &fluid_core::multigrid::Level, c: &fluid_core::multigrid::Level| f.transfer(c);
     let advect = |order: u32| AdvectParams {
         order,
         fields: ADVECT_DENSITY | ADVECT_TEMPERATURE | ADVECT_DYE,
@@ -290,21 +277,8 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
             .collect(),
         Kernel::CgInit | Kernel::CgDot | Kernel::CgDirection | Kernel::CgApply | Kernel::CgUpdate => {
             let top = levels[0];
-            let l = fluid_core::multigrid::cg_layout(grid.nx, grid.ny);
-            let count = top.cells().div_ceil(256 * 4).clamp(1, fluid_core::multigrid::MAX_PARTIALS);
-            let base = CgParams {
-                nx: top.nx,
-                ny: top.ny,
-                x: l.x,
-                r: top.b,
-                z: top.p,
-                d: l.d,
-                q: l.q,
-                partials: l.partials,
-                scalars: l.scalars,
-                count,
-                ..CgParams::default()
-            };
+            let base = fluid_core::multigrid::cg_params(grid.nx, grid.ny);
+            let count = base.count;
             let cg = |fields: &[FieldId], p: CgParams, extent: [u32; 2]| Schedule {
                 grid: grid.uniform(),
                 ops: vec![Op::Dispatch(Dispatch {

@@ -9,6 +9,8 @@
 //! [`crate::FieldId::Multigrid`]: per level `b`, `p`, `tmp` (the ping-pong partner of `p`),
 //! `cells` values each, levels in order.
 
+use crate::uniforms::{CgParams, MgParams};
+
 /// Levels stop coarsening when halving would bring the shorter side below this.
 pub const MIN_SIDE: u32 = 3;
 
@@ -34,6 +36,16 @@ impl Level {
     /// Number of cells.
     pub fn cells(&self) -> u32 {
         self.nx * self.ny
+    }
+
+    /// The `mg_*` parameters of a kernel on this level (its size and arrays; the rest zero).
+    pub fn params(&self) -> MgParams {
+        MgParams { nx: self.nx, ny: self.ny, b: self.b, p: self.p, tmp: self.tmp, ..MgParams::default() }
+    }
+
+    /// The parameters of a transfer between this level and the next coarser one.
+    pub fn transfer(&self, coarse: &Level) -> MgParams {
+        MgParams { cnx: coarse.nx, cny: coarse.ny, cb: coarse.b, cp: coarse.p, ..self.params() }
     }
 }
 
@@ -97,6 +109,27 @@ fn levels_len(nx: u32, ny: u32) -> u64 {
 /// Offset of the Poisson filter's taps ([`crate::poisson_filter`]), after the MGPCG scalars.
 pub fn taps_offset(nx: u32, ny: u32) -> u32 {
     cg_layout(nx, ny).scalars.saturating_add(16)
+}
+
+/// The `cg_*` parameters shared by every MGPCG kernel of an `nx × ny` grid: level 0's size, the
+/// vectors (`r` and `z` are level 0's `b` and `p`), and the number of partial sums of a dot
+/// product (one per 1024 cells, at most [`MAX_PARTIALS`]).
+pub fn cg_params(nx: u32, ny: u32) -> CgParams {
+    let top = levels(nx, ny)[0];
+    let l = cg_layout(nx, ny);
+    CgParams {
+        nx,
+        ny,
+        x: l.x,
+        r: top.b,
+        z: top.p,
+        d: l.d,
+        q: l.q,
+        partials: l.partials,
+        scalars: l.scalars,
+        count: top.cells().div_ceil(256 * 4).clamp(1, MAX_PARTIALS),
+        ..CgParams::default()
+    }
 }
 
 /// Length of the packed buffer of an `nx × ny` grid: the levels, the MGPCG vectors, the

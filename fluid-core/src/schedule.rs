@@ -183,64 +183,28 @@ impl Kernel {
         format!("fluid.{}", self.name())
     }
 
-    /// The launch domain.
+    /// The launch domain: faces for the kernels that update velocity (and, in `relax`, the
+    /// cells alongside), cells for the rest.
     pub fn domain(self) -> Domain {
-        match self {
+        if matches!(
+            self,
             Kernel::AdvectVelocity
-            | Kernel::Splat
-            | Kernel::Relax
-            | Kernel::ApplyForces
-            | Kernel::DiffuseVelocity
-            | Kernel::SubtractGradient => Domain::Faces,
-            Kernel::AdvectCells
-            | Kernel::Curl
-            | Kernel::Divergence
-            | Kernel::Jacobi
-            | Kernel::JacobiMultisweep
-            | Kernel::Sor
-            | Kernel::MgLoad
-            | Kernel::MgSmooth
-            | Kernel::MgRestrict
-            | Kernel::MgProlong
-            | Kernel::MgStore
-            | Kernel::CgInit
-            | Kernel::CgDot
-            | Kernel::CgDirection
-            | Kernel::CgApply
-            | Kernel::CgUpdate
-            | Kernel::PoissonTaps
-            | Kernel::PoissonRows
-            | Kernel::PoissonCols
-            | Kernel::Residual => Domain::Cells,
+                | Kernel::Splat
+                | Kernel::Relax
+                | Kernel::ApplyForces
+                | Kernel::DiffuseVelocity
+                | Kernel::SubtractGradient
+        ) {
+            Domain::Faces
+        } else {
+            Domain::Cells
         }
     }
 
-    /// Whether the kernel reads a parameter block ([`Params`] other than `None`).
+    /// Whether the kernel reads a parameter block ([`Params`] other than `None`): all but the
+    /// few that need only the grid and step uniforms.
     pub fn has_params(self) -> bool {
-        matches!(
-            self,
-            Kernel::AdvectVelocity
-                | Kernel::AdvectCells
-                | Kernel::ApplyForces
-                | Kernel::DiffuseVelocity
-                | Kernel::Jacobi
-                | Kernel::JacobiMultisweep
-                | Kernel::Sor
-                | Kernel::Relax
-                | Kernel::MgLoad
-                | Kernel::MgSmooth
-                | Kernel::MgRestrict
-                | Kernel::MgProlong
-                | Kernel::MgStore
-                | Kernel::CgInit
-                | Kernel::CgDot
-                | Kernel::CgDirection
-                | Kernel::CgApply
-                | Kernel::CgUpdate
-                | Kernel::PoissonTaps
-                | Kernel::PoissonRows
-                | Kernel::PoissonCols
-        )
+        !matches!(self, Kernel::Splat | Kernel::Curl | Kernel::Divergence | Kernel::SubtractGradient | Kernel::Residual)
     }
 
     /// A workgroup shape the kernel's shader fixes (`cg_dot`: 256 × 1, a 1D reduction); `None`:
@@ -738,7 +702,7 @@ impl Schedule {
         use FieldId::{Divergence, Multigrid, Pressure};
         let levels = crate::multigrid::levels(self.grid.nx, self.grid.ny);
         let top = levels[0];
-        let base = MgParams { nx: top.nx, ny: top.ny, b: top.b, p: top.p, tmp: top.tmp, ..MgParams::default() };
+        let base = top.params();
         let load = MgParams { zero_initial: u32::from(cold), ..base };
         self.dispatch_over(Kernel::MgLoad, &[Pressure, Divergence, Multigrid], load, &top);
         for _ in 0..cycles {
@@ -801,21 +765,8 @@ impl Schedule {
         let levels = crate::multigrid::levels(self.grid.nx, self.grid.ny);
         let top = levels[0];
         let l = crate::multigrid::cg_layout(self.grid.nx, self.grid.ny);
-        let cells = top.cells();
-        let count = cells.div_ceil(256 * 4).clamp(1, crate::multigrid::MAX_PARTIALS);
-        let base = CgParams {
-            nx: top.nx,
-            ny: top.ny,
-            x: l.x,
-            r: top.b,
-            z: top.p,
-            d: l.d,
-            q: l.q,
-            partials: l.partials,
-            scalars: l.scalars,
-            count,
-            ..CgParams::default()
-        };
+        let base = crate::multigrid::cg_params(self.grid.nx, self.grid.ny);
+        let count = base.count;
         let cg = |s: &mut Schedule, kernel: Kernel, fields: &[FieldId], p: CgParams, extent: [u32; 2]| {
             s.dispatch(kernel, fields, Params::Cg(p));
             if let Some(Op::Dispatch(d)) = s.ops.last_mut() {
@@ -866,18 +817,7 @@ impl Schedule {
             return;
         }
         let c = levels[l + 1];
-        let transfer = MgParams {
-            nx: lv.nx,
-            ny: lv.ny,
-            b: lv.b,
-            p: lv.p,
-            tmp: lv.tmp,
-            cnx: c.nx,
-            cny: c.ny,
-            cb: c.b,
-            cp: c.p,
-            ..MgParams::default()
-        };
+        let transfer = lv.transfer(&c);
         self.push_smooth_ordered(&lv, 2, omega, false, from_zero);
         self.dispatch_over(Kernel::MgRestrict, &[FieldId::Multigrid], transfer, &c);
         self.push_vcycle_with(levels, l + 1, omega, symmetric, false);
@@ -899,15 +839,12 @@ impl Schedule {
         for k in 0..iterations {
             for (pass, (src, dst)) in [(lv.p, lv.tmp), (lv.tmp, lv.p)].into_iter().enumerate() {
                 let p = MgParams {
-                    nx: lv.nx,
-                    ny: lv.ny,
-                    b: lv.b,
                     p: src,
                     tmp: dst,
                     colour: order[pass],
                     zero_initial: u32::from(from_zero && k == 0 && pass == 0),
                     omega,
-                    ..MgParams::default()
+                    ..lv.params()
                 };
                 self.dispatch_over(Kernel::MgSmooth, &[FieldId::Multigrid], p, lv);
             }
