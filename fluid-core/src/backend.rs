@@ -38,6 +38,33 @@ pub struct KernelTiming {
     pub ms: f64,
 }
 
+/// Per-kernel time accumulated from GPU timestamp pairs (what the GPU backends' `take_timings`
+/// returns). Both reduction passes count as `reduce`.
+#[derive(Clone, Debug, Default)]
+pub struct TimestampTimings(std::collections::BTreeMap<&'static str, (u32, f64)>);
+
+impl TimestampTimings {
+    /// Add one run: dispatch `k` ran from tick `ticks[2k]` to `ticks[2k + 1]`, a tick lasting
+    /// `period_ns` nanoseconds.
+    pub fn add<'a>(&mut self, entries: impl IntoIterator<Item = &'a &'static str>, ticks: &[u64], period_ns: f64) {
+        for (k, entry) in entries.into_iter().enumerate() {
+            let ns = ticks[2 * k + 1].saturating_sub(ticks[2 * k]) as f64 * period_ns;
+            let label = if entry.starts_with("reduce") { "reduce" } else { entry };
+            let e = self.0.entry(label).or_insert((0, 0.0));
+            e.0 += 1;
+            e.1 += ns * 1e-6;
+        }
+    }
+
+    /// The totals, labelled `fluid.<kernel>`, and a fresh start.
+    pub fn take(&mut self) -> Vec<KernelTiming> {
+        std::mem::take(&mut self.0)
+            .into_iter()
+            .map(|(k, (invocations, ms))| KernelTiming { label: format!("fluid.{k}"), invocations, ms })
+            .collect()
+    }
+}
+
 /// A machine that stores the fields and runs schedules.
 ///
 /// # Design

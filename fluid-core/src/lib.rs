@@ -19,7 +19,7 @@ pub mod schedule;
 pub mod splat;
 pub mod uniforms;
 
-pub use backend::{Backend, KernelTiming, StepInputs};
+pub use backend::{Backend, KernelTiming, StepInputs, TimestampTimings};
 pub use error::{Error, Result};
 pub use grid::{Boundary, FieldId, FieldKind, Grid};
 pub use params::SimParams;

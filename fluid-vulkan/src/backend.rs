@@ -1,12 +1,12 @@
 //! [`VulkanBackend`]: the [`Backend`] over raw Vulkan.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::ffi::CString;
 
 use ash::vk;
 use fluid_core::schedule::{Access, Domain, Op, Params, ReduceOp, ShaderEntry};
 use fluid_core::uniforms::{REDUCE_MAX_ABS, REDUCE_SUM_SQUARES, ReduceParams, SplatGpu, StepUniform};
-use fluid_core::{Backend, Error, FieldId, Grid, KernelTiming, Result, Schedule, StepInputs};
+use fluid_core::{Backend, Error, FieldId, Grid, KernelTiming, Result, Schedule, StepInputs, TimestampTimings};
 use gpu_allocator::MemoryLocation;
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme, Allocator, AllocatorCreateDesc};
 
@@ -125,7 +125,7 @@ pub struct VulkanBackend {
     fields: Option<Fields>,
     recordings: Vec<Recording>,
     reduction_slots: usize,
-    timing: Option<BTreeMap<&'static str, (u32, f64)>>,
+    timing: Option<TimestampTimings>,
     /// Declared last: destroyed after every object above (see `Drop`).
     inst: Instance,
 }
@@ -1198,13 +1198,7 @@ impl Backend for VulkanBackend {
                 .map_err(|e| vk_err("vkGetQueryPoolResults", e))?;
                 let period = self.timestamp_period_ns;
                 if let Some(t) = self.timing.as_mut() {
-                    for (k, entry) in entries.iter().enumerate() {
-                        let ns = ticks[2 * k + 1].saturating_sub(ticks[2 * k]) as f64 * period;
-                        let label = if entry.starts_with("reduce") { "reduce" } else { entry };
-                        let e = t.entry(label).or_insert((0, 0.0));
-                        e.0 += 1;
-                        e.1 += ns * 1e-6;
-                    }
+                    t.add(entries, &ticks, period);
                 }
             }
         }
@@ -1258,16 +1252,12 @@ impl Backend for VulkanBackend {
                 by: format!("the device {}", self.summary.name),
             });
         }
-        self.timing = enabled.then(BTreeMap::new);
+        self.timing = enabled.then(TimestampTimings::default);
         Ok(())
     }
 
     fn take_timings(&mut self) -> Result<Vec<KernelTiming>> {
-        let t = self.timing.as_mut().ok_or_else(|| err("timings were not enabled"))?;
-        Ok(std::mem::take(t)
-            .into_iter()
-            .map(|(k, (invocations, ms))| KernelTiming { label: format!("fluid.{k}"), invocations, ms })
-            .collect())
+        Ok(self.timing.as_mut().ok_or_else(|| err("timings were not enabled"))?.take())
     }
 }
 

@@ -2,12 +2,12 @@
 
 use crate::shaders;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use fluid_core::schedule::{Access, Op, Params, ReduceOp, ShaderEntry};
 use fluid_core::uniforms::{REDUCE_MAX_ABS, REDUCE_SUM_SQUARES, ReduceParams, SplatGpu};
-use fluid_core::{Backend, Error, FieldId, Grid, KernelTiming, Result, Schedule, StepInputs};
+use fluid_core::{Backend, Error, FieldId, Grid, KernelTiming, Result, Schedule, StepInputs, TimestampTimings};
 
 const NAME: &str = "wgpu";
 const REDUCE_WORKGROUP: u32 = 256;
@@ -131,7 +131,7 @@ pub struct WgpuBackend {
     group1: HashMap<(&'static str, Vec<usize>), wgpu::BindGroup>,
     fields: Option<Fields>,
     reduction_slots: usize,
-    timing: Option<BTreeMap<&'static str, (u32, f64)>>,
+    timing: Option<TimestampTimings>,
     errors: Arc<Mutex<Vec<String>>>,
 }
 
@@ -680,13 +680,7 @@ impl Backend for WgpuBackend {
                 ticks.extend_from_slice(bytemuck::cast_slice(&map_read(&self.device, read)?));
             }
             if let Some(t) = self.timing.as_mut() {
-                for (k, r) in recorded.iter().enumerate() {
-                    let ns = ticks[2 * k + 1].saturating_sub(ticks[2 * k]) as f64 * period;
-                    let label = if r.entry.starts_with("reduce") { "reduce" } else { r.entry };
-                    let e = t.entry(label).or_insert((0, 0.0));
-                    e.0 += 1;
-                    e.1 += ns * 1e-6;
-                }
+                t.add(recorded.iter().map(|r| &r.entry), &ticks, period);
             }
         }
         self.check_errors("run")
@@ -774,16 +768,12 @@ impl Backend for WgpuBackend {
                 by: format!("the adapter {}", self.adapter.name),
             });
         }
-        self.timing = enabled.then(BTreeMap::new);
+        self.timing = enabled.then(TimestampTimings::default);
         Ok(())
     }
 
     fn take_timings(&mut self) -> Result<Vec<KernelTiming>> {
-        let t = self.timing.as_mut().ok_or_else(|| backend_err("timings were not enabled"))?;
-        Ok(std::mem::take(t)
-            .into_iter()
-            .map(|(k, (invocations, ms))| KernelTiming { label: format!("fluid.{k}"), invocations, ms })
-            .collect())
+        Ok(self.timing.as_mut().ok_or_else(|| backend_err("timings were not enabled"))?.take())
     }
 }
 
