@@ -167,7 +167,7 @@ fn project<B: Backend>(b: B, grid: &Grid, u: &[f32], v: &[f32], omega: f32, swee
 }
 
 fn project_with<B: Backend>(
-    mut b: B,
+    b: B,
     grid: &Grid,
     u: &[f32],
     v: &[f32],
@@ -175,16 +175,8 @@ fn project_with<B: Backend>(
     sweeps: u32,
     solver: fluid_core::params::PressureSolver,
 ) -> (f64, f64) {
-    b.allocate(grid).expect("allocate");
-    b.upload(FieldId::U, u).expect("upload u");
-    b.upload(FieldId::V, v).expect("upload v");
-    let mut params = fluid::SimParams::default();
-    params.boundary.x = grid.boundary_x;
-    params.boundary.y = grid.boundary_y;
-    params.pressure.iterations = sweeps;
-    params.pressure.omega = omega;
-    params.pressure.warm_start = false;
-    params.pressure.solver = solver;
+    let mut b = with_velocity(b, grid, u, v);
+    let params = cold_projection(grid, solver, sweeps, omega);
     let inputs = StepInputs { dt: 0.05, ..StepInputs::default() };
     let diag = Schedule::diagnostics(grid);
     b.run(&diag, &inputs).expect("diagnostics");
@@ -302,35 +294,19 @@ pub fn solver_residual<B: Backend>(
     seed: u64,
 ) -> f64 {
     let (u, v) = random_wall_velocity(grid, seed);
-    let mut b = b;
-    b.allocate(grid).expect("allocate");
-    b.upload(FieldId::U, &u).expect("upload u");
-    b.upload(FieldId::V, &v).expect("upload v");
-    let mut params = fluid::SimParams::default();
-    params.boundary.x = grid.boundary_x;
-    params.boundary.y = grid.boundary_y;
-    params.pressure.iterations = iterations;
-    params.pressure.warm_start = false;
-    params.pressure.solver = solver;
+    let mut b = with_velocity(b, grid, &u, &v);
+    let params = cold_projection(grid, solver, iterations, None);
     let inputs = StepInputs { dt: 0.05, ..StepInputs::default() };
     b.run(&Schedule::projection(grid, &params), &inputs).expect("projection");
     b.run(&Schedule::diagnostics(grid), &inputs).expect("diagnostics");
-    let r = b.reductions().expect("reductions");
-    (r[fluid_core::schedule::SLOT_RESIDUAL_SQ] / r[fluid_core::schedule::SLOT_RHS_SQ]).sqrt()
+    relative_residual(&b.reductions().expect("reductions"))
 }
 
 /// Multigrid reduces the residual by about 10× per V-cycle whatever the grid: walls and
 /// periodic, square, odd and non-square. Measured per-cycle factors are printed; the bound is
 /// 0.2 per cycle (averaged over cycles 1..4).
 pub fn multigrid_convergence<B: Backend>(make: impl Fn() -> B) {
-    use fluid::Boundary::{Periodic, Wall};
-    for (nx, ny, bx, by) in [
-        (64, 64, Wall, Wall),
-        (128, 96, Wall, Wall),
-        (37, 23, Wall, Wall),
-        (64, 48, Periodic, Periodic),
-        (33, 40, Periodic, Wall),
-    ] {
+    for (nx, ny, bx, by) in SOLVER_GRIDS {
         let grid = Grid::new(nx, ny, 1.0 / ny as f32, bx, by).expect("grid");
         let r: Vec<f64> = (0..=4).map(|k| multigrid_residual(make(), &grid, k, 5)).collect();
         let factor = (r[4] / r[0]).powf(0.25);
@@ -360,18 +336,12 @@ pub fn projection_relaxation<B: Backend>(make: impl Fn() -> B) {
         );
     }
     // The reported residual against the velocity's own divergence.
-    let mut b = make();
-    b.allocate(&grid).expect("allocate");
-    b.upload(FieldId::U, &u).expect("upload u");
-    b.upload(FieldId::V, &v).expect("upload v");
-    let mut params = fluid::SimParams::default();
-    params.pressure.solver = relaxation;
-    params.pressure.iterations = 12;
+    let mut b = with_velocity(make(), &grid, &u, &v);
+    let params = cold_projection(&grid, relaxation, 12, None);
     let inputs = StepInputs { dt: 0.05, ..StepInputs::default() };
     b.run(&Schedule::projection(&grid, &params), &inputs).expect("projection");
     b.run(&Schedule::diagnostics(&grid), &inputs).expect("diagnostics");
-    let r = b.reductions().expect("reductions");
-    let reported = (r[fluid_core::schedule::SLOT_RESIDUAL_SQ] / r[fluid_core::schedule::SLOT_RHS_SQ]).sqrt();
+    let reported = relative_residual(&b.reductions().expect("reductions"));
     let after = divergence(&grid, &b.download(FieldId::U).expect("u"), &b.download(FieldId::V).expect("v"));
     let norm = |x: &[f64]| x.iter().map(|d| d * d).sum::<f64>().sqrt();
     let measured = norm(&after) / norm(&r0);
@@ -382,15 +352,8 @@ pub fn projection_relaxation<B: Backend>(make: impl Fn() -> B) {
 /// after 5 (measured on the CPU: 2e-7..2e-6), and on odd grids (where plain V-cycles slow down,
 /// the last coarse cell covering one fine cell) below 5 plain V-cycles (measured 2–5× below).
 pub fn mgpcg_convergence<B: Backend>(make: impl Fn() -> B) {
-    use fluid::Boundary::{Periodic, Wall};
     use fluid_core::params::PressureSolver::{Mgpcg, Multigrid};
-    for (nx, ny, bx, by) in [
-        (64, 64, Wall, Wall),
-        (128, 96, Wall, Wall),
-        (37, 23, Wall, Wall),
-        (64, 48, Periodic, Periodic),
-        (33, 40, Periodic, Wall),
-    ] {
+    for (nx, ny, bx, by) in SOLVER_GRIDS {
         let grid = Grid::new(nx, ny, 1.0 / ny as f32, bx, by).expect("grid");
         let cg: Vec<f64> = (1..=5).map(|k| solver_residual(make(), &grid, Mgpcg, k, 5)).collect();
         let mg = solver_residual(make(), &grid, Multigrid, 5, 5);
@@ -447,6 +410,50 @@ pub fn poisson_filter_vs_jacobi<B: Backend>(make: impl Fn() -> B) {
     eprintln!("walls: max|div| {before:.3e} -> filter {filtered:.3e}, 16 sweeps {swept:.3e}");
     assert!(filtered < 0.5 * before && filtered < 2.0 * swept, "{before:.3e} -> {filtered:.3e} (sweeps {swept:.3e})");
 }
+
+/// `b` with `grid` allocated and the velocity `(u, v)` uploaded.
+fn with_velocity<B: Backend>(mut b: B, grid: &Grid, u: &[f32], v: &[f32]) -> B {
+    b.allocate(grid).expect("allocate");
+    b.upload(FieldId::U, u).expect("upload u");
+    b.upload(FieldId::V, v).expect("upload v");
+    b
+}
+
+/// Parameters of a projection from zero pressure with `iterations` of `solver` on `grid`'s
+/// boundaries (`omega: None`: the solver's default).
+fn cold_projection(
+    grid: &Grid,
+    solver: fluid_core::params::PressureSolver,
+    iterations: u32,
+    omega: Option<f32>,
+) -> fluid::SimParams {
+    let mut params = fluid::SimParams::default();
+    params.boundary.x = grid.boundary_x;
+    params.boundary.y = grid.boundary_y;
+    params.pressure.iterations = iterations;
+    params.pressure.omega = omega;
+    params.pressure.warm_start = false;
+    params.pressure.solver = solver;
+    params
+}
+
+/// ‖b − A p‖ / ‖b‖ from the reductions of [`Schedule::diagnostics`].
+fn relative_residual(r: &[f64]) -> f64 {
+    (r[fluid_core::schedule::SLOT_RESIDUAL_SQ] / r[fluid_core::schedule::SLOT_RHS_SQ]).sqrt()
+}
+
+/// The grids of the multigrid and MGPCG convergence tests: walled, periodic and mixed; square,
+/// odd and non-square.
+const SOLVER_GRIDS: [(u32, u32, fluid::Boundary, fluid::Boundary); 5] = {
+    use fluid::Boundary::{Periodic, Wall};
+    [
+        (64, 64, Wall, Wall),
+        (128, 96, Wall, Wall),
+        (37, 23, Wall, Wall),
+        (64, 48, Periodic, Periodic),
+        (33, 40, Periodic, Wall),
+    ]
+};
 
 /// A random velocity with zero normal velocity on the walls.
 fn random_wall_velocity(grid: &Grid, seed: u64) -> (Vec<f32>, Vec<f32>) {
