@@ -225,7 +225,7 @@ fn bench(args: &BenchArgs) -> Result<(), Failure> {
     if args.steps == 0 {
         return Err(Error::invalid("--steps", 0, "time at least one step").into());
     }
-    let backends = if args.backends.is_empty() { default_backends() } else { args.backends.clone() };
+    let backends = args.backends();
     let cfg = fluid::bench::BenchConfig {
         scene: load_scene(&args.scene, &args.set)?,
         sizes: args.sizes.clone(),
@@ -235,29 +235,44 @@ fn bench(args: &BenchArgs) -> Result<(), Failure> {
         threads: args.threads,
         parity_steps: args.parity_steps,
     };
-    let quiet = args.json;
-    let rows = fluid::bench::run(&cfg, |msg| {
+    let rows = fluid::bench::run(&cfg, progress(args.json))?;
+    print_rows(&rows, args.json, fluid::bench::table)
+}
+
+/// Progress lines on stderr, silent when the output is JSON.
+fn progress(quiet: bool) -> impl FnMut(&str) {
+    move |msg| {
         if !quiet {
             eprintln!("bench: {msg}");
         }
-    })?;
-    if args.json {
-        println!("{}", serde_json::to_string(&rows).map_err(|e| Failure { code: 1, message: e.to_string() })?);
+    }
+}
+
+/// Benchmark rows as one JSON array or as the text table.
+fn print_rows<R: serde::Serialize>(rows: &[R], json: bool, table: impl FnOnce(&[R]) -> String) -> Result<(), Failure> {
+    if json {
+        println!("{}", serde_json::to_string(rows).map_err(|e| Failure { code: 1, message: e.to_string() })?);
     } else {
-        print!("{}", fluid::bench::table(&rows));
+        print!("{}", table(rows));
     }
     Ok(())
 }
 
-fn default_backends() -> Vec<String> {
-    let mut all = vec!["cpu".to_string()];
-    if cfg!(feature = "wgpu") {
-        all.push("wgpu".to_string());
+impl BenchArgs {
+    /// `--backends`, or every backend of this build.
+    fn backends(&self) -> Vec<String> {
+        if !self.backends.is_empty() {
+            return self.backends.clone();
+        }
+        let mut all = vec!["cpu".to_string()];
+        if cfg!(feature = "wgpu") {
+            all.push("wgpu".to_string());
+        }
+        if cfg!(feature = "vulkan") {
+            all.push("vulkan".to_string());
+        }
+        all
     }
-    if cfg!(feature = "vulkan") {
-        all.push("vulkan".to_string());
-    }
-    all
 }
 
 fn bench_solvers(args: &BenchArgs) -> Result<(), Failure> {
@@ -266,24 +281,14 @@ fn bench_solvers(args: &BenchArgs) -> Result<(), Failure> {
     }
     let cfg = fluid::solvers::SolverBenchConfig {
         sizes: args.sizes.clone(),
-        backends: if args.backends.is_empty() { default_backends() } else { args.backends.clone() },
+        backends: args.backends(),
         solvers: args.solvers.iter().map(|s| fluid::solvers::parse_solver(s)).collect::<Result<Vec<_>, _>>()?,
         budget_ms: args.budget_ms,
         threads: args.threads,
         ..Default::default()
     };
-    let quiet = args.json;
-    let rows = fluid::solvers::run(&cfg, |msg| {
-        if !quiet {
-            eprintln!("bench: {msg}");
-        }
-    })?;
-    if args.json {
-        println!("{}", serde_json::to_string(&rows).map_err(|e| Failure { code: 1, message: e.to_string() })?);
-    } else {
-        print!("{}", fluid::solvers::table(&rows));
-    }
-    Ok(())
+    let rows = fluid::solvers::run(&cfg, progress(args.json))?;
+    print_rows(&rows, args.json, fluid::solvers::table)
 }
 
 fn load_scene(arg: &str, overrides: &[String]) -> Result<Scene, Failure> {

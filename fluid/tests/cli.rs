@@ -204,26 +204,7 @@ mod wgpu {
 
     #[test]
     fn runs_on_wgpu_with_timings_and_json() {
-        let out = fluid(&[
-            "run",
-            "smoke",
-            "--backend",
-            "wgpu",
-            "--steps",
-            "3",
-            "--set",
-            "grid.nx=24",
-            "--set",
-            "grid.ny=20",
-            "--timings",
-            "--json",
-        ]);
-        assert!(out.status.success(), "{}", text(&out.stderr));
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
-        assert_eq!(v["backend"], "wgpu");
-        let labels: Vec<&str> =
-            v["timings"].as_array().expect("timings").iter().filter_map(|t| t["label"].as_str()).collect();
-        assert!(labels.contains(&"fluid.mg_smooth") && labels.contains(&"fluid.advect_velocity"), "{labels:?}");
+        runs_on_gpu_with_timings_and_json("wgpu");
     }
 
     #[test]
@@ -302,11 +283,18 @@ fn bench_solvers_reports_iterations_and_time_to_each_residual() {
 #[cfg(feature = "vulkan")]
 #[test]
 fn runs_on_vulkan_with_timings_and_json() {
+    runs_on_gpu_with_timings_and_json("vulkan");
+}
+
+/// A short smoke run on a GPU backend with `--timings --json`: the JSON names the backend, the
+/// per-kernel timings include the preset's kernels, and the divergence is a number.
+#[cfg(any(feature = "wgpu", feature = "vulkan"))]
+fn runs_on_gpu_with_timings_and_json(backend: &str) {
     let out = fluid(&[
         "run",
         "smoke",
         "--backend",
-        "vulkan",
+        backend,
         "--steps",
         "3",
         "--set",
@@ -318,7 +306,7 @@ fn runs_on_vulkan_with_timings_and_json() {
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    assert_eq!(v["backend"], "vulkan");
+    assert_eq!(v["backend"], backend);
     let labels: Vec<&str> =
         v["timings"].as_array().expect("timings").iter().filter_map(|t| t["label"].as_str()).collect();
     assert!(labels.contains(&"fluid.mg_smooth") && labels.contains(&"fluid.advect_velocity"), "{labels:?}");
