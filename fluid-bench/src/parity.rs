@@ -13,7 +13,7 @@ use fluid_core::scene::SplitMix64;
 use fluid_core::schedule::{Access, Dispatch, Kernel, Op, Params, Schedule};
 use fluid_core::uniforms::{
     ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, CgParams, DiffuseParams, FilterParams, ForceParams,
-    JacobiParams, MgParams, TapsParams,
+    JacobiParams, MULTISWEEP_MAX, MgParams, TapsParams,
 };
 
 /// How close another backend must come to the CPU backend.
@@ -254,24 +254,32 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
             vec![one(&[U, V, UTmp, VTmp, UTmp2, VTmp2], Params::Diffuse(p))]
         }
         Kernel::Divergence => vec![one(&[U, V, Divergence], Params::None)],
-        Kernel::Jacobi | Kernel::JacobiMultisweep => [0u32, 1]
+        Kernel::Jacobi => [0u32, 1]
             .iter()
             .map(|&z| {
-                let p = JacobiParams { omega: 0.8, zero_initial: z, colour: 0, _pad: 0 };
+                let p = JacobiParams { omega: 0.8, zero_initial: z, colour: 0, sweeps: 1 };
+                one(&[Pressure, Divergence, PressureTmp], Params::Jacobi(p))
+            })
+            .collect(),
+        // The full halo cold and warm, a partial one, and a single sweep.
+        Kernel::JacobiMultisweep => [(0u32, MULTISWEEP_MAX), (1, MULTISWEEP_MAX), (0, 3), (1, 1)]
+            .iter()
+            .map(|&(z, sweeps)| {
+                let p = JacobiParams { omega: 0.8, zero_initial: z, colour: 0, sweeps };
                 one(&[Pressure, Divergence, PressureTmp], Params::Jacobi(p))
             })
             .collect(),
         Kernel::Sor => [(0u32, 0u32), (0, 1), (1, 0)]
             .iter()
             .map(|&(z, colour)| {
-                let p = JacobiParams { omega: 1.7, zero_initial: z, colour, _pad: 0 };
+                let p = JacobiParams { omega: 1.7, zero_initial: z, colour, sweeps: 1 };
                 one(&[Pressure, Divergence, PressureTmp], Params::Jacobi(p))
             })
             .collect(),
         Kernel::Relax => [(0u32, 1.0f32), (1, 1.3)]
             .iter()
             .map(|&(z, omega)| {
-                let p = JacobiParams { omega, zero_initial: z, colour: 0, _pad: 0 };
+                let p = JacobiParams { omega, zero_initial: z, colour: 0, sweeps: 1 };
                 one(&[U, V, Pressure, UTmp, VTmp], Params::Jacobi(p))
             })
             .collect(),
@@ -405,6 +413,14 @@ pub fn kernel_parity<B: Backend>(make: impl Fn() -> B, kernel: Kernel) {
     }
 }
 
+/// Subtract the mean (in f64) from every value.
+fn remove_mean(x: &mut [f32]) {
+    let mean = x.iter().map(|&v| f64::from(v)).sum::<f64>() / x.len().max(1) as f64;
+    for v in x {
+        *v = (f64::from(*v) - mean) as f32;
+    }
+}
+
 /// The diagnostics reductions (max |div|, ‖residual‖², ‖b‖²) on random fields.
 pub fn reduction_parity<B: Backend>(make: impl Fn() -> B) {
     for (nx, ny) in [(37u32, 23u32), (300, 211)] {
@@ -460,8 +476,15 @@ pub fn preset_parity<B: Backend>(make: impl Fn() -> B, preset: &str) {
         other.step(dt).expect("step");
     }
     for field in [FieldId::U, FieldId::V, FieldId::Pressure, FieldId::Density, FieldId::Temperature, FieldId::Dye] {
-        let a = cpu.field(field).expect("cpu field");
-        let b = other.field(field).expect("field");
+        let mut a = cpu.field(field).expect("cpu field");
+        let mut b = other.field(field).expect("field");
+        if field == FieldId::Pressure {
+            // Pressure with walls or periodic axes all round is defined up to a constant (only
+            // its gradient acts), and a warm-started solve that stops after a few iterations
+            // lets that constant drift with rounding: compare it with each mean removed.
+            remove_mean(&mut a);
+            remove_mean(&mut b);
+        }
         check(&format!("preset-{preset}"), &grid, field, &a, &b, PRESET_TOLERANCE);
     }
     let (da, db) = (cpu.diagnostics().expect("cpu diagnostics"), other.diagnostics().expect("diagnostics"));

@@ -9,7 +9,7 @@ use crate::grid::{FieldId, Grid};
 use crate::params::{PressureSolver, SimParams};
 use crate::uniforms::{
     ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, CgParams, DiffuseParams, FilterParams, ForceParams,
-    GridUniform, JacobiParams, MgParams, TapsParams,
+    GridUniform, JacobiParams, MULTISWEEP_MAX, MULTISWEEP_TILE, MgParams, TapsParams,
 };
 
 /// How a binding is used by a kernel.
@@ -207,10 +207,15 @@ impl Kernel {
         !matches!(self, Kernel::Splat | Kernel::Curl | Kernel::Divergence | Kernel::SubtractGradient | Kernel::Residual)
     }
 
-    /// A workgroup shape the kernel's shader fixes (`cg_dot`: 256 × 1, a 1D reduction); `None`:
-    /// the backend's 2D shape.
+    /// The invocations (`x`, `y`) one workgroup covers when the kernel's shader fixes them
+    /// (`cg_dot`: 256 × 1, a 1D reduction; `jacobi_multisweep`: a [`MULTISWEEP_TILE`]² tile of
+    /// cells, worked on by 256 threads); `None`: the backend's 2D workgroup shape.
     pub fn fixed_workgroup(self) -> Option<(u32, u32)> {
-        (self == Kernel::CgDot).then_some((256, 1))
+        match self {
+            Kernel::CgDot => Some((256, 1)),
+            Kernel::JacobiMultisweep => Some((MULTISWEEP_TILE, MULTISWEEP_TILE)),
+            _ => None,
+        }
     }
 
     /// The GPU shader entry point of this kernel.
@@ -464,7 +469,7 @@ impl Schedule {
                     }
                 }
                 Op::Dispatch(d) => {
-                    // A fused pair of sweeps moves the data of one sweep.
+                    // A fused multi-sweep dispatch moves the data of one sweep.
                     for (slot, field) in d.kernel.bindings().iter().zip(&d.fields) {
                         if let (Kernel::AdvectCells, Params::Advect(p)) = (d.kernel, d.params) {
                             let bit = match slot.name {
@@ -665,7 +670,7 @@ impl Schedule {
         }
         if pr.solver == PressureSolver::Relaxation {
             for k in 0..pr.iterations {
-                let p = JacobiParams { omega, zero_initial: cold(k), colour: 0, _pad: 0 };
+                let p = JacobiParams { omega, zero_initial: cold(k), colour: 0, sweeps: 1 };
                 self.dispatch(Kernel::Relax, &[U, V, Pressure, UTmp, VTmp], Params::Jacobi(p));
                 self.ops.push(Op::Swap(U, UTmp));
                 self.ops.push(Op::Swap(V, VTmp));
@@ -676,20 +681,20 @@ impl Schedule {
             // One iteration: the red pass, then the black pass.
             for k in 0..pr.iterations {
                 for colour in [0, 1] {
-                    let p = JacobiParams { omega, zero_initial: cold(k) * (1 - colour), colour, _pad: 0 };
+                    let p = JacobiParams { omega, zero_initial: cold(k) * (1 - colour), colour, sweeps: 1 };
                     next(self, Kernel::Sor, p);
                 }
             }
         } else {
-            // `jacobi-multisweep` performs the sweeps two per dispatch (an odd count ends with
-            // one plain sweep); the arithmetic is that of the plain sweeps.
+            // `jacobi-multisweep` performs up to `MULTISWEEP_MAX` sweeps per dispatch; the
+            // arithmetic is that of the plain sweeps.
             let fused = pr.solver == PressureSolver::JacobiMultisweep;
             let mut done = 0;
             while done < pr.iterations {
-                let p = JacobiParams { omega, zero_initial: cold(done), colour: 0, _pad: 0 };
-                let pair = fused && pr.iterations - done >= 2;
-                next(self, if pair { Kernel::JacobiMultisweep } else { Kernel::Jacobi }, p);
-                done += if pair { 2 } else { 1 };
+                let sweeps = if fused { (pr.iterations - done).min(MULTISWEEP_MAX) } else { 1 };
+                let p = JacobiParams { omega, zero_initial: cold(done), colour: 0, sweeps };
+                next(self, if fused { Kernel::JacobiMultisweep } else { Kernel::Jacobi }, p);
+                done += sweeps;
             }
         }
         if src != Pressure {
@@ -984,7 +989,7 @@ mod tests {
     #[test]
     fn pressure_ends_in_its_own_buffer_name() {
         let g = Grid::new(8, 6, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
-        for iterations in [1, 2, 7] {
+        for iterations in [1, 2, 7, 8, 19] {
             let mut p = SimParams::default();
             p.pressure.iterations = iterations;
             let s = Schedule::step(&g, &p);
@@ -992,9 +997,18 @@ mod tests {
             assert_eq!(sweeps, iterations as usize);
             p.pressure.solver = PressureSolver::JacobiMultisweep;
             let s2 = Schedule::step(&g, &p);
-            let fused = s2.dispatches().filter(|d| d.kernel == Kernel::JacobiMultisweep).count();
-            let plain = s2.dispatches().filter(|d| d.kernel == Kernel::Jacobi).count();
-            assert_eq!((fused, plain), (iterations as usize / 2, iterations as usize % 2));
+            let fused: Vec<u32> = s2
+                .dispatches()
+                .filter(|d| d.kernel == Kernel::JacobiMultisweep)
+                .map(|d| match d.params {
+                    Params::Jacobi(p) => p.sweeps,
+                    _ => panic!("jacobi_multisweep without JacobiParams"),
+                })
+                .collect();
+            assert_eq!(fused.iter().sum::<u32>(), iterations);
+            assert!(fused.iter().all(|&n| (1..=MULTISWEEP_MAX).contains(&n)), "{fused:?}");
+            assert_eq!(fused.len() as u32, iterations.div_ceil(MULTISWEEP_MAX));
+            assert_eq!(s2.dispatches().filter(|d| d.kernel == Kernel::Jacobi).count(), 0);
             assert_eq!(s2.dispatches().last().expect("dispatch").field("pressure"), FieldId::Pressure);
             let last = s.dispatches().last().expect("dispatch");
             assert_eq!(last.kernel, Kernel::SubtractGradient);

@@ -124,7 +124,7 @@ pub struct DiffuseParams {
     pub _pad: [u32; 3],
 }
 
-/// Parameters of `jacobi`.
+/// Parameters of the pressure sweeps: `jacobi`, `jacobi_multisweep`, `sor`, `relax`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct JacobiParams {
@@ -134,9 +134,19 @@ pub struct JacobiParams {
     pub zero_initial: u32,
     /// `sor` only: the colour this pass updates, 0 (red, `i + j` even) or 1 (black).
     pub colour: u32,
-    /// Padding.
-    pub _pad: u32,
+    /// `jacobi_multisweep` only: the sweeps this dispatch performs, 1 ..=
+    /// [`MULTISWEEP_MAX`] (more are performed as [`MULTISWEEP_MAX`]); the other kernels
+    /// perform one and ignore it.
+    pub sweeps: u32,
 }
+
+/// The most sweeps one `jacobi_multisweep` dispatch performs: the halo, in cells, that each
+/// workgroup loads around its tile (`MS_HALO` in `jacobi_multisweep.wgsl`).
+pub const MULTISWEEP_MAX: u32 = 8;
+
+/// The side, in cells, of the square tile one `jacobi_multisweep` workgroup writes (`MS_TILE`
+/// in `jacobi_multisweep.wgsl`).
+pub const MULTISWEEP_TILE: u32 = 48;
 
 /// Parameters of the multigrid kernels (`mg_*`): one level (`nx`, `ny`, offsets `b`, `p`,
 /// `tmp` in the packed buffer) and, for the transfers, the next coarser one (`cnx`, `cny`, `cb`,

@@ -43,10 +43,34 @@ fn workgroup_from_env() -> Result<(u32, u32)> {
     let parsed =
         text.split_once('x').and_then(|(x, y)| Some((x.trim().parse::<u32>().ok()?, y.trim().parse::<u32>().ok()?)));
     match parsed {
-        // The fused Jacobi tile needs a halo of 2 loaded in two passes per axis: X, Y >= 4.
-        Some((x, y)) if x >= 4 && y >= 4 && x * y <= 256 => Ok((x, y)),
-        _ => Err(Error::invalid("FLUID_WGPU_WORKGROUP", text, "expected XxY with X, Y >= 4 and X*Y <= 256, e.g. 32x8")),
+        Some((x, y)) if x >= 1 && y >= 1 && x * y <= 256 => Ok((x, y)),
+        _ => Err(Error::invalid("FLUID_WGPU_WORKGROUP", text, "expected XxY with X, Y >= 1 and X*Y <= 256, e.g. 32x8")),
     }
+}
+
+/// Shader files that replace the built-in ones: `FLUID_WGPU_SHADER_DIR=DIR` makes
+/// `DIR/<stem>.wgsl`, where it exists, the text of that shader file (still composed with
+/// `shared/common.wgsl` and its `// #include` lines), so a shader can be changed and measured
+/// without rebuilding. Unset: none.
+fn shader_overrides() -> Result<HashMap<String, String>> {
+    let Ok(dir) = std::env::var("FLUID_WGPU_SHADER_DIR") else {
+        return Ok(HashMap::new());
+    };
+    let mut out = HashMap::new();
+    for (stem, _) in shaders::FILES {
+        let path = std::path::Path::new(&dir).join(format!("{stem}.wgsl"));
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                out.insert((*stem).to_string(), text);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::invalid("FLUID_WGPU_SHADER_DIR", path.display(), e.to_string())),
+        }
+    }
+    if out.is_empty() {
+        return Err(Error::invalid("FLUID_WGPU_SHADER_DIR", dir, "holds no <kernel>.wgsl file of a known kernel"));
+    }
+    Ok(out)
 }
 
 fn instance() -> wgpu::Instance {
@@ -193,6 +217,8 @@ impl WgpuBackend {
             max_storage_buffers_per_shader_stage: 8,
             max_storage_buffer_binding_size: limits.max_storage_buffer_binding_size,
             max_buffer_size: limits.max_buffer_size,
+            // Only for shaders from FLUID_WGPU_SHADER_DIR: ours stay within the default 16 KiB.
+            max_compute_workgroup_storage_size: limits.max_compute_workgroup_storage_size,
             ..wgpu::Limits::default()
         };
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
@@ -275,12 +301,16 @@ impl WgpuBackend {
     fn build_pipelines(&mut self) -> Result<()> {
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let mut modules: HashMap<&str, wgpu::ShaderModule> = HashMap::new();
+        let overrides = shader_overrides()?;
         for ShaderEntry { name: entry, file: stem, storage, params: has_params, splats: has_splats } in
             ShaderEntry::all()
         {
             if !modules.contains_key(stem) {
-                let src = shaders::source_with_workgroup(stem, self.workgroup)
-                    .ok_or_else(|| backend_err(format!("no shader {stem}")))?;
+                let src = match overrides.get(stem) {
+                    Some(text) => shaders::compose_with_workgroup(text, self.workgroup),
+                    None => shaders::source_with_workgroup(stem, self.workgroup),
+                }
+                .ok_or_else(|| backend_err(format!("no shader {stem}")))?;
                 let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
                     label: Some(&format!("fluid.{stem}")),
                     source: wgpu::ShaderSource::Wgsl(src.into()),

@@ -52,7 +52,12 @@ pub const REDUCE_ENTRIES: [&str; 2] = ["reduce_partial", "reduce_final"];
 
 /// The composed WGSL of a shader file, ready for naga or wgpu.
 pub fn source(stem: &str) -> Option<String> {
-    let text = FILES.iter().find(|(s, _)| *s == stem)?.1;
+    compose(FILES.iter().find(|(s, _)| *s == stem)?.1)
+}
+
+/// A kernel file's text composed with `shared/common.wgsl` and the snippets its `// #include`
+/// lines name; `None` when it names an unknown snippet.
+pub fn compose(text: &str) -> Option<String> {
     let mut out = String::from(COMMON);
     for line in text.lines() {
         if let Some(name) = line.trim().strip_prefix("// #include ") {
@@ -71,11 +76,20 @@ pub const WORKGROUP: (u32, u32) = (16, 16);
 
 /// [`source`] with another workgroup shape substituted for the default.
 pub fn source_with_workgroup(stem: &str, shape: (u32, u32)) -> Option<String> {
+    Some(with_workgroup(source(stem)?, shape))
+}
+
+/// [`compose`] with another workgroup shape substituted for the default.
+pub fn compose_with_workgroup(text: &str, shape: (u32, u32)) -> Option<String> {
+    Some(with_workgroup(compose(text)?, shape))
+}
+
+fn with_workgroup(composed: String, shape: (u32, u32)) -> String {
     let (dx, dy) = WORKGROUP;
-    Some(
-        source(stem)?
-            .replacen(&format!("const WG_X: u32 = {dx}u;"), &format!("const WG_X: u32 = {}u;", shape.0), 1)
-            .replacen(&format!("const WG_Y: u32 = {dy}u;"), &format!("const WG_Y: u32 = {}u;", shape.1), 1),
+    composed.replacen(&format!("const WG_X: u32 = {dx}u;"), &format!("const WG_X: u32 = {}u;", shape.0), 1).replacen(
+        &format!("const WG_Y: u32 = {dy}u;"),
+        &format!("const WG_Y: u32 = {}u;", shape.1),
+        1,
     )
 }
 
@@ -132,5 +146,36 @@ mod tests {
         naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
             .validate(&module)
             .expect("bandwidth.wgsl validates");
+    }
+
+    /// The tile and halo of `jacobi_multisweep.wgsl` are those `fluid-core` dispatches with,
+    /// and its derived sizes follow from them.
+    #[test]
+    fn multisweep_constants_match_the_core() {
+        use fluid_core::uniforms::{MULTISWEEP_MAX, MULTISWEEP_TILE};
+        let src = source("jacobi_multisweep").expect("composed");
+        let side = MULTISWEEP_TILE + 2 * MULTISWEEP_MAX;
+        assert_eq!(side * side % 256, 0, "the region splits evenly over 256 threads");
+        let rows = side * side / 256;
+        assert_eq!(256 % side, 0, "whole columns of strips");
+        for line in [
+            format!("const MS_TILE: u32 = {MULTISWEEP_TILE}u;"),
+            format!("const MS_HALO: u32 = {MULTISWEEP_MAX}u;"),
+            format!("const MS_SIDE: u32 = {side}u;"),
+            "const MS_THREADS: u32 = 256u;".to_string(),
+            format!("const MS_ROWS: u32 = {rows}u;"),
+            format!("var<workgroup> region: array<f32, {}>;", side * side),
+            "@workgroup_size(256)".to_string(),
+        ] {
+            assert!(src.contains(&line), "jacobi_multisweep.wgsl lacks `{line}`");
+        }
+        // One call per row of the strip, in each of the four phases.
+        for phase in ["fetch({r}u)", "relax({r}u)", "publish({r}u)", "emit({r}u)"] {
+            for r in 0..rows {
+                let call = phase.replace("{r}", &r.to_string());
+                assert_eq!(src.matches(&format!("{call};")).count(), 1, "jacobi_multisweep.wgsl: `{call}`");
+            }
+        }
+        assert_eq!(Kernel::JacobiMultisweep.fixed_workgroup(), Some((MULTISWEEP_TILE, MULTISWEEP_TILE)));
     }
 }

@@ -23,10 +23,18 @@ fn compile(name: &str, src: &str) -> Result<Vec<(String, Vec<u8>)>, String> {
         binding_array: naga::proc::BoundsCheckPolicy::Restrict,
     };
     // SPIR-V 1.3 (Vulkan 1.1), no debug info: the output must not depend on how xtask was built.
+    // Our own shaders are trusted, so two guards naga adds for untrusted WGSL are left out:
+    // - loop bounding (a 64-bit iteration counter in every loop), which keeps drivers from
+    //   unrolling loops; every loop of ours ends by construction;
+    // - zero-initialising workgroup memory, which naga's polyfill does with one invocation
+    //   storing whole arrays (2304 serial stores in `jacobi_multisweep`); every kernel with
+    //   workgroup memory (`reduce`, `cg_dot`, `jacobi_multisweep`) writes it before it reads it.
     let options = spv::Options {
         lang_version: (1, 3),
         flags: spv::WriterFlags::empty(),
         bounds_check_policies: checks,
+        zero_initialize_workgroup_memory: spv::ZeroInitializeWorkgroupMemoryMode::None,
+        force_loop_bounding: false,
         ..spv::Options::default()
     };
     let mut out = Vec::new();

@@ -1,16 +1,29 @@
-//! `jacobi_multisweep`: two weighted-Jacobi sweeps in one invocation. On the GPU the pair is
-//! fused through workgroup memory to halve the memory traffic; on the CPU it is literally two
-//! [`super::jacobi`] sweeps through a temporary, which defines the answer the shader must give.
+//! `jacobi_multisweep`: `params.sweeps` weighted-Jacobi sweeps (at most
+//! [`MULTISWEEP_MAX`]) in one invocation. On the GPU they are fused through workgroup memory
+//! (temporal blocking: one read and one write of pressure per dispatch instead of per sweep);
+//! on the CPU they are literally that many [`super::jacobi`] sweeps through temporaries, which
+//! defines the answer the shader must give.
 
-use fluid_core::uniforms::JacobiParams;
+use fluid_core::uniforms::{JacobiParams, MULTISWEEP_MAX};
 
 use super::common::G;
 use super::jacobi;
 
-/// Two sweeps from `p` into `out`; `zero_initial` applies to the first.
+/// `params.sweeps` sweeps (clamped to 1 ..= [`MULTISWEEP_MAX`], as the shader does) from `p`
+/// into `out`; `zero_initial` applies to the first.
 pub fn run(g: &G, params: &JacobiParams, dt: f32, p: &[f32], div: &[f32], out: &mut [f32]) {
-    let mut mid = vec![0.0f32; out.len()];
-    jacobi::run(g, params, dt, p, div, &mut mid);
-    let second = JacobiParams { zero_initial: 0, ..*params };
-    jacobi::run(g, &second, dt, &mid, div, out);
+    let sweeps = params.sweeps.clamp(1, MULTISWEEP_MAX);
+    let later = JacobiParams { zero_initial: 0, ..*params };
+    if sweeps == 1 {
+        jacobi::run(g, params, dt, p, div, out);
+        return;
+    }
+    let mut a = vec![0.0f32; out.len()];
+    jacobi::run(g, params, dt, p, div, &mut a);
+    let mut b = vec![0.0f32; out.len()];
+    for _ in 1..sweeps - 1 {
+        jacobi::run(g, &later, dt, &a, div, &mut b);
+        std::mem::swap(&mut a, &mut b);
+    }
+    jacobi::run(g, &later, dt, &a, div, out);
 }

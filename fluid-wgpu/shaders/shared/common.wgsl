@@ -111,7 +111,7 @@ struct JacobiParams {
     omega: f32,
     zero_initial: u32,
     colour: u32,
-    _pad: u32,
+    sweeps: u32,
 }
 
 struct ReduceParams {
