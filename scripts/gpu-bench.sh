@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU benchmarks of doc/PERFORMANCE.md: the smoke step and the Jacobi sweep alone on both GPU
-# backends (wgpu and raw Vulkan), with parity against the CPU backend, the two-per-dispatch
-# Jacobi, and the Taichi stable_fluid.py workload.
+# backends (wgpu and raw Vulkan), with parity against the CPU backend, the multi-sweep Jacobi
+# (up to 8 sweeps per dispatch), and the Taichi stable_fluid.py workload with plain and
+# multi-sweep Jacobi.
 #
 # usage: scripts/gpu-bench.sh [FLUID_BINARY] [OUT_DIR]
 # (build the binary with: cargo build --release -p fluid --features wgpu,vulkan)
@@ -20,10 +21,15 @@ multi=params.pressure.solver=jacobi-multisweep
 jacobi60=(--set params.pressure.solver=jacobi --set params.pressure.iterations=60)
 "$bin" bench --backends wgpu,vulkan --scene smoke "${jacobi60[@]}" --sizes $sizes --steps 60 | tee "$out/smoke.txt"
 "$bin" bench --backends wgpu,vulkan --jacobi --sizes $sizes | tee "$out/jacobi.txt"
-"$bin" bench --backends wgpu,vulkan --jacobi --set "$multi" --sizes $sizes --parity-steps 0 | tee "$out/jacobi-multisweep.txt"
+"$bin" bench --backends wgpu,vulkan --jacobi --set "$multi" --sizes $sizes --parity-steps 19 | tee "$out/jacobi-multisweep.txt"
+# The smoke preset as shipped (multigrid, 3 V-cycles).
+"$bin" bench --backends wgpu,vulkan --scene smoke --sizes $sizes --steps 60 | tee "$out/smoke-preset.txt"
 for case in 256:40 512:40 512:500 1024:100 2048:100 4096:100; do
   n=${case%%:*}
   sweeps=${case##*:}
-  "$bin" bench --backends wgpu,vulkan --scene stable-fluid --set "params.pressure.iterations=$sweeps" \
-    --sizes "$n" --steps 60 --parity-steps 0
+  for solver in jacobi jacobi-multisweep; do
+    echo "# stable-fluid $n^2, $sweeps sweeps, $solver"
+    "$bin" bench --backends wgpu,vulkan --scene stable-fluid --set "params.pressure.iterations=$sweeps" \
+      --set "params.pressure.solver=$solver" --sizes "$n" --steps 60 --parity-steps 0
+  done
 done 2>/dev/null | tee "$out/stable-fluid.txt"

@@ -50,7 +50,8 @@ struct BenchArgs {
     /// Timed steps per row.
     #[arg(long, default_value_t = 50)]
     steps: u32,
-    /// Time the Jacobi pressure sweep alone (per sweep) instead of the whole step.
+    /// Time the Jacobi pressure sweep alone (per sweep) instead of the whole step: plain
+    /// `jacobi`, or `jacobi-multisweep` when the scene's solver is set to it.
     #[arg(long)]
     jacobi: bool,
     /// Override a scene value, as for `run` (repeatable).

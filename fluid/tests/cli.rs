@@ -238,6 +238,29 @@ mod wgpu {
         }
     }
 
+    /// `--jacobi` times plain sweeps even though the preset solves with multigrid, and the
+    /// fused kernel when the scene asks for `jacobi-multisweep`.
+    #[test]
+    fn bench_jacobi_times_the_sweep_kernels() {
+        for (set, kernel) in
+            [(None, "fluid.jacobi"), (Some("params.pressure.solver=jacobi-multisweep"), "fluid.jacobi_multisweep")]
+        {
+            let mut args = vec!["bench", "--jacobi", "--backends", "wgpu", "--sizes", "24", "--steps", "2", "--json"];
+            if let Some(set) = set {
+                args.extend(["--set", set]);
+            }
+            let out = fluid(&args);
+            assert!(out.status.success(), "{}", text(&out.stderr));
+            let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON array");
+            let row = &rows.as_array().expect("array")[0];
+            let kernels = row["kernels"].as_array().expect("kernels");
+            let names: Vec<&str> = kernels.iter().map(|k| k[0].as_str().expect("kernel name")).collect();
+            assert_eq!(names, vec![kernel], "{row}");
+            let parity = row["parity_rel_l2"].as_f64().expect("number");
+            assert!(parity < 1e-5, "{row}");
+        }
+    }
+
     #[test]
     fn a_bad_adapter_name_is_a_clear_error() {
         let out = Command::new(env!("CARGO_BIN_EXE_fluid"))
