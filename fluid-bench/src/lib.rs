@@ -96,6 +96,7 @@ macro_rules! conformance {
             mg_smooth => MgSmooth,
             mg_restrict => MgRestrict,
             mg_prolong => MgProlong,
+            mg_coarse => MgCoarse,
             mg_store => MgStore,
             poisson_taps => PoissonTaps,
             poisson_rows => PoissonRows,

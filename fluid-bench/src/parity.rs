@@ -56,6 +56,7 @@ pub fn tolerance(kernel: Kernel) -> Tolerance {
         | Kernel::MgSmooth
         | Kernel::MgRestrict
         | Kernel::MgProlong
+        | Kernel::MgCoarse
         | Kernel::MgStore
         | Kernel::CgInit
         | Kernel::CgDirection
@@ -360,6 +361,22 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
         Kernel::MgProlong => {
             levels.windows(2).take(2).map(|w| mg(&[Multigrid], transfer(&w[0], &w[1]), &w[0])).collect()
         }
+        // The whole cycle from level 0 (every test grid has at most COARSE_CELLS cells), and
+        // from level 1: plain, symmetric, and from zero.
+        Kernel::MgCoarse => levels
+            .iter()
+            .take(2)
+            .flat_map(|l| [(0, 0), (1, 0), (0, 1)].map(|(colour, zero_initial)| (l, colour, zero_initial)))
+            .map(|(l, colour, zero_initial)| {
+                let p = MgParams { colour, zero_initial, omega: 1.15, ..on(l) };
+                let threads = fluid_core::multigrid::COARSE_THREADS;
+                let mut d = mg(&[Multigrid], p, l);
+                if let Some(Op::Dispatch(x)) = d.ops.last_mut() {
+                    x.extent = Some([threads, 1]);
+                }
+                d
+            })
+            .collect(),
         Kernel::MgStore => vec![mg(&[Multigrid, Pressure], on(&levels[0]), &levels[0])],
         Kernel::SubtractGradient => vec![one(&[U, V, Pressure], Params::None)],
         Kernel::Residual => vec![one(&[Pressure, Divergence, Scratch], Params::None)],

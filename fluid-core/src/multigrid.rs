@@ -51,10 +51,16 @@ impl Level {
 
 /// The levels of an `nx × ny` grid, finest first.
 pub fn levels(nx: u32, ny: u32) -> Vec<Level> {
+    levels_from(nx, ny, 0)
+}
+
+/// The levels from one of `nx × ny` cells whose `b` starts at `offset`, finest first: the tail
+/// of [`levels`] from that level on (what `mg_coarse` works through).
+pub fn levels_from(nx: u32, ny: u32, offset: u32) -> Vec<Level> {
     // Offsets saturate for grids too large to address (their buffer is refused at allocation).
     let sat = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
     let mut out = Vec::new();
-    let (mut x, mut y, mut offset) = (nx, ny, 0u64);
+    let (mut x, mut y, mut offset) = (nx, ny, u64::from(offset));
     loop {
         let cells = u64::from(x) * u64::from(y);
         out.push(Level { nx: x, ny: y, b: sat(offset), p: sat(offset + cells), tmp: sat(offset + 2 * cells) });
@@ -148,9 +154,117 @@ pub fn coarse_iterations(level: &Level) -> u32 {
     (2 * level.nx.max(level.ny)).clamp(8, MAX_COARSE_ITERATIONS)
 }
 
+/// Levels of at most this many cells are cycled by one `mg_coarse` dispatch (a single
+/// workgroup of [`COARSE_THREADS`]) instead of ten or more dispatches each: on a GPU a small
+/// level costs the fixed latency of its dispatches, not its cells.
+pub const COARSE_CELLS: u32 = 4096;
+
+/// Threads of the single `mg_coarse` workgroup.
+pub const COARSE_THREADS: u32 = 256;
+
+/// One step of a V-cycle, with its kernel's parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Step {
+    /// An `mg_smooth` colour pass.
+    Smooth(MgParams),
+    /// `mg_restrict` from a level to the next coarser one.
+    Restrict(MgParams),
+    /// `mg_prolong` from the next coarser level into a level.
+    Prolong(MgParams),
+    /// `mg_coarse`: the rest of the cycle, from this level down and back up, in one dispatch
+    /// (`colour`: 1 for the symmetric cycle; `zero_initial`: the level starts from zero).
+    Coarse(MgParams),
+}
+
+/// The steps of a V-cycle over `levels` (finest first), down from the first. `symmetric`:
+/// post-smoothing in the reverse colour order (black, then red), and the coarsest solve
+/// followed by its reverse, so that the cycle is a symmetric operator (the MGPCG
+/// preconditioner); `from_zero`: the first level starts from zero. With `coarse`, the cycle
+/// from the first level of at most [`COARSE_CELLS`] cells on is one [`Step::Coarse`].
+///
+/// The one description of the cycle: the schedule emits it, and the CPU's `mg_coarse` runs
+/// it (with `coarse` off) to define what the shader must compute.
+pub fn v_cycle(levels: &[Level], omega: f32, symmetric: bool, from_zero: bool, coarse: bool) -> Vec<Step> {
+    let mut out = Vec::new();
+    push_cycle(&mut out, levels, omega, symmetric, from_zero, coarse);
+    out
+}
+
+fn push_cycle(out: &mut Vec<Step>, levels: &[Level], omega: f32, symmetric: bool, from_zero: bool, coarse: bool) {
+    let lv = levels[0];
+    if coarse && lv.cells() <= COARSE_CELLS {
+        let p = MgParams { colour: u32::from(symmetric), zero_initial: u32::from(from_zero), omega, ..lv.params() };
+        out.push(Step::Coarse(p));
+        return;
+    }
+    if levels.len() == 1 {
+        let iterations = coarse_iterations(&lv);
+        push_smooth(out, &lv, iterations, omega, false, from_zero);
+        if symmetric {
+            push_smooth(out, &lv, iterations, omega, true, false);
+        }
+        return;
+    }
+    let transfer = lv.transfer(&levels[1]);
+    push_smooth(out, &lv, 2, omega, false, from_zero);
+    out.push(Step::Restrict(transfer));
+    push_cycle(out, &levels[1..], omega, symmetric, false, coarse);
+    out.push(Step::Prolong(transfer));
+    push_smooth(out, &lv, 2, omega, symmetric, false);
+}
+
+/// `iterations` red-black iterations on one level (black first when `reversed`); the iterate
+/// ends where it started (ping-pong `p` → `tmp` → `p`). `from_zero`: the first pass takes the
+/// iterate as zero.
+fn push_smooth(out: &mut Vec<Step>, lv: &Level, iterations: u32, omega: f32, reversed: bool, from_zero: bool) {
+    let order = if reversed { [1, 0] } else { [0, 1] };
+    for k in 0..iterations {
+        for (pass, (src, dst)) in [(lv.p, lv.tmp), (lv.tmp, lv.p)].into_iter().enumerate() {
+            out.push(Step::Smooth(MgParams {
+                p: src,
+                tmp: dst,
+                colour: order[pass],
+                zero_initial: u32::from(from_zero && k == 0 && pass == 0),
+                omega,
+                ..lv.params()
+            }));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A cycle with its coarse part as one step is the full cycle with that step expanded by
+    /// [`levels_from`] and [`v_cycle`], which is what the CPU's `mg_coarse` runs: for plain and
+    /// symmetric cycles, from zero or not, on grids whose first coarse level is 0, 1 or 2.
+    #[test]
+    fn the_coarse_step_expands_to_the_rest_of_the_cycle() {
+        for (nx, ny) in [(40, 30), (150, 90), (300, 200), (64, 64), (65, 64)] {
+            let levels = levels(nx, ny);
+            for (symmetric, from_zero) in [(false, false), (true, false), (false, true), (true, true)] {
+                let full = v_cycle(&levels, 1.15, symmetric, from_zero, false);
+                let mut expanded = Vec::new();
+                for step in v_cycle(&levels, 1.15, symmetric, from_zero, true) {
+                    match step {
+                        Step::Coarse(p) => {
+                            let tail = levels_from(p.nx, p.ny, p.b);
+                            assert_eq!(tail[..], levels[levels.len() - tail.len()..], "{nx}x{ny}");
+                            assert!(tail[0].cells() <= COARSE_CELLS);
+                            assert_eq!((p.omega, p.colour != 0), (1.15, symmetric));
+                            let from_zero_here = p.zero_initial != 0;
+                            expanded.extend(v_cycle(&tail, p.omega, symmetric, from_zero_here, false));
+                        }
+                        other => expanded.push(other),
+                    }
+                }
+                assert_eq!(expanded, full, "{nx}x{ny}, symmetric {symmetric}, from zero {from_zero}");
+                let coarse = v_cycle(&levels, 1.15, symmetric, from_zero, true);
+                assert_eq!(coarse.iter().filter(|s| matches!(s, Step::Coarse(_))).count(), 1);
+            }
+        }
+    }
 
     #[test]
     fn levels_halve_any_size_and_pack_without_overlap() {

@@ -91,6 +91,10 @@ pub enum Kernel {
     /// Multigrid: add the coarser level's correction, interpolated bilinearly between
     /// cell centres, to a level's `p`.
     MgProlong,
+    /// Multigrid: the rest of a V-cycle from a level of at most
+    /// [`crate::multigrid::COARSE_CELLS`] cells down and back up, every step of
+    /// [`crate::multigrid::v_cycle`] in order, in one workgroup.
+    MgCoarse,
     /// Multigrid: copy level 0's `p` back into the pressure.
     MgStore,
     /// Poisson filter: write up to eight filter taps into the packed buffer (setup, once).
@@ -133,6 +137,7 @@ impl Kernel {
         Kernel::MgSmooth,
         Kernel::MgRestrict,
         Kernel::MgProlong,
+        Kernel::MgCoarse,
         Kernel::MgStore,
         Kernel::PoissonTaps,
         Kernel::PoissonRows,
@@ -164,6 +169,7 @@ impl Kernel {
             Kernel::MgSmooth => "mg_smooth",
             Kernel::MgRestrict => "mg_restrict",
             Kernel::MgProlong => "mg_prolong",
+            Kernel::MgCoarse => "mg_coarse",
             Kernel::MgStore => "mg_store",
             Kernel::PoissonTaps => "poisson_taps",
             Kernel::PoissonRows => "poisson_rows",
@@ -208,11 +214,13 @@ impl Kernel {
     }
 
     /// The invocations (`x`, `y`) one workgroup covers when the kernel's shader fixes them
-    /// (`cg_dot`: 256 × 1, a 1D reduction; `jacobi_multisweep`: a [`MULTISWEEP_TILE`]² tile of
-    /// cells, worked on by 256 threads); `None`: the backend's 2D workgroup shape.
+    /// (`cg_dot`: 256 × 1, a 1D reduction; `mg_coarse`: one workgroup of 256 × 1;
+    /// `jacobi_multisweep`: a [`MULTISWEEP_TILE`]² tile of cells, worked on by 256 threads);
+    /// `None`: the backend's 2D workgroup shape.
     pub fn fixed_workgroup(self) -> Option<(u32, u32)> {
         match self {
             Kernel::CgDot => Some((256, 1)),
+            Kernel::MgCoarse => Some((crate::multigrid::COARSE_THREADS, 1)),
             Kernel::JacobiMultisweep => Some((MULTISWEEP_TILE, MULTISWEEP_TILE)),
             _ => None,
         }
@@ -258,6 +266,7 @@ impl Kernel {
             Kernel::MgSmooth
             | Kernel::MgRestrict
             | Kernel::MgProlong
+            | Kernel::MgCoarse
             | Kernel::CgDot
             | Kernel::CgDirection
             | Kernel::CgApply
@@ -459,6 +468,12 @@ impl Schedule {
         let mut total = 0u64;
         for op in &self.ops {
             match op {
+                Op::Dispatch(Dispatch { kernel: Kernel::MgCoarse, params: Params::Mg(p), .. }) => {
+                    // Every array of every level it cycles, read and written once.
+                    for l in crate::multigrid::levels_from(p.nx, p.ny, p.b) {
+                        total += 2 * 3 * u64::from(l.cells()) * 4;
+                    }
+                }
                 Op::Dispatch(d) if d.extent.is_some() => {
                     // Kernels over a multigrid level: each slot read (and written) once over
                     // the level's cells.
@@ -709,11 +724,11 @@ impl Schedule {
         let top = levels[0];
         let base = top.params();
         let load = MgParams { zero_initial: u32::from(cold), ..base };
-        self.dispatch_over(Kernel::MgLoad, &[Pressure, Divergence, Multigrid], load, &top);
+        self.dispatch_over(Kernel::MgLoad, &[Pressure, Divergence, Multigrid], load, top.nx, top.ny);
         for _ in 0..cycles {
-            self.push_vcycle(&levels, 0, omega);
+            self.push_vcycle(&levels, omega, false, false);
         }
-        self.dispatch_over(Kernel::MgStore, &[Multigrid, Pressure], base, &top);
+        self.dispatch_over(Kernel::MgStore, &[Multigrid, Pressure], base, top.nx, top.ny);
     }
 
     /// The Poisson filter: `rank` separable passes reproducing `k` Jacobi sweeps (warm: plus the
@@ -787,7 +802,7 @@ impl Schedule {
         cg(self, Kernel::CgInit, &[Pressure, Divergence, Multigrid], CgParams { flag: u32::from(cold), ..base }, whole);
         for k in 0..iterations {
             let slot = k % 2;
-            self.push_vcycle_with(&levels, 0, omega, true, true);
+            self.push_vcycle(&levels, omega, true, true);
             dot(self, top.b, top.p, slot);
             cg(self, Kernel::CgDirection, &[Multigrid], CgParams { slot, flag: u32::from(k == 0), ..base }, whole);
             cg(self, Kernel::CgApply, &[Multigrid], base, whole);
@@ -795,71 +810,31 @@ impl Schedule {
             cg(self, Kernel::CgUpdate, &[Multigrid], CgParams { slot, ..base }, whole);
         }
         let store = MgParams { nx: top.nx, ny: top.ny, p: l.x, ..MgParams::default() };
-        self.dispatch_over(Kernel::MgStore, &[Multigrid, Pressure], store, &top);
+        self.dispatch_over(Kernel::MgStore, &[Multigrid, Pressure], store, top.nx, top.ny);
     }
 
-    fn push_vcycle(&mut self, levels: &[crate::multigrid::Level], l: usize, omega: f32) {
-        self.push_vcycle_with(levels, l, omega, false, false);
-    }
-
-    /// A V-cycle from level `l` down. `symmetric`: post-smoothing in the reverse colour order
-    /// (black, then red), and the coarsest solve followed by its reverse, so that the cycle is a
-    /// symmetric operator (the MGPCG preconditioner); `from_zero`: level `l` starts from zero.
-    fn push_vcycle_with(
-        &mut self,
-        levels: &[crate::multigrid::Level],
-        l: usize,
-        omega: f32,
-        symmetric: bool,
-        from_zero: bool,
-    ) {
-        let lv = levels[l];
-        if l + 1 == levels.len() {
-            self.push_smooth_ordered(&lv, crate::multigrid::coarse_iterations(&lv), omega, false, from_zero);
-            if symmetric {
-                self.push_smooth_ordered(&lv, crate::multigrid::coarse_iterations(&lv), omega, true, false);
-            }
-            return;
-        }
-        let c = levels[l + 1];
-        let transfer = lv.transfer(&c);
-        self.push_smooth_ordered(&lv, 2, omega, false, from_zero);
-        self.dispatch_over(Kernel::MgRestrict, &[FieldId::Multigrid], transfer, &c);
-        self.push_vcycle_with(levels, l + 1, omega, symmetric, false);
-        self.dispatch_over(Kernel::MgProlong, &[FieldId::Multigrid], transfer, &lv);
-        self.push_smooth_ordered(&lv, 2, omega, symmetric, false);
-    }
-
-    /// `iterations` red-black iterations on one level (black first when `reversed`); the
-    /// iterate ends where it started. `from_zero`: the first pass takes the iterate as zero.
-    fn push_smooth_ordered(
-        &mut self,
-        lv: &crate::multigrid::Level,
-        iterations: u32,
-        omega: f32,
-        reversed: bool,
-        from_zero: bool,
-    ) {
-        let order = if reversed { [1, 0] } else { [0, 1] };
-        for k in 0..iterations {
-            for (pass, (src, dst)) in [(lv.p, lv.tmp), (lv.tmp, lv.p)].into_iter().enumerate() {
-                let p = MgParams {
-                    p: src,
-                    tmp: dst,
-                    colour: order[pass],
-                    zero_initial: u32::from(from_zero && k == 0 && pass == 0),
-                    omega,
-                    ..lv.params()
-                };
-                self.dispatch_over(Kernel::MgSmooth, &[FieldId::Multigrid], p, lv);
+    /// One V-cycle over `levels` (see [`crate::multigrid::v_cycle`]).
+    fn push_vcycle(&mut self, levels: &[crate::multigrid::Level], omega: f32, symmetric: bool, from_zero: bool) {
+        use crate::multigrid::Step;
+        for step in crate::multigrid::v_cycle(levels, omega, symmetric, from_zero, true) {
+            match step {
+                Step::Smooth(p) => self.dispatch_over(Kernel::MgSmooth, &[FieldId::Multigrid], p, p.nx, p.ny),
+                Step::Restrict(p) => self.dispatch_over(Kernel::MgRestrict, &[FieldId::Multigrid], p, p.cnx, p.cny),
+                Step::Prolong(p) => self.dispatch_over(Kernel::MgProlong, &[FieldId::Multigrid], p, p.nx, p.ny),
+                // One workgroup.
+                Step::Coarse(p) => {
+                    let threads = crate::multigrid::COARSE_THREADS;
+                    self.dispatch_over(Kernel::MgCoarse, &[FieldId::Multigrid], p, threads, 1);
+                }
             }
         }
     }
 
-    fn dispatch_over(&mut self, kernel: Kernel, fields: &[FieldId], p: MgParams, over: &crate::multigrid::Level) {
+    /// A multigrid kernel over `x × y` invocations (a level, or `mg_coarse`'s one workgroup).
+    fn dispatch_over(&mut self, kernel: Kernel, fields: &[FieldId], p: MgParams, x: u32, y: u32) {
         self.dispatch(kernel, fields, Params::Mg(p));
         if let Some(Op::Dispatch(d)) = self.ops.last_mut() {
-            d.extent = Some([over.nx, over.ny]);
+            d.extent = Some([x, y]);
         }
     }
 
@@ -943,7 +918,9 @@ mod tests {
 
     #[test]
     fn multigrid_is_load_v_cycles_store_over_the_levels() {
-        let g = Grid::new(37, 23, 1.0, Boundary::Wall, Boundary::Periodic).expect("grid");
+        // Level 0 (150 × 90) above COARSE_CELLS, level 1 (75 × 45) below: per V-cycle one
+        // restriction and prolongation by dispatch, the rest in one `mg_coarse`.
+        let g = Grid::new(150, 90, 1.0, Boundary::Wall, Boundary::Periodic).expect("grid");
         let mut p = SimParams::default();
         p.pressure.solver = PressureSolver::Multigrid;
         p.pressure.iterations = 2;
@@ -953,20 +930,31 @@ mod tests {
         assert_eq!(kernels[1], Kernel::MgLoad);
         assert_eq!(kernels[kernels.len() - 2], Kernel::MgStore);
         assert_eq!(kernels[kernels.len() - 1], Kernel::SubtractGradient);
-        let levels = crate::multigrid::levels(37, 23);
-        let restricts = kernels.iter().filter(|k| **k == Kernel::MgRestrict).count();
-        assert_eq!(restricts, 2 * (levels.len() - 1), "one restriction per level per V-cycle");
-        // Every multigrid dispatch runs over a level of the hierarchy.
+        let levels = crate::multigrid::levels(150, 90);
+        assert!(levels[0].cells() > crate::multigrid::COARSE_CELLS);
+        assert!(levels[1].cells() <= crate::multigrid::COARSE_CELLS);
+        let count = |k: Kernel| kernels.iter().filter(|x| **x == k).count();
+        assert_eq!((count(Kernel::MgRestrict), count(Kernel::MgProlong), count(Kernel::MgCoarse)), (2, 2, 2));
+        assert_eq!(count(Kernel::MgSmooth), 2 * 8, "2 + 2 red-black iterations per V-cycle on level 0");
         for d in s.dispatches().filter(|d| d.kernel.name().starts_with("mg_")) {
             let [x, y] = d.extent.expect("extent");
-            assert!(levels.iter().any(|l| (l.nx, l.ny) == (x, y)), "{x}x{y}");
+            if d.kernel == Kernel::MgCoarse {
+                // One workgroup, from level 1.
+                assert_eq!([x, y], [crate::multigrid::COARSE_THREADS, 1]);
+                assert!(
+                    matches!(d.params, Params::Mg(m) if (m.nx, m.ny, m.b) == (levels[1].nx, levels[1].ny, levels[1].b))
+                );
+            } else {
+                // Every other multigrid dispatch runs over a level of the hierarchy.
+                assert!(levels.iter().any(|l| (l.nx, l.ny) == (x, y)), "{x}x{y}");
+            }
         }
         assert_eq!(s.dispatches().last().expect("dispatch").field("pressure"), FieldId::Pressure);
     }
 
     #[test]
     fn mgpcg_iterations_are_a_symmetric_v_cycle_two_dots_and_updates() {
-        let g = Grid::new(40, 30, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let g = Grid::new(150, 90, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
         let mut p = SimParams::default();
         p.pressure.solver = PressureSolver::Mgpcg;
         p.pressure.iterations = 3;
@@ -976,7 +964,7 @@ mod tests {
         assert_eq!(count(Kernel::CgDot), 3 * 2 * 2, "two dots of two passes per iteration");
         assert_eq!((count(Kernel::CgDirection), count(Kernel::CgApply), count(Kernel::CgUpdate)), (3, 3, 3));
         let store = s.dispatches().find(|d| d.kernel == Kernel::MgStore).expect("store");
-        let x = crate::multigrid::cg_layout(40, 30).x;
+        let x = crate::multigrid::cg_layout(150, 90).x;
         assert!(matches!(store.params, Params::Mg(m) if m.p == x), "the pressure is CG's x");
         // The first pass of each preconditioning cycle starts from zero.
         let zero_starts = s
@@ -984,6 +972,18 @@ mod tests {
             .filter(|d| matches!(d.params, Params::Mg(m) if d.kernel == Kernel::MgSmooth && m.zero_initial == 1))
             .count();
         assert_eq!(zero_starts, 3);
+        // The coarse part of each preconditioning cycle is symmetric and starts from the
+        // restricted residual (its p is zeroed by the restriction).
+        let coarse: Vec<MgParams> = s
+            .dispatches()
+            .filter(|d| d.kernel == Kernel::MgCoarse)
+            .map(|d| match d.params {
+                Params::Mg(m) => m,
+                _ => panic!("mg_coarse without MgParams"),
+            })
+            .collect();
+        assert_eq!(coarse.len(), 3);
+        assert!(coarse.iter().all(|m| m.colour == 1 && m.zero_initial == 0), "{coarse:?}");
     }
 
     #[test]

@@ -264,6 +264,11 @@ impl CpuBackend {
                 mg_prolong::run(g, &p, &mut mg);
                 self.put(f("mg"), mg);
             }
+            (Kernel::MgCoarse, Params::Mg(p)) => {
+                let mut mg = self.take(f("mg"));
+                mg_coarse::run(g, &p, &mut mg);
+                self.put(f("mg"), mg);
+            }
             (Kernel::MgStore, Params::Mg(p)) => {
                 let mut out = self.take(f("pressure"));
                 mg_store::run(&p, self.buf(f("mg")), &mut out);

@@ -27,6 +27,7 @@ modules!(
     "mg_smooth",
     "mg_restrict",
     "mg_prolong",
+    "mg_coarse",
     "mg_store",
     "poisson_taps",
     "poisson_rows",

@@ -8,26 +8,9 @@
 
 @compute @workgroup_size(WG_X, WG_Y)
 fn mg_smooth(@builtin(global_invocation_id) id: vec3<u32>) {
-    let i = id.x;
-    let j = id.y;
-    if (i >= params.nx || j >= params.ny) {
+    if (id.x >= params.nx || id.y >= params.ny) {
         return;
     }
-    let c = j * params.nx + i;
     let zero = params.zero_initial != 0u;
-    let old = select(mg[params.p + c], 0.0, zero);
-    if (((i + j) & 1u) != params.colour) {
-        mg[params.tmp + c] = old;
-        return;
-    }
-    var nb = level_neighbours(params.p, params.nx, params.ny, i, j);
-    if (zero) {
-        nb.sum = 0.0;
-    }
-    if (nb.n == 0.0) {
-        mg[params.tmp + c] = old;
-        return;
-    }
-    let pj = (nb.sum + mg[params.b + c]) / nb.n;
-    mg[params.tmp + c] = old + params.omega * (pj - old);
+    smooth_cell(params.nx, params.ny, params.b, params.p, params.tmp, params.colour, zero, params.omega, id.x, id.y);
 }

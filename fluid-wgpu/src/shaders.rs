@@ -30,6 +30,7 @@ pub const FILES: &[(&str, &str)] = &[
     ("mg_smooth", include_str!("../shaders/mg_smooth.wgsl")),
     ("mg_restrict", include_str!("../shaders/mg_restrict.wgsl")),
     ("mg_prolong", include_str!("../shaders/mg_prolong.wgsl")),
+    ("mg_coarse", include_str!("../shaders/mg_coarse.wgsl")),
     ("mg_store", include_str!("../shaders/mg_store.wgsl")),
     ("poisson_taps", include_str!("../shaders/poisson_taps.wgsl")),
     ("poisson_rows", include_str!("../shaders/poisson_rows.wgsl")),

@@ -16,6 +16,7 @@ pub mod diffuse_velocity;
 pub mod divergence;
 pub mod jacobi;
 pub mod jacobi_multisweep;
+pub mod mg_coarse;
 pub mod mg_load;
 pub mod mg_prolong;
 pub mod mg_restrict;

@@ -1,0 +1,25 @@
+//! `mg_coarse`: the rest of a multigrid V-cycle from one small level down to the coarsest and
+//! back up, in one invocation. On the GPU one workgroup walks the steps with a barrier between
+//! them (a small level costs a dispatch's latency, not its cells); here the steps of
+//! [`fluid_core::multigrid::v_cycle`] from that level on run one after another through the
+//! per-level kernels, which defines the answer the shader must give.
+
+use fluid_core::multigrid::{Step, levels_from, v_cycle};
+use fluid_core::uniforms::MgParams;
+
+use super::common::G;
+use super::{mg_prolong, mg_restrict, mg_smooth};
+
+/// The cycle from the level `params` names (`nx`, `ny`, `b`); `colour` 1: the symmetric cycle;
+/// `zero_initial` 1: the level starts from zero.
+pub fn run(g: &G, params: &MgParams, mg: &mut [f32]) {
+    let levels = levels_from(params.nx, params.ny, params.b);
+    for step in v_cycle(&levels, params.omega, params.colour != 0, params.zero_initial != 0, false) {
+        match step {
+            Step::Smooth(p) => mg_smooth::run(g, &p, mg),
+            Step::Restrict(p) => mg_restrict::run(g, &p, mg),
+            Step::Prolong(p) => mg_prolong::run(g, &p, mg),
+            Step::Coarse(_) => unreachable!("v_cycle without coarse steps"),
+        }
+    }
+}
