@@ -154,10 +154,18 @@ pub fn coarse_iterations(level: &Level) -> u32 {
     (2 * level.nx.max(level.ny)).clamp(8, MAX_COARSE_ITERATIONS)
 }
 
-/// Levels of at most this many cells are cycled by one `mg_coarse` dispatch (a single
-/// workgroup of [`COARSE_THREADS`]) instead of ten or more dispatches each: on a GPU a small
-/// level costs the fixed latency of its dispatches, not its cells.
-pub const COARSE_CELLS: u32 = 4096;
+/// The part of a V-cycle from the first level whose arrays, with those of every coarser level,
+/// fit in this many values (16 KiB) is one `mg_coarse` dispatch (a single workgroup of
+/// [`COARSE_THREADS`], holding them in workgroup memory) instead of ten or more dispatches per
+/// level: on a GPU a small level costs the fixed latency of its dispatches, not its cells.
+pub const COARSE_FLOATS: u32 = 4096;
+
+/// Whether the levels from `first` on (the rest of the hierarchy) fit `mg_coarse`'s
+/// [`COARSE_FLOATS`].
+pub fn fits_coarse(first: &Level) -> bool {
+    let total: u64 = levels_from(first.nx, first.ny, first.b).iter().map(|l| 3 * u64::from(l.cells())).sum();
+    total <= u64::from(COARSE_FLOATS)
+}
 
 /// Threads of the single `mg_coarse` workgroup.
 pub const COARSE_THREADS: u32 = 256;
@@ -180,7 +188,7 @@ pub enum Step {
 /// post-smoothing in the reverse colour order (black, then red), and the coarsest solve
 /// followed by its reverse, so that the cycle is a symmetric operator (the MGPCG
 /// preconditioner); `from_zero`: the first level starts from zero. With `coarse`, the cycle
-/// from the first level of at most [`COARSE_CELLS`] cells on is one [`Step::Coarse`].
+/// from the first level that [`fits_coarse`] on is one [`Step::Coarse`].
 ///
 /// The one description of the cycle: the schedule emits it, and the CPU's `mg_coarse` runs
 /// it (with `coarse` off) to define what the shader must compute.
@@ -192,7 +200,7 @@ pub fn v_cycle(levels: &[Level], omega: f32, symmetric: bool, from_zero: bool, c
 
 fn push_cycle(out: &mut Vec<Step>, levels: &[Level], omega: f32, symmetric: bool, from_zero: bool, coarse: bool) {
     let lv = levels[0];
-    if coarse && lv.cells() <= COARSE_CELLS {
+    if coarse && fits_coarse(&lv) {
         let p = MgParams { colour: u32::from(symmetric), zero_initial: u32::from(from_zero), omega, ..lv.params() };
         out.push(Step::Coarse(p));
         return;
@@ -241,7 +249,7 @@ mod tests {
     /// symmetric cycles, from zero or not, on grids whose first coarse level is 0, 1 or 2.
     #[test]
     fn the_coarse_step_expands_to_the_rest_of_the_cycle() {
-        for (nx, ny) in [(40, 30), (150, 90), (300, 200), (64, 64), (65, 64)] {
+        for (nx, ny) in [(40, 30), (150, 90), (300, 200), (64, 64), (65, 64), (33, 31), (20, 1000)] {
             let levels = levels(nx, ny);
             for (symmetric, from_zero) in [(false, false), (true, false), (false, true), (true, true)] {
                 let full = v_cycle(&levels, 1.15, symmetric, from_zero, false);
@@ -251,7 +259,8 @@ mod tests {
                         Step::Coarse(p) => {
                             let tail = levels_from(p.nx, p.ny, p.b);
                             assert_eq!(tail[..], levels[levels.len() - tail.len()..], "{nx}x{ny}");
-                            assert!(tail[0].cells() <= COARSE_CELLS);
+                            assert!(fits_coarse(&tail[0]));
+                            assert!(tail.iter().map(|l| 3 * l.cells()).sum::<u32>() <= COARSE_FLOATS);
                             assert_eq!((p.omega, p.colour != 0), (1.15, symmetric));
                             let from_zero_here = p.zero_initial != 0;
                             expanded.extend(v_cycle(&tail, p.omega, symmetric, from_zero_here, false));

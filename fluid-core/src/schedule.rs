@@ -91,9 +91,9 @@ pub enum Kernel {
     /// Multigrid: add the coarser level's correction, interpolated bilinearly between
     /// cell centres, to a level's `p`.
     MgProlong,
-    /// Multigrid: the rest of a V-cycle from a level of at most
-    /// [`crate::multigrid::COARSE_CELLS`] cells down and back up, every step of
-    /// [`crate::multigrid::v_cycle`] in order, in one workgroup.
+    /// Multigrid: the rest of a V-cycle from a level that [`crate::multigrid::fits_coarse`]
+    /// down and back up, every step of [`crate::multigrid::v_cycle`] in order, in one
+    /// workgroup holding the levels in workgroup memory.
     MgCoarse,
     /// Multigrid: copy level 0's `p` back into the pressure.
     MgStore,
@@ -918,8 +918,8 @@ mod tests {
 
     #[test]
     fn multigrid_is_load_v_cycles_store_over_the_levels() {
-        // Level 0 (150 × 90) above COARSE_CELLS, level 1 (75 × 45) below: per V-cycle one
-        // restriction and prolongation by dispatch, the rest in one `mg_coarse`.
+        // Levels 0 (150 × 90) and 1 (75 × 45) by dispatch, from level 2 (38 × 23) on in one
+        // `mg_coarse` per V-cycle.
         let g = Grid::new(150, 90, 1.0, Boundary::Wall, Boundary::Periodic).expect("grid");
         let mut p = SimParams::default();
         p.pressure.solver = PressureSolver::Multigrid;
@@ -931,18 +931,18 @@ mod tests {
         assert_eq!(kernels[kernels.len() - 2], Kernel::MgStore);
         assert_eq!(kernels[kernels.len() - 1], Kernel::SubtractGradient);
         let levels = crate::multigrid::levels(150, 90);
-        assert!(levels[0].cells() > crate::multigrid::COARSE_CELLS);
-        assert!(levels[1].cells() <= crate::multigrid::COARSE_CELLS);
+        assert!(!crate::multigrid::fits_coarse(&levels[1]));
+        assert!(crate::multigrid::fits_coarse(&levels[2]));
         let count = |k: Kernel| kernels.iter().filter(|x| **x == k).count();
-        assert_eq!((count(Kernel::MgRestrict), count(Kernel::MgProlong), count(Kernel::MgCoarse)), (2, 2, 2));
-        assert_eq!(count(Kernel::MgSmooth), 2 * 8, "2 + 2 red-black iterations per V-cycle on level 0");
+        assert_eq!((count(Kernel::MgRestrict), count(Kernel::MgProlong), count(Kernel::MgCoarse)), (4, 4, 2));
+        assert_eq!(count(Kernel::MgSmooth), 2 * 2 * 8, "2 + 2 red-black iterations per V-cycle on levels 0, 1");
         for d in s.dispatches().filter(|d| d.kernel.name().starts_with("mg_")) {
             let [x, y] = d.extent.expect("extent");
             if d.kernel == Kernel::MgCoarse {
-                // One workgroup, from level 1.
+                // One workgroup, from level 2.
                 assert_eq!([x, y], [crate::multigrid::COARSE_THREADS, 1]);
                 assert!(
-                    matches!(d.params, Params::Mg(m) if (m.nx, m.ny, m.b) == (levels[1].nx, levels[1].ny, levels[1].b))
+                    matches!(d.params, Params::Mg(m) if (m.nx, m.ny, m.b) == (levels[2].nx, levels[2].ny, levels[2].b))
                 );
             } else {
                 // Every other multigrid dispatch runs over a level of the hierarchy.

@@ -1,19 +1,29 @@
 // #include multigrid
-// One workgroup: the rest of a multigrid V-cycle from a small level (at most COARSE_CELLS
-// cells) down to the coarsest and back up: the steps of fluid_core::multigrid::v_cycle in their
-// order, each a loop of the workgroup's threads over the level's cells (the per-cell work of
-// mg_smooth, mg_restrict and mg_prolong) ended by a barrier. On a GPU each of those steps as a
-// dispatch costs a few microseconds of latency however few its cells; here they cost a barrier
-// (twin of fluid-cpu/src/kernels/mg_coarse.rs).
+// One workgroup: the rest of a multigrid V-cycle from a small level down to the coarsest and
+// back up: the steps of fluid_core::multigrid::v_cycle in their order, each a loop of the
+// workgroup's threads over the level's cells (the per-cell work of mg_smooth, mg_restrict and
+// mg_prolong) ended by a barrier. The levels' arrays (b, p, tmp of each, as packed in the
+// buffer: at most MC_FLOATS values, fluid_core::multigrid::COARSE_FLOATS) live in workgroup
+// memory meanwhile: the workgroup loads the first level's b and p, runs the cycle, and writes
+// every array back. On a GPU each of those steps as a dispatch costs a few microseconds of
+// latency however few its cells; here it costs a barrier (twin of
+// fluid-cpu/src/kernels/mg_coarse.rs).
 //
 // params: the first level (nx, ny, b; its p and tmp follow b), omega, colour = 1 for the
 // symmetric cycle (the MGPCG preconditioner), zero_initial = 1 when the level starts from zero.
 // The coarser levels are derived by the rule of fluid_core::multigrid::levels.
 
 @group(0) @binding(2) var<uniform> params: MgParams;
-@group(1) @binding(0) var<storage, read_write> mg: array<f32>;
+@group(1) @binding(0) var<storage, read_write> mg_buffer: array<f32>;
 
-const MC_THREADS: u32 = 256u;
+// The levels in workgroup memory, at offsets relative to the first level's b. Named `mg` so
+// that the per-cell functions of shared/multigrid.wgsl work on it.
+const MC_FLOATS: u32 = 4096u;
+var<workgroup> mg: array<f32, 4096>;
+
+// The workgroup as 16 x 16 threads; thread (tx, ty) takes cells (tx + 16 a, ty + 16 b) of a
+// level.
+const MC_SIDE: u32 = 16u;
 // fluid_core::multigrid::{MIN_SIDE, MAX_COARSE_ITERATIONS}.
 const MC_MIN_SIDE: u32 = 3u;
 const MC_MAX_COARSE_ITERATIONS: u32 = 64u;
@@ -36,7 +46,7 @@ fn last_level(x: u32, y: u32) -> bool {
 
 // Level k below the first.
 fn level_at(k: u32) -> CoarseLevel {
-    var l = CoarseLevel(params.nx, params.ny, params.b);
+    var l = CoarseLevel(params.nx, params.ny, 0u);
     for (var n = 0u; n < k; n++) {
         l.b = l.b + 3u * cells(l);
         l.nx = (l.nx + 1u) / 2u;
@@ -60,7 +70,7 @@ fn level_count() -> u32 {
 
 // `iterations` red-black iterations on level l (black first when reversed), p -> tmp -> p;
 // `from_zero`: the first pass takes the iterate as zero.
-fn smooth_level(lid: u32, l: CoarseLevel, iterations: u32, reversed: bool, from_zero: bool) {
+fn smooth_level(t: vec2<u32>, l: CoarseLevel, iterations: u32, reversed: bool, from_zero: bool) {
     let n = cells(l);
     let p = l.b + n;
     let tmp = l.b + 2u * n;
@@ -70,49 +80,67 @@ fn smooth_level(lid: u32, l: CoarseLevel, iterations: u32, reversed: bool, from_
             let dst = select(tmp, p, half == 1u);
             let colour = select(half, 1u - half, reversed);
             let zero = from_zero && k == 0u && half == 0u;
-            for (var c = lid; c < n; c += MC_THREADS) {
-                smooth_cell(l.nx, l.ny, l.b, src, dst, colour, zero, params.omega, c % l.nx, c / l.nx);
+            for (var j = t.y; j < l.ny; j += MC_SIDE) {
+                for (var i = t.x; i < l.nx; i += MC_SIDE) {
+                    smooth_cell(l.nx, l.ny, l.b, src, dst, colour, zero, params.omega, i, j);
+                }
             }
-            storageBarrier();
+            workgroupBarrier();
         }
     }
 }
 
-fn restrict_level(lid: u32, f: CoarseLevel, c: CoarseLevel) {
+fn restrict_level(t: vec2<u32>, f: CoarseLevel, c: CoarseLevel) {
     let fp = f.b + cells(f);
     let cp = c.b + cells(c);
-    for (var k = lid; k < cells(c); k += MC_THREADS) {
-        restrict_cell(f.nx, f.ny, f.b, fp, c.nx, c.b, cp, k % c.nx, k / c.nx);
+    for (var j = t.y; j < c.ny; j += MC_SIDE) {
+        for (var i = t.x; i < c.nx; i += MC_SIDE) {
+            restrict_cell(f.nx, f.ny, f.b, fp, c.nx, c.b, cp, i, j);
+        }
     }
-    storageBarrier();
+    workgroupBarrier();
 }
 
-fn prolong_level(lid: u32, f: CoarseLevel, c: CoarseLevel) {
+fn prolong_level(t: vec2<u32>, f: CoarseLevel, c: CoarseLevel) {
     let fp = f.b + cells(f);
     let cp = c.b + cells(c);
-    for (var k = lid; k < cells(f); k += MC_THREADS) {
-        prolong_cell(f.nx, fp, c.nx, c.ny, cp, k % f.nx, k / f.nx);
+    for (var j = t.y; j < f.ny; j += MC_SIDE) {
+        for (var i = t.x; i < f.nx; i += MC_SIDE) {
+            prolong_cell(f.nx, fp, c.nx, c.ny, cp, i, j);
+        }
     }
-    storageBarrier();
+    workgroupBarrier();
 }
 
-@compute @workgroup_size(256)
-fn mg_coarse(@builtin(local_invocation_index) lid: u32) {
+@compute @workgroup_size(16, 16)
+fn mg_coarse(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(local_invocation_index) index: u32) {
+    let t = lid.xy;
     let last = level_count() - 1u;
+    let end = level_at(last).b + 3u * cells(level_at(last));
+    // The first level's b and p (tmp is written before it is read; so are the coarser levels).
+    let first = 2u * cells(level_at(0u));
+    for (var k = index; k < first; k += MC_SIDE * MC_SIDE) {
+        mg[k] = mg_buffer[params.b + k];
+    }
+    workgroupBarrier();
     let symmetric = params.colour != 0u;
     let from_zero = params.zero_initial != 0u;
     for (var l = 0u; l < last; l++) {
-        smooth_level(lid, level_at(l), 2u, false, from_zero && l == 0u);
-        restrict_level(lid, level_at(l), level_at(l + 1u));
+        smooth_level(t, level_at(l), 2u, false, from_zero && l == 0u);
+        restrict_level(t, level_at(l), level_at(l + 1u));
     }
     let coarsest = level_at(last);
     let iterations = clamp(2u * max(coarsest.nx, coarsest.ny), 8u, MC_MAX_COARSE_ITERATIONS);
-    smooth_level(lid, coarsest, iterations, false, from_zero && last == 0u);
+    smooth_level(t, coarsest, iterations, false, from_zero && last == 0u);
     if (symmetric) {
-        smooth_level(lid, coarsest, iterations, true, false);
+        smooth_level(t, coarsest, iterations, true, false);
     }
     for (var l = last; l > 0u; l--) {
-        prolong_level(lid, level_at(l - 1u), level_at(l));
-        smooth_level(lid, level_at(l - 1u), 2u, symmetric, false);
+        prolong_level(t, level_at(l - 1u), level_at(l));
+        smooth_level(t, level_at(l - 1u), 2u, symmetric, false);
+    }
+    // Every array back (the barrier after the last step made them visible).
+    for (var k = index; k < end; k += MC_SIDE * MC_SIDE) {
+        mg_buffer[params.b + k] = mg[k];
     }
 }
