@@ -94,6 +94,7 @@ macro_rules! conformance {
             relax => Relax,
             mg_load => MgLoad,
             mg_smooth => MgSmooth,
+            mg_smooth2 => MgSmooth2,
             mg_restrict => MgRestrict,
             mg_prolong => MgProlong,
             mg_coarse => MgCoarse,

@@ -54,6 +54,7 @@ pub fn tolerance(kernel: Kernel) -> Tolerance {
         | Kernel::Relax
         | Kernel::MgLoad
         | Kernel::MgSmooth
+        | Kernel::MgSmooth2
         | Kernel::MgRestrict
         | Kernel::MgProlong
         | Kernel::MgCoarse
@@ -354,6 +355,15 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
             .take(2)
             .flat_map(|l| [(0, 1.0), (1, 1.0), (0, 1.3)].map(|(colour, omega)| (l, colour, omega)))
             .map(|(l, colour, omega)| mg(&[Multigrid], MgParams { colour, omega, ..on(l) }, l))
+            .collect(),
+        // Both colour orders, from zero or not, over-relaxed, on the first two levels.
+        Kernel::MgSmooth2 => levels
+            .iter()
+            .take(2)
+            .flat_map(|l| [(0, 0, 1.0), (1, 0, 1.15), (0, 1, 1.15)].map(|(colour, z, omega)| (l, colour, z, omega)))
+            .map(|(l, colour, zero_initial, omega)| {
+                mg(&[Multigrid], MgParams { colour, zero_initial, omega, ..on(l) }, l)
+            })
             .collect(),
         Kernel::MgRestrict => {
             levels.windows(2).take(2).map(|w| mg(&[Multigrid], transfer(&w[0], &w[1]), &w[1])).collect()

@@ -182,6 +182,24 @@ pub enum Step {
     /// `mg_coarse`: the rest of the cycle, from this level down and back up, in one dispatch
     /// (`colour`: 1 for the symmetric cycle; `zero_initial`: the level starts from zero).
     Coarse(MgParams),
+    /// `mg_smooth2`: two red-black iterations in one dispatch, from the iterate at `p` into
+    /// `tmp`, leaving `p` as it was (`colour`: the first pass's colour; `zero_initial`: the
+    /// iterate is taken as zero). Its four passes are [`smooth2_passes`].
+    Smooth2(MgParams),
+}
+
+/// Most cells along each side of the tile one `mg_smooth2` workgroup writes; its workgroup
+/// loads the tile plus a halo of 4 (one cell per pass) into workgroup memory.
+pub const SMOOTH2_TILE: u32 = 24;
+
+/// The four `mg_smooth` passes that a [`Step::Smooth2`] with parameters `p` stands for, taken
+/// ping-pong between `p.p` and `p.tmp` (they end in `p.p`; the step moves that to `p.tmp`
+/// and leaves `p.p` as it was).
+pub fn smooth2_passes(p: &MgParams) -> [MgParams; 4] {
+    let first = p.colour;
+    let (a, b) = (p.p, p.tmp);
+    [(a, b, first, p.zero_initial), (b, a, 1 - first, 0), (a, b, first, 0), (b, a, 1 - first, 0)]
+        .map(|(src, dst, colour, zero_initial)| MgParams { p: src, tmp: dst, colour, zero_initial, ..*p })
 }
 
 /// The steps of a V-cycle over `levels` (finest first), down from the first. `symmetric`:
@@ -190,16 +208,33 @@ pub enum Step {
 /// preconditioner); `from_zero`: the first level starts from zero. With `coarse`, the cycle
 /// from the first level that [`fits_coarse`] on is one [`Step::Coarse`].
 ///
-/// The one description of the cycle: the schedule emits it, and the CPU's `mg_coarse` runs
-/// it (with `coarse` off) to define what the shader must compute.
-pub fn v_cycle(levels: &[Level], omega: f32, symmetric: bool, from_zero: bool, coarse: bool) -> Vec<Step> {
+/// The one description of the cycle: the schedule emits it `dispatched` (the coarse part as
+/// one [`Step::Coarse`], each level's two pre- and two post-smoothing iterations as one
+/// [`Step::Smooth2`] each, with the level's iterate in `tmp` between them), and the CPU's
+/// `mg_coarse` runs it plain (every pass its own step) to define what the shader must compute.
+/// Both forms leave every level's `p` with the same values.
+pub fn v_cycle(levels: &[Level], omega: f32, symmetric: bool, from_zero: bool, dispatched: bool) -> Vec<Step> {
     let mut out = Vec::new();
-    push_cycle(&mut out, levels, omega, symmetric, from_zero, coarse);
+    push_cycle(&mut out, levels, omega, symmetric, from_zero, dispatched);
     out
 }
 
 fn push_cycle(out: &mut Vec<Step>, levels: &[Level], omega: f32, symmetric: bool, from_zero: bool, coarse: bool) {
     let lv = levels[0];
+    if coarse && levels.len() > 1 && !fits_coarse(&lv) {
+        // Pre-smoothing p -> tmp; restriction and prolongation on the iterate in tmp;
+        // post-smoothing tmp -> p.
+        let smooth = |p: u32, tmp: u32, colour: u32, zero: bool| {
+            Step::Smooth2(MgParams { p, tmp, colour, zero_initial: u32::from(zero), omega, ..lv.params() })
+        };
+        let transfer = MgParams { p: lv.tmp, tmp: lv.p, ..lv.transfer(&levels[1]) };
+        out.push(smooth(lv.p, lv.tmp, 0, from_zero));
+        out.push(Step::Restrict(transfer));
+        push_cycle(out, &levels[1..], omega, symmetric, false, coarse);
+        out.push(Step::Prolong(transfer));
+        out.push(smooth(lv.tmp, lv.p, u32::from(symmetric), false));
+        return;
+    }
     if coarse && fits_coarse(&lv) {
         let p = MgParams { colour: u32::from(symmetric), zero_initial: u32::from(from_zero), omega, ..lv.params() };
         out.push(Step::Coarse(p));
@@ -244,35 +279,55 @@ fn push_smooth(out: &mut Vec<Step>, lv: &Level, iterations: u32, omega: f32, rev
 mod tests {
     use super::*;
 
-    /// A cycle with its coarse part as one step is the full cycle with that step expanded by
-    /// [`levels_from`] and [`v_cycle`], which is what the CPU's `mg_coarse` runs: for plain and
-    /// symmetric cycles, from zero or not, on grids whose first coarse level is 0, 1 or 2.
+    /// The dispatched cycle: per level above the coarse part a pre-smoothing pair (from zero
+    /// on the first level when asked), restriction, prolongation and a post-smoothing pair
+    /// (reversed when symmetric), and one coarse step for the rest of the hierarchy, which
+    /// fits its workgroup memory. (That both forms leave the same values is tested in
+    /// fluid-cpu, where the kernels are.)
     #[test]
-    fn the_coarse_step_expands_to_the_rest_of_the_cycle() {
+    fn the_dispatched_cycle_pairs_the_smoothing_and_ends_in_one_coarse_step() {
         for (nx, ny) in [(40, 30), (150, 90), (300, 200), (64, 64), (65, 64), (33, 31), (20, 1000)] {
             let levels = levels(nx, ny);
+            let above = levels.iter().take_while(|l| !fits_coarse(l)).count();
             for (symmetric, from_zero) in [(false, false), (true, false), (false, true), (true, true)] {
-                let full = v_cycle(&levels, 1.15, symmetric, from_zero, false);
-                let mut expanded = Vec::new();
-                for step in v_cycle(&levels, 1.15, symmetric, from_zero, true) {
-                    match step {
-                        Step::Coarse(p) => {
-                            let tail = levels_from(p.nx, p.ny, p.b);
-                            assert_eq!(tail[..], levels[levels.len() - tail.len()..], "{nx}x{ny}");
-                            assert!(fits_coarse(&tail[0]));
-                            assert!(tail.iter().map(|l| 3 * l.cells()).sum::<u32>() <= COARSE_FLOATS);
-                            assert_eq!((p.omega, p.colour != 0), (1.15, symmetric));
-                            let from_zero_here = p.zero_initial != 0;
-                            expanded.extend(v_cycle(&tail, p.omega, symmetric, from_zero_here, false));
-                        }
-                        other => expanded.push(other),
-                    }
+                let plain = v_cycle(&levels, 1.15, symmetric, from_zero, false);
+                assert!(plain.iter().all(|s| matches!(s, Step::Smooth(_) | Step::Restrict(_) | Step::Prolong(_))));
+                let steps = v_cycle(&levels, 1.15, symmetric, from_zero, true);
+                assert_eq!(steps.len(), 4 * above + 1, "{nx}x{ny}");
+                for (l, lv) in levels.iter().take(above).enumerate() {
+                    let (pre, post) = (steps[2 * l], steps[steps.len() - 1 - 2 * l]);
+                    let zero = u32::from(from_zero && l == 0);
+                    assert!(
+                        matches!(pre, Step::Smooth2(p) if (p.p, p.tmp, p.colour, p.zero_initial) == (lv.p, lv.tmp, 0, zero))
+                    );
+                    let colour = u32::from(symmetric);
+                    assert!(
+                        matches!(post, Step::Smooth2(p) if (p.p, p.tmp, p.colour, p.zero_initial) == (lv.tmp, lv.p, colour, 0))
+                    );
+                    assert!(matches!(steps[2 * l + 1], Step::Restrict(p) if p.p == lv.tmp && p.cb == levels[l + 1].b));
+                    assert!(matches!(steps[steps.len() - 2 - 2 * l], Step::Prolong(p) if p.p == lv.tmp));
                 }
-                assert_eq!(expanded, full, "{nx}x{ny}, symmetric {symmetric}, from zero {from_zero}");
-                let coarse = v_cycle(&levels, 1.15, symmetric, from_zero, true);
-                assert_eq!(coarse.iter().filter(|s| matches!(s, Step::Coarse(_))).count(), 1);
+                let Step::Coarse(p) = steps[2 * above] else { panic!("{nx}x{ny}: no coarse step in the middle") };
+                let tail = levels_from(p.nx, p.ny, p.b);
+                assert_eq!(tail[..], levels[above..], "{nx}x{ny}");
+                assert!(tail.iter().map(|l| 3 * l.cells()).sum::<u32>() <= COARSE_FLOATS);
+                assert_eq!(
+                    (p.omega, p.colour, p.zero_initial),
+                    (1.15, u32::from(symmetric), u32::from(from_zero && above == 0))
+                );
             }
         }
+    }
+
+    /// A pair of iterations is four passes alternating colour and buffer, from zero only first.
+    #[test]
+    fn a_smoothing_pair_is_four_passes() {
+        let lv = levels(40, 30)[1];
+        let p = MgParams { p: lv.p, tmp: lv.tmp, colour: 1, zero_initial: 1, omega: 1.2, ..lv.params() };
+        let passes = smooth2_passes(&p);
+        let got: Vec<_> = passes.iter().map(|q| (q.p, q.tmp, q.colour, q.zero_initial)).collect();
+        assert_eq!(got, [(lv.p, lv.tmp, 1, 1), (lv.tmp, lv.p, 0, 0), (lv.p, lv.tmp, 1, 0), (lv.tmp, lv.p, 0, 0)]);
+        assert!(passes.iter().all(|q| (q.nx, q.ny, q.b, q.omega) == (lv.nx, lv.ny, lv.b, 1.2)));
     }
 
     #[test]

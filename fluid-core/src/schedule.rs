@@ -85,6 +85,9 @@ pub enum Kernel {
     MgLoad,
     /// Multigrid: one red-black Gauss–Seidel colour pass on one level (ping-pong, as `sor`).
     MgSmooth,
+    /// Multigrid: two red-black iterations on one level in one dispatch, from the iterate at
+    /// `p` into `tmp` (see [`crate::multigrid::Step::Smooth2`]).
+    MgSmooth2,
     /// Multigrid: the residual of a level, summed over each coarse cell's children into the
     /// coarser level's `b`; the coarser `p` set to zero.
     MgRestrict,
@@ -135,6 +138,7 @@ impl Kernel {
         Kernel::Relax,
         Kernel::MgLoad,
         Kernel::MgSmooth,
+        Kernel::MgSmooth2,
         Kernel::MgRestrict,
         Kernel::MgProlong,
         Kernel::MgCoarse,
@@ -167,6 +171,7 @@ impl Kernel {
             Kernel::Relax => "relax",
             Kernel::MgLoad => "mg_load",
             Kernel::MgSmooth => "mg_smooth",
+            Kernel::MgSmooth2 => "mg_smooth2",
             Kernel::MgRestrict => "mg_restrict",
             Kernel::MgProlong => "mg_prolong",
             Kernel::MgCoarse => "mg_coarse",
@@ -214,13 +219,15 @@ impl Kernel {
     }
 
     /// The invocations (`x`, `y`) one workgroup covers when the kernel's shader fixes them
-    /// (`cg_dot`: 256 × 1, a 1D reduction; `mg_coarse`: one workgroup of 256 × 1;
+    /// (`cg_dot`: 256 × 1, a 1D reduction; `mg_coarse`: one workgroup of 256 × 1; `mg_smooth2`:
+    /// a [`crate::multigrid::SMOOTH2_TILE`]² tile of cells, worked on by 256 threads;
     /// `jacobi_multisweep`: a [`MULTISWEEP_TILE`]² tile of cells, worked on by 256 threads);
     /// `None`: the backend's 2D workgroup shape.
     pub fn fixed_workgroup(self) -> Option<(u32, u32)> {
         match self {
             Kernel::CgDot => Some((256, 1)),
             Kernel::MgCoarse => Some((crate::multigrid::COARSE_THREADS, 1)),
+            Kernel::MgSmooth2 => Some((crate::multigrid::SMOOTH2_TILE, crate::multigrid::SMOOTH2_TILE)),
             Kernel::JacobiMultisweep => Some((MULTISWEEP_TILE, MULTISWEEP_TILE)),
             _ => None,
         }
@@ -264,6 +271,7 @@ impl Kernel {
             Kernel::Relax => &[b!("u", R), b!("v", R), b!("pressure", RW), b!("u_out", W), b!("v_out", W)],
             Kernel::MgLoad => &[b!("pressure", R), b!("divergence", R), b!("mg", RW)],
             Kernel::MgSmooth
+            | Kernel::MgSmooth2
             | Kernel::MgRestrict
             | Kernel::MgProlong
             | Kernel::MgCoarse
@@ -819,6 +827,7 @@ impl Schedule {
         for step in crate::multigrid::v_cycle(levels, omega, symmetric, from_zero, true) {
             match step {
                 Step::Smooth(p) => self.dispatch_over(Kernel::MgSmooth, &[FieldId::Multigrid], p, p.nx, p.ny),
+                Step::Smooth2(p) => self.dispatch_over(Kernel::MgSmooth2, &[FieldId::Multigrid], p, p.nx, p.ny),
                 Step::Restrict(p) => self.dispatch_over(Kernel::MgRestrict, &[FieldId::Multigrid], p, p.cnx, p.cny),
                 Step::Prolong(p) => self.dispatch_over(Kernel::MgProlong, &[FieldId::Multigrid], p, p.nx, p.ny),
                 // One workgroup.
@@ -935,7 +944,8 @@ mod tests {
         assert!(crate::multigrid::fits_coarse(&levels[2]));
         let count = |k: Kernel| kernels.iter().filter(|x| **x == k).count();
         assert_eq!((count(Kernel::MgRestrict), count(Kernel::MgProlong), count(Kernel::MgCoarse)), (4, 4, 2));
-        assert_eq!(count(Kernel::MgSmooth), 2 * 2 * 8, "2 + 2 red-black iterations per V-cycle on levels 0, 1");
+        assert_eq!(count(Kernel::MgSmooth2), 2 * 2 * 2, "a pre- and a post-smoothing pair per V-cycle on levels 0, 1");
+        assert_eq!(count(Kernel::MgSmooth), 0);
         for d in s.dispatches().filter(|d| d.kernel.name().starts_with("mg_")) {
             let [x, y] = d.extent.expect("extent");
             if d.kernel == Kernel::MgCoarse {
@@ -969,7 +979,7 @@ mod tests {
         // The first pass of each preconditioning cycle starts from zero.
         let zero_starts = s
             .dispatches()
-            .filter(|d| matches!(d.params, Params::Mg(m) if d.kernel == Kernel::MgSmooth && m.zero_initial == 1))
+            .filter(|d| matches!(d.params, Params::Mg(m) if d.kernel == Kernel::MgSmooth2 && m.zero_initial == 1))
             .count();
         assert_eq!(zero_starts, 3);
         // The coarse part of each preconditioning cycle is symmetric and starts from the

@@ -264,6 +264,11 @@ impl CpuBackend {
                 mg_prolong::run(g, &p, &mut mg);
                 self.put(f("mg"), mg);
             }
+            (Kernel::MgSmooth2, Params::Mg(p)) => {
+                let mut mg = self.take(f("mg"));
+                mg_smooth2::run(g, &p, &mut mg);
+                self.put(f("mg"), mg);
+            }
             (Kernel::MgCoarse, Params::Mg(p)) => {
                 let mut mg = self.take(f("mg"));
                 mg_coarse::run(g, &p, &mut mg);

@@ -25,6 +25,7 @@ modules!(
     "relax",
     "mg_load",
     "mg_smooth",
+    "mg_smooth2",
     "mg_restrict",
     "mg_prolong",
     "mg_coarse",

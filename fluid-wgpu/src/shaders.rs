@@ -28,6 +28,7 @@ pub const FILES: &[(&str, &str)] = &[
     ("relax", include_str!("../shaders/relax.wgsl")),
     ("mg_load", include_str!("../shaders/mg_load.wgsl")),
     ("mg_smooth", include_str!("../shaders/mg_smooth.wgsl")),
+    ("mg_smooth2", include_str!("../shaders/mg_smooth2.wgsl")),
     ("mg_restrict", include_str!("../shaders/mg_restrict.wgsl")),
     ("mg_prolong", include_str!("../shaders/mg_prolong.wgsl")),
     ("mg_coarse", include_str!("../shaders/mg_coarse.wgsl")),
@@ -178,5 +179,34 @@ mod tests {
             }
         }
         assert_eq!(Kernel::JacobiMultisweep.fixed_workgroup(), Some((MULTISWEEP_TILE, MULTISWEEP_TILE)));
+    }
+
+    /// The tile of `mg_smooth2.wgsl` is the one `fluid-core` dispatches with; its halo covers
+    /// its four passes; every row of a thread's strip is visited in each phase.
+    #[test]
+    fn smooth2_constants_match_the_core() {
+        use fluid_core::multigrid::SMOOTH2_TILE;
+        let src = source("mg_smooth2").expect("composed");
+        let side = SMOOTH2_TILE + 2 * 4;
+        let rows = side * side / 256;
+        assert_eq!((side * side % 256, 256 % side), (0, 0));
+        for line in [
+            format!("const S2_TILE: u32 = {SMOOTH2_TILE}u;"),
+            "const S2_HALO: u32 = 4u;".to_string(),
+            format!("const S2_SIDE: u32 = {side}u;"),
+            format!("const S2_ROWS: u32 = {rows}u;"),
+            format!("var<workgroup> region: array<f32, {}>;", side * side),
+            "@workgroup_size(256)".to_string(),
+        ] {
+            assert!(src.contains(&line), "mg_smooth2.wgsl lacks `{line}`");
+        }
+        for phase in ["fetch({r}u)", "relax({r}u, colour)", "publish({r}u)", "emit({r}u)"] {
+            for r in 0..rows {
+                let call = phase.replace("{r}", &r.to_string());
+                assert_eq!(src.matches(&format!("{call};")).count(), 1, "mg_smooth2.wgsl: `{call}`");
+            }
+        }
+        assert_eq!(src.matches("pass_of(").count(), 5, "four passes");
+        assert_eq!(Kernel::MgSmooth2.fixed_workgroup(), Some((SMOOTH2_TILE, SMOOTH2_TILE)));
     }
 }

@@ -19,7 +19,7 @@ pub fn run(g: &G, params: &MgParams, mg: &mut [f32]) {
             Step::Smooth(p) => mg_smooth::run(g, &p, mg),
             Step::Restrict(p) => mg_restrict::run(g, &p, mg),
             Step::Prolong(p) => mg_prolong::run(g, &p, mg),
-            Step::Coarse(_) => unreachable!("v_cycle without coarse steps"),
+            Step::Coarse(_) | Step::Smooth2(_) => unreachable!("the plain v_cycle has single passes only"),
         }
     }
 }

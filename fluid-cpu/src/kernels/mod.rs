@@ -21,6 +21,7 @@ pub mod mg_load;
 pub mod mg_prolong;
 pub mod mg_restrict;
 pub mod mg_smooth;
+pub mod mg_smooth2;
 pub mod mg_store;
 pub mod poisson_cols;
 pub mod poisson_rows;

@@ -1,0 +1,164 @@
+// #include multigrid
+// One workgroup: two red-black Gauss-Seidel iterations (four colour passes, over-relaxed by
+// omega) on an S2_TILE² tile of one multigrid level, from the iterate at `p` into `tmp`; `p`
+// is only read (neighbouring workgroups read it for their halos). The workgroup loads the
+// iterate and b on the tile plus a halo of four cells (wrapped on periodic axes, zero past a
+// wall) and runs the passes there: pass s changes nothing more than s cells from where it
+// reads correct values, so after four passes the tile holds what four `mg_smooth` dispatches
+// give (twin of fluid-cpu/src/kernels/mg_smooth2.rs).
+//
+// Thread t owns a vertical strip of S2_ROWS cells of the S2_SIDE² region: column t % S2_SIDE,
+// rows S2_ROWS (t / S2_SIDE) onwards; it keeps each cell's iterate, b, neighbour count and
+// colour in registers. A pass computes the new values of its colour's cells from the region
+// (the cells above and below within the strip from registers), then, after a barrier, writes
+// them to the region: every cell reads its neighbours' values from before the pass, as the
+// ping-pong passes of `mg_smooth` do. Cells past a wall hold zero and are never updated, so
+// the neighbour sums are those of `level_neighbours` (left, right, down, up, zeros for the
+// missing ones). Rows are visited by calls with constant indices (see jacobi_multisweep.wgsl).
+
+@group(0) @binding(2) var<uniform> params: MgParams;
+@group(1) @binding(0) var<storage, read_write> mg: array<f32>;
+
+const S2_TILE: u32 = 24u;
+const S2_HALO: u32 = 4u;
+const S2_SIDE: u32 = 32u; // S2_TILE + 2 S2_HALO
+const S2_ROWS: u32 = 4u; // S2_SIDE^2 / 256
+
+var<workgroup> region: array<f32, 1024>; // S2_SIDE^2
+
+var<private> cur: array<f32, S2_ROWS>;
+var<private> bval: array<f32, S2_ROWS>;
+var<private> count: array<f32, S2_ROWS>;
+var<private> parity: array<u32, S2_ROWS>;
+// This thread's column and first row, the region's origin on the level, the column's level
+// index (wrapped on a periodic axis), whether it lies on the level, its neighbours in x, and
+// whether it is on the region's edge.
+var<private> col: u32;
+var<private> row0: u32;
+var<private> origin: vec2<i32>;
+var<private> gx: i32;
+var<private> col_in: bool;
+var<private> col_count: f32;
+var<private> edge_col: bool;
+// The iterate before this pass of the row relaxed last, and the new values of this pass.
+var<private> last_old: f32;
+var<private> next_val: array<f32, S2_ROWS>;
+
+fn wrap(x: i32, n: i32) -> i32 {
+    if (x >= 0 && x < n) {
+        return x;
+    }
+    return ((x % n) + n) % n;
+}
+
+fn axis_count(g: i32, n: i32, periodic: bool) -> f32 {
+    if (periodic) {
+        return 2.0;
+    }
+    return f32(g > 0) + f32(g + 1 < n);
+}
+
+// Load row r of the strip: the iterate (zero when taken as zero), b, neighbour count, colour.
+fn fetch(r: u32) {
+    let y = row0 + r;
+    let ny = i32(params.ny);
+    var gy = origin.y + i32(y);
+    if (py()) {
+        gy = wrap(gy, ny);
+    }
+    var p = 0.0;
+    var b = 0.0;
+    var n = 0.0;
+    var colour = 0u;
+    if (col_in && gy >= 0 && gy < ny) {
+        let c = u32(gy) * params.nx + u32(gx);
+        if (params.zero_initial == 0u) {
+            p = mg[params.p + c];
+        }
+        b = mg[params.b + c];
+        n = col_count + axis_count(gy, ny, py());
+        colour = (u32(gx) + u32(gy)) & 1u;
+    }
+    cur[r] = p;
+    bval[r] = b;
+    count[r] = n;
+    parity[r] = colour;
+    region[y * S2_SIDE + col] = p;
+}
+
+// Pass of `colour` at row r, into next_val[r].
+fn relax(r: u32, colour: u32) {
+    let old = cur[r];
+    let below = last_old;
+    last_old = old;
+    next_val[r] = old;
+    let y = row0 + r;
+    if (edge_col || (r == 0u && y == 0u) || (r + 1u == S2_ROWS && y + 1u == S2_SIDE)) {
+        return;
+    }
+    if (parity[r] != colour || count[r] == 0.0) {
+        return;
+    }
+    let k = y * S2_SIDE + col;
+    var down: f32;
+    var up: f32;
+    if (r == 0u) {
+        down = region[k - S2_SIDE];
+    } else {
+        down = below;
+    }
+    if (r + 1u == S2_ROWS) {
+        up = region[k + S2_SIDE];
+    } else {
+        up = cur[r + 1u];
+    }
+    let sum = region[k - 1u] + region[k + 1u] + down + up;
+    let pj = (sum + bval[r]) / count[r];
+    next_val[r] = old + params.omega * (pj - old);
+}
+
+// Make row r's new value current and publish it.
+fn publish(r: u32) {
+    cur[r] = next_val[r];
+    region[(row0 + r) * S2_SIDE + col] = cur[r];
+}
+
+// Write row r (the iterate after four passes to tmp) when it lies in the tile and the level.
+fn emit(r: u32) {
+    let local = vec2<u32>(col, row0 + r);
+    let g = origin + vec2<i32>(local);
+    let in_tile = all(local >= vec2<u32>(S2_HALO)) && all(local < vec2<u32>(S2_HALO + S2_TILE));
+    if (in_tile && g.x < i32(params.nx) && g.y < i32(params.ny)) {
+        mg[params.tmp + u32(g.y) * params.nx + u32(g.x)] = cur[r];
+    }
+}
+
+fn pass_of(colour: u32) {
+    relax(0u, colour); relax(1u, colour); relax(2u, colour); relax(3u, colour);
+    workgroupBarrier();
+    publish(0u); publish(1u); publish(2u); publish(3u);
+    workgroupBarrier();
+}
+
+@compute @workgroup_size(256)
+fn mg_smooth2(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg: vec3<u32>) {
+    origin = vec2<i32>(i32(wg.x * S2_TILE), i32(wg.y * S2_TILE)) - vec2<i32>(i32(S2_HALO));
+    col = lid % S2_SIDE;
+    row0 = lid / S2_SIDE * S2_ROWS;
+    edge_col = col == 0u || col + 1u == S2_SIDE;
+    let nx = i32(params.nx);
+    gx = origin.x + i32(col);
+    if (px()) {
+        gx = wrap(gx, nx);
+    }
+    col_in = gx >= 0 && gx < nx;
+    col_count = axis_count(gx, nx, px());
+    fetch(0u); fetch(1u); fetch(2u); fetch(3u);
+    workgroupBarrier();
+    let first = params.colour;
+    pass_of(first);
+    pass_of(1u - first);
+    pass_of(first);
+    pass_of(1u - first);
+    emit(0u); emit(1u); emit(2u); emit(3u);
+}
