@@ -356,15 +356,23 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
             .flat_map(|l| [(0, 1.0), (1, 1.0), (0, 1.3)].map(|(colour, omega)| (l, colour, omega)))
             .map(|(l, colour, omega)| mg(&[Multigrid], MgParams { colour, omega, ..on(l) }, l))
             .collect(),
-        // Both colour orders, from zero or not, over-relaxed, on the first two levels.
-        Kernel::MgSmooth2 => levels
-            .iter()
-            .take(2)
-            .flat_map(|l| [(0, 0, 1.0), (1, 0, 1.15), (0, 1, 1.15)].map(|(colour, z, omega)| (l, colour, z, omega)))
-            .map(|(l, colour, zero_initial, omega)| {
-                mg(&[Multigrid], MgParams { colour, zero_initial, omega, ..on(l) }, l)
-            })
-            .collect(),
+        // Both colour orders, from zero or not, over-relaxed, on the first two levels; and
+        // with the coarse correction added first (the post-smoothing of a V-cycle).
+        Kernel::MgSmooth2 => {
+            let mut out: Vec<Schedule> = levels
+                .iter()
+                .take(2)
+                .flat_map(|l| [(0, 0, 1.0), (1, 0, 1.15), (0, 1, 1.15)].map(|(colour, z, omega)| (l, colour, z, omega)))
+                .map(|(l, colour, zero_initial, omega)| {
+                    mg(&[Multigrid], MgParams { colour, zero_initial, omega, ..on(l) }, l)
+                })
+                .collect();
+            for w in levels.windows(2).take(2) {
+                let p = MgParams { p: w[0].tmp, tmp: w[0].p, colour: 1, omega: 1.15, ..transfer(&w[0], &w[1]) };
+                out.push(mg(&[Multigrid], p, &w[0]));
+            }
+            out
+        }
         Kernel::MgRestrict => {
             levels.windows(2).take(2).map(|w| mg(&[Multigrid], transfer(&w[0], &w[1]), &w[1])).collect()
         }

@@ -184,7 +184,9 @@ pub enum Step {
     Coarse(MgParams),
     /// `mg_smooth2`: two red-black iterations in one dispatch, from the iterate at `p` into
     /// `tmp`, leaving `p` as it was (`colour`: the first pass's colour; `zero_initial`: the
-    /// iterate is taken as zero). Its four passes are [`smooth2_passes`].
+    /// iterate is taken as zero; `cnx` > 0: the next coarser level's correction at `cp`
+    /// (`cnx × cny`) is first added to the iterate, as `mg_prolong` does). Its four passes are
+    /// [`smooth2_passes`].
     Smooth2(MgParams),
 }
 
@@ -194,7 +196,7 @@ pub const SMOOTH2_TILE: u32 = 24;
 
 /// The four `mg_smooth` passes that a [`Step::Smooth2`] with parameters `p` stands for, taken
 /// ping-pong between `p.p` and `p.tmp` (they end in `p.p`; the step moves that to `p.tmp`
-/// and leaves `p.p` as it was).
+/// and leaves `p.p` as it was), after the correction when `p.cnx` > 0.
 pub fn smooth2_passes(p: &MgParams) -> [MgParams; 4] {
     let first = p.colour;
     let (a, b) = (p.p, p.tmp);
@@ -222,8 +224,8 @@ pub fn v_cycle(levels: &[Level], omega: f32, symmetric: bool, from_zero: bool, d
 fn push_cycle(out: &mut Vec<Step>, levels: &[Level], omega: f32, symmetric: bool, from_zero: bool, coarse: bool) {
     let lv = levels[0];
     if coarse && levels.len() > 1 && !fits_coarse(&lv) {
-        // Pre-smoothing p -> tmp; restriction and prolongation on the iterate in tmp;
-        // post-smoothing tmp -> p.
+        // Pre-smoothing p -> tmp; restriction from the iterate in tmp; prolongation into it
+        // and post-smoothing tmp -> p in one step.
         let smooth = |p: u32, tmp: u32, colour: u32, zero: bool| {
             Step::Smooth2(MgParams { p, tmp, colour, zero_initial: u32::from(zero), omega, ..lv.params() })
         };
@@ -231,8 +233,9 @@ fn push_cycle(out: &mut Vec<Step>, levels: &[Level], omega: f32, symmetric: bool
         out.push(smooth(lv.p, lv.tmp, 0, from_zero));
         out.push(Step::Restrict(transfer));
         push_cycle(out, &levels[1..], omega, symmetric, false, coarse);
-        out.push(Step::Prolong(transfer));
-        out.push(smooth(lv.tmp, lv.p, u32::from(symmetric), false));
+        // The prolongation folded into the post-smoothing pair.
+        let colour = u32::from(symmetric);
+        out.push(Step::Smooth2(MgParams { p: lv.tmp, tmp: lv.p, colour, zero_initial: 0, omega, ..transfer }));
         return;
     }
     if coarse && fits_coarse(&lv) {
@@ -280,8 +283,9 @@ mod tests {
     use super::*;
 
     /// The dispatched cycle: per level above the coarse part a pre-smoothing pair (from zero
-    /// on the first level when asked), restriction, prolongation and a post-smoothing pair
-    /// (reversed when symmetric), and one coarse step for the rest of the hierarchy, which
+    /// on the first level when asked), restriction, and a post-smoothing pair that first adds
+    /// the coarse correction (reversed when symmetric), and one coarse step for the rest of the
+    /// hierarchy, which
     /// fits its workgroup memory. (That both forms leave the same values is tested in
     /// fluid-cpu, where the kernels are.)
     #[test]
@@ -293,19 +297,17 @@ mod tests {
                 let plain = v_cycle(&levels, 1.15, symmetric, from_zero, false);
                 assert!(plain.iter().all(|s| matches!(s, Step::Smooth(_) | Step::Restrict(_) | Step::Prolong(_))));
                 let steps = v_cycle(&levels, 1.15, symmetric, from_zero, true);
-                assert_eq!(steps.len(), 4 * above + 1, "{nx}x{ny}");
+                assert_eq!(steps.len(), 3 * above + 1, "{nx}x{ny}");
                 for (l, lv) in levels.iter().take(above).enumerate() {
-                    let (pre, post) = (steps[2 * l], steps[steps.len() - 1 - 2 * l]);
+                    let (pre, post) = (steps[2 * l], steps[steps.len() - 1 - l]);
                     let zero = u32::from(from_zero && l == 0);
-                    assert!(
-                        matches!(pre, Step::Smooth2(p) if (p.p, p.tmp, p.colour, p.zero_initial) == (lv.p, lv.tmp, 0, zero))
-                    );
+                    let c = levels[l + 1];
+                    assert!(matches!(pre, Step::Smooth2(p)
+                        if (p.p, p.tmp, p.colour, p.zero_initial, p.cnx) == (lv.p, lv.tmp, 0, zero, 0)));
                     let colour = u32::from(symmetric);
-                    assert!(
-                        matches!(post, Step::Smooth2(p) if (p.p, p.tmp, p.colour, p.zero_initial) == (lv.tmp, lv.p, colour, 0))
-                    );
-                    assert!(matches!(steps[2 * l + 1], Step::Restrict(p) if p.p == lv.tmp && p.cb == levels[l + 1].b));
-                    assert!(matches!(steps[steps.len() - 2 - 2 * l], Step::Prolong(p) if p.p == lv.tmp));
+                    assert!(matches!(post, Step::Smooth2(p)
+                        if (p.p, p.tmp, p.colour, p.zero_initial, p.cnx, p.cny, p.cp) == (lv.tmp, lv.p, colour, 0, c.nx, c.ny, c.p)));
+                    assert!(matches!(steps[2 * l + 1], Step::Restrict(p) if p.p == lv.tmp && p.cb == c.b));
                 }
                 let Step::Coarse(p) = steps[2 * above] else { panic!("{nx}x{ny}: no coarse step in the middle") };
                 let tail = levels_from(p.nx, p.ny, p.b);

@@ -1,7 +1,8 @@
 // #include multigrid
 // One workgroup: two red-black Gauss-Seidel iterations (four colour passes, over-relaxed by
-// omega) on an S2_TILE² tile of one multigrid level, from the iterate at `p` into `tmp`; `p`
-// is only read (neighbouring workgroups read it for their halos). The workgroup loads the
+// omega) on an S2_TILE² tile of one multigrid level, from the iterate at `p` (plus, when
+// cnx > 0, the next coarser level's correction, as mg_prolong adds it) into `tmp`; `p` is only
+// read (neighbouring workgroups read it for their halos). The workgroup loads the
 // iterate and b on the tile plus a halo of four cells (wrapped on periodic axes, zero past a
 // wall) and runs the passes there: pass s changes nothing more than s cells from where it
 // reads correct values, so after four passes the tile holds what four `mg_smooth` dispatches
@@ -74,6 +75,9 @@ fn fetch(r: u32) {
         let c = u32(gy) * params.nx + u32(gx);
         if (params.zero_initial == 0u) {
             p = mg[params.p + c];
+            if (params.cnx > 0u) {
+                p = p + prolong_correction(params.cnx, params.cny, params.cp, u32(gx), u32(gy));
+            }
         }
         b = mg[params.b + c];
         n = col_count + axis_count(gy, ny, py());

@@ -1,5 +1,6 @@
 //! `mg_smooth2`: two red-black iterations on one multigrid level in one invocation, from the
-//! iterate at `p` into `tmp`, `p` left as it was. On the GPU a workgroup loads its tile plus a
+//! iterate at `p` (plus the next coarser level's correction when `cnx` > 0, as `mg_prolong`
+//! adds it) into `tmp`, `p` left as it was. On the GPU a workgroup loads its tile plus a
 //! halo of four cells and runs the four passes in workgroup memory (the tile must not be
 //! written back over `p`, which neighbouring workgroups are still reading); here the four
 //! [`super::mg_smooth`] passes of [`fluid_core::multigrid::smooth2_passes`] run ping-pong through
@@ -10,13 +11,17 @@ use fluid_core::multigrid::smooth2_passes;
 use fluid_core::uniforms::MgParams;
 
 use super::common::G;
-use super::mg_smooth;
+use super::{mg_prolong, mg_smooth};
 
 /// The pair of iterations on the level `params` names.
 pub fn run(g: &G, params: &MgParams, mg: &mut [f32]) {
     let cells = (params.nx * params.ny) as usize;
     let (p, tmp) = (params.p as usize, params.tmp as usize);
     let before = mg[p..p + cells].to_vec();
+    if params.cnx > 0 {
+        // The coarse correction, into the iterate at `p` (restored below).
+        mg_prolong::run(g, params, mg);
+    }
     for pass in smooth2_passes(params) {
         mg_smooth::run(g, &pass, mg);
     }
@@ -30,7 +35,7 @@ mod tests {
     use fluid_core::grid::{Boundary, Grid};
     use fluid_core::multigrid::{Step, buffer_len, levels, v_cycle};
 
-    use super::super::{mg_coarse, mg_prolong, mg_restrict};
+    use super::super::{mg_coarse, mg_restrict};
     use super::*;
 
     fn run_steps(g: &G, steps: &[Step], mg: &mut [f32]) {

@@ -100,6 +100,12 @@ fn beside(i: u32, c: u32, n: u32, periodic: bool) -> u32 {
 // at cp) interpolated bilinearly between cell centres, 9/16 parent, 3/16 each side neighbour,
 // 1/16 diagonal (twin of mg_prolong.rs).
 fn prolong_cell(nx: u32, p: u32, cnx: u32, cny: u32, cp: u32, i: u32, j: u32) {
+    let c = j * nx + i;
+    mg[p + c] = mg[p + c] + prolong_correction(cnx, cny, cp, i, j);
+}
+
+// The correction prolonged to fine cell (i, j) from the coarse level (cnx x cny, at cp).
+fn prolong_correction(cnx: u32, cny: u32, cp: u32, i: u32, j: u32) -> f32 {
     let ci = i / 2u;
     let cj = j / 2u;
     let ci2 = beside(i, ci, cnx, px());
@@ -108,7 +114,5 @@ fn prolong_cell(nx: u32, p: u32, cnx: u32, cny: u32, cp: u32, i: u32, j: u32) {
     let e10 = mg[cp + cj * cnx + ci2];
     let e01 = mg[cp + cj2 * cnx + ci];
     let e11 = mg[cp + cj2 * cnx + ci2];
-    let corr = 0.75 * (0.75 * e00 + 0.25 * e10) + 0.25 * (0.75 * e01 + 0.25 * e11);
-    let c = j * nx + i;
-    mg[p + c] = mg[p + c] + corr;
+    return 0.75 * (0.75 * e00 + 0.25 * e10) + 0.25 * (0.75 * e01 + 0.25 * e11);
 }
