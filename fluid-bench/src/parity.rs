@@ -356,8 +356,8 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
             .flat_map(|l| [(0, 1.0), (1, 1.0), (0, 1.3)].map(|(colour, omega)| (l, colour, omega)))
             .map(|(l, colour, omega)| mg(&[Multigrid], MgParams { colour, omega, ..on(l) }, l))
             .collect(),
-        // Both colour orders, from zero or not, over-relaxed, on the first two levels; and
-        // with the coarse correction added first (the post-smoothing of a V-cycle).
+        // Both colour orders, from zero or not, over-relaxed, on the first two levels; with the
+        // coarse correction added first (the post-smoothing of a V-cycle).
         Kernel::MgSmooth2 => {
             let mut out: Vec<Schedule> = levels
                 .iter()
@@ -370,6 +370,13 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
             for w in levels.windows(2).take(2) {
                 let p = MgParams { p: w[0].tmp, tmp: w[0].p, colour: 1, omega: 1.15, ..transfer(&w[0], &w[1]) };
                 out.push(mg(&[Multigrid], p, &w[0]));
+                // And with the restriction afterwards (the pre-smoothing of a V-cycle), both
+                // colour orders, from zero or not.
+                use fluid_core::multigrid::SMOOTH2_RESTRICT;
+                for (colour, zero_initial) in [(SMOOTH2_RESTRICT, 1), (SMOOTH2_RESTRICT | 1, 0)] {
+                    let p = MgParams { colour, zero_initial, omega: 1.15, ..transfer(&w[0], &w[1]) };
+                    out.push(mg(&[Multigrid], p, &w[0]));
+                }
             }
             out
         }

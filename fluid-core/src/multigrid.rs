@@ -183,22 +183,28 @@ pub enum Step {
     /// (`colour`: 1 for the symmetric cycle; `zero_initial`: the level starts from zero).
     Coarse(MgParams),
     /// `mg_smooth2`: two red-black iterations in one dispatch, from the iterate at `p` into
-    /// `tmp`, leaving `p` as it was (`colour`: the first pass's colour; `zero_initial`: the
-    /// iterate is taken as zero; `cnx` > 0: the next coarser level's correction at `cp`
-    /// (`cnx × cny`) is first added to the iterate, as `mg_prolong` does). Its four passes are
+    /// `tmp`, leaving `p` as it was. `colour` bit 0: the first pass's colour; `zero_initial`:
+    /// the iterate is taken as zero. With the [`SMOOTH2_RESTRICT`] bit of `colour`, the
+    /// result's residual is then restricted into the next coarser level (`cnx × cny` at `cb`,
+    /// `cp`), as `mg_restrict` does; without it and with `cnx` > 0, that level's correction at
+    /// `cp` is first added to the iterate, as `mg_prolong` does. Its four passes are
     /// [`smooth2_passes`].
     Smooth2(MgParams),
 }
 
-/// Most cells along each side of the tile one `mg_smooth2` workgroup writes; its workgroup
-/// loads the tile plus a halo of 4 (one cell per pass) into workgroup memory.
-pub const SMOOTH2_TILE: u32 = 24;
+/// Most cells along each side of the tile one `mg_smooth2` workgroup writes (even, so that a
+/// tile holds whole coarse cells); its workgroup loads the tile plus a halo of 5 (one cell per
+/// pass and one for the residual) into workgroup memory.
+pub const SMOOTH2_TILE: u32 = 22;
+
+/// The bit of `colour` that makes a [`Step::Smooth2`] restrict its result's residual.
+pub const SMOOTH2_RESTRICT: u32 = 2;
 
 /// The four `mg_smooth` passes that a [`Step::Smooth2`] with parameters `p` stands for, taken
 /// ping-pong between `p.p` and `p.tmp` (they end in `p.p`; the step moves that to `p.tmp`
 /// and leaves `p.p` as it was), after the correction when `p.cnx` > 0.
 pub fn smooth2_passes(p: &MgParams) -> [MgParams; 4] {
-    let first = p.colour;
+    let first = p.colour & 1;
     let (a, b) = (p.p, p.tmp);
     [(a, b, first, p.zero_initial), (b, a, 1 - first, 0), (a, b, first, 0), (b, a, 1 - first, 0)]
         .map(|(src, dst, colour, zero_initial)| MgParams { p: src, tmp: dst, colour, zero_initial, ..*p })
@@ -211,8 +217,9 @@ pub fn smooth2_passes(p: &MgParams) -> [MgParams; 4] {
 /// from the first level that [`fits_coarse`] on is one [`Step::Coarse`].
 ///
 /// The one description of the cycle: the schedule emits it `dispatched` (the coarse part as
-/// one [`Step::Coarse`], each level's two pre- and two post-smoothing iterations as one
-/// [`Step::Smooth2`] each, with the level's iterate in `tmp` between them), and the CPU's
+/// one [`Step::Coarse`]; each level's two pre-smoothing iterations and the restriction as one
+/// [`Step::Smooth2`], the prolongation and two post-smoothing iterations as another, with the
+/// level's iterate in `tmp` between them), and the CPU's
 /// `mg_coarse` runs it plain (every pass its own step) to define what the shader must compute.
 /// Both forms leave every level's `p` with the same values.
 pub fn v_cycle(levels: &[Level], omega: f32, symmetric: bool, from_zero: bool, dispatched: bool) -> Vec<Step> {
@@ -224,14 +231,12 @@ pub fn v_cycle(levels: &[Level], omega: f32, symmetric: bool, from_zero: bool, d
 fn push_cycle(out: &mut Vec<Step>, levels: &[Level], omega: f32, symmetric: bool, from_zero: bool, coarse: bool) {
     let lv = levels[0];
     if coarse && levels.len() > 1 && !fits_coarse(&lv) {
-        // Pre-smoothing p -> tmp; restriction from the iterate in tmp; prolongation into it
-        // and post-smoothing tmp -> p in one step.
-        let smooth = |p: u32, tmp: u32, colour: u32, zero: bool| {
-            Step::Smooth2(MgParams { p, tmp, colour, zero_initial: u32::from(zero), omega, ..lv.params() })
-        };
+        // Pre-smoothing p -> tmp and the restriction of its residual in one step; the
+        // prolongation into the iterate in tmp and post-smoothing tmp -> p in another.
         let transfer = MgParams { p: lv.tmp, tmp: lv.p, ..lv.transfer(&levels[1]) };
-        out.push(smooth(lv.p, lv.tmp, 0, from_zero));
-        out.push(Step::Restrict(transfer));
+        let zero_initial = u32::from(from_zero);
+        let pre = MgParams { p: lv.p, tmp: lv.tmp, colour: SMOOTH2_RESTRICT, zero_initial, omega, ..transfer };
+        out.push(Step::Smooth2(pre));
         push_cycle(out, &levels[1..], omega, symmetric, false, coarse);
         // The prolongation folded into the post-smoothing pair.
         let colour = u32::from(symmetric);
@@ -282,10 +287,10 @@ fn push_smooth(out: &mut Vec<Step>, lv: &Level, iterations: u32, omega: f32, rev
 mod tests {
     use super::*;
 
-    /// The dispatched cycle: per level above the coarse part a pre-smoothing pair (from zero
-    /// on the first level when asked), restriction, and a post-smoothing pair that first adds
-    /// the coarse correction (reversed when symmetric), and one coarse step for the rest of the
-    /// hierarchy, which
+    /// The dispatched cycle: per level above the coarse part a pre-smoothing pair that then
+    /// restricts (from zero on the first level when asked) and a post-smoothing pair that
+    /// first adds the coarse correction (reversed when symmetric), and one coarse step for the
+    /// rest of the hierarchy, which
     /// fits its workgroup memory. (That both forms leave the same values is tested in
     /// fluid-cpu, where the kernels are.)
     #[test]
@@ -297,19 +302,19 @@ mod tests {
                 let plain = v_cycle(&levels, 1.15, symmetric, from_zero, false);
                 assert!(plain.iter().all(|s| matches!(s, Step::Smooth(_) | Step::Restrict(_) | Step::Prolong(_))));
                 let steps = v_cycle(&levels, 1.15, symmetric, from_zero, true);
-                assert_eq!(steps.len(), 3 * above + 1, "{nx}x{ny}");
+                assert_eq!(steps.len(), 2 * above + 1, "{nx}x{ny}");
                 for (l, lv) in levels.iter().take(above).enumerate() {
-                    let (pre, post) = (steps[2 * l], steps[steps.len() - 1 - l]);
+                    let (pre, post) = (steps[l], steps[steps.len() - 1 - l]);
                     let zero = u32::from(from_zero && l == 0);
                     let c = levels[l + 1];
                     assert!(matches!(pre, Step::Smooth2(p)
-                        if (p.p, p.tmp, p.colour, p.zero_initial, p.cnx) == (lv.p, lv.tmp, 0, zero, 0)));
+                        if (p.p, p.tmp, p.colour, p.zero_initial, p.cnx, p.cny, p.cb, p.cp)
+                            == (lv.p, lv.tmp, SMOOTH2_RESTRICT, zero, c.nx, c.ny, c.b, c.p)));
                     let colour = u32::from(symmetric);
                     assert!(matches!(post, Step::Smooth2(p)
                         if (p.p, p.tmp, p.colour, p.zero_initial, p.cnx, p.cny, p.cp) == (lv.tmp, lv.p, colour, 0, c.nx, c.ny, c.p)));
-                    assert!(matches!(steps[2 * l + 1], Step::Restrict(p) if p.p == lv.tmp && p.cb == c.b));
                 }
-                let Step::Coarse(p) = steps[2 * above] else { panic!("{nx}x{ny}: no coarse step in the middle") };
+                let Step::Coarse(p) = steps[above] else { panic!("{nx}x{ny}: no coarse step in the middle") };
                 let tail = levels_from(p.nx, p.ny, p.b);
                 assert_eq!(tail[..], levels[above..], "{nx}x{ny}");
                 assert!(tail.iter().map(|l| 3 * l.cells()).sum::<u32>() <= COARSE_FLOATS);

@@ -1,12 +1,15 @@
 // #include multigrid
 // One workgroup: two red-black Gauss-Seidel iterations (four colour passes, over-relaxed by
 // omega) on an S2_TILE² tile of one multigrid level, from the iterate at `p` (plus, when
-// cnx > 0, the next coarser level's correction, as mg_prolong adds it) into `tmp`; `p` is only
-// read (neighbouring workgroups read it for their halos). The workgroup loads the
-// iterate and b on the tile plus a halo of four cells (wrapped on periodic axes, zero past a
-// wall) and runs the passes there: pass s changes nothing more than s cells from where it
-// reads correct values, so after four passes the tile holds what four `mg_smooth` dispatches
-// give (twin of fluid-cpu/src/kernels/mg_smooth2.rs).
+// cnx > 0 and no restriction is asked for, the next coarser level's correction, as mg_prolong
+// adds it) into `tmp`; `p` is only read (neighbouring workgroups read it for their halos). With
+// the S2_RESTRICT bit of `colour`, the residual of the result is then summed into the coarser
+// level's b over each coarse cell's children, and its p zeroed, as mg_restrict does (the tile
+// is even, so it holds whole coarse cells). The workgroup loads the iterate and b on the tile
+// plus a halo of five cells (wrapped on periodic axes, zero past a wall) and runs the passes
+// there: after pass s every cell at least s cells inside the region's edge is exact, so after
+// four passes the tile and a ring around it hold what four `mg_smooth` dispatches give, which
+// the residual of the tile's cells needs (twin of fluid-cpu/src/kernels/mg_smooth2.rs).
 //
 // Thread t owns a vertical strip of S2_ROWS cells of the S2_SIDE² region: column t % S2_SIDE,
 // rows S2_ROWS (t / S2_SIDE) onwards; it keeps each cell's iterate, b, neighbour count and
@@ -20,12 +23,15 @@
 @group(0) @binding(2) var<uniform> params: MgParams;
 @group(1) @binding(0) var<storage, read_write> mg: array<f32>;
 
-const S2_TILE: u32 = 24u;
-const S2_HALO: u32 = 4u;
+const S2_TILE: u32 = 22u;
+const S2_HALO: u32 = 5u;
 const S2_SIDE: u32 = 32u; // S2_TILE + 2 S2_HALO
 const S2_ROWS: u32 = 4u; // S2_SIDE^2 / 256
 
 var<workgroup> region: array<f32, 1024>; // S2_SIDE^2
+var<workgroup> resid: array<f32, 1024>; // S2_SIDE^2
+// The bit of params.colour that asks for the restriction (fluid_core::multigrid::SMOOTH2_RESTRICT).
+const S2_RESTRICT: u32 = 2u;
 
 var<private> cur: array<f32, S2_ROWS>;
 var<private> bval: array<f32, S2_ROWS>;
@@ -75,7 +81,7 @@ fn fetch(r: u32) {
         let c = u32(gy) * params.nx + u32(gx);
         if (params.zero_initial == 0u) {
             p = mg[params.p + c];
-            if (params.cnx > 0u) {
+            if (params.cnx > 0u && (params.colour & S2_RESTRICT) == 0u) {
                 p = p + prolong_correction(params.cnx, params.cny, params.cp, u32(gx), u32(gy));
             }
         }
@@ -137,6 +143,45 @@ fn emit(r: u32) {
     }
 }
 
+// The residual b - A p of row r's cell after the passes, when it lies in the tile and the level
+// (the arithmetic of residual_at), into resid.
+fn residual_row(r: u32) {
+    let local = vec2<u32>(col, row0 + r);
+    let g = origin + vec2<i32>(local);
+    let in_tile = all(local >= vec2<u32>(S2_HALO)) && all(local < vec2<u32>(S2_HALO + S2_TILE));
+    if (in_tile && g.x < i32(params.nx) && g.y < i32(params.ny)) {
+        let k = local.y * S2_SIDE + local.x;
+        let sum = region[k - 1u] + region[k + 1u] + region[k - S2_SIDE] + region[k + S2_SIDE];
+        resid[k] = bval[r] - (count[r] * cur[r] - sum);
+    }
+}
+
+// Coarse cell `index` (of the tile's S2_TILE/2 squared): the sum of its children's residuals in
+// the order (0,0), (1,0), (0,1), (1,1) into the coarse b, the coarse p set to zero (the
+// arithmetic of restrict_cell).
+fn restrict_tile(index: u32, wg: vec2<u32>) {
+    let half = S2_TILE / 2u;
+    if (index >= half * half) {
+        return;
+    }
+    let c = wg * half + vec2<u32>(index % half, index / half);
+    if (c.x >= params.cnx || c.y >= params.cny) {
+        return;
+    }
+    var r = 0.0;
+    for (var k = 0u; k < 4u; k++) {
+        let i = 2u * c.x + (k & 1u);
+        let j = 2u * c.y + (k >> 1u);
+        if (i < params.nx && j < params.ny) {
+            let local = vec2<u32>(i, j) - wg * S2_TILE + vec2<u32>(S2_HALO);
+            r += resid[local.y * S2_SIDE + local.x];
+        }
+    }
+    let at = c.y * params.cnx + c.x;
+    mg[params.cb + at] = r;
+    mg[params.cp + at] = 0.0;
+}
+
 fn pass_of(colour: u32) {
     relax(0u, colour); relax(1u, colour); relax(2u, colour); relax(3u, colour);
     workgroupBarrier();
@@ -159,10 +204,15 @@ fn mg_smooth2(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) 
     col_count = axis_count(gx, nx, px());
     fetch(0u); fetch(1u); fetch(2u); fetch(3u);
     workgroupBarrier();
-    let first = params.colour;
+    let first = params.colour & 1u;
     pass_of(first);
     pass_of(1u - first);
     pass_of(first);
     pass_of(1u - first);
     emit(0u); emit(1u); emit(2u); emit(3u);
+    if ((params.colour & S2_RESTRICT) != 0u) {
+        residual_row(0u); residual_row(1u); residual_row(2u); residual_row(3u);
+        workgroupBarrier();
+        restrict_tile(lid, wg.xy);
+    }
 }

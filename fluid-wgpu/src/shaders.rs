@@ -182,17 +182,19 @@ mod tests {
     }
 
     /// The tile of `mg_smooth2.wgsl` is the one `fluid-core` dispatches with; its halo covers
-    /// its four passes; every row of a thread's strip is visited in each phase.
+    /// its four passes and the residual; every row of a thread's strip is visited in each
+    /// phase.
     #[test]
     fn smooth2_constants_match_the_core() {
         use fluid_core::multigrid::SMOOTH2_TILE;
         let src = source("mg_smooth2").expect("composed");
-        let side = SMOOTH2_TILE + 2 * 4;
+        let side = SMOOTH2_TILE + 2 * 5;
         let rows = side * side / 256;
         assert_eq!((side * side % 256, 256 % side), (0, 0));
         for line in [
             format!("const S2_TILE: u32 = {SMOOTH2_TILE}u;"),
-            "const S2_HALO: u32 = 4u;".to_string(),
+            "const S2_HALO: u32 = 5u;".to_string(),
+            format!("const S2_RESTRICT: u32 = {}u;", fluid_core::multigrid::SMOOTH2_RESTRICT),
             format!("const S2_SIDE: u32 = {side}u;"),
             format!("const S2_ROWS: u32 = {rows}u;"),
             format!("var<workgroup> region: array<f32, {}>;", side * side),
@@ -200,7 +202,7 @@ mod tests {
         ] {
             assert!(src.contains(&line), "mg_smooth2.wgsl lacks `{line}`");
         }
-        for phase in ["fetch({r}u)", "relax({r}u, colour)", "publish({r}u)", "emit({r}u)"] {
+        for phase in ["fetch({r}u)", "relax({r}u, colour)", "publish({r}u)", "emit({r}u)", "residual_row({r}u)"] {
             for r in 0..rows {
                 let call = phase.replace("{r}", &r.to_string());
                 assert_eq!(src.matches(&format!("{call};")).count(), 1, "mg_smooth2.wgsl: `{call}`");

@@ -1,24 +1,26 @@
 //! `mg_smooth2`: two red-black iterations on one multigrid level in one invocation, from the
 //! iterate at `p` (plus the next coarser level's correction when `cnx` > 0, as `mg_prolong`
-//! adds it) into `tmp`, `p` left as it was. On the GPU a workgroup loads its tile plus a
+//! adds it) into `tmp`, `p` left as it was; with the `SMOOTH2_RESTRICT` bit of `colour`, then
+//! the result's residual restricted into the coarser level instead, as `mg_restrict` does. On the GPU a workgroup loads its tile plus a
 //! halo of four cells and runs the four passes in workgroup memory (the tile must not be
 //! written back over `p`, which neighbouring workgroups are still reading); here the four
 //! [`super::mg_smooth`] passes of [`fluid_core::multigrid::smooth2_passes`] run ping-pong through
 //! the level's arrays and their result moves to `tmp`, which defines the answer the shader must
 //! give.
 
-use fluid_core::multigrid::smooth2_passes;
+use fluid_core::multigrid::{SMOOTH2_RESTRICT, smooth2_passes};
 use fluid_core::uniforms::MgParams;
 
 use super::common::G;
-use super::{mg_prolong, mg_smooth};
+use super::{mg_prolong, mg_restrict, mg_smooth};
 
 /// The pair of iterations on the level `params` names.
 pub fn run(g: &G, params: &MgParams, mg: &mut [f32]) {
     let cells = (params.nx * params.ny) as usize;
     let (p, tmp) = (params.p as usize, params.tmp as usize);
+    let restrict = params.colour & SMOOTH2_RESTRICT != 0;
     let before = mg[p..p + cells].to_vec();
-    if params.cnx > 0 {
+    if params.cnx > 0 && !restrict {
         // The coarse correction, into the iterate at `p` (restored below).
         mg_prolong::run(g, params, mg);
     }
@@ -28,6 +30,10 @@ pub fn run(g: &G, params: &MgParams, mg: &mut [f32]) {
     // The passes end in `p`: the result goes to `tmp`, `p` gets its values back.
     mg.copy_within(p..p + cells, tmp);
     mg[p..p + cells].copy_from_slice(&before);
+    if restrict {
+        // The result's residual, into the coarser level.
+        mg_restrict::run(g, &MgParams { p: params.tmp, ..*params }, mg);
+    }
 }
 
 #[cfg(test)]
@@ -35,7 +41,7 @@ mod tests {
     use fluid_core::grid::{Boundary, Grid};
     use fluid_core::multigrid::{Step, buffer_len, levels, v_cycle};
 
-    use super::super::{mg_coarse, mg_restrict};
+    use super::super::mg_coarse;
     use super::*;
 
     fn run_steps(g: &G, steps: &[Step], mg: &mut [f32]) {
