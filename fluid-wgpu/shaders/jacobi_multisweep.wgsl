@@ -1,3 +1,4 @@
+// #include tile
 // One workgroup: `params.sweeps` (1 ..= MS_HALO) weighted-Jacobi sweeps on an MS_TILE² tile,
 // fused through workgroup memory (temporal blocking). The workgroup loads pressure on the tile
 // plus a halo of MS_HALO cells (wrapped on periodic axes, zero past a wall): a square region of
@@ -46,23 +47,6 @@ var<private> col_in: bool;
 var<private> col_count: f32;
 var<private> scale: f32;
 var<private> last_old: f32;
-
-// Wrap a coordinate onto a periodic axis of n cells.
-fn wrap(x: i32, n: i32) -> i32 {
-    if (x >= 0 && x < n) {
-        return x;
-    }
-    return ((x % n) + n) % n;
-}
-
-// Neighbours along an axis of n cells of the cell at g (in the grid): both on a periodic axis,
-// otherwise those not past a wall.
-fn axis_count(g: i32, n: i32, periodic: bool) -> f32 {
-    if (periodic) {
-        return 2.0;
-    }
-    return f32(g > 0) + f32(g + 1 < n);
-}
 
 // Load row r: its pressure (into registers and the region), source term and 1 / neighbours.
 fn fetch(r: u32) {

@@ -1,4 +1,5 @@
 // #include multigrid
+// #include tile
 // One workgroup: two red-black Gauss-Seidel iterations (four colour passes, over-relaxed by
 // omega) on an S2_TILE² tile of one multigrid level, from the iterate at `p` (plus, when
 // cnx > 0 and no restriction is asked for, the next coarser level's correction, as mg_prolong
@@ -50,20 +51,6 @@ var<private> edge_col: bool;
 // The iterate before this pass of the row relaxed last, and the new values of this pass.
 var<private> last_old: f32;
 var<private> next_val: array<f32, S2_ROWS>;
-
-fn wrap(x: i32, n: i32) -> i32 {
-    if (x >= 0 && x < n) {
-        return x;
-    }
-    return ((x % n) + n) % n;
-}
-
-fn axis_count(g: i32, n: i32, periodic: bool) -> f32 {
-    if (periodic) {
-        return 2.0;
-    }
-    return f32(g > 0) + f32(g + 1 < n);
-}
 
 // Load row r of the strip: the iterate (zero when taken as zero), b, neighbour count, colour.
 fn fetch(r: u32) {

@@ -11,6 +11,7 @@ const SHARED: &[(&str, &str)] = &[
     ("pressure", include_str!("../shaders/shared/pressure.wgsl")),
     ("multigrid", include_str!("../shaders/shared/multigrid.wgsl")),
     ("filter", include_str!("../shaders/shared/filter.wgsl")),
+    ("tile", include_str!("../shaders/shared/tile.wgsl")),
 ];
 
 /// Every shader file: `(file stem, text)`. The stem is the kernel name, plus `reduce`.
