@@ -66,6 +66,11 @@ macro_rules! conformance {
         }
 
         #[test]
+        fn double_float_pressure_converges_below_the_f32_floor() {
+            $crate::physics::double_float_pressure(|| $make);
+        }
+
+        #[test]
         fn the_poisson_filter_reproduces_the_jacobi_sweeps_it_unrolls() {
             $crate::physics::poisson_filter_vs_jacobi(|| $make);
         }

@@ -9,6 +9,7 @@
 use std::path::PathBuf;
 
 use fluid::{Backend, Boundary, CpuBackend, FieldId, Grid, Scene, Simulation, Splat, StepInputs};
+use fluid_core::multigrid::{LOAD_COPY, LOAD_RESIDUAL, STORE_ADD, STORE_COPY, STORE_PAIR};
 use fluid_core::scene::SplitMix64;
 use fluid_core::schedule::{Access, Dispatch, Kernel, Op, Params, Schedule};
 use fluid_core::uniforms::{
@@ -181,6 +182,8 @@ fn random_field(grid: &Grid, field: FieldId, rng: &mut SplitMix64) -> Vec<f32> {
     let (lo, hi) = match field {
         FieldId::U | FieldId::V | FieldId::UTmp | FieldId::VTmp | FieldId::UTmp2 | FieldId::VTmp2 => (-2.0, 2.0),
         FieldId::Solid => (0.0, 0.0),
+        // A double-float pressure's low part is below half an ulp of its high part.
+        FieldId::PressureLo => (-3e-8, 3e-8),
         _ => (0.05, 1.0),
     };
     (0..grid.len(field)).map(|_| lo + (hi - lo) * rng.next_f32()).collect()
@@ -301,12 +304,13 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
             let whole = [top.nx, top.ny];
             match kernel {
                 Kernel::CgInit => (0..2)
-                    .map(|flag| cg(&[Pressure, Divergence, Multigrid], CgParams { flag, ..base }, whole))
+                    .map(|flag| cg(&[Pressure, PressureLo, Divergence, Multigrid], CgParams { flag, ..base }, whole))
                     .collect(),
                 Kernel::CgDot => vec![
                     cg(&[Multigrid], CgParams { flag: 0, ..base }, [count * 256, 1]),
                     cg(&[Multigrid], CgParams { flag: 1, slot: 2, ..base }, [256, 1]),
                 ],
+                // Scalars are random: slot 2 (d·q) non-zero, so the flexible term counts.
                 Kernel::CgDirection => [(0, 0), (1, 0), (0, 1)]
                     .iter()
                     .map(|&(flag, slot)| cg(&[Multigrid], CgParams { flag, slot, ..base }, whole))
@@ -347,8 +351,13 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
                 })
                 .collect()
         }
-        Kernel::MgLoad => (0..2)
-            .map(|z| mg(&[Pressure, Divergence, Multigrid], MgParams { zero_initial: z, ..on(&levels[0]) }, &levels[0]))
+        // Both modes, warm and cold.
+        Kernel::MgLoad => [(LOAD_COPY, 0), (LOAD_COPY, 1), (LOAD_RESIDUAL, 0), (LOAD_RESIDUAL, 1)]
+            .iter()
+            .map(|&(colour, zero_initial)| {
+                let p = MgParams { colour, zero_initial, ..on(&levels[0]) };
+                mg(&[Pressure, PressureLo, Divergence, Multigrid], p, &levels[0])
+            })
             .collect(),
         Kernel::MgSmooth => levels
             .iter()
@@ -403,9 +412,19 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
                 d
             })
             .collect(),
-        Kernel::MgStore => vec![mg(&[Multigrid, Pressure], on(&levels[0]), &levels[0])],
-        Kernel::SubtractGradient => vec![one(&[U, V, Pressure], Params::None)],
-        Kernel::Residual => vec![one(&[Pressure, Divergence, Scratch], Params::None)],
+        // Every mode; the pair and the sum from MGPCG's x (its low part follows it).
+        Kernel::MgStore => {
+            let x = fluid_core::multigrid::cg_layout(grid.nx, grid.ny).x;
+            [(STORE_COPY, 0), (STORE_PAIR, 0), (STORE_ADD, 0), (STORE_ADD, 1)]
+                .iter()
+                .map(|&(colour, zero_initial)| {
+                    let p = MgParams { colour, zero_initial, p: x, ..on(&levels[0]) };
+                    mg(&[Multigrid, Pressure, PressureLo], p, &levels[0])
+                })
+                .collect()
+        }
+        Kernel::SubtractGradient => vec![one(&[U, V, Pressure, PressureLo], Params::None)],
+        Kernel::Residual => vec![one(&[Pressure, PressureLo, Divergence, Scratch], Params::None)],
     }
 }
 

@@ -349,21 +349,65 @@ pub fn projection_relaxation<B: Backend>(make: impl Fn() -> B) {
 }
 
 /// MGPCG on walled, periodic, odd and non-square grids: below 1e-4 after 4 iterations and 1e-5
-/// after 5 (measured on the CPU: 2e-7..2e-6), and on odd grids (where plain V-cycles slow down,
-/// the last coarse cell covering one fine cell) below 5 plain V-cycles (measured 2–5× below).
+/// after 5 (measured on the CPU: 1.6e-7..3.2e-6); within 5× of as many plain V-cycles (measured
+/// 0.3–3.5×: the flexible β costs a little against the classical one early on), and below
+/// them on the grid where they slow down (33 × 40, periodic × wall: 2.1e-6 against 1.1e-5); and
+/// still below 1e-5 after 24 iterations, far past convergence (the classical β, with this
+/// not-quite-symmetric V-cycle, blew up there: 0.1 after 16 iterations at 256²).
 pub fn mgpcg_convergence<B: Backend>(make: impl Fn() -> B) {
     use fluid_core::params::PressureSolver::{Mgpcg, Multigrid};
     for (nx, ny, bx, by) in SOLVER_GRIDS {
         let grid = Grid::new(nx, ny, 1.0 / ny as f32, bx, by).expect("grid");
         let cg: Vec<f64> = (1..=5).map(|k| solver_residual(make(), &grid, Mgpcg, k, 5)).collect();
         let mg = solver_residual(make(), &grid, Multigrid, 5, 5);
+        let long = solver_residual(make(), &grid, Mgpcg, 24, 5);
         let shown: Vec<String> = cg.iter().map(|x| format!("{x:.2e}")).collect();
-        eprintln!("mgpcg {nx}x{ny} {bx:?}/{by:?}: residuals {shown:?}; multigrid x5 {mg:.2e}");
-        assert!(cg[3] < 1e-4 && cg[4] < 1e-5, "{nx}x{ny} {bx:?}/{by:?}: MGPCG {shown:?}");
-        if nx % 2 == 1 || ny % 2 == 1 {
-            assert!(cg[4] < mg, "{nx}x{ny} {bx:?}/{by:?}: MGPCG {shown:?} vs multigrid x5 {mg:.2e}");
+        eprintln!("mgpcg {nx}x{ny} {bx:?}/{by:?}: residuals {shown:?}, x24 {long:.2e}; multigrid x5 {mg:.2e}");
+        let case = format!("{nx}x{ny} {bx:?}/{by:?}: MGPCG {shown:?}, x24 {long:.2e}, multigrid x5 {mg:.2e}");
+        assert!(cg[3] < 1e-4 && cg[4] < 1e-5, "{case}");
+        assert!(cg[4] < 5.0 * mg, "{case}");
+        if mg > 5e-6 {
+            assert!(cg[4] < mg, "{case}");
         }
+        assert!(long < 1e-5, "{case}");
     }
+}
+
+/// The double-float pressure: at 256², on the divergence of a large-scale flow plus 10 % noise
+/// (the solver benchmark's kind of problem: the pressure is large against its Laplacian, as a
+/// simulation's is), multigrid in double-float reaches 1e-6 in 6 V-cycles and MGPCG in 8
+/// iterations, where single-precision multigrid stalls above 2e-6 (the f32 rounding of the
+/// pressure itself).
+pub fn double_float_pressure<B: Backend>(make: impl Fn() -> B) {
+    use fluid_core::params::{Precision, PressureSolver};
+    let grid = Grid::new(256, 256, 1.0 / 256.0, fluid::Boundary::Wall, fluid::Boundary::Wall).expect("grid");
+    let (mut u, mut v) = random_wall_velocity(&grid, 5);
+    let n = grid.nx as usize;
+    let pi = std::f32::consts::PI;
+    for (k, x) in u.iter_mut().enumerate() {
+        let (i, j) = ((k % (n + 1)) as f32 / n as f32, ((k / (n + 1)) as f32 + 0.5) / n as f32);
+        *x = if k % (n + 1) == 0 || k % (n + 1) == n { 0.0 } else { (pi * i).sin() * (2.0 * pi * j).cos() + 0.1 * *x };
+    }
+    for (k, x) in v.iter_mut().enumerate() {
+        let (i, j) = (((k % n) as f32 + 0.5) / n as f32, (k / n) as f32 / n as f32);
+        *x = if k < n || k >= n * n { 0.0 } else { (3.0 * pi * i).cos() * (pi * j).sin() + 0.1 * *x };
+    }
+    let inputs = StepInputs { dt: 0.05, ..StepInputs::default() };
+    let solve = |solver: PressureSolver, iterations: u32, precision: Option<Precision>| {
+        let mut b = with_velocity(make(), &grid, &u, &v);
+        let mut params = cold_projection(&grid, solver, iterations, None);
+        params.pressure.precision = precision;
+        b.run(&Schedule::projection(&grid, &params), &inputs).expect("projection");
+        b.run(&Schedule::diagnostics(&grid), &inputs).expect("diagnostics");
+        relative_residual(&b.reductions().expect("reductions"))
+    };
+    let single = solve(PressureSolver::Multigrid, 12, Some(Precision::Single));
+    let double = solve(PressureSolver::Multigrid, 6, None);
+    let cg = solve(PressureSolver::Mgpcg, 8, None);
+    eprintln!("256x256: multigrid single x12 {single:.2e}, double-float x6 {double:.2e}; mgpcg x8 {cg:.2e}");
+    assert!(single > 2e-6, "single-precision multigrid went below its f32 floor: {single:.2e}");
+    assert!(double < 1e-6, "double-float multigrid, 6 V-cycles: {double:.2e}");
+    assert!(cg < 1e-6, "MGPCG, 8 iterations: {cg:.2e}");
 }
 
 /// The Poisson filter against the Jacobi sweeps it unrolls, on a periodic grid (where wrapping is

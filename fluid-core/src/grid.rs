@@ -154,7 +154,8 @@ impl Grid {
             inv_h: 1.0 / self.h,
             boundary_x: self.boundary_x.code(),
             boundary_y: self.boundary_y.code(),
-            _pad: [0; 2],
+            zero: 0,
+            _pad: 0,
         }
     }
 }
@@ -232,6 +233,11 @@ fields! {
     VTmp2 = "v_tmp2", V, false;
     /// Ping-pong partner of `pressure`.
     PressureTmp = "pressure_tmp", Cell, false;
+    /// The low part of the pressure in double-float: the pressure is `pressure + pressure_lo`,
+    /// with `|pressure_lo|` at most half an ulp of `pressure`. The multigrid and MGPCG solvers
+    /// write it (they converge below the resolution of an f32 pressure); the other solvers leave
+    /// it zero, and every consumer of the pressure reads both.
+    PressureLo = "pressure_lo", Cell, false;
     /// Ping-pong partner of `density`.
     DensityTmp = "density_tmp", Cell, false;
     /// Ping-pong partner of `temperature`.

@@ -74,15 +74,41 @@ pub fn levels_from(nx: u32, ny: u32, offset: u32) -> Vec<Level> {
     out
 }
 
+/// `mg_load` mode (in [`MgParams::colour`]): `b = −h² ∇·u / dt` and `p` = the pressure, or zero
+/// with `zero_initial` (single precision: the cycles then work on the pressure itself).
+pub const LOAD_COPY: u32 = 0;
+/// `mg_load` mode: `b` = the residual `−h² ∇·u / dt − A (pressure + pressure_lo)` of the
+/// double-float pressure, with `A` applied in difference form (`Σ (p_nbr − p)`, the high and low
+/// parts differenced separately, so no rounding of the pressure's magnitude enters); with
+/// `zero_initial` the pressure is taken as zero. `p` is left alone (the cycle that follows
+/// starts from zero and solves for the correction).
+pub const LOAD_RESIDUAL: u32 = 1;
+/// `mg_store` mode: `pressure = p`, `pressure_lo = 0`.
+pub const STORE_COPY: u32 = 0;
+/// `mg_store` mode: `pressure = p`, `pressure_lo` = the `cells` values after `p` (MGPCG's
+/// double-float `x`).
+pub const STORE_PAIR: u32 = 1;
+/// `mg_store` mode: `(pressure, pressure_lo) += p` in double-float arithmetic; with
+/// `zero_initial` the pressure is taken as zero first.
+pub const STORE_ADD: u32 = 2;
+
+/// MGPCG restarts from its double-float iterate every this many iterations: `x` is stored
+/// into the pressure and the residual recomputed from it. The recursive residual drifts from the
+/// true one by the f32 rounding of its updates; past the point where CG has converged to that
+/// drift, further iterations without a restart made the true residual grow again (measured at
+/// 256²: 4e-7 after 6 iterations, 6e-6 after 64).
+pub const CG_RESTART: u32 = 8;
+
 /// Most partial sums of a dot product (the first of its two passes).
 pub const MAX_PARTIALS: u32 = 1024;
 
-/// Where MGPCG keeps its vectors, after the levels: the iterate `x`, the search direction `d`,
+/// Where MGPCG keeps its vectors, after the levels: the iterate `x` (double-float: its high
+/// part, then its low part, `cells` values each), the search direction `d`,
 /// `q = A d`, the dot products' partial sums and scalars (`r` is level 0's `b`, `z = M r` level
 /// 0's `p`, so the V-cycle preconditions in place).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CgLayout {
-    /// Offset of `x`.
+    /// Offset of `x` (the high part; the low part follows).
     pub x: u32,
     /// Offset of `d`.
     pub d: u32,
@@ -101,10 +127,10 @@ pub fn cg_layout(nx: u32, ny: u32) -> CgLayout {
     let cells = u64::from(nx) * u64::from(ny);
     CgLayout {
         x: sat(end),
-        d: sat(end + cells),
-        q: sat(end + 2 * cells),
-        partials: sat(end + 3 * cells),
-        scalars: sat(end + 3 * cells + u64::from(MAX_PARTIALS)),
+        d: sat(end + 2 * cells),
+        q: sat(end + 3 * cells),
+        partials: sat(end + 4 * cells),
+        scalars: sat(end + 4 * cells + u64::from(MAX_PARTIALS)),
     }
 }
 
@@ -142,7 +168,7 @@ pub fn cg_params(nx: u32, ny: u32) -> CgParams {
 /// Poisson filter's taps.
 pub fn buffer_len(nx: u32, ny: u32) -> usize {
     let len = levels_len(nx, ny)
-        + 3 * u64::from(nx) * u64::from(ny)
+        + 4 * u64::from(nx) * u64::from(ny)
         + u64::from(MAX_PARTIALS)
         + 16
         + u64::from(crate::poisson_filter::TAPS_LEN);
@@ -354,7 +380,7 @@ mod tests {
         assert_eq!(cg.x, end);
         assert_eq!(
             buffer_len(37, 23),
-            (end + 3 * 37 * 23 + MAX_PARTIALS + 16 + crate::poisson_filter::TAPS_LEN) as usize
+            (end + 4 * 37 * 23 + MAX_PARTIALS + 16 + crate::poisson_filter::TAPS_LEN) as usize
         );
         assert_eq!(levels(4, 100).len(), 1, "a side of 4 cannot halve to 3 or more");
         assert_eq!(levels(1, 1), [Level { nx: 1, ny: 1, b: 0, p: 1, tmp: 2 }]);

@@ -80,8 +80,9 @@ pub enum Kernel {
     /// The MAC seed's relaxation: one iteration on the velocity (each face takes the average
     /// of its two cells' corrections), accumulating the equivalent pressure.
     Relax,
-    /// Multigrid: copy the pressure (or zero) and `b = −h² ∇·u / dt` into level 0 of the
-    /// packed hierarchy.
+    /// Multigrid: level 0 of the packed hierarchy from the simulation fields: `b = −h² ∇·u / dt`
+    /// and `p` = the pressure (or zero), or, in double-float, `b` = the residual of the pressure
+    /// `pressure + pressure_lo` (see [`crate::multigrid::LOAD_RESIDUAL`]).
     MgLoad,
     /// Multigrid: one red-black Gauss–Seidel colour pass on one level (ping-pong, as `sor`).
     MgSmooth,
@@ -98,7 +99,9 @@ pub enum Kernel {
     /// down and back up, every step of [`crate::multigrid::v_cycle`] in order, in one
     /// workgroup holding the levels in workgroup memory.
     MgCoarse,
-    /// Multigrid: copy level 0's `p` back into the pressure.
+    /// Multigrid: level 0's `p` into the pressure: copied, copied with its low part (MGPCG's
+    /// double-float `x`), or added to the double-float pressure as a correction (see
+    /// [`crate::multigrid::STORE_COPY`]).
     MgStore,
     /// Poisson filter: write up to eight filter taps into the packed buffer (setup, once).
     PoissonTaps,
@@ -106,7 +109,7 @@ pub enum Kernel {
     PoissonRows,
     /// Poisson filter: the column pass, the `rank` convolutions along y summed.
     PoissonCols,
-    /// MGPCG: `x` = the pressure (or zero), `r = b − A x`.
+    /// MGPCG: `x` = the pressure (or zero) in double-float, `r = b − A x`.
     CgInit,
     /// MGPCG: a dot product in two passes (partial sums, then their sum into a scalar slot).
     CgDot,
@@ -114,7 +117,7 @@ pub enum Kernel {
     CgDirection,
     /// MGPCG: `q = A d`.
     CgApply,
-    /// MGPCG: α = (r·z) / (d·q); `x += α d`, `r −= α q`.
+    /// MGPCG: α = (r·z) / (d·q); `x += α d` (in double-float), `r −= α q`.
     CgUpdate,
     /// `u -= dt ∇p` on every face.
     SubtractGradient,
@@ -269,7 +272,9 @@ impl Kernel {
                 &[b!("pressure", R), b!("divergence", R), b!("pressure_out", W)]
             }
             Kernel::Relax => &[b!("u", R), b!("v", R), b!("pressure", RW), b!("u_out", W), b!("v_out", W)],
-            Kernel::MgLoad => &[b!("pressure", R), b!("divergence", R), b!("mg", RW)],
+            Kernel::MgLoad | Kernel::CgInit => {
+                &[b!("pressure", R), b!("pressure_lo", R), b!("divergence", R), b!("mg", RW)]
+            }
             Kernel::MgSmooth
             | Kernel::MgSmooth2
             | Kernel::MgRestrict
@@ -279,12 +284,12 @@ impl Kernel {
             | Kernel::CgDirection
             | Kernel::CgApply
             | Kernel::CgUpdate => &[b!("mg", RW)],
-            Kernel::CgInit | Kernel::PoissonRows => &[b!("pressure", R), b!("divergence", R), b!("mg", RW)],
+            Kernel::PoissonRows => &[b!("pressure", R), b!("divergence", R), b!("mg", RW)],
             Kernel::PoissonTaps => &[b!("mg", RW)],
             Kernel::PoissonCols => &[b!("mg", RW), b!("pressure", W)],
-            Kernel::MgStore => &[b!("mg", R), b!("pressure", W)],
-            Kernel::SubtractGradient => &[b!("u", RW), b!("v", RW), b!("pressure", R)],
-            Kernel::Residual => &[b!("pressure", R), b!("divergence", R), b!("residual", W)],
+            Kernel::MgStore => &[b!("mg", R), b!("pressure", RW), b!("pressure_lo", RW)],
+            Kernel::SubtractGradient => &[b!("u", RW), b!("v", RW), b!("pressure", R), b!("pressure_lo", R)],
+            Kernel::Residual => &[b!("pressure", R), b!("pressure_lo", R), b!("divergence", R), b!("residual", W)],
         }
     }
 }
@@ -631,7 +636,8 @@ impl Schedule {
         let before = Schedule { grid: full.grid, ops: full.ops[..=divergence].to_vec() };
         let mut after = Schedule::new(grid);
         if params.pressure.solver != PressureSolver::Relaxation {
-            after.dispatch(Kernel::SubtractGradient, &[FieldId::U, FieldId::V, FieldId::Pressure], Params::None);
+            use FieldId::{PressureLo, U, V};
+            after.dispatch(Kernel::SubtractGradient, &[U, V, FieldId::Pressure, PressureLo], Params::None);
         }
         (before, after)
     }
@@ -649,7 +655,7 @@ impl Schedule {
     pub fn residual(grid: &Grid) -> Schedule {
         use FieldId::*;
         let mut s = Schedule::new(grid);
-        s.dispatch(Kernel::Residual, &[Pressure, Divergence, Scratch], Params::None);
+        s.dispatch(Kernel::Residual, &[Pressure, PressureLo, Divergence, Scratch], Params::None);
         s.ops.push(Op::Reduce { field: Scratch, op: ReduceOp::SumSquares, slot: SLOT_RESIDUAL_SQ });
         s.ops.push(Op::Reduce { field: Divergence, op: ReduceOp::SumSquares, slot: SLOT_RHS_SQ });
         s
@@ -665,7 +671,7 @@ impl Schedule {
             return;
         }
         self.push_sweeps(&params.pressure);
-        self.dispatch(Kernel::SubtractGradient, &[U, V, Pressure], Params::None);
+        self.dispatch(Kernel::SubtractGradient, &[U, V, Pressure, PressureLo], Params::None);
     }
 
     /// The pressure sweeps of a projection, ending with the result in `pressure`.
@@ -680,7 +686,8 @@ impl Schedule {
         };
         let cold = |k: u32| u32::from(k == 0 && !pr.warm_start);
         if pr.solver == PressureSolver::Multigrid {
-            self.push_multigrid(pr.iterations, omega, !pr.warm_start);
+            let df = pr.precision() == crate::params::Precision::DoubleFloat;
+            self.push_multigrid(pr.iterations, omega, !pr.warm_start, df);
             return;
         }
         if pr.solver == PressureSolver::Mgpcg {
@@ -726,17 +733,36 @@ impl Schedule {
     }
 
     /// `cycles` multigrid V-cycles between `mg_load` and `mg_store` (see [`crate::multigrid`]).
-    fn push_multigrid(&mut self, cycles: u32, omega: f32, cold: bool) {
-        use FieldId::{Divergence, Multigrid, Pressure};
+    /// `cycles` V-cycles. In double-float (`df`) each cycle solves for a correction from zero:
+    /// `mg_load` puts the residual of the double-float pressure into level 0's `b`, and
+    /// `mg_store` adds the cycle's result to the pressure. In single precision the cycles work
+    /// on the pressure itself, loaded once and stored once.
+    fn push_multigrid(&mut self, cycles: u32, omega: f32, cold: bool, df: bool) {
+        use crate::multigrid::{LOAD_COPY, LOAD_RESIDUAL, STORE_ADD, STORE_COPY};
+        use FieldId::{Divergence, Multigrid, Pressure, PressureLo};
         let levels = crate::multigrid::levels(self.grid.nx, self.grid.ny);
         let top = levels[0];
         let base = top.params();
-        let load = MgParams { zero_initial: u32::from(cold), ..base };
-        self.dispatch_over(Kernel::MgLoad, &[Pressure, Divergence, Multigrid], load, top.nx, top.ny);
+        let (load_fields, store_fields) =
+            ([Pressure, PressureLo, Divergence, Multigrid], [Multigrid, Pressure, PressureLo]);
+        if df {
+            for k in 0..cycles {
+                let zero_initial = u32::from(cold && k == 0);
+                let load = MgParams { colour: LOAD_RESIDUAL, zero_initial, ..base };
+                self.dispatch_over(Kernel::MgLoad, &load_fields, load, top.nx, top.ny);
+                self.push_vcycle(&levels, omega, false, true);
+                let store = MgParams { colour: STORE_ADD, zero_initial, ..base };
+                self.dispatch_over(Kernel::MgStore, &store_fields, store, top.nx, top.ny);
+            }
+            return;
+        }
+        let load = MgParams { colour: LOAD_COPY, zero_initial: u32::from(cold), ..base };
+        self.dispatch_over(Kernel::MgLoad, &load_fields, load, top.nx, top.ny);
         for _ in 0..cycles {
             self.push_vcycle(&levels, omega, false, false);
         }
-        self.dispatch_over(Kernel::MgStore, &[Multigrid, Pressure], base, top.nx, top.ny);
+        let store = MgParams { colour: STORE_COPY, ..base };
+        self.dispatch_over(Kernel::MgStore, &store_fields, store, top.nx, top.ny);
     }
 
     /// The Poisson filter: `rank` separable passes reproducing `k` Jacobi sweeps (warm: plus the
@@ -787,9 +813,11 @@ impl Schedule {
         s
     }
 
-    /// `iterations` of conjugate gradients preconditioned by one symmetric V-cycle from zero.
+    /// `iterations` of conjugate gradients preconditioned by one symmetric V-cycle from zero,
+    /// in chunks of [`crate::multigrid::CG_RESTART`] (each starting from the double-float
+    /// pressure the previous one stored).
     fn push_mgpcg(&mut self, iterations: u32, omega: f32, cold: bool) {
-        use FieldId::{Divergence, Multigrid, Pressure};
+        use FieldId::{Divergence, Multigrid, Pressure, PressureLo};
         let levels = crate::multigrid::levels(self.grid.nx, self.grid.ny);
         let top = levels[0];
         let l = crate::multigrid::cg_layout(self.grid.nx, self.grid.ny);
@@ -807,18 +835,26 @@ impl Schedule {
             }
         };
         let whole = [top.nx, top.ny];
-        cg(self, Kernel::CgInit, &[Pressure, Divergence, Multigrid], CgParams { flag: u32::from(cold), ..base }, whole);
+        let store =
+            MgParams { nx: top.nx, ny: top.ny, p: l.x, colour: crate::multigrid::STORE_PAIR, ..MgParams::default() };
         for k in 0..iterations {
+            if k % crate::multigrid::CG_RESTART == 0 {
+                if k > 0 {
+                    self.dispatch_over(Kernel::MgStore, &[Multigrid, Pressure, PressureLo], store, top.nx, top.ny);
+                }
+                let init = CgParams { flag: u32::from(cold && k == 0), ..base };
+                cg(self, Kernel::CgInit, &[Pressure, PressureLo, Divergence, Multigrid], init, whole);
+            }
+            let first = k % crate::multigrid::CG_RESTART == 0;
             let slot = k % 2;
             self.push_vcycle(&levels, omega, true, true);
             dot(self, top.b, top.p, slot);
-            cg(self, Kernel::CgDirection, &[Multigrid], CgParams { slot, flag: u32::from(k == 0), ..base }, whole);
+            cg(self, Kernel::CgDirection, &[Multigrid], CgParams { slot, flag: u32::from(first), ..base }, whole);
             cg(self, Kernel::CgApply, &[Multigrid], base, whole);
             dot(self, l.d, l.q, 2);
             cg(self, Kernel::CgUpdate, &[Multigrid], CgParams { slot, ..base }, whole);
         }
-        let store = MgParams { nx: top.nx, ny: top.ny, p: l.x, ..MgParams::default() };
-        self.dispatch_over(Kernel::MgStore, &[Multigrid, Pressure], store, top.nx, top.ny);
+        self.dispatch_over(Kernel::MgStore, &[Multigrid, Pressure, PressureLo], store, top.nx, top.ny);
     }
 
     /// One V-cycle over `levels` (see [`crate::multigrid::v_cycle`]).
@@ -871,7 +907,7 @@ impl Schedule {
         let mut s = Schedule::new(grid);
         s.dispatch(Kernel::Divergence, &[U, V, Scratch], Params::None);
         s.ops.push(Op::Reduce { field: Scratch, op: ReduceOp::MaxAbs, slot: SLOT_MAX_DIVERGENCE });
-        s.dispatch(Kernel::Residual, &[Pressure, Divergence, Scratch], Params::None);
+        s.dispatch(Kernel::Residual, &[Pressure, PressureLo, Divergence, Scratch], Params::None);
         s.ops.push(Op::Reduce { field: Scratch, op: ReduceOp::SumSquares, slot: SLOT_RESIDUAL_SQ });
         s.ops.push(Op::Reduce { field: Divergence, op: ReduceOp::SumSquares, slot: SLOT_RHS_SQ });
         s

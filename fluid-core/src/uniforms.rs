@@ -22,8 +22,13 @@ pub struct GridUniform {
     pub boundary_x: u32,
     /// [`crate::Boundary::code`] along y.
     pub boundary_y: u32,
+    /// Always 0: a value the shader compiler cannot know, through which the double-float
+    /// arithmetic passes its intermediate sums (`opaque` in `shared/double_float.wgsl`) so that
+    /// no algebraic simplification (`(a + b) − a → b`, which Mesa applies to operations not
+    /// marked exact, and naga cannot mark them) removes the rounding error it computes.
+    pub zero: u32,
     /// Padding to 16 bytes.
-    pub _pad: [u32; 2],
+    pub _pad: u32,
 }
 
 /// Inputs that change every step (written before each submission, never baked into a recording).
@@ -172,10 +177,11 @@ pub struct MgParams {
     pub cb: u32,
     /// Offset of the coarser level's `p`.
     pub cp: u32,
-    /// `mg_smooth`: the colour relaxed, 0 (red, `i + j` even) or 1 (black).
+    /// `mg_smooth`: the colour relaxed, 0 (red, `i + j` even) or 1 (black); `mg_load`,
+    /// `mg_store`: the mode ([`crate::multigrid::LOAD_COPY`] …).
     pub colour: u32,
-    /// `mg_load`: 1 to start from zero instead of the previous pressure; `mg_smooth`: 1 to take
-    /// the iterate as zero (the first pass of a solve from zero).
+    /// `mg_load`, `mg_store`: 1 to take the pressure as zero (a cold start); `mg_smooth`: 1 to
+    /// take the iterate as zero (the first pass of a solve from zero).
     pub zero_initial: u32,
     /// `mg_smooth`: relaxation weight ω (1: Gauss–Seidel).
     pub omega: f32,

@@ -221,7 +221,8 @@ impl CpuBackend {
             }
             (Kernel::CgInit, Params::Cg(p)) => {
                 let mut mg = self.take(f("mg"));
-                cg_init::run(g, &p, dt, self.buf(f("pressure")), self.buf(f("divergence")), &mut mg);
+                let (hi, lo, div) = (self.buf(f("pressure")), self.buf(f("pressure_lo")), self.buf(f("divergence")));
+                cg_init::run(g, &p, dt, hi, lo, div, &mut mg);
                 self.put(f("mg"), mg);
             }
             (Kernel::CgDot, Params::Cg(p)) => {
@@ -246,7 +247,8 @@ impl CpuBackend {
             }
             (Kernel::MgLoad, Params::Mg(p)) => {
                 let mut mg = self.take(f("mg"));
-                mg_load::run(g, &p, dt, self.buf(f("pressure")), self.buf(f("divergence")), &mut mg);
+                let (hi, lo, div) = (self.buf(f("pressure")), self.buf(f("pressure_lo")), self.buf(f("divergence")));
+                mg_load::run(g, &p, dt, hi, lo, div, &mut mg);
                 self.put(f("mg"), mg);
             }
             (Kernel::MgSmooth, Params::Mg(p)) => {
@@ -275,19 +277,21 @@ impl CpuBackend {
                 self.put(f("mg"), mg);
             }
             (Kernel::MgStore, Params::Mg(p)) => {
-                let mut out = self.take(f("pressure"));
-                mg_store::run(&p, self.buf(f("mg")), &mut out);
-                self.put(f("pressure"), out);
+                let (mut hi, mut lo) = (self.take(f("pressure")), self.take(f("pressure_lo")));
+                mg_store::run(&p, self.buf(f("mg")), &mut hi, &mut lo);
+                self.put(f("pressure"), hi);
+                self.put(f("pressure_lo"), lo);
             }
             (Kernel::SubtractGradient, Params::None) => {
                 let (mut u, mut v) = (self.take(f("u")), self.take(f("v")));
-                subtract_gradient::run(g, dt, &mut u, &mut v, self.buf(f("pressure")));
+                subtract_gradient::run(g, dt, &mut u, &mut v, self.buf(f("pressure")), self.buf(f("pressure_lo")));
                 self.put(f("u"), u);
                 self.put(f("v"), v);
             }
             (Kernel::Residual, Params::None) => {
                 let mut out = self.take(f("residual"));
-                residual::run(g, dt, self.buf(f("pressure")), self.buf(f("divergence")), &mut out);
+                let (hi, lo) = (self.buf(f("pressure")), self.buf(f("pressure_lo")));
+                residual::run(g, dt, hi, lo, self.buf(f("divergence")), &mut out);
                 self.put(f("residual"), out);
             }
             (kernel, params) => unreachable!("schedule built {} with {params:?}", kernel.name()),

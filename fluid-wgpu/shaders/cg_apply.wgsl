@@ -1,6 +1,7 @@
 // #include multigrid
-// One invocation: cell (i, j) of level 0: q = A d = n d - sum d_nbr (twin of
-// fluid-cpu/src/kernels/cg_apply.rs).
+// One invocation: cell (i, j) of level 0: q = A d in difference form, -sum (d_nbr - d) over
+// the neighbours that are not walls, left, right, down, up (twin of
+// fluid-cpu/src/kernels/cg_apply.rs: no rounding of d's magnitude enters q).
 
 @group(0) @binding(2) var<uniform> params: CgParams;
 @group(1) @binding(0) var<storage, read_write> mg: array<f32>;
@@ -9,10 +10,30 @@
 fn cg_apply(@builtin(global_invocation_id) id: vec3<u32>) {
     let i = id.x;
     let j = id.y;
-    if (i >= params.nx || j >= params.ny) {
+    let nx = params.nx;
+    let ny = params.ny;
+    if (i >= nx || j >= ny) {
         return;
     }
-    let c = j * params.nx + i;
-    let nb = level_neighbours(params.d, params.nx, params.ny, i, j);
-    mg[params.q + c] = nb.n * mg[params.d + c] - nb.sum;
+    let c = j * nx + i;
+    let d = params.d;
+    let dc = mg[d + c];
+    var sum = 0.0;
+    let il = prev(i, nx, px());
+    if (il != NONE) {
+        sum += mg[d + j * nx + u32(il)] - dc;
+    }
+    let ir = next(i, nx, px());
+    if (ir != NONE) {
+        sum += mg[d + j * nx + u32(ir)] - dc;
+    }
+    let jd = prev(j, ny, py());
+    if (jd != NONE) {
+        sum += mg[d + u32(jd) * nx + i] - dc;
+    }
+    let ju = next(j, ny, py());
+    if (ju != NONE) {
+        sum += mg[d + u32(ju) * nx + i] - dc;
+    }
+    mg[params.q + c] = -sum;
 }

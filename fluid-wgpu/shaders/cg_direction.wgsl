@@ -1,5 +1,5 @@
 // One invocation: cell c of level 0: d = z + beta d, beta = (r.z) / (r.z of the previous
-// iteration); d = z on the first iteration or when that product is zero (twin of
+// iteration); d = z on the first iteration and whenever r.z did not fall or is not positive (twin of
 // fluid-cpu/src/kernels/cg_direction.rs).
 
 @group(0) @binding(2) var<uniform> params: CgParams;
@@ -12,11 +12,12 @@ fn cg_direction(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     let c = id.y * params.nx + id.x;
     let old = mg[params.scalars + (1u - params.slot)];
+    let rz = mg[params.scalars + params.slot];
     let z = mg[params.z + c];
-    if (params.flag != 0u || old == 0.0) {
+    // Written so that a NaN restarts too.
+    if (params.flag != 0u || !(rz > 0.0 && rz < old)) {
         mg[params.d + c] = z;
         return;
     }
-    let beta = mg[params.scalars + params.slot] / old;
-    mg[params.d + c] = z + beta * mg[params.d + c];
+    mg[params.d + c] = z + (rz / old) * mg[params.d + c];
 }

@@ -1,10 +1,14 @@
+// #include pressure_df
 // One invocation: cell (i, j) of level 0 of the multigrid hierarchy (twin of
-// fluid-cpu/src/kernels/mg_load.rs): b = -h^2 div / dt, p = the previous pressure or zero.
+// fluid-cpu/src/kernels/mg_load.rs). Mode LOAD_COPY (colour 0): b = -h^2 div / dt, p = the
+// previous pressure or zero. Mode LOAD_RESIDUAL (1): b = -h^2 div / dt - A (pressure +
+// pressure_lo) in difference form (the pressure taken as zero on a cold start); p untouched.
 
 @group(0) @binding(2) var<uniform> params: MgParams;
 @group(1) @binding(0) var<storage, read> pressure: array<f32>;
-@group(1) @binding(1) var<storage, read> divergence: array<f32>;
-@group(1) @binding(2) var<storage, read_write> mg: array<f32>;
+@group(1) @binding(1) var<storage, read> pressure_lo: array<f32>;
+@group(1) @binding(2) var<storage, read> divergence: array<f32>;
+@group(1) @binding(3) var<storage, read_write> mg: array<f32>;
 
 @compute @workgroup_size(WG_X, WG_Y)
 fn mg_load(@builtin(global_invocation_id) id: vec3<u32>) {
@@ -13,6 +17,15 @@ fn mg_load(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     let c = id.y * params.nx + id.x;
     let scale = -grid.h * grid.h / inputs.dt;
+    let cold = params.zero_initial != 0u;
+    if (params.colour == 1u) {
+        var b = scale * divergence[c];
+        if (!cold) {
+            b += df_differences(id.x, id.y);
+        }
+        mg[params.b + c] = b;
+        return;
+    }
     mg[params.b + c] = scale * divergence[c];
-    mg[params.p + c] = select(pressure[c], 0.0, params.zero_initial != 0u);
+    mg[params.p + c] = select(pressure[c], 0.0, cold);
 }

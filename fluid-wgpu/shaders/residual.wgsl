@@ -1,10 +1,12 @@
-// #include pressure
+// #include pressure_df
 // One invocation: the residual of the pressure equation at cell (i, j) in divergence units,
-// r = div - dt lap p: the divergence the projected velocity keeps.
+// r = div - dt lap p: the divergence the projected velocity keeps. The pressure is the
+// double-float pressure + pressure_lo, differenced as in df_differences.
 
 @group(1) @binding(0) var<storage, read> pressure: array<f32>;
-@group(1) @binding(1) var<storage, read> divergence: array<f32>;
-@group(1) @binding(2) var<storage, read_write> residual_out: array<f32>;
+@group(1) @binding(1) var<storage, read> pressure_lo: array<f32>;
+@group(1) @binding(2) var<storage, read> divergence: array<f32>;
+@group(1) @binding(3) var<storage, read_write> residual_out: array<f32>;
 
 @compute @workgroup_size(WG_X, WG_Y)
 fn residual(@builtin(global_invocation_id) id: vec3<u32>) {
@@ -15,6 +17,5 @@ fn residual(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     let c = ci(i, j);
     let k = inputs.dt * grid.inv_h * grid.inv_h;
-    let nb = neighbours(i, j);
-    residual_out[c] = divergence[c] - k * (nb.sum - nb.n * pressure[c]);
+    residual_out[c] = divergence[c] - k * df_differences(i, j);
 }

@@ -1,9 +1,16 @@
 // One invocation: make u-face (i, j) and v-face (i, j) divergence-free: u -= dt (p_right -
-// p_left) / h. Wall faces stay zero.
+// p_left) / h, the pressure the double-float pressure + pressure_lo (high and low parts
+// differenced separately). Wall faces stay zero.
 
 @group(1) @binding(0) var<storage, read_write> u: array<f32>;
 @group(1) @binding(1) var<storage, read_write> v: array<f32>;
 @group(1) @binding(2) var<storage, read> pressure: array<f32>;
+@group(1) @binding(3) var<storage, read> pressure_lo: array<f32>;
+
+// p[a] - p[b] of the double-float pressure.
+fn pressure_difference(a: u32, b: u32) -> f32 {
+    return (pressure[a] - pressure[b]) + (pressure_lo[a] - pressure_lo[b]);
+}
 
 @compute @workgroup_size(WG_X, WG_Y)
 fn subtract_gradient(@builtin(global_invocation_id) id: vec3<u32>) {
@@ -20,7 +27,7 @@ fn subtract_gradient(@builtin(global_invocation_id) id: vec3<u32>) {
         } else {
             let ic = canon_u(i);
             let left = select(grid.nx - 1u, ic - 1u, ic > 0u);
-            u[f] = u[f] - k * (pressure[ci(ic, j)] - pressure[ci(left, j)]);
+            u[f] = u[f] - k * pressure_difference(ci(ic, j), ci(left, j));
         }
     }
     if (i < grid.nx) {
@@ -30,7 +37,7 @@ fn subtract_gradient(@builtin(global_invocation_id) id: vec3<u32>) {
         } else {
             let jc = canon_v(j);
             let down = select(grid.ny - 1u, jc - 1u, jc > 0u);
-            v[f] = v[f] - k * (pressure[ci(i, jc)] - pressure[ci(i, down)]);
+            v[f] = v[f] - k * pressure_difference(ci(i, jc), ci(i, down));
         }
     }
 }

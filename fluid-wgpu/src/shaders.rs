@@ -12,6 +12,8 @@ const SHARED: &[(&str, &str)] = &[
     ("multigrid", include_str!("../shaders/shared/multigrid.wgsl")),
     ("filter", include_str!("../shaders/shared/filter.wgsl")),
     ("tile", include_str!("../shaders/shared/tile.wgsl")),
+    ("double_float", include_str!("../shaders/shared/double_float.wgsl")),
+    ("pressure_df", include_str!("../shaders/shared/pressure_df.wgsl")),
 ];
 
 /// Every shader file: `(file stem, text)`. The stem is the kernel name, plus `reduce`.

@@ -231,7 +231,12 @@ impl<B: Backend> Simulation<B> {
 
     /// Overwrite a field.
     pub fn set_field(&mut self, field: FieldId, data: &[f32]) -> Result<()> {
-        self.backend.upload(field, data)
+        self.backend.upload(field, data)?;
+        if field == FieldId::Pressure {
+            // The pressure is now exactly these values: drop the low part of the old one.
+            self.backend.upload(FieldId::PressureLo, &vec![0.0; data.len()])?;
+        }
+        Ok(())
     }
 
     /// max |∇·u| now and the relative residual of the last pressure solve (costs one pass

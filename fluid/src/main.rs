@@ -38,6 +38,9 @@ struct BenchArgs {
     /// With `solvers`: the fixed time budget per solve, milliseconds.
     #[arg(long, default_value_t = 2.0)]
     budget_ms: f64,
+    /// With `solvers`: multigrid's precision, `double-float` (its default) or `single`.
+    #[arg(long, value_parser = ["double-float", "single"])]
+    precision: Option<String>,
     /// Scene: a preset name or a `*.toml` file.
     #[arg(long, default_value = "smoke")]
     scene: String,
@@ -286,6 +289,10 @@ fn bench_solvers(args: &BenchArgs) -> Result<(), Failure> {
         solvers: args.solvers.iter().map(|s| fluid::solvers::parse_solver(s)).collect::<Result<Vec<_>, _>>()?,
         budget_ms: args.budget_ms,
         threads: args.threads,
+        precision: args.precision.as_deref().map(|p| match p {
+            "single" => fluid_core::params::Precision::Single,
+            _ => fluid_core::params::Precision::DoubleFloat,
+        }),
         ..Default::default()
     };
     let rows = fluid::solvers::run(&cfg, progress(args.json))?;

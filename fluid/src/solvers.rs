@@ -13,7 +13,7 @@
 
 use std::time::Instant;
 
-use fluid_core::params::{Pressure, PressureSolver};
+use fluid_core::params::{Precision, Pressure, PressureSolver};
 use fluid_core::schedule::{Kernel, SLOT_RESIDUAL_SQ, SLOT_RHS_SQ, Schedule};
 use serde::Serialize;
 
@@ -34,6 +34,9 @@ pub struct SolverBenchConfig {
     pub budget_ms: f64,
     /// CPU threads (0: all cores).
     pub threads: usize,
+    /// `multigrid`'s precision (`None`: its default, double-float); the other solvers have none
+    /// to choose.
+    pub precision: Option<Precision>,
 }
 
 impl Default for SolverBenchConfig {
@@ -45,6 +48,7 @@ impl Default for SolverBenchConfig {
             targets: vec![1e-2, 1e-4, 1e-6],
             budget_ms: 2.0,
             threads: 0,
+            precision: None,
         }
     }
 }
@@ -131,10 +135,17 @@ struct Problem {
     grid: Grid,
     inputs: StepInputs,
     velocity: (Vec<f32>, Vec<f32>),
+    /// `multigrid`'s precision.
+    precision: Option<Precision>,
 }
 
 impl Problem {
-    fn new(mut backend: Box<dyn Backend>, n: u32) -> Result<Problem> {
+    /// The precision setting a solve of `solver` uses.
+    fn precision(&self, solver: PressureSolver) -> Option<Precision> {
+        if solver == PressureSolver::Multigrid { self.precision } else { None }
+    }
+
+    fn new(mut backend: Box<dyn Backend>, n: u32, precision: Option<Precision>) -> Result<Problem> {
         let grid = Grid::new(n, n, 1.0 / n as f32, Boundary::Wall, Boundary::Wall)?;
         backend.allocate(&grid)?;
         let mut rng = fluid_core::scene::SplitMix64(5);
@@ -177,7 +188,7 @@ impl Problem {
             extent: None,
         };
         backend.run(&Schedule { grid: grid.uniform(), ops: vec![fluid_core::Op::Dispatch(divergence)] }, &inputs)?;
-        Ok(Problem { backend, grid, inputs, velocity: (u, v) })
+        Ok(Problem { backend, grid, inputs, velocity: (u, v), precision })
     }
 
     /// The relaxation corrects the velocity itself: give it the original one back.
@@ -185,7 +196,7 @@ impl Problem {
         if solver == PressureSolver::PoissonFilter {
             // The filter's taps depend on the sweeps it unrolls.
             let params = crate::SimParams {
-                pressure: Pressure { solver, iterations, ..Pressure::default() },
+                pressure: Pressure { solver, iterations, precision: self.precision(solver), ..Pressure::default() },
                 ..Default::default()
             };
             self.backend.run(&Schedule::setup(&self.grid, &params), &self.inputs)?;
@@ -198,7 +209,7 @@ impl Problem {
     }
 
     fn solve(&mut self, solver: PressureSolver, iterations: u32) -> Result<()> {
-        let pr = Pressure { solver, iterations, ..Pressure::default() };
+        let pr = Pressure { solver, iterations, precision: self.precision(solver), ..Pressure::default() };
         self.backend.run(&Schedule::solve(&self.grid, &pr, iterations, false), &self.inputs)
     }
 
@@ -264,7 +275,7 @@ pub fn run(cfg: &SolverBenchConfig, mut progress: impl FnMut(&str)) -> Result<Ve
     let mut rows = Vec::new();
     for name in &cfg.backends {
         for &n in &cfg.sizes {
-            let mut problem = Problem::new(crate::backend_with_threads(name, cfg.threads)?, n)?;
+            let mut problem = Problem::new(crate::backend_with_threads(name, cfg.threads)?, n, cfg.precision)?;
             let adapter = problem.backend.device();
             for &solver in &cfg.solvers {
                 progress(&format!("{name}: {n}x{n}: {}", solver_name(solver)));
@@ -293,7 +304,10 @@ pub fn run(cfg: &SolverBenchConfig, mut progress: impl FnMut(&str)) -> Result<Ve
                     backend: name.clone(),
                     adapter: adapter.clone(),
                     grid: [n, n],
-                    solver: solver_name(solver).into(),
+                    solver: match problem.precision(solver) {
+                        Some(Precision::Single) => format!("{} (single)", solver_name(solver)),
+                        _ => solver_name(solver).into(),
+                    },
                     reached,
                     budget_ms: cfg.budget_ms,
                     budget_iterations,

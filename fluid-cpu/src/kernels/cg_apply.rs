@@ -1,17 +1,34 @@
-//! `cg_apply`: `q = A d` on level 0, the unscaled Poisson operator `n d − Σ d_nbr`.
+//! `cg_apply`: `q = A d` on level 0, the unscaled Poisson operator, in difference form:
+//! `q = −Σ (d_nbr − d)` over the neighbours that are not walls (left, right, down, up). The
+//! differences of a smooth `d` are exact or nearly, so `q` carries no rounding of `d`'s
+//! magnitude; the form `n d − Σ d_nbr` would, and CG's recursive residual would drift from the
+//! true one by that much (measured: MGPCG stalled near 3e-5 at 256²).
 
 use fluid_core::uniforms::CgParams;
 
-use super::common::{G, for_each_row, level_neighbours, split_around};
+use super::common::{G, for_each_row, next, prev, split_around};
 
 /// Fill `q`.
 pub fn run(g: &G, params: &CgParams, mg: &mut [f32]) {
     let (nx, ny) = (params.nx as usize, params.ny as usize);
+    let d0 = params.d as usize;
     let (q, read) = split_around(mg, params.q as usize, nx * ny);
     for_each_row(q, nx, |j, row| {
         for (i, x) in row.iter_mut().enumerate() {
-            let (sum, n) = level_neighbours(|k| read.get(k), nx, ny, g.px, g.py, params.d as usize, i, j);
-            *x = n * read.get(params.d as usize + j * nx + i) - sum;
+            let dc = read.get(d0 + j * nx + i);
+            let mut sum = 0.0f32;
+            for k in [
+                prev(i, nx, g.px).map(|il| j * nx + il),
+                next(i, nx, g.px).map(|ir| j * nx + ir),
+                prev(j, ny, g.py).map(|jd| jd * nx + i),
+                next(j, ny, g.py).map(|ju| ju * nx + i),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                sum += read.get(d0 + k) - dc;
+            }
+            *x = -sum;
         }
     });
 }

@@ -438,3 +438,64 @@ pub fn level_neighbours(
     }
     (sum, n)
 }
+
+/// `a + b` exactly, as the rounded sum and its rounding error (Knuth's two-sum: six
+/// additions, no branch, any magnitudes).
+#[inline(always)]
+pub fn two_sum(a: f32, b: f32) -> (f32, f32) {
+    let s = a + b;
+    let bb = s - a;
+    (s, (a - (s - bb)) + (b - bb))
+}
+
+/// The double-float `hi + lo` plus `x`, renormalised so that `lo` is at most half an ulp of
+/// `hi` (the twin of `df_add` in `shared/pressure.wgsl`).
+#[inline(always)]
+pub fn df_add(hi: f32, lo: f32, x: f32) -> (f32, f32) {
+    let (s, e) = two_sum(hi, x);
+    let e = e + lo;
+    let h = s + e;
+    (h, e - (h - s))
+}
+
+/// `Σ (p_nbr − p)` over the neighbours of cell `(i, j)` that are not walls (left, right, down,
+/// up), for the double-float pressure `hi + lo`: each difference of high parts and of low parts
+/// is taken first (the high parts of neighbours are close, so their difference is exact), so
+/// the result carries no rounding of the pressure's magnitude, only of its differences. This is
+/// `−(A p)` of the unscaled operator.
+#[inline(always)]
+pub fn df_differences(g: &G, hi: &[f32], lo: &[f32], i: usize, j: usize) -> f32 {
+    let c = g.c(i, j);
+    let d = |k: usize| (hi[k] - hi[c]) + (lo[k] - lo[c]);
+    let mut sum = 0.0f32;
+    if let Some(il) = prev(i, g.nx, g.px) {
+        sum += d(g.c(il, j));
+    }
+    if let Some(ir) = next(i, g.nx, g.px) {
+        sum += d(g.c(ir, j));
+    }
+    if let Some(jd) = prev(j, g.ny, g.py) {
+        sum += d(g.c(i, jd));
+    }
+    if let Some(ju) = next(j, g.ny, g.py) {
+        sum += d(g.c(i, ju));
+    }
+    sum
+}
+
+/// `x` with its 12 lowest mantissa bits cleared: 12 significant bits, so the product of two
+/// such values is exact in f32. Bit masking, not arithmetic, so a GPU compiler cannot fuse it
+/// into something else (twin of `trunc12` in `shared/pressure.wgsl`).
+#[inline(always)]
+pub fn trunc12(x: f32) -> f32 {
+    f32::from_bits(x.to_bits() & 0xFFFF_F000)
+}
+
+/// `(hi, lo) + a d` exactly up to the double-float's own rounding, for `a` with 12 significant
+/// bits ([`trunc12`]): `d` is split into two 12-bit halves, whose products with `a` are exact.
+#[inline(always)]
+pub fn df_add_product(hi: f32, lo: f32, a: f32, d: f32) -> (f32, f32) {
+    let d_hi = trunc12(d);
+    let (h, l) = df_add(hi, lo, a * d_hi);
+    df_add(h, l, a * (d - d_hi))
+}

@@ -1,9 +1,35 @@
-//! `mg_store`: the pressure from level 0's iterate.
+//! `mg_store`: the pressure from level 0's iterate (or MGPCG's `x`), by the mode in `colour`:
+//! [`STORE_COPY`] (`pressure = p`, `pressure_lo = 0`), [`STORE_PAIR`] (the double-float pair at
+//! `p`) or [`STORE_ADD`] (`p` added to the double-float pressure, which `zero_initial` takes as
+//! zero).
 
+#[cfg(doc)]
+use fluid_core::multigrid::STORE_COPY;
+use fluid_core::multigrid::{STORE_ADD, STORE_PAIR};
 use fluid_core::uniforms::MgParams;
 
-/// Copy level 0's `p` into `pressure`.
-pub fn run(params: &MgParams, mg: &[f32], pressure: &mut [f32]) {
+use super::common::df_add;
+
+/// Write `pressure` and `pressure_lo`.
+pub fn run(params: &MgParams, mg: &[f32], pressure: &mut [f32], pressure_lo: &mut [f32]) {
     let n = pressure.len();
-    pressure.copy_from_slice(&mg[params.p as usize..params.p as usize + n]);
+    let at = params.p as usize;
+    let p = &mg[at..at + n];
+    match params.colour {
+        STORE_PAIR => {
+            pressure.copy_from_slice(p);
+            pressure_lo.copy_from_slice(&mg[at + n..at + 2 * n]);
+        }
+        STORE_ADD => {
+            let cold = params.zero_initial != 0;
+            for ((hi, lo), e) in pressure.iter_mut().zip(pressure_lo.iter_mut()).zip(p) {
+                let (h, l) = if cold { (0.0, 0.0) } else { (*hi, *lo) };
+                (*hi, *lo) = df_add(h, l, *e);
+            }
+        }
+        _ => {
+            pressure.copy_from_slice(p);
+            pressure_lo.fill(0.0);
+        }
+    }
 }

@@ -9,7 +9,8 @@ struct GridUniform {
     inv_h: f32,
     boundary_x: u32,
     boundary_y: u32,
-    _pad0: u32,
+    // Always 0, unknown to the compiler (see opaque() in double_float.wgsl).
+    zero: u32,
     _pad1: u32,
 }
 

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The double-float pressure on a GPU: the conformance suites (if their binaries are given), the
+# solver benchmark for multigrid (double-float and single) and MGPCG at 1024^2 and 4096^2, and
+# the smoke preset step in both precisions.
+#
+# usage: scripts/h100-double-float.sh FLUID_BINARY OUT_DIR [VULKAN_TESTS WGPU_TESTS]
+# (build with: cargo build --release -p fluid --features wgpu,vulkan; the test binaries with
+#  cargo test --release -p fluid-bench --test vulkan --test wgpu --no-run)
+set -uo pipefail
+bin=$1
+out=$2
+mkdir -p "$out"
+if [ -z "${XDG_RUNTIME_DIR:-}" ]; then
+  export XDG_RUNTIME_DIR=/tmp/fluid-xdg-$(id -u)
+  mkdir -p -m 0700 "$XDG_RUNTIME_DIR"
+fi
+"$bin" info > "$out/info.txt" 2>&1
+if [ $# -ge 4 ]; then
+  FLUID_VULKAN_VALIDATION=0 "$3" > "$out/conformance-vulkan.txt" 2>&1
+  "$4" > "$out/conformance-wgpu.txt" 2>&1
+fi
+"$bin" bench solvers --backends vulkan,wgpu --solvers multigrid,mgpcg --sizes 1024,4096 --budget-ms 8 \
+  > "$out/solvers.txt" 2>/dev/null
+"$bin" bench solvers --backends vulkan,wgpu --solvers multigrid --precision single --sizes 1024,4096 \
+  --budget-ms 8 > "$out/solvers-single.txt" 2>/dev/null
+"$bin" bench --backends vulkan,wgpu --scene smoke --sizes 256,512,1024,4096 --steps 60 \
+  > "$out/smoke-preset.txt" 2>/dev/null
+"$bin" bench --backends vulkan,wgpu --scene smoke --sizes 256,512,1024,4096 --steps 60 \
+  --set params.pressure.precision=single > "$out/smoke-preset-single.txt" 2>/dev/null
