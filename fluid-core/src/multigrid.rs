@@ -80,8 +80,8 @@ pub const LOAD_COPY: u32 = 0;
 /// `mg_load` mode: `b` = the residual `−h² ∇·u / dt − A (pressure + pressure_lo)` of the
 /// double-float pressure, with `A` applied in difference form (`Σ (p_nbr − p)`, the high and low
 /// parts differenced separately, so no rounding of the pressure's magnitude enters); with
-/// `zero_initial` the pressure is taken as zero. `p` is left alone (the cycle that follows
-/// starts from zero and solves for the correction).
+/// `zero_initial` the pressure is taken as zero, and set to zero. `p` is left alone (the cycle
+/// that follows starts from zero and solves for the correction).
 pub const LOAD_RESIDUAL: u32 = 1;
 /// `mg_store` mode: `pressure = p`, `pressure_lo = 0`.
 pub const STORE_COPY: u32 = 0;
@@ -225,6 +225,11 @@ pub const SMOOTH2_TILE: u32 = 22;
 
 /// The bit of `colour` that makes a [`Step::Smooth2`] restrict its result's residual.
 pub const SMOOTH2_RESTRICT: u32 = 2;
+
+/// The bit of `colour` that makes a post-smoothing [`Step::Smooth2`] on level 0 also add its
+/// result to the double-float pressure (`pressure + pressure_lo`), as `mg_store` in mode
+/// [`STORE_ADD`] would in a pass of its own: the last step of a double-float V-cycle.
+pub const SMOOTH2_ACCUMULATE: u32 = 4;
 
 /// The four `mg_smooth` passes that a [`Step::Smooth2`] with parameters `p` stands for, taken
 /// ping-pong between `p.p` and `p.tmp` (they end in `p.p`; the step moves that to `p.tmp`

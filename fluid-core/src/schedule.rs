@@ -272,11 +272,10 @@ impl Kernel {
                 &[b!("pressure", R), b!("divergence", R), b!("pressure_out", W)]
             }
             Kernel::Relax => &[b!("u", R), b!("v", R), b!("pressure", RW), b!("u_out", W), b!("v_out", W)],
-            Kernel::MgLoad | Kernel::CgInit => {
-                &[b!("pressure", R), b!("pressure_lo", R), b!("divergence", R), b!("mg", RW)]
-            }
+            Kernel::MgLoad => &[b!("pressure", RW), b!("pressure_lo", RW), b!("divergence", R), b!("mg", RW)],
+            Kernel::CgInit => &[b!("pressure", R), b!("pressure_lo", R), b!("divergence", R), b!("mg", RW)],
+            Kernel::MgSmooth2 => &[b!("mg", RW), b!("pressure", RW), b!("pressure_lo", RW)],
             Kernel::MgSmooth
-            | Kernel::MgSmooth2
             | Kernel::MgRestrict
             | Kernel::MgProlong
             | Kernel::MgCoarse
@@ -734,8 +733,8 @@ impl Schedule {
 
     /// `cycles` multigrid V-cycles between `mg_load` and `mg_store` (see [`crate::multigrid`]).
     /// `cycles` V-cycles. In double-float (`df`) each cycle solves for a correction from zero:
-    /// `mg_load` puts the residual of the double-float pressure into level 0's `b`, and
-    /// `mg_store` adds the cycle's result to the pressure. In single precision the cycles work
+    /// `mg_load` puts the residual of the double-float pressure into level 0's `b` (and zeroes
+    /// the pressure on a cold start), and the cycle's last step adds its result to the pressure. In single precision the cycles work
     /// on the pressure itself, loaded once and stored once.
     fn push_multigrid(&mut self, cycles: u32, omega: f32, cold: bool, df: bool) {
         use crate::multigrid::{LOAD_COPY, LOAD_RESIDUAL, STORE_ADD, STORE_COPY};
@@ -750,9 +749,12 @@ impl Schedule {
                 let zero_initial = u32::from(cold && k == 0);
                 let load = MgParams { colour: LOAD_RESIDUAL, zero_initial, ..base };
                 self.dispatch_over(Kernel::MgLoad, &load_fields, load, top.nx, top.ny);
-                self.push_vcycle(&levels, omega, false, true);
-                let store = MgParams { colour: STORE_ADD, zero_initial, ..base };
-                self.dispatch_over(Kernel::MgStore, &store_fields, store, top.nx, top.ny);
+                // The correction goes into the pressure in the cycle's last step, or (when the
+                // whole cycle is one `mg_coarse`) in a pass of its own.
+                if !self.push_vcycle_accumulating(&levels, omega, false, true, true) {
+                    let store = MgParams { colour: STORE_ADD, ..base };
+                    self.dispatch_over(Kernel::MgStore, &store_fields, store, top.nx, top.ny);
+                }
             }
             return;
         }
@@ -859,11 +861,34 @@ impl Schedule {
 
     /// One V-cycle over `levels` (see [`crate::multigrid::v_cycle`]).
     fn push_vcycle(&mut self, levels: &[crate::multigrid::Level], omega: f32, symmetric: bool, from_zero: bool) {
+        self.push_vcycle_accumulating(levels, omega, symmetric, from_zero, false);
+    }
+
+    /// [`Schedule::push_vcycle`]; with `accumulate`, level 0's last step (its post-smoothing
+    /// pair, when level 0 is not part of the coarse step) also adds the result to the
+    /// double-float pressure ([`crate::multigrid::SMOOTH2_ACCUMULATE`]). Returns whether it did.
+    fn push_vcycle_accumulating(
+        &mut self,
+        levels: &[crate::multigrid::Level],
+        omega: f32,
+        symmetric: bool,
+        from_zero: bool,
+        accumulate: bool,
+    ) -> bool {
         use crate::multigrid::Step;
-        for step in crate::multigrid::v_cycle(levels, omega, symmetric, from_zero, true) {
+        let mut steps = crate::multigrid::v_cycle(levels, omega, symmetric, from_zero, true);
+        let mut fused = false;
+        if accumulate && let Some(Step::Smooth2(p)) = steps.last_mut() {
+            p.colour |= crate::multigrid::SMOOTH2_ACCUMULATE;
+            fused = true;
+        }
+        for step in steps {
             match step {
                 Step::Smooth(p) => self.dispatch_over(Kernel::MgSmooth, &[FieldId::Multigrid], p, p.nx, p.ny),
-                Step::Smooth2(p) => self.dispatch_over(Kernel::MgSmooth2, &[FieldId::Multigrid], p, p.nx, p.ny),
+                Step::Smooth2(p) => {
+                    let fields = [FieldId::Multigrid, FieldId::Pressure, FieldId::PressureLo];
+                    self.dispatch_over(Kernel::MgSmooth2, &fields, p, p.nx, p.ny);
+                }
                 Step::Restrict(p) => self.dispatch_over(Kernel::MgRestrict, &[FieldId::Multigrid], p, p.cnx, p.cny),
                 Step::Prolong(p) => self.dispatch_over(Kernel::MgProlong, &[FieldId::Multigrid], p, p.nx, p.ny),
                 // One workgroup.
@@ -873,6 +898,7 @@ impl Schedule {
                 }
             }
         }
+        fused
     }
 
     /// A multigrid kernel over `x × y` invocations (a level, or `mg_coarse`'s one workgroup).
@@ -969,6 +995,7 @@ mod tests {
         let mut p = SimParams::default();
         p.pressure.solver = PressureSolver::Multigrid;
         p.pressure.iterations = 2;
+        p.pressure.precision = Some(crate::params::Precision::Single);
         let s = Schedule::projection(&g, &p);
         let kernels: Vec<Kernel> = s.dispatches().map(|d| d.kernel).collect();
         assert_eq!(kernels[0], Kernel::Divergence);
@@ -996,6 +1023,46 @@ mod tests {
             }
         }
         assert_eq!(s.dispatches().last().expect("dispatch").field("pressure"), FieldId::Pressure);
+    }
+
+    /// In double-float each V-cycle is a residual load and a cycle from zero whose last step
+    /// adds the correction to the pressure (or, when the whole cycle is one `mg_coarse`, a
+    /// `mg_store` that adds it).
+    #[test]
+    fn double_float_multigrid_cycles_are_corrections_added_to_the_pressure() {
+        use crate::multigrid::{LOAD_RESIDUAL, SMOOTH2_ACCUMULATE, STORE_ADD};
+        let mut p = SimParams::default();
+        p.pressure.solver = PressureSolver::Multigrid;
+        p.pressure.iterations = 3;
+        p.pressure.warm_start = false;
+        let mg = |d: &Dispatch| match d.params {
+            Params::Mg(m) => m,
+            _ => panic!("{} without MgParams", d.kernel.name()),
+        };
+        let g = Grid::new(150, 90, 1.0, Boundary::Wall, Boundary::Periodic).expect("grid");
+        let s = Schedule::projection(&g, &p);
+        let ds: Vec<&Dispatch> = s.dispatches().collect();
+        let loads: Vec<usize> = (0..ds.len()).filter(|&k| ds[k].kernel == Kernel::MgLoad).collect();
+        assert_eq!(loads.len(), 3);
+        assert!(ds.iter().all(|d| d.kernel != Kernel::MgStore));
+        for (c, &k) in loads.iter().enumerate() {
+            let load = mg(ds[k]);
+            assert_eq!((load.colour, load.zero_initial), (LOAD_RESIDUAL, u32::from(c == 0)), "cold only at first");
+            let first = mg(ds[k + 1]);
+            assert!(ds[k + 1].kernel == Kernel::MgSmooth2 && first.zero_initial == 1, "each cycle from zero");
+            let end = loads.get(c + 1).copied().unwrap_or(ds.len() - 1);
+            let last = ds[end - 1];
+            assert!(last.kernel == Kernel::MgSmooth2 && mg(last).colour & SMOOTH2_ACCUMULATE != 0);
+            let accumulating = ds[k..end].iter().filter(|d| d.kernel == Kernel::MgSmooth2);
+            assert_eq!(accumulating.filter(|d| mg(d).colour & SMOOTH2_ACCUMULATE != 0).count(), 1);
+        }
+        // A grid whose whole cycle is one mg_coarse.
+        let g = Grid::new(24, 20, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let kernels: Vec<Kernel> = Schedule::projection(&g, &p).dispatches().map(|d| d.kernel).collect();
+        let cycle = [Kernel::MgLoad, Kernel::MgCoarse, Kernel::MgStore];
+        assert_eq!(kernels[1..kernels.len() - 1], [cycle, cycle, cycle].concat());
+        let s = Schedule::projection(&g, &p);
+        assert!(s.dispatches().filter(|d| d.kernel == Kernel::MgStore).all(|d| mg(d).colour == STORE_ADD));
     }
 
     #[test]

@@ -247,8 +247,10 @@ impl CpuBackend {
             }
             (Kernel::MgLoad, Params::Mg(p)) => {
                 let mut mg = self.take(f("mg"));
-                let (hi, lo, div) = (self.buf(f("pressure")), self.buf(f("pressure_lo")), self.buf(f("divergence")));
-                mg_load::run(g, &p, dt, hi, lo, div, &mut mg);
+                let (mut hi, mut lo) = (self.take(f("pressure")), self.take(f("pressure_lo")));
+                mg_load::run(g, &p, dt, &mut hi, &mut lo, self.buf(f("divergence")), &mut mg);
+                self.put(f("pressure"), hi);
+                self.put(f("pressure_lo"), lo);
                 self.put(f("mg"), mg);
             }
             (Kernel::MgSmooth, Params::Mg(p)) => {
@@ -268,7 +270,10 @@ impl CpuBackend {
             }
             (Kernel::MgSmooth2, Params::Mg(p)) => {
                 let mut mg = self.take(f("mg"));
-                mg_smooth2::run(g, &p, &mut mg);
+                let (mut hi, mut lo) = (self.take(f("pressure")), self.take(f("pressure_lo")));
+                mg_smooth2::run(g, &p, &mut mg, Some((&mut hi, &mut lo)));
+                self.put(f("pressure"), hi);
+                self.put(f("pressure_lo"), lo);
                 self.put(f("mg"), mg);
             }
             (Kernel::MgCoarse, Params::Mg(p)) => {

@@ -2,11 +2,12 @@
 // One invocation: cell (i, j) of level 0 of the multigrid hierarchy (twin of
 // fluid-cpu/src/kernels/mg_load.rs). Mode LOAD_COPY (colour 0): b = -h^2 div / dt, p = the
 // previous pressure or zero. Mode LOAD_RESIDUAL (1): b = -h^2 div / dt - A (pressure +
-// pressure_lo) in difference form (the pressure taken as zero on a cold start); p untouched.
+// pressure_lo) in difference form; p untouched; on a cold start b = -h^2 div / dt and the
+// pressure is set to zero (each invocation reads only its own cell then).
 
 @group(0) @binding(2) var<uniform> params: MgParams;
-@group(1) @binding(0) var<storage, read> pressure: array<f32>;
-@group(1) @binding(1) var<storage, read> pressure_lo: array<f32>;
+@group(1) @binding(0) var<storage, read_write> pressure: array<f32>;
+@group(1) @binding(1) var<storage, read_write> pressure_lo: array<f32>;
 @group(1) @binding(2) var<storage, read> divergence: array<f32>;
 @group(1) @binding(3) var<storage, read_write> mg: array<f32>;
 
@@ -20,7 +21,10 @@ fn mg_load(@builtin(global_invocation_id) id: vec3<u32>) {
     let cold = params.zero_initial != 0u;
     if (params.colour == 1u) {
         var b = scale * divergence[c];
-        if (!cold) {
+        if (cold) {
+            pressure[c] = 0.0;
+            pressure_lo[c] = 0.0;
+        } else {
             b += df_differences(id.x, id.y);
         }
         mg[params.b + c] = b;

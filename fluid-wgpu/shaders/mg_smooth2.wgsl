@@ -1,5 +1,6 @@
 // #include multigrid
 // #include tile
+// #include double_float
 // One workgroup: two red-black Gauss-Seidel iterations (four colour passes, over-relaxed by
 // omega) on an S2_TILE² tile of one multigrid level, from the iterate at `p` (plus, when
 // cnx > 0 and no restriction is asked for, the next coarser level's correction, as mg_prolong
@@ -20,9 +21,13 @@
 // ping-pong passes of `mg_smooth` do. Cells past a wall hold zero and are never updated, so
 // the neighbour sums are those of `level_neighbours` (left, right, down, up, zeros for the
 // missing ones). Rows are visited by calls with constant indices (see jacobi_multisweep.wgsl).
+// With the S2_ACCUMULATE bit (level 0's post-smoothing in a double-float solve) each result is
+// also added to the double-float pressure, as mg_store in mode STORE_ADD does.
 
 @group(0) @binding(2) var<uniform> params: MgParams;
 @group(1) @binding(0) var<storage, read_write> mg: array<f32>;
+@group(1) @binding(1) var<storage, read_write> pressure: array<f32>;
+@group(1) @binding(2) var<storage, read_write> pressure_lo: array<f32>;
 
 const S2_TILE: u32 = 22u;
 const S2_HALO: u32 = 5u;
@@ -33,6 +38,8 @@ var<workgroup> region: array<f32, 1024>; // S2_SIDE^2
 var<workgroup> resid: array<f32, 1024>; // S2_SIDE^2
 // The bit of params.colour that asks for the restriction (fluid_core::multigrid::SMOOTH2_RESTRICT).
 const S2_RESTRICT: u32 = 2u;
+// The bit that asks for the result to be added to the pressure (SMOOTH2_ACCUMULATE).
+const S2_ACCUMULATE: u32 = 4u;
 
 var<private> cur: array<f32, S2_ROWS>;
 var<private> bval: array<f32, S2_ROWS>;
@@ -126,7 +133,13 @@ fn emit(r: u32) {
     let g = origin + vec2<i32>(local);
     let in_tile = all(local >= vec2<u32>(S2_HALO)) && all(local < vec2<u32>(S2_HALO + S2_TILE));
     if (in_tile && g.x < i32(params.nx) && g.y < i32(params.ny)) {
-        mg[params.tmp + u32(g.y) * params.nx + u32(g.x)] = cur[r];
+        let c = u32(g.y) * params.nx + u32(g.x);
+        mg[params.tmp + c] = cur[r];
+        if ((params.colour & S2_ACCUMULATE) != 0u) {
+            let sum = df_add(pressure[c], pressure_lo[c], cur[r]);
+            pressure[c] = sum.x;
+            pressure_lo[c] = sum.y;
+        }
     }
 }
 

@@ -8,14 +8,16 @@
 //! the level's arrays and their result moves to `tmp`, which defines the answer the shader must
 //! give.
 
-use fluid_core::multigrid::{SMOOTH2_RESTRICT, smooth2_passes};
+use fluid_core::multigrid::{SMOOTH2_ACCUMULATE, SMOOTH2_RESTRICT, smooth2_passes};
 use fluid_core::uniforms::MgParams;
 
-use super::common::G;
+use super::common::{G, df_add};
 use super::{mg_prolong, mg_restrict, mg_smooth};
 
-/// The pair of iterations on the level `params` names.
-pub fn run(g: &G, params: &MgParams, mg: &mut [f32]) {
+/// The pair of iterations on the level `params` names; with the `SMOOTH2_ACCUMULATE` bit of
+/// `colour` (level 0's post-smoothing in a double-float solve) the result is also added to the
+/// double-float pressure `(hi, lo)`, as `mg_store` in mode `STORE_ADD` does.
+pub fn run(g: &G, params: &MgParams, mg: &mut [f32], pressure: Option<(&mut [f32], &mut [f32])>) {
     let cells = (params.nx * params.ny) as usize;
     let (p, tmp) = (params.p as usize, params.tmp as usize);
     let restrict = params.colour & SMOOTH2_RESTRICT != 0;
@@ -34,6 +36,13 @@ pub fn run(g: &G, params: &MgParams, mg: &mut [f32]) {
         // The result's residual, into the coarser level.
         mg_restrict::run(g, &MgParams { p: params.tmp, ..*params }, mg);
     }
+    if params.colour & SMOOTH2_ACCUMULATE != 0
+        && let Some((hi, lo)) = pressure
+    {
+        for ((h, l), e) in hi.iter_mut().zip(lo.iter_mut()).zip(&mg[tmp..tmp + cells]) {
+            (*h, *l) = df_add(*h, *l, *e);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -48,7 +57,7 @@ mod tests {
         for step in steps {
             match *step {
                 Step::Smooth(p) => mg_smooth::run(g, &p, mg),
-                Step::Smooth2(p) => run(g, &p, mg),
+                Step::Smooth2(p) => run(g, &p, mg, None),
                 Step::Restrict(p) => mg_restrict::run(g, &p, mg),
                 Step::Prolong(p) => mg_prolong::run(g, &p, mg),
                 Step::Coarse(p) => mg_coarse::run(g, &p, mg),
