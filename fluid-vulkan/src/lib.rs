@@ -144,8 +144,28 @@ fn validation_wanted(entry: &ash::Entry) -> Result<bool> {
     }
 }
 
+/// Keeps the Vulkan loader and driver loaded for the rest of the process: one instance, made on
+/// first use and never destroyed. Without it every backend's instance loads the driver library
+/// and destroying it unloads it again, and NVIDIA's Linux driver leaks static TLS on each load:
+/// after a few dozen backends in one process `vkCreateInstance` failed ("libnvidia-tls.so:
+/// cannot allocate memory in static TLS block", measured on the H100 with the conformance suite,
+/// which creates hundreds). Failure to make it is ignored (the backend's own instance reports).
+fn keep_driver_loaded() {
+    static KEEPER: std::sync::OnceLock<Option<(ash::Entry, ash::Instance)>> = std::sync::OnceLock::new();
+    KEEPER.get_or_init(|| {
+        // SAFETY: as in `Instance::new`: loading the system's loader runs its initialisers.
+        let entry = unsafe { ash::Entry::load() }.ok()?;
+        let app = vk::ApplicationInfo::default().application_name(c"fluid").api_version(vk::API_VERSION_1_1);
+        let info = vk::InstanceCreateInfo::default().application_info(&app);
+        // SAFETY: `info` and the app info it points to are valid for the call; no allocator.
+        let instance = unsafe { entry.create_instance(&info, None) }.ok()?;
+        Some((entry, instance))
+    });
+}
+
 impl Instance {
     fn new(with_validation: bool) -> Result<Instance> {
+        keep_driver_loaded();
         // SAFETY: loading the system's Vulkan loader runs its initialisers; that is the
         // documented way to use a run-time loaded `libvulkan`, and no Vulkan object exists yet.
         let entry = unsafe { ash::Entry::load() }.map_err(|e| Error::Unsupported {

@@ -73,11 +73,21 @@ fn shader_overrides() -> Result<HashMap<String, String>> {
     Ok(out)
 }
 
+/// The process's one wgpu instance, shared by every backend. Creating and dropping an instance
+/// per backend loads and unloads the Vulkan driver each time, and NVIDIA's Linux driver leaks
+/// static TLS on every load: after a few dozen backends in one process (the conformance suite
+/// creates hundreds) `dlopen` failed with "cannot allocate memory in static TLS block" and the
+/// process crashed. One instance for the process keeps the driver loaded.
 fn instance() -> wgpu::Instance {
-    wgpu::Instance::new(wgpu::InstanceDescriptor {
-        backends: wgpu::Backends::PRIMARY,
-        ..wgpu::InstanceDescriptor::new_without_display_handle()
-    })
+    static INSTANCE: std::sync::OnceLock<wgpu::Instance> = std::sync::OnceLock::new();
+    INSTANCE
+        .get_or_init(|| {
+            wgpu::Instance::new(wgpu::InstanceDescriptor {
+                backends: wgpu::Backends::PRIMARY,
+                ..wgpu::InstanceDescriptor::new_without_display_handle()
+            })
+        })
+        .clone()
 }
 
 fn summary(info: &wgpu::AdapterInfo, features: wgpu::Features) -> AdapterSummary {
