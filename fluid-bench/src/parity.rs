@@ -398,26 +398,34 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
                 .take(2)
                 .flat_map(|l| [(0, 0, 1.0), (1, 0, 1.15), (0, 1, 1.15)].map(|(colour, z, omega)| (l, colour, z, omega)))
                 .map(|(l, colour, zero_initial, omega)| {
-                    mg(&[Multigrid, Pressure, PressureLo], MgParams { colour, zero_initial, omega, ..on(l) }, l)
+                    mg(
+                        &[Multigrid, Pressure, PressureLo, Divergence],
+                        MgParams { colour, zero_initial, omega, ..on(l) },
+                        l,
+                    )
                 })
                 .collect();
             for w in levels.windows(2).take(2) {
                 let p = MgParams { p: w[0].tmp, tmp: w[0].p, colour: 1, omega: 1.15, ..transfer(&w[0], &w[1]) };
-                out.push(mg(&[Multigrid, Pressure, PressureLo], p, &w[0]));
+                out.push(mg(&[Multigrid, Pressure, PressureLo, Divergence], p, &w[0]));
                 // And with the restriction afterwards (the pre-smoothing of a V-cycle), both
                 // colour orders, from zero or not.
                 use fluid_core::multigrid::SMOOTH2_RESTRICT;
                 for (colour, zero_initial) in [(SMOOTH2_RESTRICT, 1), (SMOOTH2_RESTRICT | 1, 0)] {
                     let p = MgParams { colour, zero_initial, omega: 1.15, ..transfer(&w[0], &w[1]) };
-                    out.push(mg(&[Multigrid, Pressure, PressureLo], p, &w[0]));
+                    out.push(mg(&[Multigrid, Pressure, PressureLo, Divergence], p, &w[0]));
                 }
             }
-            // Level 0's post-smoothing of a double-float solve: the result added to the pressure.
-            use fluid_core::multigrid::SMOOTH2_ACCUMULATE;
+            // Level 0's post-smoothing of a double-float solve, the result added to the pressure,
+            // and its pre-smoothing, b computed from the pressure first.
+            use fluid_core::multigrid::{SMOOTH2_ACCUMULATE, SMOOTH2_LOAD_RESIDUAL, SMOOTH2_RESTRICT};
             if let [l0, l1, ..] = levels[..] {
                 let colour = SMOOTH2_ACCUMULATE | 1;
                 let p = MgParams { p: l0.tmp, tmp: l0.p, colour, omega: 1.15, ..transfer(&l0, &l1) };
-                out.push(mg(&[Multigrid, Pressure, PressureLo], p, &l0));
+                out.push(mg(&[Multigrid, Pressure, PressureLo, Divergence], p, &l0));
+                let colour = SMOOTH2_LOAD_RESIDUAL | SMOOTH2_RESTRICT;
+                let p = MgParams { colour, zero_initial: 1, omega: 1.15, ..transfer(&l0, &l1) };
+                out.push(mg(&[Multigrid, Pressure, PressureLo, Divergence], p, &l0));
             }
             out
         }

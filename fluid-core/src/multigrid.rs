@@ -231,6 +231,12 @@ pub const SMOOTH2_RESTRICT: u32 = 2;
 /// [`STORE_ADD`] would in a pass of its own: the last step of a double-float V-cycle.
 pub const SMOOTH2_ACCUMULATE: u32 = 4;
 
+/// The bit of `colour` that makes a pre-smoothing [`Step::Smooth2`] on level 0 first compute the
+/// level's `b` as the residual of the double-float pressure, as `mg_load` in mode
+/// [`LOAD_RESIDUAL`] would in a pass of its own (and write it, for the post-smoothing): the first
+/// step of a warm double-float V-cycle.
+pub const SMOOTH2_LOAD_RESIDUAL: u32 = 8;
+
 /// The four `mg_smooth` passes that a [`Step::Smooth2`] with parameters `p` stands for, taken
 /// ping-pong between `p.p` and `p.tmp` (they end in `p.p`; the step moves that to `p.tmp`
 /// and leaves `p.p` as it was), after the correction when `p.cnx` > 0.

@@ -274,7 +274,7 @@ impl Kernel {
             Kernel::Relax => &[b!("u", R), b!("v", R), b!("pressure", RW), b!("u_out", W), b!("v_out", W)],
             Kernel::MgLoad => &[b!("pressure", RW), b!("pressure_lo", RW), b!("divergence", R), b!("mg", RW)],
             Kernel::CgInit => &[b!("pressure", R), b!("pressure_lo", R), b!("divergence", R), b!("mg", RW)],
-            Kernel::MgSmooth2 => &[b!("mg", RW), b!("pressure", RW), b!("pressure_lo", RW)],
+            Kernel::MgSmooth2 => &[b!("mg", RW), b!("pressure", RW), b!("pressure_lo", RW), b!("divergence", R)],
             Kernel::MgSmooth
             | Kernel::MgRestrict
             | Kernel::MgProlong
@@ -732,9 +732,11 @@ impl Schedule {
     }
 
     /// `cycles` multigrid V-cycles between `mg_load` and `mg_store` (see [`crate::multigrid`]).
-    /// `cycles` V-cycles. In double-float (`df`) each cycle solves for a correction from zero:
-    /// `mg_load` puts the residual of the double-float pressure into level 0's `b` (and zeroes
-    /// the pressure on a cold start), and the cycle's last step adds its result to the pressure. In single precision the cycles work
+    /// `cycles` V-cycles. In double-float (`df`) each cycle solves for a correction from zero: its
+    /// first step computes level 0's `b` as the residual of the double-float pressure and its last
+    /// step adds the result to the pressure (on a cold start `mg_load` zeroes the pressure and
+    /// loads `b` first; when the whole cycle is one `mg_coarse`, `mg_load` and `mg_store` do
+    /// both). In single precision the cycles work
     /// on the pressure itself, loaded once and stored once.
     fn push_multigrid(&mut self, cycles: u32, omega: f32, cold: bool, df: bool) {
         use crate::multigrid::{LOAD_COPY, LOAD_RESIDUAL, STORE_ADD, STORE_COPY};
@@ -746,12 +748,17 @@ impl Schedule {
             ([Pressure, PressureLo, Divergence, Multigrid], [Multigrid, Pressure, PressureLo]);
         if df {
             for k in 0..cycles {
-                let zero_initial = u32::from(cold && k == 0);
-                let load = MgParams { colour: LOAD_RESIDUAL, zero_initial, ..base };
+                let first_cold = cold && k == 0;
+                // Warm: the residual is computed by the cycle's first step and the correction
+                // added by its last. A cold start (which zeroes the pressure) and a cycle that is
+                // one `mg_coarse` load and store in passes of their own.
+                if !first_cold && self.push_vcycle_double_float(&levels, omega, false, false) {
+                    continue;
+                }
+                let load = MgParams { colour: LOAD_RESIDUAL, zero_initial: u32::from(first_cold), ..base };
                 self.dispatch_over(Kernel::MgLoad, &load_fields, load, top.nx, top.ny);
-                // The correction goes into the pressure in the cycle's last step, or (when the
-                // whole cycle is one `mg_coarse`) in a pass of its own.
-                if !self.push_vcycle_accumulating(&levels, omega, false, true, true) {
+                if !self.push_vcycle_double_float(&levels, omega, false, true) {
+                    self.push_vcycle(&levels, omega, false, true);
                     let store = MgParams { colour: STORE_ADD, ..base };
                     self.dispatch_over(Kernel::MgStore, &store_fields, store, top.nx, top.ny);
                 }
@@ -861,32 +868,45 @@ impl Schedule {
 
     /// One V-cycle over `levels` (see [`crate::multigrid::v_cycle`]).
     fn push_vcycle(&mut self, levels: &[crate::multigrid::Level], omega: f32, symmetric: bool, from_zero: bool) {
-        self.push_vcycle_accumulating(levels, omega, symmetric, from_zero, false);
+        self.push_steps(crate::multigrid::v_cycle(levels, omega, symmetric, from_zero, true));
     }
 
-    /// [`Schedule::push_vcycle`]; with `accumulate`, level 0's last step (its post-smoothing
-    /// pair, when level 0 is not part of the coarse step) also adds the result to the
-    /// double-float pressure ([`crate::multigrid::SMOOTH2_ACCUMULATE`]). Returns whether it did.
-    fn push_vcycle_accumulating(
+    /// [`Schedule::push_vcycle`] of a double-float solve, when level 0 is not part of the coarse
+    /// step (returns `false` and emits nothing otherwise): level 0's first step (its
+    /// pre-smoothing pair) computes the level's `b` from the double-float pressure unless
+    /// `loaded` ([`crate::multigrid::SMOOTH2_LOAD_RESIDUAL`]), and its last step (the
+    /// post-smoothing pair) adds the result to the pressure
+    /// ([`crate::multigrid::SMOOTH2_ACCUMULATE`]).
+    fn push_vcycle_double_float(
         &mut self,
         levels: &[crate::multigrid::Level],
         omega: f32,
         symmetric: bool,
-        from_zero: bool,
-        accumulate: bool,
+        loaded: bool,
     ) -> bool {
         use crate::multigrid::Step;
-        let mut steps = crate::multigrid::v_cycle(levels, omega, symmetric, from_zero, true);
-        let mut fused = false;
-        if accumulate && let Some(Step::Smooth2(p)) = steps.last_mut() {
+        let mut steps = crate::multigrid::v_cycle(levels, omega, symmetric, true, true);
+        let (Some(Step::Smooth2(_)), Some(Step::Smooth2(_))) = (steps.first(), steps.last()) else {
+            return false;
+        };
+        if let Some(Step::Smooth2(p)) = steps.last_mut() {
             p.colour |= crate::multigrid::SMOOTH2_ACCUMULATE;
-            fused = true;
         }
+        if !loaded && let Some(Step::Smooth2(p)) = steps.first_mut() {
+            p.colour |= crate::multigrid::SMOOTH2_LOAD_RESIDUAL;
+        }
+        self.push_steps(steps);
+        true
+    }
+
+    /// The dispatches of V-cycle steps.
+    fn push_steps(&mut self, steps: Vec<crate::multigrid::Step>) {
+        use crate::multigrid::Step;
         for step in steps {
             match step {
                 Step::Smooth(p) => self.dispatch_over(Kernel::MgSmooth, &[FieldId::Multigrid], p, p.nx, p.ny),
                 Step::Smooth2(p) => {
-                    let fields = [FieldId::Multigrid, FieldId::Pressure, FieldId::PressureLo];
+                    let fields = [FieldId::Multigrid, FieldId::Pressure, FieldId::PressureLo, FieldId::Divergence];
                     self.dispatch_over(Kernel::MgSmooth2, &fields, p, p.nx, p.ny);
                 }
                 Step::Restrict(p) => self.dispatch_over(Kernel::MgRestrict, &[FieldId::Multigrid], p, p.cnx, p.cny),
@@ -898,7 +918,6 @@ impl Schedule {
                 }
             }
         }
-        fused
     }
 
     /// A multigrid kernel over `x × y` invocations (a level, or `mg_coarse`'s one workgroup).
@@ -1025,38 +1044,55 @@ mod tests {
         assert_eq!(s.dispatches().last().expect("dispatch").field("pressure"), FieldId::Pressure);
     }
 
-    /// In double-float each V-cycle is a residual load and a cycle from zero whose last step
-    /// adds the correction to the pressure (or, when the whole cycle is one `mg_coarse`, a
-    /// `mg_store` that adds it).
+    /// In double-float each V-cycle starts from zero: its first step computes level 0's `b` from
+    /// the double-float pressure and its last adds the correction to the pressure; a cold start
+    /// loads (and zeroes the pressure) with `mg_load` first; a grid whose whole cycle is one
+    /// `mg_coarse` loads and stores in passes of their own.
     #[test]
     fn double_float_multigrid_cycles_are_corrections_added_to_the_pressure() {
-        use crate::multigrid::{LOAD_RESIDUAL, SMOOTH2_ACCUMULATE, STORE_ADD};
-        let mut p = SimParams::default();
-        p.pressure.solver = PressureSolver::Multigrid;
-        p.pressure.iterations = 3;
-        p.pressure.warm_start = false;
+        use crate::multigrid::{LOAD_RESIDUAL, SMOOTH2_ACCUMULATE, SMOOTH2_LOAD_RESIDUAL, STORE_ADD};
         let mg = |d: &Dispatch| match d.params {
             Params::Mg(m) => m,
             _ => panic!("{} without MgParams", d.kernel.name()),
         };
         let g = Grid::new(150, 90, 1.0, Boundary::Wall, Boundary::Periodic).expect("grid");
-        let s = Schedule::projection(&g, &p);
-        let ds: Vec<&Dispatch> = s.dispatches().collect();
-        let loads: Vec<usize> = (0..ds.len()).filter(|&k| ds[k].kernel == Kernel::MgLoad).collect();
-        assert_eq!(loads.len(), 3);
-        assert!(ds.iter().all(|d| d.kernel != Kernel::MgStore));
-        for (c, &k) in loads.iter().enumerate() {
-            let load = mg(ds[k]);
-            assert_eq!((load.colour, load.zero_initial), (LOAD_RESIDUAL, u32::from(c == 0)), "cold only at first");
-            let first = mg(ds[k + 1]);
-            assert!(ds[k + 1].kernel == Kernel::MgSmooth2 && first.zero_initial == 1, "each cycle from zero");
-            let end = loads.get(c + 1).copied().unwrap_or(ds.len() - 1);
-            let last = ds[end - 1];
-            assert!(last.kernel == Kernel::MgSmooth2 && mg(last).colour & SMOOTH2_ACCUMULATE != 0);
-            let accumulating = ds[k..end].iter().filter(|d| d.kernel == Kernel::MgSmooth2);
-            assert_eq!(accumulating.filter(|d| mg(d).colour & SMOOTH2_ACCUMULATE != 0).count(), 1);
+        for warm in [false, true] {
+            let mut p = SimParams::default();
+            p.pressure.solver = PressureSolver::Multigrid;
+            p.pressure.iterations = 3;
+            p.pressure.warm_start = warm;
+            let s = Schedule::projection(&g, &p);
+            let ds: Vec<&Dispatch> = s.dispatches().filter(|d| d.kernel.name().starts_with("mg_")).collect();
+            assert!(ds.iter().all(|d| d.kernel != Kernel::MgStore));
+            let loads: Vec<&&Dispatch> = ds.iter().filter(|d| d.kernel == Kernel::MgLoad).collect();
+            if warm {
+                assert!(loads.is_empty(), "a warm solve computes its residuals in the smoothing");
+            } else {
+                assert_eq!(loads.len(), 1);
+                assert_eq!((mg(loads[0]).colour, mg(loads[0]).zero_initial), (LOAD_RESIDUAL, 1));
+                assert_eq!(ds[0].kernel, Kernel::MgLoad);
+            }
+            // Each cycle: level 0's pre-smoothing pair (from zero) opens it, its post-smoothing
+            // pair (accumulating) closes it.
+            let level0 = |d: &Dispatch| d.kernel == Kernel::MgSmooth2 && mg(d).nx == 150;
+            let pairs: Vec<MgParams> = ds.iter().filter(|d| level0(d)).map(|d| mg(d)).collect();
+            assert_eq!(pairs.len(), 6);
+            for (c, pair) in pairs.chunks(2).enumerate() {
+                let (pre, post) = (pair[0], pair[1]);
+                assert_eq!(pre.zero_initial, 1);
+                let loads_itself = pre.colour & SMOOTH2_LOAD_RESIDUAL != 0;
+                assert_eq!(loads_itself, warm || c > 0, "cycle {c}, warm {warm}");
+                assert_eq!(pre.colour & SMOOTH2_ACCUMULATE, 0);
+                assert_ne!(post.colour & SMOOTH2_ACCUMULATE, 0);
+                assert_eq!(post.colour & SMOOTH2_LOAD_RESIDUAL, 0);
+            }
+            let last = ds.last().expect("dispatch");
+            assert!(level0(last) && mg(last).colour & SMOOTH2_ACCUMULATE != 0);
         }
         // A grid whose whole cycle is one mg_coarse.
+        let mut p = SimParams::default();
+        p.pressure.solver = PressureSolver::Multigrid;
+        p.pressure.iterations = 3;
         let g = Grid::new(24, 20, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
         let kernels: Vec<Kernel> = Schedule::projection(&g, &p).dispatches().map(|d| d.kernel).collect();
         let cycle = [Kernel::MgLoad, Kernel::MgCoarse, Kernel::MgStore];

@@ -271,7 +271,8 @@ impl CpuBackend {
             (Kernel::MgSmooth2, Params::Mg(p)) => {
                 let mut mg = self.take(f("mg"));
                 let (mut hi, mut lo) = (self.take(f("pressure")), self.take(f("pressure_lo")));
-                mg_smooth2::run(g, &p, &mut mg, Some((&mut hi, &mut lo)));
+                let pressure = mg_smooth2::Pressure { hi: &mut hi, lo: &mut lo, div: self.buf(f("divergence")), dt };
+                mg_smooth2::run(g, &p, &mut mg, Some(pressure));
                 self.put(f("pressure"), hi);
                 self.put(f("pressure_lo"), lo);
                 self.put(f("mg"), mg);

@@ -1,6 +1,7 @@
 // #include multigrid
 // #include tile
 // #include double_float
+// #include pressure_df
 // One workgroup: two red-black Gauss-Seidel iterations (four colour passes, over-relaxed by
 // omega) on an S2_TILE² tile of one multigrid level, from the iterate at `p` (plus, when
 // cnx > 0 and no restriction is asked for, the next coarser level's correction, as mg_prolong
@@ -22,12 +23,16 @@
 // the neighbour sums are those of `level_neighbours` (left, right, down, up, zeros for the
 // missing ones). Rows are visited by calls with constant indices (see jacobi_multisweep.wgsl).
 // With the S2_ACCUMULATE bit (level 0's post-smoothing in a double-float solve) each result is
-// also added to the double-float pressure, as mg_store in mode STORE_ADD does.
+// also added to the double-float pressure, as mg_store in mode STORE_ADD does; with the
+// S2_LOAD_RESIDUAL bit (level 0's pre-smoothing) b is first computed from the double-float
+// pressure and the divergence, as mg_load in mode LOAD_RESIDUAL does, and written for the
+// tile's cells (the post-smoothing reads it).
 
 @group(0) @binding(2) var<uniform> params: MgParams;
 @group(1) @binding(0) var<storage, read_write> mg: array<f32>;
 @group(1) @binding(1) var<storage, read_write> pressure: array<f32>;
 @group(1) @binding(2) var<storage, read_write> pressure_lo: array<f32>;
+@group(1) @binding(3) var<storage, read> divergence: array<f32>;
 
 const S2_TILE: u32 = 22u;
 const S2_HALO: u32 = 5u;
@@ -40,6 +45,8 @@ var<workgroup> resid: array<f32, 1024>; // S2_SIDE^2
 const S2_RESTRICT: u32 = 2u;
 // The bit that asks for the result to be added to the pressure (SMOOTH2_ACCUMULATE).
 const S2_ACCUMULATE: u32 = 4u;
+// The bit that asks for b to be computed from the pressure (SMOOTH2_LOAD_RESIDUAL).
+const S2_LOAD_RESIDUAL: u32 = 8u;
 
 var<private> cur: array<f32, S2_ROWS>;
 var<private> bval: array<f32, S2_ROWS>;
@@ -79,7 +86,15 @@ fn fetch(r: u32) {
                 p = p + prolong_correction(params.cnx, params.cny, params.cp, u32(gx), u32(gy));
             }
         }
-        b = mg[params.b + c];
+        if ((params.colour & S2_LOAD_RESIDUAL) != 0u) {
+            b = -grid.h * grid.h / inputs.dt * divergence[c] + df_differences(u32(gx), u32(gy));
+            let in_tile = col >= S2_HALO && col < S2_HALO + S2_TILE && y >= S2_HALO && y < S2_HALO + S2_TILE;
+            if (in_tile) {
+                mg[params.b + c] = b;
+            }
+        } else {
+            b = mg[params.b + c];
+        }
         n = col_count + axis_count(gy, ny, py());
         colour = (u32(gx) + u32(gy)) & 1u;
     }

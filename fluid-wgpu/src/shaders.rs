@@ -199,6 +199,7 @@ mod tests {
             "const S2_HALO: u32 = 5u;".to_string(),
             format!("const S2_RESTRICT: u32 = {}u;", fluid_core::multigrid::SMOOTH2_RESTRICT),
             format!("const S2_ACCUMULATE: u32 = {}u;", fluid_core::multigrid::SMOOTH2_ACCUMULATE),
+            format!("const S2_LOAD_RESIDUAL: u32 = {}u;", fluid_core::multigrid::SMOOTH2_LOAD_RESIDUAL),
             format!("const S2_SIDE: u32 = {side}u;"),
             format!("const S2_ROWS: u32 = {rows}u;"),
             format!("var<workgroup> region: array<f32, {}>;", side * side),

@@ -8,18 +8,43 @@
 //! the level's arrays and their result moves to `tmp`, which defines the answer the shader must
 //! give.
 
-use fluid_core::multigrid::{SMOOTH2_ACCUMULATE, SMOOTH2_RESTRICT, smooth2_passes};
+use fluid_core::multigrid::{SMOOTH2_ACCUMULATE, SMOOTH2_LOAD_RESIDUAL, SMOOTH2_RESTRICT, smooth2_passes};
 use fluid_core::uniforms::MgParams;
 
-use super::common::{G, df_add};
-use super::{mg_prolong, mg_restrict, mg_smooth};
+use super::common::{G, df_add, for_each_row};
+use super::{mg_load, mg_prolong, mg_restrict, mg_smooth};
 
-/// The pair of iterations on the level `params` names; with the `SMOOTH2_ACCUMULATE` bit of
-/// `colour` (level 0's post-smoothing in a double-float solve) the result is also added to the
-/// double-float pressure `(hi, lo)`, as `mg_store` in mode `STORE_ADD` does.
-pub fn run(g: &G, params: &MgParams, mg: &mut [f32], pressure: Option<(&mut [f32], &mut [f32])>) {
+/// The double-float pressure and the divergence, for the level-0 steps of a double-float solve.
+pub struct Pressure<'a> {
+    /// High part.
+    pub hi: &'a mut [f32],
+    /// Low part.
+    pub lo: &'a mut [f32],
+    /// The divergence (the right-hand side).
+    pub div: &'a [f32],
+    /// The step's dt.
+    pub dt: f32,
+}
+
+/// The pair of iterations on the level `params` names. In a double-float solve, on level 0:
+/// with the `SMOOTH2_LOAD_RESIDUAL` bit of `colour` the level's `b` is first computed as the
+/// residual of the double-float pressure, as `mg_load` in mode `LOAD_RESIDUAL` does; with the
+/// `SMOOTH2_ACCUMULATE` bit the result is also added to the pressure, as `mg_store` in mode
+/// `STORE_ADD` does.
+pub fn run(g: &G, params: &MgParams, mg: &mut [f32], pressure: Option<Pressure<'_>>) {
     let cells = (params.nx * params.ny) as usize;
     let (p, tmp) = (params.p as usize, params.tmp as usize);
+    if params.colour & SMOOTH2_LOAD_RESIDUAL != 0
+        && let Some(pr) = &pressure
+    {
+        let scale = -g.h * g.h / pr.dt;
+        let b = params.b as usize;
+        for_each_row(&mut mg[b..b + cells], g.nx, |j, row| {
+            for (i, x) in row.iter_mut().enumerate() {
+                *x = mg_load::residual_b(g, scale, pr.hi, pr.lo, pr.div, i, j);
+            }
+        });
+    }
     let restrict = params.colour & SMOOTH2_RESTRICT != 0;
     let before = mg[p..p + cells].to_vec();
     if params.cnx > 0 && !restrict {
@@ -37,9 +62,9 @@ pub fn run(g: &G, params: &MgParams, mg: &mut [f32], pressure: Option<(&mut [f32
         mg_restrict::run(g, &MgParams { p: params.tmp, ..*params }, mg);
     }
     if params.colour & SMOOTH2_ACCUMULATE != 0
-        && let Some((hi, lo)) = pressure
+        && let Some(pr) = pressure
     {
-        for ((h, l), e) in hi.iter_mut().zip(lo.iter_mut()).zip(&mg[tmp..tmp + cells]) {
+        for ((h, l), e) in pr.hi.iter_mut().zip(pr.lo.iter_mut()).zip(&mg[tmp..tmp + cells]) {
             (*h, *l) = df_add(*h, *l, *e);
         }
     }
