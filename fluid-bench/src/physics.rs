@@ -349,11 +349,11 @@ pub fn projection_relaxation<B: Backend>(make: impl Fn() -> B) {
 }
 
 /// MGPCG on walled, periodic, odd and non-square grids: below 1e-4 after 4 iterations and 1e-5
-/// after 5 (measured on the CPU: 1.6e-7..3.2e-6); within 5× of as many plain V-cycles (measured
-/// 0.3–3.5×: the flexible β costs a little against the classical one early on), and below
-/// them on the grid where they slow down (33 × 40, periodic × wall: 2.1e-6 against 1.1e-5); and
-/// still below 1e-5 after 24 iterations, far past convergence (the classical β, with this
-/// not-quite-symmetric V-cycle, blew up there: 0.1 after 16 iterations at 256²).
+/// after 5 (measured on the CPU: 8.9e-8..2.0e-6); within 5× of as many plain V-cycles (measured
+/// 0.2–1.0×), and below them on the grid where they slow down (33 × 40, periodic × wall: 2.0e-6
+/// against 1.1e-5); and still below 1e-5 after 24 iterations, far past convergence (the
+/// classical β without `cg_direction`'s restart, with this not-quite-symmetric V-cycle, blew up
+/// there: 0.1 after 16 iterations at 256²).
 pub fn mgpcg_convergence<B: Backend>(make: impl Fn() -> B) {
     use fluid_core::params::PressureSolver::{Mgpcg, Multigrid};
     for (nx, ny, bx, by) in SOLVER_GRIDS {

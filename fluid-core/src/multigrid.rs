@@ -88,8 +88,8 @@ pub const STORE_COPY: u32 = 0;
 /// `mg_store` mode: `pressure = p`, `pressure_lo` = the `cells` values after `p` (MGPCG's
 /// double-float `x`).
 pub const STORE_PAIR: u32 = 1;
-/// `mg_store` mode: `(pressure, pressure_lo) += p` in double-float arithmetic; with
-/// `zero_initial` the pressure is taken as zero first.
+/// `mg_store` mode: `(pressure, pressure_lo) += p` in double-float arithmetic (a cold start has
+/// had `mg_load` zero the pressure first).
 pub const STORE_ADD: u32 = 2;
 
 /// MGPCG restarts from its double-float iterate every this many iterations: `x` is stored

@@ -180,8 +180,9 @@ pub struct MgParams {
     /// `mg_smooth`: the colour relaxed, 0 (red, `i + j` even) or 1 (black); `mg_load`,
     /// `mg_store`: the mode ([`crate::multigrid::LOAD_COPY`] …).
     pub colour: u32,
-    /// `mg_load`, `mg_store`: 1 to take the pressure as zero (a cold start); `mg_smooth`: 1 to
-    /// take the iterate as zero (the first pass of a solve from zero).
+    /// `mg_load`: 1 for a cold start (the pressure taken as zero; in mode `LOAD_RESIDUAL` also
+    /// set to zero); `mg_smooth`: 1 to take the iterate as zero (the first pass of a solve from
+    /// zero).
     pub zero_initial: u32,
     /// `mg_smooth`: relaxation weight ω (1: Gauss–Seidel).
     pub omega: f32,

@@ -2,7 +2,7 @@
 // One invocation: cell (i, j): the pressure from level 0's iterate (or MGPCG's x) by the mode
 // in colour (twin of fluid-cpu/src/kernels/mg_store.rs): STORE_COPY (0) pressure = p,
 // pressure_lo = 0; STORE_PAIR (1) the double-float pair at p; STORE_ADD (2) p added to the
-// double-float pressure (taken as zero with zero_initial).
+// double-float pressure.
 
 @group(0) @binding(2) var<uniform> params: MgParams;
 @group(1) @binding(0) var<storage, read> mg: array<f32>;
@@ -22,8 +22,7 @@ fn mg_store(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
     if (params.colour == 2u) {
-        let cold = params.zero_initial != 0u;
-        let r = df_add(select(pressure[c], 0.0, cold), select(pressure_lo[c], 0.0, cold), e);
+        let r = df_add(pressure[c], pressure_lo[c], e);
         pressure[c] = r.x;
         pressure_lo[c] = r.y;
         return;

@@ -1,7 +1,6 @@
 //! `mg_store`: the pressure from level 0's iterate (or MGPCG's `x`), by the mode in `colour`:
 //! [`STORE_COPY`] (`pressure = p`, `pressure_lo = 0`), [`STORE_PAIR`] (the double-float pair at
-//! `p`) or [`STORE_ADD`] (`p` added to the double-float pressure, which `zero_initial` takes as
-//! zero).
+//! `p`) or [`STORE_ADD`] (`p` added to the double-float pressure).
 
 #[cfg(doc)]
 use fluid_core::multigrid::STORE_COPY;
@@ -21,10 +20,8 @@ pub fn run(params: &MgParams, mg: &[f32], pressure: &mut [f32], pressure_lo: &mu
             pressure_lo.copy_from_slice(&mg[at + n..at + 2 * n]);
         }
         STORE_ADD => {
-            let cold = params.zero_initial != 0;
             for ((hi, lo), e) in pressure.iter_mut().zip(pressure_lo.iter_mut()).zip(p) {
-                let (h, l) = if cold { (0.0, 0.0) } else { (*hi, *lo) };
-                (*hi, *lo) = df_add(h, l, *e);
+                (*hi, *lo) = df_add(*hi, *lo, *e);
             }
         }
         _ => {
