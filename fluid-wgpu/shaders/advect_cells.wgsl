@@ -20,10 +20,10 @@ fn advect_cells(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
     let dt = inputs.dt;
-    let p = vec2<f32>((f32(i) + 0.5) * grid.h, (f32(j) + 0.5) * grid.h);
-    let b = backtrace(p, params.order, dt);
-    let sx = stencil(b.x * grid.inv_h - 0.5, grid.nx, false, px());
-    let sy = stencil(b.y * grid.inv_h - 0.5, grid.ny, false, py());
+    let p = vec2<f32>(f32(i) + 0.5, f32(j) + 0.5);
+    let b = backtrace(p, params.order, dt * grid.inv_h);
+    let sx = stencil(b.x - 0.5, grid.nx, false, px());
+    let sy = stencil(b.y - 0.5, grid.ny, false, py());
     let c00 = ci(sx.i0, sy.i0);
     let c10 = ci(sx.i1, sy.i0);
     let c01 = ci(sx.i0, sy.i1);

@@ -17,19 +17,20 @@ fn advect_velocity(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     let dt = inputs.dt;
     let decay = exp(-params.velocity_dissipation * dt);
+    let s = dt * grid.inv_h;
     if (j < grid.ny) {
         var val = 0.0;
         if (!u_on_wall(i)) {
-            let p = vec2<f32>(f32(canon_u(i)) * grid.h, (f32(j) + 0.5) * grid.h);
-            val = sample_u(backtrace(p, params.order, dt)) * decay;
+            let p = vec2<f32>(f32(canon_u(i)), f32(j) + 0.5);
+            val = sample_u(backtrace(p, params.order, s)) * decay;
         }
         u_out[ui_(i, j)] = val;
     }
     if (i < grid.nx) {
         var val = 0.0;
         if (!v_on_wall(j)) {
-            let p = vec2<f32>((f32(i) + 0.5) * grid.h, f32(canon_v(j)) * grid.h);
-            val = sample_v(backtrace(p, params.order, dt)) * decay;
+            let p = vec2<f32>(f32(i) + 0.5, f32(canon_v(j)));
+            val = sample_v(backtrace(p, params.order, s)) * decay;
         }
         v_out[vi_(i, j)] = val;
     }

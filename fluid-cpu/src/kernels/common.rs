@@ -121,6 +121,16 @@ pub fn ifloor(x: f32) -> i32 {
     if (t as f32) > x { t - 1 } else { t }
 }
 
+/// `x as i32` for `0 <= x < 2^22` (what a clamped coordinate is), written without the
+/// saturating float-to-int conversion, which does not vectorise on x86-64: adding 2^23 rounds
+/// `x` to the nearest integer in the low mantissa bits; one step back where that rounded up.
+#[inline(always)]
+pub fn trunc_small(x: f32) -> i32 {
+    const MAGIC: f32 = 8_388_608.0; // 2^23
+    let n = (x + MAGIC).to_bits() as i32 - MAGIC.to_bits() as i32;
+    if n as f32 > x { n - 1 } else { n }
+}
+
 /// Clamp to `[lo, hi]`; a NaN maps to `lo` (a blown-up position samples the corner instead of
 /// spreading NaN). Written with `max`/`min` so batches of it vectorise.
 #[inline(always)]
@@ -149,7 +159,7 @@ pub fn stencil(g: f32, n: usize, faces: bool, periodic: bool) -> (usize, usize, 
         // `as i32` after the clamp: a cheaper conversion than to usize on x86-64.
         let last = if faces { n } else { n - 1 };
         let g = clampf(g, 0.0, last as f32);
-        let i0 = (g as i32).min(n as i32 - 1) as usize;
+        let i0 = trunc_small(g).min(n as i32 - 1) as usize;
         let i1 = (i0 + 1).min(last);
         (i0, i1, g - i0 as f32)
     }
@@ -194,44 +204,46 @@ pub fn bilerp4(data: &[f32], nx: usize, x: (usize, usize, f32), y: (usize, usize
     })
 }
 
-/// u at world position `(x, y)`.
+/// u at position `(x, y)` in cell units (world position / h; cell `(i, j)` spans
+/// `[i, i + 1] × [j, j + 1]`).
 #[inline(always)]
 pub fn sample_u(g: &G, u: &[f32], x: f32, y: f32) -> f32 {
-    let sx = stencil(x * g.inv_h, g.nx, true, g.px);
-    let sy = stencil(y * g.inv_h - 0.5, g.ny, false, g.py);
+    let sx = stencil(x, g.nx, true, g.px);
+    let sy = stencil(y - 0.5, g.ny, false, g.py);
     bilerp(u, g.nx + 1, 1, 0, sx, sy)
 }
 
-/// v at world position `(x, y)`.
+/// v at position `(x, y)` in cell units.
 #[inline(always)]
 pub fn sample_v(g: &G, v: &[f32], x: f32, y: f32) -> f32 {
-    let sx = stencil(x * g.inv_h - 0.5, g.nx, false, g.px);
-    let sy = stencil(y * g.inv_h, g.ny, true, g.py);
+    let sx = stencil(x - 0.5, g.nx, false, g.px);
+    let sy = stencil(y, g.ny, true, g.py);
     bilerp(v, g.nx, 1, 0, sx, sy)
 }
 
-/// Velocity at world position `(x, y)`.
+/// Velocity at position `(x, y)` in cell units.
 #[inline(always)]
 pub fn velocity(g: &G, u: &[f32], v: &[f32], x: f32, y: f32) -> (f32, f32) {
     (sample_u(g, u, x, y), sample_v(g, v, x, y))
 }
 
-/// Where the fluid now at `(x, y)` was `dt` ago: Euler (1), midpoint (2) or Ralston RK3 (3).
+/// Where the fluid now at `(x, y)` (cell units) was `dt` ago: Euler (1), midpoint (2) or
+/// Ralston RK3 (3). `s = dt / h` turns a velocity into cells per step.
 #[inline(always)]
-pub fn backtrace(g: &G, u: &[f32], v: &[f32], order: u32, dt: f32, x: f32, y: f32) -> (f32, f32) {
+pub fn backtrace(g: &G, u: &[f32], v: &[f32], order: u32, s: f32, x: f32, y: f32) -> (f32, f32) {
     let k1 = velocity(g, u, v, x, y);
     match order {
-        1 => (x - dt * k1.0, y - dt * k1.1),
+        1 => (x - s * k1.0, y - s * k1.1),
         2 => {
-            let k2 = velocity(g, u, v, x - 0.5 * dt * k1.0, y - 0.5 * dt * k1.1);
-            (x - dt * k2.0, y - dt * k2.1)
+            let k2 = velocity(g, u, v, x - 0.5 * s * k1.0, y - 0.5 * s * k1.1);
+            (x - s * k2.0, y - s * k2.1)
         }
         _ => {
-            let k2 = velocity(g, u, v, x - 0.5 * dt * k1.0, y - 0.5 * dt * k1.1);
-            let k3 = velocity(g, u, v, x - 0.75 * dt * k2.0, y - 0.75 * dt * k2.1);
+            let k2 = velocity(g, u, v, x - 0.5 * s * k1.0, y - 0.5 * s * k1.1);
+            let k3 = velocity(g, u, v, x - 0.75 * s * k2.0, y - 0.75 * s * k2.1);
             (
-                x - dt * (2.0 / 9.0 * k1.0 + 3.0 / 9.0 * k2.0 + 4.0 / 9.0 * k3.0),
-                y - dt * (2.0 / 9.0 * k1.1 + 3.0 / 9.0 * k2.1 + 4.0 / 9.0 * k3.1),
+                x - s * (2.0 / 9.0 * k1.0 + 3.0 / 9.0 * k2.0 + 4.0 / 9.0 * k3.0),
+                y - s * (2.0 / 9.0 * k1.1 + 3.0 / 9.0 * k2.1 + 4.0 / 9.0 * k3.1),
             )
         }
     }
@@ -250,6 +262,37 @@ pub fn for_each_row(out: &mut [f32], cols: usize, f: impl Fn(usize, &mut [f32]) 
 /// overlap them. Each lane does exactly the arithmetic of the one-sample functions.
 pub const LANES: usize = 8;
 
+/// [`stencil`] of [`LANES`] coordinates: `(i0, i1, t)` per lane. On a wall axis written so
+/// that it vectorises; the same arithmetic lane by lane.
+#[inline(always)]
+pub fn stencil_lanes(
+    g: &[f32; LANES],
+    n: usize,
+    faces: bool,
+    periodic: bool,
+) -> ([i32; LANES], [i32; LANES], [f32; LANES]) {
+    let mut i0 = [0i32; LANES];
+    let mut i1 = [0i32; LANES];
+    let mut t = [0f32; LANES];
+    if periodic {
+        for k in 0..LANES {
+            let (a, b, w) = stencil(g[k], n, faces, true);
+            (i0[k], i1[k], t[k]) = (a as i32, b as i32, w);
+        }
+        return (i0, i1, t);
+    }
+    let last = if faces { n } else { n - 1 };
+    let (lastf, lasti, m) = (last as f32, last as i32, n as i32 - 1);
+    for k in 0..LANES {
+        let x = clampf(g[k], 0.0, lastf);
+        let a = trunc_small(x).min(m);
+        i0[k] = a;
+        i1[k] = (a + 1).min(lasti);
+        t[k] = x - a as f32;
+    }
+    (i0, i1, t)
+}
+
 /// Bilinear sample at [`LANES`] coordinates `(gx, gy)` (in sample units) of a field with
 /// `stride` values per row, on an axis pair with walls only: stencils for all lanes first
 /// (vectorised), then the loads, then the interpolation — the arithmetic of [`stencil`] and
@@ -263,28 +306,13 @@ fn bilerp_lanes_walls(
     gx: &[f32; LANES],
     gy: &[f32; LANES],
 ) -> [f32; LANES] {
-    let (lx, ly) = (if x_faces { nx } else { nx - 1 }, if y_faces { ny } else { ny - 1 });
-    let (lxf, lyf) = (lx as f32, ly as f32);
-    let (mx, my) = (nx as i32 - 1, ny as i32 - 1);
-    let stride_i = stride as i32;
     // Phase 1 (vectorised): stencils and flat indices.
-    let mut base0 = [0i32; LANES];
-    let mut base1 = [0i32; LANES];
-    let mut di = [0i32; LANES];
-    let mut tx = [0f32; LANES];
-    let mut ty = [0f32; LANES];
-    for k in 0..LANES {
-        let x = clampf(gx[k], 0.0, lxf);
-        let i0 = (x as i32).min(mx);
-        tx[k] = x - i0 as f32;
-        let y = clampf(gy[k], 0.0, lyf);
-        let j0 = (y as i32).min(my);
-        ty[k] = y - j0 as f32;
-        let j1 = (j0 + 1).min(ly as i32);
-        di[k] = (i0 + 1).min(lx as i32) - i0;
-        base0[k] = j0 * stride_i + i0;
-        base1[k] = j1 * stride_i + i0;
-    }
+    let (i0, i1, tx) = stencil_lanes(gx, nx, x_faces, false);
+    let (j0, j1, ty) = stencil_lanes(gy, ny, y_faces, false);
+    let stride_i = stride as i32;
+    let base0: [i32; LANES] = std::array::from_fn(|k| j0[k] * stride_i + i0[k]);
+    let base1: [i32; LANES] = std::array::from_fn(|k| j1[k] * stride_i + i0[k]);
+    let di: [i32; LANES] = std::array::from_fn(|k| i1[k] - i0[k]);
     // Phase 2: the loads.
     let mut c00 = [0f32; LANES];
     let mut c10 = [0f32; LANES];
@@ -307,23 +335,10 @@ fn bilerp_lanes_walls(
     out
 }
 
-/// Velocity at [`LANES`] world positions.
+/// Velocity at [`LANES`] positions (cell units).
 #[inline(always)]
 pub fn velocity_lanes(g: &G, u: &[f32], v: &[f32], x: &[f32; LANES], y: &[f32; LANES]) -> ([f32; LANES], [f32; LANES]) {
-    if g.px || g.py {
-        return (
-            std::array::from_fn(|k| sample_u(g, u, x[k], y[k])),
-            std::array::from_fn(|k| sample_v(g, v, x[k], y[k])),
-        );
-    }
-    let gx_f: [f32; LANES] = std::array::from_fn(|k| x[k] * g.inv_h);
-    let gy_f: [f32; LANES] = std::array::from_fn(|k| y[k] * g.inv_h);
-    let gx_c: [f32; LANES] = std::array::from_fn(|k| x[k] * g.inv_h - 0.5);
-    let gy_c: [f32; LANES] = std::array::from_fn(|k| y[k] * g.inv_h - 0.5);
-    (
-        bilerp_lanes_walls(u, g.nx + 1, (g.nx, true), (g.ny, false), &gx_f, &gy_c),
-        bilerp_lanes_walls(v, g.nx, (g.nx, false), (g.ny, true), &gx_c, &gy_f),
-    )
+    (sample_u_lanes(g, u, x, y), sample_v_lanes(g, v, x, y))
 }
 
 /// [`sample_u`] at [`LANES`] positions.
@@ -332,9 +347,8 @@ pub fn sample_u_lanes(g: &G, u: &[f32], x: &[f32; LANES], y: &[f32; LANES]) -> [
     if g.px || g.py {
         return std::array::from_fn(|k| sample_u(g, u, x[k], y[k]));
     }
-    let gx: [f32; LANES] = std::array::from_fn(|k| x[k] * g.inv_h);
-    let gy: [f32; LANES] = std::array::from_fn(|k| y[k] * g.inv_h - 0.5);
-    bilerp_lanes_walls(u, g.nx + 1, (g.nx, true), (g.ny, false), &gx, &gy)
+    let gy: [f32; LANES] = std::array::from_fn(|k| y[k] - 0.5);
+    bilerp_lanes_walls(u, g.nx + 1, (g.nx, true), (g.ny, false), x, &gy)
 }
 
 /// [`sample_v`] at [`LANES`] positions.
@@ -343,38 +357,97 @@ pub fn sample_v_lanes(g: &G, v: &[f32], x: &[f32; LANES], y: &[f32; LANES]) -> [
     if g.px || g.py {
         return std::array::from_fn(|k| sample_v(g, v, x[k], y[k]));
     }
-    let gx: [f32; LANES] = std::array::from_fn(|k| x[k] * g.inv_h - 0.5);
-    let gy: [f32; LANES] = std::array::from_fn(|k| y[k] * g.inv_h);
-    bilerp_lanes_walls(v, g.nx, (g.nx, false), (g.ny, true), &gx, &gy)
+    let gx: [f32; LANES] = std::array::from_fn(|k| x[k] - 0.5);
+    bilerp_lanes_walls(v, g.nx, (g.nx, false), (g.ny, true), &gx, y)
 }
 
-/// [`backtrace`] for [`LANES`] independent positions, stage by stage.
+/// `a + (b − a)·t` per lane, the arithmetic of [`bilerp`]'s interpolation.
+#[inline(always)]
+fn lerp_lanes(a: &[f32], b: &[f32], t: f32) -> [f32; LANES] {
+    std::array::from_fn(|k| a[k] + (b[k] - a[k]) * t)
+}
+
+/// [`bilerp`] with fixed weights of `LANES` consecutive samples of two rows: lane `k`
+/// interpolates `r0[k]`, `r0[k + 1]`, `r1[k]`, `r1[k + 1]`.
+#[inline(always)]
+fn bilerp_rows(r0: &[f32], r1: &[f32], tx: f32, ty: f32) -> [f32; LANES] {
+    let (r0, r1) = (&r0[..=LANES], &r1[..=LANES]);
+    let a = lerp_lanes(&r0[..LANES], &r0[1..], tx);
+    let b = lerp_lanes(&r1[..LANES], &r1[1..], tx);
+    lerp_lanes(&a, &b, ty)
+}
+
+/// The velocity at the `LANES` u-faces `(i0 .. i0 + LANES, j)`, the first stage of their
+/// backtrace: [`velocity`] at their positions, bit for bit. Those positions are whole or half
+/// cells, so every stencil is known; away from the edges the samples are consecutive in
+/// memory and the lanes load them as slices instead of gathering.
+#[inline(always)]
+pub fn velocity_at_u_faces(g: &G, u: &[f32], v: &[f32], i0: usize, j: usize) -> ([f32; LANES], [f32; LANES]) {
+    if i0 >= 1 && i0 + LANES <= g.nx && j + 1 < g.ny {
+        let (su, sv) = (g.nx + 1, g.nx);
+        let ku = bilerp_rows(&u[j * su + i0..], &u[(j + 1) * su + i0..], 0.0, 0.0);
+        let kv = bilerp_rows(&v[j * sv + i0 - 1..], &v[(j + 1) * sv + i0 - 1..], 0.5, 0.5);
+        return (ku, kv);
+    }
+    let x: [f32; LANES] = std::array::from_fn(|k| g.ui((i0 + k).min(g.nx)) as f32);
+    velocity_lanes(g, u, v, &x, &[j as f32 + 0.5; LANES])
+}
+
+/// The velocity at the `LANES` v-faces `(i0 .. i0 + LANES, j)`, as [`velocity_at_u_faces`].
+#[inline(always)]
+pub fn velocity_at_v_faces(g: &G, u: &[f32], v: &[f32], i0: usize, j: usize) -> ([f32; LANES], [f32; LANES]) {
+    if i0 + LANES < g.nx && j >= 1 && j < g.ny {
+        let (su, sv) = (g.nx + 1, g.nx);
+        let ku = bilerp_rows(&u[(j - 1) * su + i0..], &u[j * su + i0..], 0.5, 0.5);
+        let kv = bilerp_rows(&v[j * sv + i0..], &v[(j + 1) * sv + i0..], 0.0, 0.0);
+        return (ku, kv);
+    }
+    let x: [f32; LANES] = std::array::from_fn(|k| (i0 + k).min(g.nx - 1) as f32 + 0.5);
+    velocity_lanes(g, u, v, &x, &[g.vj(j) as f32; LANES])
+}
+
+/// The velocity at the `LANES` cell centres `(i0 .. i0 + LANES, j)`, as
+/// [`velocity_at_u_faces`].
+#[inline(always)]
+pub fn velocity_at_cells(g: &G, u: &[f32], v: &[f32], i0: usize, j: usize) -> ([f32; LANES], [f32; LANES]) {
+    if i0 + LANES < g.nx && j + 1 < g.ny {
+        let (su, sv) = (g.nx + 1, g.nx);
+        let ku = bilerp_rows(&u[j * su + i0..], &u[(j + 1) * su + i0..], 0.5, 0.0);
+        let kv = bilerp_rows(&v[j * sv + i0..], &v[(j + 1) * sv + i0..], 0.0, 0.5);
+        return (ku, kv);
+    }
+    let x: [f32; LANES] = std::array::from_fn(|k| (i0 + k).min(g.nx - 1) as f32 + 0.5);
+    velocity_lanes(g, u, v, &x, &[j as f32 + 0.5; LANES])
+}
+
+/// [`backtrace`] for [`LANES`] independent positions `(x, y)` (cell units), stage by stage,
+/// given the first stage's velocity `k1` (the velocity at `(x, y)`).
 #[inline(always)]
 pub fn backtrace_lanes(
     g: &G,
     u: &[f32],
     v: &[f32],
     order: u32,
-    dt: f32,
+    s: f32,
     x: &[f32; LANES],
     y: &[f32; LANES],
+    k1: ([f32; LANES], [f32; LANES]),
 ) -> ([f32; LANES], [f32; LANES]) {
-    let step = |px: &[f32; LANES], ku: &[f32; LANES], s: f32| -> [f32; LANES] {
-        std::array::from_fn(|k| px[k] - s * dt * ku[k])
+    let step = |px: &[f32; LANES], ku: &[f32; LANES], c: f32| -> [f32; LANES] {
+        std::array::from_fn(|k| px[k] - c * s * ku[k])
     };
-    let k1 = velocity_lanes(g, u, v, x, y);
     match order {
-        1 => (std::array::from_fn(|k| x[k] - dt * k1.0[k]), std::array::from_fn(|k| y[k] - dt * k1.1[k])),
+        1 => (std::array::from_fn(|k| x[k] - s * k1.0[k]), std::array::from_fn(|k| y[k] - s * k1.1[k])),
         2 => {
             let k2 = velocity_lanes(g, u, v, &step(x, &k1.0, 0.5), &step(y, &k1.1, 0.5));
-            (std::array::from_fn(|k| x[k] - dt * k2.0[k]), std::array::from_fn(|k| y[k] - dt * k2.1[k]))
+            (std::array::from_fn(|k| x[k] - s * k2.0[k]), std::array::from_fn(|k| y[k] - s * k2.1[k]))
         }
         _ => {
             let k2 = velocity_lanes(g, u, v, &step(x, &k1.0, 0.5), &step(y, &k1.1, 0.5));
             let k3 = velocity_lanes(g, u, v, &step(x, &k2.0, 0.75), &step(y, &k2.1, 0.75));
             (
-                std::array::from_fn(|k| x[k] - dt * (2.0 / 9.0 * k1.0[k] + 3.0 / 9.0 * k2.0[k] + 4.0 / 9.0 * k3.0[k])),
-                std::array::from_fn(|k| y[k] - dt * (2.0 / 9.0 * k1.1[k] + 3.0 / 9.0 * k2.1[k] + 4.0 / 9.0 * k3.1[k])),
+                std::array::from_fn(|k| x[k] - s * (2.0 / 9.0 * k1.0[k] + 3.0 / 9.0 * k2.0[k] + 4.0 / 9.0 * k3.0[k])),
+                std::array::from_fn(|k| y[k] - s * (2.0 / 9.0 * k1.1[k] + 3.0 / 9.0 * k2.1[k] + 4.0 / 9.0 * k3.1[k])),
             )
         }
     }

@@ -1,15 +1,17 @@
 // Shared by the advection kernels (which bind `u` and `v`): bilinear velocity sampling and
 // the backtrace. Twin of sample_u / sample_v / backtrace in fluid-cpu/src/kernels/common.rs.
+// Positions are in cell units (world position / h): cell (i, j) spans [i, i + 1] x [j, j + 1],
+// so the samples of a face or cell sit at whole or half cells exactly.
 
 fn sample_u(p: vec2<f32>) -> f32 {
-    let sx = stencil(p.x * grid.inv_h, grid.nx, true, px());
-    let sy = stencil(p.y * grid.inv_h - 0.5, grid.ny, false, py());
+    let sx = stencil(p.x, grid.nx, true, px());
+    let sy = stencil(p.y - 0.5, grid.ny, false, py());
     return lerp2(u[ui_(sx.i0, sy.i0)], u[ui_(sx.i1, sy.i0)], u[ui_(sx.i0, sy.i1)], u[ui_(sx.i1, sy.i1)], sx.t, sy.t);
 }
 
 fn sample_v(p: vec2<f32>) -> f32 {
-    let sx = stencil(p.x * grid.inv_h - 0.5, grid.nx, false, px());
-    let sy = stencil(p.y * grid.inv_h, grid.ny, true, py());
+    let sx = stencil(p.x - 0.5, grid.nx, false, px());
+    let sy = stencil(p.y, grid.ny, true, py());
     return lerp2(v[vi_(sx.i0, sy.i0)], v[vi_(sx.i1, sy.i0)], v[vi_(sx.i0, sy.i1)], v[vi_(sx.i1, sy.i1)], sx.t, sy.t);
 }
 
@@ -17,16 +19,17 @@ fn velocity_at(p: vec2<f32>) -> vec2<f32> {
     return vec2<f32>(sample_u(p), sample_v(p));
 }
 
-// Where the fluid now at p was dt ago: Euler (1), midpoint (2) or Ralston RK3 (3).
-fn backtrace(p: vec2<f32>, order: u32, dt: f32) -> vec2<f32> {
+// Where the fluid now at p (cell units) was dt ago: Euler (1), midpoint (2) or Ralston RK3
+// (3). s = dt / h turns a velocity into cells per step.
+fn backtrace(p: vec2<f32>, order: u32, s: f32) -> vec2<f32> {
     let k1 = velocity_at(p);
     if (order == 1u) {
-        return p - dt * k1;
+        return p - s * k1;
     }
-    let k2 = velocity_at(p - 0.5 * dt * k1);
+    let k2 = velocity_at(p - 0.5 * s * k1);
     if (order == 2u) {
-        return p - dt * k2;
+        return p - s * k2;
     }
-    let k3 = velocity_at(p - 0.75 * dt * k2);
-    return p - dt * (2.0 / 9.0 * k1 + 3.0 / 9.0 * k2 + 4.0 / 9.0 * k3);
+    let k3 = velocity_at(p - 0.75 * s * k2);
+    return p - s * (2.0 / 9.0 * k1 + 3.0 / 9.0 * k2 + 4.0 / 9.0 * k3);
 }
