@@ -61,22 +61,26 @@ pub fn splat_cell(g: &G, splats: &[SplatGpu], i: usize, j: usize) -> [f32; 6] {
     add
 }
 
-/// One splat's distances along one axis at a row of sample positions, and its gaussian factor
-/// there.
+/// One splat's squared distances along one axis at a row of sample positions, and its
+/// gaussian factor there.
 struct Axis {
-    /// `|d|` (minimum image on a periodic axis).
-    d: Vec<f32>,
+    /// `d²`, `d` the distance (minimum image on a periodic axis).
+    d2: Vec<f32>,
     /// `exp(−d²/r²)` (gaussian splats only).
     e: Vec<f32>,
 }
 
 impl Axis {
     fn new(s: &SplatGpu, centre: f32, len: f32, periodic: bool, positions: impl Iterator<Item = f32>) -> Axis {
-        let d: Vec<f32> = positions.map(|p| wrap(p - centre, len, periodic)).collect();
+        let d2: Vec<f32> = positions
+            .map(|p| {
+                let d = wrap(p - centre, len, periodic);
+                d * d
+            })
+            .collect();
         let r2 = s.radius * s.radius;
-        let e =
-            if s.falloff == FALLOFF_GAUSSIAN { d.iter().map(|d| (-(d * d / r2)).exp()).collect() } else { Vec::new() };
-        Axis { d, e }
+        let e = if s.falloff == FALLOFF_GAUSSIAN { d2.iter().map(|d2| (-(d2 / r2)).exp()).collect() } else { Vec::new() };
+        Axis { d2, e }
     }
 }
 
@@ -105,16 +109,41 @@ impl Prepared<'_> {
     }
 }
 
-/// The weight of a splat at the sample `(i, j)` of the grid whose axes are `x` and `y`:
-/// [`splat_weight`] with the gaussian as the product of its axis factors.
-#[inline(always)]
-fn weight(s: &SplatGpu, x: &Axis, y: &Axis, i: usize, j: usize) -> f32 {
-    let d2 = x.d[i] * x.d[i] + y.d[j] * y.d[j];
+/// The weights of splat `s` along row `j` of the grid whose axes are `x` and `y`, into `w`:
+/// [`splat_weight`] of `d² = dx² + dy²`, with the gaussian as the product of its axis factors.
+/// One pass over the row that vectorises.
+fn row_weights(s: &SplatGpu, x: &Axis, y: &Axis, j: usize, w: &mut [f32]) {
+    let (dy2, r2) = (y.d2[j], s.radius * s.radius);
+    let xd2 = &x.d2[..w.len()];
     if s.falloff == FALLOFF_GAUSSIAN {
-        let q = d2 / (s.radius * s.radius);
-        if q < GAUSSIAN_CUTOFF * GAUSSIAN_CUTOFF { x.e[i] * y.e[j] } else { 0.0 }
+        let (xe, ey) = (&x.e[..w.len()], y.e[j]);
+        const CUT2: f32 = GAUSSIAN_CUTOFF * GAUSSIAN_CUTOFF;
+        for ((w, &dx2), &ex) in w.iter_mut().zip(xd2).zip(xe) {
+            *w = if (dx2 + dy2) / r2 < CUT2 { ex * ey } else { 0.0 };
+        }
     } else {
-        splat_weight(s, d2)
+        for (w, &dx2) in w.iter_mut().zip(xd2) {
+            *w = splat_weight(s, dx2 + dy2);
+        }
+    }
+}
+
+/// Add velocity component `c` (0: u, 1: v) of every splat along row `j` of its faces.
+fn add_velocity_row(prepared: &[Prepared<'_>], c: usize, j: usize, row: &mut [f32], on_wall: impl Fn(usize) -> bool) {
+    let n = row.len();
+    let (mut w, mut add) = (vec![0.0f32; n], vec![0.0f32; n]);
+    for p in prepared {
+        let (x, y) = if c == 0 { (&p.x_faces, &p.y_cells) } else { (&p.x_cells, &p.y_faces) };
+        row_weights(p.s, x, y, j, &mut w);
+        let amount = p.s.velocity[c];
+        for (a, w) in add.iter_mut().zip(&w) {
+            *a += w * amount;
+        }
+    }
+    for (i, (out, a)) in row.iter_mut().zip(&add).enumerate() {
+        if *a != 0.0 && !on_wall(i) {
+            *out += a;
+        }
     }
 }
 
@@ -139,25 +168,11 @@ pub fn run(g: &G, splats: &[SplatGpu], f: SplatFields<'_>) {
     }
     let prepared: Vec<Prepared<'_>> = splats.iter().map(|s| Prepared::new(g, s)).collect();
     for_each_row(f.u, g.nx + 1, |j, row| {
-        for (i, u) in row.iter_mut().enumerate() {
-            if !g.u_on_wall(i) {
-                let add: f32 =
-                    prepared.iter().map(|p| weight(p.s, &p.x_faces, &p.y_cells, i, j) * p.s.velocity[0]).sum();
-                if add != 0.0 {
-                    *u += add;
-                }
-            }
-        }
+        add_velocity_row(&prepared, 0, j, row, |i| g.u_on_wall(i));
     });
     for_each_row(f.v, g.nx, |j, row| {
-        for (i, v) in row.iter_mut().enumerate() {
-            if !g.v_on_wall(j) {
-                let add: f32 =
-                    prepared.iter().map(|p| weight(p.s, &p.x_cells, &p.y_faces, i, j) * p.s.velocity[1]).sum();
-                if add != 0.0 {
-                    *v += add;
-                }
-            }
+        if !g.v_on_wall(j) {
+            add_velocity_row(&prepared, 1, j, row, |_| false);
         }
     });
     let nx = g.nx;
@@ -165,27 +180,32 @@ pub fn run(g: &G, splats: &[SplatGpu], f: SplatFields<'_>) {
         .par_chunks_mut(nx)
         .zip(f.temperature.par_chunks_mut(nx))
         .zip(f.dye.par_chunks_mut(4 * nx))
+        .with_min_len((4096 / nx).max(1))
         .enumerate()
         .for_each(|(j, ((d_row, t_row), c_row))| {
-            for i in 0..nx {
-                let mut add = [0.0f32; 6];
-                for p in &prepared {
-                    let w = weight(p.s, &p.x_cells, &p.y_cells, i, j);
-                    add[0] += w * p.s.density;
-                    add[1] += w * p.s.temperature;
-                    for ch in 0..4 {
-                        add[2 + ch] += w * p.s.dye[ch];
+            let mut w = vec![0.0f32; nx];
+            // density, temperature, r, g, b, a
+            let mut add = vec![[0.0f32; 6]; nx];
+            for p in &prepared {
+                row_weights(p.s, &p.x_cells, &p.y_cells, j, &mut w);
+                let s = p.s;
+                let amounts = [s.density, s.temperature, s.dye[0], s.dye[1], s.dye[2], s.dye[3]];
+                for (a, w) in add.iter_mut().zip(&w) {
+                    for ch in 0..6 {
+                        a[ch] += w * amounts[ch];
                     }
                 }
-                if add[0] != 0.0 {
-                    d_row[i] += add[0];
+            }
+            for (i, a) in add.iter().enumerate() {
+                if a[0] != 0.0 {
+                    d_row[i] += a[0];
                 }
-                if add[1] != 0.0 {
-                    t_row[i] += add[1];
+                if a[1] != 0.0 {
+                    t_row[i] += a[1];
                 }
-                if add[2..].iter().any(|x| *x != 0.0) {
+                if a[2..].iter().any(|x| *x != 0.0) {
                     for ch in 0..4 {
-                        c_row[4 * i + ch] += add[2 + ch];
+                        c_row[4 * i + ch] += a[2 + ch];
                     }
                 }
             }
