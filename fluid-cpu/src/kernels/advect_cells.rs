@@ -66,20 +66,24 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], f: CellFields
                 let lanes = LANES.min(nx - i0);
                 let (xi0, xi1, tx) = stencil_lanes(&bx.map(|x| x - 0.5), g.nx, false, g.px);
                 let (yj0, yj1, ty) = stencil_lanes(&by.map(|y| y - 0.5), g.ny, false, g.py);
-                for k in 0..lanes {
-                    let i = i0 + k;
-                    let sx = (xi0[k] as usize, xi1[k] as usize, tx[k]);
-                    let sy = (yj0[k] as usize, yj1[k] as usize, ty[k]);
-                    if on_d {
-                        d_row[i] = bilerp(f.density, nx, 1, 0, sx, sy) * decay_d;
+                let sx = |k: usize| (xi0[k] as usize, xi1[k] as usize, tx[k]);
+                let sy = |k: usize| (yj0[k] as usize, yj1[k] as usize, ty[k]);
+                // One loop per field, each free of the others' branches.
+                if on_d {
+                    for (k, out) in d_row[i0..i0 + lanes].iter_mut().enumerate() {
+                        *out = bilerp(f.density, nx, 1, 0, sx(k), sy(k)) * decay_d;
                     }
-                    if on_t {
-                        t_row[i] = amb + (bilerp(f.temperature, nx, 1, 0, sx, sy) - amb) * decay_t;
+                }
+                if on_t {
+                    for (k, out) in t_row[i0..i0 + lanes].iter_mut().enumerate() {
+                        *out = amb + (bilerp(f.temperature, nx, 1, 0, sx(k), sy(k)) - amb) * decay_t;
                     }
-                    if on_c {
-                        let rgba = bilerp4(f.dye, nx, sx, sy);
+                }
+                if on_c {
+                    for (k, out) in c_row[4 * i0..4 * (i0 + lanes)].chunks_exact_mut(4).enumerate() {
+                        let rgba = bilerp4(f.dye, nx, sx(k), sy(k));
                         for ch in 0..4 {
-                            c_row[4 * i + ch] = rgba[ch] * decay_c;
+                            out[ch] = rgba[ch] * decay_c;
                         }
                     }
                 }

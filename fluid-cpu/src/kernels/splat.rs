@@ -79,7 +79,8 @@ impl Axis {
             })
             .collect();
         let r2 = s.radius * s.radius;
-        let e = if s.falloff == FALLOFF_GAUSSIAN { d2.iter().map(|d2| (-(d2 / r2)).exp()).collect() } else { Vec::new() };
+        let e =
+            if s.falloff == FALLOFF_GAUSSIAN { d2.iter().map(|d2| (-(d2 / r2)).exp()).collect() } else { Vec::new() };
         Axis { d2, e }
     }
 }
