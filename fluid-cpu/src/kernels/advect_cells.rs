@@ -49,6 +49,7 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], f: CellFields
     let decay_c = (-p.dye_dissipation * dt).exp();
     let amb = p.ambient_temperature;
     let s = dt * g.inv_h;
+    let window = !g.px && !g.py && g.nx > 1 && g.ny > 1;
     let min_rows = (4096 / nx).max(1);
     f.density_out
         .par_chunks_mut(nx)
@@ -79,7 +80,20 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], f: CellFields
                         *out = amb + (bilerp(f.temperature, nx, 1, 0, sx(k), sy(k)) - amb) * decay_t;
                     }
                 }
-                if on_c {
+                if on_c && window {
+                    // Every stencil is the 2 x 2 window at its first cell (see `stencil`).
+                    let nxi = nx as i32;
+                    let base: [i32; LANES] = std::array::from_fn(|k| 4 * (yj0[k] * nxi + xi0[k]));
+                    for (k, out) in c_row[4 * i0..4 * (i0 + lanes)].chunks_exact_mut(4).enumerate() {
+                        let w = &f.dye[base[k] as usize..][..4 * nx + 8];
+                        let (r0, r1) = (&w[..8], &w[4 * nx..4 * nx + 8]);
+                        for ch in 0..4 {
+                            let a = r0[ch] + (r0[4 + ch] - r0[ch]) * tx[k];
+                            let b = r1[ch] + (r1[4 + ch] - r1[ch]) * tx[k];
+                            out[ch] = (a + (b - a) * ty[k]) * decay_c;
+                        }
+                    }
+                } else if on_c {
                     for (k, out) in c_row[4 * i0..4 * (i0 + lanes)].chunks_exact_mut(4).enumerate() {
                         let rgba = bilerp4(f.dye, nx, sx(k), sy(k));
                         for ch in 0..4 {
@@ -98,14 +112,18 @@ mod tests {
 
     #[test]
     fn batched_cells_equal_the_one_cell_function() {
-        for (bx, by) in [(Boundary::Wall, Boundary::Wall), (Boundary::Periodic, Boundary::Periodic)] {
-            // Wide enough for whole interior batches of lanes, and edge ones.
-            let grid = Grid::new(27, 7, 0.2, bx, by).expect("grid");
+        // Wide enough for whole interior batches of lanes, and edge ones; and one cell wide.
+        for (bx, by, nx, ny) in [
+            (Boundary::Wall, Boundary::Wall, 27, 7),
+            (Boundary::Periodic, Boundary::Periodic, 27, 7),
+            (Boundary::Wall, Boundary::Wall, 1, 6),
+            (Boundary::Wall, Boundary::Wall, 12, 1),
+        ] {
+            let grid = Grid::new(nx as u32, ny as u32, 0.2, bx, by).expect("grid");
             let g = G::new(&grid.uniform());
             let mut rng = fluid_core::scene::SplitMix64(5);
             let mut rand = |n: usize| -> Vec<f32> { (0..n).map(|_| 4.0 * rng.next_f32() - 2.0).collect() };
             let (u, v) = (rand(grid.len(FieldId::U)), rand(grid.len(FieldId::V)));
-            let (nx, ny) = (27, 7);
             let n = nx * ny;
             let (den, tem, dye) = (rand(n), rand(n), rand(4 * n));
             let p = AdvectParams {

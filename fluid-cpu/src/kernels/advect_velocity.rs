@@ -77,13 +77,14 @@ mod tests {
 
     #[test]
     fn batched_faces_equal_the_one_face_functions() {
-        for (bx, by) in [
-            (Boundary::Wall, Boundary::Wall),
-            (Boundary::Periodic, Boundary::Wall),
-            (Boundary::Periodic, Boundary::Periodic),
+        // Wide enough for whole interior batches of lanes, and edge ones; and one cell wide.
+        for (bx, by, nx, ny) in [
+            (Boundary::Wall, Boundary::Wall, 29, 9),
+            (Boundary::Periodic, Boundary::Wall, 29, 9),
+            (Boundary::Periodic, Boundary::Periodic, 29, 9),
+            (Boundary::Wall, Boundary::Wall, 1, 6),
+            (Boundary::Wall, Boundary::Wall, 12, 1),
         ] {
-            // Wide enough for whole interior batches of lanes, and edge ones.
-            let (nx, ny) = (29, 9);
             let grid = Grid::new(nx, ny, 0.1, bx, by).expect("grid");
             let g = G::new(&grid.uniform());
             let mut rng = fluid_core::scene::SplitMix64(3);

@@ -140,7 +140,9 @@ pub fn clampf(x: f32, lo: f32, hi: f32) -> f32 {
 
 /// Interpolation stencil `(i0, i1, t)` for coordinate `g` (in sample units) along an axis of
 /// `n` cells. `faces`: samples sit at `0..=n` (face-centred) instead of `0..n` (cell-centred).
-/// Walls clamp to the first and last sample; periodic axes wrap.
+/// Walls clamp to the first and last sample; periodic axes wrap. On a wall axis with at least
+/// two samples `i1 = i0 + 1` always: the last sample is reached with `t = 1` from the one before
+/// (so that a bilinear sample reads a fixed 2 × 2 window).
 #[inline(always)]
 pub fn stencil(g: f32, n: usize, faces: bool, periodic: bool) -> (usize, usize, f32) {
     if periodic {
@@ -156,10 +158,9 @@ pub fn stencil(g: f32, n: usize, faces: bool, periodic: bool) -> (usize, usize, 
         };
         (i0, i1, t)
     } else {
-        // `as i32` after the clamp: a cheaper conversion than to usize on x86-64.
         let last = if faces { n } else { n - 1 };
         let g = clampf(g, 0.0, last as f32);
-        let i0 = trunc_small(g).min(n as i32 - 1) as usize;
+        let i0 = trunc_small(g).min(last.max(1) as i32 - 1) as usize;
         let i1 = (i0 + 1).min(last);
         (i0, i1, g - i0 as f32)
     }
@@ -282,7 +283,7 @@ pub fn stencil_lanes(
         return (i0, i1, t);
     }
     let last = if faces { n } else { n - 1 };
-    let (lastf, lasti, m) = (last as f32, last as i32, n as i32 - 1);
+    let (lastf, lasti, m) = (last as f32, last as i32, last.max(1) as i32 - 1);
     for k in 0..LANES {
         let x = clampf(g[k], 0.0, lastf);
         let a = trunc_small(x).min(m);
@@ -306,24 +307,26 @@ fn bilerp_lanes_walls(
     gx: &[f32; LANES],
     gy: &[f32; LANES],
 ) -> [f32; LANES] {
-    // Phase 1 (vectorised): stencils and flat indices.
-    let (i0, i1, tx) = stencil_lanes(gx, nx, x_faces, false);
-    let (j0, j1, ty) = stencil_lanes(gy, ny, y_faces, false);
+    // With a single sample along an axis (a grid one cell wide) the stencils are not windows.
+    if !((x_faces || nx > 1) && (y_faces || ny > 1)) {
+        return std::array::from_fn(|k| {
+            bilerp(data, stride, 1, 0, stencil(gx[k], nx, x_faces, false), stencil(gy[k], ny, y_faces, false))
+        });
+    }
+    // Phase 1 (vectorised): stencils and flat indices. Every stencil is the 2 × 2 window at its
+    // first sample (see `stencil`).
+    let (i0, _, tx) = stencil_lanes(gx, nx, x_faces, false);
+    let (j0, _, ty) = stencil_lanes(gy, ny, y_faces, false);
     let stride_i = stride as i32;
-    let base0: [i32; LANES] = std::array::from_fn(|k| j0[k] * stride_i + i0[k]);
-    let base1: [i32; LANES] = std::array::from_fn(|k| j1[k] * stride_i + i0[k]);
-    let di: [i32; LANES] = std::array::from_fn(|k| i1[k] - i0[k]);
-    // Phase 2: the loads.
+    let base: [i32; LANES] = std::array::from_fn(|k| j0[k] * stride_i + i0[k]);
+    // Phase 2: the loads, one bounds check per sample.
     let mut c00 = [0f32; LANES];
     let mut c10 = [0f32; LANES];
     let mut c01 = [0f32; LANES];
     let mut c11 = [0f32; LANES];
     for k in 0..LANES {
-        let (b0, b1, d) = (base0[k] as usize, base1[k] as usize, di[k] as usize);
-        c00[k] = data[b0];
-        c10[k] = data[b0 + d];
-        c01[k] = data[b1];
-        c11[k] = data[b1 + d];
+        let w = &data[base[k] as usize..][..stride + 2];
+        (c00[k], c10[k], c01[k], c11[k]) = (w[0], w[1], w[stride], w[stride + 1]);
     }
     // Phase 3 (vectorised): interpolation, in the order `bilerp` uses.
     let mut out = [0f32; LANES];
@@ -571,4 +574,41 @@ pub fn df_add_product(hi: f32, lo: f32, a: f32, d: f32) -> (f32, f32) {
     let d_hi = trunc12(d);
     let (h, l) = df_add(hi, lo, a * d_hi);
     df_add(h, l, a * (d - d_hi))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wall_stencils_are_windows_at_their_first_sample() {
+        // Cells: the last cell is reached from the one before with t = 1; clamped beyond.
+        assert_eq!(stencil(2.25, 4, false, false), (2, 3, 0.25));
+        assert_eq!(stencil(3.0, 4, false, false), (2, 3, 1.0));
+        assert_eq!(stencil(7.5, 4, false, false), (2, 3, 1.0));
+        assert_eq!(stencil(-1.0, 4, false, false), (0, 1, 0.0));
+        assert_eq!(stencil(f32::NAN, 4, false, false), (0, 1, 0.0));
+        // Faces: samples 0..=n.
+        assert_eq!(stencil(4.0, 4, true, false), (3, 4, 1.0));
+        assert_eq!(stencil(0.5, 4, true, false), (0, 1, 0.5));
+        // One cell: a single sample.
+        assert_eq!(stencil(0.7, 1, false, false), (0, 0, 0.0));
+        // Periodic axes wrap.
+        assert_eq!(stencil(3.5, 4, false, true), (3, 0, 0.5));
+        assert_eq!(stencil(-0.5, 4, false, true), (3, 0, 0.5));
+        // The lanes agree with the one-sample function.
+        let g = [-1.0, 0.0, 0.5, 1.0, 2.75, 3.0, 3.5, f32::NAN];
+        for (n, faces) in [(4, false), (4, true), (1, false), (1, true)] {
+            let (i0, i1, t) = stencil_lanes(&g, n, faces, false);
+            for k in 0..LANES {
+                let (a, b, w) = stencil(g[k], n, faces, false);
+                assert_eq!(
+                    (i0[k] as usize, i1[k] as usize, t[k].to_bits()),
+                    (a, b, w.to_bits()),
+                    "{n} {faces} {}",
+                    g[k]
+                );
+            }
+        }
+    }
 }

@@ -174,7 +174,8 @@ struct Stencil {
 }
 
 // Interpolation stencil for coordinate g (sample units) along an axis of n cells; faces:
-// samples at 0..=n. Walls clamp (a NaN maps to 0, like the CPU's max/min), periodic wraps.
+// samples at 0..=n. Walls clamp (a NaN maps to 0, like the CPU's max/min), periodic wraps. On a
+// wall axis with two samples or more i1 = i0 + 1 always (the last sample is reached with t = 1).
 fn stencil(g: f32, n: u32, faces: bool, periodic: bool) -> Stencil {
     var s: Stencil;
     if (periodic) {
@@ -188,7 +189,7 @@ fn stencil(g: f32, n: u32, faces: bool, periodic: bool) -> Stencil {
     }
     let last = select(n - 1u, n, faces);
     let x = min(max(g, 0.0), f32(last));
-    s.i0 = min(u32(x), n - 1u);
+    s.i0 = min(u32(x), max(last, 1u) - 1u);
     s.i1 = min(s.i0 + 1u, last);
     s.t = x - f32(s.i0);
     return s;
