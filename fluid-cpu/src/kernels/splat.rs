@@ -68,6 +68,10 @@ struct Axis {
     d2: Vec<f32>,
     /// `exp(−d²/r²)` (gaussian splats only).
     e: Vec<f32>,
+    /// The samples `lo..hi` outside which the splat weighs nothing whatever the other
+    /// coordinate (see [`reaches`]); the whole axis where those samples are not one run (which
+    /// a periodic axis allows).
+    reach: (usize, usize),
 }
 
 impl Axis {
@@ -81,7 +85,13 @@ impl Axis {
         let r2 = s.radius * s.radius;
         let e =
             if s.falloff == FALLOFF_GAUSSIAN { d2.iter().map(|d2| (-(d2 / r2)).exp()).collect() } else { Vec::new() };
-        Axis { d2, e }
+        let hit: Vec<usize> = (0..d2.len()).filter(|&k| reaches(s, d2[k])).collect();
+        let reach = match (hit.first(), hit.last()) {
+            (Some(&lo), Some(&hi)) if hi - lo + 1 == hit.len() => (lo, hi + 1),
+            (None, _) => (0, 0),
+            _ => (0, d2.len()),
+        };
+        Axis { d2, e, reach }
     }
 }
 
@@ -113,11 +123,14 @@ impl Prepared<'_> {
 /// The weights of splat `s` along row `j` of the grid whose axes are `x` and `y`, into `w`:
 /// [`splat_weight`] of `d² = dx² + dy²`, with the gaussian as the product of its axis factors.
 /// One pass over the row that vectorises.
+/// Only the samples in `x.reach` are written.
 fn row_weights(s: &SplatGpu, x: &Axis, y: &Axis, j: usize, w: &mut [f32]) {
     let (dy2, r2) = (y.d2[j], s.radius * s.radius);
-    let xd2 = &x.d2[..w.len()];
+    let (lo, hi) = x.reach;
+    let w = &mut w[lo..hi];
+    let xd2 = &x.d2[lo..hi];
     if s.falloff == FALLOFF_GAUSSIAN {
-        let (xe, ey) = (&x.e[..w.len()], y.e[j]);
+        let (xe, ey) = (&x.e[lo..hi], y.e[j]);
         const CUT2: f32 = GAUSSIAN_CUTOFF * GAUSSIAN_CUTOFF;
         for ((w, &dx2), &ex) in w.iter_mut().zip(xd2).zip(xe) {
             *w = if (dx2 + dy2) / r2 < CUT2 { ex * ey } else { 0.0 };
@@ -129,15 +142,41 @@ fn row_weights(s: &SplatGpu, x: &Axis, y: &Axis, j: usize, w: &mut [f32]) {
     }
 }
 
+/// Whether splat `s` weighs anything at a sample `d1²` away along one axis and at no distance
+/// along the other. That weight bounds the weights of every sample at the same `d1`: each step
+/// of the weight is monotonic in `d²`, rounding included. The samples it misses would add exact
+/// zeros, which change no sum.
+fn reaches(s: &SplatGpu, d1_2: f32) -> bool {
+    let d2 = 0.0 + d1_2;
+    if s.falloff == FALLOFF_GAUSSIAN {
+        d2 / (s.radius * s.radius) < GAUSSIAN_CUTOFF * GAUSSIAN_CUTOFF
+    } else {
+        splat_weight(s, d2) != 0.0
+    }
+}
+
+/// Whether splat `s` can weigh anything on row `j` of axis `y`.
+fn row_reaches(s: &SplatGpu, y: &Axis, j: usize) -> bool {
+    reaches(s, y.d2[j])
+}
+
 /// Add velocity component `c` (0: u, 1: v) of every splat along row `j` of its faces.
 fn add_velocity_row(prepared: &[Prepared<'_>], c: usize, j: usize, row: &mut [f32], on_wall: impl Fn(usize) -> bool) {
+    let rows = |p: &Prepared<'_>| -> bool { row_reaches(p.s, if c == 0 { &p.y_cells } else { &p.y_faces }, j) };
+    if !prepared.iter().any(rows) {
+        return;
+    }
     let n = row.len();
     let (mut w, mut add) = (vec![0.0f32; n], vec![0.0f32; n]);
     for p in prepared {
         let (x, y) = if c == 0 { (&p.x_faces, &p.y_cells) } else { (&p.x_cells, &p.y_faces) };
+        if !row_reaches(p.s, y, j) {
+            continue;
+        }
         row_weights(p.s, x, y, j, &mut w);
         let amount = p.s.velocity[c];
-        for (a, w) in add.iter_mut().zip(&w) {
+        let (lo, hi) = x.reach;
+        for (a, w) in add[lo..hi].iter_mut().zip(&w[lo..hi]) {
             *a += w * amount;
         }
     }
@@ -184,14 +223,18 @@ pub fn run(g: &G, splats: &[SplatGpu], f: SplatFields<'_>) {
         .with_min_len((4096 / nx).max(1))
         .enumerate()
         .for_each(|(j, ((d_row, t_row), c_row))| {
+            if !prepared.iter().any(|p| row_reaches(p.s, &p.y_cells, j)) {
+                return;
+            }
             let mut w = vec![0.0f32; nx];
             // density, temperature, r, g, b, a
             let mut add = vec![[0.0f32; 6]; nx];
-            for p in &prepared {
+            for p in prepared.iter().filter(|p| row_reaches(p.s, &p.y_cells, j)) {
                 row_weights(p.s, &p.x_cells, &p.y_cells, j, &mut w);
                 let s = p.s;
                 let amounts = [s.density, s.temperature, s.dye[0], s.dye[1], s.dye[2], s.dye[3]];
-                for (a, w) in add.iter_mut().zip(&w) {
+                let (lo, hi) = p.x_cells.reach;
+                for (a, w) in add[lo..hi].iter_mut().zip(&w[lo..hi]) {
                     for ch in 0..6 {
                         a[ch] += w * amounts[ch];
                     }
