@@ -471,6 +471,18 @@ impl Around<'_> {
     pub fn get(&self, k: usize) -> f32 {
         if k < self.head.len() { self.head[k] } else { self.tail[k - self.end] }
     }
+
+    /// The values at absolute indices `start .. start + len` as one slice, which they are when
+    /// the range lies wholly before or wholly after the written range.
+    pub fn slice(&self, start: usize, len: usize) -> Option<&[f32]> {
+        if start + len <= self.head.len() {
+            Some(&self.head[start..start + len])
+        } else if start >= self.end {
+            self.tail.get(start - self.end..start - self.end + len)
+        } else {
+            None
+        }
+    }
 }
 
 /// Split `buf` into `buf[start..start + len]` (mutable) and everything else (readable).
