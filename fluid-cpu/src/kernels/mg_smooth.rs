@@ -49,11 +49,17 @@ pub fn run(g: &G, params: &MgParams, mg: &mut [f32]) {
             let (left, right) = (&p[c..c + nx - 2], &p[c + 2..c + nx]);
             let (down, up) = (&p[c - nx + 1..c - 1], &p[c + nx + 1..c + 2 * nx - 1]);
             let rhs = &b[c + 1..c + nx - 1];
-            for (k, x) in row[1..nx - 1].iter_mut().enumerate() {
+            let inner = &mut row[1..nx - 1];
+            for (k, x) in inner.iter_mut().enumerate() {
                 let old = centre[k];
                 let sum = 0.0 + left[k] + right[k] + down[k] + up[k];
-                let new = old + omega * ((sum + rhs[k]) / 4.0 - old);
-                *x = if (k + 1 + j) & 1 == colour { new } else { old };
+                *x = old + omega * ((sum + rhs[k]) / 4.0 - old);
+            }
+            // The other colour keeps its value: every second inner cell, from the first
+            // (i = 1) when that one is not of the pass's colour.
+            let skip = usize::from((1 + j) & 1 == colour);
+            for k in (skip..inner.len()).step_by(2) {
+                inner[k] = centre[k];
             }
             return;
         }
