@@ -18,6 +18,36 @@ pub fn residual_b(g: &G, scale: f32, hi: &[f32], lo: &[f32], div: &[f32], i: usi
     scale * div[g.c(i, j)] + df_differences(g, hi, lo, i, j)
 }
 
+/// [`residual_b`] along row `j` into `out`. Rows with neighbours above and below compute
+/// their inner cells over slices, with [`df_differences`]'s arithmetic (the sum from zero,
+/// left, right, down, up), so that they vectorise; the result is the same bit for bit (tested).
+pub fn residual_b_row(g: &G, scale: f32, hi: &[f32], lo: &[f32], div: &[f32], j: usize, out: &mut [f32]) {
+    let nx = g.nx;
+    if j == 0 || j + 1 >= g.ny || nx < 3 {
+        for (i, x) in out.iter_mut().enumerate() {
+            *x = residual_b(g, scale, hi, lo, div, i, j);
+        }
+        return;
+    }
+    out[0] = residual_b(g, scale, hi, lo, div, 0, j);
+    out[nx - 1] = residual_b(g, scale, hi, lo, div, nx - 1, j);
+    let c = j * nx;
+    let at = |d: isize| -> std::ops::Range<usize> {
+        let s = (c as isize + 1 + d) as usize;
+        s..s + nx - 2
+    };
+    let (w, e, s, n) = (-1, 1, -(nx as isize), nx as isize);
+    let (h0, l0) = (&hi[at(0)], &lo[at(0)]);
+    let (hw, lw, he, le) = (&hi[at(w)], &lo[at(w)], &hi[at(e)], &lo[at(e)]);
+    let (hs, ls, hn, ln) = (&hi[at(s)], &lo[at(s)], &hi[at(n)], &lo[at(n)]);
+    let dv = &div[at(0)];
+    for (k, x) in out[1..nx - 1].iter_mut().enumerate() {
+        let d = |h: &[f32], l: &[f32]| (h[k] - h0[k]) + (l[k] - l0[k]);
+        let sum = 0.0 + d(hw, lw) + d(he, le) + d(hs, ls) + d(hn, ln);
+        *x = scale * dv[k] + sum;
+    }
+}
+
 /// Fill level 0's `b` (and `p` in copy mode; they are adjacent in the packed buffer).
 pub fn run(
     g: &G,
@@ -35,8 +65,12 @@ pub fn run(
     if params.colour == LOAD_RESIDUAL {
         let (hi, lo) = (&*pressure, &*pressure_lo);
         for_each_row(b, g.nx, |j, row| {
-            for (i, x) in row.iter_mut().enumerate() {
-                *x = if cold { scale * div[g.c(i, j)] } else { residual_b(g, scale, hi, lo, div, i, j) };
+            if cold {
+                for (i, x) in row.iter_mut().enumerate() {
+                    *x = scale * div[g.c(i, j)];
+                }
+            } else {
+                residual_b_row(g, scale, hi, lo, div, j, row);
             }
         });
         if cold {
@@ -50,5 +84,31 @@ pub fn run(
         p.fill(0.0);
     } else {
         p.copy_from_slice(pressure);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fluid_core::{Boundary, Grid};
+
+    #[test]
+    fn residual_rows_equal_the_cell_function() {
+        for (nx, ny, bd) in [(13u32, 9u32, Boundary::Wall), (12, 11, Boundary::Periodic), (3, 4, Boundary::Wall)] {
+            let grid = Grid::new(nx, ny, 0.1, bd, bd).expect("grid");
+            let g = G::new(&grid.uniform());
+            let n = (nx * ny) as usize;
+            let mut rng = fluid_core::scene::SplitMix64(8);
+            let mut rand = |scale: f32| -> Vec<f32> { (0..n).map(|_| scale * (2.0 * rng.next_f32() - 1.0)).collect() };
+            let (hi, lo, div) = (rand(100.0), rand(1e-5), rand(1.0));
+            let mut row = vec![0.0; nx as usize];
+            for j in 0..ny as usize {
+                residual_b_row(&g, -0.3, &hi, &lo, &div, j, &mut row);
+                for (i, x) in row.iter().enumerate() {
+                    let want = residual_b(&g, -0.3, &hi, &lo, &div, i, j);
+                    assert_eq!(x.to_bits(), want.to_bits(), "({i}, {j}) {bd:?}");
+                }
+            }
+        }
     }
 }

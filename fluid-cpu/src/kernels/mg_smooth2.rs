@@ -40,9 +40,7 @@ pub fn run(g: &G, params: &MgParams, mg: &mut [f32], pressure: Option<Pressure<'
         let scale = -g.h * g.h / pr.dt;
         let b = params.b as usize;
         for_each_row(&mut mg[b..b + cells], g.nx, |j, row| {
-            for (i, x) in row.iter_mut().enumerate() {
-                *x = mg_load::residual_b(g, scale, pr.hi, pr.lo, pr.div, i, j);
-            }
+            mg_load::residual_b_row(g, scale, pr.hi, pr.lo, pr.div, j, row);
         });
     }
     let restrict = params.colour & SMOOTH2_RESTRICT != 0;
