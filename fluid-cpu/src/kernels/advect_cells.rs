@@ -49,7 +49,6 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], f: CellFields
     let decay_c = (-p.dye_dissipation * dt).exp();
     let amb = p.ambient_temperature;
     let s = dt * g.inv_h;
-    let window = !g.px && !g.py && g.nx > 1 && g.ny > 1;
     let min_rows = (4096 / nx).max(1);
     f.density_out
         .par_chunks_mut(nx)
@@ -80,20 +79,7 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], f: CellFields
                         *out = amb + (bilerp(f.temperature, nx, 1, 0, sx(k), sy(k)) - amb) * decay_t;
                     }
                 }
-                if on_c && window {
-                    // Every stencil is the 2 x 2 window at its first cell (see `stencil`).
-                    let nxi = nx as i32;
-                    let base: [i32; LANES] = std::array::from_fn(|k| 4 * (yj0[k] * nxi + xi0[k]));
-                    for (k, out) in c_row[4 * i0..4 * (i0 + lanes)].chunks_exact_mut(4).enumerate() {
-                        let w = &f.dye[base[k] as usize..][..4 * nx + 8];
-                        let (r0, r1) = (&w[..8], &w[4 * nx..4 * nx + 8]);
-                        for ch in 0..4 {
-                            let a = r0[ch] + (r0[4 + ch] - r0[ch]) * tx[k];
-                            let b = r1[ch] + (r1[4 + ch] - r1[ch]) * tx[k];
-                            out[ch] = (a + (b - a) * ty[k]) * decay_c;
-                        }
-                    }
-                } else if on_c {
+                if on_c {
                     for (k, out) in c_row[4 * i0..4 * (i0 + lanes)].chunks_exact_mut(4).enumerate() {
                         let rgba = bilerp4(f.dye, nx, sx(k), sy(k));
                         for ch in 0..4 {
