@@ -28,24 +28,21 @@ pub fn beside(i: usize, c: usize, n: usize, periodic: bool) -> usize {
     }
 }
 
-/// The correction at fine cell `(i, j)`.
+/// The correction at fine cell `(i, j)`, reading the coarse `p` through `coarse(k)` (its
+/// `k`-th value).
 #[inline(always)]
-pub fn correction(g: &G, params: &MgParams, read: &Around<'_>, i: usize, j: usize) -> f32 {
+fn correction_with(g: &G, params: &MgParams, coarse: impl Fn(usize) -> f32, i: usize, j: usize) -> f32 {
     let (cnx, cny) = (params.cnx as usize, params.cny as usize);
     let (ci, cj) = (i / 2, j / 2);
     let (ci2, cj2) = (beside(i, ci, cnx, g.px), beside(j, cj, cny, g.py));
-    let e = |x: usize, y: usize| read.get(params.cp as usize + y * cnx + x);
+    let e = |x: usize, y: usize| coarse(y * cnx + x);
     0.75 * (0.75 * e(ci, cj) + 0.25 * e(ci2, cj)) + 0.25 * (0.75 * e(ci, cj2) + 0.25 * e(ci2, cj2))
 }
 
-/// [`correction`] from the coarse `p` as a slice (the same arithmetic).
+/// The correction at fine cell `(i, j)`.
 #[inline(always)]
-fn correction_from(g: &G, params: &MgParams, cp: &[f32], i: usize, j: usize) -> f32 {
-    let (cnx, cny) = (params.cnx as usize, params.cny as usize);
-    let (ci, cj) = (i / 2, j / 2);
-    let (ci2, cj2) = (beside(i, ci, cnx, g.px), beside(j, cj, cny, g.py));
-    let e = |x: usize, y: usize| cp[y * cnx + x];
-    0.75 * (0.75 * e(ci, cj) + 0.25 * e(ci2, cj)) + 0.25 * (0.75 * e(ci, cj2) + 0.25 * e(ci2, cj2))
+pub fn correction(g: &G, params: &MgParams, read: &Around<'_>, i: usize, j: usize) -> f32 {
+    correction_with(g, params, |k| read.get(params.cp as usize + k), i, j)
 }
 
 /// `p += P e` over the level. The coarse `p` is read as a slice (it lies outside the written
@@ -58,7 +55,7 @@ pub fn run(g: &G, params: &MgParams, mg: &mut [f32]) {
     for_each_row(out, nx, |j, row| {
         for (i, x) in row.iter_mut().enumerate() {
             *x += match coarse {
-                Some(cp) => correction_from(g, params, cp, i, j),
+                Some(cp) => correction_with(g, params, |k| cp[k], i, j),
                 None => correction(g, params, &read, i, j),
             };
         }

@@ -6,36 +6,36 @@ use fluid_core::uniforms::MgParams;
 
 use super::common::{Around, G, for_each_row, level_neighbours, split_around};
 
-/// Residual of fine cell `(i, j)`.
+/// Coarse `b` at coarse cell `(ci, cj)`, reading the level's `p` and `b` through `p(k)` and
+/// `b(k)` (their `k`-th values).
 #[inline(always)]
-pub fn residual_at(g: &G, params: &MgParams, read: &Around<'_>, i: usize, j: usize) -> f32 {
-    let (nx, ny) = (params.nx as usize, params.ny as usize);
-    let c = j * nx + i;
-    let (sum, n) = level_neighbours(|k| read.get(k), nx, ny, g.px, g.py, params.p as usize, i, j);
-    read.get(params.b as usize + c) - (n * read.get(params.p as usize + c) - sum)
-}
-
-/// Coarse `b` at coarse cell `(ci, cj)`.
-#[inline(always)]
-pub fn mg_restrict_cell(g: &G, params: &MgParams, read: &Around<'_>, ci: usize, cj: usize) -> f32 {
+fn restrict_with(
+    g: &G,
+    params: &MgParams,
+    p: impl Fn(usize) -> f32,
+    b: impl Fn(usize) -> f32,
+    ci: usize,
+    cj: usize,
+) -> f32 {
     let (nx, ny) = (params.nx as usize, params.ny as usize);
     let mut r = 0.0f32;
-    for (a, b) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
-        let (i, j) = (2 * ci + a, 2 * cj + b);
+    for (a, bb) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+        let (i, j) = (2 * ci + a, 2 * cj + bb);
         if i < nx && j < ny {
-            r += residual_at(g, params, read, i, j);
+            // The residual of fine cell (i, j).
+            let c = j * nx + i;
+            let (sum, n) = level_neighbours(&p, nx, ny, g.px, g.py, 0, i, j);
+            r += b(c) - (n * p(c) - sum);
         }
     }
     r
 }
 
-/// [`residual_at`] from the level's `p` and `b` as slices (the same arithmetic).
+/// Coarse `b` at coarse cell `(ci, cj)`.
 #[inline(always)]
-fn residual_from(g: &G, params: &MgParams, p: &[f32], b: &[f32], i: usize, j: usize) -> f32 {
-    let (nx, ny) = (params.nx as usize, params.ny as usize);
-    let c = j * nx + i;
-    let (sum, n) = level_neighbours(|k| p[k], nx, ny, g.px, g.py, 0, i, j);
-    b[c] - (n * p[c] - sum)
+pub fn mg_restrict_cell(g: &G, params: &MgParams, read: &Around<'_>, ci: usize, cj: usize) -> f32 {
+    let (po, bo) = (params.p as usize, params.b as usize);
+    restrict_with(g, params, |k| read.get(po + k), |k| read.get(bo + k), ci, cj)
 }
 
 /// Restrict into the coarser level (its `b` and `p` are adjacent in the packed buffer). The
@@ -50,16 +50,7 @@ pub fn run(g: &G, params: &MgParams, mg: &mut [f32]) {
     for_each_row(b, cnx, |cj, row| {
         for (ci, x) in row.iter_mut().enumerate() {
             *x = match arrays {
-                Some((fp, fb)) => {
-                    let mut r = 0.0f32;
-                    for (a, bb) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
-                        let (i, j) = (2 * ci + a, 2 * cj + bb);
-                        if i < nx && j < ny {
-                            r += residual_from(g, params, fp, fb, i, j);
-                        }
-                    }
-                    r
-                }
+                Some((fp, fb)) => restrict_with(g, params, |k| fp[k], |k| fb[k], ci, cj),
                 None => mg_restrict_cell(g, params, &read, ci, cj),
             };
         }
