@@ -37,9 +37,18 @@ fn clamp(p: &ForceParams, x: f32) -> f32 {
     if p.clamp_speed != 0 { x.clamp(-p.max_speed, p.max_speed) } else { x }
 }
 
-/// New u at face `(i, j)` given its old value.
+/// New u at face `(i, j)` given its old value, with `conf(i, j)` the confinement force of cell
+/// `(i, j)` (computed on the spot or looked up).
 #[inline(always)]
-pub fn force_u_face(g: &G, p: &ForceParams, dt: f32, curl: &[f32], u: f32, i: usize, j: usize) -> f32 {
+fn force_u_face_with(
+    g: &G,
+    p: &ForceParams,
+    dt: f32,
+    conf: impl Fn(usize, usize) -> (f32, f32),
+    u: f32,
+    i: usize,
+    j: usize,
+) -> f32 {
     if g.u_on_wall(i) {
         return 0.0;
     }
@@ -48,20 +57,27 @@ pub fn force_u_face(g: &G, p: &ForceParams, dt: f32, curl: &[f32], u: f32, i: us
     if p.vorticity != 0.0 {
         let left = prev(i, g.nx, g.px).unwrap_or(i);
         let right = if i < g.nx { i } else { left };
-        a += 0.5 * (confinement(g, p, curl, left, j).0 + confinement(g, p, curl, right, j).0);
+        a += 0.5 * (conf(left, j).0 + conf(right, j).0);
     }
     clamp(p, u + dt * a)
 }
 
-/// New v at face `(i, j)` given its old value.
+/// New u at face `(i, j)` given its old value.
 #[inline(always)]
-pub fn force_v_face(
+pub fn force_u_face(g: &G, p: &ForceParams, dt: f32, curl: &[f32], u: f32, i: usize, j: usize) -> f32 {
+    force_u_face_with(g, p, dt, |i, j| confinement(g, p, curl, i, j), u, i, j)
+}
+
+/// New v at face `(i, j)` given its old value, with `conf(i, j)` the confinement force of cell
+/// `(i, j)`.
+#[inline(always)]
+fn force_v_face_with(
     g: &G,
     p: &ForceParams,
     dt: f32,
     density: &[f32],
     temperature: &[f32],
-    curl: &[f32],
+    conf: impl Fn(usize, usize) -> (f32, f32),
     v: f32,
     i: usize,
     j: usize,
@@ -78,15 +94,31 @@ pub fn force_v_face(
         a += 0.5 * (buoyancy(p, density[cd], temperature[cd]) + buoyancy(p, density[cu], temperature[cu]));
     }
     if p.vorticity != 0.0 {
-        a += 0.5 * (confinement(g, p, curl, i, down).1 + confinement(g, p, curl, i, up).1);
+        a += 0.5 * (conf(i, down).1 + conf(i, up).1);
     }
     clamp(p, v + dt * a)
 }
 
+/// New v at face `(i, j)` given its old value.
+#[inline(always)]
+pub fn force_v_face(
+    g: &G,
+    p: &ForceParams,
+    dt: f32,
+    density: &[f32],
+    temperature: &[f32],
+    curl: &[f32],
+    v: f32,
+    i: usize,
+    j: usize,
+) -> f32 {
+    force_v_face_with(g, p, dt, density, temperature, |i, j| confinement(g, p, curl, i, j), v, i, j)
+}
+
 /// Update `u` and `v` in place. Each face averages the confinement force of the two cells
 /// beside it, so every cell's force is computed once first (one pass, two scratch fields)
-/// instead of once per face that uses it; the faces then add exactly the values
-/// [`force_u_face`] / [`force_v_face`] compute (tested bit for bit).
+/// instead of once per face that uses it; the faces then run [`force_u_face`] /
+/// [`force_v_face`]'s arithmetic on those values (tested bit for bit).
 pub fn run(
     g: &G,
     p: &ForceParams,
@@ -106,42 +138,15 @@ pub fn run(
             }
         });
     }
-    let (fx, fy) = (&fx, &fy);
+    let conf = |i: usize, j: usize| (fx[g.c(i, j)], fy[g.c(i, j)]);
     for_each_row(u, g.nx + 1, |j, row| {
         for (i, x) in row.iter_mut().enumerate() {
-            if g.u_on_wall(i) {
-                *x = 0.0;
-                continue;
-            }
-            let i = g.ui(i);
-            let mut a = p.gravity[0];
-            if p.vorticity != 0.0 {
-                let left = prev(i, g.nx, g.px).unwrap_or(i);
-                let right = if i < g.nx { i } else { left };
-                a += 0.5 * (fx[g.c(left, j)] + fx[g.c(right, j)]);
-            }
-            *x = clamp(p, *x + dt * a);
+            *x = force_u_face_with(g, p, dt, conf, *x, i, j);
         }
     });
-    let lift = p.density_weight != 0.0 || p.temperature_lift != 0.0;
     for_each_row(v, g.nx, |j, row| {
-        if g.v_on_wall(j) {
-            row.fill(0.0);
-            return;
-        }
-        let jj = g.vj(j);
-        let down = prev(jj, g.ny, g.py).unwrap_or(jj);
-        let up = if jj < g.ny { jj } else { down };
         for (i, x) in row.iter_mut().enumerate() {
-            let mut a = p.gravity[1];
-            let (cd, cu) = (g.c(i, down), g.c(i, up));
-            if lift {
-                a += 0.5 * (buoyancy(p, density[cd], temperature[cd]) + buoyancy(p, density[cu], temperature[cu]));
-            }
-            if p.vorticity != 0.0 {
-                a += 0.5 * (fy[cd] + fy[cu]);
-            }
-            *x = clamp(p, *x + dt * a);
+            *x = force_v_face_with(g, p, dt, density, temperature, conf, *x, i, j);
         }
     });
 }
