@@ -546,6 +546,14 @@ pub fn df_add(hi: f32, lo: f32, x: f32) -> (f32, f32) {
     (h, e - (h - s))
 }
 
+/// `hi + lo += x` element by element with [`df_add`] (a correction added to the double-float
+/// pressure).
+pub fn df_accumulate(hi: &mut [f32], lo: &mut [f32], x: &[f32]) {
+    for ((h, l), e) in hi.iter_mut().zip(lo.iter_mut()).zip(x) {
+        (*h, *l) = df_add(*h, *l, *e);
+    }
+}
+
 /// `Σ (p_nbr − p)` over the neighbours of cell `(i, j)` that are not walls (left, right, down,
 /// up), for the double-float pressure `hi + lo`: each difference of high parts and of low parts
 /// is taken first (the high parts of neighbours are close, so their difference is exact), so

@@ -11,7 +11,7 @@
 use fluid_core::multigrid::{SMOOTH2_ACCUMULATE, SMOOTH2_LOAD_RESIDUAL, SMOOTH2_RESTRICT, smooth2_passes};
 use fluid_core::uniforms::MgParams;
 
-use super::common::{G, df_add, for_each_row};
+use super::common::{G, df_accumulate, for_each_row};
 use super::{mg_load, mg_prolong, mg_restrict, mg_smooth};
 
 /// The double-float pressure and the divergence, for the level-0 steps of a double-float solve.
@@ -62,9 +62,7 @@ pub fn run(g: &G, params: &MgParams, mg: &mut [f32], pressure: Option<Pressure<'
     if params.colour & SMOOTH2_ACCUMULATE != 0
         && let Some(pr) = pressure
     {
-        for ((h, l), e) in pr.hi.iter_mut().zip(pr.lo.iter_mut()).zip(&mg[tmp..tmp + cells]) {
-            (*h, *l) = df_add(*h, *l, *e);
-        }
+        df_accumulate(pr.hi, pr.lo, &mg[tmp..tmp + cells]);
     }
 }
 

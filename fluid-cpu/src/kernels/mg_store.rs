@@ -7,7 +7,7 @@ use fluid_core::multigrid::STORE_COPY;
 use fluid_core::multigrid::{STORE_ADD, STORE_PAIR};
 use fluid_core::uniforms::MgParams;
 
-use super::common::df_add;
+use super::common::df_accumulate;
 
 /// Write `pressure` and `pressure_lo`.
 pub fn run(params: &MgParams, mg: &[f32], pressure: &mut [f32], pressure_lo: &mut [f32]) {
@@ -20,9 +20,7 @@ pub fn run(params: &MgParams, mg: &[f32], pressure: &mut [f32], pressure_lo: &mu
             pressure_lo.copy_from_slice(&mg[at + n..at + 2 * n]);
         }
         STORE_ADD => {
-            for ((hi, lo), e) in pressure.iter_mut().zip(pressure_lo.iter_mut()).zip(p) {
-                (*hi, *lo) = df_add(*hi, *lo, *e);
-            }
+            df_accumulate(pressure, pressure_lo, p);
         }
         _ => {
             pressure.copy_from_slice(p);
