@@ -107,6 +107,11 @@ struct Prepared<'a> {
 }
 
 impl Prepared<'_> {
+    /// The axes of velocity component `c`'s faces (0: u, on x-faces and cell rows; 1: v).
+    fn velocity_axes(&self, c: usize) -> (&Axis, &Axis) {
+        if c == 0 { (&self.x_faces, &self.y_cells) } else { (&self.x_cells, &self.y_faces) }
+    }
+
     fn new<'a>(g: &G, s: &'a SplatGpu) -> Prepared<'a> {
         let (lx, ly) = (g.nx as f32 * g.h, g.ny as f32 * g.h);
         let (cx, cy) = (s.center[0], s.center[1]);
@@ -162,14 +167,13 @@ fn row_reaches(s: &SplatGpu, y: &Axis, j: usize) -> bool {
 
 /// Add velocity component `c` (0: u, 1: v) of every splat along row `j` of its faces.
 fn add_velocity_row(prepared: &[Prepared<'_>], c: usize, j: usize, row: &mut [f32], on_wall: impl Fn(usize) -> bool) {
-    let rows = |p: &Prepared<'_>| -> bool { row_reaches(p.s, if c == 0 { &p.y_cells } else { &p.y_faces }, j) };
-    if !prepared.iter().any(rows) {
+    if !prepared.iter().any(|p| row_reaches(p.s, p.velocity_axes(c).1, j)) {
         return;
     }
     let n = row.len();
     let (mut w, mut add) = (vec![0.0f32; n], vec![0.0f32; n]);
     for p in prepared {
-        let (x, y) = if c == 0 { (&p.x_faces, &p.y_cells) } else { (&p.x_cells, &p.y_faces) };
+        let (x, y) = p.velocity_axes(c);
         if !row_reaches(p.s, y, j) {
             continue;
         }
