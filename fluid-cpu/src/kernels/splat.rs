@@ -127,8 +127,7 @@ impl Prepared<'_> {
 
 /// The weights of splat `s` along row `j` of the grid whose axes are `x` and `y`, into `w`:
 /// [`splat_weight`] of `d² = dx² + dy²`, with the gaussian as the product of its axis factors.
-/// One pass over the row that vectorises.
-/// Only the samples in `x.reach` are written.
+/// One pass over the row that vectorises; only the samples in `x.reach` are written.
 fn row_weights(s: &SplatGpu, x: &Axis, y: &Axis, j: usize, w: &mut [f32]) {
     let (dy2, r2) = (y.d2[j], s.radius * s.radius);
     let (lo, hi) = x.reach;
@@ -152,12 +151,8 @@ fn row_weights(s: &SplatGpu, x: &Axis, y: &Axis, j: usize, w: &mut [f32]) {
 /// of the weight is monotonic in `d²`, rounding included. The samples it misses would add exact
 /// zeros, which change no sum.
 fn reaches(s: &SplatGpu, d1_2: f32) -> bool {
-    let d2 = 0.0 + d1_2;
-    if s.falloff == FALLOFF_GAUSSIAN {
-        d2 / (s.radius * s.radius) < GAUSSIAN_CUTOFF * GAUSSIAN_CUTOFF
-    } else {
-        splat_weight(s, d2) != 0.0
-    }
+    // Within the cut-off the gaussian is at least exp(−16), never zero.
+    splat_weight(s, d1_2 + 0.0) != 0.0
 }
 
 /// Whether splat `s` can weigh anything on row `j` of axis `y`.
