@@ -61,7 +61,7 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], f: CellFields
             for c in 0..nx.div_ceil(LANES) {
                 let i0 = c * LANES;
                 let xs: [f32; LANES] = std::array::from_fn(|k| (i0 + k).min(nx - 1) as f32 + 0.5);
-                let k1 = velocity_at_cells(g, u, v, i0, j);
+                let k1 = velocity_at_cells(g, u, v, (i0, j), &xs, y);
                 let (bx, by) = backtrace_lanes(g, u, v, p.order, s, &xs, &[y; LANES], k1);
                 let lanes = LANES.min(nx - i0);
                 let (xi0, xi1, tx) = stencil_lanes(&bx.map(|x| x - 0.5), g.nx, false, g.px);

@@ -42,7 +42,7 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], u_out: &mut [
         for (c, chunk) in row.chunks_mut(LANES).enumerate() {
             let i0 = c * LANES;
             let xs: [f32; LANES] = std::array::from_fn(|k| g.ui((i0 + k).min(g.nx)) as f32);
-            let k1 = velocity_at_u_faces(g, u, v, i0, j);
+            let k1 = velocity_at_u_faces(g, u, v, (i0, j), &xs, y);
             let (bx, by) = backtrace_lanes(g, u, v, p.order, s, &xs, &[y; LANES], k1);
             let val = sample_u_lanes(g, u, &bx, &by);
             for (k, out) in chunk.iter_mut().enumerate() {
@@ -60,7 +60,7 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], u_out: &mut [
                 continue;
             }
             let xs: [f32; LANES] = std::array::from_fn(|k| (i0 + k).min(g.nx - 1) as f32 + 0.5);
-            let k1 = velocity_at_v_faces(g, u, v, i0, j);
+            let k1 = velocity_at_v_faces(g, u, v, (i0, j), &xs, y);
             let (bx, by) = backtrace_lanes(g, u, v, p.order, s, &xs, &[y; LANES], k1);
             let val = sample_v_lanes(g, v, &bx, &by);
             for (k, out) in chunk.iter_mut().enumerate() {

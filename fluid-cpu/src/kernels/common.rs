@@ -380,47 +380,65 @@ fn bilerp_rows(r0: &[f32], r1: &[f32], tx: f32, ty: f32) -> [f32; LANES] {
     lerp_lanes(&a, &b, ty)
 }
 
-/// The velocity at the `LANES` u-faces `(i0 .. i0 + LANES, j)`, the first stage of their
-/// backtrace: [`velocity`] at their positions, bit for bit. Those positions are whole or half
-/// cells, so every stencil is known; away from the edges the samples are consecutive in
-/// memory and the lanes load them as slices instead of gathering.
+/// The velocity at the `LANES` u-faces `(i0 .. i0 + LANES, j)`, whose positions (cell units)
+/// are `(x[k], y)`: the first stage of their backtrace, [`velocity`] there bit for bit. Those
+/// positions are whole or half cells, so every stencil is known; away from the edges the
+/// samples are consecutive in memory and the lanes load them as slices instead of gathering.
 #[inline(always)]
-pub fn velocity_at_u_faces(g: &G, u: &[f32], v: &[f32], i0: usize, j: usize) -> ([f32; LANES], [f32; LANES]) {
+pub fn velocity_at_u_faces(
+    g: &G,
+    u: &[f32],
+    v: &[f32],
+    (i0, j): (usize, usize),
+    x: &[f32; LANES],
+    y: f32,
+) -> ([f32; LANES], [f32; LANES]) {
     if i0 >= 1 && i0 + LANES <= g.nx && j + 1 < g.ny {
         let (su, sv) = (g.nx + 1, g.nx);
         let ku = bilerp_rows(&u[j * su + i0..], &u[(j + 1) * su + i0..], 0.0, 0.0);
         let kv = bilerp_rows(&v[j * sv + i0 - 1..], &v[(j + 1) * sv + i0 - 1..], 0.5, 0.5);
         return (ku, kv);
     }
-    let x: [f32; LANES] = std::array::from_fn(|k| g.ui((i0 + k).min(g.nx)) as f32);
-    velocity_lanes(g, u, v, &x, &[j as f32 + 0.5; LANES])
+    velocity_lanes(g, u, v, x, &[y; LANES])
 }
 
 /// The velocity at the `LANES` v-faces `(i0 .. i0 + LANES, j)`, as [`velocity_at_u_faces`].
 #[inline(always)]
-pub fn velocity_at_v_faces(g: &G, u: &[f32], v: &[f32], i0: usize, j: usize) -> ([f32; LANES], [f32; LANES]) {
+pub fn velocity_at_v_faces(
+    g: &G,
+    u: &[f32],
+    v: &[f32],
+    (i0, j): (usize, usize),
+    x: &[f32; LANES],
+    y: f32,
+) -> ([f32; LANES], [f32; LANES]) {
     if i0 + LANES < g.nx && j >= 1 && j < g.ny {
         let (su, sv) = (g.nx + 1, g.nx);
         let ku = bilerp_rows(&u[(j - 1) * su + i0..], &u[j * su + i0..], 0.5, 0.5);
         let kv = bilerp_rows(&v[j * sv + i0..], &v[(j + 1) * sv + i0..], 0.0, 0.0);
         return (ku, kv);
     }
-    let x: [f32; LANES] = std::array::from_fn(|k| (i0 + k).min(g.nx - 1) as f32 + 0.5);
-    velocity_lanes(g, u, v, &x, &[g.vj(j) as f32; LANES])
+    velocity_lanes(g, u, v, x, &[y; LANES])
 }
 
 /// The velocity at the `LANES` cell centres `(i0 .. i0 + LANES, j)`, as
 /// [`velocity_at_u_faces`].
 #[inline(always)]
-pub fn velocity_at_cells(g: &G, u: &[f32], v: &[f32], i0: usize, j: usize) -> ([f32; LANES], [f32; LANES]) {
+pub fn velocity_at_cells(
+    g: &G,
+    u: &[f32],
+    v: &[f32],
+    (i0, j): (usize, usize),
+    x: &[f32; LANES],
+    y: f32,
+) -> ([f32; LANES], [f32; LANES]) {
     if i0 + LANES < g.nx && j + 1 < g.ny {
         let (su, sv) = (g.nx + 1, g.nx);
         let ku = bilerp_rows(&u[j * su + i0..], &u[(j + 1) * su + i0..], 0.5, 0.0);
         let kv = bilerp_rows(&v[j * sv + i0..], &v[(j + 1) * sv + i0..], 0.0, 0.5);
         return (ku, kv);
     }
-    let x: [f32; LANES] = std::array::from_fn(|k| (i0 + k).min(g.nx - 1) as f32 + 0.5);
-    velocity_lanes(g, u, v, &x, &[j as f32 + 0.5; LANES])
+    velocity_lanes(g, u, v, x, &[y; LANES])
 }
 
 /// [`backtrace`] for [`LANES`] independent positions `(x, y)` (cell units), stage by stage,
