@@ -6,7 +6,7 @@
 
 use fluid_core::uniforms::CgParams;
 
-use super::common::{G, for_each_row, next, prev, split_around};
+use super::common::{G, for_each_row, neighbour_sum, split_around};
 
 /// Fill `q`.
 pub fn run(g: &G, params: &CgParams, mg: &mut [f32]) {
@@ -16,19 +16,7 @@ pub fn run(g: &G, params: &CgParams, mg: &mut [f32]) {
     for_each_row(q, nx, |j, row| {
         for (i, x) in row.iter_mut().enumerate() {
             let dc = read.get(d0 + j * nx + i);
-            let mut sum = 0.0f32;
-            for k in [
-                prev(i, nx, g.px).map(|il| j * nx + il),
-                next(i, nx, g.px).map(|ir| j * nx + ir),
-                prev(j, ny, g.py).map(|jd| jd * nx + i),
-                next(j, ny, g.py).map(|ju| ju * nx + i),
-            ]
-            .into_iter()
-            .flatten()
-            {
-                sum += read.get(d0 + k) - dc;
-            }
-            *x = -sum;
+            *x = -neighbour_sum(nx, ny, (g.px, g.py), i, j, |k| read.get(d0 + k) - dc);
         }
     });
 }

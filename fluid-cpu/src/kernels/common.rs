@@ -572,6 +572,32 @@ pub fn df_accumulate(hi: &mut [f32], lo: &mut [f32], x: &[f32]) {
     }
 }
 
+/// `Σ f(k)` over the flat indices `k` of the neighbours of cell `(i, j)` of an `nx × ny` grid
+/// that are not walls, in the order left, right, down, up, from zero.
+#[inline(always)]
+pub fn neighbour_sum(
+    nx: usize,
+    ny: usize,
+    (px, py): (bool, bool),
+    i: usize,
+    j: usize,
+    f: impl Fn(usize) -> f32,
+) -> f32 {
+    let mut sum = 0.0f32;
+    for k in [
+        prev(i, nx, px).map(|il| j * nx + il),
+        next(i, nx, px).map(|ir| j * nx + ir),
+        prev(j, ny, py).map(|jd| jd * nx + i),
+        next(j, ny, py).map(|ju| ju * nx + i),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        sum += f(k);
+    }
+    sum
+}
+
 /// `Σ (p_nbr − p)` over the neighbours of cell `(i, j)` that are not walls (left, right, down,
 /// up), for the double-float pressure `hi + lo`: each difference of high parts and of low parts
 /// is taken first (the high parts of neighbours are close, so their difference is exact), so
@@ -580,21 +606,7 @@ pub fn df_accumulate(hi: &mut [f32], lo: &mut [f32], x: &[f32]) {
 #[inline(always)]
 pub fn df_differences(g: &G, hi: &[f32], lo: &[f32], i: usize, j: usize) -> f32 {
     let c = g.c(i, j);
-    let d = |k: usize| (hi[k] - hi[c]) + (lo[k] - lo[c]);
-    let mut sum = 0.0f32;
-    if let Some(il) = prev(i, g.nx, g.px) {
-        sum += d(g.c(il, j));
-    }
-    if let Some(ir) = next(i, g.nx, g.px) {
-        sum += d(g.c(ir, j));
-    }
-    if let Some(jd) = prev(j, g.ny, g.py) {
-        sum += d(g.c(i, jd));
-    }
-    if let Some(ju) = next(j, g.ny, g.py) {
-        sum += d(g.c(i, ju));
-    }
-    sum
+    neighbour_sum(g.nx, g.ny, (g.px, g.py), i, j, |k| (hi[k] - hi[c]) + (lo[k] - lo[c]))
 }
 
 /// `x` with its 12 lowest mantissa bits cleared: 12 significant bits, so the product of two
