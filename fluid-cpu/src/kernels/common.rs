@@ -258,6 +258,21 @@ pub fn for_each_row(out: &mut [f32], cols: usize, f: impl Fn(usize, &mut [f32]) 
     out.par_chunks_mut(cols).with_min_len(min_rows).enumerate().for_each(|(j, row)| f(j, row));
 }
 
+/// [`for_each_row`] with a scratch slice of `scratch` values for `f`, one per rayon job (its
+/// contents on entry are whatever the job's previous row left there).
+pub fn for_each_row_scratch(
+    out: &mut [f32],
+    cols: usize,
+    scratch: usize,
+    f: impl Fn(usize, &mut [f32], &mut [f32]) + Sync,
+) {
+    let min_rows = (4096 / cols.max(1)).max(1);
+    out.par_chunks_mut(cols)
+        .with_min_len(min_rows)
+        .enumerate()
+        .for_each_init(|| vec![0f32; scratch], |buf, (j, row)| f(j, row, buf));
+}
+
 /// Samples processed together by the batched drivers. Backtraces are long dependent chains
 /// (position → stencil → loads → position …); interleaving independent samples lets the CPU
 /// overlap them. Each lane does exactly the arithmetic of the one-sample functions.

@@ -28,38 +28,55 @@ pub fn mg_smooth_cell(g: &G, params: &MgParams, read: &Around<'_>, i: usize, j: 
 /// One pass over the level. Rows with neighbours above and below take a path over slices
 /// of the level's arrays for their inner cells, which computes [`mg_smooth_cell`]'s arithmetic
 /// (the neighbour sum from zero, left, right, down, up) for every cell and keeps it on the
-/// pass's colour, so that it vectorises; the result is the same bit for bit (tested).
+/// pass's colour, so that it vectorises; the result is the same bit for bit (tested). A pass
+/// from zero (`zero_initial`) reads only `b` on that path, with the iterate and its neighbours
+/// taken as zero in the same expression.
 pub fn run(g: &G, params: &MgParams, mg: &mut [f32]) {
     let (nx, ny) = (params.nx as usize, params.ny as usize);
     let cells = nx * ny;
     let (out, read) = split_around(mg, params.tmp as usize, cells);
-    let arrays = (params.zero_initial == 0 && nx >= 3)
-        .then(|| read.slice(params.p as usize, cells).zip(read.slice(params.b as usize, cells)))
-        .flatten();
+    let zero = params.zero_initial != 0;
+    let iterate = if zero { None } else { read.slice(params.p as usize, cells) };
+    let rhs_all = (nx >= 3).then(|| read.slice(params.b as usize, cells)).flatten();
     let (omega, colour) = (params.omega, params.colour as usize);
     for_each_row(out, nx, |j, row| {
-        if let Some((p, b)) = arrays
+        if let Some(b) = rhs_all
+            && (zero || iterate.is_some())
             && j > 0
             && j + 1 < ny
         {
             row[0] = mg_smooth_cell(g, params, &read, 0, j);
             row[nx - 1] = mg_smooth_cell(g, params, &read, nx - 1, j);
             let c = j * nx;
-            let centre = &p[c + 1..c + nx - 1];
-            let (left, right) = (&p[c..c + nx - 2], &p[c + 2..c + nx]);
-            let (down, up) = (&p[c - nx + 1..c - 1], &p[c + nx + 1..c + 2 * nx - 1]);
             let rhs = &b[c + 1..c + nx - 1];
             let inner = &mut row[1..nx - 1];
-            for (k, x) in inner.iter_mut().enumerate() {
-                let old = centre[k];
-                let sum = 0.0 + left[k] + right[k] + down[k] + up[k];
-                *x = old + omega * ((sum + rhs[k]) / 4.0 - old);
-            }
             // The other colour keeps its value: every second inner cell, from the first
             // (i = 1) when that one is not of the pass's colour.
             let skip = usize::from((1 + j) & 1 == colour);
-            for k in (skip..inner.len()).step_by(2) {
-                inner[k] = centre[k];
+            match iterate {
+                Some(p) => {
+                    let centre = &p[c + 1..c + nx - 1];
+                    let (left, right) = (&p[c..c + nx - 2], &p[c + 2..c + nx]);
+                    let (down, up) = (&p[c - nx + 1..c - 1], &p[c + nx + 1..c + 2 * nx - 1]);
+                    for (k, x) in inner.iter_mut().enumerate() {
+                        let old = centre[k];
+                        let sum = 0.0 + left[k] + right[k] + down[k] + up[k];
+                        *x = old + omega * ((sum + rhs[k]) / 4.0 - old);
+                    }
+                    for k in (skip..inner.len()).step_by(2) {
+                        inner[k] = centre[k];
+                    }
+                }
+                None => {
+                    for (x, &r) in inner.iter_mut().zip(rhs) {
+                        let old = 0.0f32;
+                        let sum = 0.0f32 + 0.0 + 0.0 + 0.0 + 0.0;
+                        *x = old + omega * ((sum + r) / 4.0 - old);
+                    }
+                    for k in (skip..inner.len()).step_by(2) {
+                        inner[k] = 0.0;
+                    }
+                }
             }
             return;
         }
@@ -86,7 +103,7 @@ mod tests {
             let data: Vec<f32> = (0..3 * cells).map(|_| 2.0 * rng.next_f32() - 1.0).collect();
             // Layouts: (b, p, tmp) and (tmp, p, b) in the buffer.
             for (bo, po, to) in [(0, cells, 2 * cells), (2 * cells, cells, 0)] {
-                for colour in [0, 1] {
+                for (colour, zero_initial) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
                     let params = MgParams {
                         nx,
                         ny,
@@ -94,6 +111,7 @@ mod tests {
                         p: po as u32,
                         tmp: to as u32,
                         colour,
+                        zero_initial,
                         omega: 1.15,
                         ..MgParams::default()
                     };
@@ -104,7 +122,11 @@ mod tests {
                     for j in 0..ny as usize {
                         for i in 0..nx as usize {
                             let want = mg_smooth_cell(&g, &params, &read, i, j);
-                            assert_eq!(mg[to + j * nx as usize + i].to_bits(), want.to_bits(), "({i}, {j}) {b:?}");
+                            assert_eq!(
+                                mg[to + j * nx as usize + i].to_bits(),
+                                want.to_bits(),
+                                "({i}, {j}) {b:?} colour {colour} zero {zero_initial}"
+                            );
                         }
                     }
                 }
