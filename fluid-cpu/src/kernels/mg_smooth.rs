@@ -50,9 +50,9 @@ pub fn run(g: &G, params: &MgParams, mg: &mut [f32]) {
             let c = j * nx;
             let rhs = &b[c + 1..c + nx - 1];
             let inner = &mut row[1..nx - 1];
-            // The other colour keeps its value: every second inner cell, from the first
-            // (i = 1) when that one is not of the pass's colour.
-            let skip = usize::from((1 + j) & 1 == colour);
+            // Inner cell k is column k + 1: of the pass's colour when (k + 1 + j) & 1 is
+            // `colour`; the other colour keeps its value (a select, so that it vectorises).
+            let mine = (1 + j + colour) & 1;
             match iterate {
                 Some(p) => {
                     let centre = &p[c + 1..c + nx - 1];
@@ -61,20 +61,16 @@ pub fn run(g: &G, params: &MgParams, mg: &mut [f32]) {
                     for (k, x) in inner.iter_mut().enumerate() {
                         let old = centre[k];
                         let sum = 0.0 + left[k] + right[k] + down[k] + up[k];
-                        *x = old + omega * ((sum + rhs[k]) / 4.0 - old);
-                    }
-                    for k in (skip..inner.len()).step_by(2) {
-                        inner[k] = centre[k];
+                        let new = old + omega * ((sum + rhs[k]) / 4.0 - old);
+                        *x = if k & 1 == mine { new } else { old };
                     }
                 }
                 None => {
-                    for (x, &r) in inner.iter_mut().zip(rhs) {
+                    for (k, (x, &r)) in inner.iter_mut().zip(rhs).enumerate() {
                         let old = 0.0f32;
                         let sum = 0.0f32 + 0.0 + 0.0 + 0.0 + 0.0;
-                        *x = old + omega * ((sum + r) / 4.0 - old);
-                    }
-                    for k in (skip..inner.len()).step_by(2) {
-                        inner[k] = 0.0;
+                        let new = old + omega * ((sum + r) / 4.0 - old);
+                        *x = if k & 1 == mine { new } else { old };
                     }
                 }
             }
