@@ -28,6 +28,8 @@ pub struct CpuBackend {
     map: [usize; FieldId::COUNT],
     reductions: Vec<f64>,
     timing: Option<BTreeMap<Kernel, (u32, f64)>>,
+    /// Scratch arrays of `mg_smooth2` (two of a level's size), kept between steps.
+    scratch: Vec<f32>,
 }
 
 impl std::fmt::Debug for CpuBackend {
@@ -59,6 +61,7 @@ impl CpuBackend {
             map: std::array::from_fn(|i| i),
             reductions: Vec::new(),
             timing: None,
+            scratch: Vec::new(),
         })
     }
 
@@ -271,8 +274,10 @@ impl CpuBackend {
             (Kernel::MgSmooth2, Params::Mg(p)) => {
                 let mut mg = self.take(f("mg"));
                 let (mut hi, mut lo) = (self.take(f("pressure")), self.take(f("pressure_lo")));
+                let mut scratch = std::mem::take(&mut self.scratch);
                 let pressure = mg_smooth2::Pressure { hi: &mut hi, lo: &mut lo, div: self.buf(f("divergence")), dt };
-                mg_smooth2::run(g, &p, &mut mg, Some(pressure));
+                mg_smooth2::run(g, &p, &mut mg, Some(pressure), &mut scratch);
+                self.scratch = scratch;
                 self.put(f("pressure"), hi);
                 self.put(f("pressure_lo"), lo);
                 self.put(f("mg"), mg);
@@ -352,6 +357,7 @@ impl Backend for CpuBackend {
             });
         }
         self.buffers = Vec::new();
+        self.scratch = Vec::new();
         let mut buffers = Vec::with_capacity(FieldId::COUNT);
         for f in FieldId::STATE_AND_SCRATCH {
             let n = grid.len(*f);

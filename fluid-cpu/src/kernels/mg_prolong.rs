@@ -45,23 +45,30 @@ pub fn correction(g: &G, params: &MgParams, read: &Around<'_>, i: usize, j: usiz
     correction_with(g, params, |k| read.get(params.cp as usize + k), i, j)
 }
 
-/// `p += P e` over the level. The coarse `p` is read as a slice (it lies outside the written
-/// range) rather than through [`Around::get`]. Inner columns `1..nx − 1` go in pairs: fine
-/// columns `2m + 1` and `2m + 2` share the coarse columns `m` and `m + 1` (parent and the one
-/// beside, in turn), so a row needs no division or wall test there; [`correction`] is the
-/// reference (tested bit for bit).
+/// `p += P e` over the level: [`add`] with the coarse `p` as a slice (it lies outside the
+/// written range), or cell by cell through [`Around::get`] when it overlaps that range.
 pub fn run(g: &G, params: &MgParams, mg: &mut [f32]) {
     let (nx, ny) = (params.nx as usize, params.ny as usize);
-    let (cnx, cny) = (params.cnx as usize, params.cny as usize);
     let (out, read) = split_around(mg, params.p as usize, nx * ny);
-    let coarse = read.slice(params.cp as usize, cnx * cny);
-    for_each_row(out, nx, |j, row| {
-        let Some(cp) = coarse else {
+    match read.slice(params.cp as usize, (params.cnx * params.cny) as usize) {
+        Some(cp) => add(g, params, cp, out),
+        None => for_each_row(out, nx, |j, row| {
             for (i, x) in row.iter_mut().enumerate() {
                 *x += correction(g, params, &read, i, j);
             }
-            return;
-        };
+        }),
+    }
+}
+
+/// `out += P e` for a level's iterate `out`, with the coarser level's `p` as the slice `cp`
+/// (`params` gives both levels' sizes; its offsets are not used). Inner columns `1..nx − 1` go
+/// in pairs: fine columns `2m + 1` and `2m + 2` share the coarse columns `m` and `m + 1`
+/// (parent and the one beside, in turn), so a row needs no division or wall test there;
+/// [`correction`] is the reference (tested bit for bit).
+pub fn add(g: &G, params: &MgParams, cp: &[f32], out: &mut [f32]) {
+    let nx = params.nx as usize;
+    let (cnx, cny) = (params.cnx as usize, params.cny as usize);
+    for_each_row(out, nx, |j, row| {
         let slow = |i: usize| correction_with(g, params, |k| cp[k], i, j);
         let pairs = nx.saturating_sub(2) / 2;
         if pairs == 0 {

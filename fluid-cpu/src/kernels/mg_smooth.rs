@@ -6,80 +6,107 @@ use fluid_core::uniforms::MgParams;
 
 use super::common::{Around, G, for_each_row, level_neighbours, split_around};
 
-/// The pass at cell `(i, j)` of the level.
+/// The pass at cell `(i, j)` of the level, reading its iterate and right-hand side through
+/// `p(k)` and `b(k)` (their `k`-th values; the iterate is taken as zero when the pass starts
+/// from zero).
 #[inline(always)]
-pub fn mg_smooth_cell(g: &G, params: &MgParams, read: &Around<'_>, i: usize, j: usize) -> f32 {
+fn smooth_with(
+    g: &G,
+    params: &MgParams,
+    p: impl Fn(usize) -> f32,
+    b: impl Fn(usize) -> f32,
+    i: usize,
+    j: usize,
+) -> f32 {
     let (nx, ny) = (params.nx as usize, params.ny as usize);
     let c = j * nx + i;
     let zero = params.zero_initial != 0;
-    let old = if zero { 0.0 } else { read.get(params.p as usize + c) };
+    let old = if zero { 0.0 } else { p(c) };
     if ((i + j) & 1) as u32 != params.colour {
         return old;
     }
-    let (sum, n) =
-        level_neighbours(|k| if zero { 0.0 } else { read.get(k) }, nx, ny, g.px, g.py, params.p as usize, i, j);
+    let (sum, n) = level_neighbours(|k| if zero { 0.0 } else { p(k) }, nx, ny, g.px, g.py, 0, i, j);
     if n == 0.0 {
         return old;
     }
-    let pj = (sum + read.get(params.b as usize + c)) / n;
+    let pj = (sum + b(c)) / n;
     old + params.omega * (pj - old)
 }
 
-/// One pass over the level. Rows with neighbours above and below take a path over slices
-/// of the level's arrays for their inner cells, which computes [`mg_smooth_cell`]'s arithmetic
-/// (the neighbour sum from zero, left, right, down, up) for every cell and keeps it on the
-/// pass's colour, so that it vectorises; the result is the same bit for bit (tested). A pass
-/// from zero (`zero_initial`) reads only `b` on that path, with the iterate and its neighbours
-/// taken as zero in the same expression.
-pub fn run(g: &G, params: &MgParams, mg: &mut [f32]) {
+/// The pass at cell `(i, j)` of the level.
+#[inline(always)]
+pub fn mg_smooth_cell(g: &G, params: &MgParams, read: &Around<'_>, i: usize, j: usize) -> f32 {
+    let (po, bo) = (params.p as usize, params.b as usize);
+    smooth_with(g, params, |k| read.get(po + k), |k| read.get(bo + k), i, j)
+}
+
+/// One pass from the level's iterate `p` (`None` when the pass starts from zero) and
+/// right-hand side `b` into `out`, all three the level's own arrays (`params` gives the level's
+/// size, the colour and ω; its offsets are not used). Rows with neighbours above and below take
+/// a path over slices for their inner cells, which computes [`mg_smooth_cell`]'s arithmetic (the
+/// neighbour sum from zero, left, right, down, up) for every cell and keeps the result on the
+/// pass's colour, so that it vectorises; the result is the same bit for bit (tested). From
+/// zero, that path reads only `b`, with the iterate and its neighbours taken as zero in the same
+/// expression.
+pub fn pass(g: &G, params: &MgParams, p: Option<&[f32]>, b: &[f32], out: &mut [f32]) {
     let (nx, ny) = (params.nx as usize, params.ny as usize);
-    let cells = nx * ny;
-    let (out, read) = split_around(mg, params.tmp as usize, cells);
-    let zero = params.zero_initial != 0;
-    let iterate = if zero { None } else { read.slice(params.p as usize, cells) };
-    let rhs_all = (nx >= 3).then(|| read.slice(params.b as usize, cells)).flatten();
+    let params = &MgParams { zero_initial: u32::from(p.is_none()), ..*params };
     let (omega, colour) = (params.omega, params.colour as usize);
+    let cell = |i: usize, j: usize| smooth_with(g, params, |k| p.map_or(0.0, |p| p[k]), |k| b[k], i, j);
     for_each_row(out, nx, |j, row| {
-        if let Some(b) = rhs_all
-            && (zero || iterate.is_some())
-            && j > 0
-            && j + 1 < ny
-        {
-            row[0] = mg_smooth_cell(g, params, &read, 0, j);
-            row[nx - 1] = mg_smooth_cell(g, params, &read, nx - 1, j);
-            let c = j * nx;
-            let rhs = &b[c + 1..c + nx - 1];
-            let inner = &mut row[1..nx - 1];
-            // Inner cell k is column k + 1: of the pass's colour when (k + 1 + j) & 1 is
-            // `colour`; the other colour keeps its value (a select, so that it vectorises).
-            let mine = (1 + j + colour) & 1;
-            match iterate {
-                Some(p) => {
-                    let centre = &p[c + 1..c + nx - 1];
-                    let (left, right) = (&p[c..c + nx - 2], &p[c + 2..c + nx]);
-                    let (down, up) = (&p[c - nx + 1..c - 1], &p[c + nx + 1..c + 2 * nx - 1]);
-                    for (k, x) in inner.iter_mut().enumerate() {
-                        let old = centre[k];
-                        let sum = 0.0 + left[k] + right[k] + down[k] + up[k];
-                        let new = old + omega * ((sum + rhs[k]) / 4.0 - old);
-                        *x = if k & 1 == mine { new } else { old };
-                    }
-                }
-                None => {
-                    for (k, (x, &r)) in inner.iter_mut().zip(rhs).enumerate() {
-                        let old = 0.0f32;
-                        let sum = 0.0f32 + 0.0 + 0.0 + 0.0 + 0.0;
-                        let new = old + omega * ((sum + r) / 4.0 - old);
-                        *x = if k & 1 == mine { new } else { old };
-                    }
-                }
+        if nx < 3 || j == 0 || j + 1 == ny {
+            for (i, x) in row.iter_mut().enumerate() {
+                *x = cell(i, j);
             }
             return;
         }
-        for (i, x) in row.iter_mut().enumerate() {
-            *x = mg_smooth_cell(g, params, &read, i, j);
+        row[0] = cell(0, j);
+        row[nx - 1] = cell(nx - 1, j);
+        let c = j * nx;
+        let rhs = &b[c + 1..c + nx - 1];
+        let inner = &mut row[1..nx - 1];
+        // Inner cell k is column k + 1: of the pass's colour when (k + 1 + j) & 1 is
+        // `colour`; the other colour keeps its value (a select, so that it vectorises).
+        let mine = (1 + j + colour) & 1;
+        match p {
+            Some(p) => {
+                let centre = &p[c + 1..c + nx - 1];
+                let (left, right) = (&p[c..c + nx - 2], &p[c + 2..c + nx]);
+                let (down, up) = (&p[c - nx + 1..c - 1], &p[c + nx + 1..c + 2 * nx - 1]);
+                for (k, x) in inner.iter_mut().enumerate() {
+                    let old = centre[k];
+                    let sum = 0.0 + left[k] + right[k] + down[k] + up[k];
+                    let new = old + omega * ((sum + rhs[k]) / 4.0 - old);
+                    *x = if k & 1 == mine { new } else { old };
+                }
+            }
+            None => {
+                for (k, (x, &r)) in inner.iter_mut().zip(rhs).enumerate() {
+                    let old = 0.0f32;
+                    let sum = 0.0f32 + 0.0 + 0.0 + 0.0 + 0.0;
+                    let new = old + omega * ((sum + r) / 4.0 - old);
+                    *x = if k & 1 == mine { new } else { old };
+                }
+            }
         }
     });
+}
+
+/// One pass over the level, from the iterate at `p` into `tmp` in the packed buffer: [`pass`]
+/// over the level's arrays, or cell by cell when they overlap the written range.
+pub fn run(g: &G, params: &MgParams, mg: &mut [f32]) {
+    let cells = (params.nx * params.ny) as usize;
+    let (out, read) = split_around(mg, params.tmp as usize, cells);
+    let iterate = read.slice(params.p as usize, cells);
+    match read.slice(params.b as usize, cells) {
+        Some(b) if params.zero_initial != 0 => pass(g, params, None, b, out),
+        Some(b) if iterate.is_some() => pass(g, params, iterate, b, out),
+        _ => for_each_row(out, params.nx as usize, |j, row| {
+            for (i, x) in row.iter_mut().enumerate() {
+                *x = mg_smooth_cell(g, params, &read, i, j);
+            }
+        }),
+    }
 }
 
 #[cfg(test)]

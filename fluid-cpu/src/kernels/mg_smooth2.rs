@@ -4,14 +4,14 @@
 //! the result's residual restricted into the coarser level instead, as `mg_restrict` does. On the GPU a workgroup loads its tile plus a
 //! halo of four cells and runs the four passes in workgroup memory (the tile must not be
 //! written back over `p`, which neighbouring workgroups are still reading); here the four
-//! [`super::mg_smooth`] passes of [`fluid_core::multigrid::smooth2_passes`] run ping-pong through
-//! the level's arrays and their result moves to `tmp`, which defines the answer the shader must
-//! give.
+//! [`super::mg_smooth`] passes of [`fluid_core::multigrid::smooth2_passes`] run one after the
+//! other, through `tmp` and two scratch arrays of the level's size, ending in `tmp`, which
+//! defines the answer the shader must give.
 
 use fluid_core::multigrid::{SMOOTH2_ACCUMULATE, SMOOTH2_LOAD_RESIDUAL, SMOOTH2_RESTRICT, smooth2_passes};
 use fluid_core::uniforms::MgParams;
 
-use super::common::{G, df_accumulate, for_each_row};
+use super::common::{G, df_accumulate, for_each_row, split_around};
 use super::{mg_load, mg_prolong, mg_restrict, mg_smooth};
 
 /// The double-float pressure and the divergence, for the level-0 steps of a double-float solve.
@@ -30,8 +30,9 @@ pub struct Pressure<'a> {
 /// with the `SMOOTH2_LOAD_RESIDUAL` bit of `colour` the level's `b` is first computed as the
 /// residual of the double-float pressure, as `mg_load` in mode `LOAD_RESIDUAL` does; with the
 /// `SMOOTH2_ACCUMULATE` bit the result is also added to the pressure, as `mg_store` in mode
-/// `STORE_ADD` does.
-pub fn run(g: &G, params: &MgParams, mg: &mut [f32], pressure: Option<Pressure<'_>>) {
+/// `STORE_ADD` does. `scratch` is grown to two of the level's arrays when shorter (keep it
+/// between calls to avoid allocating).
+pub fn run(g: &G, params: &MgParams, mg: &mut [f32], pressure: Option<Pressure<'_>>, scratch: &mut Vec<f32>) {
     let cells = (params.nx * params.ny) as usize;
     let (p, tmp) = (params.p as usize, params.tmp as usize);
     if params.colour & SMOOTH2_LOAD_RESIDUAL != 0
@@ -44,17 +45,44 @@ pub fn run(g: &G, params: &MgParams, mg: &mut [f32], pressure: Option<Pressure<'
         });
     }
     let restrict = params.colour & SMOOTH2_RESTRICT != 0;
-    let before = mg[p..p + cells].to_vec();
-    if params.cnx > 0 && !restrict {
-        // The coarse correction, into the iterate at `p` (restored below).
-        mg_prolong::run(g, params, mg);
+    let passes = smooth2_passes(params);
+    let prolong = params.cnx > 0 && !restrict;
+    if scratch.len() < 2 * cells {
+        scratch.resize(2 * cells, 0.0);
     }
-    for pass in smooth2_passes(params) {
-        mg_smooth::run(g, &pass, mg);
+    let (s, t) = scratch[..2 * cells].split_at_mut(cells);
+    let (out, read) = split_around(mg, tmp, cells);
+    let coarse = read.slice(params.cp as usize, (params.cnx * params.cny) as usize);
+    match (read.slice(params.b as usize, cells), read.slice(p, cells)) {
+        (Some(b), Some(iterate)) if !prolong || coarse.is_some() => {
+            // The four passes iterate → tmp → s → t → tmp; the iterate at `p` is only read.
+            // A first pass from zero ignores the iterate, and so its correction.
+            if passes[0].zero_initial != 0 {
+                mg_smooth::pass(g, &passes[0], None, b, out);
+            } else if let (true, Some(cp)) = (prolong, coarse) {
+                s.copy_from_slice(iterate);
+                mg_prolong::add(g, params, cp, s);
+                mg_smooth::pass(g, &passes[0], Some(s), b, out);
+            } else {
+                mg_smooth::pass(g, &passes[0], Some(iterate), b, out);
+            }
+            mg_smooth::pass(g, &passes[1], Some(out), b, s);
+            mg_smooth::pass(g, &passes[2], Some(s), b, t);
+            mg_smooth::pass(g, &passes[3], Some(t), b, out);
+        }
+        _ => {
+            // Arrays that overlap `tmp`: the passes ping-pong through the packed buffer.
+            let before = mg[p..p + cells].to_vec();
+            if prolong {
+                mg_prolong::run(g, params, mg);
+            }
+            for pass in passes {
+                mg_smooth::run(g, &pass, mg);
+            }
+            mg.copy_within(p..p + cells, tmp);
+            mg[p..p + cells].copy_from_slice(&before);
+        }
     }
-    // The passes end in `p`: the result goes to `tmp`, `p` gets its values back.
-    mg.copy_within(p..p + cells, tmp);
-    mg[p..p + cells].copy_from_slice(&before);
     if restrict {
         // The result's residual, into the coarser level.
         mg_restrict::run(g, &MgParams { p: params.tmp, ..*params }, mg);
@@ -78,7 +106,7 @@ mod tests {
         for step in steps {
             match *step {
                 Step::Smooth(p) => mg_smooth::run(g, &p, mg),
-                Step::Smooth2(p) => run(g, &p, mg, None),
+                Step::Smooth2(p) => run(g, &p, mg, None, &mut Vec::new()),
                 Step::Restrict(p) => mg_restrict::run(g, &p, mg),
                 Step::Prolong(p) => mg_prolong::run(g, &p, mg),
                 Step::Coarse(p) => mg_coarse::run(g, &p, mg),
