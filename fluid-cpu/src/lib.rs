@@ -28,7 +28,8 @@ pub struct CpuBackend {
     map: [usize; FieldId::COUNT],
     reductions: Vec<f64>,
     timing: Option<BTreeMap<Kernel, (u32, f64)>>,
-    /// Scratch arrays of `mg_smooth2` (two of a level's size), kept between steps.
+    /// Scratch of `mg_smooth2` and `apply_forces` (two fields of cells at most), kept between
+    /// steps.
     scratch: Vec<f32>,
 }
 
@@ -149,6 +150,7 @@ impl CpuBackend {
             }
             (Kernel::ApplyForces, Params::Forces(p)) => {
                 let (mut u, mut v) = (self.take(f("u")), self.take(f("v")));
+                let mut scratch = std::mem::take(&mut self.scratch);
                 apply_forces::run(
                     g,
                     &p,
@@ -158,7 +160,9 @@ impl CpuBackend {
                     self.buf(f("density")),
                     self.buf(f("temperature")),
                     self.buf(f("curl")),
+                    &mut scratch,
                 );
+                self.scratch = scratch;
                 self.put(f("u"), u);
                 self.put(f("v"), v);
             }
