@@ -5,7 +5,9 @@ use fluid_core::uniforms::{ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, Advec
 
 use rayon::prelude::*;
 
-use super::common::{G, LANES, backtrace, backtrace_lanes, bilerp, bilerp4, stencil, stencil_lanes, velocity_at_cells};
+use super::common::{
+    G, LANES, backtrace, backtrace_lanes, bilerp, bilerp_windows, bilerp4, stencil, stencil_lanes, velocity_at_cells,
+};
 
 /// Where cell `(i, j)`'s content was `dt` ago, as interpolation stencils.
 #[inline(always)]
@@ -50,6 +52,7 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], f: CellFields
     let amb = p.ambient_temperature;
     let s = dt * g.inv_h;
     let min_rows = (4096 / nx).max(1);
+    let windows = !g.px && !g.py && nx > 1 && g.ny > 1;
     f.density_out
         .par_chunks_mut(nx)
         .zip(f.temperature_out.par_chunks_mut(nx))
@@ -68,15 +71,25 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], f: CellFields
                 let (yj0, yj1, ty) = stencil_lanes(&by.map(|y| y - 0.5), g.ny, false, g.py);
                 let sx = |k: usize| (xi0[k] as usize, xi1[k] as usize, tx[k]);
                 let sy = |k: usize| (yj0[k] as usize, yj1[k] as usize, ty[k]);
-                // One loop per field, each free of the others' branches.
+                // One loop per field, each free of the others' branches. With walls on both
+                // axes every stencil is a 2 × 2 window (see `stencil`), read as one.
+                let sample = |field: &[f32]| -> [f32; LANES] {
+                    if windows {
+                        bilerp_windows(field, nx, (&xi0, &tx), (&yj0, &ty))
+                    } else {
+                        std::array::from_fn(|k| bilerp(field, nx, 1, 0, sx(k), sy(k)))
+                    }
+                };
                 if on_d {
-                    for (k, out) in d_row[i0..i0 + lanes].iter_mut().enumerate() {
-                        *out = bilerp(f.density, nx, 1, 0, sx(k), sy(k)) * decay_d;
+                    let d = sample(f.density);
+                    for (out, d) in d_row[i0..i0 + lanes].iter_mut().zip(d) {
+                        *out = d * decay_d;
                     }
                 }
                 if on_t {
-                    for (k, out) in t_row[i0..i0 + lanes].iter_mut().enumerate() {
-                        *out = amb + (bilerp(f.temperature, nx, 1, 0, sx(k), sy(k)) - amb) * decay_t;
+                    let t = sample(f.temperature);
+                    for (out, t) in t_row[i0..i0 + lanes].iter_mut().zip(t) {
+                        *out = amb + (t - amb) * decay_t;
                     }
                 }
                 if on_c {

@@ -328,13 +328,27 @@ fn bilerp_lanes_walls(
             bilerp(data, stride, 1, 0, stencil(gx[k], nx, x_faces, false), stencil(gy[k], ny, y_faces, false))
         });
     }
-    // Phase 1 (vectorised): stencils and flat indices. Every stencil is the 2 × 2 window at its
-    // first sample (see `stencil`).
+    // Phase 1 (vectorised): stencils. Every stencil is the 2 × 2 window at its first sample
+    // (see `stencil`).
     let (i0, _, tx) = stencil_lanes(gx, nx, x_faces, false);
     let (j0, _, ty) = stencil_lanes(gy, ny, y_faces, false);
+    bilerp_windows(data, stride, (&i0, &tx), (&j0, &ty))
+}
+
+/// [`bilerp`] at [`LANES`] wall stencils `(i0, i0 + 1, tx)`, `(j0, j0 + 1, ty)` of a field with
+/// `stride` values per row (the stencils of an axis with two samples or more, see `stencil`):
+/// each lane reads the 2 × 2 window at `(i0, j0)`, one bounds check per lane, then all lanes
+/// interpolate in `bilerp`'s order.
+#[inline(always)]
+pub fn bilerp_windows(
+    data: &[f32],
+    stride: usize,
+    (i0, tx): (&[i32; LANES], &[f32; LANES]),
+    (j0, ty): (&[i32; LANES], &[f32; LANES]),
+) -> [f32; LANES] {
     let stride_i = stride as i32;
     let base: [i32; LANES] = std::array::from_fn(|k| j0[k] * stride_i + i0[k]);
-    // Phase 2: the loads, one bounds check per sample.
+    // The loads, one bounds check per sample.
     let mut c00 = [0f32; LANES];
     let mut c10 = [0f32; LANES];
     let mut c01 = [0f32; LANES];
@@ -343,7 +357,7 @@ fn bilerp_lanes_walls(
         let w = &data[base[k] as usize..][..stride + 2];
         (c00[k], c10[k], c01[k], c11[k]) = (w[0], w[1], w[stride], w[stride + 1]);
     }
-    // Phase 3 (vectorised): interpolation, in the order `bilerp` uses.
+    // Interpolation (vectorised), in the order `bilerp` uses.
     let mut out = [0f32; LANES];
     for k in 0..LANES {
         let a = c00[k] + (c10[k] - c00[k]) * tx[k];
