@@ -6,7 +6,8 @@ use fluid_core::uniforms::{ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, Advec
 use rayon::prelude::*;
 
 use super::common::{
-    G, LANES, backtrace, backtrace_lanes, bilerp, bilerp_windows, bilerp4, stencil, stencil_lanes, velocity_at_cells,
+    G, LANES, backtrace, backtrace_lanes, bilerp_stencils, bilerp_windows, bilerp4, stencil, stencil_lanes,
+    velocity_at_cells,
 };
 
 /// Where cell `(i, j)`'s content was `dt` ago, as interpolation stencils.
@@ -77,7 +78,7 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], f: CellFields
                     if windows {
                         bilerp_windows(field, nx, (&xi0, &tx), (&yj0, &ty))
                     } else {
-                        std::array::from_fn(|k| bilerp(field, nx, 1, 0, sx(k), sy(k)))
+                        bilerp_stencils(field, nx, &(xi0, xi1, tx), &(yj0, yj1, ty))
                     }
                 };
                 if on_d {
@@ -106,6 +107,7 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], f: CellFields
 
 #[cfg(test)]
 mod tests {
+    use super::super::common::bilerp;
     use super::*;
     use fluid_core::{Boundary, FieldId, Grid};
 

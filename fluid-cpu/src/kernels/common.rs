@@ -148,7 +148,8 @@ pub fn stencil(g: f32, n: usize, faces: bool, periodic: bool) -> (usize, usize, 
     if periodic {
         let fl = ifloor(g);
         let t = g - fl as f32;
-        let i0 = fl.rem_euclid(n as i32) as usize;
+        // `rem_euclid` divides; inside the period it is the identity.
+        let i0 = if (0..n as i32).contains(&fl) { fl } else { fl.rem_euclid(n as i32) } as usize;
         let i1 = if faces {
             i0 + 1
         } else if i0 + 1 == n {
@@ -373,23 +374,47 @@ pub fn velocity_lanes(g: &G, u: &[f32], v: &[f32], x: &[f32; LANES], y: &[f32; L
     (sample_u_lanes(g, u, x, y), sample_v_lanes(g, v, x, y))
 }
 
+/// [`bilerp`] at [`LANES`] stencils of any kind (wrapping ones included) of a field with
+/// `stride` values per row: four loads per lane, then all lanes interpolate in `bilerp`'s order.
+#[inline(always)]
+pub fn bilerp_stencils(
+    data: &[f32],
+    stride: usize,
+    (i0, i1, tx): &([i32; LANES], [i32; LANES], [f32; LANES]),
+    (j0, j1, ty): &([i32; LANES], [i32; LANES], [f32; LANES]),
+) -> [f32; LANES] {
+    let mut c = [[0f32; LANES]; 4];
+    for k in 0..LANES {
+        let (r0, r1) = (j0[k] as usize * stride, j1[k] as usize * stride);
+        let (a0, a1) = (i0[k] as usize, i1[k] as usize);
+        (c[0][k], c[1][k], c[2][k], c[3][k]) = (data[r0 + a0], data[r0 + a1], data[r1 + a0], data[r1 + a1]);
+    }
+    std::array::from_fn(|k| {
+        let a = c[0][k] + (c[1][k] - c[0][k]) * tx[k];
+        let b = c[2][k] + (c[3][k] - c[2][k]) * tx[k];
+        a + (b - a) * ty[k]
+    })
+}
+
 /// [`sample_u`] at [`LANES`] positions.
 #[inline(always)]
 pub fn sample_u_lanes(g: &G, u: &[f32], x: &[f32; LANES], y: &[f32; LANES]) -> [f32; LANES] {
-    if g.px || g.py {
-        return std::array::from_fn(|k| sample_u(g, u, x[k], y[k]));
-    }
     let gy: [f32; LANES] = std::array::from_fn(|k| y[k] - 0.5);
+    if g.px || g.py {
+        let (sx, sy) = (stencil_lanes(x, g.nx, true, g.px), stencil_lanes(&gy, g.ny, false, g.py));
+        return bilerp_stencils(u, g.nx + 1, &sx, &sy);
+    }
     bilerp_lanes_walls(u, g.nx + 1, (g.nx, true), (g.ny, false), x, &gy)
 }
 
 /// [`sample_v`] at [`LANES`] positions.
 #[inline(always)]
 pub fn sample_v_lanes(g: &G, v: &[f32], x: &[f32; LANES], y: &[f32; LANES]) -> [f32; LANES] {
-    if g.px || g.py {
-        return std::array::from_fn(|k| sample_v(g, v, x[k], y[k]));
-    }
     let gx: [f32; LANES] = std::array::from_fn(|k| x[k] - 0.5);
+    if g.px || g.py {
+        let (sx, sy) = (stencil_lanes(&gx, g.nx, false, g.px), stencil_lanes(y, g.ny, true, g.py));
+        return bilerp_stencils(v, g.nx, &sx, &sy);
+    }
     bilerp_lanes_walls(v, g.nx, (g.nx, false), (g.ny, true), &gx, y)
 }
 
