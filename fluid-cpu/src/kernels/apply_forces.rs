@@ -6,7 +6,7 @@ use fluid_core::uniforms::ForceParams;
 
 use rayon::prelude::*;
 
-use super::common::{G, for_each_row, next, prev};
+use super::common::{Cross, G, cross, for_each_row, next, prev};
 
 /// |ω| gradient direction N and the confinement force `ε h (N_y ω, −N_x ω)` at cell `(i, j)`.
 #[inline(always)]
@@ -119,10 +119,8 @@ pub fn force_v_face(
 /// into `fx`, `fy` (index `i − 1`): the same arithmetic with spacing 2 on both axes and the
 /// zero force for a vanishing gradient as a select, so that it vectorises.
 fn confinement_row(g: &G, p: &ForceParams, curl: &[f32], j: usize, fx: &mut [f32], fy: &mut [f32]) {
-    let (nx, c) = (g.nx, j * g.nx);
-    let centre = &curl[c + 1..c + nx - 1];
-    let (left, right) = (&curl[c..c + nx - 2], &curl[c + 2..c + nx]);
-    let (down, up) = (&curl[c - nx + 1..c - 1], &curl[c + nx + 1..c + 2 * nx - 1]);
+    let nx = g.nx;
+    let Cross { centre, left, right, down, up } = cross(curl, nx, j);
     let (sx, sy) = (2.0f32, 2.0f32);
     for (k, (rx, ry)) in fx[..nx - 2].iter_mut().zip(&mut fy[..nx - 2]).enumerate() {
         let w = centre[k];

@@ -274,6 +274,41 @@ pub fn for_each_row_scratch(
         .for_each_init(|| vec![0f32; scratch], |buf, (j, row)| f(j, row, buf));
 }
 
+/// The inner samples `1..w − 1` of row `j` of a field `w` samples wide (a row with rows above
+/// and below) and their four neighbours, as slices of one length: what the row paths of the
+/// five-point kernels read.
+pub struct Cross<'a> {
+    /// The samples themselves.
+    pub centre: &'a [f32],
+    /// Their left neighbours.
+    pub left: &'a [f32],
+    /// Their right neighbours.
+    pub right: &'a [f32],
+    /// Their neighbours below (row `j − 1`).
+    pub down: &'a [f32],
+    /// Their neighbours above (row `j + 1`).
+    pub up: &'a [f32],
+}
+
+/// [`Cross`] of row `j` of `f`, `w` samples wide.
+#[inline(always)]
+pub fn cross(f: &[f32], w: usize, j: usize) -> Cross<'_> {
+    let c = j * w;
+    Cross {
+        centre: &f[c + 1..c + w - 1],
+        left: &f[c..c + w - 2],
+        right: &f[c + 2..c + w],
+        down: &f[c - w + 1..c - 1],
+        up: &f[c + w + 1..c + 2 * w - 1],
+    }
+}
+
+/// The inner samples `1..w − 1` of row `j` of `f`, `w` samples wide.
+#[inline(always)]
+pub fn inner(f: &[f32], w: usize, j: usize) -> &[f32] {
+    &f[j * w + 1..(j + 1) * w - 1]
+}
+
 /// Samples processed together by the batched drivers. Backtraces are long dependent chains
 /// (position → stencil → loads → position …); interleaving independent samples lets the CPU
 /// overlap them. Each lane does exactly the arithmetic of the one-sample functions.

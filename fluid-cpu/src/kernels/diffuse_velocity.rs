@@ -6,7 +6,7 @@
 
 use fluid_core::uniforms::DiffuseParams;
 
-use super::common::{G, for_each_row, next, prev};
+use super::common::{Cross, G, cross, for_each_row, inner, next, prev};
 
 /// One sweep at u-face `(i, j)`.
 #[inline(always)]
@@ -72,11 +72,9 @@ pub fn run(
         }
         row[0] = diffuse_u_face(g, a, u0, u, 0, j);
         row[nx] = diffuse_u_face(g, a, u0, u, nx, j);
-        // Inner face i = k + 1: left k, right k + 2, down and up at column k + 1.
-        let (w, c) = (nx + 1, j * (nx + 1));
-        let (left, right) = (&u[c..c + nx - 1], &u[c + 2..c + nx + 1]);
-        let (down, up) = (&u[c - w + 1..c - w + nx], &u[c + w + 1..c + w + nx]);
-        let start = &u0[c + 1..c + nx];
+        // Inner faces 1..nx of the row (nx + 1 wide).
+        let Cross { left, right, down, up, .. } = cross(u, nx + 1, j);
+        let start = inner(u0, nx + 1, j);
         for (k, x) in row[1..nx].iter_mut().enumerate() {
             let mut sum = 0.0f32;
             sum += left[k] + right[k];
@@ -94,11 +92,9 @@ pub fn run(
         }
         row[0] = diffuse_v_face(g, a, v0, v, 0, j);
         row[nx - 1] = diffuse_v_face(g, a, v0, v, nx - 1, j);
-        // Inner face i = k + 1: down and up at column k + 1, left k, right k + 2.
-        let c = j * nx;
-        let (down, up) = (&v[c - nx + 1..c - 1], &v[c + nx + 1..c + 2 * nx - 1]);
-        let (left, right) = (&v[c..c + nx - 2], &v[c + 2..c + nx]);
-        let start = &v0[c + 1..c + nx - 1];
+        // Inner faces 1..nx − 1 of the row.
+        let Cross { left, right, down, up, .. } = cross(v, nx, j);
+        let start = inner(v0, nx, j);
         for (k, x) in row[1..nx - 1].iter_mut().enumerate() {
             let mut sum = 0.0f32;
             sum += down[k] + up[k];

@@ -5,7 +5,7 @@
 
 use fluid_core::uniforms::JacobiParams;
 
-use super::common::{G, for_each_row};
+use super::common::{Cross, G, cross, for_each_row, inner};
 
 /// Sum of the existing neighbours' pressure and their count, for cell `(i, j)`.
 #[inline(always)]
@@ -72,16 +72,11 @@ pub fn run(g: &G, params: &JacobiParams, dt: f32, p: &[f32], div: &[f32], out: &
         }
         // Interior row: the edge cells take the general path, the rest the same formula over
         // neighbouring slices (which the compiler vectorises).
-        let c = j * nx;
         row[0] = jacobi_cell(g, omega, scale, p, div, 0, j);
         row[nx - 1] = jacobi_cell(g, omega, scale, p, div, nx - 1, j);
         let mid = &mut row[1..nx - 1];
-        let centre = &p[c + 1..c + nx - 1];
-        let left = &p[c..c + nx - 2];
-        let right = &p[c + 2..c + nx];
-        let down = &p[c - nx + 1..c - 1];
-        let up = &p[c + nx + 1..c + 2 * nx - 1];
-        let d = &div[c + 1..c + nx - 1];
+        let Cross { centre, left, right, down, up } = cross(p, nx, j);
+        let d = inner(div, nx, j);
         for k in 0..mid.len() {
             mid[k] = jacobi_interior(omega, scale, centre[k], left[k] + right[k] + down[k] + up[k], d[k]);
         }

@@ -4,7 +4,7 @@
 
 use fluid_core::uniforms::MgParams;
 
-use super::common::{Around, G, for_each_row_scratch, level_neighbours, split_around};
+use super::common::{Around, Cross, G, cross, for_each_row_scratch, inner, level_neighbours, split_around};
 
 /// Coarse `b` at coarse cell `(ci, cj)`, reading the level's `p` and `b` through `p(k)` and
 /// `b(k)` (their `k`-th values).
@@ -42,11 +42,8 @@ pub fn mg_restrict_cell(g: &G, params: &MgParams, read: &Around<'_>, ci: usize, 
 /// below) into `out`, in [`restrict_with`]'s arithmetic: the neighbour sum from zero, left,
 /// right, down, up, and `b − (4 p − sum)`.
 fn residual_row(p: &[f32], b: &[f32], nx: usize, j: usize, out: &mut [f32]) {
-    let c = j * nx;
-    let centre = &p[c + 1..c + nx - 1];
-    let (left, right) = (&p[c..c + nx - 2], &p[c + 2..c + nx]);
-    let (down, up) = (&p[c - nx + 1..c - 1], &p[c + nx + 1..c + 2 * nx - 1]);
-    let rhs = &b[c + 1..c + nx - 1];
+    let Cross { centre, left, right, down, up } = cross(p, nx, j);
+    let rhs = inner(b, nx, j);
     for (k, r) in out[..nx - 2].iter_mut().enumerate() {
         let sum = 0.0 + left[k] + right[k] + down[k] + up[k];
         *r = rhs[k] - (4.0 * centre[k] - sum);

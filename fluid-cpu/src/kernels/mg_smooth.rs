@@ -4,7 +4,7 @@
 
 use fluid_core::uniforms::MgParams;
 
-use super::common::{Around, G, for_each_row, level_neighbours, split_around};
+use super::common::{Around, Cross, G, cross, for_each_row, inner, level_neighbours, split_around};
 
 /// The pass at cell `(i, j)` of the level, reading its iterate and right-hand side through
 /// `p(k)` and `b(k)` (their `k`-th values; the iterate is taken as zero when the pass starts
@@ -62,17 +62,14 @@ pub fn pass(g: &G, params: &MgParams, p: Option<&[f32]>, b: &[f32], out: &mut [f
         }
         row[0] = cell(0, j);
         row[nx - 1] = cell(nx - 1, j);
-        let c = j * nx;
-        let rhs = &b[c + 1..c + nx - 1];
+        let rhs = inner(b, nx, j);
         let inner = &mut row[1..nx - 1];
         // Inner cell k is column k + 1: of the pass's colour when (k + 1 + j) & 1 is
         // `colour`; the other colour keeps its value (a select, so that it vectorises).
         let mine = (1 + j + colour) & 1;
         match p {
             Some(p) => {
-                let centre = &p[c + 1..c + nx - 1];
-                let (left, right) = (&p[c..c + nx - 2], &p[c + 2..c + nx]);
-                let (down, up) = (&p[c - nx + 1..c - 1], &p[c + nx + 1..c + 2 * nx - 1]);
+                let Cross { centre, left, right, down, up } = cross(p, nx, j);
                 for (k, x) in inner.iter_mut().enumerate() {
                     let old = centre[k];
                     let sum = 0.0 + left[k] + right[k] + down[k] + up[k];
