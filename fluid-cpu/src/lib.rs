@@ -350,18 +350,28 @@ impl Backend for CpuBackend {
     fn allocate(&mut self, grid: &Grid) -> Result<()> {
         // Linux overcommits: a reservation larger than memory succeeds and the process is killed
         // later, so compare with what the machine has first.
+        // The fields, and the kernels' scratch (two fields of cells).
+        let scratch_len = 2 * grid.len(FieldId::Density);
+        let bytes = grid.bytes() + 4 * scratch_len as u64;
         if let Some(avail) = available_memory()
-            && grid.bytes() > avail
+            && bytes > avail
         {
             return Err(Error::OutOfMemory {
                 nx: grid.nx,
                 ny: grid.ny,
-                bytes: grid.bytes(),
+                bytes,
                 reason: format!("only {avail} bytes of memory are available"),
             });
         }
         self.buffers = Vec::new();
         self.scratch = Vec::new();
+        self.scratch.try_reserve_exact(scratch_len).map_err(|e| Error::OutOfMemory {
+            nx: grid.nx,
+            ny: grid.ny,
+            bytes,
+            reason: format!("allocating the kernels' scratch failed: {e}"),
+        })?;
+        self.scratch.resize(scratch_len, 0.0);
         let mut buffers = Vec::with_capacity(FieldId::COUNT);
         for f in FieldId::STATE_AND_SCRATCH {
             let n = grid.len(*f);
@@ -369,7 +379,7 @@ impl Backend for CpuBackend {
             v.try_reserve_exact(n).map_err(|e| Error::OutOfMemory {
                 nx: grid.nx,
                 ny: grid.ny,
-                bytes: grid.bytes(),
+                bytes,
                 reason: format!("allocating `{}` failed: {e}", f.name()),
             })?;
             v.resize(n, 0.0);
