@@ -131,6 +131,16 @@ pub fn trunc_small(x: f32) -> i32 {
     if n as f32 > x { n - 1 } else { n }
 }
 
+/// `floor(x)` as an integer for `|x| < 2^22`, written so that it vectorises: adding 1.5 · 2^23
+/// rounds `x` to the nearest integer in the low mantissa bits (for negative `x` too); one step
+/// back where that rounded up. The same as [`ifloor`] in that range.
+#[inline(always)]
+pub fn floor_small(x: f32) -> i32 {
+    const MAGIC: f32 = 12_582_912.0; // 1.5 · 2^23
+    let n = (x + MAGIC).to_bits() as i32 - MAGIC.to_bits() as i32;
+    if n as f32 > x { n - 1 } else { n }
+}
+
 /// Clamp to `[lo, hi]`; a NaN maps to `lo` (a blown-up position samples the corner instead of
 /// spreading NaN). Written with `max`/`min` so batches of it vectorise.
 #[inline(always)]
@@ -327,9 +337,29 @@ pub fn stencil_lanes(
     let mut i1 = [0i32; LANES];
     let mut t = [0f32; LANES];
     if periodic {
-        for k in 0..LANES {
-            let (a, b, w) = stencil(g[k], n, faces, true);
-            (i0[k], i1[k], t[k]) = (a as i32, b as i32, w);
+        let (nf, ni) = (n as f32, n as i32);
+        // Coordinates within a period of the domain (n ≤ 2^15, so far below 2^22): the floor by
+        // `floor_small` and the wrap by selects, which vectorise; anything else (far out, NaN)
+        // one lane at a time.
+        if g.iter().all(|&x| x >= -nf && x < 2.0 * nf) {
+            for k in 0..LANES {
+                let fl = floor_small(g[k]);
+                t[k] = g[k] - fl as f32;
+                let a = if fl < 0 {
+                    fl + ni
+                } else if fl >= ni {
+                    fl - ni
+                } else {
+                    fl
+                };
+                i0[k] = a;
+                i1[k] = if !faces && a + 1 == ni { 0 } else { a + 1 };
+            }
+        } else {
+            for k in 0..LANES {
+                let (a, b, w) = stencil(g[k], n, faces, true);
+                (i0[k], i1[k], t[k]) = (a as i32, b as i32, w);
+            }
         }
         return (i0, i1, t);
     }
@@ -735,7 +765,31 @@ mod tests {
         // Periodic axes wrap.
         assert_eq!(stencil(3.5, 4, false, true), (3, 0, 0.5));
         assert_eq!(stencil(-0.5, 4, false, true), (3, 0, 0.5));
-        // The lanes agree with the one-sample function.
+        // The lanes agree with the one-sample function, periodic lanes in and beyond the
+        // vectorised range too.
+        let periodic = [
+            [-1.0, 0.0, 0.5, 1.0, 2.75, 3.0, 3.5, 7.99],
+            [-4.0, -3.999, -0.0, 3.9999998, 4.0, 5.5, -2.5e-8, 7.9999995],
+            [-4.5, 0.0, 0.5, 1.0, 2.75, 3.0, 3.5, 9.0],
+            [1.0e9, -3.0e7, 0.25, 1.0, 2.0, f32::NAN, 3.5, 2.0],
+        ];
+        for g in periodic {
+            for faces in [false, true] {
+                let (i0, i1, t) = stencil_lanes(&g, 4, faces, true);
+                for k in 0..LANES {
+                    let (a, b, w) = stencil(g[k], 4, faces, true);
+                    assert_eq!(
+                        (i0[k] as usize, i1[k] as usize, t[k].to_bits()),
+                        (a, b, w.to_bits()),
+                        "{faces} {}",
+                        g[k]
+                    );
+                }
+            }
+        }
+        for x in [-4194303.5f32, -1.5, -1.0, -0.7, -1.0e-30, 0.0, 0.3, 1.0, 2.5, 4194303.5, 100.99999] {
+            assert_eq!(floor_small(x), ifloor(x), "{x}");
+        }
         let g = [-1.0, 0.0, 0.5, 1.0, 2.75, 3.0, 3.5, f32::NAN];
         for (n, faces) in [(4, false), (4, true), (1, false), (1, true)] {
             let (i0, i1, t) = stencil_lanes(&g, n, faces, false);
