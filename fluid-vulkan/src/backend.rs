@@ -10,7 +10,7 @@ use fluid_core::{Backend, Error, FieldId, Grid, KernelTiming, Result, Schedule, 
 use gpu_allocator::MemoryLocation;
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme, Allocator, AllocatorCreateDesc};
 
-use crate::{DeviceSummary, Instance, NAME, spirv, summarize, type_rank, vk_err};
+use crate::{DeviceSummary, Instance, NAME, setup_lock, spirv, summarize, type_rank, vk_err};
 
 /// Workgroup shape the SPIR-V was generated with (`fluid_wgpu::shaders::WORKGROUP`).
 const WORKGROUP: (u32, u32) = (16, 16);
@@ -192,6 +192,7 @@ impl VulkanBackend {
 
     /// The device whose name contains `name` (case-insensitive), or the best one.
     pub fn with_device(name: Option<&str>) -> Result<VulkanBackend> {
+        let _setup = setup_lock();
         let inst = Instance::new(true)?;
         let (physical, family, summary) = choose_device(&inst, name)?;
         // SAFETY: `physical` belongs to this live instance.
@@ -417,6 +418,7 @@ impl VulkanBackend {
         name: &str,
         sets: &[vk::DescriptorSetLayout],
     ) -> Result<(vk::PipelineLayout, vk::Pipeline)> {
+        let _setup = setup_lock();
         let words = spirv::words(name).ok_or_else(|| err(format!("no SPIR-V module {name}")))?;
         let info = vk::ShaderModuleCreateInfo::default().code(&words);
         // SAFETY: `words` is a complete SPIR-V module generated and validated by xtask.
@@ -975,6 +977,7 @@ impl VulkanBackend {
 
 impl Drop for VulkanBackend {
     fn drop(&mut self) {
+        let _setup = setup_lock();
         // SAFETY: waiting for idle has no preconditions; on failure (lost device) the objects
         // below may be destroyed anyway.
         let _ = unsafe { self.device.device_wait_idle() };

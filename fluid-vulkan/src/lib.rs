@@ -31,8 +31,9 @@ pub mod spirv;
 
 pub use backend::VulkanBackend;
 
+use std::cell::Cell;
 use std::ffi::{CStr, c_void};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use ash::vk;
 use fluid_core::{Error, Result};
@@ -68,6 +69,43 @@ pub struct DeviceSummary {
     pub timestamp_period_ns: f32,
 }
 
+/// One thread at a time creates or destroys instances, devices and pipelines in this process.
+/// The Vulkan spec allows doing that concurrently, but the conformance suite on lavapipe (Mesa
+/// 22.3, with the validation layer) crashed twice in about a dozen CI runs with a SIGSEGV while
+/// two test threads were setting backends up and tearing them down; the crash did not reproduce
+/// locally (15 runs of the suite, with and without validation, on 2 and 6 threads), so its cause
+/// is not known, and this lock is a precaution. Recording and submitting stay concurrent; setup
+/// is rare in an application, but on lavapipe pipeline creation compiles with LLVM, so the
+/// suite's 45 tests, which set up a backend each, went from about 50 to 79 s there.
+static SETUP: Mutex<()> = Mutex::new(());
+
+thread_local! {
+    /// Whether this thread holds [`SETUP`] (so that nested setup, e.g. a backend dropped on an
+    /// error path of its own construction, does not wait for itself).
+    static SETUP_HELD: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Holds [`SETUP`] until dropped, unless this thread held it already.
+pub(crate) struct SetupGuard(Option<MutexGuard<'static, ()>>);
+
+impl Drop for SetupGuard {
+    fn drop(&mut self) {
+        if self.0.take().is_some() {
+            SETUP_HELD.set(false);
+        }
+    }
+}
+
+/// Take [`SETUP`] for this thread (a poisoned lock is taken all the same: it guards no data).
+pub(crate) fn setup_lock() -> SetupGuard {
+    if SETUP_HELD.get() {
+        return SetupGuard(None);
+    }
+    let guard = SETUP.lock().unwrap_or_else(|e| e.into_inner());
+    SETUP_HELD.set(true);
+    SetupGuard(Some(guard))
+}
+
 /// Messages of the validation layer: errors fail the next backend call.
 type MessageLog = Arc<Mutex<Vec<String>>>;
 
@@ -82,6 +120,7 @@ struct Instance {
 
 impl Drop for Instance {
     fn drop(&mut self) {
+        let _setup = setup_lock();
         if let Some((utils, messenger)) = self.debug.take() {
             // SAFETY: the messenger was created from this instance and is destroyed once, before it.
             unsafe { utils.destroy_debug_utils_messenger(messenger, None) };
@@ -159,12 +198,17 @@ fn keep_driver_loaded() {
         let info = vk::InstanceCreateInfo::default().application_info(&app);
         // SAFETY: `info` and the app info it points to are valid for the call; no allocator.
         let instance = unsafe { entry.create_instance(&info, None) }.ok()?;
+        // Drivers set up their devices (and lavapipe its LLVM) on the first enumeration: once,
+        // here, under the setup lock.
+        // SAFETY: `instance` is live; enumerating has no other preconditions.
+        let _ = unsafe { instance.enumerate_physical_devices() };
         Some((entry, instance))
     });
 }
 
 impl Instance {
     fn new(with_validation: bool) -> Result<Instance> {
+        let _setup = setup_lock();
         keep_driver_loaded();
         // SAFETY: loading the system's Vulkan loader runs its initialisers; that is the
         // documented way to use a run-time loaded `libvulkan`, and no Vulkan object exists yet.
@@ -268,6 +312,7 @@ fn summarize(props: &vk::PhysicalDeviceProperties) -> DeviceSummary {
 
 /// The Vulkan physical devices of this machine, in the loader's order.
 pub fn physical_devices() -> Result<Vec<DeviceSummary>> {
+    let _setup = setup_lock();
     let inst = Instance::new(false)?;
     // SAFETY: `inst.instance` is a live instance (dropped only at the end of this function).
     let devices =
