@@ -28,7 +28,7 @@ pub struct CpuBackend {
     map: [usize; FieldId::COUNT],
     reductions: Vec<f64>,
     timing: Option<BTreeMap<Kernel, (u32, f64)>>,
-    /// Scratch of `mg_smooth2` and `apply_forces` (two fields of cells at most), kept between
+    /// Scratch of `mg_smooth2` and `apply_forces`, allocated with the fields and kept between
     /// steps.
     scratch: Vec<f32>,
 }
@@ -350,8 +350,11 @@ impl Backend for CpuBackend {
     fn allocate(&mut self, grid: &Grid) -> Result<()> {
         // Linux overcommits: a reservation larger than memory succeeds and the process is killed
         // later, so compare with what the machine has first.
-        // The fields, and the kernels' scratch (two fields of cells).
-        let scratch_len = 2 * grid.len(FieldId::Density);
+        // The fields, and the kernels' scratch: two fields of cells for `apply_forces`, the
+        // band buffers of `mg_smooth2` (about three and a half).
+        let (nx, ny) = (grid.nx as usize, grid.ny as usize);
+        let scratch_len =
+            (2 * grid.len(FieldId::Density)).max(kernels::mg_smooth2::scratch_len(nx, ny, self.threads()));
         let bytes = grid.bytes() + 4 * scratch_len as u64;
         if let Some(avail) = available_memory()
             && bytes > avail

@@ -313,6 +313,54 @@ pub fn cross(f: &[f32], w: usize, j: usize) -> Cross<'_> {
     }
 }
 
+/// One row of a multigrid level with the rows below and above it (`None` past a wall), as the
+/// row functions of the smoother and the residual read them: whole level arrays or the band
+/// buffers of `mg_smooth2` alike.
+#[derive(Clone, Copy)]
+pub struct Rows<'a> {
+    /// Row `j − 1` (row `ny − 1` for row 0 on a periodic axis).
+    pub down: Option<&'a [f32]>,
+    /// Row `j` itself.
+    pub row: &'a [f32],
+    /// Row `j + 1`.
+    pub up: Option<&'a [f32]>,
+}
+
+impl<'a> Rows<'a> {
+    /// Row `j` of a level array `f` of rows `w` wide and `ny` high, with its neighbours.
+    #[inline(always)]
+    pub fn of(f: &'a [f32], w: usize, ny: usize, py: bool, j: usize) -> Rows<'a> {
+        let at = |k: usize| &f[k * w..(k + 1) * w];
+        Rows { down: prev(j, ny, py).map(at), row: at(j), up: next(j, ny, py).map(at) }
+    }
+
+    /// [`level_neighbours`] at column `i`: `(Σ p_nbr, n)` over the neighbours that are not
+    /// walls, in the order left, right, down, up.
+    #[inline(always)]
+    pub fn neighbours(&self, i: usize, px: bool) -> (f32, f32) {
+        let nx = self.row.len();
+        let mut sum = 0.0f32;
+        let mut n = 0.0f32;
+        if let Some(il) = prev(i, nx, px) {
+            sum += self.row[il];
+            n += 1.0;
+        }
+        if let Some(ir) = next(i, nx, px) {
+            sum += self.row[ir];
+            n += 1.0;
+        }
+        if let Some(d) = self.down {
+            sum += d[i];
+            n += 1.0;
+        }
+        if let Some(u) = self.up {
+            sum += u[i];
+            n += 1.0;
+        }
+        (sum, n)
+    }
+}
+
 /// The inner samples `1..w − 1` of row `j` of `f`, `w` samples wide.
 #[inline(always)]
 pub fn inner(f: &[f32], w: usize, j: usize) -> &[f32] {

@@ -66,29 +66,33 @@ pub fn run(g: &G, params: &MgParams, mg: &mut [f32]) {
 /// (parent and the one beside, in turn), so a row needs no division or wall test there;
 /// [`correction`] is the reference (tested bit for bit).
 pub fn add(g: &G, params: &MgParams, cp: &[f32], out: &mut [f32]) {
+    for_each_row(out, params.nx as usize, |j, row| add_row(g, params, cp, j, row));
+}
+
+/// [`add`] along fine row `j`.
+#[inline(always)]
+pub fn add_row(g: &G, params: &MgParams, cp: &[f32], j: usize, row: &mut [f32]) {
     let nx = params.nx as usize;
     let (cnx, cny) = (params.cnx as usize, params.cny as usize);
-    for_each_row(out, nx, |j, row| {
-        let slow = |i: usize| correction_with(g, params, |k| cp[k], i, j);
-        let pairs = nx.saturating_sub(2) / 2;
-        if pairs == 0 {
-            for (i, x) in row.iter_mut().enumerate() {
-                *x += slow(i);
-            }
-            return;
-        }
-        let cj = j / 2;
-        let (a, b) = (&cp[cj * cnx..][..cnx], &cp[beside(j, cj, cny, g.py) * cnx..][..cnx]);
-        row[0] += slow(0);
-        for (m, x) in row[1..1 + 2 * pairs].chunks_exact_mut(2).enumerate() {
-            // Fine 2m + 1: parent m, beside m + 1; fine 2m + 2: parent m + 1, beside m.
-            x[0] += 0.75 * (0.75 * a[m] + 0.25 * a[m + 1]) + 0.25 * (0.75 * b[m] + 0.25 * b[m + 1]);
-            x[1] += 0.75 * (0.75 * a[m + 1] + 0.25 * a[m]) + 0.25 * (0.75 * b[m + 1] + 0.25 * b[m]);
-        }
-        for (i, x) in row.iter_mut().enumerate().skip(1 + 2 * pairs) {
+    let slow = |i: usize| correction_with(g, params, |k| cp[k], i, j);
+    let pairs = nx.saturating_sub(2) / 2;
+    if pairs == 0 {
+        for (i, x) in row.iter_mut().enumerate() {
             *x += slow(i);
         }
-    });
+        return;
+    }
+    let cj = j / 2;
+    let (a, b) = (&cp[cj * cnx..][..cnx], &cp[beside(j, cj, cny, g.py) * cnx..][..cnx]);
+    row[0] += slow(0);
+    for (m, x) in row[1..1 + 2 * pairs].chunks_exact_mut(2).enumerate() {
+        // Fine 2m + 1: parent m, beside m + 1; fine 2m + 2: parent m + 1, beside m.
+        x[0] += 0.75 * (0.75 * a[m] + 0.25 * a[m + 1]) + 0.25 * (0.75 * b[m] + 0.25 * b[m + 1]);
+        x[1] += 0.75 * (0.75 * a[m + 1] + 0.25 * a[m]) + 0.25 * (0.75 * b[m + 1] + 0.25 * b[m]);
+    }
+    for (i, x) in row.iter_mut().enumerate().skip(1 + 2 * pairs) {
+        *x += slow(i);
+    }
 }
 
 #[cfg(test)]

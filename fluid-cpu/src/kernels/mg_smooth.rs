@@ -4,7 +4,7 @@
 
 use fluid_core::uniforms::MgParams;
 
-use super::common::{Around, Cross, G, cross, for_each_row, inner, level_neighbours, split_around};
+use super::common::{Around, G, Rows, for_each_row, level_neighbours, split_around};
 
 /// The pass at cell `(i, j)` of the level, reading its iterate and right-hand side through
 /// `p(k)` and `b(k)` (their `k`-th values; the iterate is taken as zero when the pass starts
@@ -40,20 +40,69 @@ pub fn mg_smooth_cell(g: &G, params: &MgParams, read: &Around<'_>, i: usize, j: 
     smooth_with(g, params, |k| read.get(po + k), |k| read.get(bo + k), i, j)
 }
 
+/// One colour pass along level row `j` (`rows`: the iterate there and on the rows beside it)
+/// with right-hand side row `b`, into `out`: [`mg_smooth_cell`]'s arithmetic. With rows below
+/// and above, the inner cells `1..nx − 1` compute the neighbour sum from zero, left, right,
+/// down, up for every cell and keep the result on the pass's colour, so that they vectorise;
+/// the result is the same bit for bit (tested).
+#[inline(always)]
+pub fn pass_row(px: bool, colour: u32, omega: f32, j: usize, rows: Rows<'_>, b: &[f32], out: &mut [f32]) {
+    let nx = out.len();
+    let cell = |i: usize| {
+        let old = rows.row[i];
+        if ((i + j) & 1) as u32 != colour {
+            return old;
+        }
+        let (sum, n) = rows.neighbours(i, px);
+        if n == 0.0 {
+            return old;
+        }
+        let pj = (sum + b[i]) / n;
+        old + omega * (pj - old)
+    };
+    let (Some(down), Some(up)) = (rows.down, rows.up) else {
+        for (i, x) in out.iter_mut().enumerate() {
+            *x = cell(i);
+        }
+        return;
+    };
+    if nx < 3 {
+        for (i, x) in out.iter_mut().enumerate() {
+            *x = cell(i);
+        }
+        return;
+    }
+    out[0] = cell(0);
+    out[nx - 1] = cell(nx - 1);
+    let (left, centre, right) = (&rows.row[..nx - 2], &rows.row[1..nx - 1], &rows.row[2..]);
+    let (down, up, rhs) = (&down[1..nx - 1], &up[1..nx - 1], &b[1..nx - 1]);
+    // Inner cell k is column k + 1: of the pass's colour when (k + 1 + j) & 1 is `colour`;
+    // the other colour keeps its value (a select, so that it vectorises).
+    let mine = (1 + j + colour as usize) & 1;
+    for (k, x) in out[1..nx - 1].iter_mut().enumerate() {
+        let old = centre[k];
+        let sum = 0.0 + left[k] + right[k] + down[k] + up[k];
+        let new = old + omega * ((sum + rhs[k]) / 4.0 - old);
+        *x = if k & 1 == mine { new } else { old };
+    }
+}
+
 /// One pass from the level's iterate `p` (`None` when the pass starts from zero) and
 /// right-hand side `b` into `out`, all three the level's own arrays (`params` gives the level's
-/// size, the colour and ω; its offsets are not used). Rows with neighbours above and below take
-/// a path over slices for their inner cells, which computes [`mg_smooth_cell`]'s arithmetic (the
-/// neighbour sum from zero, left, right, down, up) for every cell and keeps the result on the
-/// pass's colour, so that it vectorises; the result is the same bit for bit (tested). From
-/// zero, that path reads only `b`, with the iterate and its neighbours taken as zero in the same
-/// expression.
+/// size, the colour and ω; its offsets are not used): [`pass_row`] along every row. From zero,
+/// rows with neighbours above and below read only `b`, with the iterate and its neighbours
+/// taken as zero in [`pass_row`]'s expression.
 pub fn pass(g: &G, params: &MgParams, p: Option<&[f32]>, b: &[f32], out: &mut [f32]) {
     let (nx, ny) = (params.nx as usize, params.ny as usize);
     let params = &MgParams { zero_initial: u32::from(p.is_none()), ..*params };
-    let (omega, colour) = (params.omega, params.colour as usize);
-    let cell = |i: usize, j: usize| smooth_with(g, params, |k| p.map_or(0.0, |p| p[k]), |k| b[k], i, j);
+    let (omega, colour) = (params.omega, params.colour);
     for_each_row(out, nx, |j, row| {
+        let rhs = &b[j * nx..(j + 1) * nx];
+        if let Some(p) = p {
+            pass_row(g.px, colour, omega, j, Rows::of(p, nx, ny, g.py, j), rhs, row);
+            return;
+        }
+        let cell = |i: usize, j: usize| smooth_with(g, params, |_| 0.0, |k| b[k], i, j);
         if nx < 3 || j == 0 || j + 1 == ny {
             for (i, x) in row.iter_mut().enumerate() {
                 *x = cell(i, j);
@@ -62,29 +111,12 @@ pub fn pass(g: &G, params: &MgParams, p: Option<&[f32]>, b: &[f32], out: &mut [f
         }
         row[0] = cell(0, j);
         row[nx - 1] = cell(nx - 1, j);
-        let rhs = inner(b, nx, j);
-        let inner = &mut row[1..nx - 1];
-        // Inner cell k is column k + 1: of the pass's colour when (k + 1 + j) & 1 is
-        // `colour`; the other colour keeps its value (a select, so that it vectorises).
-        let mine = (1 + j + colour) & 1;
-        match p {
-            Some(p) => {
-                let Cross { centre, left, right, down, up } = cross(p, nx, j);
-                for (k, x) in inner.iter_mut().enumerate() {
-                    let old = centre[k];
-                    let sum = 0.0 + left[k] + right[k] + down[k] + up[k];
-                    let new = old + omega * ((sum + rhs[k]) / 4.0 - old);
-                    *x = if k & 1 == mine { new } else { old };
-                }
-            }
-            None => {
-                for (k, (x, &r)) in inner.iter_mut().zip(rhs).enumerate() {
-                    let old = 0.0f32;
-                    let sum = 0.0f32 + 0.0 + 0.0 + 0.0 + 0.0;
-                    let new = old + omega * ((sum + r) / 4.0 - old);
-                    *x = if k & 1 == mine { new } else { old };
-                }
-            }
+        let mine = (1 + j + colour as usize) & 1;
+        for (k, (x, &r)) in row[1..nx - 1].iter_mut().zip(&rhs[1..nx - 1]).enumerate() {
+            let old = 0.0f32;
+            let sum = 0.0f32 + 0.0 + 0.0 + 0.0 + 0.0;
+            let new = old + omega * ((sum + r) / 4.0 - old);
+            *x = if k & 1 == mine { new } else { old };
         }
     });
 }
@@ -115,8 +147,14 @@ mod tests {
     /// periodic levels, with the level's arrays before and after the written one.
     #[test]
     fn rows_equal_the_cell_function() {
-        for (nx, ny, b) in [(13u32, 9u32, Boundary::Wall), (12, 10, Boundary::Periodic), (3, 5, Boundary::Wall)] {
-            let grid = Grid::new(nx, ny, 0.1, b, b).expect("grid");
+        for (nx, ny, b, by) in [
+            (13u32, 9u32, Boundary::Wall, Boundary::Wall),
+            (12, 10, Boundary::Periodic, Boundary::Periodic),
+            (11, 8, Boundary::Wall, Boundary::Periodic),
+            (10, 7, Boundary::Periodic, Boundary::Wall),
+            (3, 5, Boundary::Wall, Boundary::Wall),
+        ] {
+            let grid = Grid::new(nx, ny, 0.1, b, by).expect("grid");
             let g = G::new(&grid.uniform());
             let cells = (nx * ny) as usize;
             let mut rng = fluid_core::scene::SplitMix64(11);
@@ -145,7 +183,7 @@ mod tests {
                             assert_eq!(
                                 mg[to + j * nx as usize + i].to_bits(),
                                 want.to_bits(),
-                                "({i}, {j}) {b:?} colour {colour} zero {zero_initial}"
+                                "({i}, {j}) {b:?}/{by:?} colour {colour} zero {zero_initial}"
                             );
                         }
                     }

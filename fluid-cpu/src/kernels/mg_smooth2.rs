@@ -1,17 +1,26 @@
 //! `mg_smooth2`: two red-black iterations on one multigrid level in one invocation, from the
 //! iterate at `p` (plus the next coarser level's correction when `cnx` > 0, as `mg_prolong`
 //! adds it) into `tmp`, `p` left as it was; with the `SMOOTH2_RESTRICT` bit of `colour`, then
-//! the result's residual restricted into the coarser level instead, as `mg_restrict` does. On the GPU a workgroup loads its tile plus a
-//! halo of four cells and runs the four passes in workgroup memory (the tile must not be
-//! written back over `p`, which neighbouring workgroups are still reading); here the four
-//! [`super::mg_smooth`] passes of [`fluid_core::multigrid::smooth2_passes`] run one after the
-//! other, through `tmp` and two scratch arrays of the level's size, ending in `tmp`, which
-//! defines the answer the shader must give.
+//! the result's residual restricted into the coarser level instead, as `mg_restrict` does.
+//! The four [`super::mg_smooth`] passes of [`fluid_core::multigrid::smooth2_passes`], one after
+//! the other, define the answer.
+//!
+//! On the GPU a workgroup loads its tile plus a halo of five cells and runs the four passes in
+//! workgroup memory. Here a job does the same with a band of rows: it copies the band's
+//! iterate plus [`HALO`] rows on each side into its scratch, runs the passes there (pass `k`
+//! over the band and `HALO − k` rows beside it, each row by [`mg_smooth::pass_row`]), and writes
+//! only its own rows of `tmp`, the coarse level and the pressure. The rows beside the band are
+//! computed by both jobs that need them, from the same inputs by the same arithmetic, so the
+//! result is the same bit for bit for any band height and thread count (tested against the
+//! passes through the whole level), and a call is one parallel loop instead of five or six.
+
+use std::ops::Range;
 
 use fluid_core::multigrid::{SMOOTH2_ACCUMULATE, SMOOTH2_LOAD_RESIDUAL, SMOOTH2_RESTRICT, smooth2_passes};
 use fluid_core::uniforms::MgParams;
+use rayon::prelude::*;
 
-use super::common::{G, df_accumulate, for_each_row, split_around};
+use super::common::{G, Rows, df_accumulate, df_add, for_each_row};
 use super::{mg_load, mg_prolong, mg_restrict, mg_smooth};
 
 /// The double-float pressure and the divergence, for the level-0 steps of a double-float solve.
@@ -26,15 +35,310 @@ pub struct Pressure<'a> {
     pub dt: f32,
 }
 
+/// Rows a band takes at least (even, so that a band holds whole coarse rows).
+const BAND_MIN: usize = 32;
+/// Rows computed beside a band: one per pass, one for the residual.
+const HALO: usize = 5;
+/// Levels of fewer cells run as one band: a parallel loop costs more than it saves there.
+const ONE_BAND_CELLS: usize = 8192;
+
+/// The band height on a level of `nx × ny` cells with `threads` threads: two bands per thread
+/// where the level is tall enough, at least [`BAND_MIN`] rows, even.
+fn band_rows(nx: usize, ny: usize, threads: usize) -> usize {
+    if nx * ny <= ONE_BAND_CELLS {
+        return ny + ny % 2;
+    }
+    let rows = ny.div_ceil(2 * threads.max(1)).max(BAND_MIN);
+    rows + rows % 2
+}
+
+/// Scratch values of the jobs on a level of `nx × ny` cells with bands of `band` rows: per
+/// band two iterates and a right-hand side of `band + 2 HALO` rows, and two residual rows.
+fn band_scratch(nx: usize, ny: usize, band: usize) -> usize {
+    ny.div_ceil(band) * (3 * (band + 2 * HALO) + 2) * nx
+}
+
+/// The scratch [`run`] needs on any level of a grid of `nx × ny` cells with `threads` threads
+/// (the backend allocates it with the fields).
+pub fn scratch_len(nx: usize, ny: usize, threads: usize) -> usize {
+    fluid_core::multigrid::levels(nx as u32, ny as u32)
+        .iter()
+        .map(|l| {
+            let (x, y) = (l.nx as usize, l.ny as usize);
+            band_scratch(x, y, band_rows(x, y, threads))
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 /// The pair of iterations on the level `params` names. In a double-float solve, on level 0:
 /// with the `SMOOTH2_LOAD_RESIDUAL` bit of `colour` the level's `b` is first computed as the
 /// residual of the double-float pressure, as `mg_load` in mode `LOAD_RESIDUAL` does; with the
 /// `SMOOTH2_ACCUMULATE` bit the result is also added to the pressure, as `mg_store` in mode
-/// `STORE_ADD` does. `scratch` is grown to two of the level's arrays when shorter (keep it
-/// between calls to avoid allocating).
+/// `STORE_ADD` does. `scratch` is grown to [`scratch_len`] when shorter (keep it between calls
+/// to avoid allocating).
 pub fn run(g: &G, params: &MgParams, mg: &mut [f32], pressure: Option<Pressure<'_>>, scratch: &mut Vec<f32>) {
+    let (nx, ny) = (params.nx as usize, params.ny as usize);
+    let band = band_rows(nx, ny, rayon::current_num_threads());
+    run_in_bands(g, params, mg, pressure, scratch, band);
+}
+
+/// [`run`] with bands of `band` rows (even), or through the whole level when the buffer's
+/// layout does not allow the bands.
+fn run_in_bands(
+    g: &G,
+    params: &MgParams,
+    mg: &mut [f32],
+    mut pressure: Option<Pressure<'_>>,
+    scratch: &mut Vec<f32>,
+    band: usize,
+) {
+    if !bands(g, params, mg, pressure.as_mut(), scratch, band) {
+        whole_level(g, params, mg, pressure);
+    }
+}
+
+/// What a call reads, shared by its jobs.
+struct Inputs<'a> {
+    g: &'a G,
+    params: &'a MgParams,
+    passes: [MgParams; 4],
+    /// The level's iterate (`None` when the first pass starts from zero).
+    p: Option<&'a [f32]>,
+    /// The level's right-hand side, or the pressure it is computed from.
+    b: Rhs<'a>,
+    /// The coarser level's `p`, when its correction is added first.
+    coarse: Option<&'a [f32]>,
+    restrict: bool,
+}
+
+/// Where the right-hand side comes from.
+enum Rhs<'a> {
+    /// The level's `b`.
+    Level(&'a [f32]),
+    /// Computed from the double-float pressure (`hi`, `lo`), the divergence and `scale`.
+    Pressure { hi: &'a [f32], lo: &'a [f32], div: &'a [f32], scale: f32 },
+}
+
+/// What one job writes: its own rows of each output (empty slices for outputs not asked for).
+struct Job<'a> {
+    /// Its rows of the level.
+    rows: Range<usize>,
+    tmp: &'a mut [f32],
+    /// Its rows of the level's `b`, when computed here.
+    b: &'a mut [f32],
+    /// Its rows of the coarser level's `b` and `p`, when restricting.
+    cb: &'a mut [f32],
+    cp: &'a mut [f32],
+    /// Its rows of the double-float pressure, when accumulating.
+    hi: &'a mut [f32],
+    lo: &'a mut [f32],
+    scratch: &'a mut [f32],
+}
+
+/// Split the first `n` values off `s` (all of them when shorter).
+fn split_first<'a>(s: &mut &'a mut [f32], n: usize) -> &'a mut [f32] {
+    let n = n.min(s.len());
+    let (head, tail) = std::mem::take(s).split_at_mut(n);
+    *s = tail;
+    head
+}
+
+/// The call as one parallel loop over bands of `band` rows; `false` (nothing done) when an
+/// array it writes overlaps one it reads or another it writes, or when both pressure bits are
+/// set (no cycle the schedule emits does that; the right-hand side would be computed from a
+/// pressure that the jobs change).
+fn bands(
+    g: &G,
+    params: &MgParams,
+    mg: &mut [f32],
+    pressure: Option<&mut Pressure<'_>>,
+    scratch: &mut Vec<f32>,
+    band: usize,
+) -> bool {
+    let (nx, ny) = (params.nx as usize, params.ny as usize);
+    let cells = nx * ny;
+    let (cnx, cny) = (params.cnx as usize, params.cny as usize);
+    let restrict = params.colour & SMOOTH2_RESTRICT != 0;
+    let load = params.colour & SMOOTH2_LOAD_RESIDUAL != 0 && pressure.is_some();
+    let accumulate = params.colour & SMOOTH2_ACCUMULATE != 0 && pressure.is_some();
+    let zero = params.zero_initial != 0;
+    if load && accumulate {
+        return false;
+    }
+    let at = |start: u32, len: usize| start as usize..start as usize + len;
+    let ccells = if restrict { cnx * cny } else { 0 };
+    let written = [
+        at(params.tmp, cells),
+        at(params.b, if load { cells } else { 0 }),
+        at(params.cb, ccells),
+        at(params.cp, ccells),
+    ];
+    let Some(([tmp, b_out, cb, cp], rest)) = carve(mg, written) else {
+        return false;
+    };
+    let p = if zero { None } else { rest.slice(at(params.p, cells)) };
+    let coarse = if prolongs(params) && !zero { rest.slice(at(params.cp, cnx * cny)) } else { None };
+    if (!zero && p.is_none()) || (prolongs(params) && !zero && coarse.is_none()) {
+        return false;
+    }
+    let (mut hi, mut lo, b): (&mut [f32], &mut [f32], _) = match pressure {
+        Some(pr) if load => {
+            let scale = -g.h * g.h / pr.dt;
+            (&mut [], &mut [], Rhs::Pressure { hi: &*pr.hi, lo: &*pr.lo, div: pr.div, scale })
+        }
+        pr => {
+            let Some(b) = rest.slice(at(params.b, cells)) else {
+                return false;
+            };
+            match pr {
+                Some(pr) if accumulate => (&mut *pr.hi, &mut *pr.lo, Rhs::Level(b)),
+                _ => (&mut [], &mut [], Rhs::Level(b)),
+            }
+        }
+    };
+    let inputs = Inputs { g, params, passes: smooth2_passes(params), p, b, coarse, restrict };
+    let per_job = (3 * (band + 2 * HALO) + 2) * nx;
+    let jobs = ny.div_ceil(band);
+    if scratch.len() < jobs * per_job {
+        scratch.resize(jobs * per_job, 0.0);
+    }
+    let (mut tmp, mut b_out, mut cb, mut cp) = (tmp, b_out, cb, cp);
+    let mut buf = &mut scratch[..jobs * per_job];
+    let mut list = Vec::with_capacity(jobs);
+    for k in 0..jobs {
+        let rows = k * band..((k + 1) * band).min(ny);
+        let own = rows.len() * nx;
+        let coarse_own = (rows.end.div_ceil(2) - rows.start / 2) * cnx;
+        list.push(Job {
+            tmp: split_first(&mut tmp, own),
+            b: split_first(&mut b_out, own),
+            cb: split_first(&mut cb, coarse_own),
+            cp: split_first(&mut cp, coarse_own),
+            hi: split_first(&mut hi, own),
+            lo: split_first(&mut lo, own),
+            scratch: split_first(&mut buf, per_job),
+            rows,
+        });
+    }
+    list.into_par_iter().for_each(|job| run_band(&inputs, job));
+    true
+}
+
+/// One band: the iterate and the right-hand side on its rows and [`HALO`] beside them into its
+/// scratch, the four passes there (each over one row fewer on each side than the one before),
+/// then its rows of the outputs.
+fn run_band(inp: &Inputs<'_>, job: Job<'_>) {
+    let (g, params) = (inp.g, inp.params);
+    let (nx, ny) = (params.nx as usize, params.ny as usize);
+    let span = job.rows.len() + 2 * HALO;
+    let (s1, rest) = job.scratch.split_at_mut(span * nx);
+    let (s2, rest) = rest.split_at_mut(span * nx);
+    let (bb, rest) = rest.split_at_mut(span * nx);
+    let (r0, r1) = rest[..2 * nx].split_at_mut(nx);
+    // Rows are numbered from the band's first minus HALO, unwrapped: row u of the band
+    // is level row u mod ny on a periodic axis, and does not exist outside 0..ny past a wall.
+    let first = job.rows.start as isize - HALO as isize;
+    let exists = |u: isize| g.py || (0..ny as isize).contains(&u);
+    let level = |u: isize| u.rem_euclid(ny as isize) as usize;
+    let at = |u: isize| (u - first) as usize * nx..(u - first + 1) as usize * nx;
+    let rows_beside =
+        |m: usize| (job.rows.start as isize - m as isize..(job.rows.end + m) as isize).filter(|&u| exists(u));
+    // The iterate (with the correction) into s2, the right-hand side into bb when computed.
+    for u in rows_beside(HALO) {
+        let j = level(u);
+        let row = &mut s2[at(u)];
+        match inp.p {
+            None => row.fill(0.0),
+            Some(p) => {
+                row.copy_from_slice(&p[j * nx..(j + 1) * nx]);
+                if let Some(cp) = inp.coarse {
+                    mg_prolong::add_row(g, params, cp, j, row);
+                }
+            }
+        }
+        if let Rhs::Pressure { hi, lo, div, scale } = inp.b {
+            mg_load::residual_b_row(g, scale, hi, lo, div, j, &mut bb[at(u)]);
+        }
+    }
+    let b_row = |u: isize| -> &[f32] {
+        match inp.b {
+            Rhs::Level(b) => {
+                let j = level(u);
+                &b[j * nx..(j + 1) * nx]
+            }
+            Rhs::Pressure { .. } => &bb[at(u)],
+        }
+    };
+    // Pass k (0-based) over the band and HALO − 1 − k rows beside it: s2 → s1 → s2 → s1 → s2.
+    for (k, pass) in inp.passes.iter().enumerate() {
+        let (src, dst): (&[f32], &mut [f32]) = if k % 2 == 0 { (s2, s1) } else { (s1, s2) };
+        for u in rows_beside(HALO - 1 - k) {
+            mg_smooth::pass_row(
+                g.px,
+                pass.colour,
+                pass.omega,
+                level(u),
+                band_row(src, u, first, nx, ny, g.py),
+                b_row(u),
+                &mut dst[at(u)],
+            );
+        }
+    }
+    let result: &[f32] = s2;
+    let own = |u: usize| (u - job.rows.start) * nx..(u - job.rows.start + 1) * nx;
+    for u in job.rows.clone() {
+        let row = &result[at(u as isize)];
+        job.tmp[own(u)].copy_from_slice(row);
+        if !job.hi.is_empty() {
+            for ((h, l), &x) in job.hi[own(u)].iter_mut().zip(&mut job.lo[own(u)]).zip(row) {
+                (*h, *l) = df_add(*h, *l, x);
+            }
+        }
+        if !job.b.is_empty() {
+            job.b[own(u)].copy_from_slice(&bb[at(u as isize)]);
+        }
+    }
+    if inp.restrict {
+        let cnx = params.cnx as usize;
+        let first_coarse = job.rows.start / 2;
+        for (n, (cb, cp)) in job.cb.chunks_exact_mut(cnx).zip(job.cp.chunks_exact_mut(cnx)).enumerate() {
+            let j = 2 * (first_coarse + n);
+            let u = j as isize;
+            mg_restrict::residual_row(g.px, band_row(result, u, first, nx, ny, g.py), b_row(u), r0);
+            if j + 1 < ny {
+                mg_restrict::residual_row(g.px, band_row(result, u + 1, first, nx, ny, g.py), b_row(u + 1), r1);
+                mg_restrict::sum_children(r0, Some(r1), cb);
+            } else {
+                mg_restrict::sum_children(r0, None, cb);
+            }
+            cp.fill(0.0);
+        }
+    }
+}
+
+/// Band row `u` of the band buffer `s` (rows numbered from `first`, `nx` wide) with the rows
+/// below and above it that exist on a level `ny` high.
+fn band_row(s: &[f32], u: isize, first: isize, nx: usize, ny: usize, py: bool) -> Rows<'_> {
+    let row = |u: isize| {
+        let k = (u - first) as usize;
+        &s[k * nx..(k + 1) * nx]
+    };
+    let exists = |u: isize| py || (0..ny as isize).contains(&u);
+    Rows { down: exists(u - 1).then(|| row(u - 1)), row: row(u), up: exists(u + 1).then(|| row(u + 1)) }
+}
+
+/// Whether the correction (when asked for) is added before the passes.
+fn prolongs(params: &MgParams) -> bool {
+    params.cnx > 0 && params.colour & SMOOTH2_RESTRICT == 0
+}
+
+/// The call through the whole level, for any layout: the right-hand side, the four passes
+/// ping-pong through the packed buffer (`p` → `tmp` → `p` …, after the correction into `p`),
+/// the result moved to `tmp` and `p` restored, then the restriction and the sum.
+fn whole_level(g: &G, params: &MgParams, mg: &mut [f32], pressure: Option<Pressure<'_>>) {
     let cells = (params.nx * params.ny) as usize;
-    let tmp = params.tmp as usize;
+    let (p, tmp) = (params.p as usize, params.tmp as usize);
     if params.colour & SMOOTH2_LOAD_RESIDUAL != 0
         && let Some(pr) = &pressure
     {
@@ -44,65 +348,6 @@ pub fn run(g: &G, params: &MgParams, mg: &mut [f32], pressure: Option<Pressure<'
             mg_load::residual_b_row(g, scale, pr.hi, pr.lo, pr.div, j, row);
         });
     }
-    let restrict = params.colour & SMOOTH2_RESTRICT != 0;
-    if !passes_in_slices(g, params, mg, scratch) {
-        passes_in_buffer(g, params, mg);
-    }
-    if restrict {
-        // The result's residual, into the coarser level.
-        mg_restrict::run(g, &MgParams { p: params.tmp, ..*params }, mg);
-    }
-    if params.colour & SMOOTH2_ACCUMULATE != 0
-        && let Some(pr) = pressure
-    {
-        df_accumulate(pr.hi, pr.lo, &mg[tmp..tmp + cells]);
-    }
-}
-
-/// Whether the correction (when asked for) is added before the passes.
-fn prolongs(params: &MgParams) -> bool {
-    params.cnx > 0 && params.colour & SMOOTH2_RESTRICT == 0
-}
-
-/// The four passes over the level's arrays as slices, iterate → tmp → scratch → scratch → tmp,
-/// the iterate at `p` only read; `false` (nothing done) when an array the passes read overlaps
-/// `tmp`.
-fn passes_in_slices(g: &G, params: &MgParams, mg: &mut [f32], scratch: &mut Vec<f32>) -> bool {
-    let cells = (params.nx * params.ny) as usize;
-    let passes = smooth2_passes(params);
-    if scratch.len() < 2 * cells {
-        scratch.resize(2 * cells, 0.0);
-    }
-    let (s, t) = scratch[..2 * cells].split_at_mut(cells);
-    let (out, read) = split_around(mg, params.tmp as usize, cells);
-    let coarse = read.slice(params.cp as usize, (params.cnx * params.cny) as usize);
-    let (Some(b), Some(iterate)) = (read.slice(params.b as usize, cells), read.slice(params.p as usize, cells)) else {
-        return false;
-    };
-    // A first pass from zero ignores the iterate, and so its correction.
-    if passes[0].zero_initial != 0 {
-        mg_smooth::pass(g, &passes[0], None, b, out);
-    } else if prolongs(params) {
-        let Some(cp) = coarse else {
-            return false;
-        };
-        s.copy_from_slice(iterate);
-        mg_prolong::add(g, params, cp, s);
-        mg_smooth::pass(g, &passes[0], Some(s), b, out);
-    } else {
-        mg_smooth::pass(g, &passes[0], Some(iterate), b, out);
-    }
-    mg_smooth::pass(g, &passes[1], Some(out), b, s);
-    mg_smooth::pass(g, &passes[2], Some(s), b, t);
-    mg_smooth::pass(g, &passes[3], Some(t), b, out);
-    true
-}
-
-/// The four passes ping-pong through the packed buffer (`p` → `tmp` → `p` …, after the
-/// correction into `p`), the result moved to `tmp` and `p` restored: for any layout.
-fn passes_in_buffer(g: &G, params: &MgParams, mg: &mut [f32]) {
-    let cells = (params.nx * params.ny) as usize;
-    let (p, tmp) = (params.p as usize, params.tmp as usize);
     let before = mg[p..p + cells].to_vec();
     if prolongs(params) {
         mg_prolong::run(g, params, mg);
@@ -112,6 +357,61 @@ fn passes_in_buffer(g: &G, params: &MgParams, mg: &mut [f32]) {
     }
     mg.copy_within(p..p + cells, tmp);
     mg[p..p + cells].copy_from_slice(&before);
+    if params.colour & SMOOTH2_RESTRICT != 0 {
+        mg_restrict::run(g, &MgParams { p: params.tmp, ..*params }, mg);
+    }
+    if params.colour & SMOOTH2_ACCUMULATE != 0
+        && let Some(pr) = pressure
+    {
+        df_accumulate(pr.hi, pr.lo, &mg[tmp..tmp + cells]);
+    }
+}
+
+/// What is left readable of a buffer with ranges carved out of it.
+struct Rest<'a> {
+    /// The pieces between the carved ranges, each with its start in the buffer.
+    pieces: [(usize, &'a [f32]); 5],
+}
+
+impl<'a> Rest<'a> {
+    /// The values in `range` as one slice, when it lies within one piece.
+    fn slice(&self, range: Range<usize>) -> Option<&'a [f32]> {
+        self.pieces.iter().find_map(|&(start, piece)| {
+            (range.start >= start && range.end <= start + piece.len())
+                .then(|| &piece[range.start - start..range.end - start])
+        })
+    }
+}
+
+/// `buf` with the four ranges `cut` (empty ones allowed) taken out as mutable slices, in the
+/// order given, and the rest readable; `None` when two non-empty ranges overlap or one runs
+/// past the end.
+fn carve(buf: &mut [f32], cut: [Range<usize>; 4]) -> Option<([&mut [f32]; 4], Rest<'_>)> {
+    let mut order = [0, 1, 2, 3];
+    order.sort_by_key(|&k| (cut[k].start, cut[k].end));
+    let mut end = 0;
+    for &k in &order {
+        if !cut[k].is_empty() && (cut[k].start < end || cut[k].end > buf.len()) {
+            return None;
+        }
+        end = end.max(cut[k].end);
+    }
+    let mut out: [&mut [f32]; 4] = Default::default();
+    let mut pieces: [(usize, &[f32]); 5] = [(0, &[]); 5];
+    let (mut rest, mut offset) = (buf, 0);
+    for (n, &k) in order.iter().enumerate() {
+        if cut[k].is_empty() {
+            continue;
+        }
+        let (before, tail) = std::mem::take(&mut rest).split_at_mut(cut[k].start - offset);
+        let (mine, tail) = tail.split_at_mut(cut[k].len());
+        pieces[n] = (offset, before);
+        out[k] = mine;
+        offset = cut[k].end;
+        rest = tail;
+    }
+    pieces[4] = (offset, rest);
+    Some((out, Rest { pieces }))
 }
 
 #[cfg(test)]
@@ -134,33 +434,118 @@ mod tests {
         }
     }
 
-    /// The passes over slices and the passes through the buffer leave the same buffer, bit for
-    /// bit: with and without the correction, from zero, both first colours.
+    /// Random values in [−1, 1).
+    fn random(n: usize, seed: u64) -> Vec<f32> {
+        let mut rng = fluid_core::scene::SplitMix64(seed);
+        (0..n).map(|_| 2.0 * rng.next_f32() - 1.0).collect()
+    }
+
+    fn same(a: &[f32], b: &[f32]) -> bool {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+    }
+
+    /// Bands of any height leave the buffer and the pressure bit for bit as the passes through
+    /// the whole level do: wall, periodic and mixed levels, odd sizes, levels lower than a
+    /// band's halo; with and without the correction, from zero, both first colours, with the
+    /// restriction, and with each pressure bit.
     #[test]
-    fn slices_and_buffer_passes_agree() {
-        let (nx, ny) = (37u32, 22u32);
-        for b in [Boundary::Wall, Boundary::Periodic] {
-            let grid = Grid::new(nx, ny, 0.1, b, b).expect("grid");
+    fn bands_compute_the_whole_level_passes() {
+        for (nx, ny, bx, by) in [
+            (37u32, 22u32, Boundary::Wall, Boundary::Wall),
+            (37, 23, Boundary::Periodic, Boundary::Periodic),
+            (30, 41, Boundary::Wall, Boundary::Periodic),
+            (29, 19, Boundary::Periodic, Boundary::Wall),
+            (6, 7, Boundary::Wall, Boundary::Periodic),
+            (7, 6, Boundary::Periodic, Boundary::Wall),
+        ] {
+            let grid = Grid::new(nx, ny, 0.1, bx, by).expect("grid");
             let g = G::new(&grid.uniform());
             let levels = levels(nx, ny);
-            let mut state = 7u64;
-            let start: Vec<f32> = (0..buffer_len(nx, ny))
-                .map(|_| {
-                    state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                    ((state >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-                })
-                .collect();
+            let start = random(buffer_len(nx, ny), 7);
+            let cells = (nx * ny) as usize;
+            let (hi0, lo0, div) =
+                (random(cells, 8), random(cells, 9).iter().map(|x| x * 1e-8).collect::<Vec<_>>(), random(cells, 10));
             let transfer = levels[0].transfer(&levels[1]);
-            for (colour, zero_initial, cnx) in
-                [(0, 0, transfer.cnx), (1, 0, transfer.cnx), (SMOOTH2_RESTRICT, 1, transfer.cnx), (0, 0, 0), (1, 1, 0)]
-            {
+            let cases = [
+                (0, 0, transfer.cnx),
+                (1, 0, transfer.cnx),
+                (1, 1, transfer.cnx),
+                (SMOOTH2_RESTRICT, 0, transfer.cnx),
+                (SMOOTH2_RESTRICT | 1, 1, transfer.cnx),
+                (0, 0, 0),
+                (1, 1, 0),
+                (SMOOTH2_RESTRICT | SMOOTH2_LOAD_RESIDUAL, 0, transfer.cnx),
+                (SMOOTH2_LOAD_RESIDUAL | 1, 0, 0),
+                (SMOOTH2_ACCUMULATE, 0, transfer.cnx),
+                (SMOOTH2_ACCUMULATE | 1, 0, 0),
+            ];
+            for (colour, zero_initial, cnx) in cases {
                 let params = MgParams { colour, zero_initial, omega: 1.15, cnx, ..transfer };
-                let mut sliced = start.clone();
-                assert!(passes_in_slices(&g, &params, &mut sliced, &mut Vec::new()));
-                let mut buffered = start.clone();
-                passes_in_buffer(&g, &params, &mut buffered);
-                let same = sliced.iter().zip(&buffered).all(|(a, b)| a.to_bits() == b.to_bits());
-                assert!(same, "{b:?} colour {colour} zero {zero_initial} cnx {cnx}");
+                let mut want = start.clone();
+                let (mut want_hi, mut want_lo) = (hi0.clone(), lo0.clone());
+                let pr = Pressure { hi: &mut want_hi, lo: &mut want_lo, div: &div, dt: 0.02 };
+                whole_level(&g, &params, &mut want, Some(pr));
+                for band in [2, 4, 6, 10, 32, 64] {
+                    let mut got = start.clone();
+                    let (mut hi, mut lo) = (hi0.clone(), lo0.clone());
+                    let mut pr = Pressure { hi: &mut hi, lo: &mut lo, div: &div, dt: 0.02 };
+                    assert!(bands(&g, &params, &mut got, Some(&mut pr), &mut Vec::new(), band));
+                    let what =
+                        format!("{nx}x{ny} {bx:?}/{by:?} colour {colour} zero {zero_initial} cnx {cnx} band {band}");
+                    assert!(same(&got, &want), "buffer: {what}");
+                    assert!(same(&hi, &want_hi) && same(&lo, &want_lo), "pressure: {what}");
+                }
+            }
+        }
+    }
+
+    /// Calls the bands cannot take: both pressure bits at once go through the whole level;
+    /// written arrays that overlap are refused before anything is written.
+    #[test]
+    fn other_calls_take_the_whole_level() {
+        let grid = Grid::new(20, 18, 0.1, Boundary::Wall, Boundary::Wall).expect("grid");
+        let g = G::new(&grid.uniform());
+        let levels = levels(20, 18);
+        let start = random(buffer_len(20, 18), 3);
+        let cells = 20 * 18;
+        let (hi0, div) = (random(cells, 4), random(cells, 5));
+        let base = MgParams { omega: 1.15, ..levels[0].transfer(&levels[1]) };
+        let both = MgParams { colour: SMOOTH2_LOAD_RESIDUAL | SMOOTH2_ACCUMULATE, ..base };
+        let (mut hi, mut lo) = (hi0.clone(), vec![0.0; cells]);
+        let mut mg = start.clone();
+        let mut pr = Pressure { hi: &mut hi, lo: &mut lo, div: &div, dt: 0.02 };
+        assert!(!bands(&g, &both, &mut mg, Some(&mut pr), &mut Vec::new(), 4));
+        assert!(same(&mg, &start) && same(&hi, &hi0), "nothing written");
+        let mut via_run = start.clone();
+        let pr = Pressure { hi: &mut hi, lo: &mut lo, div: &div, dt: 0.02 };
+        run(&g, &both, &mut via_run, Some(pr), &mut Vec::new());
+        let (mut want_hi, mut want_lo) = (hi0.clone(), vec![0.0; cells]);
+        let mut whole = start.clone();
+        let pr = Pressure { hi: &mut want_hi, lo: &mut want_lo, div: &div, dt: 0.02 };
+        whole_level(&g, &both, &mut whole, Some(pr));
+        assert!(same(&via_run, &whole) && same(&hi, &want_hi) && same(&lo, &want_lo));
+        // The coarse b written over the end of tmp.
+        let overlapping = MgParams { colour: SMOOTH2_RESTRICT, cb: base.tmp + 5, ..base };
+        let mut mg = start.clone();
+        assert!(!bands(&g, &overlapping, &mut mg, None, &mut Vec::new(), 4));
+        assert!(same(&mg, &start), "nothing written");
+    }
+
+    /// The scratch the backend allocates is enough for every level, so the kernel never grows it.
+    #[test]
+    fn scratch_len_covers_every_level() {
+        for (nx, ny, threads) in [(192u32, 256u32, 2usize), (512, 512, 16), (37, 700, 3), (1000, 40, 1)] {
+            let grid = Grid::new(nx, ny, 0.1, Boundary::Wall, Boundary::Wall).expect("grid");
+            let g = G::new(&grid.uniform());
+            let levels = levels(nx, ny);
+            let len = scratch_len(nx as usize, ny as usize, threads);
+            let mut mg = random(buffer_len(nx, ny), 1);
+            for pair in levels.windows(2) {
+                let params = MgParams { omega: 1.15, colour: SMOOTH2_RESTRICT, ..pair[0].transfer(&pair[1]) };
+                let band = band_rows(params.nx as usize, params.ny as usize, threads);
+                let mut scratch = vec![0.0; len];
+                assert!(bands(&g, &params, &mut mg, None, &mut scratch, band));
+                assert_eq!(scratch.len(), len, "{nx}x{ny} level {}x{}", params.nx, params.ny);
             }
         }
     }
