@@ -39,7 +39,7 @@ pub fn mg_restrict_cell(g: &G, params: &MgParams, read: &Around<'_>, ci: usize, 
 }
 
 /// The residual `b − A p` along a level's row (`rows`: the iterate there and on the rows beside
-/// it; `b`: the right-hand side row) into `out`, in [`restrict_with`]'s arithmetic. With rows
+/// it; `b`: the right-hand side row) into `out`, in the arithmetic of [`mg_restrict_cell`]. With rows
 /// below and above, the inner cells `1..nx − 1` take the neighbour sum from zero, left, right,
 /// down, up and `b − (4 p − sum)` over slices, so that they vectorise (the same bits).
 #[inline(always)]
@@ -73,7 +73,7 @@ pub fn residual_row(px: bool, rows: Rows<'_>, b: &[f32], out: &mut [f32]) {
 
 /// A coarse row from the residuals of its children rows (`r1`: `None` when the level has an
 /// odd number of rows and this is the last): each coarse cell sums its (up to four) children
-/// from zero in the order (0,0), (1,0), (0,1), (1,1), as [`restrict_with`] does; whole pairs of
+/// from zero in the order (0,0), (1,0), (0,1), (1,1), as [`mg_restrict_cell`] does; whole pairs of
 /// columns four at a time.
 #[inline(always)]
 pub fn sum_children(r0: &[f32], r1: Option<&[f32]>, out: &mut [f32]) {
@@ -173,7 +173,11 @@ mod tests {
             for cj in 0..cny as usize {
                 for ci in 0..cnx as usize {
                     let want = mg_restrict_cell(&g, &params, &read, ci, cj);
-                    assert_eq!(mg[2 * f + cj * cnx as usize + ci].to_bits(), want.to_bits(), "({ci}, {cj}) {bd:?}/{by:?}");
+                    assert_eq!(
+                        mg[2 * f + cj * cnx as usize + ci].to_bits(),
+                        want.to_bits(),
+                        "({ci}, {cj}) {bd:?}/{by:?}"
+                    );
                 }
             }
         }
