@@ -10,10 +10,7 @@ set -euo pipefail
 bin=${1:-target/release/fluid}
 out=${2:-out/gpu-bench}
 mkdir -p "$out"
-if [ -z "${XDG_RUNTIME_DIR:-}" ]; then
-  export XDG_RUNTIME_DIR=/tmp/fluid-xdg-$(id -u)
-  mkdir -p -m 0700 "$XDG_RUNTIME_DIR"
-fi
+. "$(dirname "$0")/device-env.sh"
 sizes=256,512,1024,2048,4096
 multi=params.pressure.solver=jacobi-multisweep
 "$bin" info | tee "$out/info.txt"

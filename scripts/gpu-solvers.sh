@@ -8,10 +8,7 @@ set -euo pipefail
 bin=${1:-target/release/fluid}
 backend=${2:-vulkan}
 sizes=${3:-256 1024 4096}
-if [ -z "${XDG_RUNTIME_DIR:-}" ]; then
-  export XDG_RUNTIME_DIR=/tmp/fluid-xdg-$(id -u)
-  mkdir -p -m 0700 "$XDG_RUNTIME_DIR"
-fi
+. "$(dirname "$0")/device-env.sh"
 printf "%-6s %-8s %-10s %10s %12s\n" grid solver iterations ms/step residual
 for n in $sizes; do
   for case in jacobi:60 sor:30 jacobi:120 sor:60 multigrid:1 multigrid:2 multigrid:4 mgpcg:2 poisson-filter:16 poisson-filter:32; do

@@ -11,10 +11,7 @@ set -uo pipefail
 bin=$1
 out=$2
 mkdir -p "$out"
-if [ -z "${XDG_RUNTIME_DIR:-}" ]; then
-  export XDG_RUNTIME_DIR=/tmp/fluid-xdg-$(id -u)
-  mkdir -p -m 0700 "$XDG_RUNTIME_DIR"
-fi
+. "$(dirname "$0")/device-env.sh"
 "$bin" info > "$out/info.txt" 2>&1
 if [ $# -ge 4 ]; then
   FLUID_VULKAN_VALIDATION=0 timeout 240 "$3" > "$out/conformance-vulkan.txt" 2>&1

@@ -8,10 +8,7 @@ set -euo pipefail
 bin=${1:-target/release/fluid}
 backend=${2:-cpu}
 sizes=${3:-64 128 256 512 1024}
-if [ -z "${XDG_RUNTIME_DIR:-}" ]; then
-  export XDG_RUNTIME_DIR=/tmp/fluid-xdg-$(id -u)
-  mkdir -p -m 0700 "$XDG_RUNTIME_DIR"
-fi
+. "$(dirname "$0")/device-env.sh"
 printf "%-10s %11s %11s %11s %11s %14s\n" grid "1 cycle" "2 cycles" "3 cycles" "4 cycles" "per cycle"
 for n in $sizes; do
   res=()

@@ -39,9 +39,6 @@ if ! command -v spirv-val >/dev/null 2>&1; then
   as_root apt-get install -y -qq spirv-tools
 fi
 # Vulkan loaders complain without it; harmless, but keep the logs clean.
-if [ -z "${XDG_RUNTIME_DIR:-}" ] || [ ! -d "${XDG_RUNTIME_DIR}" ]; then
-  export XDG_RUNTIME_DIR="${TMPDIR:-/tmp}/fluid-xdg-$(id -u)"
-  mkdir -p -m 0700 "$XDG_RUNTIME_DIR"
-fi
+. scripts/device-env.sh
 
 exec cargo xtask ci
