@@ -78,22 +78,9 @@ pub fn scratch_len(nx: usize, ny: usize, threads: usize) -> usize {
 /// `SMOOTH2_ACCUMULATE` bit the result is also added to the pressure, as `mg_store` in mode
 /// `STORE_ADD` does. `scratch` is grown to [`scratch_len`] when shorter (keep it between calls
 /// to avoid allocating).
-pub fn run(g: &G, params: &MgParams, mg: &mut [f32], pressure: Option<Pressure<'_>>, scratch: &mut Vec<f32>) {
+pub fn run(g: &G, params: &MgParams, mg: &mut [f32], mut pressure: Option<Pressure<'_>>, scratch: &mut Vec<f32>) {
     let (nx, ny) = (params.nx as usize, params.ny as usize);
     let band = band_rows(nx, ny, rayon::current_num_threads());
-    run_in_bands(g, params, mg, pressure, scratch, band);
-}
-
-/// [`run`] with bands of `band` rows (even), or through the whole level when the buffer's
-/// layout does not allow the bands.
-fn run_in_bands(
-    g: &G,
-    params: &MgParams,
-    mg: &mut [f32],
-    mut pressure: Option<Pressure<'_>>,
-    scratch: &mut Vec<f32>,
-    band: usize,
-) {
     if !bands(g, params, mg, pressure.as_mut(), scratch, band) {
         whole_level(g, params, mg, pressure);
     }
