@@ -14,7 +14,7 @@ use fluid_core::uniforms::{FALLOFF_GAUSSIAN, SplatGpu};
 
 use rayon::prelude::*;
 
-use super::common::{G, for_each_row};
+use super::common::{G, for_each_row_scratch};
 
 /// `|d|`, or its minimum image on a periodic axis of length `len`.
 #[inline(always)]
@@ -160,28 +160,82 @@ fn row_reaches(s: &SplatGpu, y: &Axis, j: usize) -> bool {
     reaches(s, y.d2[j])
 }
 
-/// Add velocity component `c` (0: u, 1: v) of every splat along row `j` of its faces.
-fn add_velocity_row(prepared: &[Prepared<'_>], c: usize, j: usize, row: &mut [f32], on_wall: impl Fn(usize) -> bool) {
+/// Add velocity component `c` (0: u, 1: v) of every splat along row `j` of its faces;
+/// `scratch` holds two of the row's lengths.
+fn add_velocity_row(
+    prepared: &[Prepared<'_>],
+    c: usize,
+    j: usize,
+    row: &mut [f32],
+    scratch: &mut [f32],
+    on_wall: impl Fn(usize) -> bool,
+) {
     if !prepared.iter().any(|p| row_reaches(p.s, p.velocity_axes(c).1, j)) {
         return;
     }
     let n = row.len();
-    let (mut w, mut add) = (vec![0.0f32; n], vec![0.0f32; n]);
+    let (w, add) = scratch[..2 * n].split_at_mut(n);
+    add.fill(0.0);
     for p in prepared {
         let (x, y) = p.velocity_axes(c);
         if !row_reaches(p.s, y, j) {
             continue;
         }
-        row_weights(p.s, x, y, j, &mut w);
+        row_weights(p.s, x, y, j, w);
         let amount = p.s.velocity[c];
         let (lo, hi) = x.reach;
         for (a, w) in add[lo..hi].iter_mut().zip(&w[lo..hi]) {
             *a += w * amount;
         }
     }
-    for (i, (out, a)) in row.iter_mut().zip(&add).enumerate() {
+    for (i, (out, a)) in row.iter_mut().zip(&*add).enumerate() {
         if *a != 0.0 && !on_wall(i) {
             *out += a;
+        }
+    }
+}
+
+/// Add the density, temperature and dye of every splat along cell row `j`. `add` holds six of
+/// the row's lengths: the sums per channel (density, temperature, r, g, b, a), each a row, so
+/// that the loops run over one channel at a time and vectorise; `w` one.
+fn add_cell_row(
+    prepared: &[Prepared<'_>],
+    j: usize,
+    (d_row, t_row, c_row): (&mut [f32], &mut [f32], &mut [f32]),
+    w: &mut [f32],
+    add: &mut [f32],
+) {
+    if !prepared.iter().any(|p| row_reaches(p.s, &p.y_cells, j)) {
+        return;
+    }
+    let nx = d_row.len();
+    add.fill(0.0);
+    for p in prepared.iter().filter(|p| row_reaches(p.s, &p.y_cells, j)) {
+        row_weights(p.s, &p.x_cells, &p.y_cells, j, w);
+        let s = p.s;
+        let amounts = [s.density, s.temperature, s.dye[0], s.dye[1], s.dye[2], s.dye[3]];
+        let (lo, hi) = p.x_cells.reach;
+        for (sum, amount) in add.chunks_exact_mut(nx).zip(amounts) {
+            for (a, w) in sum[lo..hi].iter_mut().zip(&w[lo..hi]) {
+                *a += w * amount;
+            }
+        }
+    }
+    let (scalars, dye) = add.split_at(2 * nx);
+    for (field, sum) in [&mut *d_row, &mut *t_row].into_iter().zip(scalars.chunks_exact(nx)) {
+        for (x, &a) in field.iter_mut().zip(sum) {
+            *x = if a != 0.0 { *x + a } else { *x };
+        }
+    }
+    let (r, rest) = dye.split_at(nx);
+    let (g, rest) = rest.split_at(nx);
+    let (b, a) = rest.split_at(nx);
+    for (i, px) in c_row.chunks_exact_mut(4).enumerate() {
+        let sum = [r[i], g[i], b[i], a[i]];
+        if sum.iter().any(|x| *x != 0.0) {
+            for (x, s) in px.iter_mut().zip(sum) {
+                *x += s;
+            }
         }
     }
 }
@@ -206,12 +260,12 @@ pub fn run(g: &G, splats: &[SplatGpu], f: SplatFields<'_>) {
         return;
     }
     let prepared: Vec<Prepared<'_>> = splats.iter().map(|s| Prepared::new(g, s)).collect();
-    for_each_row(f.u, g.nx + 1, |j, row| {
-        add_velocity_row(&prepared, 0, j, row, |i| g.u_on_wall(i));
+    for_each_row_scratch(f.u, g.nx + 1, 2 * (g.nx + 1), |j, row, scratch| {
+        add_velocity_row(&prepared, 0, j, row, scratch, |i| g.u_on_wall(i));
     });
-    for_each_row(f.v, g.nx, |j, row| {
+    for_each_row_scratch(f.v, g.nx, 2 * g.nx, |j, row, scratch| {
         if !g.v_on_wall(j) {
-            add_velocity_row(&prepared, 1, j, row, |_| false);
+            add_velocity_row(&prepared, 1, j, row, scratch, |_| false);
         }
     });
     let nx = g.nx;
@@ -221,38 +275,10 @@ pub fn run(g: &G, splats: &[SplatGpu], f: SplatFields<'_>) {
         .zip(f.dye.par_chunks_mut(4 * nx))
         .with_min_len((4096 / nx).max(1))
         .enumerate()
-        .for_each(|(j, ((d_row, t_row), c_row))| {
-            if !prepared.iter().any(|p| row_reaches(p.s, &p.y_cells, j)) {
-                return;
-            }
-            let mut w = vec![0.0f32; nx];
-            // density, temperature, r, g, b, a
-            let mut add = vec![[0.0f32; 6]; nx];
-            for p in prepared.iter().filter(|p| row_reaches(p.s, &p.y_cells, j)) {
-                row_weights(p.s, &p.x_cells, &p.y_cells, j, &mut w);
-                let s = p.s;
-                let amounts = [s.density, s.temperature, s.dye[0], s.dye[1], s.dye[2], s.dye[3]];
-                let (lo, hi) = p.x_cells.reach;
-                for (a, w) in add[lo..hi].iter_mut().zip(&w[lo..hi]) {
-                    for ch in 0..6 {
-                        a[ch] += w * amounts[ch];
-                    }
-                }
-            }
-            for (i, a) in add.iter().enumerate() {
-                if a[0] != 0.0 {
-                    d_row[i] += a[0];
-                }
-                if a[1] != 0.0 {
-                    t_row[i] += a[1];
-                }
-                if a[2..].iter().any(|x| *x != 0.0) {
-                    for ch in 0..4 {
-                        c_row[4 * i + ch] += a[2 + ch];
-                    }
-                }
-            }
-        });
+        .for_each_init(
+            || (vec![0.0f32; nx], vec![0.0f32; 6 * nx]),
+            |(w, add), (j, ((d_row, t_row), c_row))| add_cell_row(&prepared, j, (d_row, t_row, c_row), w, add),
+        );
 }
 
 #[cfg(test)]
