@@ -63,7 +63,7 @@ pub fn residual_row(px: bool, rows: Rows<'_>, b: &[f32], out: &mut [f32]) {
     }
     out[0] = cell(0);
     out[nx - 1] = cell(nx - 1);
-    let (left, centre, right) = (&rows.row[..nx - 2], &rows.row[1..nx - 1], &rows.row[2..]);
+    let (left, centre, right) = (&rows.row[..nx - 2], &rows.row[1..nx - 1], &rows.row[2..nx]);
     let (down, up, rhs) = (&down[1..nx - 1], &up[1..nx - 1], &b[1..nx - 1]);
     for (k, r) in out[1..nx - 1].iter_mut().enumerate() {
         let sum = 0.0 + left[k] + right[k] + down[k] + up[k];

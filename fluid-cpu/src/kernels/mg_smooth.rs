@@ -74,7 +74,7 @@ pub fn pass_row(px: bool, colour: u32, omega: f32, j: usize, rows: Rows<'_>, b: 
     }
     out[0] = cell(0);
     out[nx - 1] = cell(nx - 1);
-    let (left, centre, right) = (&rows.row[..nx - 2], &rows.row[1..nx - 1], &rows.row[2..]);
+    let (left, centre, right) = (&rows.row[..nx - 2], &rows.row[1..nx - 1], &rows.row[2..nx]);
     let (down, up, rhs) = (&down[1..nx - 1], &up[1..nx - 1], &b[1..nx - 1]);
     // Inner cell k is column k + 1: of the pass's colour when (k + 1 + j) & 1 is `colour`;
     // the other colour keeps its value (a select, so that it vectorises).

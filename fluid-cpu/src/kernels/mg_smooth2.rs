@@ -44,12 +44,13 @@ const HALO: usize = 5;
 const ONE_BAND_CELLS: usize = 8192;
 
 /// The band height on a level of `nx × ny` cells with `threads` threads: two bands per thread
-/// where the level is tall enough, at least [`BAND_MIN`] rows, even.
+/// where the level is tall enough (so that a thread held up elsewhere leaves the other its
+/// second band to take), at least [`BAND_MIN`] rows, even; one band on one thread.
 fn band_rows(nx: usize, ny: usize, threads: usize) -> usize {
-    if nx * ny <= ONE_BAND_CELLS {
+    if nx * ny <= ONE_BAND_CELLS || threads <= 1 {
         return ny + ny % 2;
     }
-    let rows = ny.div_ceil(2 * threads.max(1)).max(BAND_MIN);
+    let rows = ny.div_ceil(2 * threads).max(BAND_MIN);
     rows + rows % 2
 }
 
@@ -213,9 +214,11 @@ fn bands(
     true
 }
 
-/// One band: the iterate and the right-hand side on its rows and [`HALO`] beside them into its
-/// scratch, the four passes there (each over one row fewer on each side than the one before),
-/// then its rows of the outputs.
+/// One band: the four passes over its rows and the rows beside them (each pass over one row
+/// fewer on each side than the one before, the first over [`HALO`] − 1), then its rows of the
+/// outputs. The first pass reads the iterate from the level itself, or from scratch when the
+/// correction is added to it first (or from a row of zeros); the last writes the band's own rows
+/// straight into `tmp` and the rows beside them (which the residual reads) into scratch.
 fn run_band(inp: &Inputs<'_>, job: Job<'_>) {
     let (g, params) = (inp.g, inp.params);
     let (nx, ny) = (params.nx as usize, params.ny as usize);
@@ -226,65 +229,70 @@ fn run_band(inp: &Inputs<'_>, job: Job<'_>) {
     let (r0, r1) = rest[..2 * nx].split_at_mut(nx);
     // Rows are numbered from the band's first minus HALO, unwrapped: row u of the band
     // is level row u mod ny on a periodic axis, and does not exist outside 0..ny past a wall.
-    let first = job.rows.start as isize - HALO as isize;
+    let (start, end) = (job.rows.start as isize, job.rows.end as isize);
+    let first = start - HALO as isize;
     let exists = |u: isize| g.py || (0..ny as isize).contains(&u);
     let level = |u: isize| u.rem_euclid(ny as isize) as usize;
     let at = |u: isize| (u - first) as usize * nx..(u - first + 1) as usize * nx;
-    let rows_beside =
-        |m: usize| (job.rows.start as isize - m as isize..(job.rows.end + m) as isize).filter(|&u| exists(u));
-    // The iterate (with the correction) into s2, the right-hand side into bb when computed.
+    let lv = |u: isize| level(u) * nx..(level(u) + 1) * nx;
+    let rows_beside = |m: usize| (start - m as isize..end + m as isize).filter(|&u| exists(u));
+    let own = |u: isize| (u - start) as usize * nx..(u - start + 1) as usize * nx;
+    let is_own = |u: isize| (start..end).contains(&u);
+    // The iterate with the correction into s2; the right-hand side, where computed here, into
+    // the band's rows of b and into bb beside them.
     for u in rows_beside(HALO) {
-        let j = level(u);
-        let row = &mut s2[at(u)];
-        match inp.p {
-            None => row.fill(0.0),
-            Some(p) => {
-                row.copy_from_slice(&p[j * nx..(j + 1) * nx]);
-                if let Some(cp) = inp.coarse {
-                    mg_prolong::add_row(g, params, cp, j, row);
-                }
-            }
+        if let (Some(p), Some(cp)) = (inp.p, inp.coarse) {
+            let row = &mut s2[at(u)];
+            row.copy_from_slice(&p[lv(u)]);
+            mg_prolong::add_row(g, params, cp, level(u), row);
         }
         if let Rhs::Pressure { hi, lo, div, scale } = inp.b {
-            mg_load::residual_b_row(g, scale, hi, lo, div, j, &mut bb[at(u)]);
+            let out = if is_own(u) { &mut job.b[own(u)] } else { &mut bb[at(u)] };
+            mg_load::residual_b_row(g, scale, hi, lo, div, level(u), out);
         }
     }
+    let (job_b, bb): (&[f32], &[f32]) = (job.b, bb);
     let b_row = |u: isize| -> &[f32] {
         match inp.b {
-            Rhs::Level(b) => {
-                let j = level(u);
-                &b[j * nx..(j + 1) * nx]
-            }
+            Rhs::Level(b) => &b[lv(u)],
+            Rhs::Pressure { .. } if is_own(u) => &job_b[own(u)],
             Rhs::Pressure { .. } => &bb[at(u)],
         }
     };
-    // Pass k (0-based) over the band and HALO − 1 − k rows beside it: s2 → s1 → s2 → s1 → s2.
-    for (k, pass) in inp.passes.iter().enumerate() {
-        let (src, dst): (&[f32], &mut [f32]) = if k % 2 == 0 { (s2, s1) } else { (s1, s2) };
-        for u in rows_beside(HALO - 1 - k) {
-            mg_smooth::pass_row(
-                g.px,
-                pass.colour,
-                pass.omega,
-                level(u),
-                band_row(src, u, first, nx, ny, g.py),
-                b_row(u),
-                &mut dst[at(u)],
-            );
-        }
+    let [p1, p2, p3, p4] = &inp.passes;
+    let pass = |pass: &MgParams, u: isize, rows: Rows<'_>, out: &mut [f32]| {
+        mg_smooth::pass_row(g.px, pass.colour, pass.omega, level(u), rows, b_row(u), out);
+    };
+    // Pass 1: the iterate → s1.
+    r0.fill(0.0);
+    for u in rows_beside(HALO - 1) {
+        let rows = match (inp.p, inp.coarse) {
+            (None, _) => rows_around(u, exists, |_| &*r0),
+            (Some(_), Some(_)) => rows_around(u, exists, |u| &s2[at(u)]),
+            (Some(p), None) => rows_around(u, exists, |u| &p[lv(u)]),
+        };
+        pass(p1, u, rows, &mut s1[at(u)]);
     }
-    let result: &[f32] = s2;
-    let own = |u: usize| (u - job.rows.start) * nx..(u - job.rows.start + 1) * nx;
-    for u in job.rows.clone() {
-        let row = &result[at(u as isize)];
-        job.tmp[own(u)].copy_from_slice(row);
-        if !job.hi.is_empty() {
-            for ((h, l), &x) in job.hi[own(u)].iter_mut().zip(&mut job.lo[own(u)]).zip(row) {
+    // Pass 2: s1 → s2; pass 3: s2 → s1.
+    for u in rows_beside(HALO - 2) {
+        pass(p2, u, rows_around(u, exists, |u| &s1[at(u)]), &mut s2[at(u)]);
+    }
+    for u in rows_beside(HALO - 3) {
+        pass(p3, u, rows_around(u, exists, |u| &s2[at(u)]), &mut s1[at(u)]);
+    }
+    // Pass 4: s1 → the band's rows of tmp, and s2 beside them.
+    for u in rows_beside(HALO - 4) {
+        let out = if is_own(u) { &mut job.tmp[own(u)] } else { &mut s2[at(u)] };
+        pass(p4, u, rows_around(u, exists, |u| &s1[at(u)]), out);
+    }
+    let tmp: &[f32] = job.tmp;
+    let s2: &[f32] = s2;
+    let result = |u: isize| if is_own(u) { &tmp[own(u)] } else { &s2[at(u)] };
+    if !job.hi.is_empty() {
+        for u in start..end {
+            for ((h, l), &x) in job.hi[own(u)].iter_mut().zip(&mut job.lo[own(u)]).zip(result(u)) {
                 (*h, *l) = df_add(*h, *l, x);
             }
-        }
-        if !job.b.is_empty() {
-            job.b[own(u)].copy_from_slice(&bb[at(u as isize)]);
         }
     }
     if inp.restrict {
@@ -293,9 +301,9 @@ fn run_band(inp: &Inputs<'_>, job: Job<'_>) {
         for (n, (cb, cp)) in job.cb.chunks_exact_mut(cnx).zip(job.cp.chunks_exact_mut(cnx)).enumerate() {
             let j = 2 * (first_coarse + n);
             let u = j as isize;
-            mg_restrict::residual_row(g.px, band_row(result, u, first, nx, ny, g.py), b_row(u), r0);
+            mg_restrict::residual_row(g.px, rows_around(u, exists, result), b_row(u), r0);
             if j + 1 < ny {
-                mg_restrict::residual_row(g.px, band_row(result, u + 1, first, nx, ny, g.py), b_row(u + 1), r1);
+                mg_restrict::residual_row(g.px, rows_around(u + 1, exists, result), b_row(u + 1), r1);
                 mg_restrict::sum_children(r0, Some(r1), cb);
             } else {
                 mg_restrict::sum_children(r0, None, cb);
@@ -305,15 +313,10 @@ fn run_band(inp: &Inputs<'_>, job: Job<'_>) {
     }
 }
 
-/// Band row `u` of the band buffer `s` (rows numbered from `first`, `nx` wide) with the rows
-/// below and above it that exist on a level `ny` high.
-fn band_row(s: &[f32], u: isize, first: isize, nx: usize, ny: usize, py: bool) -> Rows<'_> {
-    let row = |u: isize| {
-        let k = (u - first) as usize;
-        &s[k * nx..(k + 1) * nx]
-    };
-    let exists = |u: isize| py || (0..ny as isize).contains(&u);
-    Rows { down: exists(u - 1).then(|| row(u - 1)), row: row(u), up: exists(u + 1).then(|| row(u + 1)) }
+/// Row `u` from `get` with the rows below and above it, where they `exist`.
+#[inline(always)]
+fn rows_around<'a>(u: isize, exists: impl Fn(isize) -> bool, get: impl Fn(isize) -> &'a [f32]) -> Rows<'a> {
+    Rows { down: exists(u - 1).then(|| get(u - 1)), row: get(u), up: exists(u + 1).then(|| get(u + 1)) }
 }
 
 /// Whether the correction (when asked for) is added before the passes.
