@@ -42,5 +42,20 @@ fn stable_fluid_step(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, smoke_step, stable_fluid_step);
+/// The presets as shipped (3 double-float multigrid V-cycles per step), and `smoke` at 512²:
+/// what a user of the CPU backend runs.
+fn preset_step(c: &mut Criterion) {
+    let mut group = c.benchmark_group("preset_step");
+    group.sample_size(20);
+    for (name, n) in [("smoke", None), ("ink", None), ("taylor-green", None), ("smoke", Some(512))] {
+        let mut sim = warm(workloads::preset(name, n));
+        let dt = sim.scene().params.dt;
+        let grid = sim.scene().grid;
+        let id = format!("{name}_{}x{}", grid.nx, grid.ny);
+        group.bench_function(BenchmarkId::from_parameter(id), |b| b.iter(|| sim.step(dt).expect("step")));
+    }
+    group.finish();
+}
+
+criterion_group!(benches, smoke_step, stable_fluid_step, preset_step);
 criterion_main!(benches);

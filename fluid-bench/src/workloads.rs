@@ -30,3 +30,15 @@ pub fn stable_fluid(n: u32, jacobi: u32) -> Scene {
         .collect();
     Scene::preset_with("stable-fluid", &ov).expect("stable-fluid preset")
 }
+
+/// A preset as shipped (its grid, its solver: the multigrid V-cycles of `smoke`, `ink` and
+/// `taylor-green`), or resized to `n × n` cells with everything else as shipped.
+pub fn preset(name: &str, n: Option<u32>) -> Scene {
+    let ov: Vec<_> = n
+        .map(|n| [format!("grid.nx={n}"), format!("grid.ny={n}")])
+        .iter()
+        .flatten()
+        .map(|s| fluid::parse_override(s).expect("override"))
+        .collect();
+    Scene::preset_with(name, &ov).expect("preset")
+}
