@@ -334,6 +334,23 @@ impl<'a> Rows<'a> {
         Rows { down: prev(j, ny, py).map(at), row: at(j), up: next(j, ny, py).map(at) }
     }
 
+    /// The inner samples `1..nx − 1` and their four neighbours as slices of one length, when
+    /// the row has rows below and above and at least three samples: what the row paths read.
+    #[inline(always)]
+    pub fn cross(&self) -> Option<Cross<'a>> {
+        let nx = self.row.len();
+        match (self.down, self.up) {
+            (Some(down), Some(up)) if nx >= 3 => Some(Cross {
+                centre: &self.row[1..nx - 1],
+                left: &self.row[..nx - 2],
+                right: &self.row[2..nx],
+                down: &down[1..nx - 1],
+                up: &up[1..nx - 1],
+            }),
+            _ => None,
+        }
+    }
+
     /// [`level_neighbours`] at column `i`: `(Σ p_nbr, n)` over the neighbours that are not
     /// walls, in the order left, right, down, up.
     #[inline(always)]

@@ -4,7 +4,7 @@
 
 use fluid_core::uniforms::MgParams;
 
-use super::common::{Around, G, Rows, for_each_row_scratch, level_neighbours, split_around};
+use super::common::{Around, Cross, G, Rows, for_each_row_scratch, level_neighbours, split_around};
 
 /// Coarse `b` at coarse cell `(ci, cj)`, reading the level's `p` and `b` through `p(k)` and
 /// `b(k)` (their `k`-th values).
@@ -49,22 +49,15 @@ pub fn residual_row(px: bool, rows: Rows<'_>, b: &[f32], out: &mut [f32]) {
         let (sum, n) = rows.neighbours(i, px);
         b[i] - (n * rows.row[i] - sum)
     };
-    let (Some(down), Some(up)) = (rows.down, rows.up) else {
+    let Some(Cross { centre, left, right, down, up }) = rows.cross() else {
         for (i, x) in out.iter_mut().enumerate() {
             *x = cell(i);
         }
         return;
     };
-    if nx < 3 {
-        for (i, x) in out.iter_mut().enumerate() {
-            *x = cell(i);
-        }
-        return;
-    }
     out[0] = cell(0);
     out[nx - 1] = cell(nx - 1);
-    let (left, centre, right) = (&rows.row[..nx - 2], &rows.row[1..nx - 1], &rows.row[2..nx]);
-    let (down, up, rhs) = (&down[1..nx - 1], &up[1..nx - 1], &b[1..nx - 1]);
+    let rhs = &b[1..nx - 1];
     for (k, r) in out[1..nx - 1].iter_mut().enumerate() {
         let sum = 0.0 + left[k] + right[k] + down[k] + up[k];
         *r = rhs[k] - (4.0 * centre[k] - sum);

@@ -4,7 +4,7 @@
 
 use fluid_core::uniforms::MgParams;
 
-use super::common::{Around, G, Rows, for_each_row, level_neighbours, split_around};
+use super::common::{Around, Cross, G, Rows, for_each_row, level_neighbours, split_around};
 
 /// The pass at cell `(i, j)` of the level, reading its iterate and right-hand side through
 /// `p(k)` and `b(k)` (their `k`-th values; the iterate is taken as zero when the pass starts
@@ -60,22 +60,15 @@ pub fn pass_row(px: bool, colour: u32, omega: f32, j: usize, rows: Rows<'_>, b: 
         let pj = (sum + b[i]) / n;
         old + omega * (pj - old)
     };
-    let (Some(down), Some(up)) = (rows.down, rows.up) else {
+    let Some(Cross { centre, left, right, down, up }) = rows.cross() else {
         for (i, x) in out.iter_mut().enumerate() {
             *x = cell(i);
         }
         return;
     };
-    if nx < 3 {
-        for (i, x) in out.iter_mut().enumerate() {
-            *x = cell(i);
-        }
-        return;
-    }
     out[0] = cell(0);
     out[nx - 1] = cell(nx - 1);
-    let (left, centre, right) = (&rows.row[..nx - 2], &rows.row[1..nx - 1], &rows.row[2..nx]);
-    let (down, up, rhs) = (&down[1..nx - 1], &up[1..nx - 1], &b[1..nx - 1]);
+    let rhs = &b[1..nx - 1];
     // Inner cell k is column k + 1: of the pass's colour when (k + 1 + j) & 1 is `colour`;
     // the other colour keeps its value (a select, so that it vectorises).
     let mine = (1 + j + colour as usize) & 1;
