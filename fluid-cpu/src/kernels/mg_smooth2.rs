@@ -6,14 +6,16 @@
 //! the other, define the answer.
 //!
 //! On the GPU a workgroup loads its tile plus a halo of five cells and runs the four passes in
-//! workgroup memory. Here a job does the same with a band of rows: it copies the band's
-//! iterate plus five rows on each side (one per pass, one for the residual) into its scratch,
-//! runs the passes there (pass `k` of 1..=4 over the band and `5 − k` rows beside it, each row
-//! by [`mg_smooth::pass_row`]), and writes only its own rows of `tmp`, the coarse level and the
-//! pressure. The rows beside the band are computed by both jobs that need them, from the same
-//! inputs by the same arithmetic, so the result is the same bit for bit for any band height and
-//! thread count (tested against the passes through the whole level), and a call is one
-//! parallel loop instead of five or six.
+//! workgroup memory. Here a job does the same with a band of rows: over the band and up to five
+//! rows on each side (one per pass, one for the residual) it computes the right-hand side and
+//! the corrected iterate where the call asks for them, runs the passes through two scratch
+//! buffers (pass `k` of 1..=4 over the band and `5 − k` rows beside it, each row by
+//! [`mg_smooth::pass_row`]; the first reads an uncorrected iterate where it lies, the last writes
+//! the band's own rows straight into `tmp`), and writes only its own rows of `tmp`, `b`, the
+//! coarse level and the pressure. The rows beside the band are computed by both jobs that need
+//! them, from the same inputs by the same arithmetic, so the result is the same bit for bit for
+//! any band height and thread count (tested against the passes through the whole level), and a
+//! call is one parallel loop instead of five or six.
 
 use std::ops::Range;
 
