@@ -4,7 +4,7 @@
 
 use fluid_core::uniforms::MgParams;
 
-use super::common::{Around, Cross, G, Rows, for_each_row, level_neighbours, split_around};
+use super::common::{Around, Cross, G, Rows, for_each_row, level_neighbours, next, prev, split_around};
 
 /// The pass at cell `(i, j)` of the level, reading its iterate and right-hand side through
 /// `p(k)` and `b(k)` (their `k`-th values; the iterate is taken as zero when the pass starts
@@ -82,35 +82,24 @@ pub fn pass_row(px: bool, colour: u32, omega: f32, j: usize, rows: Rows<'_>, b: 
 
 /// One pass from the level's iterate `p` (`None` when the pass starts from zero) and
 /// right-hand side `b` into `out`, all three the level's own arrays (`params` gives the level's
-/// size, the colour and ω; its offsets are not used): [`pass_row`] along every row. From zero,
-/// rows with neighbours above and below read only `b`, with the iterate and its neighbours
-/// taken as zero in [`pass_row`]'s expression.
+/// size, the colour and ω; its offsets are not used): [`pass_row`] along every row, from zero
+/// over a row of zeros (the arithmetic of [`mg_smooth_cell`] from zero, which reads the iterate
+/// as zeros too).
 pub fn pass(g: &G, params: &MgParams, p: Option<&[f32]>, b: &[f32], out: &mut [f32]) {
     let (nx, ny) = (params.nx as usize, params.ny as usize);
-    let params = &MgParams { zero_initial: u32::from(p.is_none()), ..*params };
     let (omega, colour) = (params.omega, params.colour);
+    // From zero, every row of the iterate is this one.
+    let zeros = if p.is_none() { vec![0.0f32; nx] } else { Vec::new() };
     for_each_row(out, nx, |j, row| {
-        let rhs = &b[j * nx..(j + 1) * nx];
-        if let Some(p) = p {
-            pass_row(g.px, colour, omega, j, Rows::of(p, nx, ny, g.py, j), rhs, row);
-            return;
-        }
-        let cell = |i: usize, j: usize| smooth_with(g, params, |_| 0.0, |k| b[k], i, j);
-        if nx < 3 || j == 0 || j + 1 == ny {
-            for (i, x) in row.iter_mut().enumerate() {
-                *x = cell(i, j);
-            }
-            return;
-        }
-        row[0] = cell(0, j);
-        row[nx - 1] = cell(nx - 1, j);
-        let mine = (1 + j + colour as usize) & 1;
-        for (k, (x, &r)) in row[1..nx - 1].iter_mut().zip(&rhs[1..nx - 1]).enumerate() {
-            let old = 0.0f32;
-            let sum = 0.0f32 + 0.0 + 0.0 + 0.0 + 0.0;
-            let new = old + omega * ((sum + r) / 4.0 - old);
-            *x = if k & 1 == mine { new } else { old };
-        }
+        let rows = match p {
+            Some(p) => Rows::of(p, nx, ny, g.py, j),
+            None => Rows {
+                down: prev(j, ny, g.py).map(|_| &zeros[..]),
+                row: &zeros,
+                up: next(j, ny, g.py).map(|_| &zeros[..]),
+            },
+        };
+        pass_row(g.px, colour, omega, j, rows, &b[j * nx..(j + 1) * nx], row);
     });
 }
 

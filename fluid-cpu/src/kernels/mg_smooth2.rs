@@ -23,7 +23,7 @@ use fluid_core::multigrid::{SMOOTH2_ACCUMULATE, SMOOTH2_LOAD_RESIDUAL, SMOOTH2_R
 use fluid_core::uniforms::MgParams;
 use rayon::prelude::*;
 
-use super::common::{G, Rows, df_accumulate, df_add, for_each_row};
+use super::common::{G, Rows, df_accumulate, for_each_row};
 use super::{mg_load, mg_prolong, mg_restrict, mg_smooth};
 
 /// The double-float pressure and the divergence, for the level-0 steps of a double-float solve.
@@ -56,10 +56,10 @@ fn band_rows(nx: usize, ny: usize, threads: usize) -> usize {
     rows + rows % 2
 }
 
-/// Scratch values of the jobs on a level of `nx × ny` cells with bands of `band` rows: per
-/// band two iterates and a right-hand side of `band + 2 HALO` rows, and two residual rows.
-fn band_scratch(nx: usize, ny: usize, band: usize) -> usize {
-    ny.div_ceil(band) * (3 * (band + 2 * HALO) + 2) * nx
+/// Scratch values of one job with bands of `band` rows `nx` wide: two iterates and a
+/// right-hand side of `band + 2 HALO` rows, and two residual rows.
+fn job_scratch(nx: usize, band: usize) -> usize {
+    (3 * (band + 2 * HALO) + 2) * nx
 }
 
 /// The scratch [`run`] needs on any level of a grid of `nx × ny` cells with `threads` threads
@@ -69,7 +69,8 @@ pub fn scratch_len(nx: usize, ny: usize, threads: usize) -> usize {
         .iter()
         .map(|l| {
             let (x, y) = (l.nx as usize, l.ny as usize);
-            band_scratch(x, y, band_rows(x, y, threads))
+            let band = band_rows(x, y, threads);
+            y.div_ceil(band) * job_scratch(x, band)
         })
         .max()
         .unwrap_or(0)
@@ -168,9 +169,11 @@ fn bands(
     let Some(([tmp, b_out, cb, cp], rest)) = carve(mg, written) else {
         return false;
     };
+    // A first pass from zero ignores the iterate, and so its correction.
+    let prolong = prolongs(params) && !zero;
     let p = if zero { None } else { rest.slice(at(params.p, cells)) };
-    let coarse = if prolongs(params) && !zero { rest.slice(at(params.cp, cnx * cny)) } else { None };
-    if (!zero && p.is_none()) || (prolongs(params) && !zero && coarse.is_none()) {
+    let coarse = if prolong { rest.slice(at(params.cp, cnx * cny)) } else { None };
+    if (!zero && p.is_none()) || (prolong && coarse.is_none()) {
         return false;
     }
     let (mut hi, mut lo, b): (&mut [f32], &mut [f32], _) = match pressure {
@@ -189,7 +192,7 @@ fn bands(
         }
     };
     let inputs = Inputs { g, params, passes: smooth2_passes(params), p, b, coarse, restrict };
-    let per_job = (3 * (band + 2 * HALO) + 2) * nx;
+    let per_job = job_scratch(nx, band);
     let jobs = ny.div_ceil(band);
     if scratch.len() < jobs * per_job {
         scratch.resize(jobs * per_job, 0.0);
@@ -292,9 +295,7 @@ fn run_band(inp: &Inputs<'_>, job: Job<'_>) {
     let result = |u: isize| if is_own(u) { &tmp[own(u)] } else { &s2[at(u)] };
     if !job.hi.is_empty() {
         for u in start..end {
-            for ((h, l), &x) in job.hi[own(u)].iter_mut().zip(&mut job.lo[own(u)]).zip(result(u)) {
-                (*h, *l) = df_add(*h, *l, x);
-            }
+            df_accumulate(&mut job.hi[own(u)], &mut job.lo[own(u)], result(u));
         }
     }
     if inp.restrict {
