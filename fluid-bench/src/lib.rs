@@ -122,6 +122,11 @@ macro_rules! conformance {
         }
 
         #[test]
+        fn reductions_never_skip_nan_or_infinity() {
+            $crate::parity::reduction_non_finite(|| $make);
+        }
+
+        #[test]
         fn preset_smoke_matches_the_cpu_backend() {
             $crate::parity::preset_parity(|| $make, "smoke");
         }

@@ -584,6 +584,56 @@ pub fn reduction_parity<B: Backend>(make: impl Fn() -> B) {
     }
 }
 
+/// The max |x| reductions never skip a non-finite value: a field with a NaN reduces to NaN,
+/// one with an infinity (and no NaN) to +inf, wherever they lie (first, middle or last value,
+/// so in the first or last chunk of a GPU's partial sums), and the finite fields stay exact.
+pub fn reduction_non_finite<B: Backend>(make: impl Fn() -> B) {
+    use fluid_core::schedule::{SLOT_STATE_MAX, STATE_FIELDS};
+    let grid = Grid::new(300, 211, 0.1, Boundary::Wall, Boundary::Wall).expect("grid");
+    let mut rng = SplitMix64(78);
+    let mut fields: Vec<(FieldId, Vec<f32>)> =
+        FieldId::STATE_AND_SCRATCH.iter().map(|f| (*f, random_field(&grid, *f, &mut rng))).collect();
+    // Which value of which field goes bad (`at` of the field's length), and the slot's
+    // expected result (None: NaN).
+    struct Bad {
+        field: FieldId,
+        at: fn(usize) -> usize,
+        value: f32,
+        want: Option<f64>,
+    }
+    let bad = [
+        Bad { field: FieldId::U, at: |n| n - 1, value: f32::NAN, want: None },
+        Bad { field: FieldId::V, at: |_| 0, value: f32::NEG_INFINITY, want: Some(f64::INFINITY) },
+        Bad { field: FieldId::Density, at: |n| n / 2, value: f32::INFINITY, want: Some(f64::INFINITY) },
+        Bad { field: FieldId::Temperature, at: |n| n / 3, value: -f32::NAN, want: None },
+        Bad { field: FieldId::Dye, at: |n| n - 5, value: f32::NAN, want: None },
+    ];
+    for b in &bad {
+        let data = &mut fields.iter_mut().find(|(f, _)| *f == b.field).expect("field").1;
+        let n = data.len();
+        data[(b.at)(n)] = b.value;
+        if b.field == FieldId::Dye {
+            data[n / 7] = f32::INFINITY; // NaN wins over an infinity
+        }
+    }
+    let mut b = make();
+    load(&mut b, &grid, &fields);
+    b.run(&Schedule::diagnostics(&grid), &StepInputs { dt: 0.05, ..StepInputs::default() }).expect("run");
+    let r = b.reductions().expect("reductions");
+    for (k, field) in STATE_FIELDS.iter().enumerate() {
+        let got = r[SLOT_STATE_MAX + k];
+        match bad.iter().find(|b| b.field == *field).map(|b| b.want) {
+            Some(None) => assert!(got.is_nan(), "max |{}| = {got}, expected NaN", field.name()),
+            Some(Some(want)) => assert_eq!(got, want, "max |{}|", field.name()),
+            None => {
+                let data = &fields.iter().find(|(f, _)| f == field).expect("field").1;
+                let want = data.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+                assert_eq!(got, f64::from(want), "max |{}| of a finite field", field.name());
+            }
+        }
+    }
+}
+
 /// A preset on a small odd grid for [`PRESET_STEPS`] steps, every state field compared with
 /// the CPU backend.
 pub fn preset_parity<B: Backend>(make: impl Fn() -> B, preset: &str) {

@@ -81,6 +81,19 @@ pub enum Error {
     /// The backend was used before `allocate`.
     #[error("backend `{0}` has no grid allocated; call `allocate` first")]
     NotAllocated(&'static str),
+    /// The state stopped being finite: the simulation blew up (found by a diagnostics pass).
+    #[error(
+        "the simulation blew up: after step {step} the field(s) {fields} hold NaN or infinite values \
+         (dt = {dt:?}); a smaller params.dt, or params.max_speed, keeps the flow finite"
+    )]
+    NonFinite {
+        /// Steps taken when the check found it (it happened at this step or before).
+        step: u32,
+        /// The fields, comma separated.
+        fields: String,
+        /// The time step of the last step.
+        dt: f32,
+    },
     /// A device or backend failure (lost device, driver error, …).
     #[error("backend `{backend}` failed: {message}")]
     Backend {

@@ -62,6 +62,11 @@ pub const MAX_AXIS: u32 = 1 << 15;
 /// 4 GiB, the most a GPU storage binding can address.
 pub const MAX_CELLS: u64 = 1 << 28;
 
+/// Smallest and largest cell side, world units. The arithmetic is `f32`: squared lengths of a
+/// domain of up to [`MAX_AXIS`] cells must neither underflow nor overflow (outside about
+/// 1e-20 and 1e18 splats came out empty or the flow went to infinity), with margin.
+pub const H_RANGE: (f32, f32) = (1e-12, 1e12);
+
 /// The size and shape of the simulation grid.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Grid {
@@ -78,7 +83,7 @@ pub struct Grid {
 }
 
 impl Grid {
-    /// A checked grid: positive sizes within [`MAX_AXIS`] and [`MAX_CELLS`], finite positive `h`.
+    /// A checked grid: positive sizes within [`MAX_AXIS`] and [`MAX_CELLS`], `h` within [`H_RANGE`].
     pub fn new(nx: u32, ny: u32, h: f32, boundary_x: Boundary, boundary_y: Boundary) -> Result<Grid> {
         for (key, n) in [("grid.nx", nx), ("grid.ny", ny)] {
             if n == 0 {
@@ -99,6 +104,13 @@ impl Grid {
         }
         if !h.is_finite() || h <= 0.0 {
             return Err(Error::invalid("grid.h", h, "the cell size must be a finite number > 0"));
+        }
+        if !(H_RANGE.0..=H_RANGE.1).contains(&h) {
+            return Err(Error::invalid(
+                "grid.h",
+                format!("{h:?}"),
+                format!("the cell size must lie in [{:?}, {:?}] world units (f32 arithmetic)", H_RANGE.0, H_RANGE.1),
+            ));
         }
         for (key, b, n) in [("grid.boundary_x", boundary_x, nx), ("grid.boundary_y", boundary_y, ny)] {
             if b == Boundary::Periodic && n < 2 {

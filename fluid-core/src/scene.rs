@@ -193,20 +193,46 @@ pub fn parse_override(item: &str) -> Result<(String, toml::Value)> {
     Ok((key.to_string(), parsed))
 }
 
+/// Set `key` (dot-separated; a number indexes an array, e.g. `emitters.0.radius`) in `root`.
+/// Missing tables on the way are created; arrays are not grown.
 fn apply_override(root: &mut toml::Table, key: &str, value: toml::Value) -> Result<()> {
     let parts: Vec<&str> = key.split('.').map(str::trim).collect();
-    let (last, path) =
-        parts.split_last().ok_or_else(|| Error::Override { item: key.to_string(), reason: "empty key".into() })?;
-    let mut table = root;
+    let fail = |reason: String| Error::Override { item: key.to_string(), reason };
+    let (last, path) = parts.split_last().ok_or_else(|| fail("empty key".into()))?;
+    let mut node: Option<&mut toml::Value> = None;
     for (depth, part) in path.iter().enumerate() {
-        let entry = table.entry(part.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
-        table = entry.as_table_mut().ok_or_else(|| Error::Override {
-            item: key.to_string(),
-            reason: format!("`{}` is not a table", parts[..=depth].join(".")),
-        })?;
+        let here = parts[..depth].join(".");
+        node = Some(match node {
+            None => root.entry(part.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new())),
+            Some(toml::Value::Table(t)) => {
+                t.entry(part.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()))
+            }
+            Some(toml::Value::Array(a)) => element(a, part).map_err(|r| fail(format!("`{here}` {r}")))?,
+            Some(_) => return Err(fail(format!("`{here}` is not a table or an array"))),
+        });
     }
-    table.insert(last.to_string(), value);
+    let here = path.join(".");
+    match node {
+        None => {
+            root.insert(last.to_string(), value);
+        }
+        Some(toml::Value::Table(t)) => {
+            t.insert(last.to_string(), value);
+        }
+        Some(toml::Value::Array(a)) => *element(a, last).map_err(|r| fail(format!("`{here}` {r}")))? = value,
+        Some(_) => return Err(fail(format!("`{here}` is not a table or an array"))),
+    }
     Ok(())
+}
+
+/// Element `index` of an override's array, or why there is none.
+fn element<'a>(a: &'a mut [toml::Value], index: &str) -> std::result::Result<&'a mut toml::Value, String> {
+    let len = a.len();
+    index
+        .parse::<usize>()
+        .ok()
+        .and_then(|i| a.get_mut(i))
+        .ok_or_else(|| format!("is an array of {len}: `{index}` is not an index in 0..{len}"))
 }
 
 impl Scene {
@@ -402,6 +428,24 @@ mod tests {
         assert_eq!(s.params.viscosity, 0.01);
         assert_eq!(s.params.pressure.iterations, 12);
         assert_eq!(s.params.pressure.omega, Some(0.8));
+    }
+
+    #[test]
+    fn overrides_index_arrays() {
+        let ov = |items: &[&str]| items.iter().map(|i| parse_override(i).expect("parse")).collect::<Vec<_>>();
+        let base = Scene::preset("smoke").expect("smoke");
+        let s = Scene::preset_with("smoke", &ov(&["emitters.0.radius=0.05", "emitters.0.center.1=0.2"]))
+            .expect("indexed overrides");
+        assert_eq!(s.emitters[0].radius, 0.05);
+        assert_eq!(s.emitters[0].center, [base.emitters[0].center[0], 0.2]);
+        assert_eq!(s.emitters.len(), base.emitters.len());
+        let n = base.emitters.len();
+        let e = Scene::preset_with("smoke", &ov(&[&format!("emitters.{n}.radius=0.1")])).expect_err("past the end");
+        assert!(e.to_string().contains(&format!("`emitters` is an array of {n}")), "{e}");
+        let e = Scene::preset_with("smoke", &ov(&["emitters.x.radius=0.1"])).expect_err("not an index");
+        assert!(e.to_string().contains("`x` is not an index"), "{e}");
+        let e = Scene::preset_with("smoke", &ov(&["grid.nx.y=3"])).expect_err("through a number");
+        assert!(e.to_string().contains("`grid.nx` is not a table or an array"), "{e}");
     }
 
     #[test]

@@ -400,7 +400,8 @@ impl Dispatch {
 /// A reduction to a scalar.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReduceOp {
-    /// `max |x|`.
+    /// `max |x|`; NaN when any value is NaN, else +inf when any is infinite (every backend
+    /// compares the bits of |x|, so a non-finite value is never skipped).
     MaxAbs,
     /// `Σ x²`.
     SumSquares,
@@ -431,6 +432,13 @@ pub const SLOT_MAX_DIVERGENCE: usize = 0;
 pub const SLOT_RESIDUAL_SQ: usize = 1;
 /// Result slot: ‖∇·u*‖² (the right-hand side of the last solve, in divergence units).
 pub const SLOT_RHS_SQ: usize = 2;
+/// Result slots of [`Schedule::diagnostics`]: max |x| of each field of the state, in the order
+/// of [`STATE_FIELDS`] (NaN or inf when the field holds one).
+pub const SLOT_STATE_MAX: usize = 3;
+/// The fields of the state whose max |x| [`Schedule::diagnostics`] reduces, from
+/// [`SLOT_STATE_MAX`] on.
+pub const STATE_FIELDS: [FieldId; 6] =
+    [FieldId::U, FieldId::V, FieldId::Pressure, FieldId::Density, FieldId::Temperature, FieldId::Dye];
 
 /// The ordered operations of one step (or of a diagnostic pass).
 #[derive(Clone, Debug, PartialEq)]
@@ -945,8 +953,9 @@ impl Schedule {
         s
     }
 
-    /// Diagnostics of the current state: [`SLOT_MAX_DIVERGENCE`], [`SLOT_RESIDUAL_SQ`] and
-    /// [`SLOT_RHS_SQ`]. Writes only the `scratch` field.
+    /// Diagnostics of the current state: [`SLOT_MAX_DIVERGENCE`], [`SLOT_RESIDUAL_SQ`],
+    /// [`SLOT_RHS_SQ`] and max |x| of each of [`STATE_FIELDS`] from [`SLOT_STATE_MAX`] on.
+    /// Writes only the `scratch` field.
     pub fn diagnostics(grid: &Grid) -> Schedule {
         use FieldId::*;
         let mut s = Schedule::new(grid);
@@ -955,6 +964,9 @@ impl Schedule {
         s.dispatch(Kernel::Residual, &[Pressure, PressureLo, Divergence, Scratch], Params::None);
         s.ops.push(Op::Reduce { field: Scratch, op: ReduceOp::SumSquares, slot: SLOT_RESIDUAL_SQ });
         s.ops.push(Op::Reduce { field: Divergence, op: ReduceOp::SumSquares, slot: SLOT_RHS_SQ });
+        for (k, field) in STATE_FIELDS.into_iter().enumerate() {
+            s.ops.push(Op::Reduce { field, op: ReduceOp::MaxAbs, slot: SLOT_STATE_MAX + k });
+        }
         s
     }
 }

@@ -42,14 +42,25 @@ impl std::fmt::Debug for CpuBackend {
     }
 }
 
+/// Most worker threads a [`CpuBackend`] takes: more than any machine has cores, and few
+/// enough that the per-thread scratch stays small.
+pub const MAX_THREADS: usize = 1024;
+
 impl CpuBackend {
     /// A backend on as many threads as the machine has cores.
     pub fn new() -> Result<CpuBackend> {
         CpuBackend::with_threads(0)
     }
 
-    /// A backend on `threads` worker threads (`0`: one per core).
+    /// A backend on `threads` worker threads (`0`: one per core; at most [`MAX_THREADS`]).
     pub fn with_threads(threads: usize) -> Result<CpuBackend> {
+        if threads > MAX_THREADS {
+            return Err(Error::invalid(
+                "threads",
+                threads,
+                format!("at most {MAX_THREADS} (each thread gets its own scratch rows; 0 means one per core)"),
+            ));
+        }
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("fluid-cpu-{i}"))
@@ -319,15 +330,21 @@ impl CpuBackend {
         let rows: Vec<f64> = data
             .par_chunks(cols)
             .map(|row| match op {
-                ReduceOp::MaxAbs => row.iter().fold(0.0f64, |m, x| m.max(f64::from(x.abs()))),
+                ReduceOp::MaxAbs => f64::from(row.iter().fold(0.0f32, |m, x| max_abs(m, *x))),
                 ReduceOp::SumSquares => row.iter().map(|x| f64::from(*x) * f64::from(*x)).sum(),
             })
             .collect();
         match op {
-            ReduceOp::MaxAbs => rows.into_iter().fold(0.0, f64::max),
+            ReduceOp::MaxAbs => f64::from(rows.into_iter().fold(0.0f32, |m, x| max_abs(m, x as f32))),
             ReduceOp::SumSquares => rows.into_iter().sum(),
         }
     }
+}
+
+/// max(m, |x|) for m ≥ 0 by the bits of |x|: NaN above +inf above every finite value, so a
+/// non-finite value is never skipped (as `f32::max` skips NaN). The shader does the same.
+fn max_abs(m: f32, x: f32) -> f32 {
+    f32::from_bits(m.to_bits().max(x.to_bits() & 0x7fff_ffff))
 }
 
 /// `MemAvailable` of `/proc/meminfo`, where there is one.

@@ -1414,7 +1414,7 @@ mod tests {
         assert!(recorded >= 4, "{recorded}");
         assert_eq!(b.recordings.len(), recorded, "steps kept being re-recorded");
         let r = b.reductions().expect("reductions");
-        assert_eq!(r.len(), 3);
+        assert_eq!(r.len(), fluid_core::schedule::SLOT_STATE_MAX + fluid_core::schedule::STATE_FIELDS.len());
         assert!(r.iter().all(|x| x.is_finite()), "{r:?}");
         b.finish().expect("finish");
         let density = b.download(FieldId::Density).expect("download");

@@ -1,7 +1,8 @@
 // Reductions of one field to a scalar, in two passes with a fixed order (deterministic):
 // reduce_partial: one workgroup folds a contiguous chunk of `len` values into partials[wg];
 // reduce_final: one workgroup folds the partials into results[slot].
-// op 0: max |x|; op 1: sum of x^2.
+// op 0: max |x|, compared as the bits of |x| (NaN above +inf above every finite value, so a
+// non-finite value is never skipped, whatever max() does with NaN); op 1: sum of x^2.
 
 @group(0) @binding(2) var<uniform> params: ReduceParams;
 @group(1) @binding(0) var<storage, read> data: array<f32>;
@@ -11,12 +12,17 @@
 const WG: u32 = 256u;
 var<workgroup> scratch: array<f32, 256>;
 
+// max of two values >= 0 (or NaN with the sign bit clear) by their bits.
+fn max_bits(a: f32, b: f32) -> f32 {
+    return bitcast<f32>(max(bitcast<u32>(a), bitcast<u32>(b)));
+}
+
 fn fold(a: f32, x: f32) -> f32 {
-    return select(a + x * x, max(a, abs(x)), params.op == 0u);
+    return select(a + x * x, max_bits(a, bitcast<f32>(bitcast<u32>(x) & 0x7fffffffu)), params.op == 0u);
 }
 
 fn combine(a: f32, b: f32) -> f32 {
-    return select(a + b, max(a, b), params.op == 0u);
+    return select(a + b, max_bits(a, b), params.op == 0u);
 }
 
 fn tree(lid: u32) {

@@ -38,7 +38,7 @@ pub use fluid_vulkan::{DeviceSummary, VulkanBackend};
 pub use fluid_wgpu::{AdapterSummary, WgpuBackend};
 
 use fluid_core::params::PressureSolver;
-use fluid_core::schedule::{SLOT_MAX_DIVERGENCE, SLOT_RESIDUAL_SQ, SLOT_RHS_SQ};
+use fluid_core::schedule::{SLOT_MAX_DIVERGENCE, SLOT_RESIDUAL_SQ, SLOT_RHS_SQ, SLOT_STATE_MAX, STATE_FIELDS};
 
 /// Backend names the `fluid` program and [`backend`] accept.
 pub const BACKENDS: &[&str] = &["cpu", "wgpu", "vulkan"];
@@ -104,6 +104,31 @@ pub struct Diagnostics {
     pub max_divergence: f64,
     /// Relative residual ‖b − A p‖ / ‖b‖ of the last pressure solve (0 when b = 0).
     pub residual: f64,
+    /// The largest |u| or |v| of a face (world units per second).
+    pub max_velocity: f64,
+    /// Courant number of the last step: `dt · max_velocity / h`, the cells the fastest face
+    /// moves in one step. The semi-Lagrangian advection is stable beyond 1, but its error grows
+    /// with it; values of several cells say `dt` is large for the flow.
+    pub cfl: f64,
+    /// max |x| of each field of the state, in the order of [`Diagnostics::STATE_FIELDS`]: NaN
+    /// when the field holds a NaN, else +inf when it holds an infinity.
+    pub state_max: [f64; STATE_FIELDS.len()],
+}
+
+impl Diagnostics {
+    /// The fields [`Diagnostics::state_max`] covers: u, v, pressure, density, temperature, dye.
+    pub const STATE_FIELDS: [FieldId; STATE_FIELDS.len()] = STATE_FIELDS;
+
+    /// The fields of the state that hold a NaN or an infinity (empty while the simulation is
+    /// sound).
+    pub fn non_finite(&self) -> Vec<FieldId> {
+        STATE_FIELDS.into_iter().zip(self.state_max).filter(|(_, m)| !m.is_finite()).map(|(f, _)| f).collect()
+    }
+
+    /// Whether every field of the state is finite.
+    pub fn is_finite(&self) -> bool {
+        self.state_max.iter().all(|m| m.is_finite())
+    }
 }
 
 /// The schedules of a step whose solve stops at a tolerance.
@@ -239,16 +264,40 @@ impl<B: Backend> Simulation<B> {
         Ok(())
     }
 
-    /// max |∇·u| now and the relative residual of the last pressure solve (costs one pass
-    /// and three reductions).
+    /// max |∇·u| now, the relative residual of the last pressure solve, the largest velocity
+    /// and its Courant number, and whether the state is finite (costs one pass and nine
+    /// reductions, and waits for the device).
     pub fn diagnostics(&mut self) -> Result<Diagnostics> {
         let inputs = StepInputs { dt: self.last_dt, time: self.time, step: self.steps, splats: Vec::new() };
         self.backend.run(&self.diagnostics_schedule, &inputs)?;
         let r = self.backend.reductions()?;
         let rhs = r[SLOT_RHS_SQ].sqrt();
+        let state_max: [f64; STATE_FIELDS.len()] = std::array::from_fn(|k| r[SLOT_STATE_MAX + k]);
+        // NaN-propagating (f64::max would skip a NaN component).
+        let max_velocity =
+            if state_max[0] >= state_max[1] || state_max[0].is_nan() { state_max[0] } else { state_max[1] };
         Ok(Diagnostics {
             max_divergence: r[SLOT_MAX_DIVERGENCE],
             residual: if rhs > 0.0 { r[SLOT_RESIDUAL_SQ].sqrt() / rhs } else { 0.0 },
+            max_velocity,
+            cfl: f64::from(self.last_dt) * max_velocity / f64::from(self.grid.h),
+            state_max,
+        })
+    }
+
+    /// [`Simulation::diagnostics`], or [`Error::NonFinite`] naming the fields that hold a NaN
+    /// or an infinity: a blown-up simulation (a time step far too large for the flow, forces
+    /// beyond `f32`) never reads as a quiet one.
+    pub fn checked_diagnostics(&mut self) -> Result<Diagnostics> {
+        let d = self.diagnostics()?;
+        let bad = d.non_finite();
+        if bad.is_empty() {
+            return Ok(d);
+        }
+        Err(Error::NonFinite {
+            step: self.steps,
+            fields: bad.iter().map(|f| f.name()).collect::<Vec<_>>().join(", "),
+            dt: self.last_dt,
         })
     }
 

@@ -97,7 +97,8 @@ struct RunArgs {
     /// density, temperature, dye, solid, curl.
     #[arg(long, value_delimiter = ',', value_name = "FIELD,...")]
     dump: Vec<String>,
-    /// Override a scene value by its TOML path, e.g. --set params.viscosity=0.01 (repeatable).
+    /// Override a scene value by its TOML path, e.g. --set params.viscosity=0.01 or --set
+    /// emitters.0.radius=0.05 (a number indexes an array; repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
     /// Print one JSON object with the summary instead of text.
@@ -120,7 +121,7 @@ struct Failure {
 impl From<Error> for Failure {
     fn from(e: Error) -> Failure {
         let code = match e {
-            Error::Backend { .. } | Error::NotAllocated(_) => 1,
+            Error::Backend { .. } | Error::NotAllocated(_) | Error::NonFinite { .. } => 1,
             _ => 2,
         };
         Failure { code, message: e.to_string() }
@@ -367,10 +368,12 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         sim.step(dt)?;
         stepping += t0.elapsed();
         if args.json {
-            per_step.push(sim.diagnostics()?);
+            per_step.push(sim.checked_diagnostics()?);
             iterations_per_step.push(sim.last_iterations());
         }
         if frames_wanted && (k % every == 0 || k == args.steps) {
+            // No frame of a blown-up state.
+            sim.checked_diagnostics()?;
             let rgba = sim.render()?;
             if args.png {
                 let path = out_dir.join(format!("frame_{:05}.png", frames.len()));
@@ -395,7 +398,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         written.push(path);
     }
     let timings = if timing_on { sim.backend_mut().take_timings()? } else { Vec::new() };
-    let diag = sim.diagnostics()?;
+    let diag = sim.checked_diagnostics()?;
     let ms_per_step = stepping.as_secs_f64() * 1e3 / f64::from(args.steps);
     let device = sim.backend_mut().device();
     let backend_name = sim.backend_mut().name();
@@ -410,6 +413,8 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             "ms_per_step": ms_per_step,
             "max_divergence": diag.max_divergence,
             "residual": diag.residual,
+            "max_velocity": diag.max_velocity,
+            "cfl": diag.cfl,
             "timings_note": timing_note,
             "residual_per_step": per_step.iter().map(|d| d.residual).collect::<Vec<_>>(),
             "max_divergence_per_step": per_step.iter().map(|d| d.max_divergence).collect::<Vec<_>>(),
@@ -423,8 +428,8 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     } else {
         println!(
             "{name}: {}x{} on {backend_name} ({device}): {} steps, {ms_per_step:.3} ms/step, \
-             max |div u| {:.3e} /s, relative residual {:.3e}",
-            grid.nx, grid.ny, args.steps, diag.max_divergence, diag.residual
+             max |div u| {:.3e} /s, relative residual {:.3e}, CFL {:.2}",
+            grid.nx, grid.ny, args.steps, diag.max_divergence, diag.residual, diag.cfl
         );
         if let Some(note) = &timing_note {
             println!("per-kernel timings: {note}");

@@ -104,3 +104,51 @@ fn a_bad_tolerance_is_refused() {
         assert!(e.contains("params.pressure.tolerance"), "{e}");
     }
 }
+
+#[test]
+fn diagnostics_report_the_largest_velocity_and_its_courant_number() {
+    let mut sim = small();
+    for _ in 0..5 {
+        sim.step(0.02).expect("step");
+    }
+    let d = sim.checked_diagnostics().expect("a sound state");
+    let u = sim.field(FieldId::U).expect("u");
+    let v = sim.field(FieldId::V).expect("v");
+    let largest = u.iter().chain(&v).fold(0.0f32, |m, x| m.max(x.abs()));
+    assert!(largest > 0.0, "the plume moves after 5 steps");
+    assert_eq!(d.max_velocity, f64::from(largest));
+    let h = f64::from(sim.grid().h);
+    assert_eq!(d.cfl, f64::from(0.02f32) * d.max_velocity / h, "cfl for h {h}");
+    assert!(d.is_finite() && d.non_finite().is_empty(), "{d:?}");
+    let density = sim.field(FieldId::Density).expect("density");
+    assert_eq!(d.state_max[3], f64::from(density.iter().fold(0.0f32, |m, x| m.max(x.abs()))));
+}
+
+#[test]
+fn a_blown_up_state_is_an_error_not_a_quiet_summary() {
+    let mut sim = small();
+    let mut u = sim.field(FieldId::U).expect("u");
+    u[7] = f32::NAN;
+    sim.set_field(FieldId::U, &u).expect("set u");
+    let d = sim.diagnostics().expect("diagnostics still answer");
+    assert!(d.max_velocity.is_nan() && d.cfl.is_nan() && !d.is_finite(), "{d:?}");
+    assert_eq!(d.non_finite(), vec![FieldId::U]);
+    match sim.checked_diagnostics() {
+        Err(Error::NonFinite { step, fields, .. }) => assert_eq!((step, fields.as_str()), (0, "u")),
+        other => panic!("expected NonFinite, got {other:?}"),
+    }
+    // A time step far too large blows the smoke scene up within a few steps (measured: the
+    // first); the error names the velocity.
+    let mut sim = small();
+    let mut caught = None;
+    for _ in 0..5 {
+        sim.step(1e30).expect("step");
+        if let Err(e) = sim.checked_diagnostics() {
+            caught = Some(e);
+            break;
+        }
+    }
+    let e = caught.expect("dt = 1e30 blows up");
+    assert!(matches!(&e, Error::NonFinite { fields, .. } if fields.contains('u')), "{e}");
+    assert!(e.to_string().contains("1e30"), "{e}");
+}

@@ -79,7 +79,7 @@ fn json_summary_has_the_documented_keys() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object on stdout");
     assert_eq!(v["steps"], 3);
-    for key in ["ms_per_step", "max_divergence", "residual"] {
+    for key in ["ms_per_step", "max_divergence", "residual", "max_velocity", "cfl"] {
         let x = v[key].as_f64().unwrap_or_else(|| panic!("{key} is a number: {v}"));
         assert!(x.is_finite() && x >= 0.0, "{key} = {x}");
     }
@@ -159,6 +159,8 @@ fn bad_input_gets_a_clear_message_and_exit_code_2() {
     bad(&["run", "smoke", "--set", "params.dt=inf"], &["params.dt", "inf"]);
     bad(&["run", "smoke", "--set", "grid.nx=0"], &["grid.nx", "0"]);
     bad(&["run", "smoke", "--set", "grid.h=-1"], &["grid.h", "-1"]);
+    bad(&["run", "smoke", "--set", "grid.h=1e-30"], &["grid.h", "1e-30", "1e-12"]);
+    bad(&["run", "smoke", "--set", "emitters.3.radius=0.1"], &["emitters", "`3` is not an index"]);
     bad(&["run", "smoke", "--set", "params.viscosity=-0.1"], &["params.viscosity", "-0.1"]);
     bad(&["run", "smoke", "--set", "grid.nx=30000", "--set", "grid.ny=30000"], &["30000x30000", "bytes"]);
     bad(&["run", "smoke", "--set", "params.viscosityy=1"], &["viscosityy"]);
@@ -168,8 +170,28 @@ fn bad_input_gets_a_clear_message_and_exit_code_2() {
     bad(&["run", "smoke", "--backend", "metal"], &["metal", "cpu"]);
     bad(&["bench", "--backends", "cpu,metal", "--sizes", "8", "--steps", "1"], &["metal", "known backends"]);
     bad(&["run", "smoke", "--steps", "0"], &["--steps"]);
+    bad(&["run", "smoke", "--threads", "100000"], &["threads", "100000", "1024"]);
     bad(&["run", "smoke", "--steps", "-3"], &["-3"]);
     bad(&["run", "/nonexistent/scene.toml"], &["/nonexistent/scene.toml"]);
+}
+
+#[test]
+fn a_blown_up_run_fails_with_exit_code_1() {
+    let out = fluid(&[
+        "run",
+        "smoke",
+        "--steps",
+        "3",
+        "--set",
+        "grid.nx=16",
+        "--set",
+        "grid.ny=16",
+        "--set",
+        "params.dt=1e30",
+    ]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stderr {err}");
+    assert!(err.contains("blew up") && err.contains("params.dt") && !err.contains("panicked"), "{err}");
 }
 
 #[test]
