@@ -84,7 +84,8 @@ pub enum Error {
     /// The state stopped being finite: the simulation blew up (found by a diagnostics pass).
     #[error(
         "the simulation blew up: after step {step} the field(s) {fields} hold NaN or infinite values \
-         (dt = {dt:?}); a smaller params.dt, or params.max_speed, keeps the flow finite"
+         (dt = {dt:?}): the time step is too large for the flow or a force too strong; a smaller \
+         params.dt, weaker forces or a params.max_speed clamp keep it finite"
     )]
     NonFinite {
         /// Steps taken when the check found it (it happened at this step or before).
