@@ -1,7 +1,8 @@
 //! `fluid bench`: one scene at a list of grid sizes on a list of backends, one table.
 //!
 //! Each row: median milliseconds per step (the median of several timed batches, each ended by
-//! waiting for the device), cells per second, effective bandwidth (the step's compulsory traffic,
+//! waiting for the device), the host milliseconds of one step's call with the device idle (what
+//! the API costs the calling thread), cells per second, effective bandwidth (the step's compulsory traffic,
 //! [`fluid_core::Schedule::bytes_moved`], over its time) and its share of the device's measured
 //! copy bandwidth, the per-kernel milliseconds where the backend measures them, and the parity
 //! error against the CPU backend: the relative L2 difference ‖x − x_cpu‖ / ‖x_cpu‖ of the state
@@ -48,6 +49,10 @@ pub struct BenchRow {
     pub grid: [u32; 2],
     /// Median milliseconds per step (per sweep for `jacobi-sweep`).
     pub ms_per_step: f64,
+    /// Median milliseconds the calling thread spends in one step's call with the device idle
+    /// (per sweep for `jacobi-sweep`): on a GPU the API's host cost (encoding, validation,
+    /// submission), what a game's frame pays on the CPU; on the CPU backend the whole step.
+    pub host_ms_per_step: f64,
     /// Cells per second.
     pub cells_per_s: f64,
     /// Effective bandwidth, GB/s.
@@ -74,6 +79,20 @@ fn resized(scene: &Scene, n: u32) -> Result<Scene> {
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
+}
+
+/// Median host milliseconds of one call of `f` with the device idle when it starts, over
+/// `samples` calls.
+fn host_ms(sim: &mut Simulation, samples: u32, mut f: impl FnMut(&mut Simulation) -> Result<()>) -> Result<f64> {
+    let mut times = Vec::new();
+    for _ in 0..samples {
+        sim.backend_mut().finish()?;
+        let t0 = Instant::now();
+        f(sim)?;
+        times.push(t0.elapsed().as_secs_f64() * 1e3);
+    }
+    sim.backend_mut().finish()?;
+    Ok(median(times))
 }
 
 /// Median milliseconds per call of `f`, over `batches` batches of `per_batch` calls, waiting
@@ -106,7 +125,8 @@ fn bench_one(cfg: &BenchConfig, backend: Box<dyn Backend>, n: u32, copy: Option<
     let mut sim = Simulation::new(scene.clone(), backend)?;
     let adapter = sim.backend_mut().device();
     let backend_name = sim.backend_mut().name().to_string();
-    let (name, bytes, ms, kernels) = if cfg.jacobi_only {
+    let host_samples = 11;
+    let (name, bytes, ms, host, kernels) = if cfg.jacobi_only {
         let sweeps = 100;
         let pr = &scene.params.pressure;
         let schedule = Schedule::jacobi_sweeps(&grid, sweep_solver(pr.solver), pr.omega, sweeps);
@@ -116,15 +136,17 @@ fn bench_one(cfg: &BenchConfig, backend: Box<dyn Backend>, n: u32, copy: Option<
         sim.set_field(FieldId::Divergence, &ramp)?;
         let run = |s: &mut Simulation| s.backend_mut().run(&schedule, &inputs);
         let ms = time_batches(&mut sim, batches, 1, run)? / f64::from(sweeps);
+        let host = host_ms(&mut sim, host_samples, run)? / f64::from(sweeps);
         let kernels = timed_kernels(&mut sim, run, f64::from(sweeps))?;
-        ("jacobi-sweep".to_string(), schedule.bytes_moved(&grid) / u64::from(sweeps), ms, kernels)
+        ("jacobi-sweep".to_string(), schedule.bytes_moved(&grid) / u64::from(sweeps), ms, host, kernels)
     } else {
         for _ in 0..3 {
             sim.step(dt)?;
         }
         let ms = time_batches(&mut sim, batches, per_batch, |s| s.step(dt))?;
+        let host = host_ms(&mut sim, host_samples, |s| s.step(dt))?;
         let kernels = timed_kernels(&mut sim, |s| s.step(dt), 1.0)?;
-        (scene.name.clone(), Schedule::step(&grid, &scene.params).bytes_moved(&grid), ms, kernels)
+        (scene.name.clone(), Schedule::step(&grid, &scene.params).bytes_moved(&grid), ms, host, kernels)
     };
     let gb = bytes as f64 / (ms * 1e-3) / 1e9;
     Ok(BenchRow {
@@ -133,6 +155,7 @@ fn bench_one(cfg: &BenchConfig, backend: Box<dyn Backend>, n: u32, copy: Option<
         scene: name,
         grid: [grid.nx, grid.ny],
         ms_per_step: ms,
+        host_ms_per_step: host,
         cells_per_s: grid.cells() as f64 / (ms * 1e-3),
         gb_per_s: gb,
         bandwidth_share: copy.map(|c| gb / c),
@@ -245,8 +268,8 @@ pub fn run(cfg: &BenchConfig, mut progress: impl FnMut(&str)) -> Result<Vec<Benc
 pub fn table(rows: &[BenchRow]) -> String {
     let mut out = String::new();
     out.push_str(&format!(
-        "{:<7} {:<34} {:<14} {:>11} {:>11} {:>10} {:>8} {:>8} {:>9}  top kernels (ms)\n",
-        "backend", "adapter", "scene", "grid", "ms/step", "Mcells/s", "GB/s", "of copy", "vs cpu"
+        "{:<7} {:<34} {:<14} {:>11} {:>11} {:>9} {:>10} {:>8} {:>8} {:>9}  top kernels (ms)\n",
+        "backend", "adapter", "scene", "grid", "ms/step", "host ms", "Mcells/s", "GB/s", "of copy", "vs cpu"
     ));
     for r in rows {
         let mut k = r.kernels.clone();
@@ -255,12 +278,13 @@ pub fn table(rows: &[BenchRow]) -> String {
             k.iter().take(3).map(|(l, ms)| format!("{} {ms:.3}", l.trim_start_matches("fluid."))).collect();
         let adapter: String = r.adapter.chars().take(34).collect();
         out.push_str(&format!(
-            "{:<7} {:<34} {:<14} {:>11} {:>11.4} {:>10.1} {:>8.1} {:>8} {:>9}  {}\n",
+            "{:<7} {:<34} {:<14} {:>11} {:>11.4} {:>9.4} {:>10.1} {:>8.1} {:>8} {:>9}  {}\n",
             r.backend,
             adapter,
             r.scene,
             format!("{}x{}", r.grid[0], r.grid[1]),
             r.ms_per_step,
+            r.host_ms_per_step,
             r.cells_per_s / 1e6,
             r.gb_per_s,
             r.bandwidth_share.map(|s| format!("{:.0} %", s * 100.0)).unwrap_or_else(|| "-".into()),
@@ -277,6 +301,9 @@ pub fn table(rows: &[BenchRow]) -> String {
             seen.push(r.backend.clone());
         }
     }
+    out.push_str(
+        "host ms: the calling thread's time in one step's call with the device idle (the whole step on the CPU)\n",
+    );
     out.push_str("vs cpu: relative L2 difference of the state from the CPU backend's after the parity steps\n");
     out
 }

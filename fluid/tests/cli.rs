@@ -243,6 +243,7 @@ mod wgpu {
                 "adapter",
                 "grid",
                 "ms_per_step",
+                "host_ms_per_step",
                 "cells_per_s",
                 "gb_per_s",
                 "bandwidth_share",
@@ -251,6 +252,7 @@ mod wgpu {
                 assert!(!r[key].is_null(), "{key} in {r}");
             }
             assert!(r["ms_per_step"].as_f64().expect("number") > 0.0);
+            assert!(r["host_ms_per_step"].as_f64().expect("number") > 0.0);
             // The conformance suite's preset tolerance: the GPU backends agree with the CPU to ~1e-6.
             let parity = r["parity_rel_l2"].as_f64().expect("number");
             assert!(parity < 1e-4, "{r}");
