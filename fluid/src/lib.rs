@@ -254,8 +254,13 @@ impl<B: Backend> Simulation<B> {
         self.backend.download(field)
     }
 
-    /// Overwrite a field.
+    /// Overwrite a field. Its values must be finite: a NaN or an infinity is refused with the
+    /// field's name, the first bad index and its value, since a state fed one only blows up
+    /// later. ([`Backend::upload`] on [`Simulation::backend_mut`] takes anything.)
     pub fn set_field(&mut self, field: FieldId, data: &[f32]) -> Result<()> {
+        if let Some((k, x)) = data.iter().enumerate().find(|(_, x)| !x.is_finite()) {
+            return Err(Error::invalid(format!("{}[{k}]", field.name()), x, "field values must be finite"));
+        }
         self.backend.upload(field, data)?;
         if field == FieldId::Pressure {
             // The pressure is now exactly these values: drop the low part of the old one.

@@ -129,7 +129,13 @@ fn a_blown_up_state_is_an_error_not_a_quiet_summary() {
     let mut sim = small();
     let mut u = sim.field(FieldId::U).expect("u");
     u[7] = f32::NAN;
-    sim.set_field(FieldId::U, &u).expect("set u");
+    let e = sim.set_field(FieldId::U, &u).expect_err("set_field refuses a NaN");
+    assert!(e.to_string().contains("u[7]") && e.to_string().contains("NaN"), "{e}");
+    u[7] = f32::INFINITY;
+    assert!(sim.set_field(FieldId::U, &u).is_err(), "and an infinity");
+    u[7] = f32::NAN;
+    // The backend's upload takes anything: a NaN in the state, as a blow-up would leave it.
+    sim.backend_mut().upload(FieldId::U, &u).expect("upload u");
     let d = sim.diagnostics().expect("diagnostics still answer");
     assert!(d.max_velocity.is_nan() && d.cfl.is_nan() && !d.is_finite(), "{d:?}");
     assert_eq!(d.non_finite(), vec![FieldId::U]);
