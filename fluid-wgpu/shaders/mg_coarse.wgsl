@@ -68,9 +68,67 @@ fn level_count() -> u32 {
     return n;
 }
 
-// `iterations` red-black iterations on level l (black first when reversed), p -> tmp -> p;
-// `from_zero`: the first pass takes the iterate as zero.
-fn smooth_level(t: vec2<u32>, l: CoarseLevel, iterations: u32, reversed: bool, from_zero: bool) {
+// `iterations` red-black iterations on level l (black first when reversed); `from_zero`: the
+// first pass takes the iterate as zero. The values of smooth_cell's p -> tmp -> p passes
+// (mg_smooth). A periodic axis of odd length makes its first and last cells neighbours of one
+// colour, and a pass must read the other's old value: such levels take those passes as they
+// are. Otherwise a pass updates only its colour's cells, in place in p, and the workgroup's
+// threads take those cells alone (at 32 x 32, two each instead of four cells of which a
+// thread's colour made it either update or copy all); tmp is left as the two-array form leaves
+// it, the state after the first half of the last iteration (the first half writes its cells
+// there too; the second half saves each cell's value before updating it).
+fn smooth_level(t: u32, t2: vec2<u32>, l: CoarseLevel, iterations: u32, reversed: bool, from_zero: bool) {
+    if ((px() && (l.nx & 1u) == 1u) || (py() && (l.ny & 1u) == 1u)) {
+        smooth_level_copying(t2, l, iterations, reversed, from_zero);
+        return;
+    }
+    let n = cells(l);
+    let p = l.b + n;
+    let tmp = l.b + 2u * n;
+    // Cells of one colour per row, at most: columns 2m + (j + colour) % 2.
+    let half_row = (l.nx + 1u) / 2u;
+    for (var k = 0u; k < iterations; k++) {
+        for (var half = 0u; half < 2u; half++) {
+            let colour = select(half, 1u - half, reversed);
+            let zero = from_zero && k == 0u && half == 0u;
+            for (var q = t; q < half_row * l.ny; q += MC_SIDE * MC_SIDE) {
+                let j = q / half_row;
+                let i = 2u * (q % half_row) + ((j + colour) & 1u);
+                if (i < l.nx) {
+                    let c = j * l.nx + i;
+                    let old = select(mg[p + c], 0.0, zero);
+                    var nb = level_neighbours(p, l.nx, l.ny, i, j);
+                    if (zero) {
+                        nb.sum = 0.0;
+                    }
+                    if (half == 1u) {
+                        mg[tmp + c] = old;
+                    }
+                    let v = relaxed(old, nb, mg[l.b + c], params.omega);
+                    mg[p + c] = v;
+                    if (half == 0u) {
+                        mg[tmp + c] = v;
+                    }
+                }
+            }
+            if (zero) {
+                // The other colour's iterate is zero too (the two-array form copies the zero).
+                workgroupBarrier();
+                for (var q = t; q < half_row * l.ny; q += MC_SIDE * MC_SIDE) {
+                    let j = q / half_row;
+                    let i = 2u * (q % half_row) + ((j + colour + 1u) & 1u);
+                    if (i < l.nx) {
+                        mg[p + j * l.nx + i] = 0.0;
+                    }
+                }
+            }
+            workgroupBarrier();
+        }
+    }
+}
+
+// smooth_level as the passes of mg_smooth: every cell of the level, p -> tmp -> p.
+fn smooth_level_copying(t: vec2<u32>, l: CoarseLevel, iterations: u32, reversed: bool, from_zero: bool) {
     let n = cells(l);
     let p = l.b + n;
     let tmp = l.b + 2u * n;
@@ -126,18 +184,18 @@ fn mg_coarse(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(local_invoca
     let symmetric = params.colour != 0u;
     let from_zero = params.zero_initial != 0u;
     for (var l = 0u; l < last; l++) {
-        smooth_level(t, level_at(l), 2u, false, from_zero && l == 0u);
+        smooth_level(index, t, level_at(l), 2u, false, from_zero && l == 0u);
         restrict_level(t, level_at(l), level_at(l + 1u));
     }
     let coarsest = level_at(last);
     let iterations = clamp(2u * max(coarsest.nx, coarsest.ny), 8u, MC_MAX_COARSE_ITERATIONS);
-    smooth_level(t, coarsest, iterations, false, from_zero && last == 0u);
+    smooth_level(index, t, coarsest, iterations, false, from_zero && last == 0u);
     if (symmetric) {
-        smooth_level(t, coarsest, iterations, true, false);
+        smooth_level(index, t, coarsest, iterations, true, false);
     }
     for (var l = last; l > 0u; l--) {
         prolong_level(t, level_at(l - 1u), level_at(l));
-        smooth_level(t, level_at(l - 1u), 2u, symmetric, false);
+        smooth_level(index, t, level_at(l - 1u), 2u, symmetric, false);
     }
     // Every array back (the barrier after the last step made them visible).
     for (var k = index; k < end; k += MC_SIDE * MC_SIDE) {

@@ -49,12 +49,17 @@ fn smooth_cell(nx: u32, ny: u32, b: u32, src: u32, dst: u32, colour: u32, zero: 
     if (zero) {
         nb.sum = 0.0;
     }
+    mg[dst + c] = relaxed(old, nb, mg[b + c], omega);
+}
+
+// The over-relaxed Gauss-Seidel value of a cell whose iterate is `old`, neighbours `nb` and
+// right-hand side `rhs` (`old` itself where the cell has no neighbour).
+fn relaxed(old: f32, nb: LevelSum, rhs: f32, omega: f32) -> f32 {
     if (nb.n == 0.0) {
-        mg[dst + c] = old;
-        return;
+        return old;
     }
-    let pj = (nb.sum + mg[b + c]) / nb.n;
-    mg[dst + c] = old + omega * (pj - old);
+    let pj = (nb.sum + rhs) / nb.n;
+    return old + omega * (pj - old);
 }
 
 // The residual b - A p at fine cell (i, j).
