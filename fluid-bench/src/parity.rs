@@ -657,6 +657,21 @@ pub fn preset_parity<B: Backend>(make: impl Fn() -> B, preset: &str) {
             cpu.splat(s).expect("splat");
             other.splat(s).expect("splat");
         }
+        if k == 10 {
+            // More splats in one step than a GPU backend's first splat buffer holds (16): it
+            // grows, and every run after must bind the new buffer.
+            for m in 0..40 {
+                let s = Splat {
+                    center: [(0.1 + 0.02 * m as f32) * grid.width(), (0.2 + 0.015 * m as f32) * grid.height()],
+                    radius: 0.04 * grid.height(),
+                    density: 0.2,
+                    velocity: [0.1, 0.2],
+                    ..Splat::default()
+                };
+                cpu.splat(s).expect("splat");
+                other.splat(s).expect("splat");
+            }
+        }
         cpu.step(dt).expect("cpu step");
         other.step(dt).expect("step");
     }

@@ -163,6 +163,9 @@ pub struct WgpuBackend {
     written_params: Vec<u8>,
     group0: HashMap<&'static str, wgpu::BindGroup>,
     group1: HashMap<(&'static str, Vec<usize>), wgpu::BindGroup>,
+    /// Plans of recent runs: what a schedule binds and dispatches from an assignment of fields
+    /// to buffers. Dropped whenever a bind group they hold is.
+    plans: Vec<Plan>,
     fields: Option<Fields>,
     reduction_slots: usize,
     timing: Option<TimestampTimings>,
@@ -285,6 +288,7 @@ impl WgpuBackend {
             written_params: Vec::new(),
             group0: HashMap::new(),
             group1: HashMap::new(),
+            plans: Vec::new(),
             fields: None,
             reduction_slots: 0,
             timing: None,
@@ -450,6 +454,85 @@ impl WgpuBackend {
     }
 
     /// Grow a per-step input buffer to hold `needed` bytes (its bind groups are rebuilt).
+    /// Build the plan of `schedule` from the field assignment `start`.
+    fn plan(&mut self, schedule: &Schedule, start: [usize; FieldId::COUNT]) -> Result<Plan> {
+        let grid = self.fields()?.grid;
+        // Parameter blocks, deduplicated (500 sweeps share one block).
+        let mut table = ParamTable::default();
+        let align = self.align;
+        let partials_for = |len: u32| len.div_ceil(REDUCE_WORKGROUP * 4).clamp(1, MAX_PARTIALS);
+        let mut plan: Vec<(Option<u32>, Option<u32>)> = Vec::with_capacity(schedule.ops.len());
+        for op in &schedule.ops {
+            plan.push(match op {
+                Op::Dispatch(d) => (
+                    match d.params {
+                        Params::None => None,
+                        p => Some(table.offset(p.bytes(), align)),
+                    },
+                    None,
+                ),
+                Op::Reduce { field, op, slot } => {
+                    let len = grid.len(*field) as u32;
+                    let p = ReduceParams {
+                        len,
+                        op: match op {
+                            ReduceOp::MaxAbs => REDUCE_MAX_ABS,
+                            ReduceOp::SumSquares => REDUCE_SUM_SQUARES,
+                        },
+                        slot: *slot as u32,
+                        partials: partials_for(len),
+                    };
+                    (Some(table.offset(bytemuck::bytes_of(&p), align)), Some(p.partials))
+                }
+                Op::Swap(..) => (None, None),
+            });
+        }
+        // Grown before any bind group is made: growing drops the cached ones.
+        self.ensure_capacity(Grown::Params, table.bytes.len().max(align) as u64);
+
+        // Every dispatch with the bindings the renames give at that point.
+        let mut map = start;
+        let mut recorded: Vec<Recorded> = Vec::new();
+        let faces = (grid.nx + 1, grid.ny + 1);
+        for (op, (offset, partials)) in schedule.ops.iter().zip(plan) {
+            match op {
+                Op::Swap(a, b) => map.swap(a.index(), b.index()),
+                Op::Dispatch(d) => {
+                    let entry = d.kernel.name();
+                    let phys: Vec<usize> = d.fields.iter().map(|f| map[f.index()]).collect();
+                    let (w, h) = match (d.extent, d.kernel.domain()) {
+                        (Some([x, y]), _) => (x, y),
+                        (None, fluid_core::schedule::Domain::Cells) => (grid.nx, grid.ny),
+                        (None, fluid_core::schedule::Domain::Faces) => faces,
+                    };
+                    recorded.push(Recorded {
+                        entry,
+                        group0: self.group0(entry),
+                        offset,
+                        group1: self.group1(entry, phys)?,
+                        workgroups: {
+                            let (gx, gy) = d.kernel.fixed_workgroup().unwrap_or(self.workgroup);
+                            (w.div_ceil(gx), h.div_ceil(gy))
+                        },
+                    });
+                }
+                Op::Reduce { field, .. } => {
+                    let phys = vec![map[field.index()], usize::MAX, usize::MAX - 1];
+                    for (entry, groups) in [("reduce_partial", partials.unwrap_or(1)), ("reduce_final", 1)] {
+                        recorded.push(Recorded {
+                            entry,
+                            group0: self.group0(entry),
+                            offset,
+                            group1: self.group1(entry, phys.clone())?,
+                            workgroups: (groups, 1),
+                        });
+                    }
+                }
+            }
+        }
+        Ok(Plan { schedule: schedule.clone(), start, params: table.bytes, recorded, end: map })
+    }
+
     fn ensure_capacity(&mut self, which: Grown, needed: u64) {
         let (buf, usage, label) = match which {
             Grown::Splats => (&mut self.splat_buf, wgpu::BufferUsages::STORAGE, "fluid.splats"),
@@ -460,6 +543,7 @@ impl WgpuBackend {
         }
         *buf = uniform_buffer(&self.device, label, needed.next_power_of_two(), usage | wgpu::BufferUsages::COPY_DST);
         self.group0.clear();
+        self.plans.clear();
         if which == Grown::Params {
             self.written_params.clear();
         }
@@ -471,6 +555,20 @@ impl WgpuBackend {
 enum Grown {
     Splats,
     Params,
+}
+
+/// Most plans [`WgpuBackend`] keeps (a step, its diagnostics and the solver's chunks cycle
+/// through a few field assignments).
+const MAX_PLANS: usize = 16;
+
+/// A schedule's run from one assignment of fields to buffers, built once: its parameter blocks,
+/// its dispatches with their bind groups, the assignment it leaves.
+struct Plan {
+    schedule: Schedule,
+    start: [usize; FieldId::COUNT],
+    params: Vec<u8>,
+    recorded: Vec<Recorded>,
+    end: [usize; FieldId::COUNT],
 }
 
 /// One recorded dispatch of a run.
@@ -506,6 +604,7 @@ impl Backend for WgpuBackend {
         }
         self.fields = None;
         self.group1.clear();
+        self.plans.clear();
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let buffers = FieldId::STATE_AND_SCRATCH
             .iter()
@@ -571,86 +670,28 @@ impl Backend for WgpuBackend {
             self.queue.write_buffer(&self.splat_buf, 0, bytemuck::cast_slice(&splats));
         }
 
-        // Parameter blocks, deduplicated (500 sweeps share one block).
-        let mut table = ParamTable::default();
-        let align = self.align;
-        let partials_for = |len: u32| len.div_ceil(REDUCE_WORKGROUP * 4).clamp(1, MAX_PARTIALS);
-        let mut plan: Vec<(Option<u32>, Option<u32>)> = Vec::with_capacity(schedule.ops.len());
-        for op in &schedule.ops {
-            plan.push(match op {
-                Op::Dispatch(d) => (
-                    match d.params {
-                        Params::None => None,
-                        p => Some(table.offset(p.bytes(), align)),
-                    },
-                    None,
-                ),
-                Op::Reduce { field, op, slot } => {
-                    let len = grid.len(*field) as u32;
-                    let p = ReduceParams {
-                        len,
-                        op: match op {
-                            ReduceOp::MaxAbs => REDUCE_MAX_ABS,
-                            ReduceOp::SumSquares => REDUCE_SUM_SQUARES,
-                        },
-                        slot: *slot as u32,
-                        partials: partials_for(len),
-                    };
-                    (Some(table.offset(bytemuck::bytes_of(&p), align)), Some(p.partials))
-                }
-                Op::Swap(..) => (None, None),
-            });
-        }
-        self.ensure_capacity(Grown::Params, table.bytes.len().max(align) as u64);
-        if table.bytes != self.written_params {
-            self.queue.write_buffer(&self.params_buf, 0, &table.bytes);
-            self.written_params = table.bytes;
-        }
         let slots = schedule.reduction_slots();
         if slots as u64 > RESULT_SLOTS {
             return Err(backend_err(format!("a schedule may use at most {RESULT_SLOTS} reduction slots")));
         }
-
-        // Record every dispatch with the bindings the renames give at that point.
-        let mut map = self.fields()?.map;
-        let mut recorded: Vec<Recorded> = Vec::new();
-        let faces = (grid.nx + 1, grid.ny + 1);
-        for (op, (offset, partials)) in schedule.ops.iter().zip(plan) {
-            match op {
-                Op::Swap(a, b) => map.swap(a.index(), b.index()),
-                Op::Dispatch(d) => {
-                    let entry = d.kernel.name();
-                    let phys: Vec<usize> = d.fields.iter().map(|f| map[f.index()]).collect();
-                    let (w, h) = match (d.extent, d.kernel.domain()) {
-                        (Some([x, y]), _) => (x, y),
-                        (None, fluid_core::schedule::Domain::Cells) => (grid.nx, grid.ny),
-                        (None, fluid_core::schedule::Domain::Faces) => faces,
-                    };
-                    recorded.push(Recorded {
-                        entry,
-                        group0: self.group0(entry),
-                        offset,
-                        group1: self.group1(entry, phys)?,
-                        workgroups: {
-                            let (gx, gy) = d.kernel.fixed_workgroup().unwrap_or(self.workgroup);
-                            (w.div_ceil(gx), h.div_ceil(gy))
-                        },
-                    });
+        let start = self.fields()?.map;
+        let index = match self.plans.iter().position(|p| p.start == start && p.schedule == *schedule) {
+            Some(i) => i,
+            None => {
+                let plan = self.plan(schedule, start)?;
+                if self.plans.len() >= MAX_PLANS {
+                    self.plans.remove(0);
                 }
-                Op::Reduce { field, .. } => {
-                    let phys = vec![map[field.index()], usize::MAX, usize::MAX - 1];
-                    for (entry, groups) in [("reduce_partial", partials.unwrap_or(1)), ("reduce_final", 1)] {
-                        recorded.push(Recorded {
-                            entry,
-                            group0: self.group0(entry),
-                            offset,
-                            group1: self.group1(entry, phys.clone())?,
-                            workgroups: (groups, 1),
-                        });
-                    }
-                }
+                self.plans.push(plan);
+                self.plans.len() - 1
             }
+        };
+        if self.plans[index].params != self.written_params {
+            self.queue.write_buffer(&self.params_buf, 0, &self.plans[index].params);
+            self.written_params.clone_from(&self.plans[index].params);
         }
+        let plan = &self.plans[index];
+        let (recorded, map) = (&plan.recorded, plan.end);
 
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("fluid.step") });
         let timed = self.timing.is_some() && self.timestamps;
@@ -680,7 +721,7 @@ impl Backend for WgpuBackend {
         } else {
             let mut pass = enc
                 .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("fluid.step"), timestamp_writes: None });
-            for r in &recorded {
+            for r in recorded {
                 encode(&mut pass, &self.pipelines, r);
             }
         }
