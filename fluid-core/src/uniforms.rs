@@ -276,6 +276,27 @@ pub struct ReduceParams {
     pub partials: u32,
 }
 
+/// Threads of a reduction workgroup (`WG` in reduce.wgsl).
+pub const REDUCE_WORKGROUP: u32 = 256;
+/// Most partial results of a reduction's first pass: the size of a GPU backend's partials buffer.
+pub const REDUCE_MAX_PARTIALS: u32 = 1024;
+
+impl ReduceParams {
+    /// Reduce `len` values by `op` into result `slot`: one partial result per four workgroups'
+    /// worth of values, at least one, at most [`REDUCE_MAX_PARTIALS`].
+    pub fn new(len: u32, op: crate::schedule::ReduceOp, slot: usize) -> ReduceParams {
+        ReduceParams {
+            len,
+            op: match op {
+                crate::schedule::ReduceOp::MaxAbs => REDUCE_MAX_ABS,
+                crate::schedule::ReduceOp::SumSquares => REDUCE_SUM_SQUARES,
+            },
+            slot: slot as u32,
+            partials: len.div_ceil(REDUCE_WORKGROUP * 4).clamp(1, REDUCE_MAX_PARTIALS),
+        }
+    }
+}
+
 const _: () = {
     assert!(size_of::<ReduceParams>() == 16);
     assert!(size_of::<GridUniform>() == 32);

@@ -4,8 +4,8 @@ use std::collections::HashMap;
 use std::ffi::CString;
 
 use ash::vk;
-use fluid_core::schedule::{Access, Domain, Op, Params, ReduceOp, ShaderEntry};
-use fluid_core::uniforms::{REDUCE_MAX_ABS, REDUCE_SUM_SQUARES, ReduceParams, SplatGpu, StepUniform};
+use fluid_core::schedule::{Access, Domain, Op, Params, ShaderEntry};
+use fluid_core::uniforms::{REDUCE_MAX_PARTIALS, ReduceParams, SplatGpu, StepUniform};
 use fluid_core::{Backend, Error, FieldId, Grid, KernelTiming, Result, Schedule, StepInputs, TimestampTimings};
 use gpu_allocator::MemoryLocation;
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme, Allocator, AllocatorCreateDesc};
@@ -14,8 +14,6 @@ use crate::{DeviceSummary, Instance, NAME, setup_lock, spirv, summarize, type_ra
 
 /// Workgroup shape the SPIR-V was generated with (`fluid_wgpu::shaders::WORKGROUP`).
 const WORKGROUP: (u32, u32) = (16, 16);
-const REDUCE_WORKGROUP: u32 = 256;
-const MAX_PARTIALS: u32 = 1024;
 const RESULT_SLOTS: u64 = 16;
 /// Bytes bound for a parameter block: the largest block of `fluid_core::uniforms`.
 const PARAMS_BINDING: u64 = fluid_core::uniforms::PARAMS_MAX_BYTES;
@@ -263,7 +261,7 @@ impl VulkanBackend {
         backend.grid_buf = backend.buffer("fluid.grid", 32, uniform, MemoryLocation::CpuToGpu)?;
         backend.step_buf = backend.buffer("fluid.step", 16, uniform, MemoryLocation::GpuOnly)?;
         backend.partials =
-            backend.buffer("fluid.partials", 4 * u64::from(MAX_PARTIALS), storage, MemoryLocation::GpuOnly)?;
+            backend.buffer("fluid.partials", 4 * u64::from(REDUCE_MAX_PARTIALS), storage, MemoryLocation::GpuOnly)?;
         backend.results = backend.buffer(
             "fluid.results",
             4 * RESULT_SLOTS,
@@ -677,17 +675,8 @@ impl VulkanBackend {
                     });
                 }
                 Op::Reduce { field, op, slot } => {
-                    let len = grid.len(*field) as u32;
-                    let partials = len.div_ceil(REDUCE_WORKGROUP * 4).clamp(1, MAX_PARTIALS);
-                    let p = ReduceParams {
-                        len,
-                        op: match op {
-                            ReduceOp::MaxAbs => REDUCE_MAX_ABS,
-                            ReduceOp::SumSquares => REDUCE_SUM_SQUARES,
-                        },
-                        slot: *slot as u32,
-                        partials,
-                    };
+                    let p = ReduceParams::new(grid.len(*field) as u32, *op, *slot);
+                    let partials = p.partials;
                     let phys = vec![map[field.index()], PARTIALS, RESULTS];
                     for (entry, groups) in [("reduce_partial", partials), ("reduce_final", 1)] {
                         plan.push(Step {

@@ -5,13 +5,11 @@ use crate::shaders;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use fluid_core::schedule::{Access, Op, Params, ReduceOp, ShaderEntry};
-use fluid_core::uniforms::{REDUCE_MAX_ABS, REDUCE_SUM_SQUARES, ReduceParams, SplatGpu};
+use fluid_core::schedule::{Access, Op, Params, ShaderEntry};
+use fluid_core::uniforms::{REDUCE_MAX_PARTIALS, ReduceParams, SplatGpu};
 use fluid_core::{Backend, Error, FieldId, Grid, KernelTiming, Result, Schedule, StepInputs, TimestampTimings};
 
 const NAME: &str = "wgpu";
-const REDUCE_WORKGROUP: u32 = 256;
-const MAX_PARTIALS: u32 = 1024;
 const RESULT_SLOTS: u64 = 16;
 /// Bytes bound for a parameter block: the largest block of `fluid_core::uniforms`.
 const PARAMS_BINDING: u64 = fluid_core::uniforms::PARAMS_MAX_BYTES;
@@ -261,7 +259,7 @@ impl WgpuBackend {
         let step_buf = uniform_buffer(&device, "fluid.step", 16, u);
         let splat_buf = uniform_buffer(&device, "fluid.splats", 48 * 16, s);
         let params_buf = uniform_buffer(&device, "fluid.params", (align * 16) as u64, u);
-        let partials_buf = uniform_buffer(&device, "fluid.partials", 4 * u64::from(MAX_PARTIALS), s);
+        let partials_buf = uniform_buffer(&device, "fluid.partials", 4 * u64::from(REDUCE_MAX_PARTIALS), s);
         let results_buf = uniform_buffer(&device, "fluid.results", 4 * RESULT_SLOTS, s | wgpu::BufferUsages::COPY_SRC);
         let results_read = uniform_buffer(
             &device,
@@ -460,7 +458,6 @@ impl WgpuBackend {
         // Parameter blocks, deduplicated (500 sweeps share one block).
         let mut table = ParamTable::default();
         let align = self.align;
-        let partials_for = |len: u32| len.div_ceil(REDUCE_WORKGROUP * 4).clamp(1, MAX_PARTIALS);
         let mut plan: Vec<(Option<u32>, Option<u32>)> = Vec::with_capacity(schedule.ops.len());
         for op in &schedule.ops {
             plan.push(match op {
@@ -472,16 +469,7 @@ impl WgpuBackend {
                     None,
                 ),
                 Op::Reduce { field, op, slot } => {
-                    let len = grid.len(*field) as u32;
-                    let p = ReduceParams {
-                        len,
-                        op: match op {
-                            ReduceOp::MaxAbs => REDUCE_MAX_ABS,
-                            ReduceOp::SumSquares => REDUCE_SUM_SQUARES,
-                        },
-                        slot: *slot as u32,
-                        partials: partials_for(len),
-                    };
+                    let p = ReduceParams::new(grid.len(*field) as u32, *op, *slot);
                     (Some(table.offset(bytemuck::bytes_of(&p), align)), Some(p.partials))
                 }
                 Op::Swap(..) => (None, None),
