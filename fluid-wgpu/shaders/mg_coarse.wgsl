@@ -77,9 +77,9 @@ fn level_count() -> u32 {
 // thread's colour made it either update or copy all); tmp is left as the two-array form leaves
 // it, the state after the first half of the last iteration (the first half writes its cells
 // there too; the second half saves each cell's value before updating it).
-fn smooth_level(t: u32, t2: vec2<u32>, l: CoarseLevel, iterations: u32, reversed: bool, from_zero: bool) {
+fn smooth_level(index: u32, t: vec2<u32>, l: CoarseLevel, iterations: u32, reversed: bool, from_zero: bool) {
     if ((px() && (l.nx & 1u) == 1u) || (py() && (l.ny & 1u) == 1u)) {
-        smooth_level_copying(t2, l, iterations, reversed, from_zero);
+        smooth_level_copying(t, l, iterations, reversed, from_zero);
         return;
     }
     let n = cells(l);
@@ -91,7 +91,7 @@ fn smooth_level(t: u32, t2: vec2<u32>, l: CoarseLevel, iterations: u32, reversed
         for (var half = 0u; half < 2u; half++) {
             let colour = select(half, 1u - half, reversed);
             let zero = from_zero && k == 0u && half == 0u;
-            for (var q = t; q < half_row * l.ny; q += MC_SIDE * MC_SIDE) {
+            for (var q = index; q < half_row * l.ny; q += MC_SIDE * MC_SIDE) {
                 let j = q / half_row;
                 let i = 2u * (q % half_row) + ((j + colour) & 1u);
                 if (i < l.nx) {
@@ -114,7 +114,7 @@ fn smooth_level(t: u32, t2: vec2<u32>, l: CoarseLevel, iterations: u32, reversed
             if (zero) {
                 // The other colour's iterate is zero too (the two-array form copies the zero).
                 workgroupBarrier();
-                for (var q = t; q < half_row * l.ny; q += MC_SIDE * MC_SIDE) {
+                for (var q = index; q < half_row * l.ny; q += MC_SIDE * MC_SIDE) {
                     let j = q / half_row;
                     let i = 2u * (q % half_row) + ((j + colour + 1u) & 1u);
                     if (i < l.nx) {
