@@ -451,16 +451,16 @@ impl WgpuBackend {
         Ok(g)
     }
 
-    /// Grow a per-step input buffer to hold `needed` bytes (its bind groups are rebuilt).
     /// Build the plan of `schedule` from the field assignment `start`.
     fn plan(&mut self, schedule: &Schedule, start: [usize; FieldId::COUNT]) -> Result<Plan> {
         let grid = self.fields()?.grid;
         // Parameter blocks, deduplicated (500 sweeps share one block).
         let mut table = ParamTable::default();
         let align = self.align;
-        let mut plan: Vec<(Option<u32>, Option<u32>)> = Vec::with_capacity(schedule.ops.len());
+        // Per op: its parameter block's offset, and a reduction's number of partials.
+        let mut blocks: Vec<(Option<u32>, Option<u32>)> = Vec::with_capacity(schedule.ops.len());
         for op in &schedule.ops {
-            plan.push(match op {
+            blocks.push(match op {
                 Op::Dispatch(d) => (
                     match d.params {
                         Params::None => None,
@@ -482,7 +482,7 @@ impl WgpuBackend {
         let mut map = start;
         let mut recorded: Vec<Recorded> = Vec::new();
         let faces = (grid.nx + 1, grid.ny + 1);
-        for (op, (offset, partials)) in schedule.ops.iter().zip(plan) {
+        for (op, (offset, partials)) in schedule.ops.iter().zip(blocks) {
             match op {
                 Op::Swap(a, b) => map.swap(a.index(), b.index()),
                 Op::Dispatch(d) => {
@@ -521,6 +521,8 @@ impl WgpuBackend {
         Ok(Plan { schedule: schedule.clone(), start, params: table.bytes, recorded, end: map })
     }
 
+    /// Grow a per-step input buffer to hold `needed` bytes (its bind groups, and the plans
+    /// holding them, are rebuilt).
     fn ensure_capacity(&mut self, which: Grown, needed: u64) {
         let (buf, usage, label) = match which {
             Grown::Splats => (&mut self.splat_buf, wgpu::BufferUsages::STORAGE, "fluid.splats"),
