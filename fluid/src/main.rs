@@ -128,6 +128,15 @@ impl From<Error> for Failure {
     }
 }
 
+/// A progress bar that is cleared when dropped (indicatif leaves an abandoned bar drawn).
+struct ClearOnDrop(indicatif::ProgressBar);
+
+impl Drop for ClearOnDrop {
+    fn drop(&mut self) {
+        self.0.finish_and_clear();
+    }
+}
+
 fn io_failure(path: &Path, e: impl std::fmt::Display) -> Failure {
     Failure { code: 1, message: format!("cannot write {}: {e}", path.display()) }
 }
@@ -352,13 +361,14 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     let mut frames: Vec<Vec<u8>> = Vec::new();
     let mut written: Vec<PathBuf> = Vec::new();
 
-    let bar = indicatif::ProgressBar::new(u64::from(args.steps));
-    bar.set_style(
+    // Cleared however the loop ends, so that an error's message is not printed over the bar.
+    let bar = ClearOnDrop(indicatif::ProgressBar::new(u64::from(args.steps)));
+    bar.0.set_style(
         indicatif::ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} steps {per_sec} eta {eta}")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
             .progress_chars("=> "),
     );
-    bar.set_message(format!("{name} {}x{} on {}", grid.nx, grid.ny, sim.backend_mut().name()));
+    bar.0.set_message(format!("{name} {}x{} on {}", grid.nx, grid.ny, sim.backend_mut().name()));
     let mut stepping = std::time::Duration::ZERO;
     // With --json, every step's projection quality too (one diagnostics pass per step, not timed).
     let mut per_step: Vec<fluid::Diagnostics> = Vec::new();
@@ -382,9 +392,9 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             }
             frames.push(rgba);
         }
-        bar.inc(1);
+        bar.0.inc(1);
     }
-    bar.finish_and_clear();
+    drop(bar);
 
     if args.gif {
         let path = out_dir.join(format!("{name}.gif"));
