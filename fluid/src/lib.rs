@@ -102,7 +102,8 @@ fn cpu_backend(_threads: usize) -> Result<Box<dyn Backend>> {
 pub struct Diagnostics {
     /// max |∇·u| of the current velocity (1/s), i.e. after the last projection.
     pub max_divergence: f64,
-    /// Relative residual ‖b − A p‖ / ‖b‖ of the last pressure solve (0 when b = 0).
+    /// Relative residual ‖b − A p‖ / ‖b‖ of the last pressure solve (0 when b = 0, NaN when
+    /// the state is not finite).
     pub residual: f64,
     /// The largest |u| or |v| of a face (world units per second).
     pub max_velocity: f64,
@@ -283,7 +284,8 @@ impl<B: Backend> Simulation<B> {
             if state_max[0] >= state_max[1] || state_max[0].is_nan() { state_max[0] } else { state_max[1] };
         Ok(Diagnostics {
             max_divergence: r[SLOT_MAX_DIVERGENCE],
-            residual: if rhs > 0.0 { r[SLOT_RESIDUAL_SQ].sqrt() / rhs } else { 0.0 },
+            // NaN when the state is (0 only for a right-hand side that is truly zero).
+            residual: if rhs > 0.0 || rhs.is_nan() { r[SLOT_RESIDUAL_SQ].sqrt() / rhs } else { 0.0 },
             max_velocity,
             cfl: f64::from(self.last_dt) * max_velocity / f64::from(self.grid.h),
             state_max,

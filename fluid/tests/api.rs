@@ -138,6 +138,7 @@ fn a_blown_up_state_is_an_error_not_a_quiet_summary() {
     sim.backend_mut().upload(FieldId::U, &u).expect("upload u");
     let d = sim.diagnostics().expect("diagnostics still answer");
     assert!(d.max_velocity.is_nan() && d.cfl.is_nan() && !d.is_finite(), "{d:?}");
+    assert!(d.max_divergence.is_nan(), "never a quiet 0: {d:?}");
     assert_eq!(d.non_finite(), vec![FieldId::U]);
     match sim.checked_diagnostics() {
         Err(Error::NonFinite { step, fields, .. }) => assert_eq!((step, fields.as_str()), (0, "u")),
