@@ -158,4 +158,6 @@ fn a_blown_up_state_is_an_error_not_a_quiet_summary() {
     let e = caught.expect("dt = 1e30 blows up");
     assert!(matches!(&e, Error::NonFinite { fields, .. } if fields.contains('u')), "{e}");
     assert!(e.to_string().contains("1e30"), "{e}");
+    let d = sim.diagnostics().expect("diagnostics");
+    assert!(d.residual.is_nan() && d.max_divergence.is_nan(), "the last solve's figures are NaN too: {d:?}");
 }
