@@ -382,8 +382,10 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             iterations_per_step.push(sim.last_iterations());
         }
         if frames_wanted && (k % every == 0 || k == args.steps) {
-            // No frame of a blown-up state.
-            sim.checked_diagnostics()?;
+            // No frame of a blown-up state (with --json this step is checked already).
+            if !args.json {
+                sim.checked_diagnostics()?;
+            }
             let rgba = sim.render()?;
             if args.png {
                 let path = out_dir.join(format!("frame_{:05}.png", frames.len()));
@@ -408,7 +410,11 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         written.push(path);
     }
     let timings = if timing_on { sim.backend_mut().take_timings()? } else { Vec::new() };
-    let diag = sim.checked_diagnostics()?;
+    // With --json the last step's diagnostics are this state's: nothing has stepped since.
+    let diag = match per_step.last() {
+        Some(d) => *d,
+        None => sim.checked_diagnostics()?,
+    };
     let ms_per_step = stepping.as_secs_f64() * 1e3 / f64::from(args.steps);
     let device = sim.backend_mut().device();
     let backend_name = sim.backend_mut().name();
