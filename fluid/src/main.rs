@@ -328,7 +328,14 @@ fn load_scene(arg: &str, overrides: &[String]) -> Result<Scene, Failure> {
 
 fn run(args: &RunArgs) -> Result<(), Failure> {
     // Check everything the user typed before any work starts.
-    let dumps = args.dump.iter().map(|n| FieldId::parse(n.trim())).collect::<Result<Vec<_>, _>>()?;
+    let mut dumps = Vec::new();
+    for name in &args.dump {
+        let field = FieldId::parse(name.trim())?;
+        // `--dump dye,dye` writes dye.npy once.
+        if !dumps.contains(&field) {
+            dumps.push(field);
+        }
+    }
     if args.steps == 0 {
         return Err(Error::invalid("--steps", 0, "run at least one step").into());
     }
@@ -340,6 +347,12 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     let out_dir = args.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&scene.name));
     let frames_wanted = args.png || args.gif;
     if frames_wanted || !dumps.is_empty() {
+        if out_dir.exists() && !out_dir.is_dir() {
+            return Err(Failure {
+                code: 2,
+                message: format!("--out {}: exists and is not a directory", out_dir.display()),
+            });
+        }
         std::fs::create_dir_all(&out_dir).map_err(|e| io_failure(&out_dir, e))?;
     }
 

@@ -46,7 +46,7 @@ fn run_dumps_every_field_with_the_documented_shape() {
         "--out",
         dir.to_str().expect("utf8"),
         "--dump",
-        "u,v,pressure,divergence,density,temperature,dye,solid,curl",
+        "u,v,pressure,divergence,density,temperature,dye,solid,curl,dye",
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let expect: &[(&str, &[usize])] = &[
@@ -71,6 +71,8 @@ fn run_dumps_every_field_with_the_documented_shape() {
     assert!(total > 0.0, "density after 4 steps: {total}");
     let summary = text(&out.stdout);
     assert!(summary.contains("4 steps") && summary.contains("ms/step") && summary.contains("max |div u|"), "{summary}");
+    // A field named twice is written once.
+    assert_eq!(summary.matches("dye.npy").count(), 1, "{summary}");
 }
 
 #[test]
@@ -173,6 +175,10 @@ fn bad_input_gets_a_clear_message_and_exit_code_2() {
     bad(&["run", "smoke", "--threads", "100000"], &["threads", "100000", "1024"]);
     bad(&["run", "smoke", "--steps", "-3"], &["-3"]);
     bad(&["run", "/nonexistent/scene.toml"], &["/nonexistent/scene.toml"]);
+    let file = temp_dir("out-is-a-file").join("frames");
+    std::fs::write(&file, b"not a directory").expect("write");
+    let file = file.to_str().expect("utf8");
+    bad(&["run", "smoke", "--steps", "1", "--png", "--out", file], &[file, "not a directory"]);
 }
 
 #[test]
