@@ -236,6 +236,9 @@ pub fn run(cfg: &BenchConfig, mut progress: impl FnMut(&str)) -> Result<Vec<Benc
     for name in &cfg.backends {
         crate::check_backend_name(name)?;
     }
+    for &n in &cfg.sizes {
+        resized(&cfg.scene, n)?;
+    }
     let mut rows = Vec::new();
     let mut reference: std::collections::HashMap<u32, Vec<f32>> = std::collections::HashMap::new();
     for name in &cfg.backends {

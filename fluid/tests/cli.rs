@@ -171,6 +171,11 @@ fn bad_input_gets_a_clear_message_and_exit_code_2() {
     bad(&["run", "smoke", "--set", "params.boundary.x=open"], &["open", "not supported"]);
     bad(&["run", "smoke", "--backend", "metal"], &["metal", "cpu"]);
     bad(&["bench", "--backends", "cpu,metal", "--sizes", "8", "--steps", "1"], &["metal", "known backends"]);
+    // Every size is checked before any backend is measured.
+    let out = fluid(&["bench", "--backends", "cpu", "--sizes", "8,40000", "--steps", "1"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("40000") && !err.contains("bandwidth"), "{err}");
     bad(&["run", "smoke", "--steps", "0"], &["--steps"]);
     bad(&["run", "smoke", "--threads", "100000"], &["threads", "100000", "1024"]);
     bad(&["run", "smoke", "--steps", "-3"], &["-3"]);
