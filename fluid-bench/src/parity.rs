@@ -634,7 +634,7 @@ pub fn reduction_non_finite<B: Backend>(make: impl Fn() -> B) {
     }
 }
 
-/// A preset on a small odd grid for [`PRESET_STEPS`] steps, every state field compared with
+/// A preset on a small odd grid for [`PRESET_STEPS`] steps (its parameters changed after 12), every state field compared with
 /// the CPU backend.
 pub fn preset_parity<B: Backend>(make: impl Fn() -> B, preset: &str) {
     let ov: Vec<_> = ["grid.nx=45", "grid.ny=38"].iter().map(|s| fluid::parse_override(s).expect("override")).collect();
@@ -671,6 +671,15 @@ pub fn preset_parity<B: Backend>(make: impl Fn() -> B, preset: &str) {
                 cpu.splat(s).expect("splat");
                 other.splat(s).expect("splat");
             }
+        }
+        if k == 12 {
+            // Parameters changed mid-run (`Simulation::set_params`): a new schedule, with
+            // viscous diffusion's longer ping-pong cycle, on the state the old one left.
+            let mut params = cpu.scene().params.clone();
+            params.vorticity += 2.0;
+            params.viscosity += 5e-4;
+            cpu.set_params(params.clone()).expect("cpu set_params");
+            other.set_params(params).expect("set_params");
         }
         cpu.step(dt).expect("cpu step");
         other.step(dt).expect("step");

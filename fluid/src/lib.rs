@@ -14,6 +14,11 @@
 //! for _ in 0..60 {
 //!     sim.step(1.0 / 60.0)?;
 //! }
+//! // Tune while it runs: from the next step on, with the state kept.
+//! let mut params = sim.scene().params.clone();
+//! params.vorticity = 12.0;
+//! sim.set_params(params)?;
+//! sim.step(1.0 / 60.0)?;
 //! let density = sim.field(FieldId::Density)?; // [ny, nx], row 0 at the bottom
 //! # let _ = density; Ok(()) }
 //! ```
@@ -24,8 +29,12 @@ pub mod bench;
 pub mod npy;
 pub mod solvers;
 
+pub use fluid_core::params::{
+    ActiveFields, Advection, AdvectionScheme, Backtrace, Boundaries, Buoyancy, Dissipation, Interpolation, Precision,
+    Pressure, PressureSolver,
+};
 pub use fluid_core::render::{RenderField, RenderSpec};
-pub use fluid_core::scene::{PRESETS, parse_override};
+pub use fluid_core::scene::{GridSpec, Initial, InitialVelocity, PRESETS, SplatSpec, parse_override};
 pub use fluid_core::{
     Backend, Boundary, Error, Falloff, FieldId, Grid, KernelTiming, Result, Scene, Schedule, SimParams, Splat,
     StepInputs,
@@ -37,7 +46,6 @@ pub use fluid_vulkan::{DeviceSummary, VulkanBackend};
 #[cfg(feature = "wgpu")]
 pub use fluid_wgpu::{AdapterSummary, WgpuBackend};
 
-use fluid_core::params::PressureSolver;
 use fluid_core::schedule::{SLOT_MAX_DIVERGENCE, SLOT_RESIDUAL_SQ, SLOT_RHS_SQ, SLOT_STATE_MAX, STATE_FIELDS};
 
 /// Backend names the `fluid` program and [`backend`] accept.
@@ -268,6 +276,51 @@ impl<B: Backend> Simulation<B> {
             self.backend.upload(FieldId::PressureLo, &vec![0.0; data.len()])?;
         }
         Ok(())
+    }
+
+    /// Carry on under another scene: new parameters, emitters and render settings from the next
+    /// step on, with the state (velocity, pressure, density, temperature, dye, obstacles) kept
+    /// as it is: what a tool that tunes vorticity or buoyancy while the flow runs needs. The
+    /// scene's initial conditions and initial splats are not applied again. The grid (its
+    /// size, cell size and boundaries) is fixed for a running simulation: a scene with another
+    /// grid is refused, naming both, and so is a scene that fails [`Scene::validate`]; after
+    /// an error the simulation runs on unchanged.
+    pub fn set_scene(&mut self, scene: Scene) -> Result<()> {
+        scene.validate()?;
+        let grid = scene.grid()?;
+        if grid != self.grid {
+            let show = |g: &Grid| format!("{}x{}, h {}, {:?} x {:?}", g.nx, g.ny, g.h, g.boundary_x, g.boundary_y);
+            return Err(Error::invalid(
+                "grid",
+                show(&grid),
+                format!(
+                    "a running simulation keeps its grid ({}): build a new Simulation for another size, cell size or boundary",
+                    show(&self.grid)
+                ),
+            ));
+        }
+        let (old, new) = (&self.scene.params.pressure, &scene.params.pressure);
+        let pressure_lo_stale = old.solver != new.solver || old.precision != new.precision;
+        if pressure_lo_stale {
+            // Only the double-float solvers write the low part; the others read it as given.
+            self.backend.upload(FieldId::PressureLo, &vec![0.0; self.grid.len(FieldId::PressureLo)])?;
+        }
+        self.split = scene.params.pressure.tolerance.map(|_| {
+            let (before, after) = Schedule::step_split(&grid, &scene.params);
+            Split { before, after, residual: Schedule::residual(&grid), chunks: Vec::new() }
+        });
+        self.step_schedule = Schedule::step(&grid, &scene.params);
+        self.last_iterations = scene.params.pressure.iterations;
+        self.scene = scene;
+        Ok(())
+    }
+
+    /// [`Simulation::set_scene`] with only the parameters changed (the emitters and the render
+    /// settings stay): for example a stronger vorticity confinement from the next step on.
+    pub fn set_params(&mut self, params: SimParams) -> Result<()> {
+        let mut scene = self.scene.clone();
+        scene.params = params;
+        self.set_scene(scene)
     }
 
     /// max |∇·u| now, the relative residual of the last pressure solve, the largest velocity

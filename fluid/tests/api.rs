@@ -161,3 +161,83 @@ fn a_blown_up_state_is_an_error_not_a_quiet_summary() {
     let d = sim.diagnostics().expect("diagnostics");
     assert!(d.residual.is_nan() && d.max_divergence.is_nan(), "the last solve's figures are NaN too: {d:?}");
 }
+
+fn smoke_with(extra: &[&str]) -> Scene {
+    let ov: Vec<_> =
+        ["grid.nx=16", "grid.ny=12"].iter().chain(extra).map(|s| fluid::parse_override(s).expect("override")).collect();
+    Scene::preset_with("smoke", &ov).expect("scene")
+}
+
+fn bits(sim: &mut Simulation<CpuBackend>, field: FieldId) -> Vec<u32> {
+    sim.field(field).expect("field").iter().map(|x| x.to_bits()).collect()
+}
+
+#[test]
+fn new_parameters_apply_from_the_next_step_and_the_state_is_kept() {
+    let tuned = ["params.vorticity=20", "params.viscosity=0.001", "params.buoyancy.temperature_lift=3"];
+    let dt = 0.0166667;
+    let mut a = Simulation::new(smoke_with(&[]), CpuBackend::new().expect("backend")).expect("simulation");
+    for _ in 0..5 {
+        a.step(dt).expect("step");
+    }
+    // The reference: a simulation built with the tuned scene, handed a's whole state.
+    let mut c = Simulation::new(smoke_with(&tuned), CpuBackend::new().expect("backend")).expect("simulation");
+    for f in FieldId::STATE_AND_SCRATCH {
+        let data = a.backend_mut().download(*f).expect("download");
+        c.backend_mut().upload(*f, &data).expect("upload");
+    }
+    // And one that keeps the old parameters.
+    let mut b = Simulation::new(smoke_with(&[]), CpuBackend::new().expect("backend")).expect("simulation");
+    for _ in 0..5 {
+        b.step(dt).expect("step");
+    }
+    a.set_params(smoke_with(&tuned).params).expect("set_params");
+    assert_eq!(a.scene().params.vorticity, 20.0);
+    for _ in 0..5 {
+        a.step(dt).expect("step");
+        b.step(dt).expect("step");
+        c.step(dt).expect("step");
+    }
+    for f in FieldId::STATE_AND_SCRATCH.iter().filter(|f| f.is_public()) {
+        assert!(bits(&mut a, *f) == bits(&mut c, *f), "{} differs from a fresh run of the tuned scene", f.name());
+    }
+    assert!(bits(&mut a, FieldId::U) != bits(&mut b, FieldId::U), "the new parameters changed nothing");
+}
+
+#[test]
+fn a_scene_with_another_grid_or_bad_values_is_refused_and_the_simulation_runs_on() {
+    let mut sim = small();
+    let before = sim.scene().clone();
+    for (bad, key) in [
+        (smoke_with(&["grid.nx=17"]), "17x12"),
+        (smoke_with(&["grid.h=0.5"]), "h 0.5"),
+        (smoke_with(&["params.boundary.x=periodic"]), "Periodic"),
+    ] {
+        let e = sim.set_scene(bad).expect_err("another grid");
+        let text = e.to_string();
+        assert!(matches!(e, Error::InvalidValue { .. }) && text.contains(key) && text.contains("16x12"), "{text}");
+    }
+    let mut nan = before.params.clone();
+    nan.vorticity = f32::NAN;
+    let e = sim.set_params(nan).expect_err("NaN vorticity");
+    assert!(e.to_string().contains("vorticity"), "{e}");
+    assert_eq!(sim.scene(), &before);
+    sim.step(0.01).expect("runs on");
+}
+
+#[test]
+fn leaving_a_double_float_solver_clears_the_low_part_of_the_pressure() {
+    let mut sim = small();
+    for _ in 0..5 {
+        sim.step(0.0166667).expect("step");
+    }
+    let lo = sim.backend_mut().download(FieldId::PressureLo).expect("download");
+    assert!(lo.iter().any(|x| *x != 0.0), "multigrid wrote no low part to clear");
+    let mut params = sim.scene().params.clone();
+    params.pressure.solver = fluid::PressureSolver::Jacobi;
+    params.pressure.iterations = 40;
+    sim.set_params(params).expect("set_params");
+    sim.step(0.0166667).expect("step");
+    let lo = sim.backend_mut().download(FieldId::PressureLo).expect("download");
+    assert!(lo.iter().all(|x| *x == 0.0), "a stale low part is read with Jacobi's pressure");
+}
