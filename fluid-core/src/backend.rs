@@ -78,7 +78,11 @@ impl TimestampTimings {
 ///
 /// Every backend must give the same fields as the CPU backend within the tolerances the
 /// conformance suite states per kernel.
-pub trait Backend {
+///
+/// Backends are `Send + Sync`, so a `Simulation` (boxed backend included) can live in a game
+/// engine's resources, be built on a loading thread and stepped on a worker. Every method that
+/// touches the device takes `&mut self`; the `&self` ones only read names.
+pub trait Backend: Send + Sync {
     /// Short name: `cpu`, `wgpu`, `vulkan`.
     fn name(&self) -> &'static str;
 

@@ -241,3 +241,24 @@ fn leaving_a_double_float_solver_clears_the_low_part_of_the_pressure() {
     let lo = sim.backend_mut().download(FieldId::PressureLo).expect("download");
     assert!(lo.iter().all(|x| *x == 0.0), "a stale low part is read with Jacobi's pressure");
 }
+
+#[test]
+fn simulations_are_send_and_sync_and_step_on_another_thread() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Simulation>();
+    send_sync::<Simulation<CpuBackend>>();
+    #[cfg(feature = "wgpu")]
+    send_sync::<Simulation<fluid::WgpuBackend>>();
+    #[cfg(feature = "vulkan")]
+    send_sync::<Simulation<fluid::VulkanBackend>>();
+    let mut sim = Simulation::new(smoke_with(&[]), fluid::backend("cpu").expect("backend")).expect("simulation");
+    sim.step(0.01).expect("step here");
+    let mut sim = std::thread::spawn(move || {
+        sim.step(0.01).expect("step there");
+        sim
+    })
+    .join()
+    .expect("worker");
+    sim.step(0.01).expect("step here again");
+    assert_eq!(sim.steps(), 3);
+}
