@@ -127,6 +127,11 @@ macro_rules! conformance {
         }
 
         #[test]
+        fn reset_starts_again_like_a_new_simulation() {
+            $crate::parity::reset_equals_new(|| $make);
+        }
+
+        #[test]
         fn preset_smoke_matches_the_cpu_backend() {
             $crate::parity::preset_parity(|| $make, "smoke");
         }

@@ -148,6 +148,15 @@ struct Split {
     chunks: Vec<((u32, bool), Schedule)>,
 }
 
+/// Set a freshly allocated (zeroed) state to the scene's initial conditions and splats, projected.
+fn initialize<B: Backend>(scene: &Scene, grid: &Grid, backend: &mut B) -> Result<()> {
+    for (field, data) in scene.initial_fields(grid) {
+        backend.upload(field, &data)?;
+    }
+    let inputs = StepInputs { dt: scene.params.dt, time: 0.0, step: 0, splats: scene.initial_splats(grid) };
+    backend.run(&Schedule::initialize(grid, &scene.params), &inputs)
+}
+
 /// A running simulation: a scene on a backend.
 pub struct Simulation<B: Backend = Box<dyn Backend>> {
     scene: Scene,
@@ -183,11 +192,7 @@ impl<B: Backend> Simulation<B> {
         scene.validate()?;
         let grid = scene.grid()?;
         backend.allocate(&grid)?;
-        for (field, data) in scene.initial_fields(&grid) {
-            backend.upload(field, &data)?;
-        }
-        let inputs = StepInputs { dt: scene.params.dt, time: 0.0, step: 0, splats: scene.initial_splats(&grid) };
-        backend.run(&Schedule::initialize(&grid, &scene.params), &inputs)?;
+        initialize(&scene, &grid, &mut backend)?;
         let split = scene.params.pressure.tolerance.map(|_| {
             let (before, after) = Schedule::step_split(&grid, &scene.params);
             Split { before, after, residual: Schedule::residual(&grid), chunks: Vec::new() }
@@ -205,6 +210,23 @@ impl<B: Backend> Simulation<B> {
             time: 0.0,
             steps: 0,
         })
+    }
+
+    /// Start again from the scene's initial state, as [`Simulation::new`] would (every field
+    /// cleared, the initial conditions and splats applied and projected; time and step count
+    /// back to zero, queued splats dropped), keeping the backend's allocation and prepared
+    /// work: a game restarting an effect pays no setup.
+    pub fn reset(&mut self) -> Result<()> {
+        for field in FieldId::STATE_AND_SCRATCH {
+            self.backend.upload(*field, &vec![0.0; self.grid.len(*field)])?;
+        }
+        initialize(&self.scene, &self.grid, &mut self.backend)?;
+        self.pending.clear();
+        self.time = 0.0;
+        self.steps = 0;
+        self.last_dt = self.scene.params.dt;
+        self.last_iterations = self.scene.params.pressure.iterations;
+        Ok(())
     }
 
     /// Queue a splat (world units) for the next step.
