@@ -6,3 +6,91 @@ fn backend() -> fluid_wgpu::WgpuBackend {
 }
 
 fluid_bench::conformance!(backend());
+
+/// A device opened the way an application opens its own.
+fn application_device(limits: wgpu::Limits) -> (wgpu::Device, wgpu::Queue) {
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+        backends: wgpu::Backends::PRIMARY,
+        ..wgpu::InstanceDescriptor::new_without_display_handle()
+    });
+    let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions::default()))
+        .unwrap_or_else(|e| panic!("the wgpu tests need an adapter: {e}"));
+    pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+        label: Some("application"),
+        required_limits: limits,
+        ..Default::default()
+    }))
+    .expect("device")
+}
+
+fn smoke() -> fluid::Scene {
+    let ov: Vec<_> = ["grid.nx=45", "grid.ny=38"].iter().map(|s| fluid::parse_override(s).expect("override")).collect();
+    fluid::Scene::preset_with("smoke", &ov).expect("preset")
+}
+
+#[test]
+fn runs_on_an_application_device_and_hands_out_its_field_buffers() {
+    use fluid::{FieldId, Simulation};
+    let (device, queue) =
+        application_device(wgpu::Limits { max_storage_buffers_per_shader_stage: 8, ..Default::default() });
+    // The application's handler stays installed and hears nothing from correct work.
+    let heard = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let sink = std::sync::Arc::clone(&heard);
+    device
+        .on_uncaptured_error(std::sync::Arc::new(move |e: wgpu::Error| sink.lock().expect("lock").push(e.to_string())));
+    let shared = fluid_wgpu::WgpuBackend::from_device(device.clone(), queue.clone()).expect("from_device");
+    let mut a = Simulation::new(smoke(), shared).expect("simulation");
+    let mut b = Simulation::new(smoke(), backend()).expect("simulation");
+    for _ in 0..7 {
+        a.step(0.0166667).expect("step");
+        b.step(0.0166667).expect("step");
+    }
+    for field in [FieldId::U, FieldId::V, FieldId::Density, FieldId::Temperature] {
+        let (x, y) = (a.field(field).expect("field"), b.field(field).expect("field"));
+        assert!(
+            x.iter().zip(&y).all(|(p, q)| p.to_bits() == q.to_bits()),
+            "{} differs from the backend's own device",
+            field.name()
+        );
+    }
+    // The density buffer, read with the application's own commands, holds what `field` returns.
+    let want = a.field(FieldId::Density).expect("density");
+    let src = a.backend().field_buffer(FieldId::Density).expect("field buffer");
+    let size = 4 * want.len() as u64;
+    let read = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("application read-back"),
+        size,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
+    enc.copy_buffer_to_buffer(src, 0, &read, 0, size);
+    queue.submit([enc.finish()]);
+    read.slice(..).map_async(wgpu::MapMode::Read, |r| r.expect("map"));
+    device.poll(wgpu::PollType::wait_indefinitely()).expect("poll");
+    let got: Vec<f32> = bytemuck_free_cast(&read.slice(..).get_mapped_range().expect("mapped"));
+    let differ = got.iter().zip(&want).filter(|(p, q)| p.to_bits() != q.to_bits()).count();
+    assert!(got.len() == want.len() && differ == 0, "{differ} of {} values differ from `field`", want.len());
+    assert!(want.iter().any(|x| *x != 0.0), "the emitter put no density in");
+    assert!(heard.lock().expect("lock").is_empty(), "{:?}", heard.lock());
+    // The application's own mistakes still reach its handler, not the backend's.
+    let _bad = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("invalid usage"),
+        size: 16,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::STORAGE,
+        mapped_at_creation: false,
+    });
+    assert_eq!(heard.lock().expect("lock").len(), 1, "the application's handler was replaced");
+}
+
+fn bytemuck_free_cast(bytes: &[u8]) -> Vec<f32> {
+    bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
+}
+
+#[test]
+fn a_device_with_too_few_storage_buffers_is_refused_by_name() {
+    let (device, queue) = application_device(wgpu::Limits::downlevel_defaults());
+    let e = fluid_wgpu::WgpuBackend::from_device(device, queue).expect_err("4 storage buffers per stage");
+    let text = e.to_string();
+    assert!(text.contains("max_storage_buffers_per_shader_stage") && text.contains("needs 8"), "{text}");
+}

@@ -147,6 +147,8 @@ pub struct WgpuBackend {
     queue: wgpu::Queue,
     adapter: AdapterSummary,
     timestamps: bool,
+    /// The device belongs to the application ([`WgpuBackend::from_device`]).
+    shared: bool,
     align: usize,
     max_binding: u64,
     pipelines: HashMap<&'static str, Pipeline>,
@@ -173,6 +175,34 @@ pub struct WgpuBackend {
 impl std::fmt::Debug for WgpuBackend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("WgpuBackend").field("adapter", &self.adapter).finish_non_exhaustive()
+    }
+}
+
+/// The limits this backend opens its own device with: WebGPU's defaults with 8 storage buffers
+/// per shader stage.
+fn required_limits() -> wgpu::Limits {
+    wgpu::Limits { max_storage_buffers_per_shader_stage: 8, ..wgpu::Limits::default() }
+}
+
+/// What the kernels need of a device they are given: the compute and binding limits they use
+/// (WebGPU's defaults for workgroups), nothing about textures or render passes.
+fn needed_limits() -> wgpu::Limits {
+    let d = wgpu::Limits::default();
+    wgpu::Limits {
+        max_bind_groups: 2,
+        max_storage_buffers_per_shader_stage: 8,
+        max_uniform_buffers_per_shader_stage: 3,
+        max_dynamic_uniform_buffers_per_pipeline_layout: 1,
+        max_compute_workgroup_storage_size: d.max_compute_workgroup_storage_size,
+        max_compute_invocations_per_workgroup: d.max_compute_invocations_per_workgroup,
+        max_compute_workgroup_size_x: d.max_compute_workgroup_size_x,
+        max_compute_workgroup_size_y: d.max_compute_workgroup_size_y,
+        max_compute_workgroup_size_z: 1,
+        max_compute_workgroups_per_dimension: d.max_compute_workgroups_per_dimension,
+        // `allocate` checks each grid against the device's own buffer and binding sizes.
+        max_storage_buffer_binding_size: 16,
+        max_buffer_size: 16,
+        ..wgpu::Limits::downlevel_webgl2_defaults()
     }
 }
 
@@ -225,12 +255,11 @@ impl WgpuBackend {
         let timestamps = features.contains(wgpu::Features::TIMESTAMP_QUERY);
         let limits = adapter.limits();
         let required_limits = wgpu::Limits {
-            max_storage_buffers_per_shader_stage: 8,
             max_storage_buffer_binding_size: limits.max_storage_buffer_binding_size,
             max_buffer_size: limits.max_buffer_size,
             // Only for shaders from FLUID_WGPU_SHADER_DIR: ours stay within the default 16 KiB.
             max_compute_workgroup_storage_size: limits.max_compute_workgroup_storage_size,
-            ..wgpu::Limits::default()
+            ..required_limits()
         };
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("fluid"),
@@ -252,6 +281,44 @@ impl WgpuBackend {
                 v.push(format!("device lost ({reason:?}): {message}"));
             }
         });
+        WgpuBackend::build(device, queue, errors, false)
+    }
+
+    /// Run on a device the application already has, such as a game renderer's: the fields are
+    /// then buffers of that device ([`WgpuBackend::field_buffer`]), which its shaders can read
+    /// with no copy back to the CPU. The device needs the default WebGPU limits with 8 storage
+    /// buffers per shader stage (an error names any limit that falls short); per-kernel
+    /// timings need it to have been opened with `Features::TIMESTAMP_QUERY`. The application's
+    /// error handler and device-lost callback are left alone: this backend catches the
+    /// validation errors of its own calls in error scopes and returns them, and other errors
+    /// (out of memory outside `allocate`, a lost device) reach the application's handler.
+    pub fn from_device(device: wgpu::Device, queue: wgpu::Queue) -> Result<WgpuBackend> {
+        let have = device.limits();
+        let mut short = Vec::new();
+        needed_limits().check_limits_with_fail_fn(&have, false, |name, need, got| {
+            short.push(format!("{name} (needs {need}, the device has {got})"));
+        });
+        if !short.is_empty() {
+            return Err(Error::Unsupported {
+                what: format!("the wgpu backend on this device ({})", device.adapter_info().name),
+                by: format!("its limits: {}", short.join(", ")),
+            });
+        }
+        WgpuBackend::build(device, queue, Arc::new(Mutex::new(Vec::new())), true)
+    }
+
+    /// The backend on an open device; `shared`: the application owns the device (its error
+    /// handlers stay; [`WgpuBackend::open_scope`] catches this backend's errors instead).
+    fn build(
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        errors: Arc<Mutex<Vec<String>>>,
+        shared: bool,
+    ) -> Result<WgpuBackend> {
+        let info = device.adapter_info();
+        let features = device.features();
+        let timestamps = features.contains(wgpu::Features::TIMESTAMP_QUERY);
+        let limits = device.limits();
         let align = limits.min_uniform_buffer_offset_alignment.max(256) as usize;
         let u = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST;
         let s = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
@@ -272,6 +339,7 @@ impl WgpuBackend {
             queue,
             adapter: summary(&info, features),
             timestamps,
+            shared,
             align,
             max_binding: limits.max_storage_buffer_binding_size.min(limits.max_buffer_size),
             pipelines: HashMap::new(),
@@ -292,8 +360,46 @@ impl WgpuBackend {
             timing: None,
             errors,
         };
-        backend.build_pipelines()?;
+        let scope = backend.open_scope();
+        let built = backend.build_pipelines();
+        backend.close_scope(scope, "building the pipelines", built)?;
         Ok(backend)
+    }
+
+    /// With a shared device: a validation error scope around one of this backend's calls.
+    fn open_scope(&self) -> Option<wgpu::ErrorScopeGuard> {
+        self.shared.then(|| self.device.push_error_scope(wgpu::ErrorFilter::Validation))
+    }
+
+    /// Close [`WgpuBackend::open_scope`]'s scope: the call's own error first, else the scope's.
+    fn close_scope<T>(&self, scope: Option<wgpu::ErrorScopeGuard>, what: &str, result: Result<T>) -> Result<T> {
+        let caught = scope.and_then(|s| pollster::block_on(s.pop()));
+        let value = result?;
+        match caught {
+            Some(e) => Err(backend_err(format!("{what}: {e}"))),
+            None => Ok(value),
+        }
+    }
+
+    /// The device this backend runs on (its own, or the one given to
+    /// [`WgpuBackend::from_device`]).
+    pub fn wgpu_device(&self) -> &wgpu::Device {
+        &self.device
+    }
+
+    /// The queue this backend submits to.
+    pub fn wgpu_queue(&self) -> &wgpu::Queue {
+        &self.queue
+    }
+
+    /// The buffer that holds `field` now, to draw from on the GPU with no read-back: `f32`
+    /// values laid out as [`Backend::download`] returns them (see `fluid_core::grid`), usage
+    /// `STORAGE | COPY_SRC | COPY_DST`. Steps ping-pong fields between buffers, so ask again
+    /// after every step; work submitted to [`WgpuBackend::wgpu_queue`] after a step sees its
+    /// results. Writing to the buffer changes the simulation's state.
+    pub fn field_buffer(&self, field: FieldId) -> Result<&wgpu::Buffer> {
+        let f = self.fields()?;
+        Ok(&f.buffers[f.map[field.index()]])
     }
 
     /// The adapter in use.
@@ -580,6 +686,122 @@ impl Backend for WgpuBackend {
     }
 
     fn allocate(&mut self, grid: &Grid) -> Result<()> {
+        let scope = self.open_scope();
+        let r = self.allocate_scoped(grid);
+        self.close_scope(scope, "allocate", r)
+    }
+
+    fn upload(&mut self, field: FieldId, data: &[f32]) -> Result<()> {
+        let scope = self.open_scope();
+        let r = self.upload_scoped(field, data);
+        self.close_scope(scope, "upload", r)
+    }
+
+    fn download(&mut self, field: FieldId) -> Result<Vec<f32>> {
+        let scope = self.open_scope();
+        let r = self.download_scoped(field);
+        self.close_scope(scope, "download", r)
+    }
+
+    fn run(&mut self, schedule: &Schedule, inputs: &StepInputs) -> Result<()> {
+        let scope = self.open_scope();
+        let r = self.run_scoped(schedule, inputs);
+        self.close_scope(scope, "run", r)
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        let scope = self.open_scope();
+        let r = self.finish_scoped();
+        self.close_scope(scope, "finish", r)
+    }
+
+    fn reductions(&mut self) -> Result<Vec<f64>> {
+        if self.reduction_slots == 0 {
+            return Ok(Vec::new());
+        }
+        let bytes = map_read(&self.device, &self.results_read)?;
+        let values: &[f32] = bytemuck::cast_slice(&bytes);
+        Ok(values[..self.reduction_slots].iter().map(|x| f64::from(*x)).collect())
+    }
+
+    fn copy_bandwidth(&mut self) -> Result<f64> {
+        // A compute-shader copy of 16 bytes per invocation between two large buffers: what a
+        // streaming kernel can reach (a transfer-queue copy can be slower on some devices).
+        let bytes = (1u64 << 30).min(self.max_binding / 16 * 16);
+        let usage = wgpu::BufferUsages::STORAGE;
+        let a = uniform_buffer(&self.device, "fluid.bandwidth.a", bytes, usage);
+        let b = uniform_buffer(&self.device, "fluid.bandwidth.b", bytes, usage);
+        let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("fluid.bandwidth"),
+            source: wgpu::ShaderSource::Wgsl(shaders::BANDWIDTH.into()),
+        });
+        let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("fluid.bandwidth"),
+            layout: None,
+            module: &module,
+            entry_point: Some("bandwidth"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        let layout = pipeline.get_bind_group_layout(0);
+        let groups: Vec<wgpu::BindGroup> = [(&a, &b), (&b, &a)]
+            .iter()
+            .map(|(s, d)| {
+                self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("fluid.bandwidth"),
+                    layout: &layout,
+                    entries: &[
+                        wgpu::BindGroupEntry { binding: 0, resource: s.as_entire_binding() },
+                        wgpu::BindGroupEntry { binding: 1, resource: d.as_entire_binding() },
+                    ],
+                })
+            })
+            .collect();
+        let invocations = bytes / 16;
+        let wg = invocations.div_ceil(256);
+        let (gx, gy) = if wg <= 65535 { (wg as u32, 1) } else { (65535u32, wg.div_ceil(65535) as u32) };
+        let copies = 20u32;
+        let mut best = f64::INFINITY;
+        for _ in 0..3 {
+            self.finish()?;
+            let t0 = std::time::Instant::now();
+            let mut enc =
+                self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("bandwidth") });
+            {
+                let mut pass =
+                    enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
+                pass.set_pipeline(&pipeline);
+                for k in 0..copies {
+                    pass.set_bind_group(0, &groups[(k % 2) as usize], &[]);
+                    pass.dispatch_workgroups(gx, gy, 1);
+                }
+            }
+            self.queue.submit([enc.finish()]);
+            self.finish()?;
+            best = best.min(t0.elapsed().as_secs_f64());
+        }
+        Ok(2.0 * bytes as f64 * f64::from(copies) / best / 1e9)
+    }
+
+    fn set_timing(&mut self, enabled: bool) -> Result<()> {
+        if enabled && !self.timestamps {
+            return Err(Error::Unsupported {
+                what: "per-kernel timings (timestamp queries)".into(),
+                by: format!("the adapter {}", self.adapter.name),
+            });
+        }
+        self.timing = enabled.then(TimestampTimings::default);
+        Ok(())
+    }
+
+    fn take_timings(&mut self) -> Result<Vec<KernelTiming>> {
+        Ok(self.timing.as_mut().ok_or_else(|| backend_err("timings were not enabled"))?.take())
+    }
+}
+
+/// The backend's operations; the `Backend` methods wrap each in [`WgpuBackend::open_scope`].
+impl WgpuBackend {
+    fn allocate_scoped(&mut self, grid: &Grid) -> Result<()> {
         let largest = FieldId::STATE_AND_SCRATCH.iter().map(|f| grid.len(*f) as u64 * 4).max().unwrap_or(0);
         if largest > self.max_binding {
             return Err(Error::OutOfMemory {
@@ -620,7 +842,7 @@ impl Backend for WgpuBackend {
         self.check_errors("allocate")
     }
 
-    fn upload(&mut self, field: FieldId, data: &[f32]) -> Result<()> {
+    fn upload_scoped(&mut self, field: FieldId, data: &[f32]) -> Result<()> {
         let f = self.fields()?;
         if data.len() != f.grid.len(field) {
             return Err(Error::FieldLength { field: field.name(), expected: f.grid.len(field), got: data.len() });
@@ -629,7 +851,7 @@ impl Backend for WgpuBackend {
         Ok(())
     }
 
-    fn download(&mut self, field: FieldId) -> Result<Vec<f32>> {
+    fn download_scoped(&mut self, field: FieldId) -> Result<Vec<f32>> {
         let f = self.fields()?;
         let len = f.grid.len(field);
         let size = (len as u64 * 4).max(16);
@@ -647,7 +869,7 @@ impl Backend for WgpuBackend {
         Ok(bytemuck::cast_slice::<u8, f32>(&bytes)[..len].to_vec())
     }
 
-    fn run(&mut self, schedule: &Schedule, inputs: &StepInputs) -> Result<()> {
+    fn run_scoped(&mut self, schedule: &Schedule, inputs: &StepInputs) -> Result<()> {
         let grid = self.fields()?.grid;
         if schedule.grid != grid.uniform() {
             return Err(backend_err("the schedule was built for another grid"));
@@ -757,94 +979,11 @@ impl Backend for WgpuBackend {
         self.check_errors("run")
     }
 
-    fn reductions(&mut self) -> Result<Vec<f64>> {
-        if self.reduction_slots == 0 {
-            return Ok(Vec::new());
-        }
-        let bytes = map_read(&self.device, &self.results_read)?;
-        let values: &[f32] = bytemuck::cast_slice(&bytes);
-        Ok(values[..self.reduction_slots].iter().map(|x| f64::from(*x)).collect())
-    }
-
-    fn copy_bandwidth(&mut self) -> Result<f64> {
-        // A compute-shader copy of 16 bytes per invocation between two large buffers: what a
-        // streaming kernel can reach (a transfer-queue copy can be slower on some devices).
-        let bytes = (1u64 << 30).min(self.max_binding / 16 * 16);
-        let usage = wgpu::BufferUsages::STORAGE;
-        let a = uniform_buffer(&self.device, "fluid.bandwidth.a", bytes, usage);
-        let b = uniform_buffer(&self.device, "fluid.bandwidth.b", bytes, usage);
-        let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("fluid.bandwidth"),
-            source: wgpu::ShaderSource::Wgsl(shaders::BANDWIDTH.into()),
-        });
-        let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("fluid.bandwidth"),
-            layout: None,
-            module: &module,
-            entry_point: Some("bandwidth"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
-        let layout = pipeline.get_bind_group_layout(0);
-        let groups: Vec<wgpu::BindGroup> = [(&a, &b), (&b, &a)]
-            .iter()
-            .map(|(s, d)| {
-                self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some("fluid.bandwidth"),
-                    layout: &layout,
-                    entries: &[
-                        wgpu::BindGroupEntry { binding: 0, resource: s.as_entire_binding() },
-                        wgpu::BindGroupEntry { binding: 1, resource: d.as_entire_binding() },
-                    ],
-                })
-            })
-            .collect();
-        let invocations = bytes / 16;
-        let wg = invocations.div_ceil(256);
-        let (gx, gy) = if wg <= 65535 { (wg as u32, 1) } else { (65535u32, wg.div_ceil(65535) as u32) };
-        let copies = 20u32;
-        let mut best = f64::INFINITY;
-        for _ in 0..3 {
-            self.finish()?;
-            let t0 = std::time::Instant::now();
-            let mut enc =
-                self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("bandwidth") });
-            {
-                let mut pass =
-                    enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
-                pass.set_pipeline(&pipeline);
-                for k in 0..copies {
-                    pass.set_bind_group(0, &groups[(k % 2) as usize], &[]);
-                    pass.dispatch_workgroups(gx, gy, 1);
-                }
-            }
-            self.queue.submit([enc.finish()]);
-            self.finish()?;
-            best = best.min(t0.elapsed().as_secs_f64());
-        }
-        Ok(2.0 * bytes as f64 * f64::from(copies) / best / 1e9)
-    }
-
-    fn finish(&mut self) -> Result<()> {
+    fn finish_scoped(&mut self) -> Result<()> {
         self.device
             .poll(wgpu::PollType::wait_indefinitely())
             .map_err(|e| backend_err(format!("waiting for the GPU failed: {e}")))?;
         self.check_errors("finish")
-    }
-
-    fn set_timing(&mut self, enabled: bool) -> Result<()> {
-        if enabled && !self.timestamps {
-            return Err(Error::Unsupported {
-                what: "per-kernel timings (timestamp queries)".into(),
-                by: format!("the adapter {}", self.adapter.name),
-            });
-        }
-        self.timing = enabled.then(TimestampTimings::default);
-        Ok(())
-    }
-
-    fn take_timings(&mut self) -> Result<Vec<KernelTiming>> {
-        Ok(self.timing.as_mut().ok_or_else(|| backend_err("timings were not enabled"))?.take())
     }
 }
 

@@ -400,6 +400,11 @@ impl<B: Backend> Simulation<B> {
         &self.grid
     }
 
+    /// The backend (for example [`WgpuBackend`]'s `field_buffer`, to draw a field on the GPU).
+    pub fn backend(&self) -> &B {
+        &self.backend
+    }
+
     /// The backend.
     pub fn backend_mut(&mut self) -> &mut B {
         &mut self.backend
