@@ -152,6 +152,65 @@ impl Grid {
         }
     }
 
+    /// Bilinear samples of a public field (its values `data`, laid out as [`Grid::shape`]) at
+    /// world positions: one value per point, four (RGBA) for dye. Each field is interpolated
+    /// between its own sample points (cell centres, or x- and y-faces for u and v). Along a
+    /// periodic axis the interpolation wraps; along a wall, between the wall and the first
+    /// cell centre, a cell-centred field holds its first cell's value. Points must lie in the
+    /// box `[0, width] × [0, height]`: another is an error naming it, never moved silently.
+    pub fn sample(&self, field: FieldId, data: &[f32], points: &[[f32; 2]]) -> Result<Vec<f32>> {
+        if !field.is_public() || field.kind() == FieldKind::Levels {
+            return Err(Error::invalid("field", field.name(), "only the public fields can be sampled"));
+        }
+        if data.len() != self.len(field) {
+            return Err(Error::FieldLength { field: field.name(), expected: self.len(field), got: data.len() });
+        }
+        let (nx, ny) = (self.nx as usize, self.ny as usize);
+        // Sample points in cell units: cells and v sit half a cell in along x; cells and u along y.
+        let (ox, oy, cols, rows) = match field.kind() {
+            FieldKind::U => (0.0, 0.5, nx + 1, ny),
+            FieldKind::V => (0.5, 0.0, nx, ny + 1),
+            _ => (0.5, 0.5, nx, ny),
+        };
+        let channels = if field.kind() == FieldKind::Dye { 4 } else { 1 };
+        // The two indices and the weight of the second along one axis.
+        let axis = |c: f32, n_cells: usize, count: usize, boundary: Boundary| -> (usize, usize, f32) {
+            let f = c.floor();
+            let t = c - f;
+            let i = f as i64;
+            match boundary {
+                Boundary::Periodic => {
+                    let n = n_cells as i64;
+                    (i.rem_euclid(n) as usize, (i + 1).rem_euclid(n) as usize, t)
+                }
+                _ => {
+                    let last = count as i64 - 1;
+                    (i.clamp(0, last) as usize, (i + 1).clamp(0, last) as usize, t)
+                }
+            }
+        };
+        let mut out = Vec::with_capacity(points.len() * channels);
+        for (k, p) in points.iter().enumerate() {
+            let inside = |v: f32, hi: f32| v.is_finite() && (0.0..=hi).contains(&v);
+            if !inside(p[0], self.width()) || !inside(p[1], self.height()) {
+                return Err(Error::invalid(
+                    format!("points[{k}]"),
+                    format!("[{}, {}]", p[0], p[1]),
+                    format!("a sample point must lie in the box [0, {}] x [0, {}]", self.width(), self.height()),
+                ));
+            }
+            let (i0, i1, tx) = axis(p[0] / self.h - ox, nx, cols, self.boundary_x);
+            let (j0, j1, ty) = axis(p[1] / self.h - oy, ny, rows, self.boundary_y);
+            for c in 0..channels {
+                let at = |i: usize, j: usize| data[(j * cols + i) * channels + c];
+                let bottom = at(i0, j0) + tx * (at(i1, j0) - at(i0, j0));
+                let top = at(i0, j1) + tx * (at(i1, j1) - at(i0, j1));
+                out.push(bottom + ty * (top - bottom));
+            }
+        }
+        Ok(out)
+    }
+
     /// Bytes all state and scratch fields need.
     pub fn bytes(&self) -> u64 {
         FieldId::STATE_AND_SCRATCH.iter().map(|f| self.len(*f) as u64 * 4).sum()
@@ -310,6 +369,85 @@ mod tests {
         assert_eq!(g.shape(FieldId::U), vec![3, 6]);
         assert_eq!(g.shape(FieldId::V), vec![4, 5]);
         assert_eq!(g.width(), 2.5);
+    }
+
+    /// A field's values of `f(x, y)` at its own sample points (world units).
+    fn fill(g: &Grid, field: FieldId, f: impl Fn(f32, f32) -> f32) -> Vec<f32> {
+        let (ox, oy) = match field.kind() {
+            FieldKind::U => (0.0, 0.5),
+            FieldKind::V => (0.5, 0.0),
+            _ => (0.5, 0.5),
+        };
+        let shape = g.shape(field);
+        let mut out = Vec::new();
+        for j in 0..shape[0] {
+            for i in 0..shape[1] {
+                let v = f((i as f32 + ox) * g.h, (j as f32 + oy) * g.h);
+                if field.kind() == FieldKind::Dye {
+                    out.extend([v, 2.0 * v, -v, 1.0]);
+                } else {
+                    out.push(v);
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn samples_reproduce_a_linear_field_between_each_fields_own_points() {
+        let g = Grid::new(7, 5, 0.25, Boundary::Wall, Boundary::Wall).expect("grid");
+        let lin = |x: f32, y: f32| 1.0 + 3.0 * x - 2.0 * y;
+        // Inside the cell centres' hull every field is exact; u and v also out to their walls.
+        let points = [[0.2, 0.6], [1.01, 0.37], [0.5, 0.5], [1.6, 1.1]];
+        for field in [FieldId::U, FieldId::V, FieldId::Density, FieldId::Dye] {
+            let data = fill(&g, field, lin);
+            let got = g.sample(field, &data, &points).expect("sample");
+            let per = if field == FieldId::Dye { 4 } else { 1 };
+            assert_eq!(got.len(), points.len() * per);
+            for (k, p) in points.iter().enumerate() {
+                let want = lin(p[0], p[1]);
+                assert!((got[k * per] - want).abs() < 1e-5, "{} at {p:?}: {} vs {want}", field.name(), got[k * per]);
+                if per == 4 {
+                    assert!((got[k * 4 + 1] - 2.0 * want).abs() < 1e-5 && got[k * 4 + 3] == 1.0, "dye channels");
+                }
+            }
+        }
+        // u along x reaches the walls exactly (its faces lie on them); a cell-centred field
+        // holds its first cell's value between the wall and that centre.
+        let u = fill(&g, FieldId::U, lin);
+        assert!((g.sample(FieldId::U, &u, &[[0.0, 0.6]]).expect("u")[0] - lin(0.0, 0.6)).abs() < 1e-5);
+        let d = fill(&g, FieldId::Density, lin);
+        let edge = g.sample(FieldId::Density, &d, &[[0.0, 0.625]]).expect("density")[0];
+        assert!((edge - lin(0.125, 0.625)).abs() < 1e-5, "{edge}");
+    }
+
+    #[test]
+    fn samples_wrap_along_a_periodic_axis() {
+        let g = Grid::new(8, 4, 0.5, Boundary::Periodic, Boundary::Wall).expect("grid");
+        let mut d = vec![0.0; g.len(FieldId::Density)];
+        // Row 1: the first cell 10, the last 30; at x = 0 the wrap averages them.
+        d[8] = 10.0;
+        d[15] = 30.0;
+        let got = g.sample(FieldId::Density, &d, &[[0.0, 0.75], [4.0, 0.75]]).expect("sample");
+        assert_eq!(got, vec![20.0, 20.0]);
+        // u on a periodic x axis: face nx is face 0.
+        let mut u = vec![0.0; g.len(FieldId::U)];
+        u[9 + 7] = 4.0; // row 1, face 7
+        let got = g.sample(FieldId::U, &u, &[[3.75, 0.75]]).expect("sample");
+        assert_eq!(got, vec![2.0]);
+    }
+
+    #[test]
+    fn bad_samples_are_refused_by_name() {
+        let g = Grid::new(4, 4, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let d = vec![0.0; g.len(FieldId::Density)];
+        for (p, needle) in [([4.5, 1.0], "points[1]"), ([f32::NAN, 1.0], "NaN"), ([1.0, -0.1], "-0.1")] {
+            let e = g.sample(FieldId::Density, &d, &[[1.0, 1.0], p]).expect_err("outside");
+            assert!(e.to_string().contains(needle) && e.to_string().contains("[0, 4]"), "{e}");
+        }
+        assert!(g.sample(FieldId::Density, &d[1..], &[[1.0, 1.0]]).is_err(), "wrong length");
+        let levels = vec![0.0; g.len(FieldId::Multigrid)];
+        assert!(g.sample(FieldId::Multigrid, &levels, &[[1.0, 1.0]]).is_err(), "a private field");
     }
 
     #[test]

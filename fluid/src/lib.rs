@@ -285,6 +285,18 @@ impl<B: Backend> Simulation<B> {
         self.backend.download(field)
     }
 
+    /// Bilinear samples of a public field at world positions, e.g. the smoke density where a
+    /// game character stands: one value per point, four (RGBA) for dye. One read-back of the
+    /// field for all the points (on a GPU backend it waits for the device). Points outside the
+    /// box are an error naming them; see [`Grid::sample`].
+    pub fn sample(&mut self, field: FieldId, points: &[[f32; 2]]) -> Result<Vec<f32>> {
+        if !field.is_public() {
+            return Err(Error::invalid("field", field.name(), "only the public fields can be sampled"));
+        }
+        let data = self.backend.download(field)?;
+        self.grid.sample(field, &data, points)
+    }
+
     /// Overwrite a field. Its values must be finite: a NaN or an infinity is refused with the
     /// field's name, the first bad index and its value, since a state fed one only blows up
     /// later. ([`Backend::upload`] on [`Simulation::backend_mut`] takes anything.)

@@ -287,3 +287,23 @@ fn reset_starts_again_bit_for_bit_like_a_new_simulation() {
         assert!(bits(&mut a, *f) == bits(&mut b, *f), "{} five steps after the reset", f.name());
     }
 }
+
+#[test]
+fn sampling_reads_the_field_at_world_positions() {
+    let mut sim = small();
+    for _ in 0..10 {
+        sim.step(0.0166667).expect("step");
+    }
+    let g = *sim.grid();
+    // At a cell centre a sample is that cell's value.
+    let density = sim.field(FieldId::Density).expect("density");
+    let (i, j) = (8usize, 2usize);
+    let centre = [(i as f32 + 0.5) * g.h, (j as f32 + 0.5) * g.h];
+    let got = sim.sample(FieldId::Density, &[centre, [0.0, 0.0]]).expect("sample");
+    assert_eq!(got[0], density[j * g.nx as usize + i]);
+    assert!(got[0] > 0.0, "the emitter's density reaches cell ({i}, {j})");
+    assert_eq!(sim.sample(FieldId::Dye, &[centre]).expect("dye").len(), 4);
+    let e = sim.sample(FieldId::Density, &[[g.width() + 1.0, 0.0]]).expect_err("outside the box");
+    assert!(e.to_string().contains("points[0]"), "{e}");
+    assert!(sim.sample(FieldId::Multigrid, &[centre]).is_err(), "a private field");
+}
