@@ -3,7 +3,7 @@
 //! Real-time 2D fluids (smoke, fire, ink) for games and visual effects, on the CPU (rayon) or
 //! the GPU. This is the crate integrators depend on:
 //!
-//! ```no_run
+//! ```
 //! use fluid::{Simulation, Scene, Splat, Falloff, FieldId};
 //!
 //! # fn main() -> fluid::Result<()> {
@@ -20,7 +20,9 @@
 //! sim.set_params(params)?;
 //! sim.step(1.0 / 60.0)?;
 //! let density = sim.field(FieldId::Density)?; // [ny, nx], row 0 at the bottom
-//! # let _ = density; Ok(()) }
+//! let here = sim.sample(FieldId::Density, &[[0.4, 0.5]])?; // at world positions
+//! sim.reset()?; // back to the scene's initial state
+//! # let _ = (density, here); Ok(()) }
 //! ```
 //!
 //! Backends are Cargo features: `cpu` (default), `wgpu`, `vulkan`.
