@@ -286,8 +286,9 @@ impl WgpuBackend {
 
     /// Run on a device the application already has, such as a game renderer's: the fields are
     /// then buffers of that device ([`WgpuBackend::field_buffer`]), which its shaders can read
-    /// with no copy back to the CPU. The device needs the default WebGPU limits with 8 storage
-    /// buffers per shader stage (an error names any limit that falls short); per-kernel
+    /// with no copy back to the CPU. The device needs the compute and binding limits the
+    /// kernels use: WebGPU's defaults for compute workgroups, 8 storage buffers per shader
+    /// stage (an error names any limit that falls short; textures do not matter); per-kernel
     /// timings need it to have been opened with `Features::TIMESTAMP_QUERY`. The application's
     /// error handler and device-lost callback are left alone: this backend catches the
     /// validation errors of its own calls in error scopes and returns them, and other errors

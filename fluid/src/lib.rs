@@ -346,7 +346,6 @@ impl<B: Backend> Simulation<B> {
             Split { before, after, residual: Schedule::residual(&grid), chunks: Vec::new() }
         });
         self.step_schedule = Schedule::step(&grid, &scene.params);
-        self.last_iterations = scene.params.pressure.iterations;
         self.scene = scene;
         Ok(())
     }
@@ -414,7 +413,7 @@ impl<B: Backend> Simulation<B> {
         &self.grid
     }
 
-    /// The backend (for example [`WgpuBackend`]'s `field_buffer`, to draw a field on the GPU).
+    /// The backend (for example `WgpuBackend::field_buffer`, to draw a field on the GPU).
     pub fn backend(&self) -> &B {
         &self.backend
     }
