@@ -53,6 +53,9 @@ pub struct BenchRow {
     /// (per sweep for `jacobi-sweep`): on a GPU the API's host cost (encoding, validation,
     /// submission), what a game's frame pays on the CPU; on the CPU backend the whole step.
     pub host_ms_per_step: f64,
+    /// Median milliseconds from the call of one step to its results on the device, waited for
+    /// (a frame that reads a field back every step pays this); per sweep for `jacobi-sweep`.
+    pub waited_ms_per_step: f64,
     /// Cells per second.
     pub cells_per_s: f64,
     /// Effective bandwidth, GB/s.
@@ -126,7 +129,7 @@ fn bench_one(cfg: &BenchConfig, backend: Box<dyn Backend>, n: u32, copy: Option<
     let adapter = sim.backend_mut().device();
     let backend_name = sim.backend_mut().name().to_string();
     let host_samples = 11;
-    let (name, bytes, ms, host, kernels) = if cfg.jacobi_only {
+    let (name, bytes, ms, host, waited, kernels) = if cfg.jacobi_only {
         let sweeps = 100;
         let pr = &scene.params.pressure;
         let schedule = Schedule::jacobi_sweeps(&grid, sweep_solver(pr.solver), pr.omega, sweeps);
@@ -137,16 +140,18 @@ fn bench_one(cfg: &BenchConfig, backend: Box<dyn Backend>, n: u32, copy: Option<
         let run = |s: &mut Simulation| s.backend_mut().run(&schedule, &inputs);
         let ms = time_batches(&mut sim, batches, 1, run)? / f64::from(sweeps);
         let host = host_ms(&mut sim, host_samples, run)? / f64::from(sweeps);
+        let waited = time_batches(&mut sim, host_samples, 1, run)? / f64::from(sweeps);
         let kernels = timed_kernels(&mut sim, run, f64::from(sweeps))?;
-        ("jacobi-sweep".to_string(), schedule.bytes_moved(&grid) / u64::from(sweeps), ms, host, kernels)
+        ("jacobi-sweep".to_string(), schedule.bytes_moved(&grid) / u64::from(sweeps), ms, host, waited, kernels)
     } else {
         for _ in 0..3 {
             sim.step(dt)?;
         }
         let ms = time_batches(&mut sim, batches, per_batch, |s| s.step(dt))?;
         let host = host_ms(&mut sim, host_samples, |s| s.step(dt))?;
+        let waited = time_batches(&mut sim, host_samples, 1, |s| s.step(dt))?;
         let kernels = timed_kernels(&mut sim, |s| s.step(dt), 1.0)?;
-        (scene.name.clone(), Schedule::step(&grid, &scene.params).bytes_moved(&grid), ms, host, kernels)
+        (scene.name.clone(), Schedule::step(&grid, &scene.params).bytes_moved(&grid), ms, host, waited, kernels)
     };
     let gb = bytes as f64 / (ms * 1e-3) / 1e9;
     Ok(BenchRow {
@@ -156,6 +161,7 @@ fn bench_one(cfg: &BenchConfig, backend: Box<dyn Backend>, n: u32, copy: Option<
         grid: [grid.nx, grid.ny],
         ms_per_step: ms,
         host_ms_per_step: host,
+        waited_ms_per_step: waited,
         cells_per_s: grid.cells() as f64 / (ms * 1e-3),
         gb_per_s: gb,
         bandwidth_share: copy.map(|c| gb / c),
@@ -271,8 +277,18 @@ pub fn run(cfg: &BenchConfig, mut progress: impl FnMut(&str)) -> Result<Vec<Benc
 pub fn table(rows: &[BenchRow]) -> String {
     let mut out = String::new();
     out.push_str(&format!(
-        "{:<7} {:<34} {:<14} {:>11} {:>11} {:>9} {:>10} {:>8} {:>8} {:>9}  top kernels (ms)\n",
-        "backend", "adapter", "scene", "grid", "ms/step", "host ms", "Mcells/s", "GB/s", "of copy", "vs cpu"
+        "{:<7} {:<34} {:<14} {:>11} {:>11} {:>9} {:>10} {:>10} {:>8} {:>8} {:>9}  top kernels (ms)\n",
+        "backend",
+        "adapter",
+        "scene",
+        "grid",
+        "ms/step",
+        "host ms",
+        "waited ms",
+        "Mcells/s",
+        "GB/s",
+        "of copy",
+        "vs cpu"
     ));
     for r in rows {
         let mut k = r.kernels.clone();
@@ -281,13 +297,14 @@ pub fn table(rows: &[BenchRow]) -> String {
             k.iter().take(3).map(|(l, ms)| format!("{} {ms:.3}", l.trim_start_matches("fluid."))).collect();
         let adapter: String = r.adapter.chars().take(34).collect();
         out.push_str(&format!(
-            "{:<7} {:<34} {:<14} {:>11} {:>11.4} {:>9.4} {:>10.1} {:>8.1} {:>8} {:>9}  {}\n",
+            "{:<7} {:<34} {:<14} {:>11} {:>11.4} {:>9.4} {:>10.4} {:>10.1} {:>8.1} {:>8} {:>9}  {}\n",
             r.backend,
             adapter,
             r.scene,
             format!("{}x{}", r.grid[0], r.grid[1]),
             r.ms_per_step,
             r.host_ms_per_step,
+            r.waited_ms_per_step,
             r.cells_per_s / 1e6,
             r.gb_per_s,
             r.bandwidth_share.map(|s| format!("{:.0} %", s * 100.0)).unwrap_or_else(|| "-".into()),
@@ -307,6 +324,7 @@ pub fn table(rows: &[BenchRow]) -> String {
     out.push_str(
         "host ms: the calling thread's time in one step's call with the device idle (the whole step on the CPU)\n",
     );
+    out.push_str("waited ms: one step from its call until its results are done on the device (steps not overlapped)\n");
     out.push_str("vs cpu: relative L2 difference of the state from the CPU backend's after the parity steps\n");
     out
 }

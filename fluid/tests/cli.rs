@@ -255,6 +255,7 @@ mod wgpu {
                 "grid",
                 "ms_per_step",
                 "host_ms_per_step",
+                "waited_ms_per_step",
                 "cells_per_s",
                 "gb_per_s",
                 "bandwidth_share",
@@ -264,6 +265,9 @@ mod wgpu {
             }
             assert!(r["ms_per_step"].as_f64().expect("number") > 0.0);
             assert!(r["host_ms_per_step"].as_f64().expect("number") > 0.0);
+            // A waited step includes the host's share of it.
+            let waited = r["waited_ms_per_step"].as_f64().expect("number");
+            assert!(waited > 0.0 && waited >= 0.5 * r["host_ms_per_step"].as_f64().expect("number"), "{r}");
             // The conformance suite's preset tolerance: the GPU backends agree with the CPU to ~1e-6.
             let parity = r["parity_rel_l2"].as_f64().expect("number");
             assert!(parity < 1e-4, "{r}");
