@@ -237,7 +237,15 @@ fn timed_kernels(
 }
 
 /// Run the benchmark; rows in backend-major order.
-pub fn run(cfg: &BenchConfig, mut progress: impl FnMut(&str)) -> Result<Vec<BenchRow>> {
+pub fn run(cfg: &BenchConfig, progress: impl FnMut(&str)) -> Result<Vec<BenchRow>> {
+    let mut rows = Vec::new();
+    run_each(cfg, progress, |r| rows.push(r))?;
+    Ok(rows)
+}
+
+/// [`run`], handing each row to `row` as soon as it is measured, so that a failure at a later
+/// size or backend (a grid too large for the device) leaves the rows before it usable.
+pub fn run_each(cfg: &BenchConfig, mut progress: impl FnMut(&str), mut emit: impl FnMut(BenchRow)) -> Result<()> {
     // Every name before any work, so a typo in the last one does not waste the others' runs.
     for name in &cfg.backends {
         crate::check_backend_name(name)?;
@@ -245,7 +253,6 @@ pub fn run(cfg: &BenchConfig, mut progress: impl FnMut(&str)) -> Result<Vec<Benc
     for &n in &cfg.sizes {
         resized(&cfg.scene, n)?;
     }
-    let mut rows = Vec::new();
     let mut reference: std::collections::HashMap<u32, Vec<f32>> = std::collections::HashMap::new();
     for name in &cfg.backends {
         let mut probe = crate::backend_with_threads(name, cfg.threads)?;
@@ -267,10 +274,10 @@ pub fn run(cfg: &BenchConfig, mut progress: impl FnMut(&str)) -> Result<Vec<Benc
                 let state = parity_state(cfg, crate::backend_with_threads(name, cfg.threads)?, n)?;
                 row.parity_rel_l2 = Some(rel_l2(&state, expected));
             }
-            rows.push(row);
+            emit(row);
         }
     }
-    Ok(rows)
+    Ok(())
 }
 
 /// The rows as a text table.

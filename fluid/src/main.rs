@@ -249,8 +249,13 @@ fn bench(args: &BenchArgs) -> Result<(), Failure> {
         threads: args.threads,
         parity_steps: args.parity_steps,
     };
-    let rows = fluid::bench::run(&cfg, progress(args.json))?;
-    print_rows(&rows, args.json, fluid::bench::table)
+    let mut rows = Vec::new();
+    let outcome = fluid::bench::run_each(&cfg, progress(args.json), |r| rows.push(r));
+    // The rows measured before a failure (say, a size too large for a device) are still shown.
+    if outcome.is_ok() || !rows.is_empty() {
+        print_rows(&rows, args.json, fluid::bench::table)?;
+    }
+    Ok(outcome?)
 }
 
 /// Progress lines on stderr, silent when the output is JSON.

@@ -311,6 +311,19 @@ mod wgpu {
         let err = text(&out.stderr);
         assert!(err.contains("no-such-gpu") && err.contains("adapters:"), "{err}");
     }
+
+    #[test]
+    fn bench_shows_the_rows_measured_before_a_backend_fails() {
+        let out = Command::new(env!("CARGO_BIN_EXE_fluid"))
+            .args(["bench", "--backends", "cpu,wgpu", "--sizes", "16", "--steps", "1", "--parity-steps", "0"])
+            .env("FLUID_WGPU_ADAPTER", "no-such-gpu")
+            .output()
+            .expect("run fluid");
+        let (table, err) = (text(&out.stdout), text(&out.stderr));
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("no-such-gpu"), "{err}");
+        assert!(table.lines().any(|l| l.starts_with("cpu ") && l.contains("16x16")), "{table}");
+    }
 }
 
 #[test]
