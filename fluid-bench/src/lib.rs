@@ -15,6 +15,31 @@ pub mod parity;
 pub mod physics;
 pub mod workloads;
 
+use std::cell::RefCell;
+use std::sync::{Mutex, MutexGuard};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+thread_local! {
+    static SERIAL_HELD: RefCell<Option<MutexGuard<'static, ()>>> = const { RefCell::new(None) };
+}
+
+/// Make the calling test run alone among the tests that call this: the first call on a test's
+/// thread takes a process-wide lock, and the thread keeps it until it ends (libtest runs each
+/// test on a thread of its own), so the test's backends are torn down before the next such test
+/// sets its own up. The raw-Vulkan suite calls it: on lavapipe with the validation layer it
+/// crashed (SIGSEGV) about once in ten CI runs with two tests setting Vulkan devices up and
+/// tearing them down at once, a crash we could not reproduce to find its cause
+/// (doc/ARCHITECTURE.md, "Setup one thread at a time").
+pub fn run_alone() {
+    SERIAL_HELD.with(|held| {
+        let mut held = held.borrow_mut();
+        if held.is_none() {
+            *held = Some(SERIAL.lock().unwrap_or_else(|e| e.into_inner()));
+        }
+    });
+}
+
 /// Instantiate every conformance test for one backend. `$make` is an expression that builds a
 /// fresh backend; it is evaluated once per test.
 #[macro_export]

@@ -4,6 +4,8 @@
 //! (`scripts/test.sh` installs it), and any validation error fails the test.
 
 fn backend() -> fluid_vulkan::VulkanBackend {
+    // One test at a time: see `run_alone`.
+    fluid_bench::run_alone();
     fluid_vulkan::VulkanBackend::new().unwrap_or_else(|e| panic!("the vulkan conformance suite needs a device: {e}"))
 }
 
