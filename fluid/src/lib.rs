@@ -150,6 +150,16 @@ struct Split {
     chunks: Vec<((u32, bool), Schedule)>,
 }
 
+impl Split {
+    /// The split schedules of a scene whose pressure solve has a tolerance, else `None`.
+    fn for_params(grid: &Grid, params: &SimParams) -> Option<Split> {
+        params.pressure.tolerance.map(|_| {
+            let (before, after) = Schedule::step_split(grid, params);
+            Split { before, after, residual: Schedule::residual(grid), chunks: Vec::new() }
+        })
+    }
+}
+
 /// Set a freshly allocated (zeroed) state to the scene's initial conditions and splats, projected.
 fn initialize<B: Backend>(scene: &Scene, grid: &Grid, backend: &mut B) -> Result<()> {
     for (field, data) in scene.initial_fields(grid) {
@@ -195,12 +205,8 @@ impl<B: Backend> Simulation<B> {
         let grid = scene.grid()?;
         backend.allocate(&grid)?;
         initialize(&scene, &grid, &mut backend)?;
-        let split = scene.params.pressure.tolerance.map(|_| {
-            let (before, after) = Schedule::step_split(&grid, &scene.params);
-            Split { before, after, residual: Schedule::residual(&grid), chunks: Vec::new() }
-        });
         Ok(Simulation {
-            split,
+            split: Split::for_params(&grid, &scene.params),
             last_iterations: scene.params.pressure.iterations,
             step_schedule: Schedule::step(&grid, &scene.params),
             diagnostics_schedule: Schedule::diagnostics(&grid),
@@ -292,9 +298,6 @@ impl<B: Backend> Simulation<B> {
     /// field for all the points (on a GPU backend it waits for the device). Points outside the
     /// box are an error naming them; see [`Grid::sample`].
     pub fn sample(&mut self, field: FieldId, points: &[[f32; 2]]) -> Result<Vec<f32>> {
-        if !field.is_public() {
-            return Err(Error::invalid("field", field.name(), "only the public fields can be sampled"));
-        }
         let data = self.backend.download(field)?;
         self.grid.sample(field, &data, points)
     }
@@ -341,10 +344,7 @@ impl<B: Backend> Simulation<B> {
             // Only the double-float solvers write the low part; the others read it as given.
             self.backend.upload(FieldId::PressureLo, &vec![0.0; self.grid.len(FieldId::PressureLo)])?;
         }
-        self.split = scene.params.pressure.tolerance.map(|_| {
-            let (before, after) = Schedule::step_split(&grid, &scene.params);
-            Split { before, after, residual: Schedule::residual(&grid), chunks: Vec::new() }
-        });
+        self.split = Split::for_params(&grid, &scene.params);
         self.step_schedule = Schedule::step(&grid, &scene.params);
         self.scene = scene;
         Ok(())
