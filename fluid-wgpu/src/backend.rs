@@ -361,10 +361,15 @@ impl WgpuBackend {
             timing: None,
             errors,
         };
-        let scope = backend.open_scope();
-        let built = backend.build_pipelines();
-        backend.close_scope(scope, "building the pipelines", built)?;
+        backend.scoped("building the pipelines", |b| b.build_pipelines())?;
         Ok(backend)
+    }
+
+    /// `f` inside [`WgpuBackend::open_scope`]'s scope, closed by [`WgpuBackend::close_scope`].
+    fn scoped<T>(&mut self, what: &str, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        let scope = self.open_scope();
+        let result = f(self);
+        self.close_scope(scope, what, result)
     }
 
     /// With a shared device: a validation error scope around one of this backend's calls.
@@ -687,33 +692,23 @@ impl Backend for WgpuBackend {
     }
 
     fn allocate(&mut self, grid: &Grid) -> Result<()> {
-        let scope = self.open_scope();
-        let r = self.allocate_scoped(grid);
-        self.close_scope(scope, "allocate", r)
+        self.scoped("allocate", |b| b.allocate_scoped(grid))
     }
 
     fn upload(&mut self, field: FieldId, data: &[f32]) -> Result<()> {
-        let scope = self.open_scope();
-        let r = self.upload_scoped(field, data);
-        self.close_scope(scope, "upload", r)
+        self.scoped("upload", |b| b.upload_scoped(field, data))
     }
 
     fn download(&mut self, field: FieldId) -> Result<Vec<f32>> {
-        let scope = self.open_scope();
-        let r = self.download_scoped(field);
-        self.close_scope(scope, "download", r)
+        self.scoped("download", |b| b.download_scoped(field))
     }
 
     fn run(&mut self, schedule: &Schedule, inputs: &StepInputs) -> Result<()> {
-        let scope = self.open_scope();
-        let r = self.run_scoped(schedule, inputs);
-        self.close_scope(scope, "run", r)
+        self.scoped("run", |b| b.run_scoped(schedule, inputs))
     }
 
     fn finish(&mut self) -> Result<()> {
-        let scope = self.open_scope();
-        let r = self.finish_scoped();
-        self.close_scope(scope, "finish", r)
+        self.scoped("finish", |b| b.finish_scoped())
     }
 
     fn reductions(&mut self) -> Result<Vec<f64>> {
@@ -800,7 +795,7 @@ impl Backend for WgpuBackend {
     }
 }
 
-/// The backend's operations; the `Backend` methods wrap each in [`WgpuBackend::open_scope`].
+/// The backend's operations; the `Backend` methods wrap each in [`WgpuBackend::scoped`].
 impl WgpuBackend {
     fn allocate_scoped(&mut self, grid: &Grid) -> Result<()> {
         let largest = FieldId::STATE_AND_SCRATCH.iter().map(|f| grid.len(*f) as u64 * 4).max().unwrap_or(0);
