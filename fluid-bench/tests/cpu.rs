@@ -6,3 +6,8 @@ fn backend() -> fluid_cpu::CpuBackend {
 }
 
 fluid_bench::conformance!(backend());
+
+#[test]
+fn two_simulations_on_two_threads_step_as_each_does_alone() {
+    fluid_bench::parity::concurrent_equals_alone(|| fluid_cpu::CpuBackend::new().expect("cpu backend"));
+}

@@ -10,3 +10,15 @@ fn backend() -> fluid_vulkan::VulkanBackend {
 }
 
 fluid_bench::conformance!(backend());
+
+#[test]
+fn two_simulations_on_two_threads_step_as_each_does_alone() {
+    // This test alone among the suite's (`run_alone` on its own thread), with its two devices
+    // made, used and torn down at once on two threads of its own: what CI checks of concurrent
+    // use, now that the other tests run one at a time.
+    fluid_bench::run_alone();
+    fluid_bench::parity::concurrent_equals_alone(|| {
+        fluid_vulkan::VulkanBackend::new()
+            .unwrap_or_else(|e| panic!("the vulkan conformance suite needs a device: {e}"))
+    });
+}

@@ -7,6 +7,11 @@ fn backend() -> fluid_wgpu::WgpuBackend {
 
 fluid_bench::conformance!(backend());
 
+#[test]
+fn two_simulations_on_two_threads_step_as_each_does_alone() {
+    fluid_bench::parity::concurrent_equals_alone(backend);
+}
+
 /// A device opened the way an application opens its own.
 fn application_device(limits: wgpu::Limits) -> (wgpu::Device, wgpu::Queue) {
     let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
