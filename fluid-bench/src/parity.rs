@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use fluid::{Backend, Boundary, CpuBackend, FieldId, Grid, Scene, Simulation, Splat, StepInputs};
 use fluid_core::multigrid::{LOAD_COPY, LOAD_RESIDUAL, STORE_ADD, STORE_COPY, STORE_PAIR};
 use fluid_core::scene::SplitMix64;
-use fluid_core::schedule::{Access, Dispatch, Kernel, Op, Params, Schedule};
+use fluid_core::schedule::{Access, Dispatch, Kernel, Op, Params, STATE_FIELDS, Schedule};
 use fluid_core::uniforms::{
     ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, CgParams, DiffuseParams, FilterParams, ForceParams,
     JacobiParams, MULTISWEEP_MAX, MgParams, TapsParams,
@@ -588,7 +588,7 @@ pub fn reduction_parity<B: Backend>(make: impl Fn() -> B) {
 /// one with an infinity (and no NaN) to +inf, wherever they lie (first, middle or last value,
 /// so in the first or last chunk of a GPU's partial sums), and the finite fields stay exact.
 pub fn reduction_non_finite<B: Backend>(make: impl Fn() -> B) {
-    use fluid_core::schedule::{SLOT_STATE_MAX, STATE_FIELDS};
+    use fluid_core::schedule::SLOT_STATE_MAX;
     let grid = Grid::new(300, 211, 0.1, Boundary::Wall, Boundary::Wall).expect("grid");
     let mut rng = SplitMix64(78);
     let mut fields: Vec<(FieldId, Vec<f32>)> =
@@ -634,12 +634,22 @@ pub fn reduction_non_finite<B: Backend>(make: impl Fn() -> B) {
     }
 }
 
+/// A preset on the small odd grid (45 × 38) the whole-step checks run on.
+pub fn small_preset(preset: &str) -> Scene {
+    let ov: Vec<_> = ["grid.nx=45", "grid.ny=38"].iter().map(|s| fluid::parse_override(s).expect("override")).collect();
+    Scene::preset_with(preset, &ov).expect("preset")
+}
+
+/// How many values of `a` and `b` differ in their bits.
+pub fn bits_differ(a: &[f32], b: &[f32]) -> usize {
+    a.iter().zip(b).filter(|(p, q)| p.to_bits() != q.to_bits()).count()
+}
+
 /// `Simulation::reset` after steps with splats, then more steps: the same bits as a new
 /// simulation on the same backend (its buffers, its ping-pong assignment and its prepared
 /// work all carry over from before the reset).
 pub fn reset_equals_new<B: Backend>(make: impl Fn() -> B) {
-    let ov: Vec<_> = ["grid.nx=45", "grid.ny=38"].iter().map(|s| fluid::parse_override(s).expect("override")).collect();
-    let scene = Scene::preset_with("smoke", &ov).expect("preset");
+    let scene = small_preset("smoke");
     let dt = scene.params.dt;
     let splat = Splat { center: [0.3, 0.4], radius: 0.1, velocity: [0.5, 0.2], density: 1.0, ..Splat::default() };
     let mut a = Simulation::new(scene.clone(), make()).expect("simulation");
@@ -655,9 +665,9 @@ pub fn reset_equals_new<B: Backend>(make: impl Fn() -> B) {
         a.step(dt).expect("step");
         b.step(dt).expect("step");
     }
-    for field in [FieldId::U, FieldId::V, FieldId::Pressure, FieldId::Density, FieldId::Temperature, FieldId::Dye] {
+    for field in STATE_FIELDS {
         let (x, y) = (a.field(field).expect("field"), b.field(field).expect("field"));
-        let differ = x.iter().zip(&y).filter(|(p, q)| p.to_bits() != q.to_bits()).count();
+        let differ = bits_differ(&x, &y);
         assert_eq!(differ, 0, "{}: {differ} of {} values differ from a new simulation's", field.name(), x.len());
     }
 }
@@ -668,9 +678,7 @@ pub fn reset_equals_new<B: Backend>(make: impl Fn() -> B) {
 /// thread's teardown overlaps the other's steps, and there are three rounds, so that setups
 /// overlap steps and teardowns too.
 pub fn concurrent_equals_alone<B: Backend>(make: impl Fn() -> B + Sync) {
-    let ov: Vec<_> = ["grid.nx=45", "grid.ny=38"].iter().map(|s| fluid::parse_override(s).expect("override")).collect();
-    let scene = Scene::preset_with("smoke", &ov).expect("preset");
-    let fields = [FieldId::U, FieldId::V, FieldId::Pressure, FieldId::Density, FieldId::Temperature, FieldId::Dye];
+    let scene = small_preset("smoke");
     let run = |steps: usize| -> Vec<Vec<f32>> {
         let dt = scene.params.dt;
         let mut sim = Simulation::new(scene.clone(), make()).expect("simulation");
@@ -688,7 +696,7 @@ pub fn concurrent_equals_alone<B: Backend>(make: impl Fn() -> B + Sync) {
             }
             sim.step(dt).expect("step");
         }
-        fields.iter().map(|&f| sim.field(f).expect("field")).collect()
+        STATE_FIELDS.iter().map(|&f| sim.field(f).expect("field")).collect()
     };
     let lengths = [9, 14];
     let alone = lengths.map(run);
@@ -698,8 +706,8 @@ pub fn concurrent_equals_alone<B: Backend>(make: impl Fn() -> B + Sync) {
             handles.map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
         });
         for (t, (got, want)) in together.iter().zip(&alone).enumerate() {
-            for ((field, x), y) in fields.iter().zip(got).zip(want) {
-                let differ = x.iter().zip(y).filter(|(p, q)| p.to_bits() != q.to_bits()).count();
+            for ((field, x), y) in STATE_FIELDS.iter().zip(got).zip(want) {
+                let differ = bits_differ(x, y);
                 assert_eq!(
                     differ,
                     0,
@@ -715,8 +723,7 @@ pub fn concurrent_equals_alone<B: Backend>(make: impl Fn() -> B + Sync) {
 /// A preset on a small odd grid for [`PRESET_STEPS`] steps (its parameters changed after 12), every state field compared with
 /// the CPU backend.
 pub fn preset_parity<B: Backend>(make: impl Fn() -> B, preset: &str) {
-    let ov: Vec<_> = ["grid.nx=45", "grid.ny=38"].iter().map(|s| fluid::parse_override(s).expect("override")).collect();
-    let scene = Scene::preset_with(preset, &ov).expect("preset");
+    let scene = small_preset(preset);
     let dt = scene.params.dt;
     let grid = scene.grid().expect("grid");
     let mut cpu = Simulation::new(scene.clone(), CpuBackend::new().expect("cpu backend")).expect("cpu simulation");
@@ -762,7 +769,7 @@ pub fn preset_parity<B: Backend>(make: impl Fn() -> B, preset: &str) {
         cpu.step(dt).expect("cpu step");
         other.step(dt).expect("step");
     }
-    for field in [FieldId::U, FieldId::V, FieldId::Pressure, FieldId::Density, FieldId::Temperature, FieldId::Dye] {
+    for field in STATE_FIELDS {
         let mut a = cpu.field(field).expect("cpu field");
         let mut b = other.field(field).expect("field");
         if field == FieldId::Pressure {

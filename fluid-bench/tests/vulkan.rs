@@ -6,6 +6,11 @@
 fn backend() -> fluid_vulkan::VulkanBackend {
     // One test at a time: see `run_alone`.
     fluid_bench::run_alone();
+    device()
+}
+
+/// A backend, without `run_alone`.
+fn device() -> fluid_vulkan::VulkanBackend {
     fluid_vulkan::VulkanBackend::new().unwrap_or_else(|e| panic!("the vulkan conformance suite needs a device: {e}"))
 }
 
@@ -17,8 +22,5 @@ fn two_simulations_on_two_threads_step_as_each_does_alone() {
     // made, used and torn down at once on two threads of its own: what CI checks of concurrent
     // use, now that the other tests run one at a time.
     fluid_bench::run_alone();
-    fluid_bench::parity::concurrent_equals_alone(|| {
-        fluid_vulkan::VulkanBackend::new()
-            .unwrap_or_else(|e| panic!("the vulkan conformance suite needs a device: {e}"))
-    });
+    fluid_bench::parity::concurrent_equals_alone(device);
 }

@@ -29,8 +29,7 @@ fn application_device(limits: wgpu::Limits) -> (wgpu::Device, wgpu::Queue) {
 }
 
 fn smoke() -> fluid::Scene {
-    let ov: Vec<_> = ["grid.nx=45", "grid.ny=38"].iter().map(|s| fluid::parse_override(s).expect("override")).collect();
-    fluid::Scene::preset_with("smoke", &ov).expect("preset")
+    fluid_bench::parity::small_preset("smoke")
 }
 
 #[test]
@@ -74,7 +73,7 @@ fn runs_on_an_application_device_and_hands_out_its_field_buffers() {
     read.slice(..).map_async(wgpu::MapMode::Read, |r| r.expect("map"));
     device.poll(wgpu::PollType::wait_indefinitely()).expect("poll");
     let got: Vec<f32> = bytemuck_free_cast(&read.slice(..).get_mapped_range().expect("mapped"));
-    let differ = got.iter().zip(&want).filter(|(p, q)| p.to_bits() != q.to_bits()).count();
+    let differ = fluid_bench::parity::bits_differ(&got, &want);
     assert!(got.len() == want.len() && differ == 0, "{differ} of {} values differ from `field`", want.len());
     assert!(want.iter().any(|x| *x != 0.0), "the emitter put no density in");
     assert!(heard.lock().expect("lock").is_empty(), "{:?}", heard.lock());
