@@ -10,7 +10,7 @@ use fluid_core::{Backend, Error, FieldId, Grid, KernelTiming, Result, Schedule, 
 use gpu_allocator::MemoryLocation;
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme, Allocator, AllocatorCreateDesc};
 
-use crate::{DeviceSummary, Instance, NAME, setup_lock, spirv, summarize, type_rank, vk_err};
+use crate::{DeviceSummary, Instance, NAME, QueueChoice, setup_lock, spirv, summarize, type_rank, vk_err, with_queue};
 
 /// Workgroup shape the SPIR-V was generated with (`fluid_wgpu::shaders::WORKGROUP`).
 const WORKGROUP: (u32, u32) = (16, 16);
@@ -136,7 +136,11 @@ impl std::fmt::Debug for VulkanBackend {
 
 /// Pick a physical device: the one named by `wanted` (substring, case-insensitive), else the best
 /// type; only Vulkan ≥ 1.1 devices with a compute queue count.
-fn choose_device(inst: &Instance, wanted: Option<&str>) -> Result<(vk::PhysicalDevice, u32, DeviceSummary)> {
+fn choose_device(
+    inst: &Instance,
+    wanted: Option<&str>,
+    choice: QueueChoice,
+) -> Result<(vk::PhysicalDevice, u32, DeviceSummary)> {
     // SAFETY: `inst.instance` is live for the duration of this function.
     let devices =
         unsafe { inst.instance.enumerate_physical_devices() }.map_err(|e| vk_err("vkEnumeratePhysicalDevices", e))?;
@@ -152,12 +156,10 @@ fn choose_device(inst: &Instance, wanted: Option<&str>) -> Result<(vk::PhysicalD
         }
         // SAFETY: as above.
         let families = unsafe { inst.instance.get_physical_device_queue_family_properties(pd) };
-        let Some(family) = families.iter().position(|f| f.queue_flags.contains(vk::QueueFlags::COMPUTE)) else {
+        let Some((family, summary)) = with_queue(summary, &families, choice) else {
             continue;
         };
-        let ts = families[family].timestamp_valid_bits > 0 && props.limits.timestamp_period > 0.0;
-        let summary = DeviceSummary { timestamps: ts, ..summary };
-        candidates.push((type_rank(props.device_type), pd, family as u32, summary));
+        candidates.push((type_rank(props.device_type), pd, family, summary));
     }
     let listed = if names.is_empty() { "none".to_string() } else { names.join(", ") };
     let chosen = match wanted {
@@ -190,9 +192,10 @@ impl VulkanBackend {
 
     /// The device whose name contains `name` (case-insensitive), or the best one.
     pub fn with_device(name: Option<&str>) -> Result<VulkanBackend> {
+        let choice = QueueChoice::from_env()?;
         let _setup = setup_lock();
         let inst = Instance::new(true)?;
-        let (physical, family, summary) = choose_device(&inst, name)?;
+        let (physical, family, summary) = choose_device(&inst, name, choice)?;
         // SAFETY: `physical` belongs to this live instance.
         let limits = unsafe { inst.instance.get_physical_device_properties(physical) }.limits;
         let priorities = [1.0f32];

@@ -44,7 +44,7 @@ pub use fluid_core::{
 #[cfg(feature = "cpu")]
 pub use fluid_cpu::CpuBackend;
 #[cfg(feature = "vulkan")]
-pub use fluid_vulkan::{DeviceSummary, VulkanBackend};
+pub use fluid_vulkan::{DeviceSummary, QueueChoice, VulkanBackend};
 #[cfg(feature = "wgpu")]
 pub use fluid_wgpu::{AdapterSummary, WgpuBackend};
 

@@ -187,15 +187,23 @@ fn vulkan_devices() {
         Ok(devices) if devices.is_empty() => println!("Vulkan physical devices: none"),
         Ok(devices) => {
             println!("Vulkan physical devices:");
-            println!("  {:<40} {:<14} {:<9} {:<10} timestamp period", "name", "type", "API", "timestamps");
+            println!(
+                "  {:<40} {:<14} {:<9} {:<10} {:<18} {:<22}",
+                "name", "type", "API", "timestamps", "timestamp period", "queue family used"
+            );
             for d in devices {
+                let queue = match d.queue_family {
+                    None => "none with compute".to_string(),
+                    Some(f) if d.dedicated_compute => format!("{f} (compute only)"),
+                    Some(f) => format!("{f} (graphics, compute)"),
+                };
                 println!(
-                    "  {:<40} {:<14} {:<9} {:<10} {} ns",
+                    "  {:<40} {:<14} {:<9} {:<10} {:<18} {queue}",
                     d.name,
                     d.device_type,
                     d.api_version,
                     if d.timestamps { "yes" } else { "no" },
-                    d.timestamp_period_ns
+                    format!("{} ns", d.timestamp_period_ns),
                 );
             }
         }

@@ -404,10 +404,26 @@ fn a_bad_vulkan_device_name_is_a_clear_error() {
 
 #[cfg(feature = "vulkan")]
 #[test]
+fn a_bad_vulkan_queue_choice_is_a_clear_error() {
+    let out = Command::new(env!("CARGO_BIN_EXE_fluid"))
+        .args(["run", "smoke", "--backend", "vulkan", "--steps", "1"])
+        .env("FLUID_VULKAN_QUEUE", "transfer")
+        .output()
+        .expect("run fluid");
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("FLUID_VULKAN_QUEUE") && err.contains("transfer"), "{err}");
+}
+
+#[cfg(feature = "vulkan")]
+#[test]
 fn info_lists_the_vulkan_physical_devices() {
     let out = fluid(&["info"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let s = text(&out.stdout);
     let section = s.split("Vulkan physical devices:").nth(1).unwrap_or_else(|| panic!("no Vulkan section: {s}"));
-    assert!(section.lines().nth(2).is_some_and(|l| !l.trim().is_empty()), "at least one device: {s}");
+    let device = section.lines().nth(2).unwrap_or_default();
+    assert!(!device.trim().is_empty(), "at least one device: {s}");
+    // Every machine the tests run on (lavapipe, the H100) has a compute queue.
+    assert!(device.contains("(graphics, compute)") || device.contains("(compute only)"), "queue family: {s}");
 }
