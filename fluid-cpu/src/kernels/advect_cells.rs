@@ -6,8 +6,8 @@ use fluid_core::uniforms::{ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, Advec
 use rayon::prelude::*;
 
 use super::common::{
-    G, LANES, backtrace, backtrace_lanes, bilerp_stencils, bilerp_windows, bilerp4, stencil, stencil_lanes,
-    velocity_at_cells,
+    G, LANES, backtrace, backtrace_lanes, bilerp_stencils, bilerp_windows, bilerp4, bilerp4_window, stencil,
+    stencil_lanes, velocity_at_cells,
 };
 
 /// Where cell `(i, j)`'s content was `dt` ago, as interpolation stencils.
@@ -95,7 +95,11 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], f: CellFields
                 }
                 if on_c {
                     for (k, out) in c_row[4 * i0..4 * (i0 + lanes)].chunks_exact_mut(4).enumerate() {
-                        let rgba = bilerp4(f.dye, nx, sx(k), sy(k));
+                        let rgba = if windows {
+                            bilerp4_window(f.dye, nx, (xi0[k] as usize, tx[k]), (yj0[k] as usize, ty[k]))
+                        } else {
+                            bilerp4(f.dye, nx, sx(k), sy(k))
+                        };
                         for ch in 0..4 {
                             out[ch] = rgba[ch] * decay_c;
                         }

@@ -205,15 +205,37 @@ pub fn bilerp4(data: &[f32], nx: usize, x: (usize, usize, f32), y: (usize, usize
     let (j0, j1, ty) = y;
     let px = |i: usize, j: usize| -> [f32; 4] {
         let o = 4 * (j * nx + i);
-        let p = &data[o..o + 4];
-        [p[0], p[1], p[2], p[3]]
+        rgba(&data[o..o + 4])
     };
-    let (c00, c10, c01, c11) = (px(i0, j0), px(i1, j0), px(i0, j1), px(i1, j1));
-    std::array::from_fn(|c| {
-        let a = c00[c] + (c10[c] - c00[c]) * tx;
-        let b = c01[c] + (c11[c] - c01[c]) * tx;
-        a + (b - a) * ty
-    })
+    bilerp_rgba(px(i0, j0), px(i1, j0), px(i0, j1), px(i1, j1), tx, ty)
+}
+
+/// The first four values of `p` as one RGBA value (one 16-byte load).
+#[inline(always)]
+fn rgba(p: &[f32]) -> [f32; 4] {
+    let mut c = [0f32; 4];
+    c.copy_from_slice(&p[..4]);
+    c
+}
+
+/// `a + (b − a)·t` per channel, [`bilerp`]'s arithmetic.
+#[inline(always)]
+fn lerp_rgba(a: [f32; 4], b: [f32; 4], t: f32) -> [f32; 4] {
+    [a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t, a[2] + (b[2] - a[2]) * t, a[3] + (b[3] - a[3]) * t]
+}
+
+/// [`bilerp`] of the four channels of the corners `c00, c10, c01, c11`, in its order.
+#[inline(always)]
+fn bilerp_rgba(c00: [f32; 4], c10: [f32; 4], c01: [f32; 4], c11: [f32; 4], tx: f32, ty: f32) -> [f32; 4] {
+    lerp_rgba(lerp_rgba(c00, c10, tx), lerp_rgba(c01, c11, tx), ty)
+}
+
+/// [`bilerp4`] at the 2 × 2 window whose first cell is `(i0, j0)` (the wall stencil
+/// `(i0, i0 + 1, tx)`, `(j0, j0 + 1, ty)`, see `stencil`): one bounds check.
+#[inline(always)]
+pub fn bilerp4_window(data: &[f32], nx: usize, (i0, tx): (usize, f32), (j0, ty): (usize, f32)) -> [f32; 4] {
+    let w = &data[4 * (j0 * nx + i0)..][..4 * nx + 8];
+    bilerp_rgba(rgba(w), rgba(&w[4..]), rgba(&w[4 * nx..]), rgba(&w[4 * nx + 4..]), tx, ty)
 }
 
 /// u at position `(x, y)` in cell units (world position / h; cell `(i, j)` spans

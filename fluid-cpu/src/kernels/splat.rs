@@ -210,22 +210,29 @@ fn add_cell_row(
     }
     let nx = d_row.len();
     add.fill(0.0);
+    // Channels that no splat adds to (density and temperature when a scene has only dye) keep
+    // sums of exact zeros, which change nothing: they are skipped.
+    let amounts = |s: &SplatGpu| [s.density, s.temperature, s.dye[0], s.dye[1], s.dye[2], s.dye[3]];
+    let used: [bool; 6] = std::array::from_fn(|c| prepared.iter().any(|p| amounts(p.s)[c] != 0.0));
     for p in prepared.iter().filter(|p| row_reaches(p.s, &p.y_cells, j)) {
         row_weights(p.s, &p.x_cells, &p.y_cells, j, w);
-        let s = p.s;
-        let amounts = [s.density, s.temperature, s.dye[0], s.dye[1], s.dye[2], s.dye[3]];
         let (lo, hi) = p.x_cells.reach;
-        for (sum, amount) in add.chunks_exact_mut(nx).zip(amounts) {
+        for ((sum, amount), _) in add.chunks_exact_mut(nx).zip(amounts(p.s)).zip(used).filter(|(_, used)| *used) {
             for (a, w) in sum[lo..hi].iter_mut().zip(&w[lo..hi]) {
                 *a += w * amount;
             }
         }
     }
     let (scalars, dye) = add.split_at(2 * nx);
-    for (field, sum) in [&mut *d_row, &mut *t_row].into_iter().zip(scalars.chunks_exact(nx)) {
+    for ((field, sum), _) in
+        [&mut *d_row, &mut *t_row].into_iter().zip(scalars.chunks_exact(nx)).zip(used).filter(|(_, used)| *used)
+    {
         for (x, &a) in field.iter_mut().zip(sum) {
             *x = if a != 0.0 { *x + a } else { *x };
         }
+    }
+    if !used[2..].iter().any(|u| *u) {
+        return;
     }
     let (r, rest) = dye.split_at(nx);
     let (g, rest) = rest.split_at(nx);
@@ -316,13 +323,33 @@ mod tests {
                     temperature: -1.0,
                     dye: [0.0, 1.0, 2.0, 0.5],
                 },
+                // Dye only, then velocity only: the channels no splat adds to are skipped.
+                SplatGpu {
+                    center: [0.9, 0.6],
+                    radius: 0.2,
+                    falloff: FALLOFF_GAUSSIAN,
+                    velocity: [0.0, 0.0],
+                    density: 0.0,
+                    temperature: 0.0,
+                    dye: [0.0, 0.0, 3.0, 0.0],
+                },
+                SplatGpu {
+                    center: [0.5, 0.5],
+                    radius: 0.25,
+                    falloff: FALLOFF_LINEAR,
+                    velocity: [2.0, 1.0],
+                    density: 0.0,
+                    temperature: 0.0,
+                    dye: [0.0; 4],
+                },
             ];
-            for one in [&splats[..1], &splats[1..], &splats[..]] {
+            for one in [&splats[..1], &splats[1..2], &splats[..2], &splats[2..3], &splats[3..], &splats[1..]] {
+                // Cell fields start at −0.0, which adding nothing must keep.
                 let mut fields: Vec<Vec<f32>> = [FieldId::U, FieldId::V, FieldId::Density, FieldId::Temperature]
                     .iter()
-                    .map(|&f| vec![0.0; grid.len(f)])
+                    .map(|&f| vec![if matches!(f, FieldId::U | FieldId::V) { 0.0 } else { -0.0 }; grid.len(f)])
                     .collect();
-                let mut dye = vec![0.0; 4 * nx * ny];
+                let mut dye = vec![-0.0; 4 * nx * ny];
                 let [u, v, d, t] = &mut fields[..] else { unreachable!() };
                 run(&g, one, SplatFields { u, v, density: d, temperature: t, dye: &mut dye });
                 let exact = one.iter().all(|s| s.falloff != FALLOFF_GAUSSIAN);
@@ -331,6 +358,7 @@ mod tests {
                     assert!((got - want).abs() <= tol, "{what}: {got} vs {want}");
                     assert_eq!(got == 0.0, want == 0.0, "{what}: {got} vs {want}");
                 };
+                let untouched = |got: f32, what: &str| assert_eq!(got.to_bits(), (-0.0f32).to_bits(), "{what}: {got}");
                 for j in 0..ny {
                     for i in 0..=nx {
                         let want = if g.u_on_wall(i) { 0.0 } else { splat_u_face(&g, one, i, j) };
@@ -338,10 +366,18 @@ mod tests {
                     }
                     for i in 0..nx {
                         let add = splat_cell(&g, one, i, j);
-                        check(d[g.c(i, j)], add[0], &format!("density ({i}, {j})"));
-                        check(t[g.c(i, j)], add[1], &format!("temperature ({i}, {j})"));
+                        for (k, field) in [&*d, &*t].into_iter().enumerate() {
+                            let what = format!("{} ({i}, {j})", ["density", "temperature"][k]);
+                            check(field[g.c(i, j)], add[k], &what);
+                            if add[k] == 0.0 {
+                                untouched(field[g.c(i, j)], &what);
+                            }
+                        }
                         for ch in 0..4 {
                             check(dye[4 * g.c(i, j) + ch], add[2 + ch], &format!("dye ({i}, {j})"));
+                            if add[2..].iter().all(|a| *a == 0.0) {
+                                untouched(dye[4 * g.c(i, j) + ch], &format!("dye ({i}, {j})"));
+                            }
                         }
                     }
                 }
