@@ -389,29 +389,30 @@ fn runs_on_gpu_with_timings_and_json(backend: &str) {
     assert!(v["max_divergence"].as_f64().expect("number").is_finite());
 }
 
+/// The standard error of one step of `smoke` on Vulkan with environment variable `key` set to
+/// `value`, which must make it fail with exit code 2.
+#[cfg(feature = "vulkan")]
+fn vulkan_refuses(key: &str, value: &str) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_fluid"))
+        .args(["run", "smoke", "--backend", "vulkan", "--steps", "1"])
+        .env(key, value)
+        .output()
+        .expect("run fluid");
+    assert_eq!(out.status.code(), Some(2), "{key}={value}: {}", text(&out.stderr));
+    text(&out.stderr)
+}
+
 #[cfg(feature = "vulkan")]
 #[test]
 fn a_bad_vulkan_device_name_is_a_clear_error() {
-    let out = Command::new(env!("CARGO_BIN_EXE_fluid"))
-        .args(["run", "smoke", "--backend", "vulkan", "--steps", "1"])
-        .env("FLUID_VULKAN_DEVICE", "no-such-gpu")
-        .output()
-        .expect("run fluid");
-    assert_eq!(out.status.code(), Some(2));
-    let err = text(&out.stderr);
+    let err = vulkan_refuses("FLUID_VULKAN_DEVICE", "no-such-gpu");
     assert!(err.contains("no-such-gpu") && err.contains("devices:"), "{err}");
 }
 
 #[cfg(feature = "vulkan")]
 #[test]
 fn a_bad_vulkan_queue_choice_is_a_clear_error() {
-    let out = Command::new(env!("CARGO_BIN_EXE_fluid"))
-        .args(["run", "smoke", "--backend", "vulkan", "--steps", "1"])
-        .env("FLUID_VULKAN_QUEUE", "transfer")
-        .output()
-        .expect("run fluid");
-    assert_eq!(out.status.code(), Some(2));
-    let err = text(&out.stderr);
+    let err = vulkan_refuses("FLUID_VULKAN_QUEUE", "transfer");
     assert!(err.contains("FLUID_VULKAN_QUEUE") && err.contains("transfer"), "{err}");
 }
 
