@@ -645,6 +645,23 @@ pub fn bits_differ(a: &[f32], b: &[f32]) -> usize {
     a.iter().zip(b).filter(|(p, q)| p.to_bits() != q.to_bits()).count()
 }
 
+/// The [`STATE_FIELDS`] after `steps` steps of the small `smoke` preset on `backend`, with a
+/// splat before every third step.
+pub fn steps_with_splats<B: Backend>(backend: B, steps: usize) -> Vec<Vec<f32>> {
+    let scene = small_preset("smoke");
+    let dt = scene.params.dt;
+    let mut sim = Simulation::new(scene, backend).expect("simulation");
+    for k in 0..steps {
+        if k % 3 == 0 {
+            let x = 0.3 + 0.05 * k as f32;
+            sim.splat(Splat { center: [x, 0.4], radius: 0.1, velocity: [0.5, 0.2], density: 1.0, ..Splat::default() })
+                .expect("splat");
+        }
+        sim.step(dt).expect("step");
+    }
+    STATE_FIELDS.iter().map(|&f| sim.field(f).expect("field")).collect()
+}
+
 /// `Simulation::reset` after steps with splats, then more steps: the same bits as a new
 /// simulation on the same backend (its buffers, its ping-pong assignment and its prepared
 /// work all carry over from before the reset).
@@ -678,26 +695,7 @@ pub fn reset_equals_new<B: Backend>(make: impl Fn() -> B) {
 /// thread's teardown overlaps the other's steps, and there are three rounds, so that setups
 /// overlap steps and teardowns too.
 pub fn concurrent_equals_alone<B: Backend>(make: impl Fn() -> B + Sync) {
-    let scene = small_preset("smoke");
-    let run = |steps: usize| -> Vec<Vec<f32>> {
-        let dt = scene.params.dt;
-        let mut sim = Simulation::new(scene.clone(), make()).expect("simulation");
-        for k in 0..steps {
-            if k % 3 == 0 {
-                let x = 0.3 + 0.05 * k as f32;
-                sim.splat(Splat {
-                    center: [x, 0.4],
-                    radius: 0.1,
-                    velocity: [0.5, 0.2],
-                    density: 1.0,
-                    ..Splat::default()
-                })
-                .expect("splat");
-            }
-            sim.step(dt).expect("step");
-        }
-        STATE_FIELDS.iter().map(|&f| sim.field(f).expect("field")).collect()
-    };
+    let run = |steps: usize| steps_with_splats(make(), steps);
     let lengths = [9, 14];
     let alone = lengths.map(run);
     for round in 0..3 {

@@ -24,3 +24,32 @@ fn two_simulations_on_two_threads_step_as_each_does_alone() {
     fluid_bench::run_alone();
     fluid_bench::parity::concurrent_equals_alone(device);
 }
+
+#[test]
+fn both_queue_families_step_alike() {
+    // The compute-only family (the default where a device has one, as the H100 does) and the
+    // graphics family run the same recording: the same bits after steps with splats.
+    use fluid_vulkan::{QueueChoice, VulkanBackend};
+    fluid_bench::run_alone();
+    let name = std::env::var("FLUID_VULKAN_DEVICE").ok();
+    let run = |queue: QueueChoice| {
+        let backend = VulkanBackend::with_choice(name.as_deref(), queue)
+            .unwrap_or_else(|e| panic!("the vulkan conformance suite needs a device: {e}"));
+        let summary = backend.device_summary().clone();
+        (summary, fluid_bench::parity::steps_with_splats(backend, 8))
+    };
+    let (graphics, on_graphics) = run(QueueChoice::Graphics);
+    let (compute, on_compute) = run(QueueChoice::Compute);
+    assert_eq!(graphics.name, compute.name);
+    eprintln!(
+        "{}: graphics family {:?}, compute family {:?}",
+        graphics.name, graphics.queue_family, compute.queue_family
+    );
+    // lavapipe and the H100 both have a graphics family with compute.
+    assert!(graphics.queue_family.is_some() && !graphics.dedicated_compute, "{graphics:?}");
+    assert!(compute.queue_family.is_some(), "{compute:?}");
+    for (k, (a, b)) in on_graphics.iter().zip(&on_compute).enumerate() {
+        let differ = fluid_bench::parity::bits_differ(a, b);
+        assert_eq!(differ, 0, "state field {k}: {differ} of {} values differ between the families", a.len());
+    }
+}

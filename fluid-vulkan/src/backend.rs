@@ -190,12 +190,18 @@ impl VulkanBackend {
         VulkanBackend::with_device(wanted.as_deref())
     }
 
-    /// The device whose name contains `name` (case-insensitive), or the best one.
+    /// The device whose name contains `name` (case-insensitive), or the best one, on the queue
+    /// family `FLUID_VULKAN_QUEUE` picks (see [`QueueChoice`]).
     pub fn with_device(name: Option<&str>) -> Result<VulkanBackend> {
-        let choice = QueueChoice::from_env()?;
+        VulkanBackend::with_choice(name, QueueChoice::from_env()?)
+    }
+
+    /// The device whose name contains `name` (case-insensitive), or the best one, on the queue
+    /// family `queue` picks there (e.g. the graphics family, to share a game's queue).
+    pub fn with_choice(name: Option<&str>, queue: QueueChoice) -> Result<VulkanBackend> {
         let _setup = setup_lock();
         let inst = Instance::new(true)?;
-        let (physical, family, summary) = choose_device(&inst, name, choice)?;
+        let (physical, family, summary) = choose_device(&inst, name, queue)?;
         // SAFETY: `physical` belongs to this live instance.
         let limits = unsafe { inst.instance.get_physical_device_properties(physical) }.limits;
         let priorities = [1.0f32];

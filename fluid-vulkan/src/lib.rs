@@ -83,8 +83,9 @@ pub struct DeviceSummary {
 /// `Compute` takes a compute-only family where the device has one (NVIDIA and AMD do; it is the
 /// queue games use for "async compute", so the simulation can overlap the renderer's graphics
 /// work), else the first family with compute. On an H100 it ran the smoke step 2 % faster and the
-/// stable-fluid step 5 % faster than the graphics family (doc/PERFORMANCE.md). `Graphics` takes
+/// stable-fluid step 3–4 % faster than the graphics family (doc/PERFORMANCE.md). `Graphics` takes
 /// the first family with both graphics and compute, else the first with compute.
+/// [`VulkanBackend::with_choice`] takes one in code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum QueueChoice {
     /// A compute-only family where there is one.

@@ -188,8 +188,8 @@ fn vulkan_devices() {
         Ok(devices) => {
             println!("Vulkan physical devices:");
             println!(
-                "  {:<40} {:<14} {:<9} {:<10} {:<18} {:<22}",
-                "name", "type", "API", "timestamps", "timestamp period", "queue family used"
+                "  {:<40} {:<14} {:<9} {:<10} {:<18} queue family used",
+                "name", "type", "API", "timestamps", "timestamp period"
             );
             for d in devices {
                 let queue = match d.queue_family {
