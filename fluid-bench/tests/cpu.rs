@@ -11,3 +11,50 @@ fluid_bench::conformance!(backend());
 fn two_simulations_on_two_threads_step_as_each_does_alone() {
     fluid_bench::parity::concurrent_equals_alone(|| fluid_cpu::CpuBackend::new().expect("cpu backend"));
 }
+
+/// The kernels' second copy, compiled for AVX2 and FMA and picked at run time where the CPU has
+/// them (`fluid_cpu::simd`), computes the bits of the baseline copy on every preset. On a CPU
+/// with those features (CI's has) the test also checks that the second copy is the one used.
+#[test]
+fn the_avx2_copy_of_the_kernels_computes_the_baseline_bits() {
+    use fluid::{Scene, Simulation};
+    use fluid_core::schedule::STATE_FIELDS;
+    #[cfg(target_arch = "x86_64")]
+    {
+        let v3 = ["avx", "avx2", "fma", "bmi1", "bmi2", "lzcnt", "f16c", "movbe"];
+        let has = |f: &str| match f {
+            "avx" => std::is_x86_feature_detected!("avx"),
+            "avx2" => std::is_x86_feature_detected!("avx2"),
+            "fma" => std::is_x86_feature_detected!("fma"),
+            "bmi1" => std::is_x86_feature_detected!("bmi1"),
+            "bmi2" => std::is_x86_feature_detected!("bmi2"),
+            "lzcnt" => std::is_x86_feature_detected!("lzcnt"),
+            "f16c" => std::is_x86_feature_detected!("f16c"),
+            _ => std::is_x86_feature_detected!("movbe"),
+        };
+        if v3.iter().all(|f| has(f)) {
+            assert_ne!(fluid_cpu::simd::instruction_set(), "baseline", "this CPU has x86-64-v3");
+        }
+    }
+    let run = |scene: &Scene, baseline: bool| -> Vec<Vec<f32>> {
+        fluid_cpu::simd::set_baseline_only(baseline);
+        if baseline {
+            assert_eq!(fluid_cpu::simd::instruction_set(), "baseline");
+        }
+        let backend = fluid_cpu::CpuBackend::with_threads(2).expect("cpu backend");
+        let mut sim = Simulation::new(scene.clone(), backend).expect("simulation");
+        for _ in 0..12 {
+            sim.step(scene.params.dt).expect("step");
+        }
+        STATE_FIELDS.iter().map(|&f| sim.field(f).expect("field")).collect()
+    };
+    for preset in ["smoke", "ink", "taylor-green", "stable-fluid"] {
+        let scene = fluid_bench::parity::small_preset(preset);
+        let (best, baseline) = (run(&scene, false), run(&scene, true));
+        fluid_cpu::simd::set_baseline_only(false);
+        for (field, (a, b)) in STATE_FIELDS.iter().zip(best.iter().zip(&baseline)) {
+            let differ = fluid_bench::parity::bits_differ(a, b);
+            assert_eq!(differ, 0, "{preset}: {}: {differ} of {} values differ", field.name(), a.len());
+        }
+    }
+}

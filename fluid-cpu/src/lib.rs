@@ -7,6 +7,7 @@
 //! same sequential code from the same inputs, and reductions sum per-row partials in row order.
 
 pub mod kernels;
+pub mod simd;
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -361,7 +362,11 @@ impl Backend for CpuBackend {
     }
 
     fn device(&self) -> String {
-        format!("{} threads", self.threads())
+        let isa = match simd::instruction_set() {
+            "baseline" => "SSE2",
+            _ => "AVX2",
+        };
+        format!("{} threads, {isa}", self.threads())
     }
 
     fn allocate(&mut self, grid: &Grid) -> Result<()> {

@@ -173,11 +173,21 @@ fn presets() {
 
 fn info() {
     println!("backends in this build:");
-    println!("  cpu     {}", if cfg!(feature = "cpu") { "yes (rayon)" } else { "no (build with --features cpu)" });
+    cpu_line();
     println!("  wgpu    {}", if cfg!(feature = "wgpu") { "yes" } else { "no (build with --features wgpu)" });
     println!("  vulkan  {}", if cfg!(feature = "vulkan") { "yes (ash)" } else { "no (build with --features vulkan)" });
     wgpu_adapters();
     vulkan_devices();
+}
+
+#[cfg(feature = "cpu")]
+fn cpu_line() {
+    println!("  cpu     yes (rayon; kernels run as {})", fluid_cpu::simd::instruction_set());
+}
+
+#[cfg(not(feature = "cpu"))]
+fn cpu_line() {
+    println!("  cpu     no (build with --features cpu)");
 }
 
 #[cfg(feature = "vulkan")]

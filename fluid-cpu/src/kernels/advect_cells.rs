@@ -54,6 +54,7 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], f: CellFields
     let s = dt * g.inv_h;
     let min_rows = (4096 / nx).max(1);
     let windows = !g.px && !g.py && nx > 1 && g.ny > 1;
+    let arch = crate::simd::arch();
     f.density_out
         .par_chunks_mut(nx)
         .zip(f.temperature_out.par_chunks_mut(nx))
@@ -61,51 +62,57 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], f: CellFields
         .with_min_len(min_rows)
         .enumerate()
         .for_each(|(j, ((d_row, t_row), c_row))| {
-            let y = j as f32 + 0.5;
-            for c in 0..nx.div_ceil(LANES) {
-                let i0 = c * LANES;
-                let xs: [f32; LANES] = std::array::from_fn(|k| (i0 + k).min(nx - 1) as f32 + 0.5);
-                let k1 = velocity_at_cells(g, u, v, (i0, j), &xs, y);
-                let (bx, by) = backtrace_lanes(g, u, v, p.order, s, &xs, &[y; LANES], k1);
-                let lanes = LANES.min(nx - i0);
-                let (xi0, xi1, tx) = stencil_lanes(&bx.map(|x| x - 0.5), g.nx, false, g.px);
-                let (yj0, yj1, ty) = stencil_lanes(&by.map(|y| y - 0.5), g.ny, false, g.py);
-                let sx = |k: usize| (xi0[k] as usize, xi1[k] as usize, tx[k]);
-                let sy = |k: usize| (yj0[k] as usize, yj1[k] as usize, ty[k]);
-                // One loop per field, each free of the others' branches. With walls on both
-                // axes every stencil is a 2 × 2 window (see `stencil`), read as one.
-                let sample = |field: &[f32]| -> [f32; LANES] {
-                    if windows {
-                        bilerp_windows(field, nx, (&xi0, &tx), (&yj0, &ty))
-                    } else {
-                        bilerp_stencils(field, nx, &(xi0, xi1, tx), &(yj0, yj1, ty))
-                    }
-                };
-                if on_d {
-                    let d = sample(f.density);
-                    for (out, d) in d_row[i0..i0 + lanes].iter_mut().zip(d) {
-                        *out = d * decay_d;
-                    }
-                }
-                if on_t {
-                    let t = sample(f.temperature);
-                    for (out, t) in t_row[i0..i0 + lanes].iter_mut().zip(t) {
-                        *out = amb + (t - amb) * decay_t;
-                    }
-                }
-                if on_c {
-                    for (k, out) in c_row[4 * i0..4 * (i0 + lanes)].chunks_exact_mut(4).enumerate() {
-                        let rgba = if windows {
-                            bilerp4_window(f.dye, nx, (xi0[k] as usize, tx[k]), (yj0[k] as usize, ty[k]))
-                        } else {
-                            bilerp4(f.dye, nx, sx(k), sy(k))
+            crate::simd::vectorized(
+                arch,
+                #[inline(always)]
+                || {
+                    let y = j as f32 + 0.5;
+                    for c in 0..nx.div_ceil(LANES) {
+                        let i0 = c * LANES;
+                        let xs: [f32; LANES] = std::array::from_fn(|k| (i0 + k).min(nx - 1) as f32 + 0.5);
+                        let k1 = velocity_at_cells(g, u, v, (i0, j), &xs, y);
+                        let (bx, by) = backtrace_lanes(g, u, v, p.order, s, &xs, &[y; LANES], k1);
+                        let lanes = LANES.min(nx - i0);
+                        let (xi0, xi1, tx) = stencil_lanes(&bx.map(|x| x - 0.5), g.nx, false, g.px);
+                        let (yj0, yj1, ty) = stencil_lanes(&by.map(|y| y - 0.5), g.ny, false, g.py);
+                        let sx = |k: usize| (xi0[k] as usize, xi1[k] as usize, tx[k]);
+                        let sy = |k: usize| (yj0[k] as usize, yj1[k] as usize, ty[k]);
+                        // One loop per field, each free of the others' branches. With walls on both
+                        // axes every stencil is a 2 × 2 window (see `stencil`), read as one.
+                        let sample = |field: &[f32]| -> [f32; LANES] {
+                            if windows {
+                                bilerp_windows(field, nx, (&xi0, &tx), (&yj0, &ty))
+                            } else {
+                                bilerp_stencils(field, nx, &(xi0, xi1, tx), &(yj0, yj1, ty))
+                            }
                         };
-                        for ch in 0..4 {
-                            out[ch] = rgba[ch] * decay_c;
+                        if on_d {
+                            let d = sample(f.density);
+                            for (out, d) in d_row[i0..i0 + lanes].iter_mut().zip(d) {
+                                *out = d * decay_d;
+                            }
+                        }
+                        if on_t {
+                            let t = sample(f.temperature);
+                            for (out, t) in t_row[i0..i0 + lanes].iter_mut().zip(t) {
+                                *out = amb + (t - amb) * decay_t;
+                            }
+                        }
+                        if on_c {
+                            for (k, out) in c_row[4 * i0..4 * (i0 + lanes)].chunks_exact_mut(4).enumerate() {
+                                let rgba = if windows {
+                                    bilerp4_window(f.dye, nx, (xi0[k] as usize, tx[k]), (yj0[k] as usize, ty[k]))
+                                } else {
+                                    bilerp4(f.dye, nx, sx(k), sy(k))
+                                };
+                                for ch in 0..4 {
+                                    out[ch] = rgba[ch] * decay_c;
+                                }
+                            }
                         }
                     }
-                }
-            }
+                },
+            )
         });
 }
 

@@ -37,37 +37,47 @@ pub fn advect_v_face(g: &G, p: &AdvectParams, dt: f32, decay: f32, u: &[f32], v:
 pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], u_out: &mut [f32], v_out: &mut [f32]) {
     let decay = (-p.velocity_dissipation * dt).exp();
     let s = dt * g.inv_h;
-    for_each_row(u_out, g.nx + 1, |j, row| {
-        let y = j as f32 + 0.5;
-        for (c, chunk) in row.chunks_mut(LANES).enumerate() {
-            let i0 = c * LANES;
-            let xs: [f32; LANES] = std::array::from_fn(|k| g.ui((i0 + k).min(g.nx)) as f32);
-            let k1 = velocity_at_u_faces(g, u, v, (i0, j), &xs, y);
-            let (bx, by) = backtrace_lanes(g, u, v, p.order, s, &xs, &[y; LANES], k1);
-            let val = sample_u_lanes(g, u, &bx, &by);
-            for (k, out) in chunk.iter_mut().enumerate() {
-                *out = if g.u_on_wall(i0 + k) { 0.0 } else { val[k] * decay };
+    for_each_row(
+        u_out,
+        g.nx + 1,
+        #[inline(always)]
+        |j, row| {
+            let y = j as f32 + 0.5;
+            for (c, chunk) in row.chunks_mut(LANES).enumerate() {
+                let i0 = c * LANES;
+                let xs: [f32; LANES] = std::array::from_fn(|k| g.ui((i0 + k).min(g.nx)) as f32);
+                let k1 = velocity_at_u_faces(g, u, v, (i0, j), &xs, y);
+                let (bx, by) = backtrace_lanes(g, u, v, p.order, s, &xs, &[y; LANES], k1);
+                let val = sample_u_lanes(g, u, &bx, &by);
+                for (k, out) in chunk.iter_mut().enumerate() {
+                    *out = if g.u_on_wall(i0 + k) { 0.0 } else { val[k] * decay };
+                }
             }
-        }
-    });
-    for_each_row(v_out, g.nx, |j, row| {
-        let y = g.vj(j) as f32;
-        let wall = g.v_on_wall(j);
-        for (c, chunk) in row.chunks_mut(LANES).enumerate() {
-            let i0 = c * LANES;
-            if wall {
-                chunk.fill(0.0);
-                continue;
+        },
+    );
+    for_each_row(
+        v_out,
+        g.nx,
+        #[inline(always)]
+        |j, row| {
+            let y = g.vj(j) as f32;
+            let wall = g.v_on_wall(j);
+            for (c, chunk) in row.chunks_mut(LANES).enumerate() {
+                let i0 = c * LANES;
+                if wall {
+                    chunk.fill(0.0);
+                    continue;
+                }
+                let xs: [f32; LANES] = std::array::from_fn(|k| (i0 + k).min(g.nx - 1) as f32 + 0.5);
+                let k1 = velocity_at_v_faces(g, u, v, (i0, j), &xs, y);
+                let (bx, by) = backtrace_lanes(g, u, v, p.order, s, &xs, &[y; LANES], k1);
+                let val = sample_v_lanes(g, v, &bx, &by);
+                for (k, out) in chunk.iter_mut().enumerate() {
+                    *out = val[k] * decay;
+                }
             }
-            let xs: [f32; LANES] = std::array::from_fn(|k| (i0 + k).min(g.nx - 1) as f32 + 0.5);
-            let k1 = velocity_at_v_faces(g, u, v, (i0, j), &xs, y);
-            let (bx, by) = backtrace_lanes(g, u, v, p.order, s, &xs, &[y; LANES], k1);
-            let val = sample_v_lanes(g, v, &bx, &by);
-            for (k, out) in chunk.iter_mut().enumerate() {
-                *out = val[k] * decay;
-            }
-        }
-    });
+        },
+    );
 }
 
 #[cfg(test)]

@@ -118,6 +118,7 @@ pub fn force_v_face(
 /// [`confinement`] of the inner cells `1..nx − 1` of row `j` (which has rows above and below)
 /// into `fx`, `fy` (index `i − 1`): the same arithmetic with spacing 2 on both axes and the
 /// zero force for a vanishing gradient as a select, so that it vectorises.
+#[inline(always)]
 fn confinement_row(g: &G, p: &ForceParams, curl: &[f32], j: usize, fx: &mut [f32], fy: &mut [f32]) {
     let nx = g.nx;
     let Cross { centre, left, right, down, up } = cross(curl, nx, j);
@@ -160,63 +161,80 @@ pub fn run(
     // Without confinement the forces are never read.
     let (fx, fy) = scratch[..2 * cells].split_at_mut(cells);
     if p.vorticity != 0.0 {
+        let arch = crate::simd::arch();
         fx.par_chunks_mut(nx).zip(fy.par_chunks_mut(nx)).enumerate().for_each(|(j, (rx, ry))| {
-            if nx < 3 || j == 0 || j + 1 >= ny {
-                for i in 0..nx {
-                    (rx[i], ry[i]) = confinement(g, p, curl, i, j);
-                }
-                return;
-            }
-            (rx[0], ry[0]) = confinement(g, p, curl, 0, j);
-            (rx[nx - 1], ry[nx - 1]) = confinement(g, p, curl, nx - 1, j);
-            confinement_row(g, p, curl, j, &mut rx[1..nx - 1], &mut ry[1..nx - 1]);
+            crate::simd::vectorized(
+                arch,
+                #[inline(always)]
+                || {
+                    if nx < 3 || j == 0 || j + 1 >= ny {
+                        for i in 0..nx {
+                            (rx[i], ry[i]) = confinement(g, p, curl, i, j);
+                        }
+                        return;
+                    }
+                    (rx[0], ry[0]) = confinement(g, p, curl, 0, j);
+                    (rx[nx - 1], ry[nx - 1]) = confinement(g, p, curl, nx - 1, j);
+                    confinement_row(g, p, curl, j, &mut rx[1..nx - 1], &mut ry[1..nx - 1]);
+                },
+            )
         });
     }
     let (fx, fy) = (&*fx, &*fy);
     let conf = |i: usize, j: usize| (fx[g.c(i, j)], fy[g.c(i, j)]);
-    for_each_row(u, nx + 1, |j, row| {
-        if nx < 2 {
-            for (i, x) in row.iter_mut().enumerate() {
-                *x = force_u_face_with(g, p, dt, conf, *x, i, j);
+    for_each_row(
+        u,
+        nx + 1,
+        #[inline(always)]
+        |j, row| {
+            if nx < 2 {
+                for (i, x) in row.iter_mut().enumerate() {
+                    *x = force_u_face_with(g, p, dt, conf, *x, i, j);
+                }
+                return;
             }
-            return;
-        }
-        row[0] = force_u_face_with(g, p, dt, conf, row[0], 0, j);
-        row[nx] = force_u_face_with(g, p, dt, conf, row[nx], nx, j);
-        // Inner face i = k + 1 lies between cells k and k + 1 of the row.
-        let f = &fx[j * nx..][..nx];
-        for (k, x) in row[1..nx].iter_mut().enumerate() {
-            let mut a = p.gravity[0];
-            if p.vorticity != 0.0 {
-                a += 0.5 * (f[k] + f[k + 1]);
+            row[0] = force_u_face_with(g, p, dt, conf, row[0], 0, j);
+            row[nx] = force_u_face_with(g, p, dt, conf, row[nx], nx, j);
+            // Inner face i = k + 1 lies between cells k and k + 1 of the row.
+            let f = &fx[j * nx..][..nx];
+            for (k, x) in row[1..nx].iter_mut().enumerate() {
+                let mut a = p.gravity[0];
+                if p.vorticity != 0.0 {
+                    a += 0.5 * (f[k] + f[k + 1]);
+                }
+                *x = clamp(p, *x + dt * a);
             }
-            *x = clamp(p, *x + dt * a);
-        }
-    });
+        },
+    );
     let buoyant = p.density_weight != 0.0 || p.temperature_lift != 0.0;
-    for_each_row(v, nx, |j, row| {
-        if j == 0 || j >= ny {
+    for_each_row(
+        v,
+        nx,
+        #[inline(always)]
+        |j, row| {
+            if j == 0 || j >= ny {
+                for (i, x) in row.iter_mut().enumerate() {
+                    *x = force_v_face_with(g, p, dt, density, temperature, conf, *x, i, j);
+                }
+                return;
+            }
+            // Face row j lies between cell rows j − 1 and j.
+            let (cd, cu) = ((j - 1) * nx, j * nx);
+            let (dd, du) = (&density[cd..][..nx], &density[cu..][..nx]);
+            let (td, tu) = (&temperature[cd..][..nx], &temperature[cu..][..nx]);
+            let (fd, fu) = (&fy[cd..][..nx], &fy[cu..][..nx]);
             for (i, x) in row.iter_mut().enumerate() {
-                *x = force_v_face_with(g, p, dt, density, temperature, conf, *x, i, j);
+                let mut a = p.gravity[1];
+                if buoyant {
+                    a += 0.5 * (buoyancy(p, dd[i], td[i]) + buoyancy(p, du[i], tu[i]));
+                }
+                if p.vorticity != 0.0 {
+                    a += 0.5 * (fd[i] + fu[i]);
+                }
+                *x = clamp(p, *x + dt * a);
             }
-            return;
-        }
-        // Face row j lies between cell rows j − 1 and j.
-        let (cd, cu) = ((j - 1) * nx, j * nx);
-        let (dd, du) = (&density[cd..][..nx], &density[cu..][..nx]);
-        let (td, tu) = (&temperature[cd..][..nx], &temperature[cu..][..nx]);
-        let (fd, fu) = (&fy[cd..][..nx], &fy[cu..][..nx]);
-        for (i, x) in row.iter_mut().enumerate() {
-            let mut a = p.gravity[1];
-            if buoyant {
-                a += 0.5 * (buoyancy(p, dd[i], td[i]) + buoyancy(p, du[i], tu[i]));
-            }
-            if p.vorticity != 0.0 {
-                a += 0.5 * (fd[i] + fu[i]);
-            }
-            *x = clamp(p, *x + dt * a);
-        }
-    });
+        },
+    );
 }
 
 #[cfg(test)]

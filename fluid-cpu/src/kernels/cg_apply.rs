@@ -13,10 +13,15 @@ pub fn run(g: &G, params: &CgParams, mg: &mut [f32]) {
     let (nx, ny) = (params.nx as usize, params.ny as usize);
     let d0 = params.d as usize;
     let (q, read) = split_around(mg, params.q as usize, nx * ny);
-    for_each_row(q, nx, |j, row| {
-        for (i, x) in row.iter_mut().enumerate() {
-            let dc = read.get(d0 + j * nx + i);
-            *x = -neighbour_sum(nx, ny, (g.px, g.py), i, j, |k| read.get(d0 + k) - dc);
-        }
-    });
+    for_each_row(
+        q,
+        nx,
+        #[inline(always)]
+        |j, row| {
+            for (i, x) in row.iter_mut().enumerate() {
+                let dc = read.get(d0 + j * nx + i);
+                *x = -neighbour_sum(nx, ny, (g.px, g.py), i, j, |k| read.get(d0 + k) - dc);
+            }
+        },
+    );
 }

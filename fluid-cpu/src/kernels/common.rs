@@ -288,7 +288,14 @@ pub fn backtrace(g: &G, u: &[f32], v: &[f32], order: u32, s: f32, x: f32, y: f32
 /// any number of threads.
 pub fn for_each_row(out: &mut [f32], cols: usize, f: impl Fn(usize, &mut [f32]) + Sync) {
     let min_rows = (4096 / cols.max(1)).max(1);
-    out.par_chunks_mut(cols).with_min_len(min_rows).enumerate().for_each(|(j, row)| f(j, row));
+    let arch = crate::simd::arch();
+    out.par_chunks_mut(cols).with_min_len(min_rows).enumerate().for_each(|(j, row)| {
+        crate::simd::vectorized(
+            arch,
+            #[inline(always)]
+            || f(j, row),
+        )
+    });
 }
 
 /// [`for_each_row`] with a scratch slice of `scratch` values for `f`, one per rayon job (its
@@ -300,10 +307,17 @@ pub fn for_each_row_scratch(
     f: impl Fn(usize, &mut [f32], &mut [f32]) + Sync,
 ) {
     let min_rows = (4096 / cols.max(1)).max(1);
-    out.par_chunks_mut(cols)
-        .with_min_len(min_rows)
-        .enumerate()
-        .for_each_init(|| vec![0f32; scratch], |buf, (j, row)| f(j, row, buf));
+    let arch = crate::simd::arch();
+    out.par_chunks_mut(cols).with_min_len(min_rows).enumerate().for_each_init(
+        || vec![0f32; scratch],
+        |buf, (j, row)| {
+            crate::simd::vectorized(
+                arch,
+                #[inline(always)]
+                || f(j, row, buf),
+            )
+        },
+    );
 }
 
 /// The inner samples `1..w − 1` of row `j` of a field `w` samples wide (a row with rows above

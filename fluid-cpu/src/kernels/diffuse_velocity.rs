@@ -63,46 +63,56 @@ pub fn run(
     let a = p.viscosity * dt * g.inv_h * g.inv_h;
     let (nx, ny) = (g.nx, g.ny);
     let denominator = 1.0 + a * 4.0;
-    for_each_row(u_out, nx + 1, |j, row| {
-        if nx < 2 || j == 0 || j + 1 >= ny {
-            for (i, x) in row.iter_mut().enumerate() {
-                *x = diffuse_u_face(g, a, u0, u, i, j);
+    for_each_row(
+        u_out,
+        nx + 1,
+        #[inline(always)]
+        |j, row| {
+            if nx < 2 || j == 0 || j + 1 >= ny {
+                for (i, x) in row.iter_mut().enumerate() {
+                    *x = diffuse_u_face(g, a, u0, u, i, j);
+                }
+                return;
             }
-            return;
-        }
-        row[0] = diffuse_u_face(g, a, u0, u, 0, j);
-        row[nx] = diffuse_u_face(g, a, u0, u, nx, j);
-        // Inner faces 1..nx of the row (nx + 1 wide).
-        let Cross { left, right, down, up, .. } = cross(u, nx + 1, j);
-        let start = inner(u0, nx + 1, j);
-        for (k, x) in row[1..nx].iter_mut().enumerate() {
-            let mut sum = 0.0f32;
-            sum += left[k] + right[k];
-            sum += down[k];
-            sum += up[k];
-            *x = (start[k] + a * sum) / denominator;
-        }
-    });
-    for_each_row(v_out, nx, |j, row| {
-        if nx < 3 || j == 0 || j >= ny {
-            for (i, x) in row.iter_mut().enumerate() {
-                *x = diffuse_v_face(g, a, v0, v, i, j);
+            row[0] = diffuse_u_face(g, a, u0, u, 0, j);
+            row[nx] = diffuse_u_face(g, a, u0, u, nx, j);
+            // Inner faces 1..nx of the row (nx + 1 wide).
+            let Cross { left, right, down, up, .. } = cross(u, nx + 1, j);
+            let start = inner(u0, nx + 1, j);
+            for (k, x) in row[1..nx].iter_mut().enumerate() {
+                let mut sum = 0.0f32;
+                sum += left[k] + right[k];
+                sum += down[k];
+                sum += up[k];
+                *x = (start[k] + a * sum) / denominator;
             }
-            return;
-        }
-        row[0] = diffuse_v_face(g, a, v0, v, 0, j);
-        row[nx - 1] = diffuse_v_face(g, a, v0, v, nx - 1, j);
-        // Inner faces 1..nx − 1 of the row.
-        let Cross { left, right, down, up, .. } = cross(v, nx, j);
-        let start = inner(v0, nx, j);
-        for (k, x) in row[1..nx - 1].iter_mut().enumerate() {
-            let mut sum = 0.0f32;
-            sum += down[k] + up[k];
-            sum += left[k];
-            sum += right[k];
-            *x = (start[k] + a * sum) / denominator;
-        }
-    });
+        },
+    );
+    for_each_row(
+        v_out,
+        nx,
+        #[inline(always)]
+        |j, row| {
+            if nx < 3 || j == 0 || j >= ny {
+                for (i, x) in row.iter_mut().enumerate() {
+                    *x = diffuse_v_face(g, a, v0, v, i, j);
+                }
+                return;
+            }
+            row[0] = diffuse_v_face(g, a, v0, v, 0, j);
+            row[nx - 1] = diffuse_v_face(g, a, v0, v, nx - 1, j);
+            // Inner faces 1..nx − 1 of the row.
+            let Cross { left, right, down, up, .. } = cross(v, nx, j);
+            let start = inner(v0, nx, j);
+            for (k, x) in row[1..nx - 1].iter_mut().enumerate() {
+                let mut sum = 0.0f32;
+                sum += down[k] + up[k];
+                sum += left[k];
+                sum += right[k];
+                *x = (start[k] + a * sum) / denominator;
+            }
+        },
+    );
 }
 
 #[cfg(test)]

@@ -11,9 +11,14 @@ pub fn divergence_cell(g: &G, u: &[f32], v: &[f32], i: usize, j: usize) -> f32 {
 
 /// Fill `out` with the divergence.
 pub fn run(g: &G, u: &[f32], v: &[f32], out: &mut [f32]) {
-    for_each_row(out, g.nx, |j, row| {
-        for (i, d) in row.iter_mut().enumerate() {
-            *d = divergence_cell(g, u, v, i, j);
-        }
-    });
+    for_each_row(
+        out,
+        g.nx,
+        #[inline(always)]
+        |j, row| {
+            for (i, d) in row.iter_mut().enumerate() {
+                *d = divergence_cell(g, u, v, i, j);
+            }
+        },
+    );
 }

@@ -54,33 +54,43 @@ pub fn run(g: &G, params: &JacobiParams, dt: f32, p: &[f32], div: &[f32], out: &
     let omega = params.omega;
     if params.zero_initial != 0 {
         // From p = 0 the neighbour sum vanishes: p ← ω b / n_c.
-        for_each_row(out, g.nx, |j, row| {
-            for (i, x) in row.iter_mut().enumerate() {
-                let n = neighbour_count(g, i, j);
-                *x = if n == 0.0 { 0.0 } else { omega * scale * div[g.c(i, j)] / n };
-            }
-        });
+        for_each_row(
+            out,
+            g.nx,
+            #[inline(always)]
+            |j, row| {
+                for (i, x) in row.iter_mut().enumerate() {
+                    let n = neighbour_count(g, i, j);
+                    *x = if n == 0.0 { 0.0 } else { omega * scale * div[g.c(i, j)] / n };
+                }
+            },
+        );
         return;
     }
     let nx = g.nx;
-    for_each_row(out, nx, |j, row| {
-        if j == 0 || j + 1 >= g.ny || nx < 3 {
-            for (i, x) in row.iter_mut().enumerate() {
-                *x = jacobi_cell(g, omega, scale, p, div, i, j);
+    for_each_row(
+        out,
+        nx,
+        #[inline(always)]
+        |j, row| {
+            if j == 0 || j + 1 >= g.ny || nx < 3 {
+                for (i, x) in row.iter_mut().enumerate() {
+                    *x = jacobi_cell(g, omega, scale, p, div, i, j);
+                }
+                return;
             }
-            return;
-        }
-        // Interior row: the edge cells take the general path, the rest the same formula over
-        // neighbouring slices (which the compiler vectorises).
-        row[0] = jacobi_cell(g, omega, scale, p, div, 0, j);
-        row[nx - 1] = jacobi_cell(g, omega, scale, p, div, nx - 1, j);
-        let mid = &mut row[1..nx - 1];
-        let Cross { centre, left, right, down, up } = cross(p, nx, j);
-        let d = inner(div, nx, j);
-        for k in 0..mid.len() {
-            mid[k] = jacobi_interior(omega, scale, centre[k], left[k] + right[k] + down[k] + up[k], d[k]);
-        }
-    });
+            // Interior row: the edge cells take the general path, the rest the same formula over
+            // neighbouring slices (which the compiler vectorises).
+            row[0] = jacobi_cell(g, omega, scale, p, div, 0, j);
+            row[nx - 1] = jacobi_cell(g, omega, scale, p, div, nx - 1, j);
+            let mid = &mut row[1..nx - 1];
+            let Cross { centre, left, right, down, up } = cross(p, nx, j);
+            let d = inner(div, nx, j);
+            for k in 0..mid.len() {
+                mid[k] = jacobi_interior(omega, scale, centre[k], left[k] + right[k] + down[k] + up[k], d[k]);
+            }
+        },
+    );
 }
 
 /// The sweep at a cell with four neighbours, from values: the same arithmetic as

@@ -64,15 +64,20 @@ pub fn run(
     let cold = params.zero_initial != 0;
     if params.colour == LOAD_RESIDUAL {
         let (hi, lo) = (&*pressure, &*pressure_lo);
-        for_each_row(b, g.nx, |j, row| {
-            if cold {
-                for (i, x) in row.iter_mut().enumerate() {
-                    *x = scale * div[g.c(i, j)];
+        for_each_row(
+            b,
+            g.nx,
+            #[inline(always)]
+            |j, row| {
+                if cold {
+                    for (i, x) in row.iter_mut().enumerate() {
+                        *x = scale * div[g.c(i, j)];
+                    }
+                } else {
+                    residual_b_row(g, scale, hi, lo, div, j, row);
                 }
-            } else {
-                residual_b_row(g, scale, hi, lo, div, j, row);
-            }
-        });
+            },
+        );
         if cold {
             pressure.fill(0.0);
             pressure_lo.fill(0.0);

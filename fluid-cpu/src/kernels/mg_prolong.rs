@@ -52,11 +52,16 @@ pub fn run(g: &G, params: &MgParams, mg: &mut [f32]) {
     let (out, read) = split_around(mg, params.p as usize, nx * ny);
     match read.slice(params.cp as usize, (params.cnx * params.cny) as usize) {
         Some(cp) => add(g, params, cp, out),
-        None => for_each_row(out, nx, |j, row| {
-            for (i, x) in row.iter_mut().enumerate() {
-                *x += correction(g, params, &read, i, j);
-            }
-        }),
+        None => for_each_row(
+            out,
+            nx,
+            #[inline(always)]
+            |j, row| {
+                for (i, x) in row.iter_mut().enumerate() {
+                    *x += correction(g, params, &read, i, j);
+                }
+            },
+        ),
     }
 }
 
@@ -66,7 +71,12 @@ pub fn run(g: &G, params: &MgParams, mg: &mut [f32]) {
 /// (parent and the one beside, in turn), so a row needs no division or wall test there;
 /// [`correction`] is the reference (tested bit for bit).
 pub fn add(g: &G, params: &MgParams, cp: &[f32], out: &mut [f32]) {
-    for_each_row(out, params.nx as usize, |j, row| add_row(g, params, cp, j, row));
+    for_each_row(
+        out,
+        params.nx as usize,
+        #[inline(always)]
+        |j, row| add_row(g, params, cp, j, row),
+    );
 }
 
 /// [`add`] along fine row `j`.

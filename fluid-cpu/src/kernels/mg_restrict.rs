@@ -103,25 +103,31 @@ pub fn run(g: &G, params: &MgParams, mg: &mut [f32]) {
     let (out, read) = split_around(mg, params.cb as usize, 2 * cnx * cny);
     let (b, p) = out.split_at_mut(cnx * cny);
     let arrays = read.slice(params.p as usize, nx * ny).zip(read.slice(params.b as usize, nx * ny));
-    for_each_row_scratch(b, cnx, 2 * nx, |cj, row, scratch| {
-        let Some((fp, fb)) = arrays else {
-            for (ci, x) in row.iter_mut().enumerate() {
-                *x = mg_restrict_cell(g, params, &read, ci, cj);
+    for_each_row_scratch(
+        b,
+        cnx,
+        2 * nx,
+        #[inline(always)]
+        |cj, row, scratch| {
+            let Some((fp, fb)) = arrays else {
+                for (ci, x) in row.iter_mut().enumerate() {
+                    *x = mg_restrict_cell(g, params, &read, ci, cj);
+                }
+                return;
+            };
+            let (r0, r1) = scratch.split_at_mut(nx);
+            let residual = |j: usize, out: &mut [f32]| {
+                residual_row(g.px, Rows::of(fp, nx, ny, g.py, j), &fb[j * nx..(j + 1) * nx], out);
+            };
+            residual(2 * cj, r0);
+            if 2 * cj + 1 < ny {
+                residual(2 * cj + 1, r1);
+                sum_children(r0, Some(r1), row);
+            } else {
+                sum_children(r0, None, row);
             }
-            return;
-        };
-        let (r0, r1) = scratch.split_at_mut(nx);
-        let residual = |j: usize, out: &mut [f32]| {
-            residual_row(g.px, Rows::of(fp, nx, ny, g.py, j), &fb[j * nx..(j + 1) * nx], out);
-        };
-        residual(2 * cj, r0);
-        if 2 * cj + 1 < ny {
-            residual(2 * cj + 1, r1);
-            sum_children(r0, Some(r1), row);
-        } else {
-            sum_children(r0, None, row);
-        }
-    });
+        },
+    );
     p.fill(0.0);
 }
 

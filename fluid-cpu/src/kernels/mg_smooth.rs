@@ -90,17 +90,22 @@ pub fn pass(g: &G, params: &MgParams, p: Option<&[f32]>, b: &[f32], out: &mut [f
     let (omega, colour) = (params.omega, params.colour);
     // From zero, every row of the iterate is this one.
     let zeros = if p.is_none() { vec![0.0f32; nx] } else { Vec::new() };
-    for_each_row(out, nx, |j, row| {
-        let rows = match p {
-            Some(p) => Rows::of(p, nx, ny, g.py, j),
-            None => Rows {
-                down: prev(j, ny, g.py).map(|_| &zeros[..]),
-                row: &zeros,
-                up: next(j, ny, g.py).map(|_| &zeros[..]),
-            },
-        };
-        pass_row(g.px, colour, omega, j, rows, &b[j * nx..(j + 1) * nx], row);
-    });
+    for_each_row(
+        out,
+        nx,
+        #[inline(always)]
+        |j, row| {
+            let rows = match p {
+                Some(p) => Rows::of(p, nx, ny, g.py, j),
+                None => Rows {
+                    down: prev(j, ny, g.py).map(|_| &zeros[..]),
+                    row: &zeros,
+                    up: next(j, ny, g.py).map(|_| &zeros[..]),
+                },
+            };
+            pass_row(g.px, colour, omega, j, rows, &b[j * nx..(j + 1) * nx], row);
+        },
+    );
 }
 
 /// One pass over the level, from the iterate at `p` into `tmp` in the packed buffer: [`pass`]
@@ -112,11 +117,16 @@ pub fn run(g: &G, params: &MgParams, mg: &mut [f32]) {
     match read.slice(params.b as usize, cells) {
         Some(b) if params.zero_initial != 0 => pass(g, params, None, b, out),
         Some(b) if iterate.is_some() => pass(g, params, iterate, b, out),
-        _ => for_each_row(out, params.nx as usize, |j, row| {
-            for (i, x) in row.iter_mut().enumerate() {
-                *x = mg_smooth_cell(g, params, &read, i, j);
-            }
-        }),
+        _ => for_each_row(
+            out,
+            params.nx as usize,
+            #[inline(always)]
+            |j, row| {
+                for (i, x) in row.iter_mut().enumerate() {
+                    *x = mg_smooth_cell(g, params, &read, i, j);
+                }
+            },
+        ),
     }
 }
 

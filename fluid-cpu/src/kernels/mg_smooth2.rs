@@ -215,7 +215,20 @@ fn bands(
             rows,
         });
     }
-    list.into_par_iter().for_each(|job| run_band(&inputs, job));
+    let arch = crate::simd::arch();
+    list.into_par_iter().for_each(|job| {
+        // `vectorized` calls an `FnMut` (see there), which cannot move `job` out: it takes it.
+        let mut job = Some(job);
+        crate::simd::vectorized(
+            arch,
+            #[inline(always)]
+            || {
+                if let Some(job) = job.take() {
+                    run_band(&inputs, job);
+                }
+            },
+        )
+    });
     true
 }
 
@@ -224,6 +237,7 @@ fn bands(
 /// outputs. The first pass reads the iterate from the level itself, or from scratch when the
 /// correction is added to it first (or from a row of zeros); the last writes the band's own rows
 /// straight into `tmp` and the rows beside them (which the residual reads) into scratch.
+#[inline(always)]
 fn run_band(inp: &Inputs<'_>, job: Job<'_>) {
     let (g, params) = (inp.g, inp.params);
     let (nx, ny) = (params.nx as usize, params.ny as usize);
@@ -338,9 +352,14 @@ fn whole_level(g: &G, params: &MgParams, mg: &mut [f32], pressure: Option<Pressu
     {
         let scale = -g.h * g.h / pr.dt;
         let b = params.b as usize;
-        for_each_row(&mut mg[b..b + cells], g.nx, |j, row| {
-            mg_load::residual_b_row(g, scale, pr.hi, pr.lo, pr.div, j, row);
-        });
+        for_each_row(
+            &mut mg[b..b + cells],
+            g.nx,
+            #[inline(always)]
+            |j, row| {
+                mg_load::residual_b_row(g, scale, pr.hi, pr.lo, pr.div, j, row);
+            },
+        );
     }
     let before = mg[p..p + cells].to_vec();
     if prolongs(params) {

@@ -28,18 +28,28 @@ pub fn run(g: &G, params: &FilterParams, mg: &mut [f32], pressure: &mut [f32]) {
     let (nx, cells) = (g.nx, g.nx * g.ny);
     if params.mode == 0 {
         let (q, read): (&mut [f32], Around<'_>) = split_around(mg, params.q as usize, cells);
-        for_each_row(q, nx, |y, row| {
-            for (x, v) in row.iter_mut().enumerate() {
-                *v = column_sum(g, params, |k| read.get(k), x, y);
-            }
-        });
+        for_each_row(
+            q,
+            nx,
+            #[inline(always)]
+            |y, row| {
+                for (x, v) in row.iter_mut().enumerate() {
+                    *v = column_sum(g, params, |k| read.get(k), x, y);
+                }
+            },
+        );
         return;
     }
     let mg: &[f32] = mg;
-    for_each_row(pressure, nx, |y, row| {
-        for (x, v) in row.iter_mut().enumerate() {
-            let warm = if params.mode == 2 { mg[params.q as usize + y * nx + x] } else { 0.0 };
-            *v = column_sum(g, params, |k| mg[k], x, y) + warm;
-        }
-    });
+    for_each_row(
+        pressure,
+        nx,
+        #[inline(always)]
+        |y, row| {
+            for (x, v) in row.iter_mut().enumerate() {
+                let warm = if params.mode == 2 { mg[params.q as usize + y * nx + x] } else { 0.0 };
+                *v = column_sum(g, params, |k| mg[k], x, y) + warm;
+            }
+        },
+    );
 }

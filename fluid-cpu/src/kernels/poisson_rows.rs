@@ -16,15 +16,20 @@ pub fn run(g: &G, params: &FilterParams, dt: f32, pressure: &[f32], div: &[f32],
     let (out, read) = split_around(mg, params.tmp as usize, rank * cells);
     for (i, arr) in out.chunks_mut(cells).enumerate() {
         let bank = params.bank as usize + i * MAX_TAPS as usize;
-        for_each_row(arr, nx, |y, row| {
-            for (x, v) in row.iter_mut().enumerate() {
-                let mut acc = 0.0f32;
-                for t in 0..=2 * params.k as usize {
-                    let xs = fold(x as i64 + t as i64 - i64::from(params.k), nx as i64, g.px);
-                    acc += read.get(bank + t) * src(y * nx + xs);
+        for_each_row(
+            arr,
+            nx,
+            #[inline(always)]
+            |y, row| {
+                for (x, v) in row.iter_mut().enumerate() {
+                    let mut acc = 0.0f32;
+                    for t in 0..=2 * params.k as usize {
+                        let xs = fold(x as i64 + t as i64 - i64::from(params.k), nx as i64, g.px);
+                        acc += read.get(bank + t) * src(y * nx + xs);
+                    }
+                    *v = acc;
                 }
-                *v = acc;
-            }
-        });
+            },
+        );
     }
 }

@@ -59,19 +59,34 @@ pub fn run(
     let omega = params.omega;
     let k = omega * g.h / (2.0 * dt);
     let zero = params.zero_initial != 0;
-    for_each_row(pressure, g.nx, |j, row| {
-        for (i, p) in row.iter_mut().enumerate() {
-            *p = if zero { 0.0 } else { *p } + k * inflow(g, u, v, i, j);
-        }
-    });
-    for_each_row(u_out, g.nx + 1, |j, row| {
-        for (i, x) in row.iter_mut().enumerate() {
-            *x = relax_u_face(g, omega, u, v, i, j);
-        }
-    });
-    for_each_row(v_out, g.nx, |j, row| {
-        for (i, x) in row.iter_mut().enumerate() {
-            *x = relax_v_face(g, omega, u, v, i, j);
-        }
-    });
+    for_each_row(
+        pressure,
+        g.nx,
+        #[inline(always)]
+        |j, row| {
+            for (i, p) in row.iter_mut().enumerate() {
+                *p = if zero { 0.0 } else { *p } + k * inflow(g, u, v, i, j);
+            }
+        },
+    );
+    for_each_row(
+        u_out,
+        g.nx + 1,
+        #[inline(always)]
+        |j, row| {
+            for (i, x) in row.iter_mut().enumerate() {
+                *x = relax_u_face(g, omega, u, v, i, j);
+            }
+        },
+    );
+    for_each_row(
+        v_out,
+        g.nx,
+        #[inline(always)]
+        |j, row| {
+            for (i, x) in row.iter_mut().enumerate() {
+                *x = relax_v_face(g, omega, u, v, i, j);
+            }
+        },
+    );
 }

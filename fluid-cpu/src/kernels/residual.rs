@@ -15,9 +15,14 @@ pub fn residual_cell(g: &G, k: f32, hi: &[f32], lo: &[f32], div: &[f32], i: usiz
 /// Fill `out` with the residual.
 pub fn run(g: &G, dt: f32, hi: &[f32], lo: &[f32], div: &[f32], out: &mut [f32]) {
     let k = dt * g.inv_h * g.inv_h;
-    for_each_row(out, g.nx, |j, row| {
-        for (i, r) in row.iter_mut().enumerate() {
-            *r = residual_cell(g, k, hi, lo, div, i, j);
-        }
-    });
+    for_each_row(
+        out,
+        g.nx,
+        #[inline(always)]
+        |j, row| {
+            for (i, r) in row.iter_mut().enumerate() {
+                *r = residual_cell(g, k, hi, lo, div, i, j);
+            }
+        },
+    );
 }

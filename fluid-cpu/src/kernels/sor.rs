@@ -27,9 +27,14 @@ pub fn sor_cell(g: &G, params: &JacobiParams, scale: f32, p: &[f32], div: &[f32]
 /// One colour pass from `p` into `out`.
 pub fn run(g: &G, params: &JacobiParams, dt: f32, p: &[f32], div: &[f32], out: &mut [f32]) {
     let scale = -g.h * g.h / dt;
-    for_each_row(out, g.nx, |j, row| {
-        for (i, x) in row.iter_mut().enumerate() {
-            *x = sor_cell(g, params, scale, p, div, i, j);
-        }
-    });
+    for_each_row(
+        out,
+        g.nx,
+        #[inline(always)]
+        |j, row| {
+            for (i, x) in row.iter_mut().enumerate() {
+                *x = sor_cell(g, params, scale, p, div, i, j);
+            }
+        },
+    );
 }

@@ -128,6 +128,7 @@ impl Prepared<'_> {
 /// The weights of splat `s` along row `j` of the grid whose axes are `x` and `y`, into `w`:
 /// [`splat_weight`] of `d² = dx² + dy²`, with the gaussian as the product of its axis factors.
 /// One pass over the row that vectorises; only the samples in `x.reach` are written.
+#[inline(always)]
 fn row_weights(s: &SplatGpu, x: &Axis, y: &Axis, j: usize, w: &mut [f32]) {
     let (dy2, r2) = (y.d2[j], s.radius * s.radius);
     let (lo, hi) = x.reach;
@@ -162,6 +163,7 @@ fn row_reaches(s: &SplatGpu, y: &Axis, j: usize) -> bool {
 
 /// Add velocity component `c` (0: u, 1: v) of every splat along row `j` of its faces;
 /// `scratch` holds two of the row's lengths.
+#[inline(always)]
 fn add_velocity_row(
     prepared: &[Prepared<'_>],
     c: usize,
@@ -198,6 +200,7 @@ fn add_velocity_row(
 /// Add the density, temperature and dye of every splat along cell row `j`. `add` holds six of
 /// the row's lengths: the sums per channel (density, temperature, r, g, b, a), each a row, so
 /// that the loops run over one channel at a time and vectorise; `w` one.
+#[inline(always)]
 fn add_cell_row(
     prepared: &[Prepared<'_>],
     j: usize,
@@ -267,15 +270,28 @@ pub fn run(g: &G, splats: &[SplatGpu], f: SplatFields<'_>) {
         return;
     }
     let prepared: Vec<Prepared<'_>> = splats.iter().map(|s| Prepared::new(g, s)).collect();
-    for_each_row_scratch(f.u, g.nx + 1, 2 * (g.nx + 1), |j, row, scratch| {
-        add_velocity_row(&prepared, 0, j, row, scratch, |i| g.u_on_wall(i));
-    });
-    for_each_row_scratch(f.v, g.nx, 2 * g.nx, |j, row, scratch| {
-        if !g.v_on_wall(j) {
-            add_velocity_row(&prepared, 1, j, row, scratch, |_| false);
-        }
-    });
+    for_each_row_scratch(
+        f.u,
+        g.nx + 1,
+        2 * (g.nx + 1),
+        #[inline(always)]
+        |j, row, scratch| {
+            add_velocity_row(&prepared, 0, j, row, scratch, |i| g.u_on_wall(i));
+        },
+    );
+    for_each_row_scratch(
+        f.v,
+        g.nx,
+        2 * g.nx,
+        #[inline(always)]
+        |j, row, scratch| {
+            if !g.v_on_wall(j) {
+                add_velocity_row(&prepared, 1, j, row, scratch, |_| false);
+            }
+        },
+    );
     let nx = g.nx;
+    let arch = crate::simd::arch();
     f.density
         .par_chunks_mut(nx)
         .zip(f.temperature.par_chunks_mut(nx))
@@ -284,7 +300,13 @@ pub fn run(g: &G, splats: &[SplatGpu], f: SplatFields<'_>) {
         .enumerate()
         .for_each_init(
             || (vec![0.0f32; nx], vec![0.0f32; 6 * nx]),
-            |(w, add), (j, ((d_row, t_row), c_row))| add_cell_row(&prepared, j, (d_row, t_row, c_row), w, add),
+            |(w, add), (j, ((d_row, t_row), c_row))| {
+                crate::simd::vectorized(
+                    arch,
+                    #[inline(always)]
+                    || add_cell_row(&prepared, j, (&mut *d_row, &mut *t_row, &mut *c_row), w, add),
+                )
+            },
         );
 }
 

@@ -35,14 +35,24 @@ pub fn project_v_face(g: &G, k: f32, hi: &[f32], lo: &[f32], v: f32, i: usize, j
 /// Subtract `dt ∇p` from `u` and `v` in place.
 pub fn run(g: &G, dt: f32, u: &mut [f32], v: &mut [f32], hi: &[f32], lo: &[f32]) {
     let k = dt * g.inv_h;
-    for_each_row(u, g.nx + 1, |j, row| {
-        for (i, x) in row.iter_mut().enumerate() {
-            *x = project_u_face(g, k, hi, lo, *x, i, j);
-        }
-    });
-    for_each_row(v, g.nx, |j, row| {
-        for (i, x) in row.iter_mut().enumerate() {
-            *x = project_v_face(g, k, hi, lo, *x, i, j);
-        }
-    });
+    for_each_row(
+        u,
+        g.nx + 1,
+        #[inline(always)]
+        |j, row| {
+            for (i, x) in row.iter_mut().enumerate() {
+                *x = project_u_face(g, k, hi, lo, *x, i, j);
+            }
+        },
+    );
+    for_each_row(
+        v,
+        g.nx,
+        #[inline(always)]
+        |j, row| {
+            for (i, x) in row.iter_mut().enumerate() {
+                *x = project_v_face(g, k, hi, lo, *x, i, j);
+            }
+        },
+    );
 }
