@@ -362,11 +362,7 @@ impl Backend for CpuBackend {
     }
 
     fn device(&self) -> String {
-        let isa = match simd::instruction_set() {
-            "baseline" => "SSE2",
-            _ => "AVX2",
-        };
-        format!("{} threads, {isa}", self.threads())
+        format!("{} threads, {}", self.threads(), simd::short_name())
     }
 
     fn allocate(&mut self, grid: &Grid) -> Result<()> {

@@ -5,7 +5,8 @@
 //! through [`pulp`]'s runtime dispatch, which compiles them a second time with those features
 //! enabled and picks that copy when the CPU has them. Rust never fuses a multiply and an add on
 //! its own, and every operation the kernels use is exactly rounded IEEE arithmetic in both
-//! copies, so the results are the same bits either way (tested: `simd_and_baseline_agree`).
+//! copies, so the results are the same bits either way (tested: fluid-bench's
+//! `the_avx2_copy_of_the_kernels_computes_the_baseline_bits`).
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,11 +21,22 @@ pub fn set_baseline_only(baseline: bool) {
     BASELINE_ONLY.store(baseline, Ordering::Relaxed);
 }
 
-/// The instruction set the kernels run with now: `"x86-64-v3 (AVX2, FMA)"` or `"baseline"`.
+/// The instruction set the kernels run with now: `"baseline"`, or on x86-64
+/// `"x86-64-v3 (AVX2, FMA)"` (elsewhere `"extended"`, the best set pulp found).
 pub fn instruction_set() -> &'static str {
     match arch() {
         pulp::Arch::Scalar => "baseline",
-        _ => "x86-64-v3 (AVX2, FMA)",
+        _ if cfg!(target_arch = "x86_64") => "x86-64-v3 (AVX2, FMA)",
+        _ => "extended",
+    }
+}
+
+/// [`instruction_set`] in a word, for device names: `SSE2` or `AVX2` on x86-64.
+pub fn short_name() -> &'static str {
+    match (instruction_set(), cfg!(target_arch = "x86_64")) {
+        ("baseline", true) => "SSE2",
+        (_, true) => "AVX2",
+        (set, false) => set,
     }
 }
 

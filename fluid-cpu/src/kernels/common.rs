@@ -285,7 +285,8 @@ pub fn backtrace(g: &G, u: &[f32], v: &[f32], order: u32, s: f32, x: f32, y: f32
 
 /// Run `cell(i, j) -> value` over every sample of an output field with `cols` values per row,
 /// rows in parallel. Each value depends only on its own `(i, j)`, so the result is the same for
-/// any number of threads.
+/// any number of threads. Rows run through [`crate::simd`]'s dispatch: give `f` the attribute
+/// `#[inline(always)]` (as every kernel does), or it runs as baseline code.
 pub fn for_each_row(out: &mut [f32], cols: usize, f: impl Fn(usize, &mut [f32]) + Sync) {
     let min_rows = (4096 / cols.max(1)).max(1);
     let arch = crate::simd::arch();
