@@ -12,11 +12,11 @@ fn two_simulations_on_two_threads_step_as_each_does_alone() {
     fluid_bench::parity::concurrent_equals_alone(|| fluid_cpu::CpuBackend::new().expect("cpu backend"));
 }
 
-/// The kernels' second copy, compiled for AVX2 and FMA and picked at run time where the CPU has
-/// them (`fluid_cpu::simd`), computes the bits of the baseline copy on every preset. On a CPU
-/// with those features (CI's has) the test also checks that the second copy is the one used.
+/// The kernels' copies compiled for AVX2 and FMA or AVX-512 and picked at run time where the
+/// CPU has them (`fluid_cpu::simd`) compute the bits of the baseline copy on every preset. On a
+/// CPU with AVX2 (CI's has) the test also checks that a vector copy is the one used.
 #[test]
-fn the_avx2_copy_of_the_kernels_computes_the_baseline_bits() {
+fn the_vector_copies_of_the_kernels_compute_the_baseline_bits() {
     use fluid::{Scene, Simulation};
     use fluid_core::schedule::STATE_FIELDS;
     #[cfg(target_arch = "x86_64")]
