@@ -645,10 +645,10 @@ pub fn bits_differ(a: &[f32], b: &[f32]) -> usize {
     a.iter().zip(b).filter(|(p, q)| p.to_bits() != q.to_bits()).count()
 }
 
-/// The [`STATE_FIELDS`] after `steps` steps of the small `smoke` preset on `backend`, with a
-/// splat before every third step.
-pub fn steps_with_splats<B: Backend>(backend: B, steps: usize) -> Vec<Vec<f32>> {
-    let scene = small_preset("smoke");
+/// The [`STATE_FIELDS`] after `steps` steps of the small `preset` ([`small_preset`]) on
+/// `backend`, with a splat before every third step.
+pub fn steps_with_splats<B: Backend>(preset: &str, backend: B, steps: usize) -> Vec<Vec<f32>> {
+    let scene = small_preset(preset);
     let dt = scene.params.dt;
     let mut sim = Simulation::new(scene, backend).expect("simulation");
     for k in 0..steps {
@@ -695,7 +695,7 @@ pub fn reset_equals_new<B: Backend>(make: impl Fn() -> B) {
 /// thread's teardown overlaps the other's steps, and there are three rounds, so that setups
 /// overlap steps and teardowns too.
 pub fn concurrent_equals_alone<B: Backend>(make: impl Fn() -> B + Sync) {
-    let run = |steps: usize| steps_with_splats(make(), steps);
+    let run = |steps: usize| steps_with_splats("smoke", make(), steps);
     let lengths = [9, 14];
     let alone = lengths.map(run);
     for round in 0..3 {

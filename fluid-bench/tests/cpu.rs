@@ -17,40 +17,33 @@ fn two_simulations_on_two_threads_step_as_each_does_alone() {
 /// CPU with AVX2 (CI's has) the test also checks that a vector copy is the one used.
 #[test]
 fn the_vector_copies_of_the_kernels_compute_the_baseline_bits() {
-    use fluid::{Scene, Simulation};
     use fluid_core::schedule::STATE_FIELDS;
     #[cfg(target_arch = "x86_64")]
     {
-        let v3 = ["avx", "avx2", "fma", "bmi1", "bmi2", "lzcnt", "f16c", "movbe"];
-        let has = |f: &str| match f {
-            "avx" => std::is_x86_feature_detected!("avx"),
-            "avx2" => std::is_x86_feature_detected!("avx2"),
-            "fma" => std::is_x86_feature_detected!("fma"),
-            "bmi1" => std::is_x86_feature_detected!("bmi1"),
-            "bmi2" => std::is_x86_feature_detected!("bmi2"),
-            "lzcnt" => std::is_x86_feature_detected!("lzcnt"),
-            "f16c" => std::is_x86_feature_detected!("f16c"),
-            _ => std::is_x86_feature_detected!("movbe"),
-        };
-        if v3.iter().all(|f| has(f)) {
+        let v3 = [
+            std::is_x86_feature_detected!("avx"),
+            std::is_x86_feature_detected!("avx2"),
+            std::is_x86_feature_detected!("fma"),
+            std::is_x86_feature_detected!("bmi1"),
+            std::is_x86_feature_detected!("bmi2"),
+            std::is_x86_feature_detected!("lzcnt"),
+            std::is_x86_feature_detected!("f16c"),
+            std::is_x86_feature_detected!("movbe"),
+        ];
+        if v3.iter().all(|&has| has) {
             assert_ne!(fluid_cpu::simd::instruction_set(), "baseline", "this CPU has x86-64-v3");
         }
     }
-    let run = |scene: &Scene, baseline: bool| -> Vec<Vec<f32>> {
+    let run = |preset: &str, baseline: bool| -> Vec<Vec<f32>> {
         fluid_cpu::simd::set_baseline_only(baseline);
         if baseline {
             assert_eq!(fluid_cpu::simd::instruction_set(), "baseline");
         }
         let backend = fluid_cpu::CpuBackend::with_threads(2).expect("cpu backend");
-        let mut sim = Simulation::new(scene.clone(), backend).expect("simulation");
-        for _ in 0..12 {
-            sim.step(scene.params.dt).expect("step");
-        }
-        STATE_FIELDS.iter().map(|&f| sim.field(f).expect("field")).collect()
+        fluid_bench::parity::steps_with_splats(preset, backend, 12)
     };
     for preset in ["smoke", "ink", "taylor-green", "stable-fluid"] {
-        let scene = fluid_bench::parity::small_preset(preset);
-        let (best, baseline) = (run(&scene, false), run(&scene, true));
+        let (best, baseline) = (run(preset, false), run(preset, true));
         fluid_cpu::simd::set_baseline_only(false);
         for (field, (a, b)) in STATE_FIELDS.iter().zip(best.iter().zip(&baseline)) {
             let differ = fluid_bench::parity::bits_differ(a, b);

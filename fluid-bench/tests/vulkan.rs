@@ -36,7 +36,7 @@ fn both_queue_families_step_alike() {
         let backend = VulkanBackend::with_choice(name.as_deref(), queue)
             .unwrap_or_else(|e| panic!("the vulkan conformance suite needs a device: {e}"));
         let summary = backend.device_summary().clone();
-        (summary, fluid_bench::parity::steps_with_splats(backend, 8))
+        (summary, fluid_bench::parity::steps_with_splats("smoke", backend, 8))
     };
     let (graphics, on_graphics) = run(QueueChoice::Graphics);
     let (compute, on_compute) = run(QueueChoice::Compute);

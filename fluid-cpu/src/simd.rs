@@ -4,9 +4,9 @@
 //! machine. Where the CPU has more (AVX2 and FMA, "x86-64-v3"), the kernels' row loops run
 //! through [`pulp`]'s runtime dispatch, which compiles them a second time with those features
 //! enabled and picks that copy when the CPU has them. (pulp's AVX-512 copy, its `x86-v4`
-//! feature, was measured and left off: no faster here, slower at 1024², doc/PERFORMANCE.md.) Rust never fuses a multiply and an add on
-//! its own, and every operation the kernels use is exactly rounded IEEE arithmetic in both
-//! copies, so the results are the same bits either way (tested: fluid-bench's
+//! feature, was measured and left off: no faster here, slower at 1024², doc/PERFORMANCE.md.)
+//! Rust never fuses a multiply and an add on its own, and every operation the kernels use is
+//! exactly rounded IEEE arithmetic in both copies, so the results are the same bits either way (tested: fluid-bench's
 //! `the_vector_copies_of_the_kernels_compute_the_baseline_bits`).
 
 use std::sync::OnceLock;
@@ -26,26 +26,26 @@ pub fn set_baseline_only(baseline: bool) {
 /// `"x86-64-v3 (AVX2, FMA)"` (`"x86-64-v4 (AVX-512)"` if pulp's `x86-v4` feature is turned
 /// on; elsewhere `"extended"`, the best set pulp found).
 pub fn instruction_set() -> &'static str {
-    #[cfg(target_arch = "x86_64")]
-    match arch() {
-        pulp::Arch::Scalar => "baseline",
-        pulp::Arch::V3(_) => "x86-64-v3 (AVX2, FMA)",
-        _ => "x86-64-v4 (AVX-512)",
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    match arch() {
-        pulp::Arch::Scalar => "baseline",
-        _ => "extended",
-    }
+    names().0
 }
 
 /// [`instruction_set`] in a word, for device names: `SSE2`, `AVX2` or `AVX-512` on x86-64.
 pub fn short_name() -> &'static str {
-    match instruction_set() {
-        "baseline" if cfg!(target_arch = "x86_64") => "SSE2",
-        "x86-64-v3 (AVX2, FMA)" => "AVX2",
-        "x86-64-v4 (AVX-512)" => "AVX-512",
-        other => other,
+    names().1
+}
+
+/// The long and the short name of the instruction set in use.
+fn names() -> (&'static str, &'static str) {
+    #[cfg(target_arch = "x86_64")]
+    match arch() {
+        pulp::Arch::Scalar => ("baseline", "SSE2"),
+        pulp::Arch::V3(_) => ("x86-64-v3 (AVX2, FMA)", "AVX2"),
+        _ => ("x86-64-v4 (AVX-512)", "AVX-512"),
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    match arch() {
+        pulp::Arch::Scalar => ("baseline", "baseline"),
+        _ => ("extended", "extended"),
     }
 }
 

@@ -197,12 +197,20 @@ fn add_velocity_row(
     }
 }
 
+/// What splat `s` adds per cell: density, temperature, r, g, b, a.
+fn cell_amounts(s: &SplatGpu) -> [f32; 6] {
+    [s.density, s.temperature, s.dye[0], s.dye[1], s.dye[2], s.dye[3]]
+}
+
 /// Add the density, temperature and dye of every splat along cell row `j`. `add` holds six of
 /// the row's lengths: the sums per channel (density, temperature, r, g, b, a), each a row, so
-/// that the loops run over one channel at a time and vectorise; `w` one.
+/// that the loops run over one channel at a time and vectorise; `w` one. Channels not `used`
+/// (no splat adds to them: density and temperature when a scene has only dye) would keep sums
+/// of exact zeros, which change nothing: they are skipped.
 #[inline(always)]
 fn add_cell_row(
     prepared: &[Prepared<'_>],
+    used: [bool; 6],
     j: usize,
     (d_row, t_row, c_row): (&mut [f32], &mut [f32], &mut [f32]),
     w: &mut [f32],
@@ -213,14 +221,10 @@ fn add_cell_row(
     }
     let nx = d_row.len();
     add.fill(0.0);
-    // Channels that no splat adds to (density and temperature when a scene has only dye) keep
-    // sums of exact zeros, which change nothing: they are skipped.
-    let amounts = |s: &SplatGpu| [s.density, s.temperature, s.dye[0], s.dye[1], s.dye[2], s.dye[3]];
-    let used: [bool; 6] = std::array::from_fn(|c| prepared.iter().any(|p| amounts(p.s)[c] != 0.0));
     for p in prepared.iter().filter(|p| row_reaches(p.s, &p.y_cells, j)) {
         row_weights(p.s, &p.x_cells, &p.y_cells, j, w);
         let (lo, hi) = p.x_cells.reach;
-        for ((sum, amount), _) in add.chunks_exact_mut(nx).zip(amounts(p.s)).zip(used).filter(|(_, used)| *used) {
+        for ((sum, amount), _) in add.chunks_exact_mut(nx).zip(cell_amounts(p.s)).zip(used).filter(|(_, used)| *used) {
             for (a, w) in sum[lo..hi].iter_mut().zip(&w[lo..hi]) {
                 *a += w * amount;
             }
@@ -291,6 +295,7 @@ pub fn run(g: &G, splats: &[SplatGpu], f: SplatFields<'_>) {
         },
     );
     let nx = g.nx;
+    let used: [bool; 6] = std::array::from_fn(|c| splats.iter().any(|s| cell_amounts(s)[c] != 0.0));
     let arch = crate::simd::arch();
     f.density
         .par_chunks_mut(nx)
@@ -304,7 +309,7 @@ pub fn run(g: &G, splats: &[SplatGpu], f: SplatFields<'_>) {
                 crate::simd::vectorized(
                     arch,
                     #[inline(always)]
-                    || add_cell_row(&prepared, j, (&mut *d_row, &mut *t_row, &mut *c_row), w, add),
+                    || add_cell_row(&prepared, used, j, (&mut *d_row, &mut *t_row, &mut *c_row), w, add),
                 )
             },
         );
