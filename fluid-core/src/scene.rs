@@ -235,6 +235,37 @@ fn element<'a>(a: &'a mut [toml::Value], index: &str) -> std::result::Result<&'a
         .ok_or_else(|| format!("is an array of {len}: `{index}` is not an index in 0..{len}"))
 }
 
+/// Check that every float in a scene's TOML fits the `f32` the scene stores it in: a finite value
+/// beyond ±3.4e38 would become infinite, a non-zero one below 1.2e-38 would lose its digits
+/// or become 0. Errors name the key (`emitters[0].radius`) and the value as written.
+/// Infinities and NaN pass here; [`Scene::validate`] names them.
+fn check_f32_range(table: &toml::Table) -> Result<()> {
+    fn walk(value: &toml::Value, key: &str) -> Result<()> {
+        match value {
+            toml::Value::Float(x) if x.is_finite() => {
+                let a = x.abs();
+                if a > f64::from(f32::MAX) {
+                    return Err(Error::invalid(key, format!("{x:e}"), "beyond f32's range of ±3.4e38"));
+                }
+                if a != 0.0 && a < f64::from(f32::MIN_POSITIVE) {
+                    return Err(Error::invalid(
+                        key,
+                        format!("{x:e}"),
+                        "too small for f32, whose smallest normal value is 1.2e-38; write 0 for none",
+                    ));
+                }
+                Ok(())
+            }
+            toml::Value::Table(t) => {
+                t.iter().try_for_each(|(k, v)| walk(v, &if key.is_empty() { k.clone() } else { format!("{key}.{k}") }))
+            }
+            toml::Value::Array(a) => a.iter().enumerate().try_for_each(|(i, v)| walk(v, &format!("{key}[{i}]"))),
+            _ => Ok(()),
+        }
+    }
+    table.iter().try_for_each(|(k, v)| walk(v, k))
+}
+
 impl Scene {
     /// Parse a scene from TOML text; `origin` names it in errors (a path or `preset smoke`).
     pub fn from_toml(text: &str, origin: &str) -> Result<Scene> {
@@ -244,13 +275,16 @@ impl Scene {
     /// Parse a scene and apply `key=value` overrides (see [`parse_override`]) before checking it.
     pub fn from_toml_with(text: &str, origin: &str, overrides: &[(String, toml::Value)]) -> Result<Scene> {
         let scene_err = |e: toml::de::Error| Error::Scene { origin: origin.to_string(), message: e.to_string() };
+        let mut table: toml::Table = toml::from_str(text).map_err(scene_err)?;
         let scene: Scene = if overrides.is_empty() {
+            check_f32_range(&table)?;
+            // Deserialised from the text rather than the table, so that errors keep their line.
             toml::from_str(text).map_err(scene_err)?
         } else {
-            let mut table: toml::Table = toml::from_str(text).map_err(scene_err)?;
             for (k, v) in overrides {
                 apply_override(&mut table, k, v.clone())?;
             }
+            check_f32_range(&table)?;
             table.try_into().map_err(|e: toml::de::Error| Error::Scene {
                 origin: format!("{origin} (after --set overrides)"),
                 message: e.to_string().trim().to_string(),
@@ -464,6 +498,21 @@ mod tests {
             .to_string();
         assert!(e.contains("conjugate") && e.contains("multigrid"), "{e}");
         assert!(parse_override("novalue").is_err());
+        // Floats that f32 cannot hold are refused with the value as written, not as it would
+        // have become (inf, 0), in the file and through overrides, arrays included.
+        let e = Scene::from_toml("[grid]\nnx = 4\nny = 4\n[params]\ndt = 1e300\n", "t").expect_err("huge").to_string();
+        assert!(e.contains("params.dt") && e.contains("1e300") && e.contains("f32's range"), "{e}");
+        let over = |item: &str| Scene::preset_with("smoke", &[parse_override(item).expect("p")]);
+        let e = over("params.viscosity=1e-50").expect_err("tiny").to_string();
+        assert!(e.contains("params.viscosity") && e.contains("1e-50") && e.contains("too small"), "{e}");
+        let e = over("emitters.0.center.1=-4e38").expect_err("huge negative").to_string();
+        assert!(e.contains("emitters[0].center[1]") && e.contains("-4e38"), "{e}");
+        // The edges of the range, and zero, pass.
+        for ok in
+            ["params.viscosity=0.0", "params.viscosity=-0.0", "params.viscosity=1.2e-38", "params.max_speed=3.4e38"]
+        {
+            over(ok).unwrap_or_else(|e| panic!("{ok}: {e}"));
+        }
         assert!(Scene::preset("nope").is_err());
     }
 

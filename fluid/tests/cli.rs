@@ -159,6 +159,8 @@ fn bad_input_gets_a_clear_message_and_exit_code_2() {
     bad(&["run", "smoke", "--dump", "velocity"], &["unknown field", "velocity"]);
     bad(&["run", "smoke", "--set", "params.dt=nan"], &["params.dt", "NaN"]);
     bad(&["run", "smoke", "--set", "params.dt=inf"], &["params.dt", "inf"]);
+    bad(&["run", "smoke", "--set", "params.dt=1e300"], &["params.dt", "1e300", "f32"]);
+    bad(&["run", "smoke", "--set", "params.viscosity=1e-50"], &["params.viscosity", "1e-50", "f32"]);
     bad(&["run", "smoke", "--set", "grid.nx=0"], &["grid.nx", "0"]);
     bad(&["run", "smoke", "--set", "grid.h=-1"], &["grid.h", "-1"]);
     bad(&["run", "smoke", "--set", "grid.h=1e-30"], &["grid.h", "1e-30", "1e-12"]);
