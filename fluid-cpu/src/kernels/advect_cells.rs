@@ -69,7 +69,9 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], f: CellFields
                     let y = j as f32 + 0.5;
                     for c in 0..nx.div_ceil(LANES) {
                         let i0 = c * LANES;
-                        let xs: [f32; LANES] = std::array::from_fn(|k| (i0 + k).min(nx - 1) as f32 + 0.5);
+                        // Through i32 (exact: at most 32769 columns): x86 has a vector conversion from i32
+                        // to f32, not from usize, which left these eight conversions scalar.
+                        let xs: [f32; LANES] = std::array::from_fn(|k| (i0 + k).min(nx - 1) as i32 as f32 + 0.5);
                         let k1 = velocity_at_cells(g, u, v, (i0, j), &xs, y);
                         let (bx, by) = backtrace_lanes(g, u, v, p.order, s, &xs, &[y; LANES], k1);
                         let lanes = LANES.min(nx - i0);

@@ -45,7 +45,9 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], u_out: &mut [
             let y = j as f32 + 0.5;
             for (c, chunk) in row.chunks_mut(LANES).enumerate() {
                 let i0 = c * LANES;
-                let xs: [f32; LANES] = std::array::from_fn(|k| g.ui((i0 + k).min(g.nx)) as f32);
+                // Through i32 (exact: at most 32769 columns): x86 has a vector conversion from i32
+                // to f32, not from usize, which left these eight conversions scalar.
+                let xs: [f32; LANES] = std::array::from_fn(|k| g.ui((i0 + k).min(g.nx)) as i32 as f32);
                 let k1 = velocity_at_u_faces(g, u, v, (i0, j), &xs, y);
                 let (bx, by) = backtrace_lanes(g, u, v, p.order, s, &xs, &[y; LANES], k1);
                 let val = sample_u_lanes(g, u, &bx, &by);
@@ -68,7 +70,8 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], u_out: &mut [
                     chunk.fill(0.0);
                     continue;
                 }
-                let xs: [f32; LANES] = std::array::from_fn(|k| (i0 + k).min(g.nx - 1) as f32 + 0.5);
+                // Through i32, as above.
+                let xs: [f32; LANES] = std::array::from_fn(|k| (i0 + k).min(g.nx - 1) as i32 as f32 + 0.5);
                 let k1 = velocity_at_v_faces(g, u, v, (i0, j), &xs, y);
                 let (bx, by) = backtrace_lanes(g, u, v, p.order, s, &xs, &[y; LANES], k1);
                 let val = sample_v_lanes(g, v, &bx, &by);
