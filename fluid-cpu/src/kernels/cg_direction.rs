@@ -7,6 +7,8 @@
 
 use fluid_core::uniforms::CgParams;
 
+use rayon::prelude::*;
+
 use super::common::split_around;
 
 /// β from the scalars; `None` for `d = z`.
@@ -23,11 +25,17 @@ pub fn run(params: &CgParams, mg: &mut [f32]) {
     let n = (params.nx * params.ny) as usize;
     let (d, read) = split_around(mg, params.d as usize, n);
     let beta = beta(params, |k| read.get(k));
-    for (c, x) in d.iter_mut().enumerate() {
-        let z = read.get(params.z as usize + c);
-        *x = match beta {
-            Some(b) => z + b * *x,
-            None => z,
-        };
-    }
+    // `z` lies outside `d`.
+    let z = read.slice(params.z as usize, n).expect("z lies outside d");
+    let arch = crate::simd::arch();
+    d.par_chunks_mut(4096).zip(z.par_chunks(4096)).for_each(|(d, z)| {
+        crate::simd::vectorized(
+            arch,
+            #[inline(always)]
+            || match beta {
+                Some(b) => d.iter_mut().zip(z).for_each(|(x, &z)| *x = z + b * *x),
+                None => d.copy_from_slice(z),
+            },
+        )
+    });
 }
