@@ -45,7 +45,7 @@ fn project_run(x: &mut [f32], k: f32, (hi1, hi0): (&[f32], &[f32]), (lo1, lo0): 
 }
 
 /// Subtract `dt ∇p` from `u` and `v` in place. Faces between two cells of one row (u) or one
-/// column (v) go through [`project_run`]; the others (walls, periodic seams) through
+/// column (v) go through `project_run`; the others (walls, periodic seams) through
 /// [`project_u_face`] / [`project_v_face`]. The same bits as those functions face by face
 /// (tested).
 pub fn run(g: &G, dt: f32, u: &mut [f32], v: &mut [f32], hi: &[f32], lo: &[f32]) {
