@@ -35,16 +35,11 @@ pub fn cg_init_cell(
 pub fn run(g: &G, params: &CgParams, dt: f32, pressure: &[f32], pressure_lo: &[f32], div: &[f32], mg: &mut [f32]) {
     let scale = -g.h * g.h / dt;
     let (nx, ny, n) = (g.nx, g.ny, g.nx * g.ny);
+    let at = |o: usize| o..o + n;
     let (xo, ro) = (params.x as usize, params.r as usize);
-    // `x` (high then low part, 2n) and `r` (n) are disjoint ranges of the buffer.
-    let (x, r) = if xo < ro {
-        let (a, b) = mg.split_at_mut(ro);
-        (&mut a[xo..xo + 2 * n], &mut b[..n])
-    } else {
-        let (a, b) = mg.split_at_mut(xo);
-        (&mut b[..2 * n], &mut a[ro..ro + n])
-    };
-    let (x_hi, x_lo) = x.split_at_mut(n);
+    let [x_hi, x_lo, r] = mg
+        .get_disjoint_mut([at(xo), at(xo + n), at(ro)])
+        .expect("MGPCG's x (high and low part) and r are disjoint arrays of the packed buffer");
     let arch = crate::simd::arch();
     x_hi.par_chunks_mut(nx)
         .zip(x_lo.par_chunks_mut(nx))
