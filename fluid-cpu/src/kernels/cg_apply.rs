@@ -6,7 +6,7 @@
 
 use fluid_core::uniforms::CgParams;
 
-use super::common::{Around, G, cross, for_each_row, neighbour_sum, split_around};
+use super::common::{Around, G, Rows, for_each_row, neighbour_sum, split_around};
 
 /// `q` at cell `(i, j)`, with `d(k)` the direction at flat index `k`: the reference that
 /// [`run`] matches bit for bit (tested).
@@ -16,35 +16,31 @@ pub fn apply_cell(g: &G, (nx, ny): (usize, usize), d: impl Fn(usize) -> f32, i: 
     -neighbour_sum(nx, ny, (g.px, g.py), i, j, |k| d(k) - dc)
 }
 
-/// Fill `q`. Rows with rows above and below take their inner cells over row slices, in
-/// [`apply_cell`]'s order (from zero: left, right, down, up), so that they vectorise; the
-/// other cells go through [`apply_cell`].
+/// Fill `q`. Rows with rows above and below ([`Rows::cross`]; on a periodic axis, every row)
+/// take their inner cells over row slices, in [`apply_cell`]'s order (from zero: left, right,
+/// down, up), so that they vectorise; the other cells go through [`apply_cell`].
 pub fn run(g: &G, params: &CgParams, mg: &mut [f32]) {
     let (nx, ny) = (params.nx as usize, params.ny as usize);
-    let d0 = params.d as usize;
     let (q, read): (&mut [f32], Around<'_>) = split_around(mg, params.q as usize, nx * ny);
+    let d = read.slice(params.d as usize, nx * ny).expect("MGPCG's d lies outside q");
     for_each_row(
         q,
         nx,
         #[inline(always)]
         |j, row| {
-            let d = |k: usize| read.get(d0 + k);
-            // `d` lies outside `q`, so its rows are one slice.
-            let rows = (nx >= 3 && j >= 1 && j + 1 < ny).then(|| read.slice(d0 + (j - 1) * nx, 3 * nx)).flatten();
-            let Some(rows) = rows else {
+            let Some(c) = Rows::of(d, nx, ny, g.py, j).cross() else {
                 for (i, x) in row.iter_mut().enumerate() {
-                    *x = apply_cell(g, (nx, ny), d, i, j);
+                    *x = apply_cell(g, (nx, ny), |k| d[k], i, j);
                 }
                 return;
             };
-            let c = cross(rows, nx, 1);
             for (k, x) in row[1..nx - 1].iter_mut().enumerate() {
                 let dc = c.centre[k];
                 let sum = 0.0 + (c.left[k] - dc);
                 *x = -(((sum + (c.right[k] - dc)) + (c.down[k] - dc)) + (c.up[k] - dc));
             }
-            row[0] = apply_cell(g, (nx, ny), d, 0, j);
-            row[nx - 1] = apply_cell(g, (nx, ny), d, nx - 1, j);
+            row[0] = apply_cell(g, (nx, ny), |k| d[k], 0, j);
+            row[nx - 1] = apply_cell(g, (nx, ny), |k| d[k], nx - 1, j);
         },
     );
 }

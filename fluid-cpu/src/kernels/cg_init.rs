@@ -6,7 +6,7 @@ use fluid_core::uniforms::CgParams;
 
 use rayon::prelude::*;
 
-use super::common::{G, cross, df_differences};
+use super::common::{G, Rows, df_differences};
 
 /// `(x_hi, x_lo, r)` at cell `(i, j)`.
 #[inline(always)]
@@ -28,10 +28,10 @@ pub fn cg_init_cell(
     (hi[c], lo[c], b + df_differences(g, hi, lo, i, j))
 }
 
-/// Fill `x` (both parts) and `r`, rows in parallel. Rows with rows above and below take their
-/// inner cells over row slices, in [`cg_init_cell`]'s order (each neighbour's high and low
-/// differences, summed from zero: left, right, down, up), so that they vectorise; the same
-/// bits as [`cg_init_cell`] (tested).
+/// Fill `x` (both parts) and `r`, rows in parallel. Rows with rows above and below
+/// ([`Rows::cross`]; on a periodic axis, every row) take their inner cells over row slices, in
+/// [`cg_init_cell`]'s order (each neighbour's high and low differences, summed from zero: left,
+/// right, down, up), so that they vectorise; the same bits as [`cg_init_cell`] (tested).
 pub fn run(g: &G, params: &CgParams, dt: f32, pressure: &[f32], pressure_lo: &[f32], div: &[f32], mg: &mut [f32]) {
     let scale = -g.h * g.h / dt;
     let (nx, ny, n) = (g.nx, g.ny, g.nx * g.ny);
@@ -52,15 +52,15 @@ pub fn run(g: &G, params: &CgParams, dt: f32, pressure: &[f32], pressure_lo: &[f
                 #[inline(always)]
                 || {
                     let row = j * nx;
-                    if params.flag != 0 || nx < 3 || j == 0 || j + 1 >= ny {
+                    let rows = |f| Rows::of(f, nx, ny, g.py, j).cross();
+                    let (Some(h), Some(l), 0) = (rows(pressure), rows(pressure_lo), params.flag) else {
                         for i in 0..nx {
                             (xh[i], xl[i], rr[i]) = cg_init_cell(g, params, scale, pressure, pressure_lo, div, i, j);
                         }
                         return;
-                    }
+                    };
                     xh.copy_from_slice(&pressure[row..row + nx]);
                     xl.copy_from_slice(&pressure_lo[row..row + nx]);
-                    let (h, l) = (cross(pressure, nx, j), cross(pressure_lo, nx, j));
                     let b = &div[row + 1..row + nx - 1];
                     for (k, out) in rr[1..nx - 1].iter_mut().enumerate() {
                         let (hc, lc) = (h.centre[k], l.centre[k]);
