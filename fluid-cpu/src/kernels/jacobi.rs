@@ -2,10 +2,18 @@
 //! `∇²p = ∇·u / dt` at one cell. In matrix form `A p = b` with `(A p)_c = n_c p_c − Σ p_nbr`
 //! over the `n_c` neighbours that are not walls (walls are Neumann: `∂p/∂n = 0`) and
 //! `b = −h² ∇·u / dt`; the sweep is `p ← p + ω ((Σ p_nbr + b) / n_c − p)`.
+//!
+//! Results below `f32::MIN_POSITIVE` in magnitude (subnormal numbers) are stored as zero, as a
+//! processor in flush-to-zero mode would store them. The front of a solve that spreads from a
+//! local source into a field of zeros is made of such numbers, and on x86 every arithmetic
+//! operation that reads or makes one takes a microcode assist of about a hundred cycles: at
+//! 1024² they made the first steps' sweeps half again slower (doc/PERFORMANCE.md). The values
+//! change by less than 1.2e-38; GPUs commonly flush the same way (Vulkan leaves it to the
+//! driver unless a shader asks to preserve them).
 
 use fluid_core::uniforms::JacobiParams;
 
-use super::common::{Cross, G, cross, for_each_row, inner};
+use super::common::{Cross, G, cross, flush_subnormal, for_each_row, inner};
 
 /// Sum of the existing neighbours' pressure and their count, for cell `(i, j)`.
 #[inline(always)]
@@ -45,7 +53,7 @@ pub fn jacobi_cell(g: &G, omega: f32, scale: f32, p: &[f32], div: &[f32], i: usi
         return p[c];
     }
     let pj = (sum + scale * div[c]) / n;
-    p[c] + omega * (pj - p[c])
+    flush_subnormal(p[c] + omega * (pj - p[c]))
 }
 
 /// One sweep from `p` into `out`.
@@ -61,7 +69,7 @@ pub fn run(g: &G, params: &JacobiParams, dt: f32, p: &[f32], div: &[f32], out: &
             |j, row| {
                 for (i, x) in row.iter_mut().enumerate() {
                     let n = neighbour_count(g, i, j);
-                    *x = if n == 0.0 { 0.0 } else { omega * scale * div[g.c(i, j)] / n };
+                    *x = if n == 0.0 { 0.0 } else { flush_subnormal(omega * scale * div[g.c(i, j)] / n) };
                 }
             },
         );
@@ -98,7 +106,7 @@ pub fn run(g: &G, params: &JacobiParams, dt: f32, p: &[f32], div: &[f32], out: &
 #[inline(always)]
 pub fn jacobi_interior(omega: f32, scale: f32, p: f32, sum: f32, div: f32) -> f32 {
     let pj = (sum + scale * div) / 4.0;
-    p + omega * (pj - p)
+    flush_subnormal(p + omega * (pj - p))
 }
 
 /// Number of non-wall neighbours of cell `(i, j)`.
@@ -108,4 +116,75 @@ pub fn neighbour_count(g: &G, i: usize, j: usize) -> f32 {
         if periodic { 2.0 } else { f32::from(u8::from(k > 0)) + f32::from(u8::from(k + 1 < n)) }
     };
     side(i, g.nx, g.px) + side(j, g.ny, g.py)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fluid_core::{Boundary, FieldId, Grid};
+
+    fn grid(nx: u32, ny: u32, b: Boundary) -> (Grid, G) {
+        let grid = Grid::new(nx, ny, 0.1, b, b).expect("grid");
+        let g = G::new(&grid.uniform());
+        (grid, g)
+    }
+
+    #[test]
+    fn subnormal_results_are_stored_as_zero_and_the_rest_exactly() {
+        let (grid, g) = grid(7, 6, Boundary::Wall);
+        let mut p = vec![0.0f32; grid.len(FieldId::Pressure)];
+        let div = vec![0.0f32; p.len()];
+        // A quarter of 2e-38 is subnormal; a quarter of 8e-38 is not.
+        p[g.c(2, 2)] = 2e-38;
+        p[g.c(4, 3)] = -8e-38;
+        let params = JacobiParams { omega: 1.0, ..JacobiParams::default() };
+        let mut out = vec![1.0f32; p.len()];
+        run(&g, &params, 0.02, &p, &div, &mut out);
+        assert!((2e-38f32 / 4.0).is_subnormal(), "the case needs a subnormal quarter");
+        for (i, j) in [(1, 2), (3, 2), (2, 1), (2, 3)] {
+            assert_eq!(out[g.c(i, j)].to_bits(), 0, "({i}, {j}): a quarter of 2e-38 is flushed to +0");
+        }
+        for (i, j) in [(3, 3), (5, 3), (4, 2), (4, 4)] {
+            assert_eq!(out[g.c(i, j)], -2e-38, "({i}, {j}): a quarter of -8e-38 is kept");
+        }
+        assert!(out.iter().all(|x| !x.is_subnormal()));
+        // A cold start whose first sweep is subnormal: ω b / n with b = −h² div / dt.
+        let tiny = vec![1e-38f32; p.len()];
+        let cold = JacobiParams { omega: 1.0, zero_initial: 1, ..JacobiParams::default() };
+        run(&g, &cold, 0.02, &p, &tiny, &mut out);
+        assert!((-0.1f32 * 0.1 / 0.02 * 1e-38 / 2.0).is_subnormal(), "the case needs subnormal starts");
+        assert!(out.iter().all(|x| x.to_bits() == 0x8000_0000), "flushed to −0, the sign kept");
+        // SOR shares the cell functions; its cold red pass flushes the same way.
+        let red = JacobiParams { omega: 1.0, zero_initial: 1, colour: 0, sweeps: 1 };
+        super::super::sor::run(&g, &red, 0.02, &p, &tiny, &mut out);
+        assert!(out.iter().all(|x| *x == 0.0), "SOR's cold start: flushed (red) or zero (black)");
+    }
+
+    #[test]
+    fn the_row_path_equals_the_cell_function_with_tiny_values() {
+        for b in [Boundary::Wall, Boundary::Periodic] {
+            let (grid, g) = grid(21, 9, b);
+            let mut rng = fluid_core::scene::SplitMix64(9);
+            let n = grid.len(FieldId::Pressure);
+            // Values around the subnormal boundary, so that some results are flushed.
+            let mut tiny = || (2.0 * rng.next_f32() - 1.0) * 6e-38;
+            let p: Vec<f32> = (0..n).map(|_| tiny()).collect();
+            let div: Vec<f32> = (0..n).map(|_| tiny() * 1e-2).collect();
+            for omega in [1.0, 0.8] {
+                let params = JacobiParams { omega, ..JacobiParams::default() };
+                let mut out = vec![0.0; n];
+                run(&g, &params, 0.02, &p, &div, &mut out);
+                let scale = -g.h * g.h / 0.02;
+                let mut flushed = 0;
+                for j in 0..9 {
+                    for i in 0..21 {
+                        let want = jacobi_cell(&g, omega, scale, &p, &div, i, j);
+                        assert_eq!(out[g.c(i, j)].to_bits(), want.to_bits(), "({i}, {j}), {b:?}, ω {omega}");
+                        flushed += usize::from(want == 0.0);
+                    }
+                }
+                assert!(flushed > 0, "some results were subnormal before the flush");
+            }
+        }
+    }
 }
