@@ -7,7 +7,7 @@
 //! processor in flush-to-zero mode would store them. The front of a solve that spreads from a
 //! local source into a field of zeros is made of such numbers, and on x86 every arithmetic
 //! operation that reads or makes one takes a microcode assist of about a hundred cycles: at
-//! 1024² they made the first steps' sweeps half again slower (doc/PERFORMANCE.md). The values
+//! 1024² they made the first steps' sweeps about twice as slow (doc/PERFORMANCE.md). The values
 //! change by less than 1.2e-38; GPUs commonly flush the same way (Vulkan leaves it to the
 //! driver unless a shader asks to preserve them).
 
