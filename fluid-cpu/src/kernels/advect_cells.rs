@@ -5,6 +5,9 @@ use fluid_core::uniforms::{ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, Advec
 
 use rayon::prelude::*;
 
+#[cfg(target_arch = "x86_64")]
+use super::avx2::Avx2;
+
 use super::common::{
     G, LANES, backtrace, backtrace_lanes, bilerp_stencils, bilerp_windows, bilerp4, bilerp4_window, stencil,
     stencil_lanes, velocity_at_cells,
@@ -55,6 +58,8 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], f: CellFields
     let min_rows = (4096 / nx).max(1);
     let windows = !g.px && !g.py && nx > 1 && g.ny > 1;
     let arch = crate::simd::arch();
+    #[cfg(target_arch = "x86_64")]
+    let avx2 = Avx2::get().filter(|_| Avx2::serves(g));
     f.density_out
         .par_chunks_mut(nx)
         .zip(f.temperature_out.par_chunks_mut(nx))
@@ -69,6 +74,34 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], f: CellFields
                     let y = j as f32 + 0.5;
                     for c in 0..nx.div_ceil(LANES) {
                         let i0 = c * LANES;
+                        // Whole batches on wall grids in AVX2 vectors: the same arithmetic (see
+                        // `avx2`).
+                        #[cfg(target_arch = "x86_64")]
+                        if let Some(a) = avx2
+                            && i0 + LANES <= nx
+                        {
+                            let xs = a.add(a.iota(i0), a.splat(0.5));
+                            let k1 = velocity_at_cells(g, u, v, (i0, j), &a.store(xs), y);
+                            let k1 = (a.load(k1.0), a.load(k1.1));
+                            let (bx, by) = a.backtrace(g, u, v, p.order, s, (xs, a.splat(y)), k1);
+                            let sx = a.stencil(a.sub(bx, a.splat(0.5)), g.nx, false);
+                            let sy = a.stencil(a.sub(by, a.splat(0.5)), g.ny, false);
+                            if on_d {
+                                let d = a.mul(a.bilerp_windows(f.density, nx, sx, sy), a.splat(decay_d));
+                                d_row[i0..i0 + LANES].copy_from_slice(&a.store(d));
+                            }
+                            if on_t {
+                                let t = a.bilerp_windows(f.temperature, nx, sx, sy);
+                                let t = a.add(a.splat(amb), a.mul(a.sub(t, a.splat(amb)), a.splat(decay_t)));
+                                t_row[i0..i0 + LANES].copy_from_slice(&a.store(t));
+                            }
+                            if on_c {
+                                let mut rgba = [0f32; 4 * LANES];
+                                a.bilerp4_windows(f.dye, nx, sx, sy, decay_c, &mut rgba);
+                                c_row[4 * i0..4 * (i0 + LANES)].copy_from_slice(&rgba);
+                            }
+                            continue;
+                        }
                         // Through i32 (exact: at most 32769 columns): x86 has a vector conversion from i32
                         // to f32, not from usize, which left these eight conversions scalar.
                         let xs: [f32; LANES] = std::array::from_fn(|k| (i0 + k).min(nx - 1) as i32 as f32 + 0.5);

@@ -5,6 +5,8 @@
 pub mod advect_cells;
 pub mod advect_velocity;
 pub mod apply_forces;
+#[cfg(target_arch = "x86_64")]
+pub mod avx2;
 pub mod cg_apply;
 pub mod cg_direction;
 pub mod cg_dot;
