@@ -68,8 +68,7 @@ pub fn run(g: &G, params: &JacobiParams, dt: f32, p: &[f32], div: &[f32], out: &
             #[inline(always)]
             |j, row| {
                 for (i, x) in row.iter_mut().enumerate() {
-                    let n = neighbour_count(g, i, j);
-                    *x = if n == 0.0 { 0.0 } else { flush_subnormal(omega * scale * div[g.c(i, j)] / n) };
+                    *x = cold_start_cell(g, omega, scale, div, i, j);
                 }
             },
         );
@@ -99,6 +98,15 @@ pub fn run(g: &G, params: &JacobiParams, dt: f32, p: &[f32], div: &[f32], out: &
             }
         },
     );
+}
+
+/// The sweep at cell `(i, j)` from `p = 0`, where the neighbour sum and the old value vanish:
+/// `ω b / n` (0 for a cell with no neighbour), stored as zero where subnormal. Shared with
+/// `sor`'s first pass.
+#[inline(always)]
+pub fn cold_start_cell(g: &G, omega: f32, scale: f32, div: &[f32], i: usize, j: usize) -> f32 {
+    let n = neighbour_count(g, i, j);
+    if n == 0.0 { 0.0 } else { flush_subnormal(omega * scale * div[g.c(i, j)] / n) }
 }
 
 /// The sweep at a cell with four neighbours, from values: the same arithmetic as

@@ -8,8 +8,8 @@
 
 use fluid_core::uniforms::JacobiParams;
 
-use super::common::{Cross, G, cross, flush_subnormal, for_each_row, inner};
-use super::jacobi::{jacobi_cell, jacobi_interior, neighbour_count};
+use super::common::{Cross, G, cross, for_each_row, inner};
+use super::jacobi::{cold_start_cell, jacobi_cell, jacobi_interior};
 
 /// New pressure at cell `(i, j)` for the pass of colour `params.colour`.
 #[inline(always)]
@@ -17,9 +17,7 @@ pub fn sor_cell(g: &G, params: &JacobiParams, scale: f32, p: &[f32], div: &[f32]
     let c = g.c(i, j);
     let mine = ((i + j) & 1) as u32 == params.colour;
     if params.zero_initial != 0 {
-        // From p = 0: the neighbour sum and the old value vanish.
-        let n = neighbour_count(g, i, j);
-        return if mine && n != 0.0 { flush_subnormal(params.omega * scale * div[c] / n) } else { 0.0 };
+        return if mine { cold_start_cell(g, params.omega, scale, div, i, j) } else { 0.0 };
     }
     if mine { jacobi_cell(g, params.omega, scale, p, div, i, j) } else { p[c] }
 }
