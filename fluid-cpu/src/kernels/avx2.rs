@@ -11,12 +11,13 @@
 //!
 //! Every function does exactly the IEEE operations of its `common` twin, in the same order
 //! (no fused multiply-add), so the results are the same bits: tested against the one-sample
-//! functions ([`stencil`], [`sample_u`], [`sample_v`], [`backtrace`]) below, and through the
-//! kernels' own tests against their one-sample functions.
+//! functions ([`stencil`], [`sample_u`], [`sample_v`], [`bilerp4`], [`backtrace`]) below, and
+//! through the kernels' own tests against their one-sample functions.
 //!
 //! [`stencil`]: super::common::stencil
 //! [`sample_u`]: super::common::sample_u
 //! [`sample_v`]: super::common::sample_v
+//! [`bilerp4`]: super::common::bilerp4
 //! [`backtrace`]: super::common::backtrace
 
 use std::arch::x86_64::{__m256, __m256i, _CMP_GT_OQ};
@@ -139,9 +140,10 @@ impl Avx2 {
     pub fn bilerp_windows(self, data: &[f32], stride: usize, (i0, tx): (I8, F8), (j0, ty): (I8, F8)) -> F8 {
         let (avx, avx2) = (self.0.avx, self.0.avx2);
         let base = avx2._mm256_add_epi32(avx2._mm256_mullo_epi32(j0, self.splat_i(stride as i32)), i0);
-        // The lowest and highest first corner: where they lie within eight values, every
-        // window's corners are in the eight values from the lowest on (and the eight after
-        // them, one and `stride` further), and one permute per corner picks them.
+        // The lowest first corner, and each window's offset from it: where every offset is
+        // below eight, each window's corners lie in the eight values from the lowest on (and in
+        // the eight one and `stride` and `stride + 1` further), and one permute per corner
+        // picks them. Otherwise, or where those values would run past the field, single loads.
         let swap_halves = |a: I8| avx2._mm256_permute2x128_si256::<1>(a, a);
         let lo = avx2._mm256_min_epi32(base, swap_halves(base));
         let lo = avx2._mm256_min_epi32(lo, avx2._mm256_shuffle_epi32::<0b01_00_11_10>(lo));
