@@ -56,10 +56,10 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], f: CellFields
     let amb = p.ambient_temperature;
     let s = dt * g.inv_h;
     let min_rows = (4096 / nx).max(1);
-    let windows = !g.px && !g.py && nx > 1 && g.ny > 1;
+    let windows = g.wall_windows();
     let arch = crate::simd::arch();
     #[cfg(target_arch = "x86_64")]
-    let avx2 = Avx2::get().filter(|_| Avx2::serves(g));
+    let avx2 = Avx2::get().filter(|_| windows);
     f.density_out
         .par_chunks_mut(nx)
         .zip(f.temperature_out.par_chunks_mut(nx))

@@ -41,7 +41,7 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], u_out: &mut [
     let decay = (-p.velocity_dissipation * dt).exp();
     let s = dt * g.inv_h;
     #[cfg(target_arch = "x86_64")]
-    let avx2 = Avx2::get().filter(|_| Avx2::serves(g));
+    let avx2 = Avx2::get().filter(|_| g.wall_windows());
     for_each_row(
         u_out,
         g.nx + 1,

@@ -1,4 +1,5 @@
-//! The lane helpers of [`common`](super::common) for grids with walls on both axes, written
+//! The lane helpers of [`common`](super::common) for grids with walls on both axes
+//! ([`G::wall_windows`]), written
 //! with AVX2 vectors (through `pulp`'s safe wrappers of the intrinsics) instead of arrays.
 //!
 //! The semi-Lagrangian kernels spend most of their time computing interpolation stencils and
@@ -43,13 +44,6 @@ impl Avx2 {
             pulp::Arch::V3(simd) => Some(Avx2(simd)),
             _ => None,
         }
-    }
-
-    /// Whether these helpers serve grid `g`: walls on both axes and at least two cells along
-    /// each (so that every wall stencil is a 2 × 2 window, see `common::stencil`).
-    #[inline(always)]
-    pub fn serves(g: &G) -> bool {
-        !g.px && !g.py && g.nx > 1 && g.ny > 1
     }
 
     /// Lanes from an array.
@@ -134,12 +128,19 @@ impl Avx2 {
         (i0, self.sub(x, avx._mm256_cvtepi32_ps(i0)))
     }
 
+    /// The index `j0 · stride + i0` of each window's first sample (in samples, not values).
+    #[inline(always)]
+    fn window_start(self, stride: usize, i0: I8, j0: I8) -> I8 {
+        let avx2 = self.0.avx2;
+        avx2._mm256_add_epi32(avx2._mm256_mullo_epi32(j0, self.splat_i(stride as i32)), i0)
+    }
+
     /// `common::bilerp_windows`: the bilinear sample of the 2 × 2 windows at `(i0, j0)` of a
     /// field with `stride` values per row.
     #[inline(always)]
     pub fn bilerp_windows(self, data: &[f32], stride: usize, (i0, tx): (I8, F8), (j0, ty): (I8, F8)) -> F8 {
         let (avx, avx2) = (self.0.avx, self.0.avx2);
-        let base = avx2._mm256_add_epi32(avx2._mm256_mullo_epi32(j0, self.splat_i(stride as i32)), i0);
+        let base = self.window_start(stride, i0, j0);
         // The lowest first corner, and each window's offset from it: where every offset is
         // below eight, each window's corners lie in the eight values from the lowest on (and in
         // the eight one and `stride` and `stride + 1` further), and one permute per corner
@@ -188,7 +189,7 @@ impl Avx2 {
         out: &mut [f32; 4 * LANES],
     ) {
         let (avx, avx2) = (self.0.avx, self.0.avx2);
-        let first = self.store_i(avx2._mm256_add_epi32(avx2._mm256_mullo_epi32(j0, self.splat_i(nx as i32)), i0));
+        let first = self.store_i(self.window_start(nx, i0, j0));
         let decay = self.splat(decay);
         for (pair, out) in out.chunks_exact_mut(2 * 4).enumerate() {
             let (k0, k1) = (2 * pair, 2 * pair + 1);

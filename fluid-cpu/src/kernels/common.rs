@@ -75,6 +75,13 @@ impl G {
         !self.py && (j == 0 || j == self.ny)
     }
 
+    /// Walls on both axes and at least two cells along each: then every bilinear stencil of
+    /// every field is a 2 × 2 window at its first sample (see [`stencil`]).
+    #[inline(always)]
+    pub fn wall_windows(&self) -> bool {
+        !self.px && !self.py && self.nx > 1 && self.ny > 1
+    }
+
     /// Canonical u-face column: on a periodic axis face `nx` is face `0`.
     #[inline(always)]
     pub fn ui(&self, i: usize) -> usize {
