@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Taichi 1.7.4's stable_fluid.py (scripts/taichi-peer.sh) and fluid's CPU backend, side by side
 # in each round, on an otherwise idle machine. FLUID: the release binary to time
-# (default target/release/fluid).
+# (default target/release/fluid); ROUNDS: how many rounds (default 3).
 cd "$(dirname "$0")/../../.."
 fluid=${FLUID:-target/release/fluid}
 lscpu | grep -E "Model name|^Model:|Core\(s\)|Thread"
 "$fluid" info 2>/dev/null | grep -i cpu
-for round in 1 2 3; do
+for round in $(seq "${ROUNDS:-3}"); do
   echo "## round $round: taichi"; bash scripts/taichi-peer.sh 2>&1 | grep -v "^\[Taichi\]"
   echo "## round $round: fluid"
   for c in 256:40 512:40 512:500 1024:100; do

@@ -1,16 +1,5 @@
 #!/usr/bin/env bash
-# Taichi 1.7.4's stable_fluid.py (scripts/taichi-peer.sh) and fluid's CPU backend, side by side
-# in each round, on an otherwise idle machine. FLUID: the release binary to time
+# Taichi 1.7.4's stable_fluid.py and fluid's CPU backend side by side: the script of
+# cpu-taichi-2026-11-23c with two rounds instead of three. FLUID: the release binary to time
 # (default target/release/fluid).
-cd "$(dirname "$0")/../../.."
-fluid=${FLUID:-target/release/fluid}
-lscpu | grep -E "Model name|^Model:|Core\(s\)|Thread"
-"$fluid" info 2>/dev/null | grep -i cpu
-for round in 1 2; do
-  echo "## round $round: taichi"; bash scripts/taichi-peer.sh 2>&1 | grep -v "^\[Taichi\]"
-  echo "## round $round: fluid"
-  for c in 256:40 512:40 512:500 1024:100; do
-    s=${c%%:*}; n=${c##*:}
-    "$fluid" bench --backends cpu --scene stable-fluid --set params.pressure.iterations=$n --sizes $s --steps 40 --parity-steps 0 2>/dev/null | grep '^cpu'
-  done
-done
+ROUNDS=2 exec bash "$(dirname "$0")/../cpu-taichi-2026-11-23c/run.sh"
