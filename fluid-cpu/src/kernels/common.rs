@@ -121,11 +121,14 @@ pub fn next(i: usize, n: usize, periodic: bool) -> Option<usize> {
 }
 
 /// `floor(x)` as an integer without a libm call (baseline x86-64 has no rounding
-/// instruction). Saturates for huge or NaN inputs, which the callers clamp or wrap.
+/// instruction). Saturates for huge or NaN inputs (NaN gives 0), which the callers clamp or
+/// wrap.
 #[inline(always)]
 pub fn ifloor(x: f32) -> i32 {
     let t = x as i32;
-    if (t as f32) > x { t - 1 } else { t }
+    // Below `i32::MIN` (−inf included) the conversion saturates and the step back would
+    // overflow.
+    if (t as f32) > x { t.saturating_sub(1) } else { t }
 }
 
 /// `x as i32` for `0 <= x < 2^22` (what a clamped coordinate is), written without the
@@ -930,6 +933,15 @@ mod tests {
         }
         for x in [-4194303.5f32, -1.5, -1.0, -0.7, -1.0e-30, 0.0, 0.3, 1.0, 2.5, 4194303.5, 100.99999] {
             assert_eq!(floor_small(x), ifloor(x), "{x}");
+        }
+        // A blown-up position on a periodic axis: the floor saturates (it used to overflow
+        // below i32::MIN, a panic in debug builds), and the stencil still lies in the field.
+        for (x, fl) in [(f32::NEG_INFINITY, i32::MIN), (-1e30, i32::MIN), (f32::INFINITY, i32::MAX), (f32::NAN, 0)] {
+            assert_eq!(ifloor(x), fl, "{x}");
+            for (n, faces) in [(2, false), (2, true), (7, false), (7, true)] {
+                let (i0, i1, _) = stencil(x, n, faces, true);
+                assert!(i0 < n && i1 <= n && (faces || i1 < n), "{x} on {n} samples ({faces}): {i0}, {i1}");
+            }
         }
         let g = [-1.0, 0.0, 0.5, 1.0, 2.75, 3.0, 3.5, f32::NAN];
         for (n, faces) in [(4, false), (4, true), (1, false), (1, true)] {
