@@ -59,7 +59,7 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], f: CellFields
     let windows = g.wall_windows();
     let arch = crate::simd::arch();
     #[cfg(target_arch = "x86_64")]
-    let avx2 = Avx2::get().filter(|_| windows);
+    let avx2 = Avx2::get().filter(|_| g.walls_two_wide());
     f.density_out
         .par_chunks_mut(nx)
         .zip(f.temperature_out.par_chunks_mut(nx))
@@ -74,8 +74,7 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], f: CellFields
                     let y = j as f32 + 0.5;
                     for c in 0..nx.div_ceil(LANES) {
                         let i0 = c * LANES;
-                        // Whole batches on wall grids in AVX2 vectors: the same arithmetic (see
-                        // `avx2`).
+                        // Whole batches in AVX2 vectors: the same arithmetic (see `avx2`).
                         #[cfg(target_arch = "x86_64")]
                         if let Some(a) = avx2
                             && i0 + LANES <= nx
@@ -84,20 +83,22 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], f: CellFields
                             let k1 = velocity_at_cells(g, u, v, (i0, j), &a.store(xs), y);
                             let k1 = (a.load(k1.0), a.load(k1.1));
                             let (bx, by) = a.backtrace(g, u, v, p.order, s, (xs, a.splat(y)), k1);
-                            let sx = a.stencil(a.sub(bx, a.splat(0.5)), g.nx, false);
-                            let sy = a.stencil(a.sub(by, a.splat(0.5)), g.ny, false);
+                            let sx = a.stencil_axis(a.sub(bx, a.splat(0.5)), g.nx, false, g.px);
+                            let sy = a.stencil_axis(a.sub(by, a.splat(0.5)), g.ny, false, g.py);
+                            // No closure for the two samples: one that is not inlined is compiled
+                            // without the row's target features (doc/ARCHITECTURE.md).
                             if on_d {
-                                let d = a.mul(a.bilerp_windows(f.density, nx, sx, sy), a.splat(decay_d));
+                                let d = a.mul(a.sample_cells(windows, f.density, nx, sx, sy), a.splat(decay_d));
                                 d_row[i0..i0 + LANES].copy_from_slice(&a.store(d));
                             }
                             if on_t {
-                                let t = a.bilerp_windows(f.temperature, nx, sx, sy);
+                                let t = a.sample_cells(windows, f.temperature, nx, sx, sy);
                                 let t = a.add(a.splat(amb), a.mul(a.sub(t, a.splat(amb)), a.splat(decay_t)));
                                 t_row[i0..i0 + LANES].copy_from_slice(&a.store(t));
                             }
                             if on_c {
                                 let mut rgba = [0f32; 4 * LANES];
-                                a.bilerp4_windows(f.dye, nx, sx, sy, decay_c, &mut rgba);
+                                a.bilerp4_stencils(windows, f.dye, nx, sx, sy, decay_c, &mut rgba);
                                 c_row[4 * i0..4 * (i0 + LANES)].copy_from_slice(&rgba);
                             }
                             continue;
@@ -163,6 +164,9 @@ mod tests {
         for (bx, by, nx, ny) in [
             (Boundary::Wall, Boundary::Wall, 27, 7),
             (Boundary::Periodic, Boundary::Periodic, 27, 7),
+            (Boundary::Periodic, Boundary::Wall, 27, 7),
+            (Boundary::Wall, Boundary::Periodic, 16, 5),
+            (Boundary::Periodic, Boundary::Periodic, 2, 3),
             (Boundary::Wall, Boundary::Wall, 1, 6),
             (Boundary::Wall, Boundary::Wall, 12, 1),
         ] {

@@ -41,7 +41,7 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], u_out: &mut [
     let decay = (-p.velocity_dissipation * dt).exp();
     let s = dt * g.inv_h;
     #[cfg(target_arch = "x86_64")]
-    let avx2 = Avx2::get().filter(|_| g.wall_windows());
+    let avx2 = Avx2::get().filter(|_| g.walls_two_wide());
     for_each_row(
         u_out,
         g.nx + 1,
@@ -50,10 +50,12 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], u_out: &mut [
             let y = j as f32 + 0.5;
             for (c, chunk) in row.chunks_mut(LANES).enumerate() {
                 let i0 = c * LANES;
-                // Whole batches on wall grids in AVX2 vectors: the same arithmetic (see `avx2`).
+                // Whole batches in AVX2 vectors: the same arithmetic (see `avx2`). Not the one
+                // holding face `nx` of a periodic axis, which is face 0 (`G::ui`), not `x = nx`.
                 #[cfg(target_arch = "x86_64")]
                 if let Some(a) = avx2
                     && chunk.len() == LANES
+                    && !(g.px && i0 + LANES > g.nx)
                 {
                     let xs = a.iota(i0);
                     let k1 = velocity_at_u_faces(g, u, v, (i0, j), &a.store(xs), y);
@@ -124,6 +126,10 @@ mod tests {
             (Boundary::Wall, Boundary::Wall, 29, 9),
             (Boundary::Periodic, Boundary::Wall, 29, 9),
             (Boundary::Periodic, Boundary::Periodic, 29, 9),
+            // u rows of 32 faces: the last whole batch holds face `nx`, which is face 0.
+            (Boundary::Periodic, Boundary::Wall, 31, 9),
+            (Boundary::Wall, Boundary::Periodic, 17, 12),
+            (Boundary::Periodic, Boundary::Periodic, 2, 2),
             (Boundary::Wall, Boundary::Wall, 1, 6),
             (Boundary::Wall, Boundary::Wall, 12, 1),
         ] {

@@ -82,6 +82,14 @@ impl G {
         !self.px && !self.py && self.nx > 1 && self.ny > 1
     }
 
+    /// Every wall axis at least two cells long (periodic axes any length): what the kernels'
+    /// AVX2 path needs. A wall axis's stencils are then windows (see [`stencil`]); a periodic
+    /// axis's wrap.
+    #[inline(always)]
+    pub fn walls_two_wide(&self) -> bool {
+        (self.px || self.nx > 1) && (self.py || self.ny > 1)
+    }
+
     /// Canonical u-face column: on a periodic axis face `nx` is face `0`.
     #[inline(always)]
     pub fn ui(&self, i: usize) -> usize {
