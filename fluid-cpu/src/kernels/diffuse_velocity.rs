@@ -79,12 +79,14 @@ pub fn run(
             // Inner faces 1..nx of the row (nx + 1 wide).
             let Cross { left, right, down, up, .. } = cross(u, nx + 1, j);
             let start = inner(u0, nx + 1, j);
-            for (k, x) in row[1..nx].iter_mut().enumerate() {
+            // Zipped slices, not indices: with indices the bounds checks kept this loop scalar.
+            let faces = row[1..nx].iter_mut().zip(left).zip(right).zip(down).zip(up).zip(start);
+            for (((((x, l), r), d), u), s) in faces {
                 let mut sum = 0.0f32;
-                sum += left[k] + right[k];
-                sum += down[k];
-                sum += up[k];
-                *x = (start[k] + a * sum) / denominator;
+                sum += l + r;
+                sum += d;
+                sum += u;
+                *x = (s + a * sum) / denominator;
             }
         },
     );
@@ -104,12 +106,13 @@ pub fn run(
             // Inner faces 1..nx − 1 of the row.
             let Cross { left, right, down, up, .. } = cross(v, nx, j);
             let start = inner(v0, nx, j);
-            for (k, x) in row[1..nx - 1].iter_mut().enumerate() {
+            let faces = row[1..nx - 1].iter_mut().zip(left).zip(right).zip(down).zip(up).zip(start);
+            for (((((x, l), r), d), u), s) in faces {
                 let mut sum = 0.0f32;
-                sum += down[k] + up[k];
-                sum += left[k];
-                sum += right[k];
-                *x = (start[k] + a * sum) / denominator;
+                sum += d + u;
+                sum += l;
+                sum += r;
+                *x = (s + a * sum) / denominator;
             }
         },
     );
