@@ -21,6 +21,7 @@ pub fn residual_b(g: &G, scale: f32, hi: &[f32], lo: &[f32], div: &[f32], i: usi
 /// [`residual_b`] along row `j` into `out`. Rows with neighbours above and below compute
 /// their inner cells over slices, with [`df_differences`]'s arithmetic (the sum from zero,
 /// left, right, down, up), so that they vectorise; the result is the same bit for bit (tested).
+#[inline(always)]
 pub fn residual_b_row(g: &G, scale: f32, hi: &[f32], lo: &[f32], div: &[f32], j: usize, out: &mut [f32]) {
     let nx = g.nx;
     if j == 0 || j + 1 >= g.ny || nx < 3 {

@@ -279,9 +279,9 @@ fn run_band(inp: &Inputs<'_>, job: Job<'_>) {
         }
     };
     let [p1, p2, p3, p4] = &inp.passes;
-    let pass = |pass: &MgParams, u: isize, rows: Rows<'_>, out: &mut [f32]| {
-        mg_smooth::pass_row(g.px, pass.colour, pass.omega, level(u), rows, b_row(u), out);
-    };
+    // `pass_row` is called directly, not through a closure shared by the four passes: LLVM
+    // outlined that closure, compiled without the row's target features (doc/ARCHITECTURE.md),
+    // and the passes ran as SSE2 code.
     // Pass 1: the iterate → s1.
     r0.fill(0.0);
     for u in rows_beside(HALO - 1) {
@@ -290,19 +290,22 @@ fn run_band(inp: &Inputs<'_>, job: Job<'_>) {
             (Some(_), Some(_)) => rows_around(u, exists, |u| &s2[at(u)]),
             (Some(p), None) => rows_around(u, exists, |u| &p[lv(u)]),
         };
-        pass(p1, u, rows, &mut s1[at(u)]);
+        mg_smooth::pass_row(g.px, p1.colour, p1.omega, level(u), rows, b_row(u), &mut s1[at(u)]);
     }
     // Pass 2: s1 → s2; pass 3: s2 → s1.
     for u in rows_beside(HALO - 2) {
-        pass(p2, u, rows_around(u, exists, |u| &s1[at(u)]), &mut s2[at(u)]);
+        let rows = rows_around(u, exists, |u| &s1[at(u)]);
+        mg_smooth::pass_row(g.px, p2.colour, p2.omega, level(u), rows, b_row(u), &mut s2[at(u)]);
     }
     for u in rows_beside(HALO - 3) {
-        pass(p3, u, rows_around(u, exists, |u| &s2[at(u)]), &mut s1[at(u)]);
+        let rows = rows_around(u, exists, |u| &s2[at(u)]);
+        mg_smooth::pass_row(g.px, p3.colour, p3.omega, level(u), rows, b_row(u), &mut s1[at(u)]);
     }
     // Pass 4: s1 → the band's rows of tmp, and s2 beside them.
     for u in rows_beside(HALO - 4) {
         let out = if is_own(u) { &mut job.tmp[own(u)] } else { &mut s2[at(u)] };
-        pass(p4, u, rows_around(u, exists, |u| &s1[at(u)]), out);
+        let rows = rows_around(u, exists, |u| &s1[at(u)]);
+        mg_smooth::pass_row(g.px, p4.colour, p4.omega, level(u), rows, b_row(u), out);
     }
     let tmp: &[f32] = job.tmp;
     let s2: &[f32] = s2;
