@@ -20,19 +20,17 @@ pub struct G {
     pub px: bool,
     /// y wraps.
     pub py: bool,
+    /// [`G::wall_windows`], computed once: the AVX2 samples test it for every batch.
+    windows: bool,
 }
 
 impl G {
     /// From the uniform every kernel receives.
     pub fn new(u: &GridUniform) -> G {
-        G {
-            nx: u.nx as usize,
-            ny: u.ny as usize,
-            h: u.h,
-            inv_h: u.inv_h,
-            px: Boundary::from_code(u.boundary_x) == Boundary::Periodic,
-            py: Boundary::from_code(u.boundary_y) == Boundary::Periodic,
-        }
+        let (nx, ny) = (u.nx as usize, u.ny as usize);
+        let px = Boundary::from_code(u.boundary_x) == Boundary::Periodic;
+        let py = Boundary::from_code(u.boundary_y) == Boundary::Periodic;
+        G { nx, ny, h: u.h, inv_h: u.inv_h, px, py, windows: !px && !py && nx > 1 && ny > 1 }
     }
 
     /// Row length of a field kind.
@@ -79,7 +77,7 @@ impl G {
     /// every field is a 2 × 2 window at its first sample (see [`stencil`]).
     #[inline(always)]
     pub fn wall_windows(&self) -> bool {
-        !self.px && !self.py && self.nx > 1 && self.ny > 1
+        self.windows
     }
 
     /// Every wall axis at least two cells long (periodic axes any length): what the kernels'
