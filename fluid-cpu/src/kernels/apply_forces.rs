@@ -34,7 +34,19 @@ pub fn buoyancy(p: &ForceParams, density: f32, temperature: f32) -> f32 {
 
 #[inline(always)]
 fn clamp(p: &ForceParams, x: f32) -> f32 {
-    if p.clamp_speed != 0 { x.clamp(-p.max_speed, p.max_speed) } else { x }
+    if p.clamp_speed == 0 {
+        return x;
+    }
+    // `f32::clamp`'s arithmetic (a NaN stays NaN) without its check that the bounds are
+    // ordered (`max_speed` is validated positive): that check's panic kept the face loops scalar.
+    let (lo, hi) = (-p.max_speed, p.max_speed);
+    if x < lo {
+        lo
+    } else if x > hi {
+        hi
+    } else {
+        x
+    }
 }
 
 /// New u at face `(i, j)` given its old value, with `conf(i, j)` the confinement force of cell
@@ -123,10 +135,11 @@ fn confinement_row(g: &G, p: &ForceParams, curl: &[f32], j: usize, fx: &mut [f32
     let nx = g.nx;
     let Cross { centre, left, right, down, up } = cross(curl, nx, j);
     let (sx, sy) = (2.0f32, 2.0f32);
-    for (k, (rx, ry)) in fx[..nx - 2].iter_mut().zip(&mut fy[..nx - 2]).enumerate() {
-        let w = centre[k];
-        let gx = (right[k].abs() - left[k].abs()) / (sx * g.h);
-        let gy = (up[k].abs() - down[k].abs()) / (sy * g.h);
+    // Zipped slices, not indices (bounds checks keep an indexed loop scalar).
+    let cells = fx[..nx - 2].iter_mut().zip(&mut fy[..nx - 2]).zip(centre).zip(left).zip(right).zip(down).zip(up);
+    for ((((((rx, ry), &w), l), r), d), u) in cells {
+        let gx = (r.abs() - l.abs()) / (sx * g.h);
+        let gy = (u.abs() - d.abs()) / (sy * g.h);
         let len = (gx * gx + gy * gy).sqrt();
         let (nx, ny) = (gx / len, gy / len);
         let tiny = len <= 1e-20;
@@ -195,12 +208,16 @@ pub fn run(
             }
             row[0] = force_u_face_with(g, p, dt, conf, row[0], 0, j);
             row[nx] = force_u_face_with(g, p, dt, conf, row[nx], nx, j);
-            // Inner face i = k + 1 lies between cells k and k + 1 of the row.
+            // Inner face i = k + 1 lies between cells k and k + 1 of the row. The parameters
+            // as a local copy: read through the shared reference, LLVM reloaded them after every
+            // store to the row (it could not rule out aliasing) and left the loop scalar.
+            let params = *p;
+            let p = &params;
             let f = &fx[j * nx..][..nx];
-            for (k, x) in row[1..nx].iter_mut().enumerate() {
+            for ((x, fl), fr) in row[1..nx].iter_mut().zip(&f[..nx - 1]).zip(&f[1..]) {
                 let mut a = p.gravity[0];
                 if p.vorticity != 0.0 {
-                    a += 0.5 * (f[k] + f[k + 1]);
+                    a += 0.5 * (fl + fr);
                 }
                 *x = clamp(p, *x + dt * a);
             }
@@ -218,18 +235,22 @@ pub fn run(
                 }
                 return;
             }
-            // Face row j lies between cell rows j − 1 and j.
+            // Face row j lies between cell rows j − 1 and j. The parameters as a local copy (see
+            // the u rows).
+            let params = *p;
+            let p = &params;
             let (cd, cu) = ((j - 1) * nx, j * nx);
             let (dd, du) = (&density[cd..][..nx], &density[cu..][..nx]);
             let (td, tu) = (&temperature[cd..][..nx], &temperature[cu..][..nx]);
             let (fd, fu) = (&fy[cd..][..nx], &fy[cu..][..nx]);
-            for (i, x) in row.iter_mut().enumerate() {
+            let faces = row.iter_mut().zip(dd).zip(du).zip(td).zip(tu).zip(fd).zip(fu);
+            for ((((((x, &dd), &du), &td), &tu), fd), fu) in faces {
                 let mut a = p.gravity[1];
                 if buoyant {
-                    a += 0.5 * (buoyancy(p, dd[i], td[i]) + buoyancy(p, du[i], tu[i]));
+                    a += 0.5 * (buoyancy(p, dd, td) + buoyancy(p, du, tu));
                 }
                 if p.vorticity != 0.0 {
-                    a += 0.5 * (fd[i] + fu[i]);
+                    a += 0.5 * (fd + fu);
                 }
                 *x = clamp(p, *x + dt * a);
             }
