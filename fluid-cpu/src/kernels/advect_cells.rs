@@ -88,17 +88,17 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], f: CellFields
                             // No closure for the two samples: one that is not inlined is compiled
                             // without the row's target features (doc/ARCHITECTURE.md).
                             if on_d {
-                                let d = a.mul(a.sample_cells(windows, f.density, nx, sx, sy), a.splat(decay_d));
+                                let d = a.mul(a.sample_cells(g, f.density, sx, sy), a.splat(decay_d));
                                 d_row[i0..i0 + LANES].copy_from_slice(&a.store(d));
                             }
                             if on_t {
-                                let t = a.sample_cells(windows, f.temperature, nx, sx, sy);
+                                let t = a.sample_cells(g, f.temperature, sx, sy);
                                 let t = a.add(a.splat(amb), a.mul(a.sub(t, a.splat(amb)), a.splat(decay_t)));
                                 t_row[i0..i0 + LANES].copy_from_slice(&a.store(t));
                             }
                             if on_c {
                                 let mut rgba = [0f32; 4 * LANES];
-                                a.bilerp4_stencils(windows, f.dye, nx, sx, sy, decay_c, &mut rgba);
+                                a.bilerp4_stencils(g, f.dye, sx, sy, decay_c, &mut rgba);
                                 c_row[4 * i0..4 * (i0 + LANES)].copy_from_slice(&rgba);
                             }
                             continue;

@@ -217,33 +217,32 @@ impl Avx2 {
         self.lerp(self.lerp(c00, c10, tx), self.lerp(c01, c11, tx), ty)
     }
 
-    /// The bilinear sample of a cell field `nx` cells wide at eight stencils from
-    /// [`Avx2::stencil_axis`]: read as windows with no check where `windows` (walls on both
-    /// axes, [`G::wall_windows`]: every stencil is one), else [`Avx2::bilerp_stencils`].
+    /// The bilinear sample of a cell field of `g` at eight stencils from
+    /// [`Avx2::stencil_axis`]: read as windows with no check where [`G::wall_windows`] (every
+    /// stencil is one), else [`Avx2::bilerp_stencils`].
     #[inline(always)]
-    pub fn sample_cells(self, windows: bool, data: &[f32], nx: usize, sx: (I8, I8, F8), sy: (I8, I8, F8)) -> F8 {
-        if windows {
-            return self.bilerp_windows(data, nx, (sx.0, sx.2), (sy.0, sy.2));
+    pub fn sample_cells(self, g: &G, data: &[f32], sx: (I8, I8, F8), sy: (I8, I8, F8)) -> F8 {
+        if g.wall_windows() {
+            return self.bilerp_windows(data, g.nx, (sx.0, sx.2), (sy.0, sy.2));
         }
-        self.bilerp_stencils(data, nx, sx, sy)
+        self.bilerp_stencils(data, g.nx, sx, sy)
     }
 
     /// `common::bilerp4` at eight stencils from [`Avx2::stencil_axis`] of an RGBA cell field
-    /// `nx` cells wide, times `decay`, into `out`: [`Avx2::bilerp4_windows`] where `windows`
-    /// (as in [`Avx2::sample_cells`]) or all eight are windows, otherwise `bilerp4` lane by
-    /// lane.
+    /// of `g`, times `decay`, into `out`: [`Avx2::bilerp4_windows`] where
+    /// [`G::wall_windows`] or all eight are windows, otherwise `bilerp4` lane by lane.
     #[inline(always)]
     pub fn bilerp4_stencils(
         self,
-        windows: bool,
+        g: &G,
         data: &[f32],
-        nx: usize,
         (i0, i1, tx): (I8, I8, F8),
         (j0, j1, ty): (I8, I8, F8),
         decay: f32,
         out: &mut [f32; 4 * LANES],
     ) {
-        if windows || self.all_windows((i0, i1), (j0, j1)) {
+        let nx = g.nx;
+        if g.wall_windows() || self.all_windows((i0, i1), (j0, j1)) {
             return self.bilerp4_windows(data, nx, (i0, tx), (j0, ty), decay, out);
         }
         let (i0, i1, tx) = (self.store_i(i0), self.store_i(i1), self.store(tx));
@@ -439,30 +438,6 @@ mod tests {
         xs
     }
 
-    #[test]
-    fn the_stencil_is_the_wall_stencil_of_common() {
-        let a = avx2();
-        for n in [2, 3, 17, 512] {
-            for faces in [false, true] {
-                for x in awkward(n).chunks_exact(LANES) {
-                    let x: [f32; LANES] = x.try_into().expect("eight");
-                    let (i0, t) = a.stencil(a.load(x), n, faces);
-                    let (i0, t) = (a.store_i(i0), a.store(t));
-                    for k in 0..LANES {
-                        let (want_i0, want_i1, want_t) = stencil(x[k], n, faces, false);
-                        assert_eq!(want_i1, want_i0 + 1, "a window");
-                        assert_eq!(
-                            (i0[k] as usize, t[k].to_bits()),
-                            (want_i0, want_t.to_bits()),
-                            "x = {:e}, n = {n}, faces = {faces}",
-                            x[k]
-                        );
-                    }
-                }
-            }
-        }
-    }
-
     /// Coordinates for the periodic stencil: [`awkward`]'s, and the ends of the period and of
     /// the vector path's range (`−n`, `2n`) and just beside them.
     fn awkward_periodic(n: usize) -> Vec<f32> {
@@ -477,25 +452,30 @@ mod tests {
     }
 
     #[test]
-    fn the_periodic_stencil_is_the_periodic_stencil_of_common() {
+    fn the_stencils_are_the_stencils_of_common() {
         let a = avx2();
-        for n in [2, 3, 17, 512] {
-            for faces in [false, true] {
-                let xs = awkward_periodic(n);
-                // Batches mixing lanes of the vector path with far ones (the lane-by-lane path)
-                // too: the same coordinates shifted by half a batch.
-                for x in xs.chunks_exact(LANES).chain(xs[LANES / 2..].chunks_exact(LANES)) {
-                    let x: [f32; LANES] = x.try_into().expect("eight");
-                    let (i0, i1, t) = a.stencil_periodic(a.load(x), n, faces);
-                    let (i0, i1, t) = (a.store_i(i0), a.store_i(i1), a.store(t));
-                    for k in 0..LANES {
-                        let (w0, w1, wt) = stencil(x[k], n, faces, true);
-                        assert_eq!(
-                            (i0[k] as usize, i1[k] as usize, t[k].to_bits()),
-                            (w0, w1, wt.to_bits()),
-                            "x = {:e}, n = {n}, faces = {faces}",
-                            x[k]
-                        );
+        for periodic in [false, true] {
+            for n in [2, 3, 17, 512] {
+                for faces in [false, true] {
+                    let xs = if periodic { awkward_periodic(n) } else { awkward(n) };
+                    // Batches mixing lanes of a periodic axis's vector path with far ones (the
+                    // lane-by-lane path) too: the same coordinates shifted by half a batch.
+                    for x in xs.chunks_exact(LANES).chain(xs[LANES / 2..].chunks_exact(LANES)) {
+                        let x: [f32; LANES] = x.try_into().expect("eight");
+                        let (i0, i1, t) = a.stencil_axis(a.load(x), n, faces, periodic);
+                        let (i0, i1, t) = (a.store_i(i0), a.store_i(i1), a.store(t));
+                        for k in 0..LANES {
+                            let (w0, w1, wt) = stencil(x[k], n, faces, periodic);
+                            if !periodic {
+                                assert_eq!(w1, w0 + 1, "a window");
+                            }
+                            assert_eq!(
+                                (i0[k] as usize, i1[k] as usize, t[k].to_bits()),
+                                (w0, w1, wt.to_bits()),
+                                "x = {:e}, n = {n}, faces = {faces}, periodic = {periodic}",
+                                x[k]
+                            );
+                        }
                     }
                 }
             }
@@ -558,7 +538,7 @@ mod tests {
                 let sx = a.stencil_axis(a.load(x), g.nx, false, g.px);
                 let sy = a.stencil_axis(a.load(y), g.ny, false, g.py);
                 let mut out = [0f32; 4 * LANES];
-                a.bilerp4_stencils(g.wall_windows(), &dye, g.nx, sx, sy, 0.9, &mut out);
+                a.bilerp4_stencils(&g, &dye, sx, sy, 0.9, &mut out);
                 for k in 0..LANES {
                     let want = bilerp4(&dye, g.nx, stencil(x[k], g.nx, false, g.px), stencil(y[k], g.ny, false, g.py));
                     let got = &out[4 * k..4 * k + 4];
