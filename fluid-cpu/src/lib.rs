@@ -19,6 +19,57 @@ use rayon::prelude::*;
 
 use kernels::common::G;
 
+/// Runs `f` on worker 0 of `pool` while the pool's other workers stay awake until it returns,
+/// and returns what `f` returned (`None` only if `f` could not be taken, which nothing here
+/// allows).
+///
+/// A step is a chain of short parallel kernels with short serial gaps between them (the schedule
+/// loop, a splat's setup, a kernel's last rows). rayon's idle loop puts a worker to sleep after
+/// some tens of microseconds without work, and waking it again costs the thread that pushes the
+/// next kernel's work 5–20 µs (more in a virtual machine), many times a step. So here each other
+/// worker runs a loop that takes the pool's pending jobs (`rayon::yield_now`) and yields its
+/// core to the OS where there are none, until `f` returns; then the workers go back to rayon's
+/// idle loop. Which worker computes which rows does not change the results (see the crate's
+/// documentation).
+fn awake<R: Send>(pool: &rayon::ThreadPool, f: impl FnOnce() -> R + Send) -> Option<R> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    /// Releases the other workers when `f` returns or unwinds.
+    struct Release<'a>(&'a AtomicBool);
+    impl Drop for Release<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Release);
+        }
+    }
+    let others = pool.current_num_threads() - 1;
+    let (looping, done) = (AtomicUsize::new(0), AtomicBool::new(false));
+    // `broadcast` takes a shared closure; worker 0 alone takes `f` out.
+    let f = std::sync::Mutex::new(Some(f));
+    let results = pool.broadcast(|ctx| {
+        if ctx.index() == 0 {
+            let _release = Release(&done);
+            // `f` starts once every other worker is in its loop. A worker that took one of
+            // `f`'s jobs first (it may, while its own copy of this closure is not yet queued)
+            // could run its loop on top of that job's wait for another, and hold the job below
+            // it until `f` returned: a deadlock. Before `f` starts, the pool (the backend's own)
+            // has no jobs but these, so each worker enters the loop from its idle loop, at the bottom of its
+            // stack, and the jobs it runs on top of the loop never wait on anything below.
+            while looping.load(Ordering::Acquire) < others {
+                std::thread::yield_now();
+            }
+            let f = f.lock().ok().and_then(|mut f| f.take());
+            return f.map(|f| f());
+        }
+        looping.fetch_add(1, Ordering::AcqRel);
+        while !done.load(Ordering::Acquire) {
+            if rayon::yield_now() != Some(rayon::Yield::Executed) {
+                std::thread::yield_now();
+            }
+        }
+        None
+    });
+    results.into_iter().next().flatten()
+}
+
 /// The rayon backend.
 pub struct CpuBackend {
     pool: std::sync::Arc<rayon::ThreadPool>,
@@ -436,7 +487,7 @@ impl Backend for CpuBackend {
         let splats: Vec<SplatGpu> = inputs.splats.iter().map(|s| s.to_gpu()).collect();
         self.reductions = vec![0.0; schedule.reduction_slots()];
         let pool = std::sync::Arc::clone(&self.pool);
-        pool.install(|| {
+        awake(&pool, || {
             for op in &schedule.ops {
                 match op {
                     Op::Dispatch(d) => {
@@ -455,8 +506,8 @@ impl Backend for CpuBackend {
                     }
                 }
             }
-        });
-        Ok(())
+        })
+        .ok_or_else(|| Error::Backend { backend: "cpu", message: "the step did not run on the worker pool".into() })
     }
 
     fn reductions(&mut self) -> Result<Vec<f64>> {
@@ -494,5 +545,87 @@ impl Backend for CpuBackend {
             .into_iter()
             .map(|(k, (invocations, ms))| KernelTiming { label: k.label(), invocations, ms })
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::awake;
+    use rayon::prelude::*;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    fn pool(threads: usize) -> rayon::ThreadPool {
+        rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool")
+    }
+
+    #[test]
+    fn awake_returns_what_f_returns_from_worker_0() {
+        for threads in [1, 2, 3] {
+            let p = pool(threads);
+            let (sum, worker) = awake(&p, || {
+                let sum: u64 = (0..10_000u64).into_par_iter().sum();
+                (sum, rayon::current_thread_index())
+            })
+            .expect("f ran");
+            assert_eq!(sum, 49_995_000);
+            assert_eq!(worker, Some(0), "{threads} threads");
+        }
+    }
+
+    #[test]
+    fn the_awake_workers_take_the_jobs_f_pushes() {
+        let p = pool(3);
+        let workers = awake(&p, || {
+            let mut seen: Vec<usize> = (0..60)
+                .into_par_iter()
+                .with_max_len(1)
+                .map(|_| {
+                    std::thread::sleep(Duration::from_millis(2));
+                    rayon::current_thread_index().unwrap_or(usize::MAX)
+                })
+                .collect();
+            seen.sort_unstable();
+            seen.dedup();
+            seen
+        })
+        .expect("f ran");
+        assert_eq!(workers, [0, 1, 2]);
+    }
+
+    #[test]
+    fn many_workers_start_many_steps_without_deadlock() {
+        // A worker that took a job of `f` before its own loop, and then ran the loop on top of
+        // that job's wait, would hold the job until `f` returned: `awake` starts `f` only when
+        // every other worker is in its loop. (On two cores the race is rare; on 16 it hung
+        // `fluid bench` before that.)
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let p = pool(16);
+            let mut total = 0u64;
+            for _ in 0..300 {
+                total +=
+                    awake(&p, || (0..4096u32).into_par_iter().with_max_len(8).map(u64::from).sum::<u64>()).unwrap_or(0);
+            }
+            tx.send(total).ok();
+        });
+        let total = rx.recv_timeout(Duration::from_secs(60)).expect("300 calls returned");
+        assert_eq!(total, 300 * 4095 * 4096 / 2);
+    }
+
+    #[test]
+    fn a_panic_in_f_releases_the_workers() {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let p = pool(3);
+            let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                awake(&p, || -> u32 { panic!("a kernel panicked") })
+            }));
+            let again = awake(&p, || 7);
+            tx.send((caught.is_err(), again)).ok();
+        });
+        let (panicked, again) = rx.recv_timeout(Duration::from_secs(30)).expect("awake returned after the panic");
+        assert!(panicked);
+        assert_eq!(again, Some(7));
     }
 }
