@@ -272,7 +272,8 @@ impl Avx2 {
         // The lowest first corner, and each window's offset from it: where every offset is
         // below eight, each window's corners lie in the eight values from the lowest on (and in
         // the eight one and `stride` and `stride + 1` further), and one permute per corner
-        // picks them. Otherwise, or where those values would run past the field, single loads.
+        // picks them. Otherwise, or where those values would run past the field, two loads of
+        // two values per window (its bottom and its top row).
         let swap_halves = |a: I8| avx2._mm256_permute2x128_si256::<1>(a, a);
         let lo = avx2._mm256_min_epi32(base, swap_halves(base));
         let lo = avx2._mm256_min_epi32(lo, avx2._mm256_shuffle_epi32::<0b01_00_11_10>(lo));
@@ -291,16 +292,33 @@ impl Avx2 {
                 (pick(0), pick(1), pick(stride), pick(stride + 1))
             }
             None => {
+                // Each window's two rows as pairs of values, then the first and the second
+                // values of the pairs gathered into vectors.
                 let base = self.store_i(base);
-                let mut c = [[0f32; LANES]; 4];
+                let (mut bottom, mut top) = ([[0f32; 2]; LANES], [[0f32; 2]; LANES]);
                 for k in 0..LANES {
                     let w = &data[base[k] as usize..][..stride + 2];
-                    (c[0][k], c[1][k], c[2][k], c[3][k]) = (w[0], w[1], w[stride], w[stride + 1]);
+                    bottom[k].copy_from_slice(&w[..2]);
+                    top[k].copy_from_slice(&w[stride..]);
                 }
-                (self.load(c[0]), self.load(c[1]), self.load(c[2]), self.load(c[3]))
+                let ((c00, c10), (c01, c11)) = (self.unzip(bottom), self.unzip(top));
+                (c00, c10, c01, c11)
             }
         };
         self.lerp(self.lerp(c00, c10, tx), self.lerp(c01, c11, tx), ty)
+    }
+
+    /// The first and the second values of eight pairs, as two vectors.
+    #[inline(always)]
+    fn unzip(self, pairs: [[f32; 2]; LANES]) -> (F8, F8) {
+        let (avx, avx2) = (self.0.avx, self.0.avx2);
+        let [lo, hi]: [[f32; LANES]; 2] = pulp::cast(pairs);
+        let (lo, hi) = (self.load(lo), self.load(hi));
+        // In each 128-bit half, the first (second) values of two pairs of `lo`, then of two
+        // of `hi`: pairs 0, 1, 4, 5 in the low half and 2, 3, 6, 7 in the high one, which a
+        // permute of the four 64-bit quarters puts in order.
+        let order = |a: F8| avx._mm256_castpd_ps(avx2._mm256_permute4x64_pd::<0b11_01_10_00>(avx._mm256_castps_pd(a)));
+        (order(avx._mm256_shuffle_ps::<0b10_00_10_00>(lo, hi)), order(avx._mm256_shuffle_ps::<0b11_01_11_01>(lo, hi)))
     }
 
     /// `common::bilerp4_window` at eight 2 × 2 windows `(i0, j0)` of an RGBA cell field `nx`
