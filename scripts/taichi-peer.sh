@@ -7,7 +7,7 @@
 # ti.sync(); the median batch is reported.
 #
 # usage: scripts/taichi-peer.sh [RES:ITERS ...]   (default: 256:40 512:40 512:500 1024:100)
-# needs: pip install taichi==1.7.4 (Python <= 3.11)
+# needs: pip install taichi==1.7.4 (3.11 ran it here, 3.12 on the H100 host; it has wheels up to CPython 3.13)
 set -euo pipefail
 src=$(python3 -c 'import importlib.util, os; print(os.path.join(os.path.dirname(importlib.util.find_spec("taichi").origin), "examples/simulation/stable_fluid.py"))')
 work=$(mktemp -d)
