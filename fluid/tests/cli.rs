@@ -267,9 +267,10 @@ mod wgpu {
             }
             assert!(r["ms_per_step"].as_f64().expect("number") > 0.0);
             assert!(r["host_ms_per_step"].as_f64().expect("number") > 0.0);
-            // A waited step includes the host's share of it.
-            let waited = r["waited_ms_per_step"].as_f64().expect("number");
-            assert!(waited > 0.0 && waited >= 0.5 * r["host_ms_per_step"].as_f64().expect("number"), "{r}");
+            // Only positive: how the waited and the host times compare is a timing, which a
+            // loaded machine upsets with two steps (CI once saw a 16² CPU step's host time at
+            // 4.9 ms against 0.10 ms waited). Benchmarks, not tests, compare times.
+            assert!(r["waited_ms_per_step"].as_f64().expect("number") > 0.0, "{r}");
             // The conformance suite's preset tolerance: the GPU backends agree with the CPU to ~1e-6.
             let parity = r["parity_rel_l2"].as_f64().expect("number");
             assert!(parity < 1e-4, "{r}");
