@@ -856,6 +856,24 @@ pub fn df_differences(g: &G, hi: &[f32], lo: &[f32], i: usize, j: usize) -> f32 
     neighbour_sum(g.nx, g.ny, (g.px, g.py), i, j, |k| (hi[k] - hi[c]) + (lo[k] - lo[c]))
 }
 
+/// [`df_differences`] at the inner cells `1..nx − 1` of row `j` into `out` (`nx − 2` values), for
+/// a row with rows below and above it (`0 < j < ny − 1`) and `nx ≥ 3`, where every cell has all
+/// four neighbours: the same arithmetic (the sum from zero of each neighbour's high difference
+/// plus its low difference, left, right, down, up) over row slices, so that it vectorises.
+#[inline(always)]
+pub fn df_differences_inner(hi: &[f32], lo: &[f32], nx: usize, j: usize, out: &mut [f32]) {
+    let c = j * nx;
+    let at = |s: usize| s..s + nx - 2;
+    let (h0, l0) = (&hi[at(c + 1)], &lo[at(c + 1)]);
+    let (hw, lw, he, le) = (&hi[at(c)], &lo[at(c)], &hi[at(c + 2)], &lo[at(c + 2)]);
+    let (hs, ls, hn, ln) = (&hi[at(c + 1 - nx)], &lo[at(c + 1 - nx)], &hi[at(c + 1 + nx)], &lo[at(c + 1 + nx)]);
+    let out = &mut out[..nx - 2];
+    for (k, x) in out.iter_mut().enumerate() {
+        let d = |h: &[f32], l: &[f32]| (h[k] - h0[k]) + (l[k] - l0[k]);
+        *x = 0.0 + d(hw, lw) + d(he, le) + d(hs, ls) + d(hn, ln);
+    }
+}
+
 /// `x` with its 12 lowest mantissa bits cleared: 12 significant bits, so the product of two
 /// such values is exact in f32. Bit masking, not arithmetic, so a GPU compiler cannot fuse it
 /// into something else (twin of `trunc12` in `shared/pressure.wgsl`).

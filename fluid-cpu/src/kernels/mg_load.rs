@@ -10,7 +10,7 @@ use fluid_core::multigrid::LOAD_RESIDUAL;
 use fluid_core::uniforms::MgParams;
 use rayon::prelude::*;
 
-use super::common::{G, df_differences, for_each_row};
+use super::common::{G, df_differences, df_differences_inner, for_each_row};
 
 /// `b` at cell `(i, j)` in [`LOAD_RESIDUAL`] mode: `−h² ∇·u / dt − A (hi + lo)`.
 #[inline(always)]
@@ -32,20 +32,10 @@ pub fn residual_b_row(g: &G, scale: f32, hi: &[f32], lo: &[f32], div: &[f32], j:
     }
     out[0] = residual_b(g, scale, hi, lo, div, 0, j);
     out[nx - 1] = residual_b(g, scale, hi, lo, div, nx - 1, j);
-    let c = j * nx;
-    let at = |d: isize| -> std::ops::Range<usize> {
-        let s = (c as isize + 1 + d) as usize;
-        s..s + nx - 2
-    };
-    let (w, e, s, n) = (-1, 1, -(nx as isize), nx as isize);
-    let (h0, l0) = (&hi[at(0)], &lo[at(0)]);
-    let (hw, lw, he, le) = (&hi[at(w)], &lo[at(w)], &hi[at(e)], &lo[at(e)]);
-    let (hs, ls, hn, ln) = (&hi[at(s)], &lo[at(s)], &hi[at(n)], &lo[at(n)]);
-    let dv = &div[at(0)];
-    for (k, x) in out[1..nx - 1].iter_mut().enumerate() {
-        let d = |h: &[f32], l: &[f32]| (h[k] - h0[k]) + (l[k] - l0[k]);
-        let sum = 0.0 + d(hw, lw) + d(he, le) + d(hs, ls) + d(hn, ln);
-        *x = scale * dv[k] + sum;
+    let inner = &mut out[1..nx - 1];
+    df_differences_inner(hi, lo, nx, j, inner);
+    for (x, d) in inner.iter_mut().zip(&div[j * nx + 1..j * nx + nx - 1]) {
+        *x += scale * d;
     }
 }
 

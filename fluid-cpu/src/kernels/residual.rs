@@ -4,12 +4,32 @@
 //! `pressure + pressure_lo`, differenced as in [`df_differences`], so a residual far below the
 //! f32 rounding of the pressure itself can be measured.
 
-use super::common::{G, df_differences, for_each_row};
+use super::common::{G, df_differences, df_differences_inner, for_each_row};
 
 /// Residual at cell `(i, j)`; `k = dt / h²`.
 #[inline(always)]
 pub fn residual_cell(g: &G, k: f32, hi: &[f32], lo: &[f32], div: &[f32], i: usize, j: usize) -> f32 {
     div[g.c(i, j)] - k * df_differences(g, hi, lo, i, j)
+}
+
+/// [`residual_cell`] along row `j` into `out`. Rows with rows below and above take their inner
+/// cells over slices ([`df_differences_inner`]), so that they vectorise; the same bits (tested).
+#[inline(always)]
+pub fn residual_row(g: &G, k: f32, hi: &[f32], lo: &[f32], div: &[f32], j: usize, out: &mut [f32]) {
+    let nx = g.nx;
+    if j == 0 || j + 1 >= g.ny || nx < 3 {
+        for (i, r) in out.iter_mut().enumerate() {
+            *r = residual_cell(g, k, hi, lo, div, i, j);
+        }
+        return;
+    }
+    out[0] = residual_cell(g, k, hi, lo, div, 0, j);
+    out[nx - 1] = residual_cell(g, k, hi, lo, div, nx - 1, j);
+    let inner = &mut out[1..nx - 1];
+    df_differences_inner(hi, lo, nx, j, inner);
+    for (r, d) in inner.iter_mut().zip(&div[j * nx + 1..j * nx + nx - 1]) {
+        *r = d - k * *r;
+    }
 }
 
 /// Fill `out` with the residual.
@@ -19,10 +39,46 @@ pub fn run(g: &G, dt: f32, hi: &[f32], lo: &[f32], div: &[f32], out: &mut [f32])
         out,
         g.nx,
         #[inline(always)]
-        |j, row| {
-            for (i, r) in row.iter_mut().enumerate() {
-                *r = residual_cell(g, k, hi, lo, div, i, j);
-            }
-        },
+        |j, row| residual_row(g, k, hi, lo, div, j, row),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fluid_core::{Boundary, Grid};
+
+    #[test]
+    fn residual_rows_equal_the_cell_function() {
+        for (nx, ny, bx, by) in [
+            (13u32, 9u32, Boundary::Wall, Boundary::Wall),
+            (12, 11, Boundary::Periodic, Boundary::Periodic),
+            (10, 7, Boundary::Periodic, Boundary::Wall),
+            (3, 4, Boundary::Wall, Boundary::Wall),
+            (2, 5, Boundary::Wall, Boundary::Periodic),
+        ] {
+            let grid = Grid::new(nx, ny, 0.1, bx, by).expect("grid");
+            let g = G::new(&grid.uniform());
+            let n = (nx * ny) as usize;
+            let mut rng = fluid_core::scene::SplitMix64(11);
+            let mut rand = |scale: f32| -> Vec<f32> { (0..n).map(|_| scale * (2.0 * rng.next_f32() - 1.0)).collect() };
+            let (hi, lo, div) = (rand(100.0), rand(1e-5), rand(1.0));
+            // And a flat pressure over signed-zero divergence: every difference is zero, and
+            // the result keeps the divergence's sign.
+            let flat = vec![3.0f32; n];
+            let zeros: Vec<f32> = (0..n).map(|c| if c % 3 == 0 { -0.0 } else { 0.0 }).collect();
+            for (hi, lo, div) in [(&hi, &lo, &div), (&flat, &zeros, &zeros)] {
+                let dt = 0.02;
+                let k = dt * g.inv_h * g.inv_h;
+                let mut out = vec![f32::NAN; n];
+                run(&g, dt, hi, lo, div, &mut out);
+                for j in 0..ny as usize {
+                    for i in 0..nx as usize {
+                        let want = residual_cell(&g, k, hi, lo, div, i, j);
+                        assert_eq!(out[g.c(i, j)].to_bits(), want.to_bits(), "({i}, {j}) {bx:?} {by:?}");
+                    }
+                }
+            }
+        }
+    }
 }
