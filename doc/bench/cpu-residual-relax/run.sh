@@ -1,0 +1,24 @@
+#!/bin/bash
+# Alternating rounds of `fluid bench` (CPU, all cores) for two binaries, the one before and the
+# one after a change, on the three cases the residual and relax kernels decide.
+# usage: run.sh BASE NEW [ROUNDS]   (prints: case binary ms_per_step)
+set -euo pipefail
+BASE=$1; NEW=$2; ROUNDS=${3:-5}
+case_args() {
+  case $1 in
+    smoke-tolerance) echo "--scene smoke --sizes 256 --set params.pressure.tolerance=1e-5 --steps 40" ;;
+    smoke-relaxation) echo "--scene smoke --sizes 256 --set params.pressure.solver=relaxation --set params.pressure.iterations=100 --steps 20" ;;
+    stable-fluid-tolerance) echo "--scene stable-fluid --sizes 256 --set params.pressure.tolerance=1e-3 --steps 40" ;;
+  esac
+}
+for c in smoke-tolerance smoke-relaxation stable-fluid-tolerance; do
+  for _ in $(seq "$ROUNDS"); do
+    for b in base new; do
+      bin=$BASE; [ $b = new ] && bin=$NEW
+      # shellcheck disable=SC2046
+      ms=$("$bin" bench --backends cpu --parity-steps 0 --json $(case_args $c) 2>/dev/null |
+        python3 -c "import json,sys; print('%.3f' % json.load(sys.stdin)[0]['ms_per_step'])")
+      echo "$c $b $ms"
+    done
+  done
+done
