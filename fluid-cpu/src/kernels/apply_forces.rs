@@ -135,16 +135,21 @@ fn confinement_row(g: &G, p: &ForceParams, curl: &[f32], j: usize, fx: &mut [f32
     let nx = g.nx;
     let Cross { centre, left, right, down, up } = cross(curl, nx, j);
     let (sx, sy) = (2.0f32, 2.0f32);
+    // The parameters' products as locals, the same operations as in [`confinement`]: read
+    // through `p` and `g` inside the loop, LLVM reloaded them after every store to `fx` and
+    // `fy` (it could not rule out aliasing) and left the loop scalar.
+    let (dx, dy) = (sx * g.h, sy * g.h);
+    let (kx, ky) = (p.vorticity * g.h, -p.vorticity * g.h);
     // Zipped slices, not indices (bounds checks keep an indexed loop scalar).
     let cells = fx[..nx - 2].iter_mut().zip(&mut fy[..nx - 2]).zip(centre).zip(left).zip(right).zip(down).zip(up);
     for ((((((rx, ry), &w), l), r), d), u) in cells {
-        let gx = (r.abs() - l.abs()) / (sx * g.h);
-        let gy = (u.abs() - d.abs()) / (sy * g.h);
+        let gx = (r.abs() - l.abs()) / dx;
+        let gy = (u.abs() - d.abs()) / dy;
         let len = (gx * gx + gy * gy).sqrt();
         let (nx, ny) = (gx / len, gy / len);
         let tiny = len <= 1e-20;
-        *rx = if tiny { 0.0 } else { p.vorticity * g.h * ny * w };
-        *ry = if tiny { 0.0 } else { -p.vorticity * g.h * nx * w };
+        *rx = if tiny { 0.0 } else { kx * ny * w };
+        *ry = if tiny { 0.0 } else { ky * nx * w };
     }
 }
 
