@@ -1,7 +1,7 @@
 #!/bin/bash
 # Alternating rounds of `fluid bench` (CPU, all cores) for two binaries, the one before and the
-# one after a change, on the three cases the residual and relax kernels decide.
-# usage: run.sh BASE NEW [ROUNDS]   (prints: case binary ms_per_step)
+# one after a change, on the cases the residual, relax and apply_forces kernels decide.
+# usage: [CASES="smoke-512 ..."] run.sh BASE NEW [ROUNDS]   (prints: case binary ms_per_step)
 set -euo pipefail
 BASE=$1; NEW=$2; ROUNDS=${3:-5}
 case_args() {
@@ -9,9 +9,11 @@ case_args() {
     smoke-tolerance) echo "--scene smoke --sizes 256 --set params.pressure.tolerance=1e-5 --steps 40" ;;
     smoke-relaxation) echo "--scene smoke --sizes 256 --set params.pressure.solver=relaxation --set params.pressure.iterations=100 --steps 20" ;;
     stable-fluid-tolerance) echo "--scene stable-fluid --sizes 256 --set params.pressure.tolerance=1e-3 --steps 40" ;;
+    smoke-512) echo "--scene smoke --sizes 512 --steps 40" ;;
+    *) echo "unknown case $1" >&2; exit 2 ;;
   esac
 }
-for c in smoke-tolerance smoke-relaxation stable-fluid-tolerance; do
+for c in ${CASES:-smoke-tolerance smoke-relaxation stable-fluid-tolerance smoke-512}; do
   for _ in $(seq "$ROUNDS"); do
     for b in base new; do
       bin=$BASE; [ $b = new ] && bin=$NEW
