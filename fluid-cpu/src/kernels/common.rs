@@ -856,21 +856,37 @@ pub fn df_differences(g: &G, hi: &[f32], lo: &[f32], i: usize, j: usize) -> f32 
     neighbour_sum(g.nx, g.ny, (g.px, g.py), i, j, |k| (hi[k] - hi[c]) + (lo[k] - lo[c]))
 }
 
-/// [`df_differences`] at the inner cells `1..nx − 1` of row `j` into `out` (`nx − 2` values), for
-/// a row with rows below and above it (`0 < j < ny − 1`) and `nx ≥ 3`, where every cell has all
-/// four neighbours: the same arithmetic (the sum from zero of each neighbour's high difference
-/// plus its low difference, left, right, down, up) over row slices, so that it vectorises.
+/// `f(div, D)` along row `j` into `out`, with `D` = [`df_differences`] of each cell (the
+/// residual forms of the pressure equation: `f` scales and adds the divergence). Rows with
+/// rows below and above take their inner cells, which have all four neighbours, over row
+/// slices with [`df_differences`]' arithmetic (the sum from zero of each neighbour's high
+/// difference plus its low difference, left, right, down, up), so that they vectorise; the
+/// rest call it per cell. The same bits either way.
 #[inline(always)]
-pub fn df_differences_inner(hi: &[f32], lo: &[f32], nx: usize, j: usize, out: &mut [f32]) {
+pub fn df_row(g: &G, (hi, lo, div): (&[f32], &[f32], &[f32]), j: usize, out: &mut [f32], f: impl Fn(f32, f32) -> f32) {
+    let nx = g.nx;
+    let cell = |i: usize| f(div[g.c(i, j)], df_differences(g, hi, lo, i, j));
+    if j == 0 || j + 1 >= g.ny || nx < 3 {
+        for (i, x) in out.iter_mut().enumerate() {
+            *x = cell(i);
+        }
+        return;
+    }
+    out[0] = cell(0);
+    out[nx - 1] = cell(nx - 1);
     let c = j * nx;
     let at = |s: usize| s..s + nx - 2;
     let (h0, l0) = (&hi[at(c + 1)], &lo[at(c + 1)]);
     let (hw, lw, he, le) = (&hi[at(c)], &lo[at(c)], &hi[at(c + 2)], &lo[at(c + 2)]);
     let (hs, ls, hn, ln) = (&hi[at(c + 1 - nx)], &lo[at(c + 1 - nx)], &hi[at(c + 1 + nx)], &lo[at(c + 1 + nx)]);
-    let out = &mut out[..nx - 2];
-    for (k, x) in out.iter_mut().enumerate() {
+    let inner = &mut out[1..nx - 1];
+    // Two passes (the sums, then `f`): as one loop LLVM left it scalar.
+    for (k, x) in inner.iter_mut().enumerate() {
         let d = |h: &[f32], l: &[f32]| (h[k] - h0[k]) + (l[k] - l0[k]);
         *x = 0.0 + d(hw, lw) + d(he, le) + d(hs, ls) + d(hn, ln);
+    }
+    for (x, &d) in inner.iter_mut().zip(&div[at(c + 1)]) {
+        *x = f(d, *x);
     }
 }
 

@@ -10,7 +10,7 @@ use fluid_core::multigrid::LOAD_RESIDUAL;
 use fluid_core::uniforms::MgParams;
 use rayon::prelude::*;
 
-use super::common::{G, df_differences, df_differences_inner, for_each_row};
+use super::common::{G, df_differences, df_row, for_each_row};
 
 /// `b` at cell `(i, j)` in [`LOAD_RESIDUAL`] mode: `−h² ∇·u / dt − A (hi + lo)`.
 #[inline(always)]
@@ -18,25 +18,17 @@ pub fn residual_b(g: &G, scale: f32, hi: &[f32], lo: &[f32], div: &[f32], i: usi
     scale * div[g.c(i, j)] + df_differences(g, hi, lo, i, j)
 }
 
-/// [`residual_b`] along row `j` into `out`. Rows with neighbours above and below compute
-/// their inner cells over slices, with [`df_differences`]'s arithmetic (the sum from zero,
-/// left, right, down, up), so that they vectorise; the result is the same bit for bit (tested).
+/// [`residual_b`] along row `j` into `out`, through [`df_row`] (the same bits, tested).
 #[inline(always)]
 pub fn residual_b_row(g: &G, scale: f32, hi: &[f32], lo: &[f32], div: &[f32], j: usize, out: &mut [f32]) {
-    let nx = g.nx;
-    if j == 0 || j + 1 >= g.ny || nx < 3 {
-        for (i, x) in out.iter_mut().enumerate() {
-            *x = residual_b(g, scale, hi, lo, div, i, j);
-        }
-        return;
-    }
-    out[0] = residual_b(g, scale, hi, lo, div, 0, j);
-    out[nx - 1] = residual_b(g, scale, hi, lo, div, nx - 1, j);
-    let inner = &mut out[1..nx - 1];
-    df_differences_inner(hi, lo, nx, j, inner);
-    for (x, d) in inner.iter_mut().zip(&div[j * nx + 1..j * nx + nx - 1]) {
-        *x += scale * d;
-    }
+    df_row(
+        g,
+        (hi, lo, div),
+        j,
+        out,
+        #[inline(always)]
+        |d, sum| scale * d + sum,
+    );
 }
 
 /// Fill level 0's `b` (and `p` in copy mode; they are adjacent in the packed buffer).

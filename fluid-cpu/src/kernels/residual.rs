@@ -4,7 +4,7 @@
 //! `pressure + pressure_lo`, differenced as in [`df_differences`], so a residual far below the
 //! f32 rounding of the pressure itself can be measured.
 
-use super::common::{G, df_differences, df_differences_inner, for_each_row};
+use super::common::{G, df_differences, df_row, for_each_row};
 
 /// Residual at cell `(i, j)`; `k = dt / h²`.
 #[inline(always)]
@@ -12,34 +12,24 @@ pub fn residual_cell(g: &G, k: f32, hi: &[f32], lo: &[f32], div: &[f32], i: usiz
     div[g.c(i, j)] - k * df_differences(g, hi, lo, i, j)
 }
 
-/// [`residual_cell`] along row `j` into `out`. Rows with rows below and above take their inner
-/// cells over slices ([`df_differences_inner`]), so that they vectorise; the same bits (tested).
-#[inline(always)]
-pub fn residual_row(g: &G, k: f32, hi: &[f32], lo: &[f32], div: &[f32], j: usize, out: &mut [f32]) {
-    let nx = g.nx;
-    if j == 0 || j + 1 >= g.ny || nx < 3 {
-        for (i, r) in out.iter_mut().enumerate() {
-            *r = residual_cell(g, k, hi, lo, div, i, j);
-        }
-        return;
-    }
-    out[0] = residual_cell(g, k, hi, lo, div, 0, j);
-    out[nx - 1] = residual_cell(g, k, hi, lo, div, nx - 1, j);
-    let inner = &mut out[1..nx - 1];
-    df_differences_inner(hi, lo, nx, j, inner);
-    for (r, d) in inner.iter_mut().zip(&div[j * nx + 1..j * nx + nx - 1]) {
-        *r = d - k * *r;
-    }
-}
-
-/// Fill `out` with the residual.
+/// Fill `out` with the residual, rows through [`df_row`] (the same bits as [`residual_cell`],
+/// tested).
 pub fn run(g: &G, dt: f32, hi: &[f32], lo: &[f32], div: &[f32], out: &mut [f32]) {
     let k = dt * g.inv_h * g.inv_h;
     for_each_row(
         out,
         g.nx,
         #[inline(always)]
-        |j, row| residual_row(g, k, hi, lo, div, j, row),
+        |j, row| {
+            df_row(
+                g,
+                (hi, lo, div),
+                j,
+                row,
+                #[inline(always)]
+                |d, sum| d - k * sum,
+            )
+        },
     );
 }
 
