@@ -1,9 +1,10 @@
 #!/bin/bash
-# Alternating rounds of `fluid bench` (CPU, all cores) for two binaries, the one before and the
+# Alternating rounds of `fluid bench` (CPU backend) for two binaries, the one before and the
 # one after a change, on the cases the residual, relax and apply_forces kernels decide.
-# usage: [CASES="smoke-512 ..."] run.sh BASE NEW [ROUNDS]   (prints: case binary ms_per_step)
+# usage: [CASES="smoke-512 ..."] [PIN="taskset -c 2,3"] [THREADS=2] run.sh BASE NEW [ROUNDS]
+# (prints: case binary ms_per_step; PIN prefixes each run, THREADS is fluid's --threads, 0 = all)
 set -euo pipefail
-BASE=$1; NEW=$2; ROUNDS=${3:-5}
+BASE=$1; NEW=$2; ROUNDS=${3:-5}; PIN=${PIN:-}; THREADS=${THREADS:-0}
 case_args() {
   case $1 in
     smoke-tolerance) echo "--scene smoke --sizes 256 --set params.pressure.tolerance=1e-5 --steps 40" ;;
@@ -18,7 +19,7 @@ for c in ${CASES:-smoke-tolerance smoke-relaxation stable-fluid-tolerance smoke-
     for b in base new; do
       bin=$BASE; [ $b = new ] && bin=$NEW
       # shellcheck disable=SC2046
-      ms=$("$bin" bench --backends cpu --parity-steps 0 --json $(case_args $c) 2>/dev/null |
+      ms=$($PIN "$bin" bench --backends cpu --threads "$THREADS" --parity-steps 0 --json $(case_args $c) 2>/dev/null |
         python3 -c "import json,sys; print('%.3f' % json.load(sys.stdin)[0]['ms_per_step'])")
       echo "$c $b $ms"
     done
