@@ -92,10 +92,43 @@ fn srgb_to_linear(c: u8) -> f32 {
     if c <= 0.04045 { c / 12.92 } else { ((c + 0.055) / 1.055).powf(2.4) }
 }
 
-fn linear_to_srgb(c: f32) -> u8 {
+/// The sRGB encoding of a linear value, rounded to 8 bits: the definition, one `powf` per
+/// call. [`linear_to_srgb`] gives the same bytes through a table.
+fn linear_to_srgb_exact(c: f32) -> u8 {
     let c = c.clamp(0.0, 1.0);
     let s = if c <= 0.003_130_8 { c * 12.92 } else { 1.055 * c.powf(1.0 / 2.4) - 0.055 };
     (s * 255.0 + 0.5) as u8
+}
+
+/// For each byte `k` in 1..=255, the least `f32` in [0, 1] that [`linear_to_srgb_exact`] maps to
+/// `k` or above (found by bisection over the bit patterns, which order non-negative floats as
+/// their values). The function is non-decreasing on [0, 1] (checked over every `f32` there once,
+/// doc/PERFORMANCE.md), so the number of thresholds at or below `c` is its byte.
+fn srgb_thresholds() -> &'static [f32; 255] {
+    static TABLE: std::sync::OnceLock<[f32; 255]> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        std::array::from_fn(|k| {
+            let want = k as u8 + 1;
+            let (mut lo, mut hi) = (0u32, 1.0f32.to_bits());
+            // Invariant: f(lo) < want <= f(hi).
+            while hi - lo > 1 {
+                let mid = lo + (hi - lo) / 2;
+                if linear_to_srgb_exact(f32::from_bits(mid)) >= want {
+                    hi = mid;
+                } else {
+                    lo = mid;
+                }
+            }
+            f32::from_bits(hi)
+        })
+    })
+}
+
+/// [`linear_to_srgb_exact`] without a `powf` per call: a binary search in
+/// [`srgb_thresholds`] (NaN, below every threshold's test, gives 0 as the definition does).
+fn linear_to_srgb(c: f32) -> u8 {
+    let c = c.clamp(0.0, 1.0);
+    srgb_thresholds().partition_point(|&t| t <= c) as u8
 }
 
 impl RenderSpec {
@@ -119,24 +152,28 @@ impl RenderSpec {
         Ok(())
     }
 
-    /// Linear-light RGBA of the ramp at `t ∈ [0, 1]`.
-    fn ramp_at(&self, t: f32) -> [f32; 4] {
+    /// The ramp's stops in linear-light RGBA, converted once per frame instead of per pixel.
+    fn linear_stops(&self) -> Vec<(f32, [f32; 4])> {
         let lin = |c: Colour| {
             [srgb_to_linear(c.0[0]), srgb_to_linear(c.0[1]), srgb_to_linear(c.0[2]), f32::from(c.0[3]) / 255.0]
         };
-        let first = self.ramp[0];
+        self.ramp.iter().map(|&(p, c)| (p, lin(c))).collect()
+    }
+
+    /// Linear-light RGBA of the ramp at `t ∈ [0, 1]`, from [`RenderSpec::linear_stops`].
+    fn ramp_at(stops: &[(f32, [f32; 4])], t: f32) -> [f32; 4] {
+        let first = stops[0];
         if t <= first.0 {
-            return lin(first.1);
+            return first.1;
         }
-        for w in self.ramp.windows(2) {
-            let ((p0, c0), (p1, c1)) = (w[0], w[1]);
+        for w in stops.windows(2) {
+            let ((p0, a), (p1, b)) = (w[0], w[1]);
             if t <= p1 {
                 let s = if p1 > p0 { (t - p0) / (p1 - p0) } else { 1.0 };
-                let (a, b) = (lin(c0), lin(c1));
                 return std::array::from_fn(|k| a[k] + (b[k] - a[k]) * s);
             }
         }
-        lin(self.ramp[self.ramp.len() - 1].1)
+        stops[stops.len() - 1].1
     }
 
     /// Draw `data` (the field [`RenderField::source`] names) to RGBA8, `nx × ny` pixels, top row
@@ -148,6 +185,7 @@ impl RenderSpec {
             srgb_to_linear(self.background.0[1]),
             srgb_to_linear(self.background.0[2]),
         ];
+        let stops = self.linear_stops();
         let mut out = vec![0u8; nx * ny * 4];
         for row in 0..ny {
             let j = ny - 1 - row;
@@ -167,7 +205,7 @@ impl RenderSpec {
                         };
                         let t = (x / self.scale).clamp(0.0, 1.0);
                         let t = if t.is_nan() { 0.0 } else { t };
-                        let r = self.ramp_at(t);
+                        let r = RenderSpec::ramp_at(&stops, t);
                         std::array::from_fn(|k| r[k] * r[3] + bg[k] * (1.0 - r[3]))
                     }
                 };
@@ -193,6 +231,26 @@ mod tests {
         assert_eq!(Colour::try_from("#ff800040".to_string()), Ok(Colour([255, 128, 0, 64])));
         assert!(Colour::try_from("#ff80".to_string()).is_err());
         assert!(Colour::try_from("#gg8000".to_string()).is_err());
+    }
+
+    #[test]
+    fn the_srgb_table_gives_the_bytes_of_the_definition() {
+        let t = srgb_thresholds();
+        for (k, &th) in t.iter().enumerate() {
+            let below = f32::from_bits(th.to_bits() - 1);
+            assert_eq!(usize::from(linear_to_srgb_exact(th)), k + 1, "threshold {k}: {th:e}");
+            assert_eq!(usize::from(linear_to_srgb_exact(below)), k, "below threshold {k}: {below:e}");
+            assert_eq!(usize::from(linear_to_srgb(th)), k + 1);
+            assert_eq!(usize::from(linear_to_srgb(below)), k);
+        }
+        // A spread of values in [0, 1] by bit pattern, and outside it.
+        for bits in (0..=1.0f32.to_bits()).step_by(997) {
+            let c = f32::from_bits(bits);
+            assert_eq!(linear_to_srgb(c), linear_to_srgb_exact(c), "{c:e}");
+        }
+        for c in [-1.0, -0.0, 1.5, f32::INFINITY, f32::NEG_INFINITY, f32::NAN] {
+            assert_eq!(linear_to_srgb(c), linear_to_srgb_exact(c), "{c:e}");
+        }
     }
 
     #[test]
