@@ -503,16 +503,36 @@ fn save_png(path: &Path, w: u32, h: u32, rgba: &[u8]) -> Result<(), Failure> {
     image::save_buffer(path, rgba, w, h, image::ExtendedColorType::Rgba8).map_err(|e| io_failure(path, e))
 }
 
+/// Frames of 40 ms, looping, each with its own palette (what `image`'s GIF encoder wrote at
+/// speed 10, byte for byte). The palettes are computed on every core, since the quantisation
+/// is most of a GIF's time; then the frames are compressed and written in order.
 fn save_gif(path: &Path, w: u32, h: u32, frames: &[Vec<u8>]) -> Result<(), Failure> {
-    use image::codecs::gif::{GifEncoder, Repeat};
-    let file = std::fs::File::create(path).map_err(|e| io_failure(path, e))?;
-    let mut enc = GifEncoder::new_with_speed(std::io::BufWriter::new(file), 10);
-    enc.set_repeat(Repeat::Infinite).map_err(|e| io_failure(path, e))?;
-    for rgba in frames {
-        let img = image::RgbaImage::from_raw(w, h, rgba.clone())
-            .ok_or_else(|| io_failure(path, "frame size does not match the grid"))?;
-        let frame = image::Frame::from_parts(img, 0, 0, image::Delay::from_numer_denom_ms(40, 1));
-        enc.encode_frame(frame).map_err(|e| io_failure(path, e))?;
+    let (Ok(gw), Ok(gh)) = (u16::try_from(w), u16::try_from(h)) else {
+        return Err(io_failure(path, format!("a GIF is at most 65535 pixels wide and high, not {w} x {h}")));
+    };
+    if let Some(bad) = frames.iter().find(|f| f.len() != 4 * w as usize * h as usize) {
+        return Err(io_failure(path, format!("a frame of {} bytes is not {w} x {h} RGBA", bad.len())));
     }
-    Ok(())
+    let quantise = |rgba: &Vec<u8>| {
+        let mut frame = gif::Frame::from_rgba_speed(gw, gh, &mut rgba.clone(), 10);
+        frame.delay = 4;
+        frame.dispose = gif::DisposalMethod::Background;
+        frame
+    };
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let per = frames.len().div_ceil(workers).max(1);
+    let quantised: Vec<gif::Frame<'static>> = std::thread::scope(|s| {
+        let jobs: Vec<_> =
+            frames.chunks(per).map(|chunk| s.spawn(move || chunk.iter().map(quantise).collect::<Vec<_>>())).collect();
+        jobs.into_iter().flat_map(|j| j.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+    });
+    let file = std::fs::File::create(path).map_err(|e| io_failure(path, e))?;
+    let mut enc = gif::Encoder::new(std::io::BufWriter::new(file), gw, gh, &[]).map_err(|e| io_failure(path, e))?;
+    enc.set_repeat(gif::Repeat::Infinite).map_err(|e| io_failure(path, e))?;
+    for frame in &quantised {
+        enc.write_frame(frame).map_err(|e| io_failure(path, e))?;
+    }
+    // Write the trailer and flush here, so that a failure is reported rather than dropped.
+    let mut out = enc.into_inner().map_err(|e| io_failure(path, e))?;
+    std::io::Write::flush(&mut out).map_err(|e| io_failure(path, e))
 }

@@ -100,7 +100,7 @@ fn gif_and_png_frames_are_written() {
         "run",
         "ink",
         "--steps",
-        "6",
+        "12",
         "--frame-every",
         "3",
         "--set",
@@ -115,10 +115,34 @@ fn gif_and_png_frames_are_written() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let gif = std::fs::read(dir.join("ink.gif")).expect("gif");
     assert_eq!(&gif[..6], b"GIF89a");
-    for k in 0..2 {
-        let png = std::fs::read(dir.join(format!("frame_{k:05}.png"))).expect("png");
-        assert_eq!(&png[1..4], b"PNG");
+    let pngs: Vec<Vec<u8>> = (0..4)
+        .map(|k| {
+            let path = dir.join(format!("frame_{k:05}.png"));
+            assert_eq!(&std::fs::read(&path).expect("png")[1..4], b"PNG");
+            image::open(&path).expect("decode png").to_rgba8().into_raw()
+        })
+        .collect();
+    // The GIF holds the same frames, in order, each through its own 256-colour palette: 40 ms
+    // each, 40 × 30, looping, and each decoded frame closest to its own PNG.
+    let mut options = gif::DecodeOptions::new();
+    options.set_color_output(gif::ColorOutput::RGBA);
+    let mut decoder = options.read_info(gif.as_slice()).expect("gif header");
+    assert_eq!((decoder.width(), decoder.height()), (40, 30));
+    assert_eq!(decoder.repeat(), gif::Repeat::Infinite);
+    let mean_diff =
+        |a: &[u8], b: &[u8]| a.iter().zip(b).map(|(x, y)| f64::from(x.abs_diff(*y))).sum::<f64>() / a.len() as f64;
+    let mut k = 0;
+    while let Some(frame) = decoder.read_next_frame().expect("gif frame") {
+        assert_eq!(frame.delay, 4, "frame {k}: 40 ms");
+        assert_eq!((frame.left, frame.top, frame.width, frame.height), (0, 0, 40, 30));
+        let own = mean_diff(&frame.buffer, &pngs[k]);
+        assert!(own < 4.0, "frame {k} differs from its PNG by {own} per channel on average");
+        for (j, png) in pngs.iter().enumerate() {
+            assert!(own <= mean_diff(&frame.buffer, png), "frame {k} is closer to PNG {j}");
+        }
+        k += 1;
     }
+    assert_eq!(k, 4, "four frames");
 }
 
 #[test]
