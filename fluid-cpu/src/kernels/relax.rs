@@ -132,8 +132,10 @@ pub fn run(
             let (dd, du) = scratch.split_at_mut(nx);
             inflow_row(g, u, v, down, dd);
             inflow_row(g, u, v, up, du);
-            for (i, x) in row.iter_mut().enumerate() {
-                *x = old[i] + omega * (dd[i] - du[i]) * 0.5;
+            // Zipped, not indexed: `du`'s length is not known to be the row's, and the bounds
+            // checks kept an indexed loop scalar.
+            for (((x, &o), &a), &b) in row.iter_mut().zip(old).zip(&*dd).zip(&*du) {
+                *x = o + omega * (a - b) * 0.5;
             }
         },
     );
