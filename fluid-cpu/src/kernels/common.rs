@@ -865,7 +865,7 @@ pub fn df_differences(g: &G, hi: &[f32], lo: &[f32], i: usize, j: usize) -> f32 
 #[inline(always)]
 pub fn df_row(g: &G, (hi, lo, div): (&[f32], &[f32], &[f32]), j: usize, out: &mut [f32], f: impl Fn(f32, f32) -> f32) {
     let nx = g.nx;
-    let cell = |i: usize| f(div[g.c(i, j)], df_differences(g, hi, lo, i, j));
+    let cell = |i: usize| df_cell(g, (hi, lo, div), j, &f, i);
     if j == 0 || j + 1 >= g.ny || nx < 3 {
         for (i, x) in out.iter_mut().enumerate() {
             *x = cell(i);
@@ -888,6 +888,13 @@ pub fn df_row(g: &G, (hi, lo, div): (&[f32], &[f32], &[f32]), j: usize, out: &mu
     for (x, &d) in inner.iter_mut().zip(&div[at(c + 1)]) {
         *x = f(d, *x);
     }
+}
+
+/// [`df_row`]'s arithmetic at one cell `i` (a function its closure calls; see
+/// `mg_smooth::pass_cell`).
+#[inline(always)]
+fn df_cell(g: &G, (hi, lo, div): (&[f32], &[f32], &[f32]), j: usize, f: &impl Fn(f32, f32) -> f32, i: usize) -> f32 {
+    f(div[g.c(i, j)], df_differences(g, hi, lo, i, j))
 }
 
 /// `x` with its 12 lowest mantissa bits cleared: 12 significant bits, so the product of two

@@ -45,10 +45,7 @@ pub fn mg_restrict_cell(g: &G, params: &MgParams, read: &Around<'_>, ci: usize, 
 #[inline(always)]
 pub fn residual_row(px: bool, rows: Rows<'_>, b: &[f32], out: &mut [f32]) {
     let nx = out.len();
-    let cell = |i: usize| {
-        let (sum, n) = rows.neighbours(i, px);
-        b[i] - (n * rows.row[i] - sum)
-    };
+    let cell = |i: usize| residual_cell(px, &rows, b, i);
     let Some(Cross { centre, left, right, down, up }) = rows.cross() else {
         for (i, x) in out.iter_mut().enumerate() {
             *x = cell(i);
@@ -62,6 +59,15 @@ pub fn residual_row(px: bool, rows: Rows<'_>, b: &[f32], out: &mut [f32]) {
         let sum = 0.0 + left[k] + right[k] + down[k] + up[k];
         *r = rhs[k] - (4.0 * centre[k] - sum);
     }
+}
+
+/// [`residual_row`]'s arithmetic at one cell `i`, through [`Rows::neighbours`]. A function the
+/// closure calls, not the closure's body: with the body inline LLVM compiled the closure out of
+/// line (as `mg_smooth::pass_row`'s, see there).
+#[inline(always)]
+fn residual_cell(px: bool, rows: &Rows<'_>, b: &[f32], i: usize) -> f32 {
+    let (sum, n) = rows.neighbours(i, px);
+    b[i] - (n * rows.row[i] - sum)
 }
 
 /// A coarse row from the residuals of its children rows (`r1`: `None` when the level has an

@@ -48,18 +48,7 @@ pub fn mg_smooth_cell(g: &G, params: &MgParams, read: &Around<'_>, i: usize, j: 
 #[inline(always)]
 pub fn pass_row(px: bool, colour: u32, omega: f32, j: usize, rows: Rows<'_>, b: &[f32], out: &mut [f32]) {
     let nx = out.len();
-    let cell = |i: usize| {
-        let old = rows.row[i];
-        if ((i + j) & 1) as u32 != colour {
-            return old;
-        }
-        let (sum, n) = rows.neighbours(i, px);
-        if n == 0.0 {
-            return old;
-        }
-        let pj = (sum + b[i]) / n;
-        old + omega * (pj - old)
-    };
+    let cell = |i: usize| pass_cell(px, colour, omega, j, &rows, b, i);
     let Some(Cross { centre, left, right, down, up }) = rows.cross() else {
         for (i, x) in out.iter_mut().enumerate() {
             *x = cell(i);
@@ -78,6 +67,24 @@ pub fn pass_row(px: bool, colour: u32, omega: f32, j: usize, rows: Rows<'_>, b: 
         let new = old + omega * ((sum + rhs[k]) / 4.0 - old);
         *x = if k & 1 == mine { new } else { old };
     }
+}
+
+/// [`pass_row`]'s arithmetic at one cell `i` of row `j`, through [`Rows::neighbours`]. A
+/// function the closure in [`pass_row`] calls, not the closure's body: with the body inline LLVM
+/// compiled the closure out of line, where its edge cells took 5 % of a 128² smoke step's
+/// instructions (doc/PERFORMANCE.md).
+#[inline(always)]
+fn pass_cell(px: bool, colour: u32, omega: f32, j: usize, rows: &Rows<'_>, b: &[f32], i: usize) -> f32 {
+    let old = rows.row[i];
+    if ((i + j) & 1) as u32 != colour {
+        return old;
+    }
+    let (sum, n) = rows.neighbours(i, px);
+    if n == 0.0 {
+        return old;
+    }
+    let pj = (sum + b[i]) / n;
+    old + omega * (pj - old)
 }
 
 /// One pass from the level's iterate `p` (`None` when the pass starts from zero) and
