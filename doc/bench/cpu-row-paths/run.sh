@@ -1,6 +1,6 @@
 #!/bin/bash
 # Alternating rounds of `fluid bench` (CPU backend) for two binaries, the one before and the
-# one after a change, on the cases the residual, relax and apply_forces kernels decide.
+# one after a change, on the cases the residual, relax, apply_forces and multigrid edge cells decide.
 # usage: [CASES="smoke-512 ..."] [PIN="taskset -c 2,3"] [THREADS=2] run.sh BASE NEW [ROUNDS]
 # (prints: case binary ms_per_step; PIN prefixes each run, THREADS is fluid's --threads, 0 = all)
 set -euo pipefail
@@ -11,6 +11,8 @@ case_args() {
     smoke-relaxation) echo "--scene smoke --sizes 256 --set params.pressure.solver=relaxation --set params.pressure.iterations=100 --steps 20" ;;
     stable-fluid-tolerance) echo "--scene stable-fluid --sizes 256 --set params.pressure.tolerance=1e-3 --steps 40" ;;
     smoke-512) echo "--scene smoke --sizes 512 --steps 40" ;;
+    smoke-128) echo "--scene smoke --sizes 128 --steps 100" ;;
+    smoke-256) echo "--scene smoke --sizes 256 --steps 60" ;;
     *) echo "unknown case $1" >&2; exit 2 ;;
   esac
 }
