@@ -80,8 +80,8 @@ pub struct CpuBackend {
     map: [usize; FieldId::COUNT],
     reductions: Vec<f64>,
     timing: Option<BTreeMap<Kernel, (u32, f64)>>,
-    /// Scratch of `mg_smooth2` and `apply_forces`, allocated with the fields and kept between
-    /// steps.
+    /// Scratch of `mg_smooth2`, `apply_forces` and `relax`, allocated with the fields and kept
+    /// between steps.
     scratch: Vec<f32>,
 }
 
@@ -268,7 +268,19 @@ impl CpuBackend {
             (Kernel::Relax, Params::Jacobi(p)) => {
                 let mut pressure = self.take(f("pressure"));
                 let (mut uo, mut vo) = (self.take(f("u_out")), self.take(f("v_out")));
-                relax::run(g, &p, dt, self.buf(f("u")), self.buf(f("v")), &mut pressure, &mut uo, &mut vo);
+                let mut scratch = std::mem::take(&mut self.scratch);
+                relax::run(
+                    g,
+                    &p,
+                    dt,
+                    self.buf(f("u")),
+                    self.buf(f("v")),
+                    &mut pressure,
+                    &mut uo,
+                    &mut vo,
+                    &mut scratch,
+                );
+                self.scratch = scratch;
                 self.put(f("pressure"), pressure);
                 self.put(f("u_out"), uo);
                 self.put(f("v_out"), vo);
@@ -419,8 +431,8 @@ impl Backend for CpuBackend {
     fn allocate(&mut self, grid: &Grid) -> Result<()> {
         // Linux overcommits: a reservation larger than memory succeeds and the process is killed
         // later, so compare with what the machine has first.
-        // The fields, and the kernels' scratch: two fields of cells for `apply_forces`, the
-        // band buffers of `mg_smooth2` (about three and a half).
+        // The fields, and the kernels' scratch: two fields of cells for `apply_forces` (one for
+        // `relax`'s inflows), the band buffers of `mg_smooth2` (about three and a half).
         let (nx, ny) = (grid.nx as usize, grid.ny as usize);
         let scratch_len =
             (2 * grid.len(FieldId::Density)).max(kernels::mg_smooth2::scratch_len(nx, ny, self.threads()));

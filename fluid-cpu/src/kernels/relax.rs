@@ -8,7 +8,7 @@
 
 use fluid_core::uniforms::JacobiParams;
 
-use super::common::{G, for_each_row_scratch};
+use super::common::{G, for_each_row};
 use super::jacobi::neighbour_count;
 
 /// `d` of cell `(i, j)`.
@@ -69,8 +69,9 @@ pub fn inflow_row(g: &G, u: &[f32], v: &[f32], j: usize, out: &mut [f32]) {
     }
 }
 
-/// One iteration from `u`, `v` into `u_out`, `v_out`, accumulating `pressure`. Each row computes
-/// the inflows it needs once ([`inflow_row`]) and takes its faces from them; the same bits as
+/// One iteration from `u`, `v` into `u_out`, `v_out`, accumulating `pressure`. Every cell's
+/// inflow is computed once, into `scratch` ([`inflow_row`]; grown to one field of cells when
+/// shorter), and the pressure and the faces are taken from those rows; the same bits as
 /// [`relax_u_face`] and [`relax_v_face`] (tested).
 pub fn run(
     g: &G,
@@ -81,61 +82,65 @@ pub fn run(
     pressure: &mut [f32],
     u_out: &mut [f32],
     v_out: &mut [f32],
+    scratch: &mut Vec<f32>,
 ) {
     let omega = params.omega;
     let k = omega * g.h / (2.0 * dt);
     let zero = params.zero_initial != 0;
-    let nx = g.nx;
-    for_each_row_scratch(
-        pressure,
-        nx,
+    let (nx, ny) = (g.nx, g.ny);
+    if scratch.len() < nx * ny {
+        scratch.resize(nx * ny, 0.0);
+    }
+    let inflows = &mut scratch[..nx * ny];
+    for_each_row(
+        inflows,
         nx,
         #[inline(always)]
-        |j, row, d| {
-            inflow_row(g, u, v, j, d);
-            for (p, &d) in row.iter_mut().zip(&*d) {
+        |j, row| inflow_row(g, u, v, j, row),
+    );
+    let inflows = &*inflows;
+    let row_of = |j: usize| &inflows[j * nx..(j + 1) * nx];
+    for_each_row(
+        pressure,
+        nx,
+        #[inline(always)]
+        |j, row| {
+            for (p, &d) in row.iter_mut().zip(row_of(j)) {
                 *p = if zero { 0.0 } else { *p } + k * d;
             }
         },
     );
-    for_each_row_scratch(
+    for_each_row(
         u_out,
         nx + 1,
-        nx,
         #[inline(always)]
-        |j, row, d| {
-            inflow_row(g, u, v, j, d);
+        |j, row| {
             // Faces 1 ..= nx − 1 lie between cells i − 1 and i; faces 0 and nx are walls or
             // wrap around.
             for i in [0, nx] {
                 row[i] = relax_u_face(g, omega, u, v, i, j);
             }
-            let old = &u[g.u(1, j)..][..nx - 1];
-            for (i, x) in row[1..nx].iter_mut().enumerate() {
-                *x = old[i] + omega * (d[i] - d[i + 1]) * 0.5;
+            let (d, old) = (row_of(j), &u[g.u(1, j)..][..nx - 1]);
+            for (((x, &o), &left), &right) in row[1..nx].iter_mut().zip(old).zip(d).zip(&d[1..]) {
+                *x = o + omega * (left - right) * 0.5;
             }
         },
     );
-    for_each_row_scratch(
+    for_each_row(
         v_out,
         nx,
-        2 * nx,
         #[inline(always)]
-        |j, row, scratch| {
+        |j, row| {
             let old = &v[g.v(0, j)..][..nx];
             if g.v_on_wall(j) {
                 row.copy_from_slice(old);
                 return;
             }
             let up = g.vj(j);
-            let down = if up > 0 { up - 1 } else { g.ny - 1 };
-            let (dd, du) = scratch.split_at_mut(nx);
-            inflow_row(g, u, v, down, dd);
-            inflow_row(g, u, v, up, du);
-            // Zipped, not indexed: `du`'s length is not known to be the row's, and the bounds
-            // checks kept an indexed loop scalar.
-            for (((x, &o), &a), &b) in row.iter_mut().zip(old).zip(&*dd).zip(&*du) {
-                *x = o + omega * (a - b) * 0.5;
+            let down = if up > 0 { up - 1 } else { ny - 1 };
+            // Zipped, not indexed: the bounds checks kept an indexed loop scalar.
+            for (((x, &o), &below), &above) in row.iter_mut().zip(old).zip(row_of(down)).zip(row_of(up)) {
+                *x = o + omega * (below - above) * 0.5;
             }
         },
     );
@@ -169,7 +174,7 @@ mod tests {
                 let params = JacobiParams { omega, zero_initial, ..JacobiParams::default() };
                 let (mut p, mut uo, mut vo) = (p0.clone(), vec![f32::NAN; u.len()], vec![f32::NAN; v.len()]);
                 let dt = 0.02;
-                run(&g, &params, dt, &u, &v, &mut p, &mut uo, &mut vo);
+                run(&g, &params, dt, &u, &v, &mut p, &mut uo, &mut vo, &mut Vec::new());
                 let k = omega * g.h / (2.0 * dt);
                 let case = format!("{nx}x{ny} {bx:?} {by:?} ω {omega}");
                 for j in 0..ny as usize {
