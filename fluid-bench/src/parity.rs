@@ -662,6 +662,35 @@ pub fn steps_with_splats<B: Backend>(preset: &str, backend: B, steps: usize) -> 
     STATE_FIELDS.iter().map(|&f| sim.field(f).expect("field")).collect()
 }
 
+/// Waits that poll the device before they block ([`fluid_core::wait`]) change nothing but
+/// when the calling thread wakes: `make(spin)` is a GPU backend with that spin budget, and
+/// steps with splats, each followed by `finish` and a read of the residual, give the same bits
+/// with no polling, with a budget too short for any wait (every one falls back to blocking)
+/// and with one long enough for most.
+pub fn polled_waits_step_alike<B: Backend>(make: impl Fn(std::time::Duration) -> B) {
+    use std::time::Duration;
+    let run = |spin: Duration| {
+        let scene = small_preset("smoke");
+        let dt = scene.params.dt;
+        let mut sim = Simulation::new(scene, make(spin)).expect("simulation");
+        for k in 0..6 {
+            let splat = Splat { center: [0.3 + 0.05 * k as f32, 0.4], radius: 0.1, density: 1.0, ..Splat::default() };
+            sim.splat(splat).expect("splat");
+            sim.step(dt).expect("step");
+            sim.backend_mut().finish().expect("finish");
+            sim.diagnostics().expect("diagnostics");
+        }
+        STATE_FIELDS.iter().map(|&f| sim.field(f).expect("field")).collect::<Vec<_>>()
+    };
+    let blocking = run(Duration::ZERO);
+    for spin in [Duration::from_micros(1), Duration::from_millis(200)] {
+        for (field, (a, b)) in STATE_FIELDS.iter().zip(blocking.iter().zip(&run(spin))) {
+            let differ = bits_differ(a, b);
+            assert_eq!(differ, 0, "{}: {differ} of {} values differ with a spin of {spin:?}", field.name(), a.len());
+        }
+    }
+}
+
 /// `Simulation::reset` after steps with splats, then more steps: the same bits as a new
 /// simulation on the same backend (its buffers, its ping-pong assignment and its prepared
 /// work all carry over from before the reset).

@@ -18,6 +18,7 @@ pub mod scene;
 pub mod schedule;
 pub mod splat;
 pub mod uniforms;
+pub mod wait;
 
 pub use backend::{Backend, KernelTiming, StepInputs, TimestampTimings};
 pub use error::{Error, Result};

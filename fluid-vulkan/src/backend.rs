@@ -2,10 +2,12 @@
 
 use std::collections::HashMap;
 use std::ffi::CString;
+use std::time::Duration;
 
 use ash::vk;
 use fluid_core::schedule::{Access, Domain, Op, Params, ShaderEntry};
 use fluid_core::uniforms::{REDUCE_MAX_PARTIALS, ReduceParams, SplatGpu, StepUniform};
+use fluid_core::wait;
 use fluid_core::{Backend, Error, FieldId, Grid, KernelTiming, Result, Schedule, StepInputs, TimestampTimings};
 use gpu_allocator::MemoryLocation;
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme, Allocator, AllocatorCreateDesc};
@@ -120,6 +122,8 @@ pub struct VulkanBackend {
     next_slot: usize,
     last_slot: Option<usize>,
     once_fence: vk::Fence,
+    /// How long a wait polls its fence before it blocks ([`fluid_core::wait`]).
+    spin: Duration,
     fields: Option<Fields>,
     recordings: Vec<Recording>,
     reduction_slots: usize,
@@ -199,9 +203,11 @@ impl VulkanBackend {
     /// The device whose name contains `name` (case-insensitive), or the best one, on the queue
     /// family `queue` picks there (e.g. the graphics family, to share a game's queue).
     pub fn with_choice(name: Option<&str>, queue: QueueChoice) -> Result<VulkanBackend> {
+        let spin = wait::spin_from_env()?;
         let _setup = setup_lock();
         let inst = Instance::new(true)?;
         let (physical, family, summary) = choose_device(&inst, name, queue)?;
+        let spin = spin.unwrap_or_else(|| wait::default_spin(summary.device_type == "Cpu"));
         // SAFETY: `physical` belongs to this live instance.
         let limits = unsafe { inst.instance.get_physical_device_properties(physical) }.limits;
         let priorities = [1.0f32];
@@ -253,6 +259,7 @@ impl VulkanBackend {
             next_slot: 0,
             last_slot: None,
             once_fence: vk::Fence::null(),
+            spin,
             fields: None,
             recordings: Vec::new(),
             reduction_slots: 0,
@@ -287,6 +294,19 @@ impl VulkanBackend {
         backend.grow_splats(64)?;
         backend.validated("creating the device")?;
         Ok(backend)
+    }
+
+    /// How long a wait for the device polls before it blocks: [`wait::DEFAULT_SPIN`] on a
+    /// hardware GPU, zero on a CPU device, or `FLUID_GPU_SPIN_US` (see [`fluid_core::wait`]).
+    pub fn wait_spin(&self) -> Duration {
+        self.spin
+    }
+
+    /// Set how long a wait for the device polls before it blocks (zero: always block); at most
+    /// [`wait::MAX_SPIN`].
+    pub fn set_wait_spin(&mut self, spin: Duration) -> Result<()> {
+        self.spin = wait::checked(spin)?;
+        Ok(())
     }
 
     /// The device in use.
@@ -518,8 +538,16 @@ impl VulkanBackend {
         };
     }
 
-    /// Wait for a fence with a deadline, so a hung or lost device is an error.
+    /// Wait for a fence with a deadline, so a hung or lost device is an error: polled for up
+    /// to the spin budget ([`fluid_core::wait`]), then waited for blocking.
     fn wait(&self, fence: vk::Fence, what: &str) -> Result<()> {
+        let signalled = wait::poll_for(self.spin, || {
+            // SAFETY: the fence belongs to this device.
+            unsafe { self.device.get_fence_status(fence) }.map_err(|e| vk_err(what, e))
+        })?;
+        if signalled {
+            return Ok(());
+        }
         // SAFETY: the fence belongs to this device and was submitted.
         match unsafe { self.device.wait_for_fences(&[fence], true, WAIT_NS) } {
             Ok(()) => Ok(()),

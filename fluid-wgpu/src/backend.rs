@@ -4,9 +4,11 @@ use crate::shaders;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use fluid_core::schedule::{Access, Op, Params, ShaderEntry};
 use fluid_core::uniforms::{REDUCE_MAX_PARTIALS, ReduceParams, SplatGpu};
+use fluid_core::wait;
 use fluid_core::{Backend, Error, FieldId, Grid, KernelTiming, Result, Schedule, StepInputs, TimestampTimings};
 
 const NAME: &str = "wgpu";
@@ -170,6 +172,8 @@ pub struct WgpuBackend {
     reduction_slots: usize,
     timing: Option<TimestampTimings>,
     errors: Arc<Mutex<Vec<String>>>,
+    /// How long a wait polls the device before it blocks ([`fluid_core::wait`]).
+    spin: Duration,
 }
 
 impl std::fmt::Debug for WgpuBackend {
@@ -360,6 +364,8 @@ impl WgpuBackend {
             reduction_slots: 0,
             timing: None,
             errors,
+            spin: wait::spin_from_env()?
+                .unwrap_or_else(|| wait::default_spin(info.device_type == wgpu::DeviceType::Cpu)),
         };
         backend.scoped("building the pipelines", |b| b.build_pipelines())?;
         Ok(backend)
@@ -411,6 +417,19 @@ impl WgpuBackend {
     /// The adapter in use.
     pub fn adapter(&self) -> &AdapterSummary {
         &self.adapter
+    }
+
+    /// How long a wait for the device polls before it blocks: [`wait::DEFAULT_SPIN`] on a
+    /// hardware GPU, zero on a CPU adapter, or `FLUID_GPU_SPIN_US` (see [`fluid_core::wait`]).
+    pub fn wait_spin(&self) -> Duration {
+        self.spin
+    }
+
+    /// Set how long a wait for the device polls before it blocks (zero: always block); at most
+    /// [`wait::MAX_SPIN`].
+    pub fn set_wait_spin(&mut self, spin: Duration) -> Result<()> {
+        self.spin = wait::checked(spin)?;
+        Ok(())
     }
 
     fn check_errors(&self, what: &str) -> Result<()> {
@@ -715,7 +734,7 @@ impl Backend for WgpuBackend {
         if self.reduction_slots == 0 {
             return Ok(Vec::new());
         }
-        let bytes = map_read(&self.device, &self.results_read)?;
+        let bytes = map_read(&self.device, &self.results_read, self.spin)?;
         let values: &[f32] = bytemuck::cast_slice(&bytes);
         Ok(values[..self.reduction_slots].iter().map(|x| f64::from(*x)).collect())
     }
@@ -860,7 +879,7 @@ impl WgpuBackend {
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("download") });
         enc.copy_buffer_to_buffer(&f.buffers[f.map[field.index()]], 0, &staging, 0, size);
         self.queue.submit([enc.finish()]);
-        let bytes = map_read(&self.device, &staging)?;
+        let bytes = map_read(&self.device, &staging, self.spin)?;
         self.check_errors("download")?;
         Ok(bytemuck::cast_slice::<u8, f32>(&bytes)[..len].to_vec())
     }
@@ -966,7 +985,7 @@ impl WgpuBackend {
             let period = f64::from(self.queue.get_timestamp_period());
             let mut ticks: Vec<u64> = Vec::new();
             for read in &resolve {
-                ticks.extend_from_slice(bytemuck::cast_slice(&map_read(&self.device, read)?));
+                ticks.extend_from_slice(bytemuck::cast_slice(&map_read(&self.device, read, self.spin)?));
             }
             if let Some(t) = self.timing.as_mut() {
                 t.add(recorded.iter().map(|r| &r.entry), &ticks, period);
@@ -976,9 +995,10 @@ impl WgpuBackend {
     }
 
     fn finish_scoped(&mut self) -> Result<()> {
-        self.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| backend_err(format!("waiting for the GPU failed: {e}")))?;
+        let empty = wait::poll_for(self.spin, || Ok(poll(&self.device, wgpu::PollType::Poll)?.is_queue_empty()))?;
+        if !empty {
+            poll(&self.device, wgpu::PollType::wait_indefinitely())?;
+        }
         self.check_errors("finish")
     }
 }
@@ -993,19 +1013,33 @@ fn encode(pass: &mut wgpu::ComputePass<'_>, pipelines: &HashMap<&'static str, Pi
     pass.dispatch_workgroups(r.workgroups.0, r.workgroups.1, 1);
 }
 
-/// Map a `MAP_READ` buffer, wait for it, copy its bytes out, unmap.
-fn map_read(device: &wgpu::Device, buffer: &wgpu::Buffer) -> Result<Vec<u8>> {
+/// `device.poll`, its error as ours.
+fn poll(device: &wgpu::Device, how: wgpu::PollType) -> Result<wgpu::PollStatus> {
+    device.poll(how).map_err(|e| backend_err(format!("waiting for the GPU failed: {e}")))
+}
+
+/// Map a `MAP_READ` buffer, wait for it (polling for up to `spin` first, see
+/// [`fluid_core::wait`]), copy its bytes out, unmap.
+fn map_read(device: &wgpu::Device, buffer: &wgpu::Buffer, spin: Duration) -> Result<Vec<u8>> {
     let slice = buffer.slice(..);
     let (tx, rx) = std::sync::mpsc::channel();
     slice.map_async(wgpu::MapMode::Read, move |r| {
         let _ = tx.send(r);
     });
-    device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| backend_err(format!("waiting for the GPU failed: {e}")))?;
-    rx.recv()
-        .map_err(|_| backend_err("the map callback never ran"))?
-        .map_err(|e| backend_err(format!("cannot read a buffer back: {e}")))?;
+    let mut mapped = None;
+    wait::poll_for(spin, || {
+        poll(device, wgpu::PollType::Poll)?;
+        mapped = rx.try_recv().ok();
+        Ok(mapped.is_some())
+    })?;
+    let mapped = match mapped {
+        Some(m) => m,
+        None => {
+            poll(device, wgpu::PollType::wait_indefinitely())?;
+            rx.recv().map_err(|_| backend_err("the map callback never ran"))?
+        }
+    };
+    mapped.map_err(|e| backend_err(format!("cannot read a buffer back: {e}")))?;
     let bytes = slice.get_mapped_range().map_err(|e| backend_err(format!("cannot read a buffer back: {e}")))?.to_vec();
     buffer.unmap();
     Ok(bytes)
