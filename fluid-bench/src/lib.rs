@@ -157,6 +157,11 @@ macro_rules! conformance {
         }
 
         #[test]
+        fn samples_read_only_their_values_and_equal_the_whole_fields() {
+            $crate::parity::samples_equal_whole_field_samples(|| $make);
+        }
+
+        #[test]
         fn preset_smoke_matches_the_cpu_backend() {
             $crate::parity::preset_parity(|| $make, "smoke");
         }

@@ -691,6 +691,58 @@ pub fn polled_waits_step_alike<B: Backend>(make: impl Fn(std::time::Duration) ->
     }
 }
 
+/// `Simulation::sample`, which reads back only the values its points interpolate
+/// (`Backend::download_at`), equals `Grid::sample` on the whole field read back, bit for bit:
+/// every public field, on a walled and a periodic grid, at a few points (each backend's own
+/// copies) and at thousands (the whole-field path), the box's edges and corners among them. An
+/// index past a field is an error naming it.
+pub fn samples_equal_whole_field_samples<B: Backend>(make: impl Fn() -> B) {
+    for preset in ["smoke", "taylor-green"] {
+        let scene = small_preset(preset);
+        let dt = scene.params.dt;
+        let mut sim = Simulation::new(scene, make()).expect("simulation");
+        for k in 0..4 {
+            let splat = Splat {
+                center: [0.3 + 0.1 * k as f32, 0.5],
+                radius: 0.1,
+                velocity: [0.4, 0.3],
+                density: 1.0,
+                dye: [0.2, 0.5, 0.9, 1.0],
+                ..Splat::default()
+            };
+            sim.splat(splat).expect("splat");
+            sim.step(dt).expect("step");
+        }
+        let g = *sim.grid();
+        let (w, h) = (g.width(), g.height());
+        let mut rng = SplitMix64(17);
+        let mut few = vec![[0.0, 0.0], [w, h], [w, 0.0], [0.0, h], [0.5 * g.h, 0.5 * g.h], [w * 0.5, h * 0.25]];
+        few.extend((0..4).map(|_| [w * rng.next_f32(), h * rng.next_f32()]));
+        let many: Vec<[f32; 2]> = (0..3000).map(|_| [w * rng.next_f32(), h * rng.next_f32()]).collect();
+        for field in FieldId::STATE_AND_SCRATCH.iter().copied().filter(|f| f.is_public()) {
+            let whole = sim.field(field).expect("field");
+            for points in [&few[..], &many[..]] {
+                let got = sim.sample(field, points).expect("sample");
+                let want = g.sample(field, &whole, points).expect("sample of the whole field");
+                let differ = bits_differ(&got, &want);
+                assert_eq!(got.len(), want.len());
+                assert_eq!(
+                    differ,
+                    0,
+                    "{preset}, {}: {differ} of {} samples at {} points differ",
+                    field.name(),
+                    got.len(),
+                    points.len()
+                );
+            }
+        }
+        let len = g.len(FieldId::Density);
+        let e = sim.backend_mut().download_at(FieldId::Density, &[0, len]).expect_err("past the field");
+        assert!(e.to_string().contains(&format!("density[{len}]")), "{e}");
+        assert!(sim.backend_mut().download_at(FieldId::Density, &[]).expect("no values").is_empty());
+    }
+}
+
 /// `Simulation::reset` after steps with splats, then more steps: the same bits as a new
 /// simulation on the same backend (its buffers, its ping-pong assignment and its prepared
 /// work all carry over from before the reset).

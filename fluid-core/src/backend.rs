@@ -99,6 +99,17 @@ pub trait Backend: Send + Sync {
     /// Read a field back.
     fn download(&mut self, field: FieldId) -> Result<Vec<f32>>;
 
+    /// Read back the values of a field at `indices` (into its flat layout), in that order: what
+    /// [`Grid::sample_with`] needs for a few bilinear samples, without the whole field. An
+    /// index past the field is an error naming it. By default the whole field is read and
+    /// picked from; GPU backends copy just those values where they are few.
+    fn download_at(&mut self, field: FieldId, indices: &[usize]) -> Result<Vec<f32>> {
+        if indices.is_empty() {
+            return Ok(Vec::new());
+        }
+        pick(field, &self.download(field)?, indices)
+    }
+
     /// Execute a schedule with this step's inputs.
     fn run(&mut self, schedule: &Schedule, inputs: &StepInputs) -> Result<()>;
 
@@ -145,6 +156,9 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
     fn download(&mut self, field: FieldId) -> Result<Vec<f32>> {
         (**self).download(field)
     }
+    fn download_at(&mut self, field: FieldId, indices: &[usize]) -> Result<Vec<f32>> {
+        (**self).download_at(field, indices)
+    }
     fn run(&mut self, schedule: &Schedule, inputs: &StepInputs) -> Result<()> {
         (**self).run(schedule, inputs)
     }
@@ -162,5 +176,91 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
     }
     fn take_timings(&mut self) -> Result<Vec<KernelTiming>> {
         (**self).take_timings()
+    }
+}
+
+/// The values of `data` (field `field`'s) at `indices`, in that order; an index past the end
+/// is an error naming it.
+pub fn pick(field: FieldId, data: &[f32], indices: &[usize]) -> Result<Vec<f32>> {
+    check_indices(field, data.len(), indices)?;
+    Ok(indices.iter().map(|&k| data[k]).collect())
+}
+
+/// An error naming the first index of `indices` past a field of `len` values, if any.
+pub fn check_indices(field: FieldId, len: usize, indices: &[usize]) -> Result<()> {
+    match indices.iter().find(|&&k| k >= len) {
+        Some(&k) => Err(Error::invalid(format!("{}[{k}]", field.name()), k, format!("the field has {len} values"))),
+        None => Ok(()),
+    }
+}
+
+/// The values a [`Backend::download_at`] call names, as a GPU backend copies them: each
+/// distinct index once, in runs of consecutive indices (one copy region each).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Gather {
+    /// The distinct indices, ascending.
+    pub unique: Vec<usize>,
+    /// `(first index, count)` of each run of consecutive indices of `unique`, in order; their
+    /// counts add up to `unique.len()`.
+    pub runs: Vec<(usize, usize)>,
+}
+
+impl Gather {
+    /// Copy regions past this many read the whole field instead.
+    pub const MAX_RUNS: usize = 1024;
+
+    /// The runs of `indices`.
+    pub fn new(indices: &[usize]) -> Gather {
+        let mut unique = indices.to_vec();
+        unique.sort_unstable();
+        unique.dedup();
+        let mut runs: Vec<(usize, usize)> = Vec::new();
+        for &k in &unique {
+            match runs.last_mut() {
+                Some((start, n)) if *start + *n == k => *n += 1,
+                _ => runs.push((k, 1)),
+            }
+        }
+        Gather { unique, runs }
+    }
+
+    /// Whether copying the runs beats reading a whole field of `len` values: at most
+    /// [`Gather::MAX_RUNS`] regions, and less than half the field.
+    pub fn worth_it(&self, len: usize) -> bool {
+        self.runs.len() <= Gather::MAX_RUNS && 2 * self.unique.len() < len
+    }
+
+    /// The values at `indices` (those [`Gather::new`] was given), from `fetched`, the values
+    /// of [`Gather::unique`] in its order.
+    pub fn scatter(&self, indices: &[usize], fetched: &[f32]) -> Vec<f32> {
+        indices.iter().map(|k| self.unique.binary_search(k).map_or(f32::NAN, |at| fetched[at])).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gathers_dedup_sort_and_run_their_indices() {
+        let indices = [7, 3, 4, 9, 4, 8, 20, 3];
+        let g = Gather::new(&indices);
+        assert_eq!(g.unique, vec![3, 4, 7, 8, 9, 20]);
+        assert_eq!(g.runs, vec![(3, 2), (7, 3), (20, 1)]);
+        // Values of the unique indices (index · 10) back in the asked order.
+        let fetched: Vec<f32> = g.unique.iter().map(|&k| k as f32 * 10.0).collect();
+        assert_eq!(g.scatter(&indices, &fetched), indices.iter().map(|&k| k as f32 * 10.0).collect::<Vec<_>>());
+        assert!(g.worth_it(13) && !g.worth_it(12));
+        let many: Vec<usize> = (0..2 * (Gather::MAX_RUNS + 1)).step_by(2).collect();
+        assert!(!Gather::new(&many).worth_it(1 << 30));
+        assert!(Gather::new(&many[1..]).worth_it(1 << 30));
+    }
+
+    #[test]
+    fn picks_past_the_field_are_errors_naming_the_index() {
+        let data = [1.0, 2.0, 3.0];
+        assert_eq!(pick(FieldId::Density, &data, &[2, 0, 2]).expect("in range"), vec![3.0, 1.0, 3.0]);
+        let e = pick(FieldId::Density, &data, &[1, 3]).expect_err("past the end").to_string();
+        assert!(e.contains("density[3]") && e.contains("3 values"), "{e}");
     }
 }

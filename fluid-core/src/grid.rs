@@ -159,11 +159,25 @@ impl Grid {
     /// cell centre, a cell-centred field holds its first cell's value. Points must lie in the
     /// box `[0, width] × [0, height]`: another is an error naming it, never moved silently.
     pub fn sample(&self, field: FieldId, data: &[f32], points: &[[f32; 2]]) -> Result<Vec<f32>> {
+        if field.is_public() && field.kind() != FieldKind::Levels && data.len() != self.len(field) {
+            return Err(Error::FieldLength { field: field.name(), expected: self.len(field), got: data.len() });
+        }
+        self.sample_with(field, points, |indices| Ok(indices.iter().map(|&k| data[k]).collect()))
+    }
+
+    /// [`Grid::sample`] reading only the values it needs: `fetch` gets the indices (into the
+    /// field's flat layout, each below `len(field)`) of every value the samples interpolate,
+    /// four per point and channel, and returns those values in the same order. A GPU backend
+    /// copies just those from the device ([`crate::Backend::download_at`]). Same arithmetic,
+    /// so the same bits as [`Grid::sample`] on the whole field.
+    pub fn sample_with(
+        &self,
+        field: FieldId,
+        points: &[[f32; 2]],
+        fetch: impl FnOnce(&[usize]) -> Result<Vec<f32>>,
+    ) -> Result<Vec<f32>> {
         if !field.is_public() || field.kind() == FieldKind::Levels {
             return Err(Error::invalid("field", field.name(), "only the public fields can be sampled"));
-        }
-        if data.len() != self.len(field) {
-            return Err(Error::FieldLength { field: field.name(), expected: self.len(field), got: data.len() });
         }
         let (nx, ny) = (self.nx as usize, self.ny as usize);
         // Sample points in cell units: cells and v sit half a cell in along x; cells and u along y.
@@ -189,7 +203,9 @@ impl Grid {
                 }
             }
         };
-        let mut out = Vec::with_capacity(points.len() * channels);
+        // Every point's weights, and the indices of its four corners per channel.
+        let mut weights = Vec::with_capacity(points.len());
+        let mut indices = Vec::with_capacity(points.len() * channels * 4);
         for (k, p) in points.iter().enumerate() {
             let inside = |v: f32, hi: f32| v.is_finite() && (0.0..=hi).contains(&v);
             if !inside(p[0], self.width()) || !inside(p[1], self.height()) {
@@ -201,10 +217,24 @@ impl Grid {
             }
             let (i0, i1, tx) = axis(p[0] / self.h - ox, nx, cols, self.boundary_x);
             let (j0, j1, ty) = axis(p[1] / self.h - oy, ny, rows, self.boundary_y);
+            weights.push((tx, ty));
             for c in 0..channels {
-                let at = |i: usize, j: usize| data[(j * cols + i) * channels + c];
-                let bottom = at(i0, j0) + tx * (at(i1, j0) - at(i0, j0));
-                let top = at(i0, j1) + tx * (at(i1, j1) - at(i0, j1));
+                let at = |i: usize, j: usize| (j * cols + i) * channels + c;
+                indices.extend([at(i0, j0), at(i1, j0), at(i0, j1), at(i1, j1)]);
+            }
+        }
+        if points.is_empty() {
+            return Ok(Vec::new());
+        }
+        let values = fetch(&indices)?;
+        if values.len() != indices.len() {
+            return Err(Error::FieldLength { field: field.name(), expected: indices.len(), got: values.len() });
+        }
+        let mut out = Vec::with_capacity(points.len() * channels);
+        for (corners, &(tx, ty)) in values.chunks_exact(4 * channels).zip(&weights) {
+            for c in corners.chunks_exact(4) {
+                let bottom = c[0] + tx * (c[1] - c[0]);
+                let top = c[2] + tx * (c[3] - c[2]);
                 out.push(bottom + ty * (top - bottom));
             }
         }

@@ -490,6 +490,11 @@ impl Backend for CpuBackend {
         Ok(self.buf(field).to_vec())
     }
 
+    fn download_at(&mut self, field: FieldId, indices: &[usize]) -> Result<Vec<f32>> {
+        self.grid()?;
+        fluid_core::backend::pick(field, self.buf(field), indices)
+    }
+
     fn run(&mut self, schedule: &Schedule, inputs: &StepInputs) -> Result<()> {
         let grid = self.grid()?;
         if schedule.grid != grid.uniform() {

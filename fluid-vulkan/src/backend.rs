@@ -5,6 +5,7 @@ use std::ffi::CString;
 use std::time::Duration;
 
 use ash::vk;
+use fluid_core::backend::{Gather, check_indices, pick};
 use fluid_core::schedule::{Access, Domain, Op, Params, ShaderEntry};
 use fluid_core::uniforms::{REDUCE_MAX_PARTIALS, ReduceParams, SplatGpu, StepUniform};
 use fluid_core::wait;
@@ -1145,6 +1146,41 @@ impl Backend for VulkanBackend {
         let out = result.and_then(|()| {
             let m = staging.alloc.as_ref().and_then(|a| a.mapped_slice()).ok_or_else(|| err("not host-visible"))?;
             Ok(floats(&m[..len * 4]))
+        });
+        self.free(staging);
+        out
+    }
+
+    fn download_at(&mut self, field: FieldId, indices: &[usize]) -> Result<Vec<f32>> {
+        if indices.is_empty() {
+            return Ok(Vec::new());
+        }
+        let f = self.fields()?;
+        let len = f.grid.len(field);
+        check_indices(field, len, indices)?;
+        let gather = Gather::new(indices);
+        if !gather.worth_it(len) {
+            return pick(field, &self.download(field)?, indices);
+        }
+        let src = f.buffers[f.map[field.index()]].buffer;
+        let size = gather.unique.len() as u64 * 4;
+        let mut regions = Vec::with_capacity(gather.runs.len());
+        let mut at = 0u64;
+        for &(start, n) in &gather.runs {
+            regions.push(vk::BufferCopy { src_offset: start as u64 * 4, dst_offset: at, size: n as u64 * 4 });
+            at += n as u64 * 4;
+        }
+        let staging =
+            self.buffer("fluid.download_at", size, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
+        let dst = staging.buffer;
+        let result = self.once("download_at", |device, cb| {
+            // SAFETY: recording; every region lies inside the field (indices checked above) and
+            // the regions fill the staging buffer without overlapping.
+            unsafe { device.cmd_copy_buffer(cb, src, dst, &regions) };
+        });
+        let out = result.and_then(|()| {
+            let m = staging.alloc.as_ref().and_then(|a| a.mapped_slice()).ok_or_else(|| err("not host-visible"))?;
+            Ok(gather.scatter(indices, &floats(&m[..size as usize])))
         });
         self.free(staging);
         out

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use fluid_core::backend::{Gather, check_indices, pick};
 use fluid_core::schedule::{Access, Op, Params, ShaderEntry};
 use fluid_core::uniforms::{REDUCE_MAX_PARTIALS, ReduceParams, SplatGpu};
 use fluid_core::wait;
@@ -722,6 +723,13 @@ impl Backend for WgpuBackend {
         self.scoped("download", |b| b.download_scoped(field))
     }
 
+    fn download_at(&mut self, field: FieldId, indices: &[usize]) -> Result<Vec<f32>> {
+        if indices.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.scoped("download_at", |b| b.download_at_scoped(field, indices))
+    }
+
     fn run(&mut self, schedule: &Schedule, inputs: &StepInputs) -> Result<()> {
         self.scoped("run", |b| b.run_scoped(schedule, inputs))
     }
@@ -882,6 +890,35 @@ impl WgpuBackend {
         let bytes = map_read(&self.device, &staging, self.spin)?;
         self.check_errors("download")?;
         Ok(bytemuck::cast_slice::<u8, f32>(&bytes)[..len].to_vec())
+    }
+
+    fn download_at_scoped(&mut self, field: FieldId, indices: &[usize]) -> Result<Vec<f32>> {
+        let f = self.fields()?;
+        let len = f.grid.len(field);
+        check_indices(field, len, indices)?;
+        let gather = Gather::new(indices);
+        if !gather.worth_it(len) {
+            return pick(field, &self.download_scoped(field)?, indices);
+        }
+        let size = (gather.unique.len() as u64 * 4).max(16);
+        let staging = uniform_buffer(
+            &self.device,
+            "fluid.download_at",
+            size,
+            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        );
+        let mut enc =
+            self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("download_at") });
+        let src = &f.buffers[f.map[field.index()]];
+        let mut at = 0u64;
+        for &(start, n) in &gather.runs {
+            enc.copy_buffer_to_buffer(src, start as u64 * 4, &staging, at, n as u64 * 4);
+            at += n as u64 * 4;
+        }
+        self.queue.submit([enc.finish()]);
+        let bytes = map_read(&self.device, &staging, self.spin)?;
+        self.check_errors("download_at")?;
+        Ok(gather.scatter(indices, &bytemuck::cast_slice::<u8, f32>(&bytes)[..gather.unique.len()]))
     }
 
     fn run_scoped(&mut self, schedule: &Schedule, inputs: &StepInputs) -> Result<()> {

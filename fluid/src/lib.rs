@@ -294,12 +294,13 @@ impl<B: Backend> Simulation<B> {
     }
 
     /// Bilinear samples of a public field at world positions, e.g. the smoke density where a
-    /// game character stands: one value per point, four (RGBA) for dye. One read-back of the
-    /// field for all the points (on a GPU backend it waits for the device). Points outside the
-    /// box are an error naming them; see [`Grid::sample`].
+    /// game character stands: one value per point, four (RGBA) for dye. One read-back for all
+    /// the points, of only the values they interpolate ([`Backend::download_at`]; on a GPU
+    /// backend it waits for the device). Points outside the box are an error naming them; see
+    /// [`Grid::sample`], whose results these equal bit for bit.
     pub fn sample(&mut self, field: FieldId, points: &[[f32; 2]]) -> Result<Vec<f32>> {
-        let data = self.backend.download(field)?;
-        self.grid.sample(field, &data, points)
+        let backend = &mut self.backend;
+        self.grid.sample_with(field, points, |indices| backend.download_at(field, indices))
     }
 
     /// Overwrite a field. Its values must be finite: a NaN or an infinity is refused with the
