@@ -412,6 +412,9 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     for k in 1..=args.steps {
         let t0 = Instant::now();
         sim.step(dt)?;
+        // A GPU backend returns once the step is queued: ms/step is the step's time until the
+        // device has finished it, not the call's (`fluid bench` times steps queued back to back).
+        sim.backend_mut().finish()?;
         stepping += t0.elapsed();
         if args.json {
             per_step.push(sim.checked_diagnostics()?);
