@@ -178,6 +178,24 @@ fn info() {
     println!("  vulkan  {}", if cfg!(feature = "vulkan") { "yes (ash)" } else { "no (build with --features vulkan)" });
     wgpu_adapters();
     vulkan_devices();
+    if cfg!(any(feature = "wgpu", feature = "vulkan")) {
+        println!("GPU waits: {}", gpu_waits());
+    }
+}
+
+/// How the GPU backends wait for the device ([`fluid_core::wait`]), as `fluid info` says it.
+fn gpu_waits() -> String {
+    use fluid_core::wait;
+    match wait::spin_from_env() {
+        Err(e) => e.to_string(),
+        Ok(Some(spin)) if spin.is_zero() => format!("block at once ({}=0)", wait::SPIN_ENV),
+        Ok(Some(spin)) => format!("poll for up to {} us, then block ({})", spin.as_micros(), wait::SPIN_ENV),
+        Ok(None) => format!(
+            "poll for up to {} us, then block; on a CPU device block at once ({} sets it)",
+            wait::DEFAULT_SPIN.as_micros(),
+            wait::SPIN_ENV
+        ),
+    }
 }
 
 #[cfg(feature = "cpu")]

@@ -470,6 +470,30 @@ fn a_bad_vulkan_queue_choice_is_a_clear_error() {
 
 #[cfg(feature = "vulkan")]
 #[test]
+fn a_bad_gpu_spin_budget_is_a_clear_error() {
+    for bad in ["abc", "-5", "2000000"] {
+        let err = vulkan_refuses("FLUID_GPU_SPIN_US", bad);
+        assert!(err.contains("FLUID_GPU_SPIN_US") && err.contains(bad), "{err}");
+    }
+    // `fluid info` says how the GPU backends wait, and with which budget.
+    let said = |value: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_fluid"));
+        cmd.arg("info");
+        match value {
+            Some(v) => cmd.env("FLUID_GPU_SPIN_US", v),
+            None => cmd.env_remove("FLUID_GPU_SPIN_US"),
+        };
+        let out = cmd.output().expect("run fluid");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout).lines().find(|l| l.starts_with("GPU waits:")).map(str::to_string).unwrap_or_default()
+    };
+    assert!(said(None).contains("up to 2000 us") && said(None).contains("CPU device block at once"), "{}", said(None));
+    assert!(said(Some("0")).contains("block at once"), "{}", said(Some("0")));
+    assert!(said(Some("350")).contains("up to 350 us"), "{}", said(Some("350")));
+}
+
+#[cfg(feature = "vulkan")]
+#[test]
 fn info_lists_the_vulkan_physical_devices() {
     let out = fluid(&["info"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
