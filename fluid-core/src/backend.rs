@@ -224,6 +224,15 @@ impl Gather {
         Gather { unique, runs }
     }
 
+    /// How a GPU backend should read `indices` of `field`, a field of `len` values: `Some`
+    /// runs to copy, or `None` where reading the whole field is cheaper ([`Gather::worth_it`]);
+    /// an index past the field is an error naming it ([`check_indices`]).
+    pub fn plan(field: FieldId, len: usize, indices: &[usize]) -> Result<Option<Gather>> {
+        check_indices(field, len, indices)?;
+        let gather = Gather::new(indices);
+        Ok(gather.worth_it(len).then_some(gather))
+    }
+
     /// Whether copying the runs beats reading a whole field of `len` values: at most
     /// [`Gather::MAX_RUNS`] regions, and less than half the field.
     pub fn worth_it(&self, len: usize) -> bool {
@@ -254,6 +263,15 @@ mod tests {
         let many: Vec<usize> = (0..2 * (Gather::MAX_RUNS + 1)).step_by(2).collect();
         assert!(!Gather::new(&many).worth_it(1 << 30));
         assert!(Gather::new(&many[1..]).worth_it(1 << 30));
+        // The plan: the runs where they are worth it, else none; past the field an error.
+        assert_eq!(Gather::plan(FieldId::Density, 21, &indices).expect("in range"), Some(g));
+        assert_eq!(
+            Gather::plan(FieldId::Density, 7, &[2, 0, 1]).expect("in range").map(|g| g.runs),
+            Some(vec![(0, 3)])
+        );
+        assert_eq!(Gather::plan(FieldId::Density, 6, &[2, 0, 1]).expect("in range"), None);
+        let e = Gather::plan(FieldId::Density, 20, &indices).expect_err("index 20").to_string();
+        assert!(e.contains("density[20]"), "{e}");
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::ffi::CString;
 use std::time::Duration;
 
 use ash::vk;
-use fluid_core::backend::{Gather, check_indices, pick};
+use fluid_core::backend::{Gather, pick};
 use fluid_core::schedule::{Access, Domain, Op, Params, ShaderEntry};
 use fluid_core::uniforms::{REDUCE_MAX_PARTIALS, ReduceParams, SplatGpu, StepUniform};
 use fluid_core::wait;
@@ -1157,11 +1157,9 @@ impl Backend for VulkanBackend {
         }
         let f = self.fields()?;
         let len = f.grid.len(field);
-        check_indices(field, len, indices)?;
-        let gather = Gather::new(indices);
-        if !gather.worth_it(len) {
+        let Some(gather) = Gather::plan(field, len, indices)? else {
             return pick(field, &self.download(field)?, indices);
-        }
+        };
         let src = f.buffers[f.map[field.index()]].buffer;
         let size = gather.unique.len() as u64 * 4;
         let mut regions = Vec::with_capacity(gather.runs.len());

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use fluid_core::backend::{Gather, check_indices, pick};
+use fluid_core::backend::{Gather, pick};
 use fluid_core::schedule::{Access, Op, Params, ShaderEntry};
 use fluid_core::uniforms::{REDUCE_MAX_PARTIALS, ReduceParams, SplatGpu};
 use fluid_core::wait;
@@ -895,11 +895,9 @@ impl WgpuBackend {
     fn download_at_scoped(&mut self, field: FieldId, indices: &[usize]) -> Result<Vec<f32>> {
         let f = self.fields()?;
         let len = f.grid.len(field);
-        check_indices(field, len, indices)?;
-        let gather = Gather::new(indices);
-        if !gather.worth_it(len) {
+        let Some(gather) = Gather::plan(field, len, indices)? else {
             return pick(field, &self.download_scoped(field)?, indices);
-        }
+        };
         let size = (gather.unique.len() as u64 * 4).max(16);
         let staging = uniform_buffer(
             &self.device,
