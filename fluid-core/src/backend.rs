@@ -194,6 +194,13 @@ pub fn check_indices(field: FieldId, len: usize, indices: &[usize]) -> Result<()
     }
 }
 
+/// The little-endian `f32` values of `bytes` (a GPU read-back's mapped memory), in one pass
+/// straight into the returned vector: no intermediate copy of the bytes, and no alignment
+/// required of them. Trailing bytes short of a value are left out.
+pub fn f32s_le(bytes: &[u8]) -> Vec<f32> {
+    bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
 /// The values a [`Backend::download_at`] call names, as a GPU backend copies them: each
 /// distinct index once, in runs of consecutive indices (one copy region each).
 #[derive(Clone, Debug, PartialEq)]
@@ -272,6 +279,18 @@ mod tests {
         assert_eq!(Gather::plan(FieldId::Density, 6, &[2, 0, 1]).expect("in range"), None);
         let e = Gather::plan(FieldId::Density, 20, &indices).expect_err("index 20").to_string();
         assert!(e.contains("density[20]"), "{e}");
+    }
+
+    #[test]
+    fn little_endian_bytes_read_as_floats() {
+        let values = [1.5f32, -0.0, f32::MAX, 3.25e-39];
+        let mut bytes: Vec<u8> = values.iter().flat_map(|x| x.to_le_bytes()).collect();
+        bytes.push(0xff);
+        let read = f32s_le(&bytes[..]);
+        assert_eq!(read.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), values.map(f32::to_bits));
+        // Not aligned to four bytes.
+        assert_eq!(f32s_le(&bytes[1..]).len(), 4);
+        assert_eq!(f32s_le(&bytes[1..5])[0].to_bits(), u32::from_le_bytes([bytes[1], bytes[2], bytes[3], bytes[4]]));
     }
 
     #[test]

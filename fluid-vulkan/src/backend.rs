@@ -5,7 +5,7 @@ use std::ffi::CString;
 use std::time::Duration;
 
 use ash::vk;
-use fluid_core::backend::{Gather, pick};
+use fluid_core::backend::{Gather, f32s_le, pick};
 use fluid_core::schedule::{Access, Domain, Op, Params, ShaderEntry};
 use fluid_core::uniforms::{REDUCE_MAX_PARTIALS, ReduceParams, SplatGpu, StepUniform};
 use fluid_core::wait;
@@ -36,10 +36,6 @@ const PARTIALS: usize = FieldId::COUNT;
 const RESULTS: usize = FieldId::COUNT + 1;
 
 /// Little-endian f32s from mapped bytes (which need not be 4-aligned for `bytemuck`).
-fn floats(bytes: &[u8]) -> Vec<f32> {
-    bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
-}
-
 fn err(message: impl Into<String>) -> Error {
     Error::Backend { backend: NAME, message: message.into() }
 }
@@ -1145,7 +1141,7 @@ impl Backend for VulkanBackend {
         });
         let out = result.and_then(|()| {
             let m = staging.alloc.as_ref().and_then(|a| a.mapped_slice()).ok_or_else(|| err("not host-visible"))?;
-            Ok(floats(&m[..len * 4]))
+            Ok(f32s_le(&m[..len * 4]))
         });
         self.free(staging);
         out
@@ -1178,7 +1174,7 @@ impl Backend for VulkanBackend {
         });
         let out = result.and_then(|()| {
             let m = staging.alloc.as_ref().and_then(|a| a.mapped_slice()).ok_or_else(|| err("not host-visible"))?;
-            Ok(gather.scatter(indices, &floats(&m[..size as usize])))
+            Ok(gather.scatter(indices, &f32s_le(&m[..size as usize])))
         });
         self.free(staging);
         out
@@ -1280,7 +1276,7 @@ impl Backend for VulkanBackend {
         }
         let m =
             self.results_read.alloc.as_ref().and_then(|a| a.mapped_slice()).ok_or_else(|| err("not host-visible"))?;
-        let values = floats(&m[..4 * self.reduction_slots]);
+        let values = f32s_le(&m[..4 * self.reduction_slots]);
         Ok(values.iter().map(|x| f64::from(*x)).collect())
     }
 
