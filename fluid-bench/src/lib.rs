@@ -157,6 +157,11 @@ macro_rules! conformance {
         }
 
         #[test]
+        fn waits_poll_within_their_budget_and_step_alike() {
+            $crate::parity::wait_spin_contract(|| $make);
+        }
+
+        #[test]
         fn samples_read_only_their_values_and_equal_the_whole_fields() {
             $crate::parity::samples_equal_whole_field_samples(|| $make);
         }

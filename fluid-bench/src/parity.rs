@@ -662,6 +662,42 @@ pub fn steps_with_splats<B: Backend>(preset: &str, backend: B, steps: usize) -> 
     STATE_FIELDS.iter().map(|&f| sim.field(f).expect("field")).collect()
 }
 
+/// The spin budget of a backend's waits ([`fluid_core::wait`], `Backend::wait_spin`): a
+/// backend that never waits for a device (the CPU's) has none and refuses one by name; a GPU
+/// backend's default is zero on a CPU device (lavapipe, whose work runs on the cores a poll
+/// would take) and [`fluid_core::wait::DEFAULT_SPIN`] on a hardware GPU, unless
+/// `FLUID_GPU_SPIN_US` sets it; a budget past [`fluid_core::wait::MAX_SPIN`] is an error naming
+/// it; and polled waits step alike with blocking ones ([`polled_waits_step_alike`]).
+pub fn wait_spin_contract<B: Backend>(make: impl Fn() -> B) {
+    use fluid_core::wait;
+    use std::time::Duration;
+    let mut b = make();
+    let Some(default) = b.wait_spin() else {
+        let e = b.set_wait_spin(Duration::from_millis(1)).expect_err("no device to wait for");
+        assert!(e.to_string().contains("wait spin") && e.to_string().contains(b.name()), "{e}");
+        return;
+    };
+    // The GPU backends name their device `… (…, <device type>)`.
+    let cpu_device = b.device().ends_with(", Cpu)");
+    match wait::spin_from_env().expect("a valid FLUID_GPU_SPIN_US") {
+        None => {
+            let expected = if cpu_device { Duration::ZERO } else { wait::DEFAULT_SPIN };
+            assert_eq!(default, expected, "{}", b.device());
+        }
+        Some(spin) => assert_eq!(default, spin),
+    }
+    let e = b.set_wait_spin(wait::MAX_SPIN + Duration::from_micros(1)).expect_err("past the longest budget");
+    assert!(e.to_string().contains("wait spin"), "{e}");
+    assert_eq!(b.wait_spin(), Some(default), "a refused budget leaves the one before");
+    drop(b);
+    polled_waits_step_alike(|spin| {
+        let mut b = make();
+        b.set_wait_spin(spin).expect("spin");
+        assert_eq!(b.wait_spin(), Some(spin));
+        b
+    });
+}
+
 /// Waits that poll the device before they block ([`fluid_core::wait`]) change nothing but
 /// when the calling thread wakes: `make(spin)` is a GPU backend with that spin budget, and
 /// steps with splats, each followed by `finish` and a read of the residual, give the same bits

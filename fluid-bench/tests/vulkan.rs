@@ -53,23 +53,3 @@ fn both_queue_families_step_alike() {
         assert_eq!(differ, 0, "state field {k}: {differ} of {} values differ between the families", a.len());
     }
 }
-
-#[test]
-fn waits_that_poll_step_alike() {
-    use std::time::Duration;
-    fluid_bench::run_alone();
-    let default = device();
-    // No polling on a CPU device (lavapipe), whose work runs on the cores a poll would take.
-    if default.device_summary().device_type == "Cpu" && std::env::var_os(fluid_core::wait::SPIN_ENV).is_none() {
-        assert_eq!(default.wait_spin(), Duration::ZERO);
-    }
-    drop(default);
-    let e = device().set_wait_spin(Duration::from_secs(2)).expect_err("two seconds of polling");
-    assert!(e.to_string().contains("wait spin"), "{e}");
-    fluid_bench::parity::polled_waits_step_alike(|spin| {
-        let mut b = device();
-        b.set_wait_spin(spin).expect("spin");
-        assert_eq!(b.wait_spin(), spin);
-        b
-    });
-}

@@ -98,22 +98,3 @@ fn a_device_with_too_few_storage_buffers_is_refused_by_name() {
     let text = e.to_string();
     assert!(text.contains("max_storage_buffers_per_shader_stage") && text.contains("needs 8"), "{text}");
 }
-
-#[test]
-fn waits_that_poll_step_alike() {
-    use std::time::Duration;
-    let default = backend();
-    // No polling on a CPU adapter (lavapipe), whose work runs on the cores a poll would take.
-    if default.adapter().device_type == "Cpu" && std::env::var_os(fluid_core::wait::SPIN_ENV).is_none() {
-        assert_eq!(default.wait_spin(), Duration::ZERO);
-    }
-    drop(default);
-    let e = backend().set_wait_spin(Duration::from_secs(2)).expect_err("two seconds of polling");
-    assert!(e.to_string().contains("wait spin"), "{e}");
-    fluid_bench::parity::polled_waits_step_alike(|spin| {
-        let mut b = backend();
-        b.set_wait_spin(spin).expect("spin");
-        assert_eq!(b.wait_spin(), spin);
-        b
-    });
-}

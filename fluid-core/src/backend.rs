@@ -5,6 +5,7 @@ use crate::schedule::Schedule;
 use crate::splat::Splat;
 use crate::uniforms::StepUniform;
 use crate::{Error, Result};
+use std::time::Duration;
 
 /// What changes from one step to the next: never part of a [`Schedule`], so GPU backends can
 /// record a schedule once and only rewrite this buffer before each submission.
@@ -138,6 +139,22 @@ pub trait Backend: Send + Sync {
     fn take_timings(&mut self) -> Result<Vec<KernelTiming>> {
         Err(Error::Unsupported { what: "per-kernel timings".into(), by: self.name().into() })
     }
+
+    /// How long this backend's waits for its device poll before they block ([`crate::wait`]):
+    /// [`crate::wait::DEFAULT_SPIN`] on a hardware GPU, zero on a CPU device, or what
+    /// `FLUID_GPU_SPIN_US` or [`Backend::set_wait_spin`] set. `None` where the backend never
+    /// waits for a device (the CPU backend, whose steps are done when `run` returns).
+    fn wait_spin(&self) -> Option<Duration> {
+        None
+    }
+
+    /// Set how long this backend's waits poll before they block (zero: always block); more
+    /// than [`crate::wait::MAX_SPIN`] is an error naming the value, and a backend that never
+    /// waits for a device answers [`Error::Unsupported`].
+    fn set_wait_spin(&mut self, spin: Duration) -> Result<()> {
+        let _ = spin;
+        Err(Error::Unsupported { what: "a wait spin budget".into(), by: self.name().into() })
+    }
 }
 
 impl<B: Backend + ?Sized> Backend for Box<B> {
@@ -176,6 +193,12 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
     }
     fn take_timings(&mut self) -> Result<Vec<KernelTiming>> {
         (**self).take_timings()
+    }
+    fn wait_spin(&self) -> Option<Duration> {
+        (**self).wait_spin()
+    }
+    fn set_wait_spin(&mut self, spin: Duration) -> Result<()> {
+        (**self).set_wait_spin(spin)
     }
 }
 

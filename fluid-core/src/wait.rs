@@ -11,7 +11,7 @@
 //! The budget is [`DEFAULT_SPIN`] on a hardware GPU and zero on a CPU device (Mesa's lavapipe),
 //! whose work runs on the very cores a poll would take. `FLUID_GPU_SPIN_US` ([`SPIN_ENV`])
 //! sets it for every GPU backend a process opens (`0`: always block), and
-//! `VulkanBackend::set_wait_spin` / `WgpuBackend::set_wait_spin` for one backend.
+//! [`Backend::set_wait_spin`](crate::Backend::set_wait_spin) for one backend.
 
 use std::time::{Duration, Instant};
 

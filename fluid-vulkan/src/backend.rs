@@ -293,19 +293,6 @@ impl VulkanBackend {
         Ok(backend)
     }
 
-    /// How long a wait for the device polls before it blocks: [`wait::DEFAULT_SPIN`] on a
-    /// hardware GPU, zero on a CPU device, or `FLUID_GPU_SPIN_US` (see [`fluid_core::wait`]).
-    pub fn wait_spin(&self) -> Duration {
-        self.spin
-    }
-
-    /// Set how long a wait for the device polls before it blocks (zero: always block); at most
-    /// [`wait::MAX_SPIN`].
-    pub fn set_wait_spin(&mut self, spin: Duration) -> Result<()> {
-        self.spin = wait::checked(spin)?;
-        Ok(())
-    }
-
     /// The device in use.
     pub fn device_summary(&self) -> &DeviceSummary {
         &self.summary
@@ -1317,6 +1304,15 @@ impl Backend for VulkanBackend {
 
     fn take_timings(&mut self) -> Result<Vec<KernelTiming>> {
         Ok(self.timing.as_mut().ok_or_else(|| err("timings were not enabled"))?.take())
+    }
+
+    fn wait_spin(&self) -> Option<Duration> {
+        Some(self.spin)
+    }
+
+    fn set_wait_spin(&mut self, spin: Duration) -> Result<()> {
+        self.spin = wait::checked(spin)?;
+        Ok(())
     }
 }
 

@@ -420,19 +420,6 @@ impl WgpuBackend {
         &self.adapter
     }
 
-    /// How long a wait for the device polls before it blocks: [`wait::DEFAULT_SPIN`] on a
-    /// hardware GPU, zero on a CPU adapter, or `FLUID_GPU_SPIN_US` (see [`fluid_core::wait`]).
-    pub fn wait_spin(&self) -> Duration {
-        self.spin
-    }
-
-    /// Set how long a wait for the device polls before it blocks (zero: always block); at most
-    /// [`wait::MAX_SPIN`].
-    pub fn set_wait_spin(&mut self, spin: Duration) -> Result<()> {
-        self.spin = wait::checked(spin)?;
-        Ok(())
-    }
-
     fn check_errors(&self, what: &str) -> Result<()> {
         let mut errors = self.errors.lock().map_err(|_| backend_err("error log poisoned"))?;
         if errors.is_empty() {
@@ -819,6 +806,15 @@ impl Backend for WgpuBackend {
 
     fn take_timings(&mut self) -> Result<Vec<KernelTiming>> {
         Ok(self.timing.as_mut().ok_or_else(|| backend_err("timings were not enabled"))?.take())
+    }
+
+    fn wait_spin(&self) -> Option<Duration> {
+        Some(self.spin)
+    }
+
+    fn set_wait_spin(&mut self, spin: Duration) -> Result<()> {
+        self.spin = wait::checked(spin)?;
+        Ok(())
     }
 }
 
