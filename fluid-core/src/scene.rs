@@ -213,16 +213,32 @@ fn apply_override(root: &mut toml::Table, key: &str, value: toml::Value) -> Resu
     }
     let here = path.join(".");
     match node {
-        None => {
-            root.insert(last.to_string(), value);
-        }
-        Some(toml::Value::Table(t)) => {
-            t.insert(last.to_string(), value);
-        }
+        None => set_entry(root, last, value, &parts.join(".")).map_err(fail)?,
+        Some(toml::Value::Table(t)) => set_entry(t, last, value, &parts.join(".")).map_err(fail)?,
         Some(toml::Value::Array(a)) => *element(a, last).map_err(|r| fail(format!("`{here}` {r}")))? = value,
         Some(_) => return Err(fail(format!("`{here}` is not a table or an array"))),
     }
     Ok(())
+}
+
+/// Set `table[key]` to an override's value. Where `table[key]` is a table already, a table
+/// value sets its keys one by one (`params={dt=0.01}` changes `params.dt` and keeps the rest)
+/// and any other value is an error: a serde struct also accepts an array, so
+/// `params=[]` would otherwise quietly put every parameter back to its default.
+fn set_entry(table: &mut toml::Table, key: &str, value: toml::Value, path: &str) -> std::result::Result<(), String> {
+    match (table.get_mut(key), value) {
+        (Some(toml::Value::Table(old)), toml::Value::Table(new)) => {
+            new.into_iter().try_for_each(|(k, v)| set_entry(old, &k, v, &format!("{path}.{k}")))
+        }
+        (Some(toml::Value::Table(_)), value) => Err(format!(
+            "`{path}` is a table: set its keys (`{path}.<key>=…`, or `{path}={{<key>=…}}`), not {} `{value}`",
+            value.type_str()
+        )),
+        (_, value) => {
+            table.insert(key.to_string(), value);
+            Ok(())
+        }
+    }
 }
 
 /// Element `index` of an override's array, or why there is none.
@@ -480,6 +496,29 @@ mod tests {
         assert!(e.to_string().contains("`x` is not an index"), "{e}");
         let e = Scene::preset_with("smoke", &ov(&["grid.nx.y=3"])).expect_err("through a number");
         assert!(e.to_string().contains("`grid.nx` is not a table or an array"), "{e}");
+    }
+
+    #[test]
+    fn overrides_of_a_table_set_its_keys_and_refuse_other_values() {
+        let ov = |items: &[&str]| items.iter().map(|i| parse_override(i).expect("parse")).collect::<Vec<_>>();
+        let base = Scene::preset("smoke").expect("smoke");
+        // An inline table sets the keys it names, at any depth, and keeps the others.
+        let s = Scene::preset_with("smoke", &ov(&["params={dt=0.02, pressure={iterations=7}}"])).expect("merged");
+        assert_eq!((s.params.dt, s.params.pressure.iterations), (0.02, 7));
+        assert_eq!(s.params.viscosity, base.params.viscosity);
+        assert_eq!(s.params.pressure.solver, base.params.pressure.solver);
+        assert_eq!(s.params.vorticity, base.params.vorticity);
+        // A table replaced by anything else is refused by name: serde would read `[]` as a
+        // struct of defaults.
+        for (item, path, what) in [
+            ("params=[]", "params", "array"),
+            ("params.pressure=3", "params.pressure", "integer"),
+            ("params={pressure=[]}", "params.pressure", "array"),
+            ("grid=small", "grid", "string"),
+        ] {
+            let e = Scene::preset_with("smoke", &ov(&[item])).expect_err(item).to_string();
+            assert!(e.contains(&format!("`{path}` is a table")) && e.contains(what), "{item}: {e}");
+        }
     }
 
     #[test]

@@ -98,7 +98,8 @@ struct RunArgs {
     #[arg(long, value_delimiter = ',', value_name = "FIELD,...")]
     dump: Vec<String>,
     /// Override a scene value by its TOML path, e.g. --set params.viscosity=0.01 or --set
-    /// emitters.0.radius=0.05 (a number indexes an array; repeatable).
+    /// emitters.0.radius=0.05 (a number indexes an array; an inline table such as
+    /// 'params={dt=0.01}' sets only the keys it names; repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
     /// Print one JSON object with the summary instead of text.
