@@ -251,6 +251,39 @@ fn element<'a>(a: &'a mut [toml::Value], index: &str) -> std::result::Result<&'a
         .ok_or_else(|| format!("is an array of {len}: `{index}` is not an index in 0..{len}"))
 }
 
+/// Check that every table of the scene was written as a table. serde also reads a struct from
+/// an array, field by field in their order, so `grid = [64, 32]` would be nx and ny and
+/// `params = [0.01]` would set `dt` alone: an array where the scene has a table is an error
+/// naming the key. The scene's shape comes from the scene itself, serialised back (every
+/// struct becomes a table there, whatever the text wrote).
+fn check_tables_as_tables(written: &toml::Table, scene: &Scene) -> Result<()> {
+    fn walk(written: &toml::Value, shape: &toml::Value, key: &str) -> Result<()> {
+        match (written, shape) {
+            (toml::Value::Array(_), toml::Value::Table(_)) => Err(Error::invalid(
+                key,
+                written,
+                format!("`{key}` is a table: write its keys (`[{key}]` or `{key} = {{ … }}`), not an array"),
+            )),
+            (toml::Value::Table(w), toml::Value::Table(s)) => walk_table(w, s, key),
+            (toml::Value::Array(w), toml::Value::Array(s)) => {
+                w.iter().zip(s).enumerate().try_for_each(|(i, (v, shape))| walk(v, shape, &format!("{key}[{i}]")))
+            }
+            _ => Ok(()),
+        }
+    }
+    fn walk_table(written: &toml::Table, shape: &toml::Table, key: &str) -> Result<()> {
+        written.iter().try_for_each(|(k, v)| match shape.get(k) {
+            Some(shape) => walk(v, shape, &if key.is_empty() { k.clone() } else { format!("{key}.{k}") }),
+            None => Ok(()),
+        })
+    }
+    match toml::Table::try_from(scene) {
+        Ok(shape) => walk_table(written, &shape, ""),
+        // Every scene that deserialised serialises; were one not to, serde's reading stands.
+        Err(_) => Ok(()),
+    }
+}
+
 /// Check that every float in a scene's TOML fits the `f32` the scene stores it in: a finite value
 /// beyond ±3.4e38 would become infinite, a non-zero one below 1.2e-38 would lose its digits
 /// or become 0. Errors name the key (`emitters[0].radius`) and the value as written.
@@ -301,11 +334,12 @@ impl Scene {
                 apply_override(&mut table, k, v.clone())?;
             }
             check_f32_range(&table)?;
-            table.try_into().map_err(|e: toml::de::Error| Error::Scene {
+            table.clone().try_into().map_err(|e: toml::de::Error| Error::Scene {
                 origin: format!("{origin} (after --set overrides)"),
                 message: e.to_string().trim().to_string(),
             })?
         };
+        check_tables_as_tables(&table, &scene)?;
         scene.validate()?;
         Ok(scene)
     }
@@ -510,6 +544,21 @@ mod tests {
         assert_eq!(s.params.vorticity, base.params.vorticity);
         // A table replaced by anything else is refused by name: serde would read `[]` as a
         // struct of defaults.
+        // The same in a scene file.
+        for (text, path) in [
+            ("grid = [16, 16]\n", "grid"),
+            ("params = [0.5]\n[grid]\nnx = 8\nny = 8\n", "params"),
+            ("[grid]\nnx = 8\nny = 8\n[params]\npressure = []\n", "params.pressure"),
+            ("[grid]\nnx = 8\nny = 8\n[[emitters]]\ncenter = [0.5, 0.5]\nradius = 0.1\n", ""),
+        ] {
+            match Scene::from_toml(text, "t") {
+                Ok(_) => assert!(path.is_empty(), "{text}: accepted"),
+                Err(e) => {
+                    let e = e.to_string();
+                    assert!(!path.is_empty() && e.contains(&format!("`{path}` is a table")), "{text}: {e}");
+                }
+            }
+        }
         for (item, path, what) in [
             ("params=[]", "params", "array"),
             ("params.pressure=3", "params.pressure", "integer"),
