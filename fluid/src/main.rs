@@ -47,7 +47,7 @@ struct BenchArgs {
     /// Square grid sizes.
     #[arg(long, value_delimiter = ',', default_value = "256,512,1024")]
     sizes: Vec<u32>,
-    /// Backends (default: every backend of this build).
+    /// Backends (default: every backend of this build that opens on this machine).
     #[arg(long, value_delimiter = ',')]
     backends: Vec<String>,
     /// Timed steps per row.
@@ -315,7 +315,10 @@ fn print_rows<R: serde::Serialize>(rows: &[R], json: bool, table: impl FnOnce(&[
 }
 
 impl BenchArgs {
-    /// `--backends`, or every backend of this build.
+    /// `--backends`, or every backend of this build that opens on this machine: one that does
+    /// not (no GPU, no Vulkan driver) is left out with a line on stderr saying why, so that
+    /// `fluid bench` on a machine without a GPU times the CPU. A backend named in `--backends`
+    /// that does not open is an error.
     fn backends(&self) -> Vec<String> {
         if !self.backends.is_empty() {
             return self.backends.clone();
@@ -327,6 +330,13 @@ impl BenchArgs {
         if cfg!(feature = "vulkan") {
             all.push("vulkan".to_string());
         }
+        all.retain(|name| match fluid::backend_with_threads(name, self.threads) {
+            Ok(_) => true,
+            Err(e) => {
+                eprintln!("bench: {name} left out, it does not open here: {e}");
+                false
+            }
+        });
         all
     }
 }

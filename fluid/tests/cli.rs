@@ -469,6 +469,35 @@ fn a_bad_vulkan_queue_choice_is_a_clear_error() {
     assert!(err.contains("FLUID_VULKAN_QUEUE") && err.contains("transfer"), "{err}");
 }
 
+#[cfg(all(feature = "wgpu", feature = "vulkan"))]
+#[test]
+fn bench_leaves_out_the_gpu_backends_that_do_not_open_unless_they_are_named() {
+    // No Vulkan driver: neither GPU backend opens (wgpu finds no adapter through Vulkan).
+    let bench = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_fluid"))
+            .args(["bench", "--sizes", "16", "--steps", "1", "--parity-steps", "0", "--json"])
+            .args(extra)
+            .env("VK_DRIVER_FILES", "/nonexistent/fluid-no-icd.json")
+            .env("VK_ICD_FILENAMES", "/nonexistent/fluid-no-icd.json")
+            .output()
+            .expect("run fluid")
+    };
+    let out = bench(&[]);
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON array");
+    let backends: Vec<&str> =
+        rows.as_array().expect("array").iter().map(|r| r["backend"].as_str().expect("name")).collect();
+    assert_eq!(backends, ["cpu"], "{err}");
+    for name in ["wgpu", "vulkan"] {
+        assert!(err.contains(&format!("bench: {name} left out, it does not open here: ")), "{err}");
+    }
+    // Named, a backend that does not open is an error.
+    let out = bench(&["--backends", "cpu,vulkan"]);
+    assert!(!out.status.success() && !text(&out.stderr).contains("panicked"), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("vulkan"), "{}", text(&out.stderr));
+}
+
 #[cfg(feature = "vulkan")]
 #[test]
 fn a_bad_gpu_spin_budget_is_a_clear_error() {
