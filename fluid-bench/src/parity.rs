@@ -777,6 +777,23 @@ pub fn samples_equal_whole_field_samples<B: Backend>(make: impl Fn() -> B) {
         assert!(e.to_string().contains(&format!("density[{len}]")), "{e}");
         assert!(sim.backend_mut().download_at(FieldId::Density, &[]).expect("no values").is_empty());
     }
+    // Reads past what a GPU backend's kept read-back buffer holds (`Gather::KEPT_BYTES`) take a
+    // buffer of their own; the ones before and after, and one of exactly its size, the kept one.
+    let mut scene = small_preset("smoke");
+    (scene.grid.nx, scene.grid.ny) = (200, 200);
+    let mut sim = Simulation::new(scene, make()).expect("simulation");
+    let len = sim.grid().len(FieldId::Density);
+    let data: Vec<f32> = (0..len).map(|k| k as f32 * 0.25).collect();
+    sim.set_field(FieldId::Density, &data).expect("density");
+    let kept = (fluid_core::backend::Gather::KEPT_BYTES / 4) as usize;
+    for (start, n) in [(3, 10), (1000, kept + 600), (5, kept), (7, 3)] {
+        // Fewer values than half the field, in one run: copied, not read whole.
+        assert!(2 * n < len);
+        let indices: Vec<usize> = (start..start + n).rev().collect();
+        let got = sim.backend_mut().download_at(FieldId::Density, &indices).expect("values");
+        let want: Vec<f32> = indices.iter().map(|&k| data[k]).collect();
+        assert_eq!(bits_differ(&got, &want), 0, "{n} values from {start}");
+    }
 }
 
 /// `Simulation::reset` after steps with splats, then more steps: the same bits as a new

@@ -239,6 +239,11 @@ impl Gather {
     /// Copy regions past this many read the whole field instead.
     pub const MAX_RUNS: usize = 1024;
 
+    /// Reads of up to this many bytes (16,384 values: a game's samples every frame) go
+    /// through one staging buffer a GPU backend keeps, made at the first such read; larger
+    /// ones through a buffer of their own.
+    pub const KEPT_BYTES: u64 = 64 * 1024;
+
     /// The runs of `indices`.
     pub fn new(indices: &[usize]) -> Gather {
         let mut unique = indices.to_vec();

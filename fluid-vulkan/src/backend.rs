@@ -114,6 +114,9 @@ pub struct VulkanBackend {
     partials: Buf,
     results: Buf,
     results_read: Buf,
+    /// The staging buffer of `download_at` reads up to [`Gather::KEPT_BYTES`], made at the
+    /// first and kept (null until then).
+    gather_read: Buf,
     splat_capacity: usize,
     ring: Vec<Slot>,
     next_slot: usize,
@@ -251,6 +254,7 @@ impl VulkanBackend {
             partials: null(),
             results: null(),
             results_read: null(),
+            gather_read: null(),
             splat_capacity: 0,
             ring: Vec::new(),
             next_slot: 0,
@@ -1006,6 +1010,7 @@ impl Drop for VulkanBackend {
             std::mem::replace(&mut self.partials, null()),
             std::mem::replace(&mut self.results, null()),
             std::mem::replace(&mut self.results_read, null()),
+            std::mem::replace(&mut self.gather_read, null()),
         ] {
             self.free(b);
         }
@@ -1151,19 +1156,33 @@ impl Backend for VulkanBackend {
             regions.push(vk::BufferCopy { src_offset: start as u64 * 4, dst_offset: at, size: n as u64 * 4 });
             at += n as u64 * 4;
         }
-        let staging =
-            self.buffer("fluid.download_at", size, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
-        let dst = staging.buffer;
+        let usage = vk::BufferUsageFlags::TRANSFER_DST;
+        // A few values (a game's samples every frame) go through the kept buffer; more through
+        // one of their own.
+        let own = if size <= Gather::KEPT_BYTES {
+            if self.gather_read.buffer == vk::Buffer::null() {
+                self.gather_read =
+                    self.buffer("fluid.download_at", Gather::KEPT_BYTES, usage, MemoryLocation::GpuToCpu)?;
+            }
+            None
+        } else {
+            Some(self.buffer("fluid.download_at", size, usage, MemoryLocation::GpuToCpu)?)
+        };
+        let dst = own.as_ref().unwrap_or(&self.gather_read).buffer;
         let result = self.once("download_at", |device, cb| {
             // SAFETY: recording; every region lies inside the field (indices checked above) and
-            // the regions fill the staging buffer without overlapping.
+            // the regions fill the first `size` bytes of the staging buffer without overlapping.
+            // The kept buffer is not in use: `once` waits for its submission before it returns.
             unsafe { device.cmd_copy_buffer(cb, src, dst, &regions) };
         });
         let out = result.and_then(|()| {
+            let staging = own.as_ref().unwrap_or(&self.gather_read);
             let m = staging.alloc.as_ref().and_then(|a| a.mapped_slice()).ok_or_else(|| err("not host-visible"))?;
             Ok(gather.scatter(indices, &f32s_le(&m[..size as usize])))
         });
-        self.free(staging);
+        if let Some(b) = own {
+            self.free(b);
+        }
         out
     }
 

@@ -163,6 +163,9 @@ pub struct WgpuBackend {
     partials_buf: wgpu::Buffer,
     results_buf: wgpu::Buffer,
     results_read: wgpu::Buffer,
+    /// The read-back buffer of `download_at` reads up to [`Gather::KEPT_BYTES`], made at the
+    /// first and kept.
+    gather_read: Option<wgpu::Buffer>,
     written_params: Vec<u8>,
     group0: HashMap<&'static str, wgpu::BindGroup>,
     group1: HashMap<(&'static str, Vec<usize>), wgpu::BindGroup>,
@@ -357,6 +360,7 @@ impl WgpuBackend {
             partials_buf,
             results_buf,
             results_read,
+            gather_read: None,
             written_params: Vec::new(),
             group0: HashMap::new(),
             group1: HashMap::new(),
@@ -889,18 +893,23 @@ impl WgpuBackend {
     }
 
     fn download_at_scoped(&mut self, field: FieldId, indices: &[usize]) -> Result<Vec<f32>> {
-        let f = self.fields()?;
-        let len = f.grid.len(field);
+        let len = self.fields()?.grid.len(field);
         let Some(gather) = Gather::plan(field, len, indices)? else {
             return pick(field, &self.download_scoped(field)?, indices);
         };
         let size = (gather.unique.len() as u64 * 4).max(16);
-        let staging = uniform_buffer(
-            &self.device,
-            "fluid.download_at",
-            size,
-            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        );
+        let usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
+        // A few values (a game's samples every frame) go through the kept buffer; more through
+        // one of their own.
+        let staging = if size <= Gather::KEPT_BYTES {
+            let device = &self.device;
+            self.gather_read
+                .get_or_insert_with(|| uniform_buffer(device, "fluid.download_at", Gather::KEPT_BYTES, usage))
+                .clone()
+        } else {
+            uniform_buffer(&self.device, "fluid.download_at", size, usage)
+        };
+        let f = self.fields()?;
         let mut enc =
             self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("download_at") });
         let src = &f.buffers[f.map[field.index()]];
@@ -1083,7 +1092,8 @@ fn map_read<T>(
         }
     };
     mapped.map_err(|e| backend_err(format!("cannot read a buffer back: {e}")))?;
-    let value = read(&slice.get_mapped_range().map_err(|e| backend_err(format!("cannot read a buffer back: {e}")))?);
+    // Unmapped whatever happens: `download_at` uses its buffer again.
+    let value = slice.get_mapped_range().map(|view| read(&view));
     buffer.unmap();
-    Ok(value)
+    value.map_err(|e| backend_err(format!("cannot read a buffer back: {e}")))
 }
