@@ -542,9 +542,8 @@ mod tests {
         assert_eq!(s.params.viscosity, base.params.viscosity);
         assert_eq!(s.params.pressure.solver, base.params.pressure.solver);
         assert_eq!(s.params.vorticity, base.params.vorticity);
-        // A table replaced by anything else is refused by name: serde would read `[]` as a
-        // struct of defaults.
-        // The same in a scene file.
+        // A table written as an array in a scene file is refused by name: serde would read
+        // `grid = [16, 16]` as nx and ny.
         for (text, path) in [
             ("grid = [16, 16]\n", "grid"),
             ("params = [0.5]\n[grid]\nnx = 8\nny = 8\n", "params"),
@@ -559,6 +558,8 @@ mod tests {
                 }
             }
         }
+        // The same for overrides: a table replaced by anything else (serde would read `[]` as
+        // a struct of defaults).
         for (item, path, what) in [
             ("params=[]", "params", "array"),
             ("params.pressure=3", "params.pressure", "integer"),

@@ -35,7 +35,6 @@ const WAIT_NS: u64 = 300 * 1_000_000_000;
 const PARTIALS: usize = FieldId::COUNT;
 const RESULTS: usize = FieldId::COUNT + 1;
 
-/// Little-endian f32s from mapped bytes (which need not be 4-aligned for `bytemuck`).
 fn err(message: impl Into<String>) -> Error {
     Error::Backend { backend: NAME, message: message.into() }
 }
