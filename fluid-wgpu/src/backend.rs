@@ -1065,8 +1065,8 @@ fn poll(device: &wgpu::Device, how: wgpu::PollType) -> Result<wgpu::PollStatus> 
 /// Map a `MAP_READ` buffer, wait for it (polling for up to `spin` first, see
 /// [`fluid_core::wait`]), give its bytes to `read`, unmap. `read` copies out what it needs in
 /// one pass: a whole-field read used to copy the bytes out first and then convert them, two
-/// fresh allocations of the field's size, 15 ms at 2048² on the H100 host against 3 ms for the
-/// Vulkan backend's one pass (doc/PERFORMANCE.md).
+/// allocations and copies of the field's size, which took u at 2048² 15–23 ms to read on the
+/// H100 host; 3–4.5 ms in one pass, as on Vulkan (doc/PERFORMANCE.md).
 fn map_read<T>(
     device: &wgpu::Device,
     buffer: &wgpu::Buffer,
