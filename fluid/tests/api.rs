@@ -307,3 +307,28 @@ fn sampling_reads_the_field_at_world_positions() {
     assert!(e.to_string().contains("points[0]"), "{e}");
     assert!(sim.sample(FieldId::Multigrid, &[centre]).is_err(), "a private field");
 }
+
+#[test]
+fn a_boxed_backend_reads_and_sets_its_wait_spin() {
+    use std::time::Duration;
+    // What `fluid::backend` returns, through `Simulation::backend_mut` as a game would.
+    let mut sim = Simulation::new(smoke_with(&[]), fluid::backend("cpu").expect("backend")).expect("simulation");
+    assert_eq!(sim.backend().wait_spin(), None, "the CPU backend never waits for a device");
+    let e = sim.backend_mut().set_wait_spin(Duration::from_micros(100)).expect_err("no device");
+    assert!(matches!(e, Error::Unsupported { .. }), "{e}");
+    let gpu: &[&str] = &[
+        #[cfg(feature = "wgpu")]
+        "wgpu",
+        #[cfg(feature = "vulkan")]
+        "vulkan",
+    ];
+    for name in gpu {
+        let backend = fluid::backend(name).unwrap_or_else(|e| panic!("{name} needs a device: {e}"));
+        let mut sim = Simulation::new(smoke_with(&[]), backend).expect("simulation");
+        assert!(sim.backend().wait_spin().is_some(), "{name}");
+        sim.backend_mut().set_wait_spin(Duration::from_micros(345)).expect("a budget");
+        assert_eq!(sim.backend().wait_spin(), Some(Duration::from_micros(345)), "{name}");
+        sim.step(0.01).expect("step");
+        sim.backend_mut().finish().expect("finish");
+    }
+}
