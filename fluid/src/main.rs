@@ -105,7 +105,7 @@ struct RunArgs {
     /// Print one JSON object with the summary instead of text.
     #[arg(long)]
     json: bool,
-    /// CPU worker threads (0: one per core).
+    /// CPU worker threads (0: one per core); with another backend, an error.
     #[arg(long, default_value_t = 0)]
     threads: usize,
     /// Print per-kernel timings.
@@ -393,6 +393,11 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     }
     if args.frame_every == Some(0) {
         return Err(Error::invalid("--frame-every", 0, "must be at least 1").into());
+    }
+    fluid::check_backend_name(&args.backend)?;
+    if args.threads != 0 && args.backend != "cpu" {
+        let why = format!("sets the cpu backend's worker threads; the {} backend has none", args.backend);
+        return Err(Error::invalid("--threads", args.threads, why).into());
     }
     let scene = load_scene(&args.scene, &args.set)?;
     let backend = fluid::backend_with_threads(&args.backend, args.threads)?;

@@ -193,6 +193,7 @@ fn bad_input_gets_a_clear_message_and_exit_code_2() {
     bad(&["run", "smoke", "--set", "grid.nx=30000", "--set", "grid.ny=30000"], &["30000x30000", "bytes"]);
     bad(&["run", "smoke", "--set", "params.viscosityy=1"], &["viscosityy"]);
     bad(&["run", "smoke", "--set", "params=[]"], &["`params` is a table", "[]"]);
+    bad(&["run", "smoke", "--backend", "wgpu", "--threads", "4"], &["--threads", "4", "the wgpu backend has none"]);
     bad(&["run", "smoke", "--set", "params.pressure.solver=magic"], &["magic"]);
     bad(&["run", "smoke", "--set", "novalue"], &["novalue", "key=value"]);
     bad(&["run", "smoke", "--set", "params.boundary.x=open"], &["open", "not supported"]);
