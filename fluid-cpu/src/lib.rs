@@ -425,7 +425,8 @@ impl Backend for CpuBackend {
     }
 
     fn device(&self) -> String {
-        format!("{} threads, {}", self.threads(), simd::short_name())
+        let n = self.threads();
+        format!("{n} thread{}, {}", if n == 1 { "" } else { "s" }, simd::short_name())
     }
 
     fn allocate(&mut self, grid: &Grid) -> Result<()> {
@@ -574,6 +575,14 @@ mod tests {
 
     fn pool(threads: usize) -> rayon::ThreadPool {
         rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool")
+    }
+
+    #[test]
+    fn the_device_names_its_thread_count() {
+        use fluid_core::Backend;
+        let one = super::CpuBackend::with_threads(1).expect("one thread").device();
+        let two = super::CpuBackend::with_threads(2).expect("two threads").device();
+        assert!(one.starts_with("1 thread, ") && two.starts_with("2 threads, "), "{one} / {two}");
     }
 
     #[test]
