@@ -167,6 +167,11 @@ macro_rules! conformance {
         }
 
         #[test]
+        fn queued_reads_give_the_state_of_their_request() {
+            $crate::parity::queued_reads_give_the_state_of_their_request(|| $make);
+        }
+
+        #[test]
         fn preset_smoke_matches_the_cpu_backend() {
             $crate::parity::preset_parity(|| $make, "smoke");
         }

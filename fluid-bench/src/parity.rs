@@ -796,6 +796,115 @@ pub fn samples_equal_whole_field_samples<B: Backend>(make: impl Fn() -> B) {
     }
 }
 
+/// Samples asked for without waiting (`Simulation::request_sample`, through
+/// `Backend::queue_download_at`) give the state as of their request, whatever steps follow:
+/// the same bits as `Simulation::sample` at that moment, for a few points (the copied values)
+/// and thousands (the whole field), taken by polling or by waiting, many in flight at once and
+/// taken out of order. Each is handed over once (again is an error), another simulation's
+/// backend refuses it, an empty one is there at once, a read larger than the kept read-back
+/// buffer comes back whole, and reads dropped unread are freed.
+pub fn queued_reads_give_the_state_of_their_request<B: Backend>(make: impl Fn() -> B) {
+    let scene = small_preset("smoke");
+    let dt = scene.params.dt;
+    let mut sim = Simulation::new(scene.clone(), make()).expect("simulation");
+    let splat = |k: usize| Splat {
+        center: [0.2 + 0.15 * k as f32, 0.4],
+        radius: 0.1,
+        velocity: [0.5, 0.6],
+        density: 1.0,
+        temperature: 1.0,
+        dye: [0.2, 0.5, 0.9, 1.0],
+        ..Splat::default()
+    };
+    let g = *sim.grid();
+    let (w, h) = (g.width(), g.height());
+    let mut rng = SplitMix64(23);
+    let few: Vec<[f32; 2]> = (0..6).map(|_| [w * rng.next_f32(), h * rng.next_f32()]).collect();
+    let many: Vec<[f32; 2]> = (0..3000).map(|_| [w * rng.next_f32(), h * rng.next_f32()]).collect();
+    let (mut asked, mut want) = (Vec::new(), Vec::new());
+    for k in 0..3 {
+        sim.splat(splat(k)).expect("splat");
+        sim.step(dt).expect("step");
+        for field in [FieldId::Density, FieldId::U, FieldId::Dye] {
+            for points in [&few[..], &many[..]] {
+                want.push(sim.sample(field, points).expect("sample"));
+                asked.push(sim.request_sample(field, points).expect("request"));
+            }
+        }
+    }
+    assert_eq!(sim.backend().queued_reads(), if sim.backend().name() == "cpu" { 0 } else { asked.len() });
+    // Steps after the requests, which change every field sampled.
+    for k in 0..3 {
+        sim.splat(splat(k)).expect("splat");
+        sim.step(dt).expect("step");
+    }
+    assert_ne!(sim.sample(FieldId::Density, &few).expect("sample"), want[0], "the steps changed nothing");
+    // Taken last first: every other one by polling until it is there, the rest by waiting.
+    let mut taken = Vec::new();
+    for (n, (mut pending, want)) in asked.into_iter().zip(want).enumerate().rev() {
+        let field = pending.field();
+        let got = if n % 2 == 0 {
+            let start = std::time::Instant::now();
+            let got = loop {
+                if let Some(got) = sim.poll_sample(&mut pending).expect("poll") {
+                    break got;
+                }
+                assert!(start.elapsed().as_secs() < 60, "read {n} not there after 60 s");
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            };
+            assert!(pending.is_taken());
+            taken.push(pending);
+            got
+        } else {
+            sim.wait_sample(pending).expect("wait")
+        };
+        let differ = bits_differ(&got, &want);
+        assert_eq!((got.len(), differ), (want.len(), 0), "read {n} of {}: {differ} samples differ", field.name());
+    }
+    assert_eq!(sim.backend().queued_reads(), 0);
+    // Handed over once.
+    let e = sim.poll_sample(&mut taken[0]).expect_err("taken already").to_string();
+    assert!(e.contains("handed over already"), "{e}");
+    // Another simulation's backend (of the same kind) does not hold it.
+    let mut other = Simulation::new(scene.clone(), make()).expect("simulation");
+    let pending = sim.request_sample(FieldId::Density, &few).expect("request");
+    match other.wait_sample(pending) {
+        // The CPU backend reads at once: its values travel with the request.
+        Ok(got) if sim.backend().name() == "cpu" => assert_eq!(got.len(), few.len()),
+        Ok(_) => panic!("another backend handed over this read"),
+        Err(e) => assert!(e.to_string().contains("no such read"), "{e}"),
+    }
+    // Nothing asked for: there at once.
+    let mut empty = sim.request_sample(FieldId::Density, &[]).expect("request");
+    assert_eq!(sim.poll_sample(&mut empty).expect("poll"), Some(Vec::new()));
+    // Dropped unread: freed once the device is done with them (at the next read).
+    for _ in 0..20 {
+        drop(sim.request_sample(FieldId::V, &few).expect("request"));
+    }
+    sim.backend_mut().finish().expect("finish");
+    let pending = sim.request_sample(FieldId::V, &few).expect("request");
+    assert!(sim.backend().queued_reads() <= 1, "{} reads held", sim.backend().queued_reads());
+    let want = sim.sample(FieldId::V, &few).expect("sample");
+    assert_eq!(bits_differ(&sim.wait_sample(pending).expect("wait"), &want), 0);
+    assert_eq!(sim.backend().queued_reads(), 0);
+    // Past the kept read-back buffer (`Gather::KEPT_BYTES`).
+    let mut big = scene;
+    (big.grid.nx, big.grid.ny) = (200, 200);
+    let mut sim = Simulation::new(big, make()).expect("simulation");
+    let len = sim.grid().len(FieldId::Density);
+    let data: Vec<f32> = (0..len).map(|k| k as f32 * 0.5).collect();
+    sim.set_field(FieldId::Density, &data).expect("density");
+    let kept = (fluid_core::backend::Gather::KEPT_BYTES / 4) as usize;
+    let indices: Vec<usize> = (9..9 + kept + 500).rev().collect();
+    let read = sim.backend_mut().queue_download_at(FieldId::Density, &indices).expect("queue");
+    sim.step(dt).expect("step");
+    let got = sim.backend_mut().wait_download(read).expect("values");
+    let want: Vec<f32> = indices.iter().map(|&k| data[k]).collect();
+    assert_eq!(bits_differ(&got, &want), 0);
+    let e = sim.backend_mut().queue_download_at(FieldId::Density, &[0, len]).expect_err("past the field");
+    assert!(e.to_string().contains(&format!("density[{len}]")), "{e}");
+}
+
 /// `Simulation::reset` after steps with splats, then more steps: the same bits as a new
 /// simulation on the same backend (its buffers, its ping-pong assignment and its prepared
 /// work all carry over from before the reset).

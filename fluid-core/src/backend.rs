@@ -5,6 +5,8 @@ use crate::schedule::Schedule;
 use crate::splat::Splat;
 use crate::uniforms::StepUniform;
 use crate::{Error, Result};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 /// What changes from one step to the next: never part of a [`Schedule`], so GPU backends can
@@ -111,6 +113,40 @@ pub trait Backend: Send + Sync {
         pick(field, &self.download(field)?, indices)
     }
 
+    /// [`Backend::download_at`] without waiting: the copy is queued behind every run submitted
+    /// so far, so the values are those of the state after them (and of none submitted later),
+    /// and the call returns at once. [`Backend::poll_download`] hands the values over once the
+    /// device has made them; [`Backend::wait_download`] waits for them. A game asks for this
+    /// frame's samples and takes them a frame or two later, and no frame waits for the GPU.
+    /// Dropping the [`PendingRead`] lets the backend free what the read holds. By default
+    /// (a backend whose runs are done when they return) the values are read at once.
+    fn queue_download_at(&mut self, field: FieldId, indices: &[usize]) -> Result<PendingRead> {
+        Ok(PendingRead::ready(self.name(), self.download_at(field, indices)?))
+    }
+
+    /// The values of a queued read once they are there, `None` while the device has not yet
+    /// made them; never waits. Each read's values are handed over once: polling it again, or a
+    /// read another backend queued, is an error.
+    fn poll_download(&mut self, read: &mut PendingRead) -> Result<Option<Vec<f32>>> {
+        match read.take_ready(self.name())? {
+            Some(values) => Ok(Some(values)),
+            None => Err(read.unknown(self.name())),
+        }
+    }
+
+    /// The values of a queued read, waiting for the device where they are not there yet.
+    fn wait_download(&mut self, mut read: PendingRead) -> Result<Vec<f32>> {
+        self.poll_download(&mut read)?.ok_or_else(|| read.unknown(self.name()))
+    }
+
+    /// Reads queued with [`Backend::queue_download_at`] whose values have not been handed
+    /// over yet. One whose [`PendingRead`] was dropped counts until the backend frees it, at
+    /// its next queued read or poll once the device is done with it; a count that keeps
+    /// growing means reads asked for and never taken. Zero where reads are done at once.
+    fn queued_reads(&self) -> usize {
+        0
+    }
+
     /// Execute a schedule with this step's inputs.
     fn run(&mut self, schedule: &Schedule, inputs: &StepInputs) -> Result<()>;
 
@@ -176,6 +212,18 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
     fn download_at(&mut self, field: FieldId, indices: &[usize]) -> Result<Vec<f32>> {
         (**self).download_at(field, indices)
     }
+    fn queue_download_at(&mut self, field: FieldId, indices: &[usize]) -> Result<PendingRead> {
+        (**self).queue_download_at(field, indices)
+    }
+    fn poll_download(&mut self, read: &mut PendingRead) -> Result<Option<Vec<f32>>> {
+        (**self).poll_download(read)
+    }
+    fn wait_download(&mut self, read: PendingRead) -> Result<Vec<f32>> {
+        (**self).wait_download(read)
+    }
+    fn queued_reads(&self) -> usize {
+        (**self).queued_reads()
+    }
     fn run(&mut self, schedule: &Schedule, inputs: &StepInputs) -> Result<()> {
         (**self).run(schedule, inputs)
     }
@@ -199,6 +247,109 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
     }
     fn set_wait_spin(&mut self, spin: Duration) -> Result<()> {
         (**self).set_wait_spin(spin)
+    }
+}
+
+/// A read queued by [`Backend::queue_download_at`], to hand to the same backend's
+/// [`Backend::poll_download`] or [`Backend::wait_download`].
+#[derive(Debug)]
+pub struct PendingRead {
+    id: u64,
+    by: &'static str,
+    state: ReadState,
+    /// The backend holds a [`Weak`] of it ([`ReadHandle`]), so it can tell a read dropped
+    /// unread and free what it holds.
+    alive: Arc<()>,
+}
+
+#[derive(Debug)]
+enum ReadState {
+    /// Read already (a backend without a device, or nothing to read).
+    Ready(Vec<f32>),
+    /// On the device: the backend has it under [`PendingRead::id`].
+    Queued,
+    /// Handed over.
+    Taken,
+}
+
+/// What a backend keeps of a [`PendingRead`] it queued: its id, and whether the caller still
+/// holds it.
+#[derive(Debug)]
+pub struct ReadHandle {
+    /// [`PendingRead::id`].
+    pub id: u64,
+    alive: Weak<()>,
+}
+
+impl ReadHandle {
+    /// Whether the [`PendingRead`] was dropped (its values can no longer be asked for).
+    pub fn dropped(&self) -> bool {
+        self.alive.strong_count() == 0
+    }
+}
+
+/// Ids unique in the process, so a read handed to another backend than its own is an error
+/// rather than another read's values.
+static NEXT_READ: AtomicU64 = AtomicU64::new(1);
+
+impl PendingRead {
+    fn new(by: &'static str, state: ReadState) -> PendingRead {
+        PendingRead { id: NEXT_READ.fetch_add(1, Ordering::Relaxed), by, state, alive: Arc::new(()) }
+    }
+
+    /// A read whose values are there already (backend `by`'s).
+    pub fn ready(by: &'static str, values: Vec<f32>) -> PendingRead {
+        PendingRead::new(by, ReadState::Ready(values))
+    }
+
+    /// A read backend `by` queued on its device, and the handle it keeps of it.
+    pub fn queued(by: &'static str) -> (PendingRead, ReadHandle) {
+        let read = PendingRead::new(by, ReadState::Queued);
+        let handle = ReadHandle { id: read.id, alive: Arc::downgrade(&read.alive) };
+        (read, handle)
+    }
+
+    /// Its id, unique in the process.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The backend that queued it.
+    pub fn backend(&self) -> &'static str {
+        self.by
+    }
+
+    /// Whether its values were handed over.
+    pub fn is_taken(&self) -> bool {
+        matches!(self.state, ReadState::Taken)
+    }
+
+    /// For backend `by`'s [`Backend::poll_download`]: the values of a ready read (which is
+    /// then taken), `None` for one on the device; an error for one taken already or queued by
+    /// another kind of backend.
+    pub fn take_ready(&mut self, by: &str) -> Result<Option<Vec<f32>>> {
+        if self.by != by {
+            return Err(Error::invalid("read", self.id, format!("it was queued on the {} backend, not {by}", self.by)));
+        }
+        match std::mem::replace(&mut self.state, ReadState::Taken) {
+            ReadState::Ready(values) => Ok(Some(values)),
+            ReadState::Queued => {
+                self.state = ReadState::Queued;
+                Ok(None)
+            }
+            ReadState::Taken => Err(Error::invalid("read", self.id, "its values were handed over already")),
+        }
+    }
+
+    /// For a backend that has handed a queued read's values over.
+    pub fn set_taken(&mut self) {
+        self.state = ReadState::Taken;
+    }
+
+    /// The error for a queued read the backend `by` does not hold (another backend's of the
+    /// same kind).
+    pub fn unknown(&self, by: &str) -> Error {
+        Error::invalid("read", self.id, format!("this {by} backend queued no such read (another one did)"))
     }
 }
 
@@ -307,6 +458,28 @@ mod tests {
         assert_eq!(Gather::plan(FieldId::Density, 6, &[2, 0, 1]).expect("in range"), None);
         let e = Gather::plan(FieldId::Density, 20, &indices).expect_err("index 20").to_string();
         assert!(e.contains("density[20]"), "{e}");
+    }
+
+    #[test]
+    fn pending_reads_hand_their_values_over_once_to_their_own_kind_of_backend() {
+        let mut ready = PendingRead::ready("cpu", vec![1.0, 2.0]);
+        let e = ready.take_ready("wgpu").expect_err("another backend").to_string();
+        assert!(e.contains("queued on the cpu backend, not wgpu"), "{e}");
+        assert!(!ready.is_taken());
+        assert_eq!(ready.take_ready("cpu").expect("ready"), Some(vec![1.0, 2.0]));
+        assert!(ready.is_taken());
+        let e = ready.take_ready("cpu").expect_err("taken").to_string();
+        assert!(e.contains("handed over already") && e.contains(&ready.id().to_string()), "{e}");
+        // Queued: not there, until the backend says so; its handle sees it dropped.
+        let (mut queued, handle) = PendingRead::queued("vulkan");
+        assert_eq!((handle.id, handle.dropped()), (queued.id(), false));
+        assert_ne!(queued.id(), ready.id());
+        assert_eq!(queued.take_ready("vulkan").expect("queued"), None);
+        assert!(!queued.is_taken());
+        queued.set_taken();
+        assert!(queued.take_ready("vulkan").is_err());
+        drop(queued);
+        assert!(handle.dropped());
     }
 
     #[test]

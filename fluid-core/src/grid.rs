@@ -176,6 +176,18 @@ impl Grid {
         points: &[[f32; 2]],
         fetch: impl FnOnce(&[usize]) -> Result<Vec<f32>>,
     ) -> Result<Vec<f32>> {
+        let plan = self.sample_plan(field, points)?;
+        if plan.indices.is_empty() {
+            return Ok(Vec::new());
+        }
+        let values = fetch(&plan.indices)?;
+        plan.finish(&values)
+    }
+
+    /// The first half of [`Grid::sample_with`], for a read that comes back later
+    /// ([`crate::Backend::queue_download_at`]): the indices to read ([`SamplePlan::indices`])
+    /// and what turns their values into the samples ([`SamplePlan::finish`]).
+    pub fn sample_plan(&self, field: FieldId, points: &[[f32; 2]]) -> Result<SamplePlan> {
         if !field.is_public() || field.kind() == FieldKind::Levels {
             return Err(Error::invalid("field", field.name(), "only the public fields can be sampled"));
         }
@@ -223,22 +235,7 @@ impl Grid {
                 indices.extend([at(i0, j0), at(i1, j0), at(i0, j1), at(i1, j1)]);
             }
         }
-        if points.is_empty() {
-            return Ok(Vec::new());
-        }
-        let values = fetch(&indices)?;
-        if values.len() != indices.len() {
-            return Err(Error::FieldLength { field: field.name(), expected: indices.len(), got: values.len() });
-        }
-        let mut out = Vec::with_capacity(points.len() * channels);
-        for (corners, &(tx, ty)) in values.chunks_exact(4 * channels).zip(&weights) {
-            for c in corners.chunks_exact(4) {
-                let bottom = c[0] + tx * (c[1] - c[0]);
-                let top = c[2] + tx * (c[3] - c[2]);
-                out.push(bottom + ty * (top - bottom));
-            }
-        }
-        Ok(out)
+        Ok(SamplePlan { field, channels, weights, indices })
     }
 
     /// Bytes all state and scratch fields need.
@@ -384,6 +381,50 @@ impl FieldId {
 
     /// Number of field ids.
     pub const COUNT: usize = FieldId::STATE_AND_SCRATCH.len();
+}
+
+/// Bilinear samples waiting for their values ([`Grid::sample_plan`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SamplePlan {
+    field: FieldId,
+    channels: usize,
+    /// Each point's weights of its second corner along x and along y.
+    weights: Vec<(f32, f32)>,
+    indices: Vec<usize>,
+}
+
+impl SamplePlan {
+    /// The field sampled.
+    pub fn field(&self) -> FieldId {
+        self.field
+    }
+
+    /// The indices (into the field's flat layout) whose values [`SamplePlan::finish`] needs,
+    /// four per point and channel.
+    pub fn indices(&self) -> &[usize] {
+        &self.indices
+    }
+
+    /// The samples from the values at [`SamplePlan::indices`], in that order: one per point,
+    /// four (RGBA) for dye.
+    pub fn finish(&self, values: &[f32]) -> Result<Vec<f32>> {
+        if values.len() != self.indices.len() {
+            return Err(Error::FieldLength {
+                field: self.field.name(),
+                expected: self.indices.len(),
+                got: values.len(),
+            });
+        }
+        let mut out = Vec::with_capacity(self.weights.len() * self.channels);
+        for (corners, &(tx, ty)) in values.chunks_exact(4 * self.channels).zip(&self.weights) {
+            for c in corners.chunks_exact(4) {
+                let bottom = c[0] + tx * (c[1] - c[0]);
+                let top = c[2] + tx * (c[3] - c[2]);
+                out.push(bottom + ty * (top - bottom));
+            }
+        }
+        Ok(out)
+    }
 }
 
 #[cfg(test)]

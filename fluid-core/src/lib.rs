@@ -20,7 +20,7 @@ pub mod splat;
 pub mod uniforms;
 pub mod wait;
 
-pub use backend::{Backend, KernelTiming, StepInputs, TimestampTimings};
+pub use backend::{Backend, KernelTiming, PendingRead, StepInputs, TimestampTimings};
 pub use error::{Error, Result};
 pub use grid::{Boundary, FieldId, FieldKind, Grid};
 pub use params::SimParams;

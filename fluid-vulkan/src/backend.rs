@@ -5,7 +5,7 @@ use std::ffi::CString;
 use std::time::Duration;
 
 use ash::vk;
-use fluid_core::backend::{Gather, f32s_le, pick};
+use fluid_core::backend::{Gather, PendingRead, ReadHandle, f32s_le, pick};
 use fluid_core::schedule::{Access, Domain, Op, Params, ShaderEntry};
 use fluid_core::uniforms::{REDUCE_MAX_PARTIALS, ReduceParams, SplatGpu, StepUniform};
 use fluid_core::wait;
@@ -63,6 +63,36 @@ struct Slot {
     upload: vk::CommandBuffer,
 }
 
+/// What a queued read submits with, kept for the next one when it is done: on an H100,
+/// creating a fence took about 0.3 ms and destroying one with its command buffer 0.25 ms,
+/// ten times the rest of a read's cost.
+struct ReadSlot {
+    /// Unsignalled while the slot is spare.
+    fence: vk::Fence,
+    /// From `read_pool`, whose command buffers reset when begun again.
+    cb: vk::CommandBuffer,
+    /// A read-back buffer of [`Gather::KEPT_BYTES`].
+    buf: Buf,
+}
+
+/// A read `queue_download_at` submitted: its copy, and what turns the copied values into the
+/// ones asked for.
+struct QueuedRead {
+    handle: ReadHandle,
+    slot: ReadSlot,
+    /// The read-back buffer of a read larger than the slot's, else `None`.
+    big: Option<Buf>,
+    field: FieldId,
+    indices: Vec<usize>,
+    /// The runs copied, or `None` for the whole field.
+    gather: Option<Gather>,
+    /// Bytes copied into `buf`.
+    bytes: usize,
+}
+
+/// Slots of finished queued reads kept for the next ones; more are destroyed.
+const SPARE_READS: usize = 4;
+
 /// A schedule recorded into a command buffer for one assignment of fields to buffers.
 struct Recording {
     schedule: Schedule,
@@ -116,6 +146,13 @@ pub struct VulkanBackend {
     /// The staging buffer of `download_at` reads up to [`Gather::KEPT_BYTES`], made at the
     /// first and kept (null until then).
     gather_read: Buf,
+    /// Reads `queue_download_at` submitted and nobody has taken yet (dropped ones are freed
+    /// once their copies are done).
+    reads: Vec<QueuedRead>,
+    /// Slots of finished queued reads, for the next ones.
+    spare_reads: Vec<ReadSlot>,
+    /// The command pool of the queued reads' command buffers (individually reset).
+    read_pool: vk::CommandPool,
     splat_capacity: usize,
     ring: Vec<Slot>,
     next_slot: usize,
@@ -254,6 +291,9 @@ impl VulkanBackend {
             results: null(),
             results_read: null(),
             gather_read: null(),
+            reads: Vec::new(),
+            spare_reads: Vec::new(),
+            read_pool: vk::CommandPool::null(),
             splat_capacity: 0,
             ring: Vec::new(),
             next_slot: 0,
@@ -270,6 +310,12 @@ impl VulkanBackend {
         // From here on `Drop` cleans up whatever was created.
         // SAFETY: the device is live; the create info is valid.
         backend.command_pool = unsafe { backend.device.create_command_pool(&pool_info, None) }
+            .map_err(|e| vk_err("vkCreateCommandPool", e))?;
+        let read_pool_info = vk::CommandPoolCreateInfo::default()
+            .queue_family_index(family)
+            .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER);
+        // SAFETY: the device is live; the create info is valid.
+        backend.read_pool = unsafe { backend.device.create_command_pool(&read_pool_info, None) }
             .map_err(|e| vk_err("vkCreateCommandPool", e))?;
         backend.once_fence = backend.fence()?;
         let uniform = vk::BufferUsageFlags::UNIFORM_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
@@ -482,7 +528,8 @@ impl VulkanBackend {
     }
 
     fn begin(&self, cb: vk::CommandBuffer, flags: vk::CommandBufferUsageFlags) -> Result<()> {
-        // SAFETY: `cb` is a fresh command buffer of this device's pool.
+        // SAFETY: `cb` is a command buffer of this device's pools, fresh, or from `read_pool`
+        // (whose buffers reset when begun) and neither recording nor pending.
         unsafe { self.device.begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default().flags(flags)) }
             .map_err(|e| vk_err("vkBeginCommandBuffer", e))
     }
@@ -582,7 +629,136 @@ impl VulkanBackend {
                 self.ring[k].pending = false;
             }
         }
+        // Queued reads copy out of the fields: done before a field buffer can go. Their
+        // fences stay signalled, so a later poll finds them done.
+        for r in &self.reads {
+            self.wait(r.slot.fence, "waiting for a queued read")?;
+        }
         Ok(())
+    }
+
+    /// Record and submit a queued read's copy of `regions` from `src` into `dst`, signalling
+    /// `fence` when done.
+    fn submit_read(
+        &self,
+        cb: vk::CommandBuffer,
+        fence: vk::Fence,
+        (src, dst): (vk::Buffer, vk::Buffer),
+        regions: &[vk::BufferCopy],
+    ) -> Result<()> {
+        self.begin(cb, vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT)?;
+        self.full_barrier(cb);
+        // SAFETY: recording; every region lies inside the field (its indices were checked) and
+        // the regions fill the first bytes of `dst`, which is large enough, without overlapping.
+        unsafe { self.device.cmd_copy_buffer(cb, src, dst, regions) };
+        self.barrier(
+            cb,
+            (vk::PipelineStageFlags::TRANSFER, vk::AccessFlags::TRANSFER_WRITE),
+            (vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ),
+        );
+        self.end(cb)?;
+        let cbs = [cb];
+        let submit = vk::SubmitInfo::default().command_buffers(&cbs);
+        // SAFETY: `cb` is executable; `fence` is unsignalled (new, or reset when its last read
+        // was done).
+        unsafe { self.device.queue_submit(self.queue, &[submit], fence) }
+            .map_err(|e| vk_err("queue_download_at: vkQueueSubmit", e))
+    }
+
+    /// A new slot for queued reads.
+    fn read_slot(&mut self) -> Result<ReadSlot> {
+        let usage = vk::BufferUsageFlags::TRANSFER_DST;
+        let buf = self.buffer("fluid.queue_download_at", Gather::KEPT_BYTES, usage, MemoryLocation::GpuToCpu)?;
+        let fence = match self.fence() {
+            Ok(fence) => fence,
+            Err(e) => {
+                self.free(buf);
+                return Err(e);
+            }
+        };
+        let info = vk::CommandBufferAllocateInfo::default()
+            .command_pool(self.read_pool)
+            .level(vk::CommandBufferLevel::PRIMARY)
+            .command_buffer_count(1);
+        // SAFETY: the pool belongs to this device and is used from this thread only (`&mut self`).
+        match unsafe { self.device.allocate_command_buffers(&info) } {
+            Ok(cbs) => Ok(ReadSlot { fence, cb: cbs[0], buf }),
+            Err(e) => {
+                self.destroy_read_slot(ReadSlot { fence, cb: vk::CommandBuffer::null(), buf });
+                Err(vk_err("vkAllocateCommandBuffers", e))
+            }
+        }
+    }
+
+    /// Destroy a slot (the device must be done with it).
+    fn destroy_read_slot(&mut self, slot: ReadSlot) {
+        // SAFETY: the slot's submission finished or never happened (the caller's guarantee);
+        // fence and command buffer are destroyed once.
+        unsafe {
+            self.device.destroy_fence(slot.fence, None);
+            if slot.cb != vk::CommandBuffer::null() {
+                self.device.free_command_buffers(self.read_pool, &[slot.cb]);
+            }
+        }
+        self.free(slot.buf);
+    }
+
+    /// A finished (or never submitted) read's slot back to the spares, its fence unsignalled,
+    /// where there is room; its own big buffer freed.
+    fn release_read(&mut self, slot: ReadSlot, big: Option<Buf>) {
+        if let Some(b) = big {
+            self.free(b);
+        }
+        // SAFETY: the fence's submission finished or never happened.
+        let reset = unsafe { self.device.reset_fences(&[slot.fence]) };
+        if reset.is_ok() && self.spare_reads.len() < SPARE_READS {
+            self.spare_reads.push(slot);
+        } else {
+            self.destroy_read_slot(slot);
+        }
+    }
+
+    /// Whether a queued read's copy is done (an error for a lost device).
+    fn read_done(&self, k: usize) -> Result<bool> {
+        // SAFETY: the fence belongs to this device.
+        unsafe { self.device.get_fence_status(self.reads[k].slot.fence) }
+            .map_err(|e| vk_err("polling a queued read", e))
+    }
+
+    /// Free the reads whose [`PendingRead`] was dropped and whose copy is done.
+    fn sweep_reads(&mut self) -> Result<()> {
+        let mut k = 0;
+        while k < self.reads.len() {
+            if self.reads[k].handle.dropped() && self.read_done(k)? {
+                let r = self.reads.remove(k);
+                self.release_read(r.slot, r.big);
+            } else {
+                k += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// The values of queued read `k`, whose copy is done; frees it.
+    fn take_read(&mut self, k: usize) -> Result<Vec<f32>> {
+        let r = self.reads.remove(k);
+        let buf = r.big.as_ref().unwrap_or(&r.slot.buf);
+        let values = match buf.alloc.as_ref().and_then(|a| a.mapped_slice()) {
+            Some(m) => {
+                let fetched = f32s_le(&m[..r.bytes]);
+                match &r.gather {
+                    Some(g) => Ok(g.scatter(&r.indices, &fetched)),
+                    None => pick(r.field, &fetched, &r.indices),
+                }
+            }
+            None => Err(err("a queued read's buffer is not host-visible")),
+        };
+        self.release_read(r.slot, r.big);
+        values
+    }
+
+    fn queued_read(&self, read: &PendingRead) -> Result<usize> {
+        self.reads.iter().position(|r| r.handle.id == read.id()).ok_or_else(|| read.unknown(NAME))
     }
 
     /// Make room for `count` splats: a bigger device buffer and staging ring, and every recording
@@ -994,6 +1170,15 @@ impl Drop for VulkanBackend {
         // SAFETY: waiting for idle has no preconditions; on failure (lost device) the objects
         // below may be destroyed anyway.
         let _ = unsafe { self.device.device_wait_idle() };
+        for r in std::mem::take(&mut self.reads) {
+            if let Some(b) = r.big {
+                self.free(b);
+            }
+            self.destroy_read_slot(r.slot);
+        }
+        for slot in std::mem::take(&mut self.spare_reads) {
+            self.destroy_read_slot(slot);
+        }
         self.drop_recordings();
         self.free_fields();
         for slot in std::mem::take(&mut self.ring) {
@@ -1027,6 +1212,9 @@ impl Drop for VulkanBackend {
             }
             if self.command_pool != vk::CommandPool::null() {
                 self.device.destroy_command_pool(self.command_pool, None);
+            }
+            if self.read_pool != vk::CommandPool::null() {
+                self.device.destroy_command_pool(self.read_pool, None);
             }
             drop(self.allocator.take());
             self.device.destroy_device(None);
@@ -1183,6 +1371,90 @@ impl Backend for VulkanBackend {
             self.free(b);
         }
         out
+    }
+
+    fn queue_download_at(&mut self, field: FieldId, indices: &[usize]) -> Result<PendingRead> {
+        self.sweep_reads()?;
+        if indices.is_empty() {
+            return Ok(PendingRead::ready(NAME, Vec::new()));
+        }
+        let f = self.fields()?;
+        let len = f.grid.len(field);
+        let gather = Gather::plan(field, len, indices)?;
+        let src = f.buffers[f.map[field.index()]].buffer;
+        let regions: Vec<vk::BufferCopy> = match &gather {
+            Some(g) => {
+                let mut at = 0u64;
+                g.runs
+                    .iter()
+                    .map(|&(start, n)| {
+                        let r = vk::BufferCopy { src_offset: start as u64 * 4, dst_offset: at, size: n as u64 * 4 };
+                        at += r.size;
+                        r
+                    })
+                    .collect()
+            }
+            None => vec![vk::BufferCopy { src_offset: 0, dst_offset: 0, size: len as u64 * 4 }],
+        };
+        let bytes: u64 = regions.iter().map(|r| r.size).sum();
+        let slot = match self.spare_reads.pop() {
+            Some(slot) => slot,
+            None => self.read_slot()?,
+        };
+        let big = if bytes > Gather::KEPT_BYTES {
+            let usage = vk::BufferUsageFlags::TRANSFER_DST;
+            match self.buffer("fluid.queue_download_at", bytes, usage, MemoryLocation::GpuToCpu) {
+                Ok(b) => Some(b),
+                Err(e) => {
+                    self.release_read(slot, None);
+                    return Err(e);
+                }
+            }
+        } else {
+            None
+        };
+        let dst = big.as_ref().unwrap_or(&slot.buf).buffer;
+        if let Err(e) = self.submit_read(slot.cb, slot.fence, (src, dst), &regions) {
+            // Not submitted (or the device is lost): nothing of it is in use, but its command
+            // buffer may be left recording, so the slot is not reused.
+            if let Some(b) = big {
+                self.free(b);
+            }
+            self.destroy_read_slot(slot);
+            return Err(e);
+        }
+        let (read, handle) = PendingRead::queued(NAME);
+        let indices = indices.to_vec();
+        self.reads.push(QueuedRead { handle, slot, big, field, indices, gather, bytes: bytes as usize });
+        self.validated("queue_download_at")?;
+        Ok(read)
+    }
+
+    fn poll_download(&mut self, read: &mut PendingRead) -> Result<Option<Vec<f32>>> {
+        if let Some(values) = read.take_ready(NAME)? {
+            return Ok(Some(values));
+        }
+        let k = self.queued_read(read)?;
+        if !self.read_done(k)? {
+            self.sweep_reads()?;
+            return Ok(None);
+        }
+        read.set_taken();
+        self.take_read(k).map(Some)
+    }
+
+    fn queued_reads(&self) -> usize {
+        self.reads.len()
+    }
+
+    fn wait_download(&mut self, mut read: PendingRead) -> Result<Vec<f32>> {
+        if let Some(values) = read.take_ready(NAME)? {
+            return Ok(values);
+        }
+        let k = self.queued_read(&read)?;
+        self.wait(self.reads[k].slot.fence, "waiting for a queued read")?;
+        read.set_taken();
+        self.take_read(k)
     }
 
     fn run(&mut self, schedule: &Schedule, inputs: &StepInputs) -> Result<()> {

@@ -3,10 +3,10 @@
 use crate::shaders;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use fluid_core::backend::{Gather, f32s_le, pick};
+use fluid_core::backend::{Gather, PendingRead, ReadHandle, f32s_le, pick};
 use fluid_core::schedule::{Access, Op, Params, ShaderEntry};
 use fluid_core::uniforms::{REDUCE_MAX_PARTIALS, ReduceParams, SplatGpu};
 use fluid_core::wait;
@@ -80,7 +80,7 @@ fn shader_overrides() -> Result<HashMap<String, String>> {
 /// creates hundreds) `dlopen` failed with "cannot allocate memory in static TLS block" and the
 /// process crashed. One instance for the process keeps the driver loaded.
 fn instance() -> wgpu::Instance {
-    static INSTANCE: std::sync::OnceLock<wgpu::Instance> = std::sync::OnceLock::new();
+    static INSTANCE: OnceLock<wgpu::Instance> = OnceLock::new();
     INSTANCE
         .get_or_init(|| {
             wgpu::Instance::new(wgpu::InstanceDescriptor {
@@ -166,6 +166,11 @@ pub struct WgpuBackend {
     /// The read-back buffer of `download_at` reads up to [`Gather::KEPT_BYTES`], made at the
     /// first and kept.
     gather_read: Option<wgpu::Buffer>,
+    /// Reads `queue_download_at` submitted and nobody has taken yet (dropped ones are freed
+    /// once mapped).
+    reads: Vec<QueuedRead>,
+    /// Read-back buffers of [`Gather::KEPT_BYTES`] from finished queued reads.
+    spare_reads: Vec<wgpu::Buffer>,
     written_params: Vec<u8>,
     group0: HashMap<&'static str, wgpu::BindGroup>,
     group1: HashMap<(&'static str, Vec<usize>), wgpu::BindGroup>,
@@ -185,6 +190,25 @@ impl std::fmt::Debug for WgpuBackend {
         f.debug_struct("WgpuBackend").field("adapter", &self.adapter).finish_non_exhaustive()
     }
 }
+
+/// A read `queue_download_at` submitted: its read-back buffer, being mapped, and what turns
+/// the copied values into the ones asked for.
+struct QueuedRead {
+    handle: ReadHandle,
+    buffer: wgpu::Buffer,
+    /// Set by the map callback.
+    mapped: Arc<OnceLock<std::result::Result<(), wgpu::BufferAsyncError>>>,
+    field: FieldId,
+    indices: Vec<usize>,
+    /// The runs copied, or `None` for the whole field.
+    gather: Option<Gather>,
+    /// Bytes copied into `buffer`.
+    bytes: usize,
+}
+
+/// Kept-size read-back buffers of finished queued reads waiting for the next ones; more are
+/// dropped.
+const SPARE_READS: usize = 4;
 
 /// The limits this backend opens its own device with: WebGPU's defaults with 8 storage buffers
 /// per shader stage.
@@ -361,6 +385,8 @@ impl WgpuBackend {
             results_buf,
             results_read,
             gather_read: None,
+            reads: Vec::new(),
+            spare_reads: Vec::new(),
             written_params: Vec::new(),
             group0: HashMap::new(),
             group1: HashMap::new(),
@@ -721,6 +747,46 @@ impl Backend for WgpuBackend {
         self.scoped("download_at", |b| b.download_at_scoped(field, indices))
     }
 
+    fn queue_download_at(&mut self, field: FieldId, indices: &[usize]) -> Result<PendingRead> {
+        self.scoped("queue_download_at", |b| b.queue_download_at_scoped(field, indices))
+    }
+
+    fn poll_download(&mut self, read: &mut PendingRead) -> Result<Option<Vec<f32>>> {
+        if let Some(values) = read.take_ready(NAME)? {
+            return Ok(Some(values));
+        }
+        let k = self.queued_read(read)?;
+        poll(&self.device, wgpu::PollType::Poll)?;
+        if self.reads[k].mapped.get().is_none() {
+            self.sweep_reads();
+            return Ok(None);
+        }
+        read.set_taken();
+        self.take_read(k).map(Some)
+    }
+
+    fn queued_reads(&self) -> usize {
+        self.reads.len()
+    }
+
+    fn wait_download(&mut self, mut read: PendingRead) -> Result<Vec<f32>> {
+        if let Some(values) = read.take_ready(NAME)? {
+            return Ok(values);
+        }
+        let k = self.queued_read(&read)?;
+        let mapped = Arc::clone(&self.reads[k].mapped);
+        let device = &self.device;
+        let done = wait::poll_for(self.spin, || {
+            poll(device, wgpu::PollType::Poll)?;
+            Ok(mapped.get().is_some())
+        })?;
+        if !done {
+            poll(device, wgpu::PollType::wait_indefinitely())?;
+        }
+        read.set_taken();
+        self.take_read(k)
+    }
+
     fn run(&mut self, schedule: &Schedule, inputs: &StepInputs) -> Result<()> {
         self.scoped("run", |b| b.run_scoped(schedule, inputs))
     }
@@ -922,6 +988,106 @@ impl WgpuBackend {
         let fetched = map_read(&self.device, &staging, self.spin, |m| f32s_le(&m[..gather.unique.len() * 4]))?;
         self.check_errors("download_at")?;
         Ok(gather.scatter(indices, &fetched))
+    }
+
+    fn queue_download_at_scoped(&mut self, field: FieldId, indices: &[usize]) -> Result<PendingRead> {
+        self.sweep_reads();
+        if indices.is_empty() {
+            return Ok(PendingRead::ready(NAME, Vec::new()));
+        }
+        let len = self.fields()?.grid.len(field);
+        let gather = Gather::plan(field, len, indices)?;
+        let bytes = 4 * gather.as_ref().map_or(len, |g| g.unique.len()) as u64;
+        let usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
+        let buffer = match self.spare_reads.pop() {
+            Some(b) if bytes <= Gather::KEPT_BYTES => b,
+            spare => {
+                self.spare_reads.extend(spare);
+                let size = if bytes <= Gather::KEPT_BYTES { Gather::KEPT_BYTES } else { bytes.max(16) };
+                uniform_buffer(&self.device, "fluid.queue_download_at", size, usage)
+            }
+        };
+        let f = self.fields()?;
+        let src = &f.buffers[f.map[field.index()]];
+        let mut enc =
+            self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("queue_download_at") });
+        match &gather {
+            Some(g) => {
+                let mut at = 0u64;
+                for &(start, n) in &g.runs {
+                    enc.copy_buffer_to_buffer(src, start as u64 * 4, &buffer, at, n as u64 * 4);
+                    at += n as u64 * 4;
+                }
+            }
+            None => enc.copy_buffer_to_buffer(src, 0, &buffer, 0, bytes),
+        }
+        self.queue.submit([enc.finish()]);
+        // Mapped once the copy is done: wgpu orders the map after the submission using the buffer.
+        let mapped = Arc::new(OnceLock::new());
+        let set = Arc::clone(&mapped);
+        buffer.slice(..).map_async(wgpu::MapMode::Read, move |r| {
+            let _ = set.set(r);
+        });
+        self.check_errors("queue_download_at")?;
+        let (read, handle) = PendingRead::queued(NAME);
+        let indices = indices.to_vec();
+        self.reads.push(QueuedRead { handle, buffer, mapped, field, indices, gather, bytes: bytes as usize });
+        Ok(read)
+    }
+
+    /// The index of `read` among the queued reads.
+    fn queued_read(&self, read: &PendingRead) -> Result<usize> {
+        self.reads.iter().position(|r| r.handle.id == read.id()).ok_or_else(|| read.unknown(NAME))
+    }
+
+    /// Queued read `k`'s buffer back to the spares (unmapped) when it is of the kept size and
+    /// there is room; otherwise dropped.
+    fn release_read(&mut self, buffer: wgpu::Buffer, mapped: bool) {
+        if mapped {
+            buffer.unmap();
+        }
+        if mapped && buffer.size() == Gather::KEPT_BYTES && self.spare_reads.len() < SPARE_READS {
+            self.spare_reads.push(buffer);
+        }
+    }
+
+    /// Free the reads whose [`PendingRead`] was dropped and whose map is done.
+    fn sweep_reads(&mut self) {
+        let mut k = 0;
+        while k < self.reads.len() {
+            if self.reads[k].handle.dropped()
+                && let Some(result) = self.reads[k].mapped.get()
+            {
+                let ok = result.is_ok();
+                let r = self.reads.remove(k);
+                self.release_read(r.buffer, ok);
+            } else {
+                k += 1;
+            }
+        }
+    }
+
+    /// The values of queued read `k`, whose map is done; frees it.
+    fn take_read(&mut self, k: usize) -> Result<Vec<f32>> {
+        let r = self.reads.remove(k);
+        let values = match r.mapped.get() {
+            Some(Ok(())) => {
+                let view = r.buffer.slice(..).get_mapped_range();
+                let fetched = view.map(|m| f32s_le(&m[..r.bytes]));
+                match fetched {
+                    Ok(fetched) => match &r.gather {
+                        Some(g) => Ok(g.scatter(&r.indices, &fetched)),
+                        None => pick(r.field, &fetched, &r.indices),
+                    },
+                    Err(e) => Err(backend_err(format!("cannot read a buffer back: {e}"))),
+                }
+            }
+            Some(Err(e)) => Err(backend_err(format!("cannot read a buffer back: {e}"))),
+            None => Err(backend_err("a queued read was taken before its buffer was mapped")),
+        };
+        let mapped = matches!(r.mapped.get(), Some(Ok(())));
+        self.release_read(r.buffer, mapped);
+        values
     }
 
     fn run_scoped(&mut self, schedule: &Schedule, inputs: &StepInputs) -> Result<()> {

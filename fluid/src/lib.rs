@@ -31,6 +31,7 @@ pub mod bench;
 pub mod npy;
 pub mod solvers;
 
+pub use fluid_core::grid::SamplePlan;
 pub use fluid_core::params::{
     ActiveFields, Advection, AdvectionScheme, Backtrace, Boundaries, Buoyancy, Dissipation, Interpolation, Precision,
     Pressure, PressureSolver,
@@ -38,8 +39,8 @@ pub use fluid_core::params::{
 pub use fluid_core::render::{RenderField, RenderSpec};
 pub use fluid_core::scene::{GridSpec, Initial, InitialVelocity, PRESETS, SplatSpec, parse_override};
 pub use fluid_core::{
-    Backend, Boundary, Error, Falloff, FieldId, Grid, KernelTiming, Result, Scene, Schedule, SimParams, Splat,
-    StepInputs,
+    Backend, Boundary, Error, Falloff, FieldId, Grid, KernelTiming, PendingRead, Result, Scene, Schedule, SimParams,
+    Splat, StepInputs,
 };
 #[cfg(feature = "cpu")]
 pub use fluid_cpu::CpuBackend;
@@ -167,6 +168,26 @@ fn initialize<B: Backend>(scene: &Scene, grid: &Grid, backend: &mut B) -> Result
     }
     let inputs = StepInputs { dt: scene.params.dt, time: 0.0, step: 0, splats: scene.initial_splats(grid) };
     backend.run(&Schedule::initialize(grid, &scene.params), &inputs)
+}
+
+/// Samples asked for with [`Simulation::request_sample`], on their way back from the device.
+/// Dropping it lets the backend free the read.
+#[derive(Debug)]
+pub struct PendingSample {
+    plan: SamplePlan,
+    read: PendingRead,
+}
+
+impl PendingSample {
+    /// The field sampled.
+    pub fn field(&self) -> FieldId {
+        self.plan.field()
+    }
+
+    /// Whether its samples were handed over.
+    pub fn is_taken(&self) -> bool {
+        self.read.is_taken()
+    }
 }
 
 /// A running simulation: a scene on a backend.
@@ -301,6 +322,47 @@ impl<B: Backend> Simulation<B> {
     pub fn sample(&mut self, field: FieldId, points: &[[f32; 2]]) -> Result<Vec<f32>> {
         let backend = &mut self.backend;
         self.grid.sample_with(field, points, |indices| backend.download_at(field, indices))
+    }
+
+    /// [`Simulation::sample`] without waiting for the device: the read is queued behind every
+    /// step so far ([`Backend::queue_download_at`]) and its samples come from
+    /// [`Simulation::poll_sample`] (never waits; `None` until the device has made them) or
+    /// [`Simulation::wait_sample`]. They are the state as of this call, whatever steps follow,
+    /// and equal [`Simulation::sample`]'s bit for bit. A game asks each frame and takes the
+    /// answer a frame or two later, so no frame waits for the GPU:
+    ///
+    /// ```
+    /// # fn main() -> fluid::Result<()> {
+    /// # let mut sim = fluid::Simulation::new(fluid::Scene::preset("smoke")?, fluid::backend("cpu")?)?;
+    /// let mut asked = sim.request_sample(fluid::FieldId::Density, &[[0.5, 0.3]])?;
+    /// sim.step(1.0 / 60.0)?; // the next frame
+    /// if let Some(density) = sim.poll_sample(&mut asked)? {
+    ///     // the density at (0.5, 0.3) before that step
+    /// #   let _ = density;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn request_sample(&mut self, field: FieldId, points: &[[f32; 2]]) -> Result<PendingSample> {
+        let plan = self.grid.sample_plan(field, points)?;
+        let read = self.backend.queue_download_at(field, plan.indices())?;
+        Ok(PendingSample { plan, read })
+    }
+
+    /// The samples of a [`Simulation::request_sample`] once the device has made them, `None`
+    /// until then; never waits. Each request's samples are handed over once: polling it again
+    /// is an error.
+    pub fn poll_sample(&mut self, pending: &mut PendingSample) -> Result<Option<Vec<f32>>> {
+        match self.backend.poll_download(&mut pending.read)? {
+            Some(values) => pending.plan.finish(&values).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The samples of a [`Simulation::request_sample`], waiting for the device where they are
+    /// not there yet.
+    pub fn wait_sample(&mut self, pending: PendingSample) -> Result<Vec<f32>> {
+        let values = self.backend.wait_download(pending.read)?;
+        pending.plan.finish(&values)
     }
 
     /// Overwrite a field. Its values must be finite: a NaN or an infinity is refused with the

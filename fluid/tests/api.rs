@@ -332,3 +332,32 @@ fn a_boxed_backend_reads_and_sets_its_wait_spin() {
         sim.backend_mut().finish().expect("finish");
     }
 }
+
+#[test]
+fn a_boxed_backend_queues_its_reads() {
+    // `fluid::backend`'s box forwards the queued reads: on a GPU the request is on the device
+    // (counted by `queued_reads`) until it is taken, and its samples are those of its moment.
+    let names: &[&str] = &[
+        "cpu",
+        #[cfg(feature = "wgpu")]
+        "wgpu",
+        #[cfg(feature = "vulkan")]
+        "vulkan",
+    ];
+    for name in names {
+        let backend = fluid::backend(name).unwrap_or_else(|e| panic!("{name} needs a device: {e}"));
+        let mut sim = Simulation::new(smoke_with(&[]), backend).expect("simulation");
+        sim.splat(Splat { center: [0.5, 0.3], radius: 0.1, density: 1.0, velocity: [0.0, 2.0], ..Splat::default() })
+            .expect("splat");
+        sim.step(0.01).expect("step");
+        let points = [[0.5, 0.3], [0.45, 0.35]];
+        let want = sim.sample(FieldId::Density, &points).expect("sample");
+        let asked = sim.request_sample(FieldId::Density, &points).expect("request");
+        assert_eq!(asked.field(), FieldId::Density);
+        assert_eq!(sim.backend().queued_reads(), usize::from(*name != "cpu"), "{name}");
+        sim.step(0.01).expect("step");
+        assert_ne!(sim.sample(FieldId::Density, &points).expect("sample"), want, "{name}: the step changed nothing");
+        assert_eq!(sim.wait_sample(asked).expect("samples"), want, "{name}");
+        assert_eq!(sim.backend().queued_reads(), 0, "{name}");
+    }
+}
