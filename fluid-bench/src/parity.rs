@@ -800,7 +800,7 @@ pub fn samples_equal_whole_field_samples<B: Backend>(make: impl Fn() -> B) {
 /// `Backend::queue_download_at`) give the state as of their request, whatever steps follow:
 /// the same bits as `Simulation::sample` at that moment, for a few points (the copied values)
 /// and thousands (the whole field), taken by polling or by waiting, many in flight at once and
-/// taken out of order. Each is handed over once (again is an error), another simulation's
+/// taken out of order; whole fields (`Simulation::request_field`) likewise. Each is handed over once (again is an error), another simulation's
 /// backend refuses it, an empty one is there at once, a read larger than the kept read-back
 /// buffer comes back whole, and reads dropped unread are freed.
 pub fn queued_reads_give_the_state_of_their_request<B: Backend>(make: impl Fn() -> B) {
@@ -822,6 +822,7 @@ pub fn queued_reads_give_the_state_of_their_request<B: Backend>(make: impl Fn() 
     let few: Vec<[f32; 2]> = (0..6).map(|_| [w * rng.next_f32(), h * rng.next_f32()]).collect();
     let many: Vec<[f32; 2]> = (0..3000).map(|_| [w * rng.next_f32(), h * rng.next_f32()]).collect();
     let (mut asked, mut want) = (Vec::new(), Vec::new());
+    let (mut asked_fields, mut want_fields) = (Vec::new(), Vec::new());
     for k in 0..3 {
         sim.splat(splat(k)).expect("splat");
         sim.step(dt).expect("step");
@@ -830,9 +831,12 @@ pub fn queued_reads_give_the_state_of_their_request<B: Backend>(make: impl Fn() 
                 want.push(sim.sample(field, points).expect("sample"));
                 asked.push(sim.request_sample(field, points).expect("request"));
             }
+            want_fields.push(sim.field(field).expect("field"));
+            asked_fields.push(sim.request_field(field).expect("request"));
         }
     }
-    assert_eq!(sim.backend().queued_reads(), if sim.backend().name() == "cpu" { 0 } else { asked.len() });
+    let queued = asked.len() + asked_fields.len();
+    assert_eq!(sim.backend().queued_reads(), if sim.backend().name() == "cpu" { 0 } else { queued });
     // Steps after the requests, which change every field sampled.
     for k in 0..3 {
         sim.splat(splat(k)).expect("splat");
@@ -860,6 +864,13 @@ pub fn queued_reads_give_the_state_of_their_request<B: Backend>(make: impl Fn() 
         };
         let differ = bits_differ(&got, &want);
         assert_eq!((got.len(), differ), (want.len(), 0), "read {n} of {}: {differ} samples differ", field.name());
+    }
+    // Whole fields, each waited for, the oldest first.
+    for (n, (pending, want)) in asked_fields.into_iter().zip(want_fields).enumerate() {
+        let field = pending.field();
+        let got = sim.wait_field(pending).expect("field");
+        let differ = bits_differ(&got, &want);
+        assert_eq!((got.len(), differ), (want.len(), 0), "field read {n} ({}): {differ} values differ", field.name());
     }
     assert_eq!(sim.backend().queued_reads(), 0);
     // Handed over once.
@@ -901,6 +912,20 @@ pub fn queued_reads_give_the_state_of_their_request<B: Backend>(make: impl Fn() 
     let got = sim.backend_mut().wait_download(read).expect("values");
     let want: Vec<f32> = indices.iter().map(|&k| data[k]).collect();
     assert_eq!(bits_differ(&got, &want), 0);
+    // A whole field past it too, polled.
+    let before = sim.field(FieldId::Density).expect("field");
+    let mut pending = sim.request_field(FieldId::Density).expect("request");
+    sim.set_field(FieldId::Density, &vec![0.0; len]).expect("density");
+    let start = std::time::Instant::now();
+    let got = loop {
+        if let Some(got) = sim.poll_field(&mut pending).expect("poll") {
+            break got;
+        }
+        assert!(start.elapsed().as_secs() < 60, "the field is not there after 60 s");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    };
+    assert_eq!(bits_differ(&got, &before), 0);
+    assert!(pending.is_taken());
     let e = sim.backend_mut().queue_download_at(FieldId::Density, &[0, len]).expect_err("past the field");
     assert!(e.to_string().contains(&format!("density[{len}]")), "{e}");
 }

@@ -124,6 +124,13 @@ pub trait Backend: Send + Sync {
         Ok(PendingRead::ready(self.name(), self.download_at(field, indices)?))
     }
 
+    /// [`Backend::download`] without waiting, as [`Backend::queue_download_at`] does for a few
+    /// values: the whole field as of the runs submitted so far, handed over by
+    /// [`Backend::poll_download`] or [`Backend::wait_download`].
+    fn queue_download(&mut self, field: FieldId) -> Result<PendingRead> {
+        Ok(PendingRead::ready(self.name(), self.download(field)?))
+    }
+
     /// The values of a queued read once they are there, `None` while the device has not yet
     /// made them; never waits. Each read's values are handed over once: polling it again, or a
     /// read another backend queued, is an error.
@@ -215,6 +222,9 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
     fn queue_download_at(&mut self, field: FieldId, indices: &[usize]) -> Result<PendingRead> {
         (**self).queue_download_at(field, indices)
     }
+    fn queue_download(&mut self, field: FieldId) -> Result<PendingRead> {
+        (**self).queue_download(field)
+    }
     fn poll_download(&mut self, read: &mut PendingRead) -> Result<Option<Vec<f32>>> {
         (**self).poll_download(read)
     }
@@ -285,6 +295,60 @@ impl ReadHandle {
     /// Whether the [`PendingRead`] was dropped (its values can no longer be asked for).
     pub fn dropped(&self) -> bool {
         self.alive.strong_count() == 0
+    }
+}
+
+/// What a GPU backend's queued read copies and how the copied values become the ones asked
+/// for: a whole field, or the values at some indices (their [`Gather`] runs, or the whole field
+/// to pick from where that is cheaper).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReadPlan {
+    field: FieldId,
+    len: usize,
+    /// `None` for the whole field.
+    indices: Option<Vec<usize>>,
+    gather: Option<Gather>,
+}
+
+impl ReadPlan {
+    /// All `len` values of `field`.
+    pub fn whole(field: FieldId, len: usize) -> ReadPlan {
+        ReadPlan { field, len, indices: None, gather: None }
+    }
+
+    /// The values of `field` (of `len` values) at `indices`; one past the field is an error
+    /// naming it.
+    pub fn at(field: FieldId, len: usize, indices: &[usize]) -> Result<ReadPlan> {
+        let gather = Gather::plan(field, len, indices)?;
+        Ok(ReadPlan { field, len, indices: Some(indices.to_vec()), gather })
+    }
+
+    /// The field read.
+    pub fn field(&self) -> FieldId {
+        self.field
+    }
+
+    /// `(first value, count)` of each run to copy, packed one after another from the start
+    /// of the read-back buffer.
+    pub fn runs(&self) -> Vec<(usize, usize)> {
+        match &self.gather {
+            Some(g) => g.runs.clone(),
+            None => vec![(0, self.len)],
+        }
+    }
+
+    /// Bytes the runs fill.
+    pub fn bytes(&self) -> u64 {
+        4 * self.gather.as_ref().map_or(self.len, |g| g.unique.len()) as u64
+    }
+
+    /// The values asked for, from those the runs copied (in their order).
+    pub fn finish(&self, fetched: Vec<f32>) -> Result<Vec<f32>> {
+        match (&self.indices, &self.gather) {
+            (None, _) => Ok(fetched),
+            (Some(indices), Some(g)) => Ok(g.scatter(indices, &fetched)),
+            (Some(indices), None) => pick(self.field, &fetched, indices),
+        }
     }
 }
 
@@ -480,6 +544,23 @@ mod tests {
         assert!(queued.take_ready("vulkan").is_err());
         drop(queued);
         assert!(handle.dropped());
+    }
+
+    #[test]
+    fn read_plans_copy_runs_or_the_whole_field_and_hand_back_what_was_asked() {
+        let whole = ReadPlan::whole(FieldId::Density, 5);
+        assert_eq!((whole.runs(), whole.bytes()), (vec![(0, 5)], 20));
+        assert_eq!(whole.finish(vec![1.0, 2.0, 3.0, 4.0, 5.0]).expect("whole"), vec![1.0, 2.0, 3.0, 4.0, 5.0]);
+        // A few of many values: their runs, scattered back in the asked order.
+        let few = ReadPlan::at(FieldId::Density, 100, &[7, 3, 4, 7]).expect("in range");
+        assert_eq!((few.runs(), few.bytes()), (vec![(3, 2), (7, 1)], 12));
+        assert_eq!(few.finish(vec![30.0, 40.0, 70.0]).expect("few"), vec![70.0, 30.0, 40.0, 70.0]);
+        // Most of the field: read whole and picked from.
+        let most = ReadPlan::at(FieldId::Density, 4, &[3, 0, 1]).expect("in range");
+        assert_eq!((most.runs(), most.bytes()), (vec![(0, 4)], 16));
+        assert_eq!(most.finish(vec![0.5, 1.5, 2.5, 3.5]).expect("most"), vec![3.5, 0.5, 1.5]);
+        let e = ReadPlan::at(FieldId::U, 4, &[4]).expect_err("past the field").to_string();
+        assert!(e.contains("u[4]"), "{e}");
     }
 
     #[test]

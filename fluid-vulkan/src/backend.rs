@@ -5,7 +5,7 @@ use std::ffi::CString;
 use std::time::Duration;
 
 use ash::vk;
-use fluid_core::backend::{Gather, PendingRead, ReadHandle, f32s_le, pick};
+use fluid_core::backend::{Gather, PendingRead, ReadHandle, ReadPlan, f32s_le, pick};
 use fluid_core::schedule::{Access, Domain, Op, Params, ShaderEntry};
 use fluid_core::uniforms::{REDUCE_MAX_PARTIALS, ReduceParams, SplatGpu, StepUniform};
 use fluid_core::wait;
@@ -82,12 +82,7 @@ struct QueuedRead {
     slot: ReadSlot,
     /// The read-back buffer of a read larger than the slot's, else `None`.
     big: Option<Buf>,
-    field: FieldId,
-    indices: Vec<usize>,
-    /// The runs copied, or `None` for the whole field.
-    gather: Option<Gather>,
-    /// Bytes copied into `buf`.
-    bytes: usize,
+    plan: ReadPlan,
 }
 
 /// Slots of finished queued reads kept for the next ones; more are destroyed.
@@ -744,17 +739,58 @@ impl VulkanBackend {
         let r = self.reads.remove(k);
         let buf = r.big.as_ref().unwrap_or(&r.slot.buf);
         let values = match buf.alloc.as_ref().and_then(|a| a.mapped_slice()) {
-            Some(m) => {
-                let fetched = f32s_le(&m[..r.bytes]);
-                match &r.gather {
-                    Some(g) => Ok(g.scatter(&r.indices, &fetched)),
-                    None => pick(r.field, &fetched, &r.indices),
-                }
-            }
+            Some(m) => r.plan.finish(f32s_le(&m[..r.plan.bytes() as usize])),
             None => Err(err("a queued read's buffer is not host-visible")),
         };
         self.release_read(r.slot, r.big);
         values
+    }
+
+    /// Submit the copy of a queued read (see [`Backend::queue_download_at`]).
+    fn queue_read(&mut self, plan: ReadPlan) -> Result<PendingRead> {
+        let f = self.fields()?;
+        let src = f.buffers[f.map[plan.field().index()]].buffer;
+        let mut at = 0u64;
+        let regions: Vec<vk::BufferCopy> = plan
+            .runs()
+            .into_iter()
+            .map(|(start, n)| {
+                let r = vk::BufferCopy { src_offset: start as u64 * 4, dst_offset: at, size: n as u64 * 4 };
+                at += r.size;
+                r
+            })
+            .collect();
+        let bytes = plan.bytes();
+        let slot = match self.spare_reads.pop() {
+            Some(slot) => slot,
+            None => self.read_slot()?,
+        };
+        let big = if bytes > Gather::KEPT_BYTES {
+            let usage = vk::BufferUsageFlags::TRANSFER_DST;
+            match self.buffer("fluid.queue_download", bytes, usage, MemoryLocation::GpuToCpu) {
+                Ok(b) => Some(b),
+                Err(e) => {
+                    self.release_read(slot, None);
+                    return Err(e);
+                }
+            }
+        } else {
+            None
+        };
+        let dst = big.as_ref().unwrap_or(&slot.buf).buffer;
+        if let Err(e) = self.submit_read(slot.cb, slot.fence, (src, dst), &regions) {
+            // Not submitted (or the device is lost): nothing of it is in use, but its command
+            // buffer may be left recording, so the slot is not reused.
+            if let Some(b) = big {
+                self.free(b);
+            }
+            self.destroy_read_slot(slot);
+            return Err(e);
+        }
+        let (read, handle) = PendingRead::queued(NAME);
+        self.reads.push(QueuedRead { handle, slot, big, plan });
+        self.validated("queue_download")?;
+        Ok(read)
     }
 
     fn queued_read(&self, read: &PendingRead) -> Result<usize> {
@@ -1378,56 +1414,14 @@ impl Backend for VulkanBackend {
         if indices.is_empty() {
             return Ok(PendingRead::ready(NAME, Vec::new()));
         }
-        let f = self.fields()?;
-        let len = f.grid.len(field);
-        let gather = Gather::plan(field, len, indices)?;
-        let src = f.buffers[f.map[field.index()]].buffer;
-        let regions: Vec<vk::BufferCopy> = match &gather {
-            Some(g) => {
-                let mut at = 0u64;
-                g.runs
-                    .iter()
-                    .map(|&(start, n)| {
-                        let r = vk::BufferCopy { src_offset: start as u64 * 4, dst_offset: at, size: n as u64 * 4 };
-                        at += r.size;
-                        r
-                    })
-                    .collect()
-            }
-            None => vec![vk::BufferCopy { src_offset: 0, dst_offset: 0, size: len as u64 * 4 }],
-        };
-        let bytes: u64 = regions.iter().map(|r| r.size).sum();
-        let slot = match self.spare_reads.pop() {
-            Some(slot) => slot,
-            None => self.read_slot()?,
-        };
-        let big = if bytes > Gather::KEPT_BYTES {
-            let usage = vk::BufferUsageFlags::TRANSFER_DST;
-            match self.buffer("fluid.queue_download_at", bytes, usage, MemoryLocation::GpuToCpu) {
-                Ok(b) => Some(b),
-                Err(e) => {
-                    self.release_read(slot, None);
-                    return Err(e);
-                }
-            }
-        } else {
-            None
-        };
-        let dst = big.as_ref().unwrap_or(&slot.buf).buffer;
-        if let Err(e) = self.submit_read(slot.cb, slot.fence, (src, dst), &regions) {
-            // Not submitted (or the device is lost): nothing of it is in use, but its command
-            // buffer may be left recording, so the slot is not reused.
-            if let Some(b) = big {
-                self.free(b);
-            }
-            self.destroy_read_slot(slot);
-            return Err(e);
-        }
-        let (read, handle) = PendingRead::queued(NAME);
-        let indices = indices.to_vec();
-        self.reads.push(QueuedRead { handle, slot, big, field, indices, gather, bytes: bytes as usize });
-        self.validated("queue_download_at")?;
-        Ok(read)
+        let len = self.fields()?.grid.len(field);
+        self.queue_read(ReadPlan::at(field, len, indices)?)
+    }
+
+    fn queue_download(&mut self, field: FieldId) -> Result<PendingRead> {
+        self.sweep_reads()?;
+        let len = self.fields()?.grid.len(field);
+        self.queue_read(ReadPlan::whole(field, len))
     }
 
     fn poll_download(&mut self, read: &mut PendingRead) -> Result<Option<Vec<f32>>> {

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use fluid_core::backend::{Gather, PendingRead, ReadHandle, f32s_le, pick};
+use fluid_core::backend::{Gather, PendingRead, ReadHandle, ReadPlan, f32s_le, pick};
 use fluid_core::schedule::{Access, Op, Params, ShaderEntry};
 use fluid_core::uniforms::{REDUCE_MAX_PARTIALS, ReduceParams, SplatGpu};
 use fluid_core::wait;
@@ -198,12 +198,7 @@ struct QueuedRead {
     buffer: wgpu::Buffer,
     /// Set by the map callback.
     mapped: Arc<OnceLock<std::result::Result<(), wgpu::BufferAsyncError>>>,
-    field: FieldId,
-    indices: Vec<usize>,
-    /// The runs copied, or `None` for the whole field.
-    gather: Option<Gather>,
-    /// Bytes copied into `buffer`.
-    bytes: usize,
+    plan: ReadPlan,
 }
 
 /// Kept-size read-back buffers of finished queued reads waiting for the next ones; more are
@@ -748,7 +743,19 @@ impl Backend for WgpuBackend {
     }
 
     fn queue_download_at(&mut self, field: FieldId, indices: &[usize]) -> Result<PendingRead> {
-        self.scoped("queue_download_at", |b| b.queue_download_at_scoped(field, indices))
+        self.sweep_reads();
+        if indices.is_empty() {
+            return Ok(PendingRead::ready(NAME, Vec::new()));
+        }
+        let len = self.fields()?.grid.len(field);
+        let plan = ReadPlan::at(field, len, indices)?;
+        self.scoped("queue_download_at", |b| b.queue_read(plan))
+    }
+
+    fn queue_download(&mut self, field: FieldId) -> Result<PendingRead> {
+        self.sweep_reads();
+        let len = self.fields()?.grid.len(field);
+        self.scoped("queue_download", |b| b.queue_read(ReadPlan::whole(field, len)))
     }
 
     fn poll_download(&mut self, read: &mut PendingRead) -> Result<Option<Vec<f32>>> {
@@ -990,36 +997,27 @@ impl WgpuBackend {
         Ok(gather.scatter(indices, &fetched))
     }
 
-    fn queue_download_at_scoped(&mut self, field: FieldId, indices: &[usize]) -> Result<PendingRead> {
-        self.sweep_reads();
-        if indices.is_empty() {
-            return Ok(PendingRead::ready(NAME, Vec::new()));
-        }
-        let len = self.fields()?.grid.len(field);
-        let gather = Gather::plan(field, len, indices)?;
-        let bytes = 4 * gather.as_ref().map_or(len, |g| g.unique.len()) as u64;
+    /// Submit the copy of a queued read (see [`Backend::queue_download_at`]) and map its
+    /// buffer once it is done.
+    fn queue_read(&mut self, plan: ReadPlan) -> Result<PendingRead> {
+        let bytes = plan.bytes();
         let usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
         let buffer = match self.spare_reads.pop() {
             Some(b) if bytes <= Gather::KEPT_BYTES => b,
             spare => {
                 self.spare_reads.extend(spare);
                 let size = if bytes <= Gather::KEPT_BYTES { Gather::KEPT_BYTES } else { bytes.max(16) };
-                uniform_buffer(&self.device, "fluid.queue_download_at", size, usage)
+                uniform_buffer(&self.device, "fluid.queue_download", size, usage)
             }
         };
         let f = self.fields()?;
-        let src = &f.buffers[f.map[field.index()]];
+        let src = &f.buffers[f.map[plan.field().index()]];
         let mut enc =
-            self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("queue_download_at") });
-        match &gather {
-            Some(g) => {
-                let mut at = 0u64;
-                for &(start, n) in &g.runs {
-                    enc.copy_buffer_to_buffer(src, start as u64 * 4, &buffer, at, n as u64 * 4);
-                    at += n as u64 * 4;
-                }
-            }
-            None => enc.copy_buffer_to_buffer(src, 0, &buffer, 0, bytes),
+            self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("queue_download") });
+        let mut at = 0u64;
+        for (start, n) in plan.runs() {
+            enc.copy_buffer_to_buffer(src, start as u64 * 4, &buffer, at, n as u64 * 4);
+            at += n as u64 * 4;
         }
         self.queue.submit([enc.finish()]);
         // Mapped once the copy is done: wgpu orders the map after the submission using the buffer.
@@ -1028,10 +1026,9 @@ impl WgpuBackend {
         buffer.slice(..).map_async(wgpu::MapMode::Read, move |r| {
             let _ = set.set(r);
         });
-        self.check_errors("queue_download_at")?;
+        self.check_errors("queue_download")?;
         let (read, handle) = PendingRead::queued(NAME);
-        let indices = indices.to_vec();
-        self.reads.push(QueuedRead { handle, buffer, mapped, field, indices, gather, bytes: bytes as usize });
+        self.reads.push(QueuedRead { handle, buffer, mapped, plan });
         Ok(read)
     }
 
@@ -1073,12 +1070,8 @@ impl WgpuBackend {
         let values = match r.mapped.get() {
             Some(Ok(())) => {
                 let view = r.buffer.slice(..).get_mapped_range();
-                let fetched = view.map(|m| f32s_le(&m[..r.bytes]));
-                match fetched {
-                    Ok(fetched) => match &r.gather {
-                        Some(g) => Ok(g.scatter(&r.indices, &fetched)),
-                        None => pick(r.field, &fetched, &r.indices),
-                    },
+                match view.map(|m| f32s_le(&m[..r.plan.bytes() as usize])) {
+                    Ok(fetched) => r.plan.finish(fetched),
                     Err(e) => Err(backend_err(format!("cannot read a buffer back: {e}"))),
                 }
             }

@@ -190,6 +190,26 @@ impl PendingSample {
     }
 }
 
+/// A whole field asked for with [`Simulation::request_field`], on its way back from the
+/// device. Dropping it lets the backend free the read.
+#[derive(Debug)]
+pub struct PendingField {
+    field: FieldId,
+    read: PendingRead,
+}
+
+impl PendingField {
+    /// The field asked for.
+    pub fn field(&self) -> FieldId {
+        self.field
+    }
+
+    /// Whether it was handed over.
+    pub fn is_taken(&self) -> bool {
+        self.read.is_taken()
+    }
+}
+
 /// A running simulation: a scene on a backend.
 pub struct Simulation<B: Backend = Box<dyn Backend>> {
     scene: Scene,
@@ -363,6 +383,25 @@ impl<B: Backend> Simulation<B> {
     pub fn wait_sample(&mut self, pending: PendingSample) -> Result<Vec<f32>> {
         let values = self.backend.wait_download(pending.read)?;
         pending.plan.finish(&values)
+    }
+
+    /// [`Simulation::field`] without waiting for the device, as [`Simulation::request_sample`]
+    /// does for samples: the whole field as of this call, from [`Simulation::poll_field`] or
+    /// [`Simulation::wait_field`] (e.g. the dye for a CPU-side effect, a frame late).
+    pub fn request_field(&mut self, field: FieldId) -> Result<PendingField> {
+        Ok(PendingField { field, read: self.backend.queue_download(field)? })
+    }
+
+    /// The field of a [`Simulation::request_field`] once the device has made it, `None` until
+    /// then; never waits. Handed over once.
+    pub fn poll_field(&mut self, pending: &mut PendingField) -> Result<Option<Vec<f32>>> {
+        self.backend.poll_download(&mut pending.read)
+    }
+
+    /// The field of a [`Simulation::request_field`], waiting for the device where it is not
+    /// there yet.
+    pub fn wait_field(&mut self, pending: PendingField) -> Result<Vec<f32>> {
+        self.backend.wait_download(pending.read)
     }
 
     /// Overwrite a field. Its values must be finite: a NaN or an infinity is refused with the

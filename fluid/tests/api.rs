@@ -352,12 +352,15 @@ fn a_boxed_backend_queues_its_reads() {
         sim.step(0.01).expect("step");
         let points = [[0.5, 0.3], [0.45, 0.35]];
         let want = sim.sample(FieldId::Density, &points).expect("sample");
+        let whole = sim.field(FieldId::Density).expect("field");
         let asked = sim.request_sample(FieldId::Density, &points).expect("request");
-        assert_eq!(asked.field(), FieldId::Density);
-        assert_eq!(sim.backend().queued_reads(), usize::from(*name != "cpu"), "{name}");
+        let asked_field = sim.request_field(FieldId::Density).expect("request");
+        assert_eq!((asked.field(), asked_field.field()), (FieldId::Density, FieldId::Density));
+        assert_eq!(sim.backend().queued_reads(), if *name == "cpu" { 0 } else { 2 }, "{name}");
         sim.step(0.01).expect("step");
         assert_ne!(sim.sample(FieldId::Density, &points).expect("sample"), want, "{name}: the step changed nothing");
         assert_eq!(sim.wait_sample(asked).expect("samples"), want, "{name}");
+        assert_eq!(sim.wait_field(asked_field).expect("field"), whole, "{name}");
         assert_eq!(sim.backend().queued_reads(), 0, "{name}");
     }
 }
