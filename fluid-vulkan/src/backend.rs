@@ -75,8 +75,8 @@ struct ReadSlot {
     buf: Buf,
 }
 
-/// A read `queue_download_at` submitted: its copy, and what turns the copied values into the
-/// ones asked for.
+/// A read `queue_download_at` or `queue_download` submitted: its copy, and what turns the
+/// copied values into the ones asked for.
 struct QueuedRead {
     handle: ReadHandle,
     slot: ReadSlot,
@@ -141,8 +141,8 @@ pub struct VulkanBackend {
     /// The staging buffer of `download_at` reads up to [`Gather::KEPT_BYTES`], made at the
     /// first and kept (null until then).
     gather_read: Buf,
-    /// Reads `queue_download_at` submitted and nobody has taken yet (dropped ones are freed
-    /// once their copies are done).
+    /// Reads `queue_download_at` and `queue_download` submitted and nobody has taken yet
+    /// (dropped ones are freed once their copies are done).
     reads: Vec<QueuedRead>,
     /// Slots of finished queued reads, for the next ones.
     spare_reads: Vec<ReadSlot>,

@@ -166,8 +166,8 @@ pub struct WgpuBackend {
     /// The read-back buffer of `download_at` reads up to [`Gather::KEPT_BYTES`], made at the
     /// first and kept.
     gather_read: Option<wgpu::Buffer>,
-    /// Reads `queue_download_at` submitted and nobody has taken yet (dropped ones are freed
-    /// once mapped).
+    /// Reads `queue_download_at` and `queue_download` submitted and nobody has taken yet
+    /// (dropped ones are freed once mapped).
     reads: Vec<QueuedRead>,
     /// Read-back buffers of [`Gather::KEPT_BYTES`] from finished queued reads.
     spare_reads: Vec<wgpu::Buffer>,
@@ -191,8 +191,8 @@ impl std::fmt::Debug for WgpuBackend {
     }
 }
 
-/// A read `queue_download_at` submitted: its read-back buffer, being mapped, and what turns
-/// the copied values into the ones asked for.
+/// A read `queue_download_at` or `queue_download` submitted: its read-back buffer, being
+/// mapped, and what turns the copied values into the ones asked for.
 struct QueuedRead {
     handle: ReadHandle,
     buffer: wgpu::Buffer,
@@ -1037,8 +1037,8 @@ impl WgpuBackend {
         self.reads.iter().position(|r| r.handle.id == read.id()).ok_or_else(|| read.unknown(NAME))
     }
 
-    /// Queued read `k`'s buffer back to the spares (unmapped) when it is of the kept size and
-    /// there is room; otherwise dropped.
+    /// A taken or dropped read's buffer back to the spares (unmapped) when it is of the kept
+    /// size and there is room; otherwise dropped.
     fn release_read(&mut self, buffer: wgpu::Buffer, mapped: bool) {
         if mapped {
             buffer.unmap();
@@ -1076,7 +1076,7 @@ impl WgpuBackend {
                 }
             }
             Some(Err(e)) => Err(backend_err(format!("cannot read a buffer back: {e}"))),
-            None => Err(backend_err("a queued read was taken before its buffer was mapped")),
+            None => Err(backend_err("a queued read's buffer was never mapped (the map callback did not run)")),
         };
         let mapped = matches!(r.mapped.get(), Some(Ok(())));
         self.release_read(r.buffer, mapped);
