@@ -329,7 +329,8 @@ impl<B: Backend> Simulation<B> {
         Ok(())
     }
 
-    /// Read a field (see [`fluid_core::grid`] for the layout).
+    /// Read a field (see [`fluid_core::grid`] for the layout). On a GPU backend it waits for
+    /// the device; [`Simulation::request_field`] does not.
     pub fn field(&mut self, field: FieldId) -> Result<Vec<f32>> {
         self.backend.download(field)
     }
@@ -337,8 +338,9 @@ impl<B: Backend> Simulation<B> {
     /// Bilinear samples of a public field at world positions, e.g. the smoke density where a
     /// game character stands: one value per point, four (RGBA) for dye. One read-back for all
     /// the points, of only the values they interpolate ([`Backend::download_at`]; on a GPU
-    /// backend it waits for the device). Points outside the box are an error naming them; see
-    /// [`Grid::sample`], whose results these equal bit for bit.
+    /// backend it waits for the device, and for the steps still queued: a game sampling every
+    /// frame wants [`Simulation::request_sample`], which does not). Points outside the box are
+    /// an error naming them; see [`Grid::sample`], whose results these equal bit for bit.
     pub fn sample(&mut self, field: FieldId, points: &[[f32; 2]]) -> Result<Vec<f32>> {
         let backend = &mut self.backend;
         self.grid.sample_with(field, points, |indices| backend.download_at(field, indices))
