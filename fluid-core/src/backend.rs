@@ -260,8 +260,8 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
     }
 }
 
-/// A read queued by [`Backend::queue_download_at`], to hand to the same backend's
-/// [`Backend::poll_download`] or [`Backend::wait_download`].
+/// A read queued by [`Backend::queue_download_at`] or [`Backend::queue_download`], to hand to
+/// the same backend's [`Backend::poll_download`] or [`Backend::wait_download`].
 #[derive(Debug)]
 pub struct PendingRead {
     id: u64,
