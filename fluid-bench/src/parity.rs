@@ -848,14 +848,7 @@ pub fn queued_reads_give_the_state_of_their_request<B: Backend>(make: impl Fn() 
     for (n, (mut pending, want)) in asked.into_iter().zip(want).enumerate().rev() {
         let field = pending.field();
         let got = if n % 2 == 0 {
-            let start = std::time::Instant::now();
-            let got = loop {
-                if let Some(got) = sim.poll_sample(&mut pending).expect("poll") {
-                    break got;
-                }
-                assert!(start.elapsed().as_secs() < 60, "read {n} not there after 60 s");
-                std::thread::sleep(std::time::Duration::from_millis(1));
-            };
+            let got = poll_until(&format!("read {n}"), || sim.poll_sample(&mut pending).expect("poll"));
             assert!(pending.is_taken());
             taken.push(pending);
             got
@@ -916,18 +909,23 @@ pub fn queued_reads_give_the_state_of_their_request<B: Backend>(make: impl Fn() 
     let before = sim.field(FieldId::Density).expect("field");
     let mut pending = sim.request_field(FieldId::Density).expect("request");
     sim.set_field(FieldId::Density, &vec![0.0; len]).expect("density");
-    let start = std::time::Instant::now();
-    let got = loop {
-        if let Some(got) = sim.poll_field(&mut pending).expect("poll") {
-            break got;
-        }
-        assert!(start.elapsed().as_secs() < 60, "the field is not there after 60 s");
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    };
+    let got = poll_until("the field", || sim.poll_field(&mut pending).expect("poll"));
     assert_eq!(bits_differ(&got, &before), 0);
     assert!(pending.is_taken());
     let e = sim.backend_mut().queue_download_at(FieldId::Density, &[0, len]).expect_err("past the field");
     assert!(e.to_string().contains(&format!("density[{len}]")), "{e}");
+}
+
+/// What `poll` returns once it returns something, polled every millisecond; failing after 60 s.
+fn poll_until<T>(what: &str, mut poll: impl FnMut() -> Option<T>) -> T {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(got) = poll() {
+            return got;
+        }
+        assert!(start.elapsed().as_secs() < 60, "{what} not there after 60 s");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
 }
 
 /// `Simulation::reset` after steps with splats, then more steps: the same bits as a new

@@ -591,20 +591,8 @@ impl VulkanBackend {
     fn once(&mut self, what: &str, record: impl FnOnce(&ash::Device, vk::CommandBuffer)) -> Result<()> {
         let cb = self.command_buffer()?;
         let result = (|| {
-            self.begin(cb, vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT)?;
-            self.full_barrier(cb);
-            record(&self.device, cb);
-            self.barrier(
-                cb,
-                (vk::PipelineStageFlags::ALL_COMMANDS, vk::AccessFlags::MEMORY_WRITE),
-                (vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ),
-            );
-            self.end(cb)?;
-            let cbs = [cb];
-            let submit = vk::SubmitInfo::default().command_buffers(&cbs);
-            // SAFETY: `cb` is executable; `once_fence` is unsignalled and not in use.
-            unsafe { self.device.queue_submit(self.queue, &[submit], self.once_fence) }
-                .map_err(|e| vk_err(&format!("{what}: vkQueueSubmit"), e))?;
+            // `once_fence` is unsignalled and not in use.
+            self.submit_for_host(cb, self.once_fence, what, record)?;
             let waited = self.wait(self.once_fence, what);
             // SAFETY: the fence is not in use by a pending submission after the wait (or the device is lost).
             unsafe { self.device.reset_fences(&[self.once_fence]) }.map_err(|e| vk_err("vkResetFences", e))?;
@@ -632,32 +620,32 @@ impl VulkanBackend {
         Ok(())
     }
 
-    /// Record and submit a queued read's copy of `regions` from `src` into `dst`, signalling
-    /// `fence` when done.
-    fn submit_read(
+    /// Record `cb` (a fresh command buffer, or a reset one from `read_pool`) and submit it,
+    /// signalling `fence` (unsignalled, not in use) when done: every earlier write visible to
+    /// what `record` records, and its writes visible to the host afterwards. What `once` and
+    /// the queued reads submit.
+    fn submit_for_host(
         &self,
         cb: vk::CommandBuffer,
         fence: vk::Fence,
-        (src, dst): (vk::Buffer, vk::Buffer),
-        regions: &[vk::BufferCopy],
+        what: &str,
+        record: impl FnOnce(&ash::Device, vk::CommandBuffer),
     ) -> Result<()> {
         self.begin(cb, vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT)?;
         self.full_barrier(cb);
-        // SAFETY: recording; every region lies inside the field (its indices were checked) and
-        // the regions fill the first bytes of `dst`, which is large enough, without overlapping.
-        unsafe { self.device.cmd_copy_buffer(cb, src, dst, regions) };
+        record(&self.device, cb);
         self.barrier(
             cb,
-            (vk::PipelineStageFlags::TRANSFER, vk::AccessFlags::TRANSFER_WRITE),
+            (vk::PipelineStageFlags::ALL_COMMANDS, vk::AccessFlags::MEMORY_WRITE),
             (vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ),
         );
         self.end(cb)?;
         let cbs = [cb];
         let submit = vk::SubmitInfo::default().command_buffers(&cbs);
-        // SAFETY: `cb` is executable; `fence` is unsignalled (new, or reset when its last read
-        // was done).
+        // SAFETY: `cb` is executable; `fence` is unsignalled and not in use (the caller's
+        // guarantee).
         unsafe { self.device.queue_submit(self.queue, &[submit], fence) }
-            .map_err(|e| vk_err("queue_download_at: vkQueueSubmit", e))
+            .map_err(|e| vk_err(&format!("{what}: vkQueueSubmit"), e))
     }
 
     /// A new slot for queued reads.
@@ -750,16 +738,7 @@ impl VulkanBackend {
     fn queue_read(&mut self, plan: ReadPlan) -> Result<PendingRead> {
         let f = self.fields()?;
         let src = f.buffers[f.map[plan.field().index()]].buffer;
-        let mut at = 0u64;
-        let regions: Vec<vk::BufferCopy> = plan
-            .runs()
-            .into_iter()
-            .map(|(start, n)| {
-                let r = vk::BufferCopy { src_offset: start as u64 * 4, dst_offset: at, size: n as u64 * 4 };
-                at += r.size;
-                r
-            })
-            .collect();
+        let regions = copy_regions(&plan.runs());
         let bytes = plan.bytes();
         let slot = match self.spare_reads.pop() {
             Some(slot) => slot,
@@ -778,7 +757,13 @@ impl VulkanBackend {
             None
         };
         let dst = big.as_ref().unwrap_or(&slot.buf).buffer;
-        if let Err(e) = self.submit_read(slot.cb, slot.fence, (src, dst), &regions) {
+        // The slot's fence is unsignalled: new, or reset when its last read was done.
+        let submitted = self.submit_for_host(slot.cb, slot.fence, "queue_download", |device, cb| {
+            // SAFETY: recording; every region lies inside the field (its indices were checked)
+            // and the regions fill the first `bytes` of `dst` without overlapping.
+            unsafe { device.cmd_copy_buffer(cb, src, dst, &regions) };
+        });
+        if let Err(e) = submitted {
             // Not submitted (or the device is lost): nothing of it is in use, but its command
             // buffer may be left recording, so the slot is not reused.
             if let Some(b) = big {
@@ -1373,12 +1358,7 @@ impl Backend for VulkanBackend {
         };
         let src = f.buffers[f.map[field.index()]].buffer;
         let size = gather.unique.len() as u64 * 4;
-        let mut regions = Vec::with_capacity(gather.runs.len());
-        let mut at = 0u64;
-        for &(start, n) in &gather.runs {
-            regions.push(vk::BufferCopy { src_offset: start as u64 * 4, dst_offset: at, size: n as u64 * 4 });
-            at += n as u64 * 4;
-        }
+        let regions = copy_regions(&gather.runs);
         let usage = vk::BufferUsageFlags::TRANSFER_DST;
         // A few values (a game's samples every frame) go through the kept buffer; more through
         // one of their own.
@@ -1709,6 +1689,19 @@ impl VulkanBackend {
         }
         result
     }
+}
+
+/// The copy regions of `runs` (`(first value, count)` of a field), packed one after another
+/// from the start of the destination.
+fn copy_regions(runs: &[(usize, usize)]) -> Vec<vk::BufferCopy> {
+    let mut at = 0u64;
+    runs.iter()
+        .map(|&(start, n)| {
+            let r = vk::BufferCopy { src_offset: start as u64 * 4, dst_offset: at, size: n as u64 * 4 };
+            at += r.size;
+            r
+        })
+        .collect()
 }
 
 #[cfg(test)]

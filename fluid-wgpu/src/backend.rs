@@ -985,12 +985,7 @@ impl WgpuBackend {
         let f = self.fields()?;
         let mut enc =
             self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("download_at") });
-        let src = &f.buffers[f.map[field.index()]];
-        let mut at = 0u64;
-        for &(start, n) in &gather.runs {
-            enc.copy_buffer_to_buffer(src, start as u64 * 4, &staging, at, n as u64 * 4);
-            at += n as u64 * 4;
-        }
+        copy_runs(&mut enc, &f.buffers[f.map[field.index()]], &staging, &gather.runs);
         self.queue.submit([enc.finish()]);
         let fetched = map_read(&self.device, &staging, self.spin, |m| f32s_le(&m[..gather.unique.len() * 4]))?;
         self.check_errors("download_at")?;
@@ -1011,14 +1006,9 @@ impl WgpuBackend {
             }
         };
         let f = self.fields()?;
-        let src = &f.buffers[f.map[plan.field().index()]];
         let mut enc =
             self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("queue_download") });
-        let mut at = 0u64;
-        for (start, n) in plan.runs() {
-            enc.copy_buffer_to_buffer(src, start as u64 * 4, &buffer, at, n as u64 * 4);
-            at += n as u64 * 4;
-        }
+        copy_runs(&mut enc, &f.buffers[f.map[plan.field().index()]], &buffer, &plan.runs());
         self.queue.submit([enc.finish()]);
         // Mapped once the copy is done: wgpu orders the map after the submission using the buffer.
         let mapped = Arc::new(OnceLock::new());
@@ -1214,6 +1204,16 @@ fn encode(pass: &mut wgpu::ComputePass<'_>, pipelines: &HashMap<&'static str, Pi
     }
     pass.set_bind_group(1, &r.group1, &[]);
     pass.dispatch_workgroups(r.workgroups.0, r.workgroups.1, 1);
+}
+
+/// Copy `runs` (`(first value, count)` of a field in `src`) into `dst`, packed one after
+/// another from its start.
+fn copy_runs(enc: &mut wgpu::CommandEncoder, src: &wgpu::Buffer, dst: &wgpu::Buffer, runs: &[(usize, usize)]) {
+    let mut at = 0u64;
+    for &(start, n) in runs {
+        enc.copy_buffer_to_buffer(src, start as u64 * 4, dst, at, n as u64 * 4);
+        at += n as u64 * 4;
+    }
 }
 
 /// `device.poll`, its error as ours.
