@@ -512,8 +512,13 @@ impl VulkanBackend {
     }
 
     fn command_buffer(&self) -> Result<vk::CommandBuffer> {
+        self.command_buffer_from(self.command_pool)
+    }
+
+    /// A primary command buffer from `pool`, one of this backend's pools.
+    fn command_buffer_from(&self, pool: vk::CommandPool) -> Result<vk::CommandBuffer> {
         let info = vk::CommandBufferAllocateInfo::default()
-            .command_pool(self.command_pool)
+            .command_pool(pool)
             .level(vk::CommandBufferLevel::PRIMARY)
             .command_buffer_count(1);
         // SAFETY: the pool belongs to this device and is only used from `&mut self` methods.
@@ -659,16 +664,11 @@ impl VulkanBackend {
                 return Err(e);
             }
         };
-        let info = vk::CommandBufferAllocateInfo::default()
-            .command_pool(self.read_pool)
-            .level(vk::CommandBufferLevel::PRIMARY)
-            .command_buffer_count(1);
-        // SAFETY: the pool belongs to this device and is used from this thread only (`&mut self`).
-        match unsafe { self.device.allocate_command_buffers(&info) } {
-            Ok(cbs) => Ok(ReadSlot { fence, cb: cbs[0], buf }),
+        match self.command_buffer_from(self.read_pool) {
+            Ok(cb) => Ok(ReadSlot { fence, cb, buf }),
             Err(e) => {
                 self.destroy_read_slot(ReadSlot { fence, cb: vk::CommandBuffer::null(), buf });
-                Err(vk_err("vkAllocateCommandBuffers", e))
+                Err(e)
             }
         }
     }
