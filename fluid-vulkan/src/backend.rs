@@ -108,6 +108,41 @@ struct Fields {
     map: [usize; FieldId::COUNT],
 }
 
+/// An application's Vulkan objects for [`VulkanBackend::from_raw`] (see its safety rules).
+#[derive(Clone)]
+pub struct RawDevice {
+    /// The instance the device was created from.
+    pub instance: ash::Instance,
+    /// The physical device of the device.
+    pub physical_device: vk::PhysicalDevice,
+    /// The logical device the backend creates its buffers, pipelines and commands on.
+    pub device: ash::Device,
+    /// The family of the queue the backend submits to; it must support compute.
+    pub queue_family: u32,
+    /// Which queue of that family (the device must have been created with it).
+    pub queue_index: u32,
+}
+
+impl std::fmt::Debug for RawDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RawDevice")
+            .field("physical_device", &self.physical_device)
+            .field("device", &self.device.handle())
+            .field("queue_family", &self.queue_family)
+            .field("queue_index", &self.queue_index)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A field's buffer, from [`VulkanBackend::field_buffer`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FieldBuffer {
+    /// The buffer; the field's values start at offset 0.
+    pub buffer: vk::Buffer,
+    /// Bytes of the field's values (4 per value); the buffer may be larger.
+    pub bytes: u64,
+}
+
 /// The raw Vulkan backend.
 ///
 /// # How a run executes
@@ -124,6 +159,8 @@ pub struct VulkanBackend {
     summary: DeviceSummary,
     physical: vk::PhysicalDevice,
     device: ash::Device,
+    /// Whether the backend created the device (else it is an application's, left alone).
+    owned: bool,
     queue: vk::Queue,
     allocator: Option<Allocator>,
     command_pool: vk::CommandPool,
@@ -238,9 +275,6 @@ impl VulkanBackend {
         let _setup = setup_lock();
         let inst = Instance::new(true)?;
         let (physical, family, summary) = choose_device(&inst, name, queue)?;
-        let spin = spin.unwrap_or_else(|| wait::default_spin(summary.device_type == "Cpu"));
-        // SAFETY: `physical` belongs to this live instance.
-        let limits = unsafe { inst.instance.get_physical_device_properties(physical) }.limits;
         let priorities = [1.0f32];
         let queues = [vk::DeviceQueueCreateInfo::default().queue_family_index(family).queue_priorities(&priorities)];
         let info = vk::DeviceCreateInfo::default().queue_create_infos(&queues);
@@ -249,6 +283,96 @@ impl VulkanBackend {
             .map_err(|e| vk_err(&format!("vkCreateDevice on {}", summary.name), e))?;
         // SAFETY: queue 0 of `family` was requested at device creation.
         let queue = unsafe { device.get_device_queue(family, 0) };
+        VulkanBackend::build(inst, physical, device, queue, summary, spin, true)
+    }
+
+    /// The backend on an application's Vulkan device, to share its GPU memory: a renderer can
+    /// draw from the simulation's buffers ([`VulkanBackend::field_buffer`]) with no copy back to
+    /// the CPU. The backend submits to `raw.queue_family`'s queue `raw.queue_index`, which must
+    /// support compute; submitting the application's work that reads the fields to the same
+    /// queue orders it after the steps (see `field_buffer`). It enables nothing on the device:
+    /// the kernels need Vulkan 1.1 and no feature or extension. Per-kernel timings need the
+    /// family's timestamps. Dropping the backend waits for that queue to be idle and destroys
+    /// what the backend made, never the device or the instance.
+    ///
+    /// The application's validation layer and messenger, if it set any up, see the backend's
+    /// calls; [`VulkanBackend::validation`] is `false` here, as the backend has no messenger of
+    /// its own.
+    ///
+    /// # Safety
+    /// - `raw.instance`, `raw.physical_device` and `raw.device` are valid, the device was
+    ///   created from that physical device of that instance, and all of them (and the Vulkan
+    ///   loader the instance was loaded from) outlive the backend.
+    /// - The instance was created with `apiVersion` 1.1 or later.
+    /// - The device was created with at least `raw.queue_index + 1` queues of
+    ///   `raw.queue_family`.
+    /// - That queue is not used by another thread while one of the backend's calls runs
+    ///   (Vulkan requires queue submissions to be externally synchronised), nor is the device
+    ///   waited idle by another thread then.
+    /// - The application does not destroy or free anything the backend made (its buffers
+    ///   included) and does not use a field buffer after the backend is dropped.
+    pub unsafe fn from_raw(raw: RawDevice) -> Result<VulkanBackend> {
+        let spin = wait::spin_from_env()?;
+        let _setup = setup_lock();
+        let RawDevice { instance, physical_device: physical, device, queue_family: family, queue_index } = raw;
+        // SAFETY: the caller guarantees a valid physical device of this instance.
+        let props = unsafe { instance.get_physical_device_properties(physical) };
+        // SAFETY: as above.
+        let families = unsafe { instance.get_physical_device_queue_family_properties(physical) };
+        let summary = summarize(&props);
+        if props.api_version < vk::API_VERSION_1_1 {
+            return Err(Error::Unsupported {
+                what: "the vulkan backend".into(),
+                by: format!("{} (Vulkan {}; the kernels need 1.1)", summary.name, summary.api_version),
+            });
+        }
+        let Some(f) = usize::try_from(family).ok().and_then(|i| families.get(i)) else {
+            return Err(Error::invalid(
+                "queue_family",
+                family,
+                format!("{} has {} queue families", summary.name, families.len()),
+            ));
+        };
+        if !f.queue_flags.contains(vk::QueueFlags::COMPUTE) {
+            return Err(Error::invalid(
+                "queue_family",
+                family,
+                format!("that family of {} has no compute ({:?})", summary.name, f.queue_flags),
+            ));
+        }
+        if queue_index >= f.queue_count {
+            return Err(Error::invalid(
+                "queue_index",
+                queue_index,
+                format!("queue family {family} of {} has {} queues", summary.name, f.queue_count),
+            ));
+        }
+        let summary = DeviceSummary {
+            timestamps: f.timestamp_valid_bits > 0 && summary.timestamp_period_ns > 0.0,
+            queue_family: Some(family),
+            dedicated_compute: !f.queue_flags.contains(vk::QueueFlags::GRAPHICS),
+            ..summary
+        };
+        // SAFETY: the caller guarantees the device has this queue (its index is checked against
+        // the family's count above, and the caller that the device requested that many).
+        let queue = unsafe { device.get_device_queue(family, queue_index) };
+        VulkanBackend::build(Instance::borrowed(instance), physical, device, queue, summary, spin, false)
+    }
+
+    /// The backend on an open device; `owned`: the backend created the device and destroys it.
+    fn build(
+        inst: Instance,
+        physical: vk::PhysicalDevice,
+        device: ash::Device,
+        queue: vk::Queue,
+        summary: DeviceSummary,
+        spin: Option<Duration>,
+        owned: bool,
+    ) -> Result<VulkanBackend> {
+        let family = summary.queue_family.ok_or_else(|| err("no queue family chosen"))?;
+        let spin = spin.unwrap_or_else(|| wait::default_spin(summary.device_type == "Cpu"));
+        // SAFETY: `physical` belongs to this live instance.
+        let limits = unsafe { inst.instance.get_physical_device_properties(physical) }.limits;
         let allocator = Allocator::new(&AllocatorCreateDesc {
             instance: inst.instance.clone(),
             device: device.clone(),
@@ -260,8 +384,10 @@ impl VulkanBackend {
         let allocator = match allocator {
             Ok(a) => a,
             Err(e) => {
-                // SAFETY: nothing was created from the device yet.
-                unsafe { device.destroy_device(None) };
+                if owned {
+                    // SAFETY: nothing was created from the device yet.
+                    unsafe { device.destroy_device(None) };
+                }
                 return Err(err(format!("gpu-allocator: {e}")));
             }
         };
@@ -271,6 +397,7 @@ impl VulkanBackend {
             summary,
             physical,
             device,
+            owned,
             queue,
             allocator: Some(allocator),
             command_pool: vk::CommandPool::null(),
@@ -342,9 +469,41 @@ impl VulkanBackend {
         &self.summary
     }
 
-    /// Whether the Khronos validation layer is on.
+    /// Whether the Khronos validation layer is on (through this backend's own messenger; always
+    /// `false` on an application's device, see [`VulkanBackend::from_raw`]).
     pub fn validation(&self) -> bool {
         self.inst.validation()
+    }
+
+    /// The device this backend runs on (its own, or the one given to
+    /// [`VulkanBackend::from_raw`]).
+    pub fn raw_device(&self) -> &ash::Device {
+        &self.device
+    }
+
+    /// The queue this backend submits to. An application that shares it must not submit to it
+    /// while one of the backend's calls runs.
+    pub fn queue(&self) -> vk::Queue {
+        self.queue
+    }
+
+    /// The buffer that holds `field` now, to draw from on the GPU with no read-back: `f32`
+    /// values laid out as [`Backend::download`] returns them (see `fluid_core::grid`), from
+    /// offset 0, `bytes` long; usage `STORAGE_BUFFER | TRANSFER_SRC | TRANSFER_DST`, exclusive
+    /// to [`DeviceSummary::queue_family`]. Steps ping-pong fields between buffers, so ask again
+    /// after every step.
+    ///
+    /// Work the application submits to [`VulkanBackend::queue`] after a step is ordered after
+    /// it; to read the values it needs a barrier in its command buffer from
+    /// `COMPUTE_SHADER`/`SHADER_WRITE` to its own stage and access (e.g. `TRANSFER`/
+    /// `TRANSFER_READ` to copy the field into an image). Every submission of the backend starts
+    /// with a full memory barrier, so its next step waits for what the application submitted
+    /// before it, and sees what it wrote: writing to the buffer changes the simulation's state.
+    /// Another queue needs a semaphore and, for another family, a queue family ownership
+    /// transfer, which the backend does not do.
+    pub fn field_buffer(&self, field: FieldId) -> Result<FieldBuffer> {
+        let f = self.fields()?;
+        Ok(FieldBuffer { buffer: f.buffers[f.map[field.index()]].buffer, bytes: f.grid.len(field) as u64 * 4 })
     }
 
     fn validated(&self, what: &str) -> Result<()> {
@@ -1188,9 +1347,11 @@ impl VulkanBackend {
 impl Drop for VulkanBackend {
     fn drop(&mut self) {
         let _setup = setup_lock();
-        // SAFETY: waiting for idle has no preconditions; on failure (lost device) the objects
-        // below may be destroyed anyway.
-        let _ = unsafe { self.device.device_wait_idle() };
+        // SAFETY: the queue is this backend's to use during its calls (an application sharing
+        // it does not submit meanwhile, see `from_raw`); on failure (lost device) the objects
+        // below may be destroyed anyway. Every submission of the backend went to this queue, so
+        // once it is idle nothing below is in use.
+        let _ = unsafe { self.device.queue_wait_idle(self.queue) };
         for r in std::mem::take(&mut self.reads) {
             if let Some(b) = r.big {
                 self.free(b);
@@ -1238,7 +1399,9 @@ impl Drop for VulkanBackend {
                 self.device.destroy_command_pool(self.read_pool, None);
             }
             drop(self.allocator.take());
-            self.device.destroy_device(None);
+            if self.owned {
+                self.device.destroy_device(None);
+            }
         }
         let _ = self.physical;
     }

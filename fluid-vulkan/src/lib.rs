@@ -31,7 +31,10 @@
 mod backend;
 pub mod spirv;
 
-pub use backend::VulkanBackend;
+/// The ash this backend is built on: an application that hands the backend its device
+/// ([`VulkanBackend::from_raw`]) or uses its buffers needs this version's types.
+pub use ash;
+pub use backend::{FieldBuffer, RawDevice, VulkanBackend};
 
 use std::cell::Cell;
 use std::ffi::{CStr, c_void};
@@ -157,9 +160,11 @@ pub(crate) fn setup_lock() -> SetupGuard {
 /// Messages of the validation layer: errors fail the next backend call.
 type MessageLog = Arc<Mutex<Vec<String>>>;
 
-/// An instance (with its validation messenger, when on) that destroys itself.
+/// An instance (with its validation messenger, when on) that destroys itself if it made it.
 struct Instance {
-    entry: ash::Entry,
+    /// The loader, kept loaded while the instance lives (`None` for an application's instance:
+    /// the application keeps its own loaded).
+    entry: Option<ash::Entry>,
     instance: ash::Instance,
     debug: Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
     /// Kept alive while the messenger may call back with a pointer to it.
@@ -168,6 +173,10 @@ struct Instance {
 
 impl Drop for Instance {
     fn drop(&mut self) {
+        if self.entry.is_none() {
+            // An application's instance: it destroys it.
+            return;
+        }
         let _setup = setup_lock();
         if let Some((utils, messenger)) = self.debug.take() {
             // SAFETY: the messenger was created from this instance and is destroyed once, before it.
@@ -282,9 +291,9 @@ impl Instance {
         // valid for the duration of the call; no allocator callbacks are passed.
         let instance = unsafe { entry.create_instance(&info, None) }.map_err(|e| vk_err("vkCreateInstance", e))?;
         let log: MessageLog = Arc::new(Mutex::new(Vec::new()));
-        let mut inst = Instance { entry, instance, debug: None, log };
-        if validation {
-            let utils = ash::ext::debug_utils::Instance::new(&inst.entry, &inst.instance);
+        let utils = validation.then(|| ash::ext::debug_utils::Instance::new(&entry, &instance));
+        let mut inst = Instance { entry: Some(entry), instance, debug: None, log };
+        if let Some(utils) = utils {
             let info = vk::DebugUtilsMessengerCreateInfoEXT::default()
                 .message_severity(
                     vk::DebugUtilsMessageSeverityFlagsEXT::ERROR | vk::DebugUtilsMessageSeverityFlagsEXT::WARNING,
@@ -303,6 +312,12 @@ impl Instance {
             inst.debug = Some((utils, messenger));
         }
         Ok(inst)
+    }
+
+    /// An application's instance, used and left alone: no validation messenger of this backend
+    /// (the application's own sees its messages), never destroyed here.
+    fn borrowed(instance: ash::Instance) -> Instance {
+        Instance { entry: None, instance, debug: None, log: Arc::new(Mutex::new(Vec::new())) }
     }
 
     fn validation(&self) -> bool {

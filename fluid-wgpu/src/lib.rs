@@ -19,3 +19,7 @@ pub mod shaders;
 mod backend;
 #[cfg(feature = "backend")]
 pub use backend::*;
+/// The wgpu this backend is built on: an application that hands the backend its device
+/// ([`WgpuBackend::from_device`]) or draws from its buffers needs this version's types.
+#[cfg(feature = "backend")]
+pub use wgpu;

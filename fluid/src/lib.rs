@@ -44,8 +44,16 @@ pub use fluid_core::{
 };
 #[cfg(feature = "cpu")]
 pub use fluid_cpu::CpuBackend;
+/// The Vulkan backend's crate: its device and buffer types ([`fluid_vulkan::RawDevice`],
+/// [`fluid_vulkan::FieldBuffer`]) and the `ash` it is built on.
+#[cfg(feature = "vulkan")]
+pub use fluid_vulkan;
 #[cfg(feature = "vulkan")]
 pub use fluid_vulkan::{DeviceSummary, QueueChoice, VulkanBackend};
+/// The wgpu backend's crate, with the `wgpu` it is built on (for
+/// [`WgpuBackend::from_device`]).
+#[cfg(feature = "wgpu")]
+pub use fluid_wgpu;
 #[cfg(feature = "wgpu")]
 pub use fluid_wgpu::{AdapterSummary, WgpuBackend};
 
