@@ -129,6 +129,15 @@ impl CpuBackend {
         })
     }
 
+    /// The values of `field` where the backend keeps them, with no copy (what
+    /// [`Backend::download`] copies out): laid out as `fluid_core::grid` describes. Steps
+    /// ping-pong fields between buffers, so ask again after every step; the borrow ends before
+    /// the next one, which needs `&mut`. The GPU backends' counterparts are `field_buffer`.
+    pub fn field_slice(&self, field: FieldId) -> Result<&[f32]> {
+        self.grid()?;
+        Ok(self.buf(field))
+    }
+
     /// Worker threads.
     pub fn threads(&self) -> usize {
         self.pool.current_num_threads()
@@ -583,6 +592,29 @@ mod tests {
         let one = super::CpuBackend::with_threads(1).expect("one thread").device();
         let two = super::CpuBackend::with_threads(2).expect("two threads").device();
         assert!(one.starts_with("1 thread, ") && two.starts_with("2 threads, "), "{one} / {two}");
+    }
+
+    /// `field_slice` is the field as it is now: what `download` copies, after steps that
+    /// ping-pong the buffers too; before `allocate` it is an error.
+    #[test]
+    fn field_slice_borrows_what_download_copies() {
+        use fluid_core::{Backend, Boundary, Error, FieldId, Grid, Schedule, SimParams, Splat, StepInputs};
+        let mut b = super::CpuBackend::with_threads(2).expect("backend");
+        assert!(matches!(b.field_slice(FieldId::Density), Err(Error::NotAllocated("cpu"))));
+        let grid = Grid::new(24, 17, 1.0, Boundary::Wall, Boundary::Periodic).expect("grid");
+        b.allocate(&grid).expect("allocate");
+        let step = Schedule::step(&grid, &SimParams { viscosity: 0.01, ..SimParams::default() });
+        let splat = Splat { center: [12.0, 6.0], radius: 3.0, velocity: [1.0, 2.0], density: 1.0, ..Splat::default() };
+        for k in 0..5 {
+            b.run(&step, &StepInputs { dt: 0.1, time: 0.1 * k as f32, step: k, splats: vec![splat] }).expect("step");
+            for field in [FieldId::U, FieldId::V, FieldId::Density, FieldId::Pressure] {
+                let copy = b.download(field).expect("download");
+                let view = b.field_slice(field).expect("field_slice");
+                assert_eq!(view.len(), grid.len(field), "{}", field.name());
+                assert!(view.iter().zip(&copy).all(|(x, y)| x.to_bits() == y.to_bits()), "{}", field.name());
+            }
+        }
+        assert!(b.field_slice(FieldId::Density).expect("density").iter().any(|d| *d > 0.1), "no splat arrived");
     }
 
     #[test]
