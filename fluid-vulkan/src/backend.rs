@@ -2,6 +2,8 @@
 
 use std::collections::HashMap;
 use std::ffi::CString;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use ash::vk;
@@ -121,6 +123,17 @@ pub struct RawDevice {
     pub queue_family: u32,
     /// Which queue of that family (the device must have been created with it).
     pub queue_index: u32,
+    /// Other queue families that use the field buffers, e.g. the renderer's graphics family
+    /// while the simulation runs on a compute-only one ("async compute"). The field buffers
+    /// are then shared by these families and `queue_family` (`VK_SHARING_MODE_CONCURRENT`), so
+    /// no ownership transfer is needed. Empty: exclusive to `queue_family`.
+    pub share_with: Vec<u32>,
+    /// Whether the device was created with Vulkan 1.2's `timelineSemaphore` feature on. Then
+    /// every submission of the backend signals a timeline semaphore
+    /// ([`VulkanBackend::timeline`]) and can wait for the application's
+    /// ([`VulkanBackend::wait_before_next`]): how work on another queue is ordered with the
+    /// simulation's.
+    pub timeline_semaphores: bool,
 }
 
 impl std::fmt::Debug for RawDevice {
@@ -130,6 +143,8 @@ impl std::fmt::Debug for RawDevice {
             .field("device", &self.device.handle())
             .field("queue_family", &self.queue_family)
             .field("queue_index", &self.queue_index)
+            .field("share_with", &self.share_with)
+            .field("timeline_semaphores", &self.timeline_semaphores)
             .finish_non_exhaustive()
     }
 }
@@ -161,6 +176,16 @@ pub struct VulkanBackend {
     device: ash::Device,
     /// Whether the backend created the device (else it is an application's, left alone).
     owned: bool,
+    /// The queue families that share the field buffers (`RawDevice::share_with` and the
+    /// backend's own); empty: the buffers are exclusive to the backend's family.
+    share: Vec<u32>,
+    /// Signalled by every submission with the next value ([`VulkanBackend::timeline`]); null
+    /// without timeline semaphores.
+    timeline: vk::Semaphore,
+    /// The value the latest submission signals.
+    timeline_value: AtomicU64,
+    /// Timeline semaphores and values of the application's that the next submission waits for.
+    waits: Mutex<Vec<(vk::Semaphore, u64)>>,
     queue: vk::Queue,
     allocator: Option<Allocator>,
     command_pool: vk::CommandPool,
@@ -290,9 +315,11 @@ impl VulkanBackend {
     /// draw from the simulation's buffers ([`VulkanBackend::field_buffer`]) with no copy back to
     /// the CPU. The backend submits to `raw.queue_family`'s queue `raw.queue_index`, which must
     /// support compute; submitting the application's work that reads the fields to the same
-    /// queue orders it after the steps (see `field_buffer`). It enables nothing on the device:
-    /// the kernels need Vulkan 1.1 and no feature or extension. Per-kernel timings need the
-    /// family's timestamps. Dropping the backend waits for that queue to be idle and destroys
+    /// queue orders it after the steps (see `field_buffer`); work on other queues is ordered
+    /// through timeline semaphores, on buffers shared with their families
+    /// ([`RawDevice::share_with`], [`RawDevice::timeline_semaphores`]). It enables nothing on
+    /// the device: the kernels need Vulkan 1.1 and no feature or extension. Per-kernel timings
+    /// need the family's timestamps. Dropping the backend waits for that queue to be idle and destroys
     /// what the backend made, never the device or the instance.
     ///
     /// The application's validation layer and messenger, if it set any up, see the backend's
@@ -305,7 +332,8 @@ impl VulkanBackend {
     ///   loader the instance was loaded from) outlive the backend.
     /// - The instance was created with `apiVersion` 1.1 or later.
     /// - The device was created with at least `raw.queue_index + 1` queues of
-    ///   `raw.queue_family`.
+    ///   `raw.queue_family`, and with the `timelineSemaphore` feature on if
+    ///   `raw.timeline_semaphores` says so.
     /// - That queue is not used by another thread while one of the backend's calls runs
     ///   (Vulkan requires queue submissions to be externally synchronised), nor is the device
     ///   waited idle by another thread then.
@@ -314,7 +342,15 @@ impl VulkanBackend {
     pub unsafe fn from_raw(raw: RawDevice) -> Result<VulkanBackend> {
         let spin = wait::spin_from_env()?;
         let _setup = setup_lock();
-        let RawDevice { instance, physical_device: physical, device, queue_family: family, queue_index } = raw;
+        let RawDevice {
+            instance,
+            physical_device: physical,
+            device,
+            queue_family: family,
+            queue_index,
+            share_with,
+            timeline_semaphores,
+        } = raw;
         // SAFETY: the caller guarantees a valid physical device of this instance.
         let props = unsafe { instance.get_physical_device_properties(physical) };
         // SAFETY: as above.
@@ -347,6 +383,25 @@ impl VulkanBackend {
                 format!("queue family {family} of {} has {} queues", summary.name, f.queue_count),
             ));
         }
+        if let Some(&other) = share_with.iter().find(|&&x| usize::try_from(x).map_or(true, |i| i >= families.len())) {
+            return Err(Error::invalid(
+                "share_with",
+                other,
+                format!("{} has {} queue families", summary.name, families.len()),
+            ));
+        }
+        if timeline_semaphores && props.api_version < vk::API_VERSION_1_2 {
+            return Err(Error::Unsupported {
+                what: "timeline semaphores".into(),
+                by: format!("{} (Vulkan {}; they need 1.2)", summary.name, summary.api_version),
+            });
+        }
+        let mut share: Vec<u32> = std::iter::once(family).chain(share_with).collect();
+        share.sort_unstable();
+        share.dedup();
+        if share.len() == 1 {
+            share.clear();
+        }
         let summary = DeviceSummary {
             timestamps: f.timestamp_valid_bits > 0 && summary.timestamp_period_ns > 0.0,
             queue_family: Some(family),
@@ -356,7 +411,19 @@ impl VulkanBackend {
         // SAFETY: the caller guarantees the device has this queue (its index is checked against
         // the family's count above, and the caller that the device requested that many).
         let queue = unsafe { device.get_device_queue(family, queue_index) };
-        VulkanBackend::build(Instance::borrowed(instance), physical, device, queue, summary, spin, false)
+        let mut backend =
+            VulkanBackend::build(Instance::borrowed(instance), physical, device, queue, summary, spin, false)?;
+        backend.share = share;
+        if timeline_semaphores {
+            let mut kind = vk::SemaphoreTypeCreateInfo::default().semaphore_type(vk::SemaphoreType::TIMELINE);
+            let info = vk::SemaphoreCreateInfo::default().push_next(&mut kind);
+            // SAFETY: the device is live and has timeline semaphores on (the caller's guarantee);
+            // `info` and its chain outlive the call. `Drop` destroys it.
+            backend.timeline = unsafe { backend.device.create_semaphore(&info, None) }
+                .map_err(|e| vk_err("vkCreateSemaphore (timeline)", e))?;
+        }
+        backend.validated("setting up on the application's device")?;
+        Ok(backend)
     }
 
     /// The backend on an open device; `owned`: the backend created the device and destroys it.
@@ -398,6 +465,10 @@ impl VulkanBackend {
             physical,
             device,
             owned,
+            share: Vec::new(),
+            timeline: vk::Semaphore::null(),
+            timeline_value: AtomicU64::new(0),
+            waits: Mutex::new(Vec::new()),
             queue,
             allocator: Some(allocator),
             command_pool: vk::CommandPool::null(),
@@ -499,11 +570,49 @@ impl VulkanBackend {
     /// `TRANSFER_READ` to copy the field into an image). Every submission of the backend starts
     /// with a full memory barrier, so its next step waits for what the application submitted
     /// before it, and sees what it wrote: writing to the buffer changes the simulation's state.
-    /// Another queue needs a semaphore and, for another family, a queue family ownership
-    /// transfer, which the backend does not do.
+    ///
+    /// Work on another queue (a renderer's graphics queue beside a compute-only one) needs the
+    /// buffers shared with its family ([`RawDevice::share_with`]) and timeline semaphores
+    /// ([`RawDevice::timeline_semaphores`]): it waits for [`VulkanBackend::timeline`]'s value
+    /// before it reads, and signals one of its own that the backend waits for
+    /// ([`VulkanBackend::wait_before_next`]) before the next step writes.
     pub fn field_buffer(&self, field: FieldId) -> Result<FieldBuffer> {
         let f = self.fields()?;
         Ok(FieldBuffer { buffer: f.buffers[f.map[field.index()]].buffer, bytes: f.grid.len(field) as u64 * 4 })
+    }
+
+    /// With [`RawDevice::timeline_semaphores`]: the backend's timeline semaphore and the value
+    /// its latest submission signals (0 before any). Every submission (steps, uploads, reads)
+    /// signals the next value, so work on another queue that waits for this value runs after
+    /// everything the backend submitted so far, and sees its writes (a semaphore wait is a full
+    /// memory dependency). `None` without timeline semaphores.
+    pub fn timeline(&self) -> Option<(vk::Semaphore, u64)> {
+        (self.timeline != vk::Semaphore::null()).then(|| (self.timeline, self.timeline_value.load(Ordering::Acquire)))
+    }
+
+    /// With [`RawDevice::timeline_semaphores`]: make the backend's next submission wait until
+    /// the application's timeline `semaphore` reaches `value`, e.g. the signal of a renderer's
+    /// submission on another queue that reads a field buffer, so that the next step does not
+    /// overwrite it meanwhile. Waits asked for before the same submission are all waited for.
+    /// An error without timeline semaphores. A wait the application never signals makes the
+    /// backend's next wait for the device fail after its deadline (300 s), not hang.
+    ///
+    /// # Safety
+    /// `semaphore` is a timeline semaphore of the backend's device, alive until the backend's
+    /// next submission has finished (e.g. until [`Backend::finish`] returns or the backend is
+    /// dropped).
+    pub unsafe fn wait_before_next(&mut self, semaphore: vk::Semaphore, value: u64) -> Result<()> {
+        if self.timeline == vk::Semaphore::null() {
+            return Err(Error::Unsupported {
+                what: "wait_before_next".into(),
+                by: "a backend without timeline semaphores (RawDevice::timeline_semaphores)".into(),
+            });
+        }
+        if semaphore == vk::Semaphore::null() {
+            return Err(Error::invalid("semaphore", "VK_NULL_HANDLE", "a timeline semaphore of the device"));
+        }
+        self.waits.lock().unwrap_or_else(|e| e.into_inner()).push((semaphore, value));
+        Ok(())
     }
 
     fn validated(&self, what: &str) -> Result<()> {
@@ -523,7 +632,23 @@ impl VulkanBackend {
     /// A buffer with memory bound. Host-visible locations come mapped (gpu-allocator picks
     /// coherent memory for them).
     fn buffer(&mut self, name: &str, size: u64, usage: vk::BufferUsageFlags, location: MemoryLocation) -> Result<Buf> {
-        let info = vk::BufferCreateInfo::default().size(size.max(16)).usage(usage);
+        self.buffer_shared(name, size, usage, location, false)
+    }
+
+    /// [`VulkanBackend::buffer`]; `shared`: used by the queue families of `self.share` too
+    /// (the field buffers).
+    fn buffer_shared(
+        &mut self,
+        name: &str,
+        size: u64,
+        usage: vk::BufferUsageFlags,
+        location: MemoryLocation,
+        shared: bool,
+    ) -> Result<Buf> {
+        let mut info = vk::BufferCreateInfo::default().size(size.max(16)).usage(usage);
+        if shared && !self.share.is_empty() {
+            info = info.sharing_mode(vk::SharingMode::CONCURRENT).queue_family_indices(&self.share);
+        }
         // SAFETY: the device is live; the create info is valid.
         let buffer = unsafe { self.device.create_buffer(&info, None) }.map_err(|e| vk_err("vkCreateBuffer", e))?;
         // SAFETY: `buffer` was just created from this device.
@@ -788,6 +913,40 @@ impl VulkanBackend {
     /// signalling `fence` (unsignalled, not in use) when done: every earlier write visible to
     /// what `record` records, and its writes visible to the host afterwards. What `once` and
     /// the queued reads submit.
+    /// Submit `cbs` to the queue with `fence`: after the application's timeline values asked
+    /// for by [`VulkanBackend::wait_before_next`], and signalling the next value of this
+    /// backend's timeline (where it has one). Every submission of the backend goes through here.
+    fn submit(&self, cbs: &[vk::CommandBuffer], fence: vk::Fence) -> std::result::Result<(), vk::Result> {
+        let info = vk::SubmitInfo::default().command_buffers(cbs);
+        if self.timeline == vk::Semaphore::null() {
+            // SAFETY: the callers' guarantees: the command buffers are executable, what they
+            // use is alive, `fence` is unsignalled and not in use; the queue is this backend's
+            // during the call.
+            return unsafe { self.device.queue_submit(self.queue, &[info], fence) };
+        }
+        let mut waits = self.waits.lock().unwrap_or_else(|e| e.into_inner());
+        let value = self.timeline_value.load(Ordering::Acquire) + 1;
+        let wait_semaphores: Vec<vk::Semaphore> = waits.iter().map(|w| w.0).collect();
+        let wait_values: Vec<u64> = waits.iter().map(|w| w.1).collect();
+        let stages = vec![vk::PipelineStageFlags::ALL_COMMANDS; waits.len()];
+        let (signal, signal_values) = ([self.timeline], [value]);
+        let mut values = vk::TimelineSemaphoreSubmitInfo::default()
+            .wait_semaphore_values(&wait_values)
+            .signal_semaphore_values(&signal_values);
+        let info = info
+            .wait_semaphores(&wait_semaphores)
+            .wait_dst_stage_mask(&stages)
+            .signal_semaphores(&signal)
+            .push_next(&mut values);
+        // SAFETY: as above; the timeline semaphore is this backend's, its values only grow (one
+        // more per submission); the waited semaphores are timeline semaphores of this device
+        // that outlive the submission (`wait_before_next`'s contract).
+        unsafe { self.device.queue_submit(self.queue, &[info], fence) }?;
+        self.timeline_value.store(value, Ordering::Release);
+        waits.clear();
+        Ok(())
+    }
+
     fn submit_for_host(
         &self,
         cb: vk::CommandBuffer,
@@ -804,12 +963,8 @@ impl VulkanBackend {
             (vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ),
         );
         self.end(cb)?;
-        let cbs = [cb];
-        let submit = vk::SubmitInfo::default().command_buffers(&cbs);
-        // SAFETY: `cb` is executable; `fence` is unsignalled and not in use (the caller's
-        // guarantee).
-        unsafe { self.device.queue_submit(self.queue, &[submit], fence) }
-            .map_err(|e| vk_err(&format!("{what}: vkQueueSubmit"), e))
+        // `cb` is executable; `fence` is unsignalled and not in use (the caller's guarantee).
+        self.submit(&[cb], fence).map_err(|e| vk_err(&format!("{what}: vkQueueSubmit"), e))
     }
 
     /// A new slot for queued reads.
@@ -1398,6 +1553,9 @@ impl Drop for VulkanBackend {
             if self.read_pool != vk::CommandPool::null() {
                 self.device.destroy_command_pool(self.read_pool, None);
             }
+            if self.timeline != vk::Semaphore::null() {
+                self.device.destroy_semaphore(self.timeline, None);
+            }
             drop(self.allocator.take());
             if self.owned {
                 self.device.destroy_device(None);
@@ -1433,7 +1591,8 @@ impl Backend for VulkanBackend {
             let usage = vk::BufferUsageFlags::STORAGE_BUFFER
                 | vk::BufferUsageFlags::TRANSFER_SRC
                 | vk::BufferUsageFlags::TRANSFER_DST;
-            match self.buffer(&format!("fluid.{}", f.name()), grid.len(*f) as u64 * 4, usage, MemoryLocation::GpuOnly) {
+            let name = format!("fluid.{}", f.name());
+            match self.buffer_shared(&name, grid.len(*f) as u64 * 4, usage, MemoryLocation::GpuOnly, true) {
                 Ok(b) => buffers.push(b),
                 Err(e) => {
                     for b in buffers {
@@ -1640,11 +1799,9 @@ impl Backend for VulkanBackend {
         m[SPLATS_OFFSET as usize..SPLATS_OFFSET as usize + splat_bytes.len()].copy_from_slice(splat_bytes);
 
         let rec = &self.recordings[index];
-        let cbs = [self.ring[k].upload, rec.cb];
-        let submit = vk::SubmitInfo::default().command_buffers(&cbs);
-        // SAFETY: both command buffers are executable and were recorded with SIMULTANEOUS_USE
-        // (a replay may still be pending); every resource they use is alive; `fence` is unsignalled.
-        unsafe { self.device.queue_submit(self.queue, &[submit], fence) }.map_err(|e| vk_err("vkQueueSubmit", e))?;
+        // Both command buffers are executable and were recorded with SIMULTANEOUS_USE (a replay
+        // may still be pending); every resource they use is alive; `fence` is unsignalled.
+        self.submit(&[self.ring[k].upload, rec.cb], fence).map_err(|e| vk_err("vkQueueSubmit", e))?;
         self.ring[k].pending = true;
         self.last_slot = Some(k);
         let end = rec.end;
@@ -1821,12 +1978,9 @@ impl VulkanBackend {
             self.end(cb)?;
             let mut best = f64::INFINITY;
             for _ in 0..3 {
-                let cbs = [cb];
-                let submit = vk::SubmitInfo::default().command_buffers(&cbs);
                 let t0 = std::time::Instant::now();
-                // SAFETY: `cb` is executable and not pending (each submission is waited for).
-                unsafe { self.device.queue_submit(self.queue, &[submit], self.once_fence) }
-                    .map_err(|e| vk_err("vkQueueSubmit", e))?;
+                // `cb` is executable and not pending (each submission is waited for).
+                self.submit(&[cb], self.once_fence).map_err(|e| vk_err("vkQueueSubmit", e))?;
                 let waited = self.wait(self.once_fence, "bandwidth");
                 // SAFETY: the submission finished.
                 unsafe { self.device.reset_fences(&[self.once_fence]) }.map_err(|e| vk_err("vkResetFences", e))?;

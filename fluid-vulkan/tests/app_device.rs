@@ -23,6 +23,11 @@ struct App {
     device: ash::Device,
     family: u32,
     queue: vk::Queue,
+    /// With timeline semaphores: a compute-only family's first queue, where the device has one
+    /// (for the simulation, beside the renderer's `queue`).
+    compute: Option<(u32, vk::Queue)>,
+    /// With timeline semaphores: the application's own timeline (its renderer's progress).
+    own_timeline: vk::Semaphore,
     pool: vk::CommandPool,
     fence: vk::Fence,
     debug: Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
@@ -58,7 +63,18 @@ unsafe extern "system" fn on_message(
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 impl App {
+    /// Vulkan 1.1, one queue of a graphics and compute family.
     fn new() -> App {
+        App::make(false)
+    }
+
+    /// Vulkan 1.2 with timeline semaphores on, the renderer's queue and, where the device has a
+    /// compute-only family, one of its queues for the simulation.
+    fn with_timelines() -> App {
+        App::make(true)
+    }
+
+    fn make(timelines: bool) -> App {
         // SAFETY: loading the system's Vulkan loader runs its initialisers; nothing else yet.
         let entry = unsafe { ash::Entry::load() }.expect("the Vulkan loader (apt-get install libvulkan1)");
         // SAFETY: enumerating layers has no preconditions.
@@ -71,7 +87,8 @@ impl App {
                 "the Khronos validation layer is not installed (apt-get install vulkan-validationlayers)"
             );
         }
-        let app = vk::ApplicationInfo::default().application_name(c"a game").api_version(vk::API_VERSION_1_1);
+        let api = if timelines { vk::API_VERSION_1_2 } else { vk::API_VERSION_1_1 };
+        let app = vk::ApplicationInfo::default().application_name(c"a game").api_version(api);
         let layer_names = [c"VK_LAYER_KHRONOS_validation".as_ptr()];
         let extensions = [ash::ext::debug_utils::NAME.as_ptr(), c"VK_EXT_validation_features".as_ptr()];
         // Synchronization validation too, for the barriers of both on the shared queue.
@@ -112,19 +129,58 @@ impl App {
                 Some((pd, family as u32))
             })
             .expect("a Vulkan device with a graphics and compute queue (apt-get install mesa-vulkan-drivers)");
+        // SAFETY: `physical` belongs to the live instance.
+        let families = unsafe { instance.get_physical_device_queue_family_properties(physical) };
+        let compute_family = families
+            .iter()
+            .position(|f| {
+                f.queue_flags.contains(vk::QueueFlags::COMPUTE) && !f.queue_flags.contains(vk::QueueFlags::GRAPHICS)
+            })
+            .filter(|_| timelines)
+            .map(|i| i as u32);
         let priorities = [1.0f32];
-        let queues = [vk::DeviceQueueCreateInfo::default().queue_family_index(family).queue_priorities(&priorities)];
-        let info = vk::DeviceCreateInfo::default().queue_create_infos(&queues);
-        // SAFETY: `info` outlives the call; `physical` belongs to the instance.
+        let queues: Vec<vk::DeviceQueueCreateInfo> = std::iter::once(family)
+            .chain(compute_family)
+            .map(|f| vk::DeviceQueueCreateInfo::default().queue_family_index(f).queue_priorities(&priorities))
+            .collect();
+        let mut features = vk::PhysicalDeviceVulkan12Features::default().timeline_semaphore(true);
+        let mut info = vk::DeviceCreateInfo::default().queue_create_infos(&queues);
+        if timelines {
+            info = info.push_next(&mut features);
+        }
+        // SAFETY: `info` and its chain outlive the call; `physical` belongs to the instance.
         let device = unsafe { instance.create_device(physical, &info, None) }.expect("vkCreateDevice");
         // SAFETY: queue 0 of `family` was requested.
         let queue = unsafe { device.get_device_queue(family, 0) };
+        // SAFETY: queue 0 of `compute_family` was requested where there is one.
+        let compute = compute_family.map(|f| (f, unsafe { device.get_device_queue(f, 0) }));
+        let own_timeline = if timelines {
+            let mut kind = vk::SemaphoreTypeCreateInfo::default().semaphore_type(vk::SemaphoreType::TIMELINE);
+            // SAFETY: the device has timeline semaphores on; the chain outlives the call.
+            unsafe { device.create_semaphore(&vk::SemaphoreCreateInfo::default().push_next(&mut kind), None) }
+                .expect("timeline semaphore")
+        } else {
+            vk::Semaphore::null()
+        };
         let pool_info = vk::CommandPoolCreateInfo::default().queue_family_index(family);
         // SAFETY: the device is live.
         let pool = unsafe { device.create_command_pool(&pool_info, None) }.expect("pool");
         // SAFETY: the device is live.
         let fence = unsafe { device.create_fence(&vk::FenceCreateInfo::default(), None) }.expect("fence");
-        App { _entry: entry, instance, physical, device, family, queue, pool, fence, debug, heard }
+        App {
+            _entry: entry,
+            instance,
+            physical,
+            device,
+            family,
+            queue,
+            compute,
+            own_timeline,
+            pool,
+            fence,
+            debug,
+            heard,
+        }
     }
 
     fn raw(&self) -> RawDevice {
@@ -134,6 +190,8 @@ impl App {
             device: self.device.clone(),
             queue_family: self.family,
             queue_index: 0,
+            share_with: Vec::new(),
+            timeline_semaphores: false,
         }
     }
 
@@ -170,6 +228,30 @@ impl App {
 
     /// Record with `record` into a fresh command buffer, submit it to `queue` and wait.
     fn submit(&self, queue: vk::Queue, record: impl FnOnce(vk::CommandBuffer)) {
+        self.submit_timed(queue, &[], None, record);
+    }
+
+    /// [`App::submit`], waiting for timeline values first and signalling one after.
+    fn submit_timed(
+        &self,
+        queue: vk::Queue,
+        waits: &[(vk::Semaphore, u64)],
+        signal: Option<(vk::Semaphore, u64)>,
+        record: impl FnOnce(vk::CommandBuffer),
+    ) {
+        let cb = self.start(queue, waits, signal, record);
+        self.finish(cb);
+    }
+
+    /// Record with `record` and submit to `queue` (after `waits`, signalling `signal`), without
+    /// waiting: [`App::finish`] waits.
+    fn start(
+        &self,
+        queue: vk::Queue,
+        waits: &[(vk::Semaphore, u64)],
+        signal: Option<(vk::Semaphore, u64)>,
+        record: impl FnOnce(vk::CommandBuffer),
+    ) -> vk::CommandBuffer {
         let info = vk::CommandBufferAllocateInfo::default()
             .command_pool(self.pool)
             .level(vk::CommandBufferLevel::PRIMARY)
@@ -181,17 +263,38 @@ impl App {
         unsafe { self.device.begin_command_buffer(cb, &begin) }.expect("begin");
         record(cb);
         let cbs = [cb];
+        let (wait_sems, wait_values): (Vec<_>, Vec<_>) = waits.iter().copied().unzip();
+        let (signal_sems, signal_values): (Vec<_>, Vec<_>) = signal.into_iter().unzip();
+        let stages = vec![vk::PipelineStageFlags::ALL_COMMANDS; wait_sems.len()];
+        let mut values = vk::TimelineSemaphoreSubmitInfo::default()
+            .wait_semaphore_values(&wait_values)
+            .signal_semaphore_values(&signal_values);
+        let mut info = vk::SubmitInfo::default().command_buffers(&cbs);
+        if !wait_sems.is_empty() || !signal_sems.is_empty() {
+            info = info
+                .wait_semaphores(&wait_sems)
+                .wait_dst_stage_mask(&stages)
+                .signal_semaphores(&signal_sems)
+                .push_next(&mut values);
+        }
         // SAFETY: `cb` is recording, then executable; the queue is not used by another thread
-        // (the backend's calls are not running); the fence is unsignalled and waited for before
-        // it is reset.
+        // (the backend's calls are not running); the fence is unsignalled (`finish` waits for
+        // it and resets it before the next submission); the semaphores are timeline semaphores
+        // of this device.
         unsafe {
             self.device.end_command_buffer(cb).expect("end");
-            self.device
-                .queue_submit(queue, &[vk::SubmitInfo::default().command_buffers(&cbs)], self.fence)
-                .expect("submit");
+            self.device.queue_submit(queue, &[info], self.fence).expect("submit");
+        }
+        cb
+    }
+
+    /// Wait for [`App::start`]'s submission of `cb`, then free it.
+    fn finish(&self, cb: vk::CommandBuffer) {
+        // SAFETY: the fence belongs to `cb`'s submission; after the wait nothing uses `cb`.
+        unsafe {
             self.device.wait_for_fences(&[self.fence], true, 60_000_000_000).expect("wait");
             self.device.reset_fences(&[self.fence]).expect("reset");
-            self.device.free_command_buffers(self.pool, &cbs);
+            self.device.free_command_buffers(self.pool, &[cb]);
         }
     }
 
@@ -263,6 +366,9 @@ impl Drop for App {
         // before the device, the device before the instance.
         unsafe {
             let _ = self.device.device_wait_idle();
+            if self.own_timeline != vk::Semaphore::null() {
+                self.device.destroy_semaphore(self.own_timeline, None);
+            }
             self.device.destroy_fence(self.fence, None);
             self.device.destroy_command_pool(self.pool, None);
             self.device.destroy_device(None);
@@ -388,6 +494,120 @@ fn a_queue_the_device_does_not_have_is_refused() {
     // Nothing of the device was touched: the application goes on.
     // SAFETY: no other thread uses the device.
     unsafe { app.device.device_wait_idle() }.expect("the device is alive");
+    let heard = app.heard();
+    assert!(heard.is_empty(), "the validation layer reported: {heard:#?}");
+}
+
+/// A renderer on its own queue (the graphics family) beside the simulation on a compute-only
+/// family where the device has one (the H100; lavapipe has one family, so there both share its
+/// queue): the field buffers are shared by both families, and the two order their work with
+/// timeline semaphores alone, no barriers.
+#[test]
+fn a_renderer_on_another_queue_orders_its_work_with_timelines() {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let app = App::with_timelines();
+    let (family, _) = app.compute.unwrap_or((app.family, app.queue));
+    let raw = RawDevice { queue_family: family, share_with: vec![app.family], timeline_semaphores: true, ..app.raw() };
+    // SAFETY: as in the first test; the device has queue 0 of `family` and timeline semaphores
+    // on (Vulkan 1.2 features at creation).
+    let mut b = unsafe { VulkanBackend::from_raw(raw) }.expect("from_raw");
+    assert_eq!(b.device_summary().queue_family, Some(family));
+    let (semaphore, before) = b.timeline().expect("a timeline");
+    let g = grid();
+    b.allocate(&g).expect("allocate");
+    steps(&mut b, 0, 6);
+    let (_, after) = b.timeline().expect("a timeline");
+    assert!(after >= before + 7, "every submission signals the next value: {before} -> {after}");
+    // The renderer reads the fields on its queue after waiting for the latest value, with no
+    // barrier: the semaphore wait is the memory dependency.
+    let fields = [FieldId::U, FieldId::V, FieldId::Density];
+    let reads: Vec<Vec<f32>> = fields
+        .iter()
+        .map(|&field| {
+            let buf = b.field_buffer(field).expect("field buffer");
+            let host = app.host_buffer(buf.bytes, vk::BufferUsageFlags::TRANSFER_DST);
+            app.submit_timed(app.queue, &[(semaphore, after)], None, |cb| {
+                let region = [vk::BufferCopy { src_offset: 0, dst_offset: 0, size: buf.bytes }];
+                // SAFETY: recording; both buffers hold `bytes`.
+                unsafe { app.device.cmd_copy_buffer(cb, buf.buffer, host.0, &region) };
+                app.barrier(
+                    cb,
+                    (vk::PipelineStageFlags::TRANSFER, vk::AccessFlags::TRANSFER_WRITE),
+                    (vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ),
+                );
+            });
+            // SAFETY: host-visible, not mapped elsewhere; the copy finished.
+            let ptr = unsafe { app.device.map_memory(host.1, 0, buf.bytes, vk::MemoryMapFlags::empty()) }.expect("map");
+            // SAFETY: the mapping holds `bytes` bytes, aligned for f32; nothing writes meanwhile.
+            let v = unsafe { std::slice::from_raw_parts(ptr as *const f32, buf.bytes as usize / 4) }.to_vec();
+            // SAFETY: mapped above; unmapped once.
+            unsafe { app.device.unmap_memory(host.1) };
+            app.free(host);
+            v
+        })
+        .collect();
+    for (field, read) in fields.into_iter().zip(reads) {
+        let x = b.download(field).expect("download");
+        assert!(
+            read.len() == x.len() && read.iter().zip(&x).all(|(p, q)| p.to_bits() == q.to_bits()),
+            "{}: the renderer's queue read other values than download",
+            field.name()
+        );
+    }
+    assert!(b.download(FieldId::Density).expect("density").iter().any(|d| *d > 0.1), "the splats never arrived");
+    // The renderer writes the density on its queue after the latest step and signals its
+    // timeline (2); the backend's next submission waits for that value. The renderer's work is
+    // held back (it waits for value 1, which the host signals 0.2 s later from another thread)
+    // while the backend's download is already submitted: only the wait orders the two.
+    steps(&mut b, 6, 1);
+    let buf = b.field_buffer(FieldId::Density).expect("field buffer");
+    let (_, latest) = b.timeline().expect("a timeline");
+    let fill = app.start(app.queue, &[(semaphore, latest), (app.own_timeline, 1)], Some((app.own_timeline, 2)), |cb| {
+        // SAFETY: recording; the range lies inside the buffer, a multiple of 4 bytes.
+        unsafe { app.device.cmd_fill_buffer(cb, buf.buffer, 0, buf.bytes, 0.25f32.to_bits()) };
+    });
+    // SAFETY: the application's timeline semaphore of this device outlives the backend.
+    unsafe { b.wait_before_next(app.own_timeline, 2) }.expect("wait_before_next");
+    let d = std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            let info = vk::SemaphoreSignalInfo::default().semaphore(app.own_timeline).value(1);
+            // SAFETY: a timeline semaphore of the device, at value 0; signalling it from the host
+            // needs no other synchronisation.
+            unsafe { app.device.signal_semaphore(&info) }.expect("vkSignalSemaphore");
+        });
+        b.download(FieldId::Density).expect("density")
+    });
+    app.finish(fill);
+    assert!(d.iter().all(|x| *x == 0.25), "the download did not wait for the renderer's write");
+    steps(&mut b, 7, 1);
+    b.finish().expect("finish");
+    drop(b);
+    let heard = app.heard();
+    assert!(heard.is_empty(), "the validation layer reported: {heard:#?}");
+}
+
+/// Timeline waits need timeline semaphores; shared families must exist.
+#[test]
+fn timelines_and_shared_families_are_checked() {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let app = App::new();
+    // SAFETY: as in the first test.
+    let mut b = unsafe { VulkanBackend::from_raw(app.raw()) }.expect("from_raw");
+    assert_eq!(b.timeline(), None);
+    // SAFETY: the call fails before it keeps the handle.
+    let e = unsafe { b.wait_before_next(vk::Semaphore::null(), 1) }.expect_err("no timelines");
+    assert!(matches!(e, Error::Unsupported { .. }), "{e}");
+    drop(b);
+    // SAFETY: the instance's physical device is valid.
+    let families = unsafe { app.instance.get_physical_device_queue_family_properties(app.physical) }.len() as u32;
+    let raw = RawDevice { share_with: vec![app.family, families + 3], ..app.raw() };
+    // SAFETY: as in the first test; the shared family is checked before any use.
+    let e = unsafe { VulkanBackend::from_raw(raw) }.expect_err("a family past the device's");
+    assert!(
+        matches!(&e, Error::InvalidValue { key, value, .. } if key == "share_with" && *value == (families + 3).to_string()),
+        "{e}"
+    );
     let heard = app.heard();
     assert!(heard.is_empty(), "the validation layer reported: {heard:#?}");
 }
