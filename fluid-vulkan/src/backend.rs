@@ -319,8 +319,8 @@ impl VulkanBackend {
     /// through timeline semaphores, on buffers shared with their families
     /// ([`RawDevice::share_with`], [`RawDevice::timeline_semaphores`]). It enables nothing on
     /// the device: the kernels need Vulkan 1.1 and no feature or extension. Per-kernel timings
-    /// need the family's timestamps. Dropping the backend waits for that queue to be idle and destroys
-    /// what the backend made, never the device or the instance.
+    /// need the family's timestamps. Dropping the backend waits for that queue to be idle and
+    /// destroys what the backend made, never the device or the instance.
     ///
     /// The application's validation layer and messenger, if it set any up, see the backend's
     /// calls; [`VulkanBackend::validation`] is `false` here, as the backend has no messenger of
@@ -560,9 +560,10 @@ impl VulkanBackend {
 
     /// The buffer that holds `field` now, to draw from on the GPU with no read-back: `f32`
     /// values laid out as [`Backend::download`] returns them (see `fluid_core::grid`), from
-    /// offset 0, `bytes` long; usage `STORAGE_BUFFER | TRANSFER_SRC | TRANSFER_DST`, exclusive
-    /// to [`DeviceSummary::queue_family`]. Steps ping-pong fields between buffers, so ask again
-    /// after every step.
+    /// offset 0, `bytes` long; usage `STORAGE_BUFFER | TRANSFER_SRC | TRANSFER_DST`; exclusive
+    /// to [`DeviceSummary::queue_family`], or concurrent with the families of
+    /// [`RawDevice::share_with`]. Steps ping-pong fields between buffers, so ask again after
+    /// every step.
     ///
     /// Work the application submits to [`VulkanBackend::queue`] after a step is ordered after
     /// it; to read the values it needs a barrier in its command buffer from
