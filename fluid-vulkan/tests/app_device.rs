@@ -314,13 +314,22 @@ impl App {
     /// `bytes` of `buffer`, copied by the application's own commands after the simulation's
     /// writes (a barrier from the compute shaders' writes, as `field_buffer` asks).
     fn read(&self, queue: vk::Queue, buffer: vk::Buffer, bytes: u64) -> Vec<f32> {
+        self.copy_out(queue, &[], buffer, bytes)
+    }
+
+    /// `bytes` of `buffer`, copied on `queue` after `waits` (timeline values). With no waits the
+    /// copy starts with a barrier from the compute shaders' writes (the same queue's steps);
+    /// with waits the semaphores are the dependency.
+    fn copy_out(&self, queue: vk::Queue, waits: &[(vk::Semaphore, u64)], buffer: vk::Buffer, bytes: u64) -> Vec<f32> {
         let host = self.host_buffer(bytes, vk::BufferUsageFlags::TRANSFER_DST);
-        self.submit(queue, |cb| {
-            self.barrier(
-                cb,
-                (vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::SHADER_WRITE),
-                (vk::PipelineStageFlags::TRANSFER, vk::AccessFlags::TRANSFER_READ),
-            );
+        self.submit_timed(queue, waits, None, |cb| {
+            if waits.is_empty() {
+                self.barrier(
+                    cb,
+                    (vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::SHADER_WRITE),
+                    (vk::PipelineStageFlags::TRANSFER, vk::AccessFlags::TRANSFER_READ),
+                );
+            }
             let region = [vk::BufferCopy { src_offset: 0, dst_offset: 0, size: bytes }];
             // SAFETY: recording; both buffers hold `bytes`.
             unsafe { self.device.cmd_copy_buffer(cb, buffer, host.0, &region) };
@@ -354,9 +363,10 @@ impl App {
         });
     }
 
-    /// Errors and warnings the validation layer reported so far.
-    fn heard(&self) -> Vec<String> {
-        self.heard.lock().expect("lock").clone()
+    /// The validation layer (where installed) reported no error or warning so far.
+    fn assert_quiet(&self) {
+        let heard = self.heard.lock().expect("lock").clone();
+        assert!(heard.is_empty(), "the validation layer reported: {heard:#?}");
     }
 }
 
@@ -470,8 +480,7 @@ fn steps_on_an_application_device_and_hands_out_its_field_buffers() {
         unsafe { app.device.cmd_fill_buffer(cb, probe.0, 0, 256, 7) };
     });
     app.free(probe);
-    let heard = app.heard();
-    assert!(heard.is_empty(), "the validation layer reported: {heard:#?}");
+    app.assert_quiet();
 }
 
 #[test]
@@ -494,8 +503,7 @@ fn a_queue_the_device_does_not_have_is_refused() {
     // Nothing of the device was touched: the application goes on.
     // SAFETY: no other thread uses the device.
     unsafe { app.device.device_wait_idle() }.expect("the device is alive");
-    let heard = app.heard();
-    assert!(heard.is_empty(), "the validation layer reported: {heard:#?}");
+    app.assert_quiet();
 }
 
 /// A renderer on its own queue (the graphics family) beside the simulation on a compute-only
@@ -525,25 +533,7 @@ fn a_renderer_on_another_queue_orders_its_work_with_timelines() {
         .iter()
         .map(|&field| {
             let buf = b.field_buffer(field).expect("field buffer");
-            let host = app.host_buffer(buf.bytes, vk::BufferUsageFlags::TRANSFER_DST);
-            app.submit_timed(app.queue, &[(semaphore, after)], None, |cb| {
-                let region = [vk::BufferCopy { src_offset: 0, dst_offset: 0, size: buf.bytes }];
-                // SAFETY: recording; both buffers hold `bytes`.
-                unsafe { app.device.cmd_copy_buffer(cb, buf.buffer, host.0, &region) };
-                app.barrier(
-                    cb,
-                    (vk::PipelineStageFlags::TRANSFER, vk::AccessFlags::TRANSFER_WRITE),
-                    (vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ),
-                );
-            });
-            // SAFETY: host-visible, not mapped elsewhere; the copy finished.
-            let ptr = unsafe { app.device.map_memory(host.1, 0, buf.bytes, vk::MemoryMapFlags::empty()) }.expect("map");
-            // SAFETY: the mapping holds `bytes` bytes, aligned for f32; nothing writes meanwhile.
-            let v = unsafe { std::slice::from_raw_parts(ptr as *const f32, buf.bytes as usize / 4) }.to_vec();
-            // SAFETY: mapped above; unmapped once.
-            unsafe { app.device.unmap_memory(host.1) };
-            app.free(host);
-            v
+            app.copy_out(app.queue, &[(semaphore, after)], buf.buffer, buf.bytes)
         })
         .collect();
     for (field, read) in fields.into_iter().zip(reads) {
@@ -583,8 +573,7 @@ fn a_renderer_on_another_queue_orders_its_work_with_timelines() {
     steps(&mut b, 7, 1);
     b.finish().expect("finish");
     drop(b);
-    let heard = app.heard();
-    assert!(heard.is_empty(), "the validation layer reported: {heard:#?}");
+    app.assert_quiet();
 }
 
 /// Timeline waits need timeline semaphores; shared families must exist.
@@ -608,6 +597,5 @@ fn timelines_and_shared_families_are_checked() {
         matches!(&e, Error::InvalidValue { key, value, .. } if key == "share_with" && *value == (families + 3).to_string()),
         "{e}"
     );
-    let heard = app.heard();
-    assert!(heard.is_empty(), "the validation layer reported: {heard:#?}");
+    app.assert_quiet();
 }
