@@ -17,6 +17,13 @@
 //! `FLUID_VULKAN_DEVICE` picks the device whose name contains it (case-insensitive). Queue: a
 //! compute-only family where the device has one, else the first with compute;
 //! `FLUID_VULKAN_QUEUE=graphics` takes the graphics family instead (see [`QueueChoice`]).
+//! On an application's device: [`VulkanBackend::from_raw`] runs on a renderer's own device and
+//! queue ([`RawDevice`]), and [`VulkanBackend::field_buffer`] hands out the buffer behind a field
+//! to draw from with no read-back; a renderer on another queue family shares the buffers
+//! ([`RawDevice::share_with`]) and orders its work with timeline semaphores
+//! ([`VulkanBackend::timeline`], [`VulkanBackend::wait_before_next`]). [`ash`] is re-exported for
+//! the handles' types.
+//!
 //! Validation: the Khronos validation layer is enabled in debug builds when it is installed
 //! (Debian: `vulkan-validationlayers`); `FLUID_VULKAN_VALIDATION=1` asks for it in any build (an
 //! error when it is missing), `=0` turns it off. Validation errors make the next backend call fail
