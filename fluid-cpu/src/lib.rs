@@ -496,8 +496,7 @@ impl Backend for CpuBackend {
     }
 
     fn download(&mut self, field: FieldId) -> Result<Vec<f32>> {
-        self.grid()?;
-        Ok(self.buf(field).to_vec())
+        Ok(self.field_slice(field)?.to_vec())
     }
 
     fn download_at(&mut self, field: FieldId, indices: &[usize]) -> Result<Vec<f32>> {
