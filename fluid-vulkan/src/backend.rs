@@ -2,8 +2,6 @@
 
 use std::collections::HashMap;
 use std::ffi::CString;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use ash::vk;
@@ -15,7 +13,10 @@ use fluid_core::{Backend, Error, FieldId, Grid, KernelTiming, Result, Schedule, 
 use gpu_allocator::MemoryLocation;
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme, Allocator, AllocatorCreateDesc};
 
-use crate::{DeviceSummary, Instance, NAME, QueueChoice, setup_lock, spirv, summarize, type_rank, vk_err, with_queue};
+use crate::{
+    DeviceSummary, Instance, NAME, QueueChoice, setup_lock, spirv, summarize, type_rank, vk_err, with_family,
+    with_queue,
+};
 
 /// Workgroup shape the SPIR-V was generated with (`fluid_wgpu::shaders::WORKGROUP`).
 const WORKGROUP: (u32, u32) = (16, 16);
@@ -183,9 +184,9 @@ pub struct VulkanBackend {
     /// without timeline semaphores.
     timeline: vk::Semaphore,
     /// The value the latest submission signals.
-    timeline_value: AtomicU64,
+    timeline_value: u64,
     /// Timeline semaphores and values of the application's that the next submission waits for.
-    waits: Mutex<Vec<(vk::Semaphore, u64)>>,
+    waits: Vec<(vk::Semaphore, u64)>,
     queue: vk::Queue,
     allocator: Option<Allocator>,
     command_pool: vk::CommandPool,
@@ -402,12 +403,7 @@ impl VulkanBackend {
         if share.len() == 1 {
             share.clear();
         }
-        let summary = DeviceSummary {
-            timestamps: f.timestamp_valid_bits > 0 && summary.timestamp_period_ns > 0.0,
-            queue_family: Some(family),
-            dedicated_compute: !f.queue_flags.contains(vk::QueueFlags::GRAPHICS),
-            ..summary
-        };
+        let summary = with_family(summary, f, family);
         // SAFETY: the caller guarantees the device has this queue (its index is checked against
         // the family's count above, and the caller that the device requested that many).
         let queue = unsafe { device.get_device_queue(family, queue_index) };
@@ -422,7 +418,6 @@ impl VulkanBackend {
             backend.timeline = unsafe { backend.device.create_semaphore(&info, None) }
                 .map_err(|e| vk_err("vkCreateSemaphore (timeline)", e))?;
         }
-        backend.validated("setting up on the application's device")?;
         Ok(backend)
     }
 
@@ -467,8 +462,8 @@ impl VulkanBackend {
             owned,
             share: Vec::new(),
             timeline: vk::Semaphore::null(),
-            timeline_value: AtomicU64::new(0),
-            waits: Mutex::new(Vec::new()),
+            timeline_value: 0,
+            waits: Vec::new(),
             queue,
             allocator: Some(allocator),
             command_pool: vk::CommandPool::null(),
@@ -588,7 +583,7 @@ impl VulkanBackend {
     /// everything the backend submitted so far, and sees its writes (a semaphore wait is a full
     /// memory dependency). `None` without timeline semaphores.
     pub fn timeline(&self) -> Option<(vk::Semaphore, u64)> {
-        (self.timeline != vk::Semaphore::null()).then(|| (self.timeline, self.timeline_value.load(Ordering::Acquire)))
+        (self.timeline != vk::Semaphore::null()).then_some((self.timeline, self.timeline_value))
     }
 
     /// With [`RawDevice::timeline_semaphores`]: make the backend's next submission wait until
@@ -612,7 +607,7 @@ impl VulkanBackend {
         if semaphore == vk::Semaphore::null() {
             return Err(Error::invalid("semaphore", "VK_NULL_HANDLE", "a timeline semaphore of the device"));
         }
-        self.waits.lock().unwrap_or_else(|e| e.into_inner()).push((semaphore, value));
+        self.waits.push((semaphore, value));
         Ok(())
     }
 
@@ -917,7 +912,7 @@ impl VulkanBackend {
     /// Submit `cbs` to the queue with `fence`: after the application's timeline values asked
     /// for by [`VulkanBackend::wait_before_next`], and signalling the next value of this
     /// backend's timeline (where it has one). Every submission of the backend goes through here.
-    fn submit(&self, cbs: &[vk::CommandBuffer], fence: vk::Fence) -> std::result::Result<(), vk::Result> {
+    fn submit(&mut self, cbs: &[vk::CommandBuffer], fence: vk::Fence) -> std::result::Result<(), vk::Result> {
         let info = vk::SubmitInfo::default().command_buffers(cbs);
         if self.timeline == vk::Semaphore::null() {
             // SAFETY: the callers' guarantees: the command buffers are executable, what they
@@ -925,11 +920,10 @@ impl VulkanBackend {
             // during the call.
             return unsafe { self.device.queue_submit(self.queue, &[info], fence) };
         }
-        let mut waits = self.waits.lock().unwrap_or_else(|e| e.into_inner());
-        let value = self.timeline_value.load(Ordering::Acquire) + 1;
-        let wait_semaphores: Vec<vk::Semaphore> = waits.iter().map(|w| w.0).collect();
-        let wait_values: Vec<u64> = waits.iter().map(|w| w.1).collect();
-        let stages = vec![vk::PipelineStageFlags::ALL_COMMANDS; waits.len()];
+        let value = self.timeline_value + 1;
+        let wait_semaphores: Vec<vk::Semaphore> = self.waits.iter().map(|w| w.0).collect();
+        let wait_values: Vec<u64> = self.waits.iter().map(|w| w.1).collect();
+        let stages = vec![vk::PipelineStageFlags::ALL_COMMANDS; self.waits.len()];
         let (signal, signal_values) = ([self.timeline], [value]);
         let mut values = vk::TimelineSemaphoreSubmitInfo::default()
             .wait_semaphore_values(&wait_values)
@@ -943,13 +937,13 @@ impl VulkanBackend {
         // more per submission); the waited semaphores are timeline semaphores of this device
         // that outlive the submission (`wait_before_next`'s contract).
         unsafe { self.device.queue_submit(self.queue, &[info], fence) }?;
-        self.timeline_value.store(value, Ordering::Release);
-        waits.clear();
+        self.timeline_value = value;
+        self.waits.clear();
         Ok(())
     }
 
     fn submit_for_host(
-        &self,
+        &mut self,
         cb: vk::CommandBuffer,
         fence: vk::Fence,
         what: &str,
@@ -1799,14 +1793,16 @@ impl Backend for VulkanBackend {
         let splat_bytes: &[u8] = bytemuck::cast_slice(&splats);
         m[SPLATS_OFFSET as usize..SPLATS_OFFSET as usize + splat_bytes.len()].copy_from_slice(splat_bytes);
 
-        let rec = &self.recordings[index];
+        let (cb, end, slots) = {
+            let rec = &self.recordings[index];
+            (rec.cb, rec.end, rec.slots)
+        };
         // Both command buffers are executable and were recorded with SIMULTANEOUS_USE (a replay
         // may still be pending); every resource they use is alive; `fence` is unsignalled.
-        self.submit(&[self.ring[k].upload, rec.cb], fence).map_err(|e| vk_err("vkQueueSubmit", e))?;
+        self.submit(&[self.ring[k].upload, cb], fence).map_err(|e| vk_err("vkQueueSubmit", e))?;
         self.ring[k].pending = true;
         self.last_slot = Some(k);
-        let end = rec.end;
-        self.reduction_slots = rec.slots;
+        self.reduction_slots = slots;
         if let Some(f) = self.fields.as_mut() {
             f.map = end;
         }

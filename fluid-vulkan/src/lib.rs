@@ -391,15 +391,19 @@ fn with_queue(
 ) -> Option<(u32, DeviceSummary)> {
     let flags: Vec<vk::QueueFlags> = families.iter().map(|f| f.queue_flags).collect();
     let family = choice.pick(&flags)?;
-    let f = &families[family];
     let index = u32::try_from(family).ok()?;
-    let summary = DeviceSummary {
+    Some((index, with_family(summary, &families[family], index)))
+}
+
+/// `summary` completed with queue family `index`, whose properties are `f`: whether it can
+/// write timestamps, and whether it is compute-only.
+fn with_family(summary: DeviceSummary, f: &vk::QueueFamilyProperties, index: u32) -> DeviceSummary {
+    DeviceSummary {
         timestamps: f.timestamp_valid_bits > 0 && summary.timestamp_period_ns > 0.0,
         queue_family: Some(index),
         dedicated_compute: !f.queue_flags.contains(vk::QueueFlags::GRAPHICS),
         ..summary
-    };
-    Some((index, summary))
+    }
 }
 
 /// The Vulkan physical devices of this machine, in the loader's order, each with the queue
