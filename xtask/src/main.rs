@@ -1,8 +1,10 @@
 //! Project tasks, run as `cargo xtask <task>`:
 //!
 //! - `ci`: everything CI checks — formatting, the generated SPIR-V fresh and valid, clippy with
-//!   warnings as errors, the docs, every test, and the `.npy` dumps read back by NumPy.
+//!   warnings as errors, the docs, every test, the `.npy` dumps read back by NumPy, and the
+//!   `fluid` crate's examples run on every backend.
 //! - `test`: the test suite only.
+//! - `npy`, `examples`: those two parts of `ci` alone.
 //! - `bench`: the criterion benchmarks of `fluid-bench`.
 //! - `shaders [--check]`: WGSL → SPIR-V for the Vulkan backend (see [`shaders`]).
 
@@ -29,9 +31,25 @@ fn test() -> Result<(), String> {
     cargo(&["test", "--workspace", "--doc"])
 }
 
+/// The release program and examples with every backend, for [`numpy_check`] and [`examples`].
+fn release_build() -> Result<(), String> {
+    cargo(&["build", "--release", "--package", "fluid", "--features", "wgpu,vulkan", "--bins", "--examples"])
+}
+
+/// Run the examples of the `fluid` crate as a newcomer would, on every backend (short runs).
+/// Each exits non-zero on any error; `wgpu_draw` also checks the picture it drew from the
+/// simulation's buffers against the field read back. The Vulkan run is under the validation
+/// layer.
+fn examples() -> Result<(), String> {
+    let game_loop = "target/release/examples/game_loop";
+    run(game_loop, &["cpu", "120"], &[])?;
+    run(game_loop, &["wgpu", "20"], &[])?;
+    run(game_loop, &["vulkan", "20"], &[("FLUID_VULKAN_VALIDATION", "1")])?;
+    run("target/release/examples/wgpu_draw", &["20"], &[])
+}
+
 /// Dump every field with the release CLI and load each file with NumPy, checking shape and dtype.
 fn numpy_check() -> Result<(), String> {
-    cargo(&["build", "--release", "--package", "fluid"])?;
     let dir = std::env::temp_dir().join("fluid-xtask-npy");
     let _ = std::fs::remove_dir_all(&dir);
     let dir_s = dir.to_str().ok_or("temp dir is not UTF-8")?;
@@ -90,7 +108,9 @@ fn ci() -> Result<(), String> {
     cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
     run("cargo", &["doc", "--workspace", "--no-deps"], &[("RUSTDOCFLAGS", "-D warnings")])?;
     test()?;
-    numpy_check()
+    release_build()?;
+    numpy_check()?;
+    examples()
 }
 
 fn main() -> ExitCode {
@@ -99,9 +119,10 @@ fn main() -> ExitCode {
         "ci" => ci(),
         "test" => test(),
         "bench" => cargo(&["bench", "--package", "fluid-bench"]),
-        "npy" => numpy_check(),
+        "npy" => release_build().and_then(|()| numpy_check()),
+        "examples" => release_build().and_then(|()| examples()),
         "shaders" => shaders::run(&root(), std::env::args().nth(2).as_deref() == Some("--check")),
-        _ => Err("usage: cargo xtask <ci | test | bench | npy | shaders [--check]>".to_string()),
+        _ => Err("usage: cargo xtask <ci | test | bench | npy | examples | shaders [--check]>".to_string()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
