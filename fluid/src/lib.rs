@@ -286,7 +286,9 @@ impl<B: Backend> Simulation<B> {
         Ok(())
     }
 
-    /// Queue a splat (world units) for the next step.
+    /// Queue a splat (world units) for the next step. Its numbers must be finite and its
+    /// radius > 0 (an error names the value). It may reach past the box: the part outside adds
+    /// nothing, so one wholly outside (a pointer dragged off the picture) changes nothing.
     pub fn splat(&mut self, splat: Splat) -> Result<()> {
         splat.validate("splat")?;
         self.pending.push(splat);
