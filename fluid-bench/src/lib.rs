@@ -106,6 +106,11 @@ macro_rules! conformance {
         }
 
         #[test]
+        fn splats_wrap_round_periodic_axes_and_stop_at_walls() {
+            $crate::parity::splats_wrap_on_periodic_axes(|| $make);
+        }
+
+        #[test]
         fn centred_plume_stays_mirror_symmetric() {
             $crate::physics::plume_symmetry(|| $make);
         }

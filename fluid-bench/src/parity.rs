@@ -955,6 +955,54 @@ pub fn reset_equals_new<B: Backend>(make: impl Fn() -> B) {
     }
 }
 
+/// A splat centred past the edge of a periodic axis, by whole box lengths or more, is the
+/// same splat as the one inside the box it wraps to, bit for bit; one wholly past a wall
+/// (farther than its falloff reaches) changes nothing. A 16 × 12 box of cell 1/16 (1 × 0.75
+/// world units, so the shifted centres are exact), periodic along x, walls along y.
+pub fn splats_wrap_on_periodic_axes<B: Backend>(make: impl Fn() -> B) {
+    let ov: Vec<_> =
+        ["grid.nx=16", "grid.ny=12", "grid.h=0.0625", "params.boundary.x=\"periodic\"", "emitters=[]", "splats=[]"]
+            .iter()
+            .map(|s| fluid::parse_override(s).expect("override"))
+            .collect();
+    let scene = Scene::preset_with("ink", &ov).expect("scene");
+    let dt = scene.params.dt;
+    let splat = Splat {
+        center: [0.3125, 0.375],
+        radius: 0.125,
+        falloff: fluid::Falloff::Gaussian,
+        velocity: [0.5, -0.25],
+        dye: [0.25, 0.5, 0.75, 1.0],
+        ..Splat::default()
+    };
+    let after_one_step = |splat: Option<Splat>| -> Vec<Vec<f32>> {
+        let mut sim = Simulation::new(scene.clone(), make()).expect("simulation");
+        if let Some(s) = splat {
+            sim.splat(s).expect("splat");
+        }
+        sim.step(dt).expect("step");
+        STATE_FIELDS.iter().map(|&f| sim.field(f).expect("field")).collect()
+    };
+    let inside = after_one_step(Some(splat));
+    assert!(inside[STATE_FIELDS.iter().position(|&f| f == FieldId::Dye).expect("dye")].iter().any(|&x| x != 0.0));
+    for shift in [-2.0, -1.0, 1.0, 2.0, 5.0] {
+        let moved = Splat { center: [splat.center[0] + shift, splat.center[1]], ..splat };
+        let got = after_one_step(Some(moved));
+        for (k, field) in STATE_FIELDS.iter().enumerate() {
+            let differ = bits_differ(&got[k], &inside[k]);
+            assert_eq!(differ, 0, "x shifted by {shift} box lengths: {differ} values of {} differ", field.name());
+        }
+    }
+    let none = after_one_step(None);
+    for y in [-0.51, 1.26] {
+        let past_the_wall = after_one_step(Some(Splat { center: [splat.center[0], y], ..splat }));
+        for (k, field) in STATE_FIELDS.iter().enumerate() {
+            let differ = bits_differ(&past_the_wall[k], &none[k]);
+            assert_eq!(differ, 0, "a splat at y = {y}, past the wall: {differ} values of {} changed", field.name());
+        }
+    }
+}
+
 /// Two simulations on two threads at once, each backend made, stepped and dropped on its own
 /// thread (an application with two effects, or a tool running scenes side by side): each gives
 /// the same bits as the same simulation run alone. The two runs have different lengths, so one

@@ -1,9 +1,10 @@
 //! The seam between the solver core and the machines that run it.
 
+use crate::grid::Boundary;
 use crate::grid::{FieldId, Grid};
 use crate::schedule::Schedule;
 use crate::splat::Splat;
-use crate::uniforms::StepUniform;
+use crate::uniforms::{GridUniform, SplatGpu, StepUniform};
 use crate::{Error, Result};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
@@ -27,6 +28,32 @@ impl StepInputs {
     /// The uniform block.
     pub fn uniform(&self) -> StepUniform {
         StepUniform { dt: self.dt, time: self.time, splat_count: self.splats.len() as u32, step: self.step }
+    }
+
+    /// The splats in the kernels' layout for `grid`. On a periodic axis a centre past the box
+    /// moves into it by whole box lengths (the kernels measure the minimum image from a centre
+    /// inside the box); a centre inside stays as it is, bit for bit.
+    pub fn gpu_splats(&self, grid: &GridUniform) -> Vec<SplatGpu> {
+        let periodic = Boundary::Periodic.code();
+        let lengths = [
+            (grid.boundary_x == periodic).then_some(grid.nx as f32 * grid.h),
+            (grid.boundary_y == periodic).then_some(grid.ny as f32 * grid.h),
+        ];
+        self.splats
+            .iter()
+            .map(|s| {
+                let mut gpu = s.to_gpu();
+                for (c, len) in gpu.center.iter_mut().zip(lengths) {
+                    if let Some(len) = len
+                        && !(0.0..len).contains(c)
+                    {
+                        // rem_euclid can round up to `len` itself, which the kernels also handle.
+                        *c = c.rem_euclid(len);
+                    }
+                }
+                gpu
+            })
+            .collect()
     }
 }
 

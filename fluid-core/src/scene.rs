@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use crate::grid::{Boundary, FieldId, Grid};
 use crate::params::{SimParams, finite};
 use crate::render::RenderSpec;
-use crate::splat::{Falloff, Splat};
+use crate::splat::{Falloff, GAUSSIAN_CUTOFF, Splat};
 use crate::{Error, Result};
 
 /// Grid section of a scene.
@@ -46,7 +46,8 @@ pub struct GridSpec {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SplatSpec {
-    /// Centre as fractions of the domain width and height (default: `[0.5, 0.5]`).
+    /// Centre as fractions of the domain width and height (default: `[0.5, 0.5]`). Past a wall
+    /// by more than the splat reaches ([`Splat::reach`]) is an error: it would add nothing.
     pub center: [f32; 2],
     /// Radius as a fraction of the domain height (default: `0.05`).
     pub radius: f32,
@@ -375,7 +376,28 @@ impl Scene {
         let grid = self.grid()?;
         for (list, key) in [(&self.emitters, "emitters"), (&self.splats, "splats")] {
             for (i, s) in list.iter().enumerate() {
-                s.to_splat(&grid).validate(&format!("{key}[{i}]"))?;
+                let splat = s.to_splat(&grid);
+                splat.validate(&format!("{key}[{i}]"))?;
+                // Past a wall by more than its reach, it would never add anything: a mistake
+                // (periodic axes wrap it into the box).
+                let axes = [(grid.boundary_x, grid.width(), "x"), (grid.boundary_y, grid.height(), "y")];
+                for (k, (boundary, len, axis)) in axes.into_iter().enumerate() {
+                    let c = splat.center[k];
+                    if boundary != Boundary::Periodic && (-c >= splat.reach() || c - len >= splat.reach()) {
+                        return Err(Error::invalid(
+                            format!("{key}[{i}].center"),
+                            format!("[{}, {}]", s.center[0], s.center[1]),
+                            format!(
+                                "it lies past the box's wall along {axis} by more than its falloff reaches ({}), \
+                                 so it would add nothing (a centre is a fraction of the box: 0 to 1 across it)",
+                                match s.falloff {
+                                    Falloff::Linear => "its radius, linear".to_string(),
+                                    Falloff::Gaussian => format!("{GAUSSIAN_CUTOFF} radii, gaussian"),
+                                }
+                            ),
+                        ));
+                    }
+                }
             }
         }
         match self.initial.velocity {
@@ -609,6 +631,30 @@ mod tests {
             over(ok).unwrap_or_else(|e| panic!("{ok}: {e}"));
         }
         assert!(Scene::preset("nope").is_err());
+    }
+
+    #[test]
+    fn splats_past_a_wall_are_refused_and_wrap_on_periodic_axes() {
+        let over = |items: &[&str]| {
+            let ov: Vec<_> = items.iter().map(|s| parse_override(s).expect("override")).collect();
+            Scene::preset_with("smoke", &ov)
+        };
+        // The smoke emitter: gaussian, radius 0.05 of the height, so it reaches 0.2 (x is a
+        // fraction of the width, 0.75 of the height: 0.2 / 0.75 of it).
+        let e = over(&["emitters.0.center.0=-0.27"]).expect_err("past the left wall").to_string();
+        assert!(e.contains("emitters[0].center") && e.contains("[-0.27, 0.08]") && e.contains("along x"), "{e}");
+        let e = over(&["emitters.0.center.1=1.21"]).expect_err("past the top").to_string();
+        assert!(e.contains("[0.5, 1.21]") && e.contains("along y") && e.contains("gaussian"), "{e}");
+        // Within its reach of the box it still adds something near the edge, and is kept.
+        over(&["emitters.0.center.0=-0.26"]).expect("reaches in from the left");
+        over(&["emitters.0.center.1=1.19"]).expect("reaches in from the top");
+        over(&["emitters.0.center.1=0"]).expect("half in");
+        // Linear falloff reaches its radius only; initial splats are checked too.
+        let e = over(&["splats=[{center=[0.5, -0.06], radius=0.05}]"]).expect_err("linear").to_string();
+        assert!(e.contains("splats[0].center") && e.contains("its radius, linear"), "{e}");
+        over(&["splats=[{center=[0.5, -0.04], radius=0.05}]"]).expect("within its radius");
+        // A periodic axis wraps any centre round.
+        over(&["params.boundary.x=\"periodic\"", "emitters.0.center.0=-3.5"]).expect("periodic");
     }
 
     #[test]

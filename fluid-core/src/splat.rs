@@ -60,6 +60,15 @@ impl Splat {
         Ok(())
     }
 
+    /// How far from its centre the splat adds anything: its radius with linear falloff,
+    /// [`GAUSSIAN_CUTOFF`] radii with gaussian.
+    pub fn reach(&self) -> f32 {
+        match self.falloff {
+            Falloff::Linear => self.radius,
+            Falloff::Gaussian => GAUSSIAN_CUTOFF * self.radius,
+        }
+    }
+
     /// The same splat with every amount multiplied by `s` (emitters use `s = dt`).
     pub fn scaled(&self, s: f32) -> Splat {
         Splat {

@@ -510,7 +510,7 @@ impl Backend for CpuBackend {
             return Err(Error::Backend { backend: "cpu", message: "the schedule was built for another grid".into() });
         }
         let g = G::new(&schedule.grid);
-        let splats: Vec<SplatGpu> = inputs.splats.iter().map(|s| s.to_gpu()).collect();
+        let splats: Vec<SplatGpu> = inputs.gpu_splats(&schedule.grid);
         self.reductions = vec![0.0; schedule.reduction_slots()];
         let pool = std::sync::Arc::clone(&self.pool);
         awake(&pool, || {

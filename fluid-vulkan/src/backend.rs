@@ -1782,7 +1782,7 @@ impl Backend for VulkanBackend {
         let fence = self.ring[k].fence;
         // SAFETY: the fence's last submission finished (or it was never submitted).
         unsafe { self.device.reset_fences(&[fence]) }.map_err(|e| vk_err("vkResetFences", e))?;
-        let splats: Vec<SplatGpu> = inputs.splats.iter().map(|s| s.to_gpu()).collect();
+        let splats: Vec<SplatGpu> = inputs.gpu_splats(&schedule.grid);
         let m = self.ring[k]
             .staging
             .alloc

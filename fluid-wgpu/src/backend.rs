@@ -1080,7 +1080,7 @@ impl WgpuBackend {
         }
         // Per-step inputs: one uniform and the splat list, written before the submission.
         self.queue.write_buffer(&self.step_buf, 0, bytemuck::bytes_of(&inputs.uniform()));
-        let splats: Vec<SplatGpu> = inputs.splats.iter().map(|s| s.to_gpu()).collect();
+        let splats: Vec<SplatGpu> = inputs.gpu_splats(&schedule.grid);
         self.ensure_capacity(Grown::Splats, (splats.len().max(1) * size_of::<SplatGpu>()) as u64);
         if !splats.is_empty() {
             self.queue.write_buffer(&self.splat_buf, 0, bytemuck::cast_slice(&splats));
