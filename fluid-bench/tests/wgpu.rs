@@ -91,6 +91,50 @@ fn bytemuck_free_cast(bytes: &[u8]) -> Vec<f32> {
     bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
 }
 
+/// A loop that steps faster than the device waits once three steps are in flight, as the
+/// Vulkan backend does: when step k returns, step k − 3 has finished. Before each step the
+/// application submits a mark (a clear of a small buffer it then maps); after step k, without
+/// waiting, the mark before step k − 3 must be done. The grid is one whose step the device
+/// takes longer to run than the host to record (1024² on a GPU), so that without the bound the
+/// host runs ahead; on lavapipe, whose submissions run one at a time, it never does.
+#[test]
+fn steps_in_flight_are_bounded() {
+    use fluid::Simulation;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let (device, queue) = application_device(wgpu::Limits::default());
+    let n = if device.adapter_info().device_type == wgpu::DeviceType::Cpu { 64 } else { 1024 };
+    let backend = fluid_wgpu::WgpuBackend::from_device(device.clone(), queue.clone()).expect("from_device");
+    let ov: Vec<_> = [format!("grid.nx={n}"), format!("grid.ny={n}")]
+        .iter()
+        .map(|s| fluid::parse_override(s).expect("override"))
+        .collect();
+    let scene = fluid::Scene::preset_with("smoke", &ov).expect("scene");
+    let dt = scene.params.dt;
+    let mut sim = Simulation::new(scene, backend).expect("simulation");
+    fluid::Backend::finish(sim.backend_mut()).expect("finish");
+    let mut marks = Vec::new();
+    for k in 0..24 {
+        let mark = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("mark"),
+            size: 4,
+            usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
+            mapped_at_creation: false,
+        });
+        let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
+        enc.clear_buffer(&mark, 0, None);
+        queue.submit([enc.finish()]);
+        let done = std::sync::Arc::new(AtomicBool::new(false));
+        let flag = std::sync::Arc::clone(&done);
+        mark.slice(..).map_async(wgpu::MapMode::Read, move |r| flag.store(r.is_ok(), Ordering::SeqCst));
+        marks.push((mark, done));
+        sim.step(dt).expect("step");
+        device.poll(wgpu::PollType::Poll).expect("poll");
+        if k >= 3 {
+            assert!(marks[k - 3].1.load(Ordering::SeqCst), "after step {k} the mark before step {} is not done", k - 3);
+        }
+    }
+}
+
 #[test]
 fn a_device_with_too_few_storage_buffers_is_refused_by_name() {
     let (device, queue) = application_device(wgpu::Limits::downlevel_defaults());

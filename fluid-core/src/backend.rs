@@ -181,7 +181,9 @@ pub trait Backend: Send + Sync {
         0
     }
 
-    /// Execute a schedule with this step's inputs.
+    /// Execute a schedule with this step's inputs. A GPU backend queues the work and returns;
+    /// it waits only when three runs are already on the device, so a loop that runs faster
+    /// than the device keeps at most three queued.
     fn run(&mut self, schedule: &Schedule, inputs: &StepInputs) -> Result<()>;
 
     /// The reduction results of the last `run`, by slot (see [`crate::Op::Reduce`]).

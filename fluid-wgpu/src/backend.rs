@@ -2,7 +2,8 @@
 
 use crate::shaders;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -16,6 +17,11 @@ const NAME: &str = "wgpu";
 const RESULT_SLOTS: u64 = 16;
 /// Bytes bound for a parameter block: the largest block of `fluid_core::uniforms`.
 const PARAMS_BINDING: u64 = fluid_core::uniforms::PARAMS_MAX_BYTES;
+/// Step submissions that may be in flight, as many as the Vulkan backend's staging slots: a
+/// `run` with this many still on the device waits for the oldest. Without the bound a loop that
+/// steps faster than the device queues without end: on the H100, reads asked for in such a loop
+/// came back 44 steps late (doc/PERFORMANCE.md, "The examples on the H100").
+const MAX_IN_FLIGHT: usize = 3;
 
 fn backend_err(message: impl Into<String>) -> Error {
     Error::Backend { backend: NAME, message: message.into() }
@@ -183,6 +189,9 @@ pub struct WgpuBackend {
     errors: Arc<Mutex<Vec<String>>>,
     /// How long a wait polls the device before it blocks ([`fluid_core::wait`]).
     spin: Duration,
+    /// Step submissions not yet seen done, oldest first, each with the flag its
+    /// `on_submitted_work_done` callback sets (at most [`MAX_IN_FLIGHT`]).
+    in_flight: VecDeque<(wgpu::SubmissionIndex, Arc<AtomicBool>)>,
 }
 
 impl std::fmt::Debug for WgpuBackend {
@@ -392,6 +401,7 @@ impl WgpuBackend {
             errors,
             spin: wait::spin_from_env()?
                 .unwrap_or_else(|| wait::default_spin(info.device_type == wgpu::DeviceType::Cpu)),
+            in_flight: VecDeque::with_capacity(MAX_IN_FLIGHT + 1),
         };
         backend.scoped("building the pipelines", |b| b.build_pipelines())?;
         Ok(backend)
@@ -1164,7 +1174,21 @@ impl WgpuBackend {
         if slots > 0 {
             enc.copy_buffer_to_buffer(&self.results_buf, 0, &self.results_read, 0, 4 * RESULT_SLOTS);
         }
-        self.queue.submit([enc.finish()]);
+        let index = self.queue.submit([enc.finish()]);
+        let done = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&done);
+        self.queue.on_submitted_work_done(move || flag.store(true, Ordering::Release));
+        self.in_flight.push_back((index, done));
+        // Steps seen done cost nothing; a step that finds the bound full waits for the oldest.
+        // The device has the newer steps queued behind it, so blocking at once costs it nothing.
+        while self.in_flight.front().is_some_and(|(_, done)| done.load(Ordering::Acquire)) {
+            self.in_flight.pop_front();
+        }
+        if self.in_flight.len() > MAX_IN_FLIGHT
+            && let Some((oldest, _)) = self.in_flight.pop_front()
+        {
+            poll(&self.device, wgpu::PollType::Wait { submission_index: Some(oldest), timeout: None })?;
+        }
         if let Some(f) = self.fields.as_mut() {
             f.map = map;
         }
@@ -1192,6 +1216,7 @@ impl WgpuBackend {
         if !empty {
             poll(&self.device, wgpu::PollType::wait_indefinitely())?;
         }
+        self.in_flight.clear();
         self.check_errors("finish")
     }
 }
