@@ -1,7 +1,6 @@
 //! The seam between the solver core and the machines that run it.
 
-use crate::grid::Boundary;
-use crate::grid::{FieldId, Grid};
+use crate::grid::{Boundary, FieldId, Grid};
 use crate::schedule::Schedule;
 use crate::splat::Splat;
 use crate::uniforms::{GridUniform, SplatGpu, StepUniform};
