@@ -905,10 +905,6 @@ impl VulkanBackend {
         Ok(())
     }
 
-    /// Record `cb` (a fresh command buffer, or a reset one from `read_pool`) and submit it,
-    /// signalling `fence` (unsignalled, not in use) when done: every earlier write visible to
-    /// what `record` records, and its writes visible to the host afterwards. What `once` and
-    /// the queued reads submit.
     /// Submit `cbs` to the queue with `fence`: after the application's timeline values asked
     /// for by [`VulkanBackend::wait_before_next`], and signalling the next value of this
     /// backend's timeline (where it has one). Every submission of the backend goes through here.
@@ -942,6 +938,10 @@ impl VulkanBackend {
         Ok(())
     }
 
+    /// Record `cb` (a fresh command buffer, or a reset one from `read_pool`) and submit it,
+    /// signalling `fence` (unsignalled, not in use) when done: every earlier write visible to
+    /// what `record` records, and its writes visible to the host afterwards. What `once` and
+    /// the queued reads submit.
     fn submit_for_host(
         &mut self,
         cb: vk::CommandBuffer,
