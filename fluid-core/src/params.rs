@@ -27,7 +27,8 @@ pub struct SimParams {
     pub max_speed: Option<f32>,
     /// Kinematic viscosity ν, world units²/s, solved implicitly (default: `0`, inviscid).
     pub viscosity: f32,
-    /// Jacobi sweeps of the implicit viscosity solve (default: `20`).
+    /// Jacobi sweeps of the implicit viscosity solve (default: `20`; at most
+    /// [`MAX_ITERATIONS`]).
     pub viscosity_iterations: u32,
     /// How quantities are carried by the flow (default: semi-Lagrangian, RK2, bilinear).
     pub advection: Advection,
@@ -194,7 +195,7 @@ pub struct Pressure {
     /// `relaxation` (default: `jacobi`).
     pub solver: PressureSolver,
     /// Sweeps of `jacobi`, iterations of `sor` (one red and one black pass each), V-cycles of
-    /// `multigrid` (default: `40`).
+    /// `multigrid` (default: `40`; at most [`MAX_ITERATIONS`]).
     pub iterations: u32,
     /// Relaxation weight ω. Weighted Jacobi needs ω in (0, 1] (default `0.9`; plain Jacobi,
     /// ω = 1, never damps the checkerboard mode on a periodic or cell-centred wall grid: its
@@ -298,6 +299,29 @@ impl Default for ActiveFields {
     }
 }
 
+/// The most iterations a step's pressure or viscosity solve may ask for.
+///
+/// A step is data: its [`crate::Schedule`] lists every dispatch, and the GPU backends record
+/// each into the step's command buffer, where a driver keeps a few KB per dispatch (about 3 KB
+/// on wgpu and on lavapipe). So 10⁸ sweeps would need hundreds of GB before the first one ran;
+/// 10⁵ sweeps need a few hundred MB. That is more than any real-time step spends: a solve that
+/// must converge on a large grid wants `multigrid` (a few V-cycles) rather than more sweeps.
+pub const MAX_ITERATIONS: u32 = 100_000;
+
+fn iterations(key: &str, n: u32) -> Result<()> {
+    if n > MAX_ITERATIONS {
+        return Err(Error::invalid(
+            key,
+            n,
+            format!(
+                "at most {MAX_ITERATIONS} per step: every iteration is recorded as dispatches the step holds in \
+                 memory; for a converged solve use solver = \"multigrid\" (a few V-cycles) or a tolerance"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Refuse NaN and infinities, naming the key.
 pub(crate) fn finite(key: &str, x: f32) -> Result<()> {
     if x.is_finite() { Ok(()) } else { Err(Error::invalid(key, x, "must be a finite number")) }
@@ -342,9 +366,11 @@ impl SimParams {
                 "a viscous fluid needs at least one diffusion sweep",
             ));
         }
+        iterations("params.viscosity_iterations", self.viscosity_iterations)?;
         if self.pressure.iterations == 0 {
             return Err(Error::invalid("params.pressure.iterations", 0, "the projection needs at least one sweep"));
         }
+        iterations("params.pressure.iterations", self.pressure.iterations)?;
         if let Some(omega) = self.pressure.omega {
             finite("params.pressure.omega", omega)?;
             match self.pressure.solver {
@@ -463,6 +489,17 @@ mod tests {
         p.pressure.omega = None;
         p.validate().expect("the default omega");
         p.pressure.solver = PressureSolver::Jacobi;
+        p.pressure.iterations = MAX_ITERATIONS;
+        p.viscosity_iterations = MAX_ITERATIONS;
+        p.validate().expect("the most iterations a step may hold");
+        p.pressure.iterations = MAX_ITERATIONS + 1;
+        let e = p.validate().expect_err("too many sweeps").to_string();
+        assert!(e.contains("params.pressure.iterations") && e.contains("100001"), "{e}");
+        p.pressure.iterations = 40;
+        p.viscosity_iterations = MAX_ITERATIONS + 1;
+        let e = p.validate().expect_err("too many diffusion sweeps").to_string();
+        assert!(e.contains("params.viscosity_iterations") && e.contains("100001"), "{e}");
+        p.viscosity_iterations = 20;
         p.boundary.x = Boundary::Open;
         assert!(matches!(p.validate(), Err(Error::Unsupported { .. })));
     }

@@ -190,6 +190,11 @@ fn bad_input_gets_a_clear_message_and_exit_code_2() {
     bad(&["run", "smoke", "--set", "grid.h=1e-30"], &["grid.h", "1e-30", "1e-12"]);
     bad(&["run", "smoke", "--set", "emitters.3.radius=0.1"], &["emitters", "`3` is not an index"]);
     bad(&["run", "smoke", "--set", "params.viscosity=-0.1"], &["params.viscosity", "-0.1"]);
+    // A step records every sweep; 10^8 of them would exhaust memory before the first ran.
+    bad(
+        &["run", "smoke", "--set", "params.pressure.iterations=100000000"],
+        &["params.pressure.iterations", "100000000", "at most 100000"],
+    );
     bad(&["run", "smoke", "--set", "grid.nx=30000", "--set", "grid.ny=30000"], &["30000x30000", "bytes"]);
     bad(&["run", "smoke", "--set", "params.viscosityy=1"], &["viscosityy"]);
     bad(&["run", "smoke", "--set", "params=[]"], &["`params` is a table", "[]"]);
