@@ -111,6 +111,11 @@ macro_rules! conformance {
         }
 
         #[test]
+        fn uniform_flow_carries_a_blob_by_the_exact_shift_and_spread() {
+            $crate::physics::uniform_translation(|| $make);
+        }
+
+        #[test]
         fn centred_plume_stays_mirror_symmetric() {
             $crate::physics::plume_symmetry(|| $make);
         }
