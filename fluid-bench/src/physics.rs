@@ -721,13 +721,10 @@ advection = {{ backtrace = "{backtrace}" }}
             let centre = [start[0] + c0[0] + n * shift[0], start[1] + c0[1] + n * shift[1]];
             let density = sim.field(FieldId::Density).expect("density");
             let dye = sim.field(FieldId::Dye).expect("dye");
-            let views: [(&str, Box<dyn Fn(usize) -> f64>); 3] = [
-                ("density", Box::new(|c| f64::from(density[c]))),
-                ("dye red", Box::new(|c| f64::from(dye[4 * c]))),
-                ("dye alpha", Box::new(|c| f64::from(dye[4 * c + 3]))),
-            ];
-            for (name, q) in views {
-                let (m, c, var) = periodic_moments(&grid, q, centre);
+            for (name, values, stride, offset) in
+                [("density", &density, 1, 0), ("dye red", &dye, 4, 0), ("dye alpha", &dye, 4, 3)]
+            {
+                let (m, c, var) = periodic_moments(&grid, |c| f64::from(values[stride * c + offset]), centre);
                 let ctx = format!("{backtrace}, {name}, after {k} steps");
                 assert!((m / m0 - 1.0).abs() < 1e-5, "{ctx}: mass {m} against {m0} at the start");
                 for a in 0..2 {
