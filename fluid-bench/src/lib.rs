@@ -116,6 +116,11 @@ macro_rules! conformance {
         }
 
         #[test]
+        fn uniform_flow_carries_a_shear_wave_with_the_exact_damping_and_lag() {
+            $crate::physics::shear_wave_advection(|| $make);
+        }
+
+        #[test]
         fn centred_plume_stays_mirror_symmetric() {
             $crate::physics::plume_symmetry(|| $make);
         }
