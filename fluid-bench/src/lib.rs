@@ -121,6 +121,11 @@ macro_rules! conformance {
         }
 
         #[test]
+        fn splats_add_their_falloffs_integral_centred_on_the_splat() {
+            $crate::physics::splat_integrals(|| $make);
+        }
+
+        #[test]
         fn centred_plume_stays_mirror_symmetric() {
             $crate::physics::plume_symmetry(|| $make);
         }

@@ -843,3 +843,130 @@ pressure = {{ solver = "multigrid", iterations = 2 }}
         assert!(drift < 1e-4 * u0, "{backtrace}: the uniform u drifted by {drift}");
     }
 }
+
+/// A total and a centroid offset, as [`world_moments`] gives them.
+type Moments = (f64, [f64; 2]);
+
+/// Total (`Σ q h²`) and centroid offset from `centre` (world units; periodic axes measure the
+/// nearest image) of samples `q` at positions `at(index)`.
+fn world_moments(grid: &Grid, q: &[f32], count: usize, at: impl Fn(usize) -> [f64; 2], centre: [f64; 2]) -> Moments {
+    let h = f64::from(grid.h);
+    let lengths = [f64::from(grid.nx) * h, f64::from(grid.ny) * h];
+    let periodic = [grid.boundary_x == fluid::Boundary::Periodic, grid.boundary_y == fluid::Boundary::Periodic];
+    let (mut m, mut s) = (0.0, [0.0; 2]);
+    for (c, &x) in q.iter().enumerate().take(count) {
+        let p = at(c);
+        let w = f64::from(x);
+        m += w;
+        for a in 0..2 {
+            let mut d = p[a] - centre[a];
+            if periodic[a] {
+                d = (d + lengths[a] / 2.0).rem_euclid(lengths[a]) - lengths[a] / 2.0;
+            }
+            s[a] += w * d;
+        }
+    }
+    (m * h * h, [s[0] / m, s[1] / m])
+}
+
+/// The `splat` kernel against the integrals of its falloffs.
+///
+/// One splat of radius 0.3 (6 cells of 0.05) on a 64 × 56 grid, alone on zero fields, once
+/// with walls and centred off the grid's points (its gaussian's 4 radii short of every wall),
+/// once with periodic axes and centred next to a corner so that it wraps across both edges. Each quantity it adds must total its amount
+/// times the falloff's integral over the plane, `π r²` for `exp(−d²/r²)` (the cut at 4 radii
+/// loses `e^{−16}`) and `π r²/3` for the cone `1 − d/r`, and must be centred on the splat:
+/// density, temperature and dye over the cells, each velocity component over its own faces.
+/// The grid's sums of a gaussian this wide equal the integral to f32 rounding, so its
+/// tolerances are 1e-5 relative and 1e-4 cells; the cone's kink at its tip and its rim cost
+/// the midpoint sums up to 1e-3 relative and 5e-3 cells (measured on every backend), so its
+/// tolerances are 2e-3 and 1e-2 cells. Radii in cells instead of world units, a face or cell sampled half a
+/// cell off, a wrong falloff or a bad wrap miss by far more.
+pub fn splat_integrals<B: Backend>(make: impl Fn() -> B) {
+    use fluid::Boundary::{Periodic, Wall};
+    use fluid::{Falloff, Splat};
+    use fluid_core::schedule::{Dispatch, Kernel, Op, Params};
+    use std::f64::consts::PI;
+    let (nx, ny, h) = (64u32, 56u32, 0.05f32);
+    for (boundary, centre) in [(Wall, [1.63f32, 1.37]), (Periodic, [0.04, 2.77])] {
+        for falloff in [Falloff::Gaussian, Falloff::Linear] {
+            let grid = Grid::new(nx, ny, h, boundary, boundary).expect("grid");
+            let splat = Splat {
+                center: centre,
+                radius: 0.3,
+                falloff,
+                velocity: [2.0, -1.0],
+                density: 1.5,
+                temperature: 0.7,
+                dye: [0.2, 0.4, 0.6, 0.8],
+            };
+            let mut b = make();
+            b.allocate(&grid).expect("allocate");
+            let fields = [FieldId::U, FieldId::V, FieldId::Density, FieldId::Temperature, FieldId::Dye];
+            for f in fields {
+                b.upload(f, &vec![0.0; grid.len(f)]).expect("zero");
+            }
+            let schedule = Schedule {
+                grid: grid.uniform(),
+                ops: vec![Op::Dispatch(Dispatch {
+                    kernel: Kernel::Splat,
+                    fields: fields.to_vec(),
+                    params: Params::None,
+                    extent: None,
+                })],
+            };
+            let inputs = StepInputs { dt: 0.1, time: 0.0, step: 0, splats: vec![splat] };
+            b.run(&schedule, &inputs).expect("run");
+            let r = f64::from(splat.radius);
+            let (integral, rel, cells) = match falloff {
+                Falloff::Gaussian => (PI * r * r, 1e-5, 1e-4),
+                Falloff::Linear => (PI * r * r / 3.0, 2e-3, 1e-2),
+            };
+            let hh = f64::from(h);
+            let (nxu, nyu) = (nx as usize, ny as usize);
+            let cell = |c: usize| [((c % nxu) as f64 + 0.5) * hh, ((c / nxu) as f64 + 0.5) * hh];
+            let u_face = |c: usize| [(c % (nxu + 1)) as f64 * hh, ((c / (nxu + 1)) as f64 + 0.5) * hh];
+            let v_face = |c: usize| [((c % nxu) as f64 + 0.5) * hh, (c / nxu) as f64 * hh];
+            let density = b.download(FieldId::Density).expect("density");
+            let temperature = b.download(FieldId::Temperature).expect("temperature");
+            let dye = b.download(FieldId::Dye).expect("dye");
+            let u = b.download(FieldId::U).expect("u");
+            let v = b.download(FieldId::V).expect("v");
+            // Periodic axes hold face nx (or ny) as a copy of face 0: count the distinct faces.
+            let (u_count, v_count) = match boundary {
+                Periodic => (u.len(), nxu * nyu),
+                _ => (u.len(), v.len()),
+            };
+            let u_distinct: Vec<f32> = match boundary {
+                Periodic => u.iter().enumerate().map(|(c, &x)| if c % (nxu + 1) == nxu { 0.0 } else { x }).collect(),
+                _ => u.clone(),
+            };
+            let channel = |k: usize| dye.iter().skip(k).step_by(4).copied().collect::<Vec<f32>>();
+            let c64 = [f64::from(centre[0]), f64::from(centre[1])];
+            let checks: Vec<(&str, f64, Moments)> = vec![
+                ("density", 1.5, world_moments(&grid, &density, nxu * nyu, cell, c64)),
+                ("temperature", 0.7, world_moments(&grid, &temperature, nxu * nyu, cell, c64)),
+                ("dye red", 0.2, world_moments(&grid, &channel(0), nxu * nyu, cell, c64)),
+                ("dye alpha", 0.8, world_moments(&grid, &channel(3), nxu * nyu, cell, c64)),
+                ("u", 2.0, world_moments(&grid, &u_distinct, u_count, u_face, c64)),
+                ("v", -1.0, world_moments(&grid, &v, v_count, v_face, c64)),
+            ];
+            for (name, amount, (total, offset)) in checks {
+                let ctx = format!("{falloff:?} splat, {boundary:?} axes, {name}");
+                let want = amount * integral;
+                assert!(
+                    (total / want - 1.0).abs() < rel,
+                    "{ctx}: the grid holds {total:.6} of it, the falloff's integral gives {want:.6} \
+                     (relative tolerance {rel:e})"
+                );
+                for (a, axis) in ["x", "y"].iter().enumerate() {
+                    assert!(
+                        offset[a].abs() / hh < cells,
+                        "{ctx}: centred {:.5} cells off the splat along {axis} (tolerance {cells:e})",
+                        offset[a] / hh
+                    );
+                }
+            }
+        }
+    }
+}
