@@ -126,6 +126,11 @@ macro_rules! conformance {
         }
 
         #[test]
+        fn uniform_forces_and_decay_follow_their_exact_recurrences() {
+            $crate::physics::uniform_forces(|| $make);
+        }
+
+        #[test]
         fn centred_plume_stays_mirror_symmetric() {
             $crate::physics::plume_symmetry(|| $make);
         }
