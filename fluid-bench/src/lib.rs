@@ -131,6 +131,11 @@ macro_rules! conformance {
         }
 
         #[test]
+        fn curl_and_vorticity_confinement_match_their_analytic_forms() {
+            $crate::physics::vorticity_confinement(|| $make);
+        }
+
+        #[test]
         fn centred_plume_stays_mirror_symmetric() {
             $crate::physics::plume_symmetry(|| $make);
         }
