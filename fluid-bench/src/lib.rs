@@ -136,6 +136,11 @@ macro_rules! conformance {
         }
 
         #[test]
+        fn backtraces_land_on_their_runge_kutta_polynomials_in_a_rotation() {
+            $crate::physics::backtrace_order(|| $make);
+        }
+
+        #[test]
         fn centred_plume_stays_mirror_symmetric() {
             $crate::physics::plume_symmetry(|| $make);
         }

@@ -1226,3 +1226,91 @@ pub fn vorticity_confinement<B: Backend>(make: impl Fn() -> B) {
     }
     assert!(checked > 4000, "only {checked} faces checked");
 }
+
+/// The backtraces' order of accuracy against their exact polynomials in a solid-body rotation.
+///
+/// `advect_cells` alone, over the velocity `(−Ω(y − y_c), Ω(x − x_c))` (Ω dt = 0.3 rad per
+/// step) on a 40 × 40 grid, carries `density = x` and `temperature = y`: the velocity and the
+/// fields are linear, so bilinear sampling is exact and the two fields come back holding the
+/// departure point of every cell. On a linear flow `ẋ = A x` every explicit Runge–Kutta method
+/// of s ≤ 3 stages and order s returns the Taylor polynomial of `e^{−A dt}` to degree s
+/// (its stability function), so Euler must land on `(I + Z) p`, the midpoint rule on
+/// `(I + Z + Z²/2) p` and Ralston's RK3 on `(I + Z + Z²/2 + Z³/6) p`, `Z = −A dt`, each to
+/// 1e-4 cells (f32 positions of up to 40 cells). Those differ from each other and from the
+/// exact rotation by ≥ 3e-3 cells at 10 cells from the centre, so a backtrace of the wrong
+/// order (Ralston's weights mistyped, RK3 falling back to RK2) fails. Cells whose departure
+/// lies within 1.5 cells of a wall are left out (the sampling clamps there).
+pub fn backtrace_order<B: Backend>(make: impl Fn() -> B) {
+    use fluid::Boundary::Wall;
+    use fluid_core::schedule::{Kernel, Params};
+    use fluid_core::uniforms::{ADVECT_DENSITY, ADVECT_TEMPERATURE, AdvectParams};
+    let (n, h, dt, omega) = (40u32, 0.025f32, 0.1f64, 3.0f64);
+    let grid = Grid::new(n, n, h, Wall, Wall).expect("grid");
+    let (nu, hh) = (n as usize, f64::from(h));
+    let centre = [20.37f64, 19.71]; // cells
+    let u: Vec<f32> =
+        (0..grid.len(FieldId::U)).map(|c| (-omega * ((c / (nu + 1)) as f64 + 0.5 - centre[1]) * hh) as f32).collect();
+    let v: Vec<f32> =
+        (0..grid.len(FieldId::V)).map(|c| (omega * ((c % nu) as f64 + 0.5 - centre[0]) * hh) as f32).collect();
+    let x: Vec<f32> = (0..nu * nu).map(|c| (((c % nu) as f64 + 0.5) * hh) as f32).collect();
+    let y: Vec<f32> = (0..nu * nu).map(|c| (((c / nu) as f64 + 0.5) * hh) as f32).collect();
+    // Z p for p relative to the centre, Z = −Ω dt J (J rotates by +90°).
+    let z = |p: [f64; 2]| [omega * dt * p[1], -omega * dt * p[0]];
+    for order in 1..=3u32 {
+        let params = AdvectParams { order, fields: ADVECT_DENSITY | ADVECT_TEMPERATURE, ..AdvectParams::default() };
+        let mut b = run_alone(
+            &make,
+            &grid,
+            Kernel::AdvectCells,
+            Params::Advect(params),
+            &[
+                (FieldId::U, u.clone()),
+                (FieldId::V, v.clone()),
+                (FieldId::Density, x.clone()),
+                (FieldId::Temperature, y.clone()),
+                (FieldId::Dye, vec![0.0; 4 * nu * nu]),
+                (FieldId::DensityTmp, vec![0.0; nu * nu]),
+                (FieldId::TemperatureTmp, vec![0.0; nu * nu]),
+                (FieldId::DyeTmp, vec![0.0; 4 * nu * nu]),
+            ],
+        );
+        let gx = b.download(FieldId::DensityTmp).expect("x");
+        let gy = b.download(FieldId::TemperatureTmp).expect("y");
+        let mut checked = 0;
+        for c in 0..nu * nu {
+            let p = [(c % nu) as f64 + 0.5 - centre[0], (c / nu) as f64 + 0.5 - centre[1]];
+            // Σ_{k ≤ order} Z^k p / k!
+            let (mut term, mut want) = (p, p);
+            for k in 1..=order {
+                let t = z(term);
+                term = [t[0] / f64::from(k), t[1] / f64::from(k)];
+                want = [want[0] + term[0], want[1] + term[1]];
+            }
+            let d = [want[0] + centre[0], want[1] + centre[1]];
+            if d.iter().any(|&a| !(1.5..f64::from(n) - 1.5).contains(&a)) {
+                continue;
+            }
+            checked += 1;
+            let got = [f64::from(gx[c]) / hh, f64::from(gy[c]) / hh];
+            let err = ((got[0] - d[0]).powi(2) + (got[1] - d[1]).powi(2)).sqrt();
+            let (ang, r) = (-omega * dt, (p[0] * p[0] + p[1] * p[1]).sqrt());
+            let exact =
+                [centre[0] + p[0] * ang.cos() - p[1] * ang.sin(), centre[1] + p[0] * ang.sin() + p[1] * ang.cos()];
+            assert!(
+                err < 1e-4,
+                "order {order}: cell ({}, {}), {r:.1} cells from the centre, departs from ({:.5}, {:.5}); \
+                 the order-{order} Taylor polynomial of the rotation gives ({:.5}, {:.5}) (the exact \
+                 rotation: ({:.5}, {:.5}))",
+                c % nu,
+                c / nu,
+                got[0],
+                got[1],
+                d[0],
+                d[1],
+                exact[0],
+                exact[1]
+            );
+        }
+        assert!(checked > 1000, "order {order}: only {checked} cells checked");
+    }
+}
