@@ -141,6 +141,11 @@ macro_rules! conformance {
         }
 
         #[test]
+        fn a_stratified_fluid_at_rest_under_gravity_stays_at_rest() {
+            $crate::physics::rest_state_stays_at_rest(|| $make);
+        }
+
+        #[test]
         fn centred_plume_stays_mirror_symmetric() {
             $crate::physics::plume_symmetry(|| $make);
         }
