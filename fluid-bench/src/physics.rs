@@ -1322,8 +1322,8 @@ pub fn backtrace_order<B: Backend>(make: impl Fn() -> B) {
 /// pressure balances them exactly on the MAC grid (its face-to-face difference is what the force
 /// puts on each v-face), and the exact answer is no motion at all. After 60 steps, with the
 /// multigrid projection and no dissipation, every face must stay below 1e-5 of what one step's
-/// forces add (`|g| dt`; measured: 4e-3 of the limit); spurious currents from forces put on the wrong faces, a pressure
-/// gradient taken at the wrong place, or a wall that lets flow through grow far beyond that.
+/// forces add (`|g| dt`; measured: 8e-8, 4 % of the limit). Spurious currents from forces put
+/// on the wrong faces, or a wall that lets flow through, grow far beyond that.
 pub fn rest_state_stays_at_rest<B: Backend>(make: impl Fn() -> B) {
     let (nx, ny, dt, g) = (48u32, 40u32, 0.02f64, 9.8f64);
     let text = format!(
