@@ -979,7 +979,8 @@ pub fn splat_integrals<B: Backend>(make: impl Fn() -> B) {
 /// after step n, with `q = e^{−k_v dt}`:
 /// - gravity `g`: `u_n = q u_{n−1} + g dt`;
 /// - Boussinesq buoyancy along +y, `a = −w ρ + L (T − T_amb)` with `ρ` and `T − T_amb` decaying
-///   at their own rates: `v_n = q v_{n−1} + a_n dt`, and `ρ_n`, `T_n` follow their exponentials;
+///   at their own rates: `v_n = q v_{n−1} + a_n dt`, and `ρ_n`, `T_n` and each dye channel
+///   follow their exponentials;
 /// - a speed clamp `s`: `v_n = min(v_{n−1} + g dt, s)` per component, exactly `s` once reached.
 ///
 /// 40 steps of each on every backend; the tolerance, 1e-5 relative, is f32 rounding over the
@@ -1038,9 +1039,9 @@ boundary = {{ x = "periodic", y = "periodic" }}
     let (rho0, t0, amb, w, lift) = (0.8f64, 5.0f64, 1.0f64, 0.4f64, 2.0f64);
     let mut sim = Simulation::new(
         scene(&format!(
-            "dissipation = {{ velocity = 0.2, density = 0.3, temperature = 0.6 }}\n\
+            "dissipation = {{ velocity = 0.2, density = 0.3, temperature = 0.6, dye = 0.45 }}\n\
              buoyancy = {{ density_weight = {w}, temperature_lift = {lift}, ambient_temperature = {amb} }}\n\
-             fields = {{ density = true, temperature = true, dye = false }}"
+             fields = {{ density = true, temperature = true, dye = true }}"
         )),
         make(),
     )
@@ -1048,6 +1049,9 @@ boundary = {{ x = "periodic", y = "periodic" }}
     let cells = sim.grid().len(FieldId::Density);
     sim.set_field(FieldId::Density, &vec![rho0 as f32; cells]).expect("density");
     sim.set_field(FieldId::Temperature, &vec![t0 as f32; cells]).expect("temperature");
+    let dye0 = [0.9f64, 0.5, 0.25, 1.0];
+    let dye: Vec<f32> = (0..cells).flat_map(|_| dye0.map(|x| x as f32)).collect();
+    sim.set_field(FieldId::Dye, &dye).expect("dye");
     let mut v = 0.0f64;
     for n in 1..=steps {
         sim.step(dt as f32).expect("step");
@@ -1063,6 +1067,11 @@ boundary = {{ x = "periodic", y = "periodic" }}
                 amb + excess,
             );
             check(&format!("buoyancy, v after {n} steps"), &sim.field(FieldId::V).expect("v"), v);
+            let dye = sim.field(FieldId::Dye).expect("dye");
+            for (k, d0) in dye0.iter().enumerate() {
+                let channel: Vec<f32> = dye.iter().skip(k).step_by(4).copied().collect();
+                check(&format!("dye channel {k} after {n} steps"), &channel, d0 * (-0.45 * t).exp());
+            }
             check(&format!("buoyancy, u after {n} steps"), &sim.field(FieldId::U).expect("u"), 0.0);
         }
     }
