@@ -146,6 +146,11 @@ macro_rules! conformance {
         }
 
         #[test]
+        fn curl_reads_are_the_current_vorticity() {
+            $crate::physics::curl_reads_are_the_current_vorticity(|| $make);
+        }
+
+        #[test]
         fn centred_plume_stays_mirror_symmetric() {
             $crate::physics::plume_symmetry(|| $make);
         }

@@ -319,7 +319,9 @@ fields! {
     Dye = "dye", Dye, true;
     /// Solid mask: 1 inside obstacles, 0 in fluid.
     Solid = "solid", Cell, true;
-    /// Vorticity ω = ∂v/∂x − ∂u/∂y at cell centres (scratch of vorticity confinement).
+    /// Vorticity ω = ∂v/∂x − ∂u/∂y at cell centres. `Simulation`'s reads compute it from the
+    /// current velocity; in a backend it holds what the last step used for vorticity
+    /// confinement (the velocity before that step's forces; nothing when confinement is off).
     Curl = "curl", Cell, true;
     /// Ping-pong partner of `u`.
     UTmp = "u_tmp", U, false;

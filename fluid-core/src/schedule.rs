@@ -953,6 +953,16 @@ impl Schedule {
         s
     }
 
+    /// The vorticity of the current velocity into `curl`. The step computes `curl` only as
+    /// scratch of vorticity confinement (and before the forces and the projection change the
+    /// velocity); readers of the field run this first.
+    pub fn curl(grid: &Grid) -> Schedule {
+        use FieldId::*;
+        let mut s = Schedule::new(grid);
+        s.dispatch(Kernel::Curl, &[U, V, Curl], Params::None);
+        s
+    }
+
     /// Diagnostics of the current state: [`SLOT_MAX_DIVERGENCE`], [`SLOT_RESIDUAL_SQ`],
     /// [`SLOT_RHS_SQ`] and max |x| of each of [`STATE_FIELDS`] from [`SLOT_STATE_MAX`] on.
     /// Writes only the `scratch` field.

@@ -225,6 +225,7 @@ pub struct Simulation<B: Backend = Box<dyn Backend>> {
     backend: B,
     step_schedule: Schedule,
     diagnostics_schedule: Schedule,
+    curl_schedule: Schedule,
     /// With a pressure tolerance: the step before and after its solve, the residual check, and
     /// the solve chunks by (iterations, warm).
     split: Option<Split>,
@@ -259,6 +260,7 @@ impl<B: Backend> Simulation<B> {
             last_iterations: scene.params.pressure.iterations,
             step_schedule: Schedule::step(&grid, &scene.params),
             diagnostics_schedule: Schedule::diagnostics(&grid),
+            curl_schedule: Schedule::curl(&grid),
             last_dt: scene.params.dt,
             scene,
             grid,
@@ -341,9 +343,26 @@ impl<B: Backend> Simulation<B> {
     }
 
     /// Read a field (see [`fluid_core::grid`] for the layout). On a GPU backend it waits for
-    /// the device; [`Simulation::request_field`] does not.
+    /// the device; [`Simulation::request_field`] does not. `curl` is the vorticity of the
+    /// current velocity, computed for the read (the step keeps it only as scratch of vorticity
+    /// confinement).
     pub fn field(&mut self, field: FieldId) -> Result<Vec<f32>> {
+        self.derive(field)?;
         self.backend.download(field)
+    }
+
+    /// Fill the `curl` field with the vorticity `∂v/∂x − ∂u/∂y` of the current velocity. Every
+    /// read of `curl` through the simulation does this itself; call it before drawing the
+    /// backend's curl buffer directly (`WgpuBackend::field_buffer`, `VulkanBackend::field_buffer`).
+    /// Queued behind the steps so far; it does not wait.
+    pub fn compute_curl(&mut self) -> Result<()> {
+        let inputs = StepInputs { dt: self.last_dt, time: self.time, step: self.steps, splats: Vec::new() };
+        self.backend.run(&self.curl_schedule, &inputs)
+    }
+
+    /// Bring a field that is derived from the state up to date before a read.
+    fn derive(&mut self, field: FieldId) -> Result<()> {
+        if field == FieldId::Curl { self.compute_curl() } else { Ok(()) }
     }
 
     /// Bilinear samples of a public field at world positions, e.g. the smoke density where a
@@ -353,8 +372,13 @@ impl<B: Backend> Simulation<B> {
     /// frame wants [`Simulation::request_sample`], which does not). Points outside the box are
     /// an error naming them; see [`Grid::sample`], whose results these equal bit for bit.
     pub fn sample(&mut self, field: FieldId, points: &[[f32; 2]]) -> Result<Vec<f32>> {
-        let backend = &mut self.backend;
-        self.grid.sample_with(field, points, |indices| backend.download_at(field, indices))
+        let plan = self.grid.sample_plan(field, points)?;
+        if plan.indices().is_empty() {
+            return Ok(Vec::new());
+        }
+        self.derive(field)?;
+        let values = self.backend.download_at(field, plan.indices())?;
+        plan.finish(&values)
     }
 
     /// [`Simulation::sample`] without waiting for the device: the read is queued behind every
@@ -377,6 +401,7 @@ impl<B: Backend> Simulation<B> {
     /// ```
     pub fn request_sample(&mut self, field: FieldId, points: &[[f32; 2]]) -> Result<PendingSample> {
         let plan = self.grid.sample_plan(field, points)?;
+        self.derive(field)?;
         let read = self.backend.queue_download_at(field, plan.indices())?;
         Ok(PendingSample { plan, read })
     }
@@ -402,6 +427,7 @@ impl<B: Backend> Simulation<B> {
     /// does for samples: the whole field as of this call, from [`Simulation::poll_field`] or
     /// [`Simulation::wait_field`] (e.g. the dye for a CPU-side effect, a frame late).
     pub fn request_field(&mut self, field: FieldId) -> Result<PendingField> {
+        self.derive(field)?;
         Ok(PendingField { field, read: self.backend.queue_download(field)? })
     }
 
@@ -513,8 +539,10 @@ impl<B: Backend> Simulation<B> {
 
     /// The current frame as RGBA8, `nx × ny`, top row first, drawn as the scene's `[render]` says.
     pub fn render(&mut self) -> Result<Vec<u8>> {
+        let source = self.scene.render.field.source();
+        self.derive(source)?;
         let spec = &self.scene.render;
-        let data = self.backend.download(spec.field.source())?;
+        let data = self.backend.download(source)?;
         Ok(spec.render(&self.grid, &data, self.scene.params.buoyancy.ambient_temperature))
     }
 
