@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::grid::Boundary;
+use crate::grid::{Boundary, FieldId};
 use crate::{Error, Result};
 
 /// Everything that shapes one step.
@@ -296,6 +296,29 @@ pub struct ActiveFields {
 impl Default for ActiveFields {
     fn default() -> Self {
         ActiveFields { density: true, temperature: true, dye: true }
+    }
+}
+
+impl ActiveFields {
+    /// Whether the step carries `field`: false only for a density, temperature or dye switched
+    /// off here (nothing moves or fades it; it holds only what splats put there).
+    pub fn carries(&self, field: FieldId) -> bool {
+        match field {
+            FieldId::Density => self.density,
+            FieldId::Temperature => self.temperature,
+            FieldId::Dye => self.dye,
+            _ => true,
+        }
+    }
+
+    /// The `params.fields` key of a field this struct switches (`None` for the others).
+    pub fn key(field: FieldId) -> Option<&'static str> {
+        match field {
+            FieldId::Density => Some("params.fields.density"),
+            FieldId::Temperature => Some("params.fields.temperature"),
+            FieldId::Dye => Some("params.fields.dye"),
+            _ => None,
+        }
     }
 }
 

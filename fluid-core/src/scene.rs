@@ -24,7 +24,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::grid::{Boundary, FieldId, Grid};
-use crate::params::{SimParams, finite};
+use crate::params::{ActiveFields, SimParams, finite};
 use crate::render::RenderSpec;
 use crate::splat::{Falloff, GAUSSIAN_CUTOFF, Splat};
 use crate::{Error, Result};
@@ -416,6 +416,70 @@ impl Scene {
             ));
         }
         self.render.validate()?;
+        self.check_carried()?;
+        Ok(())
+    }
+
+    /// Refuse settings that act on a cell field `params.fields` switches off, since they would
+    /// do nothing without a word: buoyancy from density or heat, and emitters and initial
+    /// splats that add it.
+    fn check_carried(&self) -> Result<()> {
+        let fields = &self.params.fields;
+        let off = |field: FieldId| -> String {
+            format!(
+                "the step does not carry {} ({} = false): set that to true, or leave this out",
+                field.name(),
+                ActiveFields::key(field).unwrap_or_default()
+            )
+        };
+        let b = &self.params.buoyancy;
+        if b.density_weight != 0.0 && !fields.density {
+            return Err(Error::invalid("params.buoyancy.density_weight", b.density_weight, off(FieldId::Density)));
+        }
+        if b.temperature_lift != 0.0 && !fields.temperature {
+            return Err(Error::invalid(
+                "params.buoyancy.temperature_lift",
+                b.temperature_lift,
+                off(FieldId::Temperature),
+            ));
+        }
+        for (list, key) in [(&self.emitters, "emitters"), (&self.splats, "splats")] {
+            for (i, s) in list.iter().enumerate() {
+                if s.density != 0.0 && !fields.density {
+                    return Err(Error::invalid(format!("{key}[{i}].density"), s.density, off(FieldId::Density)));
+                }
+                if s.temperature != 0.0 && !fields.temperature {
+                    return Err(Error::invalid(
+                        format!("{key}[{i}].temperature"),
+                        s.temperature,
+                        off(FieldId::Temperature),
+                    ));
+                }
+                if s.dye != [0.0; 4] && !fields.dye {
+                    return Err(Error::invalid(format!("{key}[{i}].dye"), format!("{:?}", s.dye), off(FieldId::Dye)));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuse to draw a cell field `params.fields` switches off (the picture would be blank):
+    /// [`Scene::validate`] leaves this to whoever draws, since `render.field` defaults to
+    /// `density` and a scene that never draws need not set it.
+    pub fn check_render(&self) -> Result<()> {
+        let shown = self.render.field.source();
+        if !self.params.fields.carries(shown) {
+            return Err(Error::invalid(
+                "render.field",
+                shown.name(),
+                format!(
+                    "the step does not carry {} ({} = false), so the picture would be blank: draw a field \
+                     the scene carries, or set that to true",
+                    shown.name(),
+                    ActiveFields::key(shown).unwrap_or_default()
+                ),
+            ));
+        }
         Ok(())
     }
 
@@ -655,6 +719,43 @@ mod tests {
         over(&["splats=[{center=[0.5, -0.04], radius=0.05}]"]).expect("within its radius");
         // A periodic axis wraps any centre round.
         over(&["params.boundary.x=\"periodic\"", "emitters.0.center.0=-3.5"]).expect("periodic");
+    }
+
+    #[test]
+    fn settings_on_a_field_the_step_does_not_carry_are_refused() {
+        let over = |preset: &str, items: &[&str]| {
+            let ov: Vec<_> = items.iter().map(|s| parse_override(s).expect("override")).collect();
+            Scene::preset_with(preset, &ov)
+        };
+        for (preset, items, needles) in [
+            ("smoke", &["params.fields.density=false"][..], &["params.buoyancy.density_weight", "0.4"][..]),
+            ("smoke", &["params.fields.temperature=false"], &["params.buoyancy.temperature_lift", "1"]),
+            (
+                "smoke",
+                &["params.fields.temperature=false", "params.buoyancy.temperature_lift=0"],
+                &["emitters[0].temperature", "8", "params.fields.temperature = false"],
+            ),
+            ("ink", &["emitters.1.density=0.5"], &["emitters[1].density", "0.5", "params.fields.density"]),
+            (
+                "smoke",
+                &["splats=[{dye=[1, 0, 0, 1]}]"],
+                &["splats[0].dye", "[1.0, 0.0, 0.0, 1.0]", "params.fields.dye"],
+            ),
+        ] {
+            let e = over(preset, items).expect_err("refused").to_string();
+            for n in needles {
+                assert!(e.contains(n), "{items:?}: `{n}` missing from: {e}");
+            }
+        }
+        // With the field carried, or the setting gone, each is fine.
+        over("smoke", &["params.fields.dye=true", "splats=[{dye=[1, 0, 0, 1]}]"]).expect("dye carried");
+        over("ink", &["params.fields.density=true", "emitters.1.density=0.5"]).expect("density carried");
+        // Drawing: only checked by whoever draws (`render.field` defaults to density).
+        let ink = over("ink", &["render.field=\"density\""]).expect("a scene that never draws may keep it");
+        let e = ink.check_render().expect_err("blank picture").to_string();
+        assert!(e.contains("render.field") && e.contains("density") && e.contains("blank"), "{e}");
+        over("ink", &[]).expect("preset").check_render().expect("dye is carried");
+        over("smoke", &["render.field=\"curl\""]).expect("curl").check_render().expect("curl is always there");
     }
 
     #[test]

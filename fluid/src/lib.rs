@@ -538,7 +538,9 @@ impl<B: Backend> Simulation<B> {
     }
 
     /// The current frame as RGBA8, `nx × ny`, top row first, drawn as the scene's `[render]` says.
+    /// A field the scene does not carry (`params.fields`) is an error ([`Scene::check_render`]).
     pub fn render(&mut self) -> Result<Vec<u8>> {
+        self.scene.check_render()?;
         let source = self.scene.render.field.source();
         self.derive(source)?;
         let spec = &self.scene.render;

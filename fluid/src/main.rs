@@ -400,6 +400,16 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         return Err(Error::invalid("--threads", args.threads, why).into());
     }
     let scene = load_scene(&args.scene, &args.set)?;
+    if args.png || args.gif {
+        scene.check_render()?;
+    }
+    for field in &dumps {
+        if !scene.params.fields.carries(*field) {
+            let key = fluid::ActiveFields::key(*field).unwrap_or_default();
+            let why = format!("the scene does not carry {} ({key} = false): it would be all zeros", field.name());
+            return Err(Error::invalid("--dump", field.name(), why).into());
+        }
+    }
     let backend = fluid::backend_with_threads(&args.backend, args.threads)?;
     let out_dir = args.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&scene.name));
     let frames_wanted = args.png || args.gif;

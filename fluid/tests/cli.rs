@@ -43,6 +43,8 @@ fn run_dumps_every_field_with_the_documented_shape() {
         "grid.nx=24",
         "--set",
         "grid.ny=16",
+        "--set",
+        "params.fields.dye=true",
         "--out",
         dir.to_str().expect("utf8"),
         "--dump",
@@ -190,6 +192,11 @@ fn bad_input_gets_a_clear_message_and_exit_code_2() {
     bad(&["run", "smoke", "--set", "grid.h=1e-30"], &["grid.h", "1e-30", "1e-12"]);
     bad(&["run", "smoke", "--set", "emitters.3.radius=0.1"], &["emitters", "`3` is not an index"]);
     bad(&["run", "smoke", "--set", "params.viscosity=-0.1"], &["params.viscosity", "-0.1"]);
+    // Settings that act on a field the scene does not carry would do nothing without a word.
+    bad(&["run", "smoke", "--dump", "dye"], &["--dump", "dye", "params.fields.dye = false"]);
+    bad(&["run", "ink", "--png", "--set", "render.field=density"], &["render.field", "density", "blank"]);
+    bad(&["run", "smoke", "--set", "params.fields.temperature=false"], &["params.buoyancy.temperature_lift", "1"]);
+    bad(&["run", "ink", "--set", "emitters.0.density=2"], &["emitters[0].density", "2", "params.fields.density"]);
     // A step records every sweep; 10^8 of them would exhaust memory before the first ran.
     bad(
         &["run", "smoke", "--set", "params.pressure.iterations=100000000"],
