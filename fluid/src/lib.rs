@@ -291,7 +291,9 @@ impl<B: Backend> Simulation<B> {
     /// Queue a splat (world units) for the next step. Its numbers must be finite and its
     /// radius > 0 (an error names the value). It may reach past the box: along a wall the part
     /// outside adds nothing, so one wholly outside (a pointer dragged off the picture) changes
-    /// nothing; along a periodic axis it wraps round, from any distance.
+    /// nothing; along a periodic axis it wraps round, from any distance. Amounts for a field
+    /// the scene does not carry (`params.fields`) are added to it but nothing moves them (a
+    /// scene's own emitters may not do this: [`Scene::validate`]).
     pub fn splat(&mut self, splat: Splat) -> Result<()> {
         splat.validate("splat")?;
         self.pending.push(splat);
