@@ -307,7 +307,9 @@ fields! {
     U = "u", U, true;
     /// y-velocity on y-faces.
     V = "v", V, true;
-    /// Pressure of the last projection (scaled so that `u -= dt ∇p`, unit density).
+    /// Pressure of the last projection (scaled so that `u -= dt ∇p`, unit density). With walls or
+    /// periodic axes all round, only its differences are defined: two backends (or solvers) may
+    /// hold it offset by a constant, so compare `p − mean(p)`.
     Pressure = "pressure", Cell, true;
     /// Divergence of the velocity that entered the last projection (the Poisson right-hand side).
     Divergence = "divergence", Cell, true;
