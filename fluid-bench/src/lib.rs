@@ -151,6 +151,11 @@ macro_rules! conformance {
         }
 
         #[test]
+        fn a_shear_mode_along_free_slip_walls_decays_at_the_viscous_rate() {
+            $crate::physics::free_slip_shear_decay(|| $make);
+        }
+
+        #[test]
         fn centred_plume_stays_mirror_symmetric() {
             $crate::physics::plume_symmetry(|| $make);
         }
