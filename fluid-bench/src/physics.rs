@@ -1433,8 +1433,9 @@ pub fn curl_reads_are_the_current_vorticity<B: Backend>(make: impl Fn() -> B) {
 /// `exp(−ν (π/H)² t)`. The same turned a quarter turn (`v = A cos(π x / W)`, walls across x)
 /// checks the other axis. Both on a 24 × 32 box of cell 0.05 with ν = 0.05 over 100 steps of
 /// 0.02 (the mode decays to 0.68 or 0.50), against the analytic decay to 1 %: the cell-centred
-/// Neumann Laplacian's eigenvalue is `(π/H)²` within `(πh/H)²/12` (≤ 0.15 %) and backward
-/// Euler loses `(ν k² dt)²/2` per step (< 1e-5); measured: ≤ 0.2 %. A wall that pins the
+/// Neumann Laplacian's eigenvalue is `(π/H)²` within `(πh/H)²/12` (≤ 0.15 % of the rate) and
+/// backward Euler loses `(ν k² dt)²/2` per step (≤ 0.25 % over the run); measured: 0.11 % and
+/// 0.33 % after 100 steps. A wall that pins the
 /// tangential velocity (no-slip) decays at a different rate by far more than 1 %.
 pub fn free_slip_shear_decay<B: Backend>(make: impl Fn() -> B) {
     use std::f64::consts::PI;
