@@ -19,6 +19,12 @@ pub fn kinetic_energy(grid: &Grid, u: &[f32], v: &[f32]) -> f64 {
     0.5 * e * f64::from(grid.h).powi(2)
 }
 
+/// A scene of `nx × ny` cells of size `h` stepping by `dt`, with more `[params]` lines.
+fn test_scene(name: &str, nx: u32, ny: u32, h: f64, dt: f64, params: &str) -> Scene {
+    let text = format!("name = \"{name}\"\n[grid]\nnx = {nx}\nny = {ny}\nh = {h}\n[params]\ndt = {dt}\n{params}\n");
+    Scene::from_toml(&text, name).expect("valid scene")
+}
+
 fn taylor_green_scene(nx: u32, ny: u32, h: f64, nu: f64, dt: f64, amplitude: f64) -> Scene {
     let text = format!(
         r#"
@@ -680,21 +686,18 @@ pub fn uniform_translation<B: Backend>(make: impl Fn() -> B) {
     let dt = 1.0 / 128.0;
     let shift = [1.3f64, -0.45]; // cells per step
     for backtrace in ["rk2", "rk3"] {
-        let text = format!(
-            r#"
-name = "uniform-translation"
-[grid]
-nx = {nx}
-ny = {ny}
-h = {h}
-[params]
-dt = {dt}
-fields = {{ density = true, temperature = false, dye = true }}
-boundary = {{ x = "periodic", y = "periodic" }}
-advection = {{ backtrace = "{backtrace}" }}
-"#
+        let scene = test_scene(
+            "uniform-translation",
+            nx,
+            ny,
+            h,
+            dt,
+            &format!(
+                "fields = {{ density = true, temperature = false, dye = true }}\n\
+                 boundary = {{ x = \"periodic\", y = \"periodic\" }}\n\
+                 advection = {{ backtrace = \"{backtrace}\" }}"
+            ),
         );
-        let scene = Scene::from_toml(&text, "uniform translation").expect("valid scene");
         let mut sim = Simulation::new(scene, make()).expect("simulation");
         let grid = *sim.grid();
         let (u0, v0) = ((shift[0] * h / dt) as f32, (shift[1] * h / dt) as f32);
@@ -773,22 +776,19 @@ pub fn shear_wave_advection<B: Backend>(make: impl Fn() -> B) {
     let (m, b) = (3.0f64, 0.05f64);
     let k = TAU * m / (f64::from(nx) * h);
     for backtrace in ["rk2", "rk3"] {
-        let text = format!(
-            r#"
-name = "shear-wave"
-[grid]
-nx = {nx}
-ny = {ny}
-h = {h}
-[params]
-dt = {dt}
-fields = {{ density = false, temperature = false, dye = false }}
-boundary = {{ x = "periodic", y = "periodic" }}
-advection = {{ backtrace = "{backtrace}" }}
-pressure = {{ solver = "multigrid", iterations = 2 }}
-"#
+        let scene = test_scene(
+            "shear-wave",
+            nx,
+            ny,
+            h,
+            dt,
+            &format!(
+                "fields = {{ density = false, temperature = false, dye = false }}\n\
+                 boundary = {{ x = \"periodic\", y = \"periodic\" }}\n\
+                 advection = {{ backtrace = \"{backtrace}\" }}\n\
+                 pressure = {{ solver = \"multigrid\", iterations = 2 }}"
+            ),
         );
-        let scene = Scene::from_toml(&text, "shear wave").expect("valid scene");
         let mut sim = Simulation::new(scene, make()).expect("simulation");
         let grid = *sim.grid();
         let u0 = (shift * h / dt) as f32;
@@ -990,20 +990,8 @@ pub fn splat_integrals<B: Backend>(make: impl Fn() -> B) {
 pub fn uniform_forces<B: Backend>(make: impl Fn() -> B) {
     let (dt, steps) = (0.05f64, 40u32);
     let scene = |params: &str| {
-        let text = format!(
-            r#"
-name = "uniform-forces"
-[grid]
-nx = 16
-ny = 12
-h = 0.1
-[params]
-dt = {dt}
-boundary = {{ x = "periodic", y = "periodic" }}
-{params}
-"#
-        );
-        Scene::from_toml(&text, "uniform forces").expect("valid scene")
+        let periodic = "boundary = { x = \"periodic\", y = \"periodic\" }";
+        test_scene("uniform-forces", 16, 12, 0.1, dt, &format!("{periodic}\n{params}"))
     };
     let check = |what: &str, got: &[f32], want: f64| {
         for (c, &x) in got.iter().enumerate() {
@@ -1335,22 +1323,19 @@ pub fn backtrace_order<B: Backend>(make: impl Fn() -> B) {
 /// on the wrong faces, or a wall that lets flow through, grow far beyond that.
 pub fn rest_state_stays_at_rest<B: Backend>(make: impl Fn() -> B) {
     let (nx, ny, dt, g) = (48u32, 40u32, 0.02f64, 9.8f64);
-    let text = format!(
-        r#"
-name = "rest"
-[grid]
-nx = {nx}
-ny = {ny}
-h = 0.025
-[params]
-dt = {dt}
-gravity = [0.0, -{g}]
-fields = {{ density = false, temperature = true, dye = false }}
-buoyancy = {{ temperature_lift = 3.0, ambient_temperature = 0.0 }}
-pressure = {{ solver = "multigrid", iterations = 4 }}
-"#
+    let scene = test_scene(
+        "rest",
+        nx,
+        ny,
+        0.025,
+        dt,
+        &format!(
+            "gravity = [0.0, -{g}]\n\
+             fields = {{ density = false, temperature = true, dye = false }}\n\
+             buoyancy = {{ temperature_lift = 3.0, ambient_temperature = 0.0 }}\n\
+             pressure = {{ solver = \"multigrid\", iterations = 4 }}"
+        ),
     );
-    let scene = Scene::from_toml(&text, "rest").expect("valid scene");
     let mut sim = Simulation::new(scene, make()).expect("simulation");
     let nxu = nx as usize;
     let t: Vec<f32> =
@@ -1442,23 +1427,19 @@ pub fn free_slip_shear_decay<B: Backend>(make: impl Fn() -> B) {
     let (nx, ny, h, nu, dt, amplitude) = (24u32, 32u32, 0.05f64, 0.05f64, 0.02f64, 0.01f64);
     for walls_across_y in [true, false] {
         let (bx, by) = if walls_across_y { ("periodic", "wall") } else { ("wall", "periodic") };
-        let text = format!(
-            r#"
-name = "free-slip-shear"
-[grid]
-nx = {nx}
-ny = {ny}
-h = {h}
-[params]
-dt = {dt}
-viscosity = {nu}
-viscosity_iterations = 30
-fields = {{ density = false, temperature = false, dye = false }}
-boundary = {{ x = "{bx}", y = "{by}" }}
-pressure = {{ solver = "multigrid", iterations = 2 }}
-"#
+        let scene = test_scene(
+            "free-slip-shear",
+            nx,
+            ny,
+            h,
+            dt,
+            &format!(
+                "viscosity = {nu}\nviscosity_iterations = 30\n\
+                 fields = {{ density = false, temperature = false, dye = false }}\n\
+                 boundary = {{ x = \"{bx}\", y = \"{by}\" }}\n\
+                 pressure = {{ solver = \"multigrid\", iterations = 2 }}"
+            ),
         );
-        let scene = Scene::from_toml(&text, "free-slip shear").expect("valid scene");
         let mut sim = Simulation::new(scene, make()).expect("simulation");
         let grid = *sim.grid();
         let (nxu, nyu) = (nx as usize, ny as usize);
