@@ -445,6 +445,12 @@ impl SimParams {
                     "the Poisson filter is a fixed number of sweeps; it has no iterations to stop early",
                 ));
             }
+        } else if self.pressure.rank != crate::poisson_filter::MAX_RANK {
+            return Err(Error::invalid(
+                "params.pressure.rank",
+                self.pressure.rank,
+                "only the poisson-filter solver has a rank; leave it out",
+            ));
         }
         match (self.pressure.precision, self.pressure.solver) {
             (None, _)
@@ -524,6 +530,14 @@ mod tests {
         let e = p.validate().expect_err("too many diffusion sweeps").to_string();
         assert!(e.contains("params.viscosity_iterations") && e.contains("100001"), "{e}");
         p.viscosity_iterations = 20;
+        p.pressure.rank = 2;
+        let e = p.validate().expect_err("a rank without the filter").to_string();
+        assert!(e.contains("params.pressure.rank") && e.contains("poisson-filter"), "{e}");
+        p.pressure.solver = PressureSolver::PoissonFilter;
+        p.pressure.iterations = 16;
+        p.validate().expect("the filter's rank");
+        p.pressure.solver = PressureSolver::Jacobi;
+        p.pressure.rank = crate::poisson_filter::MAX_RANK;
         p.boundary.x = Boundary::Open;
         assert!(matches!(p.validate(), Err(Error::Unsupported { .. })));
     }
