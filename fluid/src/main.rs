@@ -438,8 +438,10 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     let timing_on = args.timings && timing_note.is_none();
     let grid = *sim.grid();
     let every = args.frame_every.unwrap_or((args.steps / 100).max(1));
-    let mut frames: Vec<Vec<u8>> = Vec::new();
+    let mut frames = 0usize;
     let mut written: Vec<PathBuf> = Vec::new();
+    let gif_path = out_dir.join(format!("{name}.gif"));
+    let mut gif = if args.gif { Some(GifWriter::create(&gif_path, grid.nx, grid.ny)?) } else { None };
 
     // Cleared however the loop ends, so that an error's message is not printed over the bar.
     let bar = ClearOnDrop(indicatif::ProgressBar::new(u64::from(args.steps)));
@@ -471,20 +473,22 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             }
             let rgba = sim.render()?;
             if args.png {
-                let path = out_dir.join(format!("frame_{:05}.png", frames.len()));
+                let path = out_dir.join(format!("frame_{frames:05}.png"));
                 save_png(&path, grid.nx, grid.ny, &rgba)?;
                 written.push(path);
             }
-            frames.push(rgba);
+            if let Some(gif) = gif.as_mut() {
+                gif.push(rgba)?;
+            }
+            frames += 1;
         }
         bar.0.inc(1);
     }
     drop(bar);
 
-    if args.gif {
-        let path = out_dir.join(format!("{name}.gif"));
-        save_gif(&path, grid.nx, grid.ny, &frames)?;
-        written.push(path);
+    if let Some(gif) = gif {
+        gif.finish()?;
+        written.push(gif_path);
     }
     for field in &dumps {
         let data = sim.field(*field)?;
@@ -550,36 +554,94 @@ fn save_png(path: &Path, w: u32, h: u32, rgba: &[u8]) -> Result<(), Failure> {
     image::save_buffer(path, rgba, w, h, image::ExtendedColorType::Rgba8).map_err(|e| io_failure(path, e))
 }
 
-/// Frames of 40 ms, looping, each with its own palette (what `image`'s GIF encoder wrote at
-/// speed 10, byte for byte). The palettes are computed on every core, since the quantisation
-/// is most of a GIF's time; then the frames are compressed and written in order.
-fn save_gif(path: &Path, w: u32, h: u32, frames: &[Vec<u8>]) -> Result<(), Failure> {
-    let (Ok(gw), Ok(gh)) = (u16::try_from(w), u16::try_from(h)) else {
-        return Err(io_failure(path, format!("a GIF is at most 65535 pixels wide and high, not {w} x {h}")));
-    };
-    if let Some(bad) = frames.iter().find(|f| f.len() != 4 * w as usize * h as usize) {
-        return Err(io_failure(path, format!("a frame of {} bytes is not {w} x {h} RGBA", bad.len())));
+/// An animated GIF written as the frames come: frames of 40 ms, looping, each with its own
+/// palette (what `image`'s GIF encoder wrote at speed 10, byte for byte). The quantisation is
+/// most of a GIF's time, so frames wait in a batch of a few per core and each batch's palettes
+/// are computed on every core, then compressed and written in order: memory holds one batch,
+/// not the whole run. The file is `<path>.part` until [`GifWriter::finish`] renames it; a run
+/// that fails before then removes it.
+struct GifWriter {
+    path: PathBuf,
+    part: PathBuf,
+    size: (u16, u16),
+    /// `None` once finished.
+    enc: Option<gif::Encoder<std::io::BufWriter<std::fs::File>>>,
+    batch: Vec<Vec<u8>>,
+    workers: usize,
+}
+
+impl GifWriter {
+    fn create(path: &Path, w: u32, h: u32) -> Result<GifWriter, Failure> {
+        let (Ok(gw), Ok(gh)) = (u16::try_from(w), u16::try_from(h)) else {
+            return Err(io_failure(path, format!("a GIF is at most 65535 pixels wide and high, not {w} x {h}")));
+        };
+        let mut part = path.as_os_str().to_owned();
+        part.push(".part");
+        let part = PathBuf::from(part);
+        let file = std::fs::File::create(&part).map_err(|e| io_failure(&part, e))?;
+        let mut enc =
+            gif::Encoder::new(std::io::BufWriter::new(file), gw, gh, &[]).map_err(|e| io_failure(&part, e))?;
+        enc.set_repeat(gif::Repeat::Infinite).map_err(|e| io_failure(&part, e))?;
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Ok(GifWriter { path: path.to_path_buf(), part, size: (gw, gh), enc: Some(enc), batch: Vec::new(), workers })
     }
-    let quantise = |rgba: &Vec<u8>| {
-        let mut frame = gif::Frame::from_rgba_speed(gw, gh, &mut rgba.clone(), 10);
-        frame.delay = 4;
-        frame.dispose = gif::DisposalMethod::Background;
-        frame
-    };
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let per = frames.len().div_ceil(workers).max(1);
-    let quantised: Vec<gif::Frame<'static>> = std::thread::scope(|s| {
-        let jobs: Vec<_> =
-            frames.chunks(per).map(|chunk| s.spawn(move || chunk.iter().map(quantise).collect::<Vec<_>>())).collect();
-        jobs.into_iter().flat_map(|j| j.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
-    });
-    let file = std::fs::File::create(path).map_err(|e| io_failure(path, e))?;
-    let mut enc = gif::Encoder::new(std::io::BufWriter::new(file), gw, gh, &[]).map_err(|e| io_failure(path, e))?;
-    enc.set_repeat(gif::Repeat::Infinite).map_err(|e| io_failure(path, e))?;
-    for frame in &quantised {
-        enc.write_frame(frame).map_err(|e| io_failure(path, e))?;
+
+    /// Add a frame (`w × h` RGBA8, top row first).
+    fn push(&mut self, rgba: Vec<u8>) -> Result<(), Failure> {
+        let (w, h) = (usize::from(self.size.0), usize::from(self.size.1));
+        if rgba.len() != 4 * w * h {
+            return Err(io_failure(&self.path, format!("a frame of {} bytes is not {w} x {h} RGBA", rgba.len())));
+        }
+        self.batch.push(rgba);
+        if self.batch.len() >= 4 * self.workers { self.write_batch() } else { Ok(()) }
     }
-    // Write the trailer and flush here, so that a failure is reported rather than dropped.
-    let mut out = enc.into_inner().map_err(|e| io_failure(path, e))?;
-    std::io::Write::flush(&mut out).map_err(|e| io_failure(path, e))
+
+    fn write_batch(&mut self) -> Result<(), Failure> {
+        let (gw, gh) = self.size;
+        let quantise = |rgba: &Vec<u8>| {
+            let mut frame = gif::Frame::from_rgba_speed(gw, gh, &mut rgba.clone(), 10);
+            frame.delay = 4;
+            frame.dispose = gif::DisposalMethod::Background;
+            frame
+        };
+        let per = self.batch.len().div_ceil(self.workers).max(1);
+        let batch = &self.batch;
+        let quantised: Vec<gif::Frame<'static>> = std::thread::scope(|s| {
+            let jobs: Vec<_> = batch
+                .chunks(per)
+                .map(|chunk| s.spawn(move || chunk.iter().map(quantise).collect::<Vec<_>>()))
+                .collect();
+            jobs.into_iter().flat_map(|j| j.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+        });
+        let Some(enc) = self.enc.as_mut() else {
+            return Err(io_failure(&self.part, "the GIF is already finished"));
+        };
+        for frame in &quantised {
+            enc.write_frame(frame).map_err(|e| io_failure(&self.part, e))?;
+        }
+        self.batch.clear();
+        Ok(())
+    }
+
+    /// Write what is left and the trailer, flush, and give the file its name.
+    fn finish(mut self) -> Result<(), Failure> {
+        self.write_batch()?;
+        let Some(enc) = self.enc.take() else {
+            return Err(io_failure(&self.part, "the GIF is already finished"));
+        };
+        // Write the trailer and flush here, so that a failure is reported rather than dropped.
+        let mut out = enc.into_inner().map_err(|e| io_failure(&self.part, e))?;
+        std::io::Write::flush(&mut out).map_err(|e| io_failure(&self.part, e))?;
+        drop(out);
+        std::fs::rename(&self.part, &self.path).map_err(|e| io_failure(&self.path, e))
+    }
+}
+
+impl Drop for GifWriter {
+    fn drop(&mut self) {
+        if self.enc.take().is_some() {
+            // Not finished: the run failed. The half-written file is of no use.
+            let _ = std::fs::remove_file(&self.part);
+        }
+    }
 }
