@@ -201,6 +201,31 @@ fn apply_override(root: &mut toml::Table, key: &str, value: toml::Value) -> Resu
     let fail = |reason: String| Error::Override { item: key.to_string(), reason };
     let (last, path) = parts.split_last().ok_or_else(|| fail("empty key".into()))?;
     let mut node: Option<&mut toml::Value> = None;
+    // A missing key is created as a table below; followed by an index it was meant as an
+    // array, which an override does not create element by element.
+    let mut seen: Option<&toml::Value> = None;
+    for (depth, part) in path.iter().enumerate() {
+        let next = match seen {
+            None => root.get(*part),
+            Some(toml::Value::Table(t)) => t.get(*part),
+            Some(toml::Value::Array(a)) => part.parse::<usize>().ok().and_then(|i| a.get(i)),
+            Some(_) => None,
+        };
+        match next {
+            Some(v) => seen = Some(v),
+            None => {
+                if matches!(seen, None | Some(toml::Value::Table(_))) && parts[depth + 1].parse::<usize>().is_ok() {
+                    let whole = parts[..=depth].join(".");
+                    return Err(fail(format!(
+                        "the scene has no `{whole}`, so it has no element {}: set the whole array, e.g. \
+                         `{whole}=[{{…}}]`",
+                        parts[depth + 1]
+                    )));
+                }
+                break;
+            }
+        }
+    }
     for (depth, part) in path.iter().enumerate() {
         let here = parts[..depth].join(".");
         node = Some(match node {
@@ -616,6 +641,12 @@ mod tests {
         assert!(e.to_string().contains("`x` is not an index"), "{e}");
         let e = Scene::preset_with("smoke", &ov(&["grid.nx.y=3"])).expect_err("through a number");
         assert!(e.to_string().contains("`grid.nx` is not a table or an array"), "{e}");
+        // smoke has no initial splats: an index into them cannot be set piecewise.
+        let e = Scene::preset_with("smoke", &ov(&["splats.0.center=[0.5, 0.5]"])).expect_err("no such array");
+        assert!(e.to_string().contains("the scene has no `splats`, so it has no element 0"), "{e}");
+        let e = Scene::preset_with("smoke", &ov(&["params.extra.2=1"])).expect_err("nested");
+        assert!(e.to_string().contains("no `params.extra`"), "{e}");
+        Scene::preset_with("smoke", &ov(&["splats=[{center=[0.5, 0.5], density=1}]"])).expect("the whole array");
     }
 
     #[test]
