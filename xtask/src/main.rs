@@ -64,6 +64,10 @@ fn numpy_check() -> Result<(), String> {
             "grid.nx=24",
             "--set",
             "grid.ny=16",
+            // smoke carries no dye of its own, and dumping a field a scene does not carry is
+            // an error.
+            "--set",
+            "params.fields.dye=true",
             "--out",
             dir_s,
             "--dump",
