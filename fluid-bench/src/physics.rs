@@ -873,15 +873,16 @@ fn world_moments(grid: &Grid, q: &[f32], count: usize, at: impl Fn(usize) -> [f6
 ///
 /// One splat of radius 0.3 (6 cells of 0.05) on a 64 × 56 grid, alone on zero fields, once
 /// with walls and centred off the grid's points (its gaussian's 4 radii short of every wall),
-/// once with periodic axes and centred next to a corner so that it wraps across both edges. Each quantity it adds must total its amount
-/// times the falloff's integral over the plane, `π r²` for `exp(−d²/r²)` (the cut at 4 radii
-/// loses `e^{−16}`) and `π r²/3` for the cone `1 − d/r`, and must be centred on the splat:
-/// density, temperature and dye over the cells, each velocity component over its own faces.
-/// The grid's sums of a gaussian this wide equal the integral to f32 rounding, so its
-/// tolerances are 1e-5 relative and 1e-4 cells; the cone's kink at its tip and its rim cost
-/// the midpoint sums up to 1e-3 relative and 5e-3 cells (measured on every backend), so its
-/// tolerances are 2e-3 and 1e-2 cells. Radii in cells instead of world units, a face or cell sampled half a
-/// cell off, a wrong falloff or a bad wrap miss by far more.
+/// once with periodic axes and centred next to a corner so that it wraps across both edges.
+/// Each quantity it adds must total its amount times the falloff's integral over the plane,
+/// `π r²` for `exp(−d²/r²)` (the cut at 4 radii loses `e^{−16}`) and `π r²/3` for the cone
+/// `1 − d/r`, and must be centred on the splat: density, temperature and dye over the cells,
+/// each velocity component over its own faces. The grid's sums of a gaussian this wide equal
+/// the integral to f32 rounding, so its tolerances are 1e-5 relative and 1e-4 cells (measured:
+/// 2e-7 and 1e-6); the cone's kink at its tip and its rim cost the midpoint sums up to 1e-3
+/// relative and 5e-3 cells (measured on every backend), so its tolerances are 2e-3 and 1e-2
+/// cells. Radii in cells instead of world units, a face or cell sampled a tenth of a cell off,
+/// a wrong falloff or a bad wrap miss by far more.
 pub fn splat_integrals<B: Backend>(make: impl Fn() -> B) {
     use fluid::Boundary::{Periodic, Wall};
     use fluid::{Falloff, Splat};
