@@ -374,13 +374,11 @@ impl<B: Backend> Simulation<B> {
     /// frame wants [`Simulation::request_sample`], which does not). Points outside the box are
     /// an error naming them; see [`Grid::sample`], whose results these equal bit for bit.
     pub fn sample(&mut self, field: FieldId, points: &[[f32; 2]]) -> Result<Vec<f32>> {
-        let plan = self.grid.sample_plan(field, points)?;
-        if plan.indices().is_empty() {
-            return Ok(Vec::new());
-        }
-        self.derive(field)?;
-        let values = self.backend.download_at(field, plan.indices())?;
-        plan.finish(&values)
+        let grid = self.grid;
+        grid.sample_with(field, points, |indices| {
+            self.derive(field)?;
+            self.backend.download_at(field, indices)
+        })
     }
 
     /// [`Simulation::sample`] without waiting for the device: the read is queued behind every
