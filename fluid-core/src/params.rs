@@ -311,14 +311,10 @@ impl ActiveFields {
         }
     }
 
-    /// The `params.fields` key of a field this struct switches (`None` for the others).
-    pub fn key(field: FieldId) -> Option<&'static str> {
-        match field {
-            FieldId::Density => Some("params.fields.density"),
-            FieldId::Temperature => Some("params.fields.temperature"),
-            FieldId::Dye => Some("params.fields.dye"),
-            _ => None,
-        }
+    /// Why `field` is empty, when the step does not carry it: e.g. "the step does not carry dye
+    /// (params.fields.dye = false)", for an error about a setting that acts on it.
+    pub fn not_carried(&self, field: FieldId) -> Option<String> {
+        (!self.carries(field)).then(|| format!("the step does not carry {0} (params.fields.{0} = false)", field.name()))
     }
 }
 

@@ -24,7 +24,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::grid::{Boundary, FieldId, Grid};
-use crate::params::{ActiveFields, SimParams, finite};
+use crate::params::{SimParams, finite};
 use crate::render::RenderSpec;
 use crate::splat::{Falloff, GAUSSIAN_CUTOFF, Splat};
 use crate::{Error, Result};
@@ -201,36 +201,27 @@ fn apply_override(root: &mut toml::Table, key: &str, value: toml::Value) -> Resu
     let fail = |reason: String| Error::Override { item: key.to_string(), reason };
     let (last, path) = parts.split_last().ok_or_else(|| fail("empty key".into()))?;
     let mut node: Option<&mut toml::Value> = None;
-    // A missing key is created as a table below; followed by an index it was meant as an
-    // array, which an override does not create element by element.
-    let mut seen: Option<&toml::Value> = None;
-    for (depth, part) in path.iter().enumerate() {
-        let next = match seen {
-            None => root.get(*part),
-            Some(toml::Value::Table(t)) => t.get(*part),
-            Some(toml::Value::Array(a)) => part.parse::<usize>().ok().and_then(|i| a.get(i)),
-            Some(_) => None,
-        };
-        match next {
-            Some(v) => seen = Some(v),
-            None => {
-                if matches!(seen, None | Some(toml::Value::Table(_))) && parts[depth + 1].parse::<usize>().is_ok() {
-                    let whole = parts[..=depth].join(".");
-                    return Err(fail(format!(
-                        "the scene has no `{whole}`, so it has no element {}: set the whole array, e.g. \
-                         `{whole}=[{{…}}]`",
-                        parts[depth + 1]
-                    )));
-                }
-                break;
-            }
+    // A missing key is created as a table; followed by an index it was meant as an array,
+    // which an override does not create element by element.
+    let creatable = |t: &toml::Table, depth: usize| -> Result<()> {
+        if t.contains_key(parts[depth]) || parts[depth + 1].parse::<usize>().is_err() {
+            return Ok(());
         }
-    }
+        let whole = parts[..=depth].join(".");
+        Err(fail(format!(
+            "the scene has no `{whole}`, so it has no element {}: set the whole array, e.g. `{whole}=[{{…}}]`",
+            parts[depth + 1]
+        )))
+    };
     for (depth, part) in path.iter().enumerate() {
         let here = parts[..depth].join(".");
         node = Some(match node {
-            None => root.entry(part.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new())),
+            None => {
+                creatable(root, depth)?;
+                root.entry(part.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()))
+            }
             Some(toml::Value::Table(t)) => {
+                creatable(t, depth)?;
                 t.entry(part.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()))
             }
             Some(toml::Value::Array(a)) => element(a, part).map_err(|r| fail(format!("`{here}` {r}")))?,
@@ -450,38 +441,29 @@ impl Scene {
     /// splats that add it.
     fn check_carried(&self) -> Result<()> {
         let fields = &self.params.fields;
-        let off = |field: FieldId| -> String {
-            format!(
-                "the step does not carry {} ({} = false): set that to true, or leave this out",
-                field.name(),
-                ActiveFields::key(field).unwrap_or_default()
-            )
+        let refuse = |key: String, value: String, field: FieldId| -> Result<()> {
+            match fields.not_carried(field) {
+                Some(why) => Err(Error::invalid(key, value, format!("{why}: set that to true, or leave this out"))),
+                None => Ok(()),
+            }
         };
         let b = &self.params.buoyancy;
-        if b.density_weight != 0.0 && !fields.density {
-            return Err(Error::invalid("params.buoyancy.density_weight", b.density_weight, off(FieldId::Density)));
+        if b.density_weight != 0.0 {
+            refuse("params.buoyancy.density_weight".into(), b.density_weight.to_string(), FieldId::Density)?;
         }
-        if b.temperature_lift != 0.0 && !fields.temperature {
-            return Err(Error::invalid(
-                "params.buoyancy.temperature_lift",
-                b.temperature_lift,
-                off(FieldId::Temperature),
-            ));
+        if b.temperature_lift != 0.0 {
+            refuse("params.buoyancy.temperature_lift".into(), b.temperature_lift.to_string(), FieldId::Temperature)?;
         }
         for (list, key) in [(&self.emitters, "emitters"), (&self.splats, "splats")] {
             for (i, s) in list.iter().enumerate() {
-                if s.density != 0.0 && !fields.density {
-                    return Err(Error::invalid(format!("{key}[{i}].density"), s.density, off(FieldId::Density)));
+                if s.density != 0.0 {
+                    refuse(format!("{key}[{i}].density"), s.density.to_string(), FieldId::Density)?;
                 }
-                if s.temperature != 0.0 && !fields.temperature {
-                    return Err(Error::invalid(
-                        format!("{key}[{i}].temperature"),
-                        s.temperature,
-                        off(FieldId::Temperature),
-                    ));
+                if s.temperature != 0.0 {
+                    refuse(format!("{key}[{i}].temperature"), s.temperature.to_string(), FieldId::Temperature)?;
                 }
-                if s.dye != [0.0; 4] && !fields.dye {
-                    return Err(Error::invalid(format!("{key}[{i}].dye"), format!("{:?}", s.dye), off(FieldId::Dye)));
+                if s.dye != [0.0; 4] {
+                    refuse(format!("{key}[{i}].dye"), format!("{:?}", s.dye), FieldId::Dye)?;
                 }
             }
         }
@@ -493,19 +475,14 @@ impl Scene {
     /// `density` and a scene that never draws need not set it.
     pub fn check_render(&self) -> Result<()> {
         let shown = self.render.field.source();
-        if !self.params.fields.carries(shown) {
-            return Err(Error::invalid(
+        match self.params.fields.not_carried(shown) {
+            Some(why) => Err(Error::invalid(
                 "render.field",
                 shown.name(),
-                format!(
-                    "the step does not carry {} ({} = false), so the picture would be blank: draw a field \
-                     the scene carries, or set that to true",
-                    shown.name(),
-                    ActiveFields::key(shown).unwrap_or_default()
-                ),
-            ));
+                format!("{why}, so the picture would be blank: draw a field the scene carries, or set that to true"),
+            )),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Fields to upload before the first step (others start at zero).

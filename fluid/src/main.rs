@@ -404,10 +404,8 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         scene.check_render()?;
     }
     for field in &dumps {
-        if !scene.params.fields.carries(*field) {
-            let key = fluid::ActiveFields::key(*field).unwrap_or_default();
-            let why = format!("the scene does not carry {} ({key} = false): it would be all zeros", field.name());
-            return Err(Error::invalid("--dump", field.name(), why).into());
+        if let Some(why) = scene.params.fields.not_carried(*field) {
+            return Err(Error::invalid("--dump", field.name(), format!("{why}: it would be all zeros")).into());
         }
     }
     let backend = fluid::backend_with_threads(&args.backend, args.threads)?;
