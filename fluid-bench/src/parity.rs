@@ -469,7 +469,8 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
     }
 }
 
-fn load<B: Backend>(b: &mut B, grid: &Grid, fields: &[(FieldId, Vec<f32>)]) {
+/// Allocate `grid` on `b` and upload `fields`.
+pub(crate) fn load<B: Backend>(b: &mut B, grid: &Grid, fields: &[(FieldId, Vec<f32>)]) {
     b.allocate(grid).expect("allocate");
     for (f, data) in fields {
         b.upload(*f, data).expect("upload");

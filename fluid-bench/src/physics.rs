@@ -26,27 +26,18 @@ fn test_scene(name: &str, nx: u32, ny: u32, h: f64, dt: f64, params: &str) -> Sc
 }
 
 fn taylor_green_scene(nx: u32, ny: u32, h: f64, nu: f64, dt: f64, amplitude: f64) -> Scene {
-    let text = format!(
-        r#"
-name = "taylor-green-test"
-[grid]
-nx = {nx}
-ny = {ny}
-h = {h}
-[params]
-dt = {dt}
-viscosity = {nu}
-viscosity_iterations = 30
-fields = {{ density = false, temperature = false, dye = false }}
-boundary = {{ x = "periodic", y = "periodic" }}
-advection = {{ backtrace = "rk3" }}
-pressure = {{ iterations = 40, omega = 0.9 }}
-[initial.velocity]
-kind = "taylor-green"
-amplitude = {amplitude}
-"#
+    let params = format!(
+        "viscosity = {nu}\n\
+         viscosity_iterations = 30\n\
+         fields = {{ density = false, temperature = false, dye = false }}\n\
+         boundary = {{ x = \"periodic\", y = \"periodic\" }}\n\
+         advection = {{ backtrace = \"rk3\" }}\n\
+         pressure = {{ iterations = 40, omega = 0.9 }}\n\
+         [initial.velocity]\n\
+         kind = \"taylor-green\"\n\
+         amplitude = {amplitude}"
     );
-    Scene::from_toml(&text, "taylor-green test").expect("valid scene")
+    test_scene("taylor-green-test", nx, ny, h, dt, &params)
 }
 
 /// Run a Taylor–Green vortex and compare its kinetic energy with `exp(−2ν(kx²+ky²)t)` every
@@ -643,24 +634,30 @@ pub fn projection_multisweep_equals_plain<B: Backend>(make: impl Fn() -> B) {
     }
 }
 
-/// Mass, centroid offset from `centre` and variance along each axis of a cell field on a
-/// periodic box: each cell's offset from `centre` is wrapped into `[−L/2, L/2)`, in cells.
-fn periodic_moments(grid: &Grid, q: impl Fn(usize) -> f64, centre: [f64; 2]) -> (f64, [f64; 2], [f64; 2]) {
-    let (nx, ny) = (grid.nx as usize, grid.ny as usize);
-    let wrap = |d: f64, n: usize| {
-        let n = n as f64;
-        (d + n / 2.0).rem_euclid(n) - n / 2.0
-    };
+/// Total, centroid offset from `centre` and variance along each axis, as [`moments`] gives them.
+type Moments = (f64, [f64; 2], [f64; 2]);
+
+/// Total, centroid offset from `centre` and variance along each axis of the samples `q(index)`
+/// at positions `at(index)`, index in `0..count` (any unit of length). An axis with
+/// `Some(length)` is periodic: each offset is wrapped into `[−L/2, L/2)`, the nearest image.
+fn moments(
+    q: impl Fn(usize) -> f64,
+    count: usize,
+    at: impl Fn(usize) -> [f64; 2],
+    centre: [f64; 2],
+    wrap: [Option<f64>; 2],
+) -> Moments {
     let (mut m, mut s1, mut s2) = (0.0, [0.0; 2], [0.0; 2]);
-    for j in 0..ny {
-        for i in 0..nx {
-            let w = q(j * nx + i);
-            let d = [wrap(i as f64 + 0.5 - centre[0], nx), wrap(j as f64 + 0.5 - centre[1], ny)];
-            m += w;
-            for a in 0..2 {
-                s1[a] += w * d[a];
-                s2[a] += w * d[a] * d[a];
+    for c in 0..count {
+        let (w, p) = (q(c), at(c));
+        m += w;
+        for a in 0..2 {
+            let mut d = p[a] - centre[a];
+            if let Some(len) = wrap[a] {
+                d = (d + len / 2.0).rem_euclid(len) - len / 2.0;
             }
+            s1[a] += w * d;
+            s2[a] += w * d * d;
         }
     }
     let mean = [s1[0] / m, s1[1] / m];
@@ -714,7 +711,10 @@ pub fn uniform_translation<B: Backend>(make: impl Fn() -> B) {
         let dye: Vec<f32> = blob.iter().flat_map(|&b| [b, 0.5 * b, 0.0, b]).collect();
         sim.set_field(FieldId::Density, &blob).expect("density");
         sim.set_field(FieldId::Dye, &dye).expect("dye");
-        let (m0, c0, var0) = periodic_moments(&grid, |c| f64::from(blob[c]), start);
+        // Cell centres in cells, both axes periodic.
+        let cell = |c: usize| [(c % nx as usize) as f64 + 0.5, (c / nx as usize) as f64 + 0.5];
+        let (cells, wrap) = ((nx * ny) as usize, [Some(f64::from(nx)), Some(f64::from(ny))]);
+        let (m0, c0, var0) = moments(|c| f64::from(blob[c]), cells, cell, start, wrap);
         for k in 1..=60u32 {
             sim.step(dt as f32).expect("step");
             if k % 20 != 0 {
@@ -727,7 +727,7 @@ pub fn uniform_translation<B: Backend>(make: impl Fn() -> B) {
             for (name, values, stride, offset) in
                 [("density", &density, 1, 0), ("dye red", &dye, 4, 0), ("dye alpha", &dye, 4, 3)]
             {
-                let (m, c, var) = periodic_moments(&grid, |c| f64::from(values[stride * c + offset]), centre);
+                let (m, c, var) = moments(|c| f64::from(values[stride * c + offset]), cells, cell, centre, wrap);
                 let ctx = format!("{backtrace}, {name}, after {k} steps");
                 assert!((m / m0 - 1.0).abs() < 1e-5, "{ctx}: mass {m} against {m0} at the start");
                 for a in 0..2 {
@@ -844,31 +844,6 @@ pub fn shear_wave_advection<B: Backend>(make: impl Fn() -> B) {
     }
 }
 
-/// A total and a centroid offset, as [`world_moments`] gives them.
-type Moments = (f64, [f64; 2]);
-
-/// Total (`Σ q h²`) and centroid offset from `centre` (world units; periodic axes measure the
-/// nearest image) of samples `q` at positions `at(index)`.
-fn world_moments(grid: &Grid, q: &[f32], count: usize, at: impl Fn(usize) -> [f64; 2], centre: [f64; 2]) -> Moments {
-    let h = f64::from(grid.h);
-    let lengths = [f64::from(grid.nx) * h, f64::from(grid.ny) * h];
-    let periodic = [grid.boundary_x == fluid::Boundary::Periodic, grid.boundary_y == fluid::Boundary::Periodic];
-    let (mut m, mut s) = (0.0, [0.0; 2]);
-    for (c, &x) in q.iter().enumerate().take(count) {
-        let p = at(c);
-        let w = f64::from(x);
-        m += w;
-        for a in 0..2 {
-            let mut d = p[a] - centre[a];
-            if periodic[a] {
-                d = (d + lengths[a] / 2.0).rem_euclid(lengths[a]) - lengths[a] / 2.0;
-            }
-            s[a] += w * d;
-        }
-    }
-    (m * h * h, [s[0] / m, s[1] / m])
-}
-
 /// The `splat` kernel against the integrals of its falloffs.
 ///
 /// One splat of radius 0.3 (6 cells of 0.05) on a 64 × 56 grid, alone on zero fields, once
@@ -886,7 +861,7 @@ fn world_moments(grid: &Grid, q: &[f32], count: usize, at: impl Fn(usize) -> [f6
 pub fn splat_integrals<B: Backend>(make: impl Fn() -> B) {
     use fluid::Boundary::{Periodic, Wall};
     use fluid::{Falloff, Splat};
-    use fluid_core::schedule::{Dispatch, Kernel, Op, Params};
+    use fluid_core::schedule::{Kernel, Params};
     use std::f64::consts::PI;
     let (nx, ny, h) = (64u32, 56u32, 0.05f32);
     for (boundary, centre) in [(Wall, [1.63f32, 1.37]), (Periodic, [0.04, 2.77])] {
@@ -901,23 +876,9 @@ pub fn splat_integrals<B: Backend>(make: impl Fn() -> B) {
                 temperature: 0.7,
                 dye: [0.2, 0.4, 0.6, 0.8],
             };
-            let mut b = make();
-            b.allocate(&grid).expect("allocate");
-            let fields = [FieldId::U, FieldId::V, FieldId::Density, FieldId::Temperature, FieldId::Dye];
-            for f in fields {
-                b.upload(f, &vec![0.0; grid.len(f)]).expect("zero");
-            }
-            let schedule = Schedule {
-                grid: grid.uniform(),
-                ops: vec![Op::Dispatch(Dispatch {
-                    kernel: Kernel::Splat,
-                    fields: fields.to_vec(),
-                    params: Params::None,
-                    extent: None,
-                })],
-            };
-            let inputs = StepInputs { dt: 0.1, time: 0.0, step: 0, splats: vec![splat] };
-            b.run(&schedule, &inputs).expect("run");
+            let zero = |f: FieldId| (f, vec![0.0; grid.len(f)]);
+            let fields = [FieldId::U, FieldId::V, FieldId::Density, FieldId::Temperature, FieldId::Dye].map(zero);
+            let mut b = run_alone(&make, &grid, Kernel::Splat, Params::None, &fields, vec![splat]);
             let r = f64::from(splat.radius);
             let (integral, rel, cells) = match falloff {
                 Falloff::Gaussian => (PI * r * r, 1e-5, 1e-4),
@@ -944,13 +905,22 @@ pub fn splat_integrals<B: Backend>(make: impl Fn() -> B) {
             };
             let channel = |k: usize| dye.iter().skip(k).step_by(4).copied().collect::<Vec<f32>>();
             let c64 = [f64::from(centre[0]), f64::from(centre[1])];
-            let checks: Vec<(&str, f64, Moments)> = vec![
-                ("density", 1.5, world_moments(&grid, &density, nxu * nyu, cell, c64)),
-                ("temperature", 0.7, world_moments(&grid, &temperature, nxu * nyu, cell, c64)),
-                ("dye red", 0.2, world_moments(&grid, &channel(0), nxu * nyu, cell, c64)),
-                ("dye alpha", 0.8, world_moments(&grid, &channel(3), nxu * nyu, cell, c64)),
-                ("u", 2.0, world_moments(&grid, &u_distinct, u_count, u_face, c64)),
-                ("v", -1.0, world_moments(&grid, &v, v_count, v_face, c64)),
+            let wrap = match boundary {
+                Periodic => [Some(f64::from(nx) * hh), Some(f64::from(ny) * hh)],
+                _ => [None, None],
+            };
+            // Total Σ q h² and centroid offset, in world units.
+            let world = |q: &[f32], count: usize, at: &dyn Fn(usize) -> [f64; 2]| {
+                let (m, offset, _) = moments(|c| f64::from(q[c]), count, at, c64, wrap);
+                (m * hh * hh, offset)
+            };
+            let checks = [
+                ("density", 1.5, world(&density, nxu * nyu, &cell)),
+                ("temperature", 0.7, world(&temperature, nxu * nyu, &cell)),
+                ("dye red", 0.2, world(&channel(0), nxu * nyu, &cell)),
+                ("dye alpha", 0.8, world(&channel(3), nxu * nyu, &cell)),
+                ("u", 2.0, world(&u_distinct, u_count, &u_face)),
+                ("v", -1.0, world(&v, v_count, &v_face)),
             ];
             for (name, amount, (total, offset)) in checks {
                 let ctx = format!("{falloff:?} splat, {boundary:?} axes, {name}");
@@ -1083,20 +1053,19 @@ pub fn uniform_forces<B: Backend>(make: impl Fn() -> B) {
     }
 }
 
-/// Run one kernel alone on `grid` over `fields` (uploaded first) and return the backend.
+/// Run one kernel alone on `grid` over `fields` (uploaded first), with `splats` as the step's,
+/// and return the backend.
 fn run_alone<B: Backend>(
     make: impl Fn() -> B,
     grid: &Grid,
     kernel: fluid_core::schedule::Kernel,
     params: fluid_core::schedule::Params,
     fields: &[(FieldId, Vec<f32>)],
+    splats: Vec<fluid::Splat>,
 ) -> B {
     use fluid_core::schedule::{Dispatch, Op};
     let mut b = make();
-    b.allocate(grid).expect("allocate");
-    for (f, data) in fields {
-        b.upload(*f, data).expect("upload");
-    }
+    crate::parity::load(&mut b, grid, fields);
     let schedule = Schedule {
         grid: grid.uniform(),
         ops: vec![Op::Dispatch(Dispatch {
@@ -1106,7 +1075,7 @@ fn run_alone<B: Backend>(
             extent: None,
         })],
     };
-    let inputs = StepInputs { dt: 0.1, time: 0.0, step: 0, splats: Vec::new() };
+    let inputs = StepInputs { dt: 0.1, time: 0.0, step: 0, splats };
     b.run(&schedule, &inputs).expect("run");
     b
 }
@@ -1143,6 +1112,7 @@ pub fn vorticity_confinement<B: Backend>(make: impl Fn() -> B) {
         Kernel::Curl,
         Params::None,
         &[(FieldId::U, u), (FieldId::V, v), (FieldId::Curl, vec![0.0; nx * ny])],
+        Vec::new(),
     );
     for (c, w) in b.download(FieldId::Curl).expect("curl").iter().enumerate() {
         assert!(
@@ -1177,6 +1147,7 @@ pub fn vorticity_confinement<B: Backend>(make: impl Fn() -> B) {
             (FieldId::Temperature, vec![0.0; nx * ny]),
             (FieldId::Curl, curl),
         ],
+        Vec::new(),
     );
     // ε h ω θ̂ at p, times dt; θ̂ = (−(y − y_c), x − x_c) / r.
     let expected = |p: [f64; 2]| {
@@ -1271,6 +1242,7 @@ pub fn backtrace_order<B: Backend>(make: impl Fn() -> B) {
                 (FieldId::TemperatureTmp, vec![0.0; nu * nu]),
                 (FieldId::DyeTmp, vec![0.0; 4 * nu * nu]),
             ],
+            Vec::new(),
         );
         let gx = b.download(FieldId::DensityTmp).expect("x");
         let gy = b.download(FieldId::TemperatureTmp).expect("y");
