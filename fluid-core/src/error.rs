@@ -95,6 +95,26 @@ pub enum Error {
         /// The time step of the last step.
         dt: f32,
     },
+    /// The state is finite but the flow ran away: the fastest face moved farther in the last
+    /// step than the grid is wide (`dt · max |u| / h` above the larger of `nx` and `ny`), which
+    /// no sound flow does. Typically an explicit force (vorticity confinement, buoyancy)
+    /// amplifying itself step after step on its way to infinity.
+    #[error(
+        "the flow outran the grid: after step {step} the fastest face moves {cfl:.3e} cells per \
+         step (dt = {dt:?}), more than the grid's {cells} cells across: the time step is far too \
+         large for the flow or a force too strong (vorticity confinement and buoyancy act explicitly); a \
+         smaller params.dt, weaker forces or a params.max_speed clamp keep it bounded"
+    )]
+    RanAway {
+        /// Steps taken when the check found it (it happened at this step or before).
+        step: u32,
+        /// The Courant number of the last step, `dt · max |u| / h`.
+        cfl: f64,
+        /// The larger of the grid's `nx` and `ny`.
+        cells: u32,
+        /// The time step of the last step.
+        dt: f32,
+    },
     /// A device or backend failure (lost device, driver error, …).
     #[error("backend `{backend}` failed: {message}")]
     Backend {

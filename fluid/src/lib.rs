@@ -149,6 +149,15 @@ impl Diagnostics {
     pub fn is_finite(&self) -> bool {
         self.state_max.iter().all(|m| m.is_finite())
     }
+
+    /// Whether the flow ran away: the fastest face moved farther in the last step than the
+    /// grid is wide (`cfl` above the larger of `nx` and `ny`). The state is finite but
+    /// meaningless, on its way to infinity; [`Simulation::checked_diagnostics`] calls it
+    /// [`Error::RanAway`]. (The presets run at a Courant number of 0.5 to 5; Taichi's
+    /// `stable_fluid.py` workload at about an eighth of the grid's width.)
+    pub fn ran_away(&self, grid: &Grid) -> bool {
+        self.cfl > f64::from(grid.nx.max(grid.ny))
+    }
 }
 
 /// The schedules of a step whose solve stops at a tolerance.
@@ -522,12 +531,22 @@ impl<B: Backend> Simulation<B> {
     }
 
     /// [`Simulation::diagnostics`], or [`Error::NonFinite`] naming the fields that hold a NaN
-    /// or an infinity: a blown-up simulation (a time step far too large for the flow, forces
-    /// beyond `f32`) never reads as a quiet one.
+    /// or an infinity, or [`Error::RanAway`] when the state is finite but its fastest face
+    /// moved farther in the last step than the grid is wide ([`Diagnostics::ran_away`]): a
+    /// blown-up simulation (a time step far too large for the flow, forces beyond `f32`) never
+    /// reads as a quiet one.
     pub fn checked_diagnostics(&mut self) -> Result<Diagnostics> {
         let d = self.diagnostics()?;
         let bad = d.non_finite();
         if bad.is_empty() {
+            if d.ran_away(&self.grid) {
+                return Err(Error::RanAway {
+                    step: self.steps,
+                    cfl: d.cfl,
+                    cells: self.grid.nx.max(self.grid.ny),
+                    dt: self.last_dt,
+                });
+            }
             return Ok(d);
         }
         Err(Error::NonFinite {

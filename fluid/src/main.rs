@@ -122,7 +122,7 @@ struct Failure {
 impl From<Error> for Failure {
     fn from(e: Error) -> Failure {
         let code = match e {
-            Error::Backend { .. } | Error::NotAllocated(_) | Error::NonFinite { .. } => 1,
+            Error::Backend { .. } | Error::NotAllocated(_) | Error::NonFinite { .. } | Error::RanAway { .. } => 1,
             _ => 2,
         };
         Failure { code, message: e.to_string() }

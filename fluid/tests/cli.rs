@@ -255,6 +255,35 @@ fn a_blown_up_run_fails_with_exit_code_1() {
     assert!(left.is_empty(), "a failed run left {left:?}");
 }
 
+/// A finite state that crosses more than the grid in a step (smoke at dt = 1) stops the run
+/// too, with exit code 1, before any frame of it is drawn.
+#[test]
+fn a_run_that_outruns_the_grid_fails_with_exit_code_1() {
+    let dir = temp_dir("ran-away");
+    let out = fluid(&[
+        "run",
+        "smoke",
+        "--steps",
+        "3",
+        "--set",
+        "grid.nx=16",
+        "--set",
+        "grid.ny=16",
+        "--set",
+        "params.dt=1",
+        "--png",
+        "--frame-every",
+        "1",
+        "--out",
+        dir.to_str().expect("utf8"),
+    ]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stderr {err}");
+    assert!(err.contains("after step 1") && err.contains("16 cells across") && !err.contains("panicked"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(&dir).expect("out dir").map(|e| e.expect("entry").file_name()).collect();
+    assert!(left.is_empty(), "no frame of it: {left:?}");
+}
+
 #[test]
 fn malformed_scene_files_name_their_line() {
     let dir = temp_dir("bad-scene");
