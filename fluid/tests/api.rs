@@ -124,6 +124,17 @@ fn diagnostics_report_the_largest_velocity_and_its_courant_number() {
     assert_eq!(d.state_max[3], f64::from(density.iter().fold(0.0f32, |m, x| m.max(x.abs()))));
 }
 
+/// Steps `sim` at `dt` until `checked_diagnostics` fails, at most `steps` times: its error.
+fn first_error(sim: &mut Simulation<CpuBackend>, dt: f32, steps: u32) -> Option<Error> {
+    for _ in 0..steps {
+        sim.step(dt).expect("step");
+        if let Err(e) = sim.checked_diagnostics() {
+            return Some(e);
+        }
+    }
+    None
+}
+
 #[test]
 fn a_blown_up_state_is_an_error_not_a_quiet_summary() {
     let mut sim = small();
@@ -147,15 +158,7 @@ fn a_blown_up_state_is_an_error_not_a_quiet_summary() {
     // A time step far too large blows the smoke scene up within a few steps (measured: the
     // first); the error names the velocity.
     let mut sim = small();
-    let mut caught = None;
-    for _ in 0..5 {
-        sim.step(1e30).expect("step");
-        if let Err(e) = sim.checked_diagnostics() {
-            caught = Some(e);
-            break;
-        }
-    }
-    let e = caught.expect("dt = 1e30 blows up");
+    let e = first_error(&mut sim, 1e30, 5).expect("dt = 1e30 blows up");
     assert!(matches!(&e, Error::NonFinite { fields, .. } if fields.contains('u')), "{e}");
     assert!(e.to_string().contains("1e30"), "{e}");
     let d = sim.diagnostics().expect("diagnostics");
@@ -165,20 +168,13 @@ fn a_blown_up_state_is_an_error_not_a_quiet_summary() {
 /// A finite state whose fastest face crosses more than the whole grid in a step is no flow:
 /// `checked_diagnostics` calls it `RanAway`. Smoke at 16 × 12 and dt = 1 runs away from its
 /// third step on (measured: Courant numbers 8.9, 7.5, 12.6, 22, 52, 113, doubling while still
-/// finite), and the line lies exactly at the grid's larger side.
+/// finite; the fourth crosses the 16 cells), and the line lies exactly at the grid's larger
+/// side.
 #[test]
 fn a_flow_that_outruns_the_grid_is_an_error() {
     let mut sim = small();
     let cells = sim.grid().nx.max(sim.grid().ny);
-    let mut caught = None;
-    for _ in 0..10 {
-        sim.step(1.0).expect("step");
-        if let Err(e) = sim.checked_diagnostics() {
-            caught = Some(e);
-            break;
-        }
-    }
-    let e = caught.expect("smoke at dt = 1 runs away");
+    let e = first_error(&mut sim, 1.0, 10).expect("smoke at dt = 1 runs away");
     let d = sim.diagnostics().expect("diagnostics");
     assert!(d.is_finite() && d.cfl > f64::from(cells), "finite, and past the grid: {d:?}");
     match &e {

@@ -229,59 +229,41 @@ fn bad_input_gets_a_clear_message_and_exit_code_2() {
     bad(&["run", "smoke", "--steps", "1", "--png", "--out", file], &[file, "not a directory"]);
 }
 
-#[test]
-fn a_blown_up_run_fails_with_exit_code_1() {
-    let dir = temp_dir("blown-up");
-    let out = fluid(&[
-        "run",
-        "smoke",
-        "--steps",
-        "3",
-        "--set",
-        "grid.nx=16",
-        "--set",
-        "grid.ny=16",
-        "--set",
-        "params.dt=1e30",
-        "--gif",
-        "--out",
-        dir.to_str().expect("utf8"),
-    ]);
+/// Three steps of smoke at 16 × 16 with time step `dt` and the output `flags` must fail with
+/// exit code 1, a message holding each of `needles`, and nothing left in the output folder.
+fn stops_with_exit_code_1(name: &str, dt: &str, flags: &[&str], needles: &[&str]) {
+    let dir = temp_dir(name);
+    let dt = format!("params.dt={dt}");
+    let mut args = vec!["run", "smoke", "--steps", "3", "--set", "grid.nx=16", "--set", "grid.ny=16", "--set", &dt];
+    args.extend_from_slice(flags);
+    args.extend_from_slice(&["--out", dir.to_str().expect("utf8")]);
+    let out = fluid(&args);
     let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "stderr {err}");
-    assert!(err.contains("blew up") && err.contains("params.dt") && !err.contains("panicked"), "{err}");
-    // The GIF is written as the frames come, under a temporary name: a failed run leaves none.
+    assert_eq!(out.status.code(), Some(1), "args {args:?}: stderr {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    for n in needles {
+        assert!(err.contains(n), "args {args:?}: stderr should mention `{n}`: {err}");
+    }
     let left: Vec<_> = std::fs::read_dir(&dir).expect("out dir").map(|e| e.expect("entry").file_name()).collect();
     assert!(left.is_empty(), "a failed run left {left:?}");
 }
 
+/// The GIF is written as the frames come, under a temporary name: a failed run leaves none.
+#[test]
+fn a_blown_up_run_fails_with_exit_code_1() {
+    stops_with_exit_code_1("blown-up", "1e30", &["--gif"], &["blew up", "params.dt"]);
+}
+
 /// A finite state that crosses more than the grid in a step (smoke at dt = 1) stops the run
-/// too, with exit code 1, before any frame of it is drawn.
+/// too, before any frame of it is drawn.
 #[test]
 fn a_run_that_outruns_the_grid_fails_with_exit_code_1() {
-    let dir = temp_dir("ran-away");
-    let out = fluid(&[
-        "run",
-        "smoke",
-        "--steps",
-        "3",
-        "--set",
-        "grid.nx=16",
-        "--set",
-        "grid.ny=16",
-        "--set",
-        "params.dt=1",
-        "--png",
-        "--frame-every",
+    stops_with_exit_code_1(
+        "ran-away",
         "1",
-        "--out",
-        dir.to_str().expect("utf8"),
-    ]);
-    let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "stderr {err}");
-    assert!(err.contains("after step 1") && err.contains("16 cells across") && !err.contains("panicked"), "{err}");
-    let left: Vec<_> = std::fs::read_dir(&dir).expect("out dir").map(|e| e.expect("entry").file_name()).collect();
-    assert!(left.is_empty(), "no frame of it: {left:?}");
+        &["--png", "--frame-every", "1"],
+        &["outran the grid", "after step 1", "16 cells across", "params.dt"],
+    );
 }
 
 #[test]
