@@ -8,7 +8,14 @@ use clap::{Parser, Subcommand};
 use fluid::{Error, FieldId, Scene, Simulation};
 
 #[derive(Parser, Debug)]
-#[command(name = "fluid", version, about = "Real-time 2D fluids: run scenes headless on the CPU or GPU")]
+#[command(
+    name = "fluid",
+    version,
+    about = "Real-time 2D fluids: run scenes headless on the CPU or GPU",
+    after_help = "Exit codes: 0 done; 1 the run failed (it blew up or outran the grid, the device failed, \
+                  an output could not be written); 2 bad input (a scene, an option or a value), named in \
+                  the message."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
