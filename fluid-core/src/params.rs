@@ -498,6 +498,20 @@ mod tests {
         SimParams::default().validate().expect("defaults validate");
     }
 
+    /// The documented precisions: multigrid in double-float unless told, MGPCG always, the
+    /// rest in f32.
+    #[test]
+    fn each_solver_keeps_its_documented_precision() {
+        use PressureSolver::*;
+        let of = |solver, precision| Pressure { solver, precision, ..Pressure::default() }.precision();
+        assert_eq!(of(Multigrid, None), Precision::DoubleFloat);
+        assert_eq!(of(Multigrid, Some(Precision::Single)), Precision::Single);
+        assert_eq!(of(Mgpcg, None), Precision::DoubleFloat);
+        for solver in [Jacobi, JacobiMultisweep, Sor, PoissonFilter, Relaxation] {
+            assert_eq!(of(solver, None), Precision::Single, "{solver:?}");
+        }
+    }
+
     #[test]
     fn bad_values_name_their_key() {
         let mut p = SimParams { dt: f32::NAN, ..SimParams::default() };
@@ -532,6 +546,12 @@ mod tests {
         p.pressure.solver = PressureSolver::PoissonFilter;
         p.pressure.iterations = 16;
         p.validate().expect("the filter's rank");
+        p.pressure.iterations = crate::poisson_filter::MAX_SWEEPS;
+        p.validate().expect("the most sweeps the filter unrolls");
+        p.pressure.iterations = crate::poisson_filter::MAX_SWEEPS + 1;
+        let e = p.validate().expect_err("more sweeps than the filter unrolls").to_string();
+        assert!(e.contains("params.pressure.iterations") && e.contains("at most"), "{e}");
+        p.pressure.iterations = 16;
         p.pressure.solver = PressureSolver::Jacobi;
         p.pressure.rank = crate::poisson_filter::MAX_RANK;
         p.boundary.x = Boundary::Open;

@@ -696,11 +696,21 @@ mod tests {
         assert!(e.contains("params.viscosity") && e.contains("1e-50") && e.contains("too small"), "{e}");
         let e = over("emitters.0.center.1=-4e38").expect_err("huge negative").to_string();
         assert!(e.contains("emitters[0].center[1]") && e.contains("-4e38"), "{e}");
-        // The edges of the range, and zero, pass.
-        for ok in
-            ["params.viscosity=0.0", "params.viscosity=-0.0", "params.viscosity=1.2e-38", "params.max_speed=3.4e38"]
-        {
+        // The edges of the range, and zero, pass: f32::MIN_POSITIVE and f32::MAX exactly, either
+        // sign; the f64 values just past them do not.
+        for ok in [
+            "params.viscosity=0.0",
+            "params.viscosity=-0.0",
+            "params.viscosity=1.2e-38",
+            "params.max_speed=3.4e38",
+            "params.viscosity=1.1754943508222875e-38",
+            "params.max_speed=3.4028234663852886e38",
+            "params.gravity=[-1.1754943508222875e-38, -3.4028234663852886e38]",
+        ] {
             over(ok).unwrap_or_else(|e| panic!("{ok}: {e}"));
+        }
+        for bad in ["params.viscosity=1.1754943508222874e-38", "params.max_speed=3.402823466385289e38"] {
+            assert!(over(bad).is_err(), "{bad}");
         }
         assert!(Scene::preset("nope").is_err());
     }
