@@ -776,6 +776,31 @@ mod tests {
         over("smoke", &["render.field=\"curl\""]).expect("curl").check_render().expect("curl is always there");
     }
 
+    /// `random` initial velocities are uniform in `[−amplitude, amplitude]` on both face
+    /// grids (both signs, the mean near 0: 5 standard errors), and the seed decides them.
+    #[test]
+    fn random_initial_velocities_span_plus_and_minus_the_amplitude() {
+        let text = |seed: u64| {
+            format!("[grid]\nnx = 32\nny = 24\n[initial.velocity]\nkind = \"random\"\namplitude = 0.5\nseed = {seed}\n")
+        };
+        let fields = |seed| {
+            let scene = Scene::from_toml(&text(seed), "t").expect("scene");
+            scene.initial_fields(&scene.grid().expect("grid"))
+        };
+        let a = fields(9);
+        for (field, data) in &a {
+            let n = data.len() as f32;
+            let (lo, hi) = data.iter().fold((f32::MAX, f32::MIN), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+            let mean = data.iter().sum::<f32>() / n;
+            let standard_error = 0.5 / 3f32.sqrt() / n.sqrt();
+            assert!(lo >= -0.5 && hi <= 0.5 && lo < -0.45 && hi > 0.45, "{field:?}: [{lo}, {hi}]");
+            assert!(mean.abs() < 5.0 * standard_error, "{field:?}: mean {mean}");
+        }
+        assert_eq!(a.iter().map(|(f, _)| *f).collect::<Vec<_>>(), [FieldId::U, FieldId::V]);
+        assert_eq!(a, fields(9), "the same seed, the same field");
+        assert_ne!(a, fields(10), "another seed, another field");
+    }
+
     #[test]
     fn taylor_green_is_discretely_divergence_free() {
         let g = Grid::new(24, 16, 0.3, Boundary::Periodic, Boundary::Periodic).expect("grid");
