@@ -266,6 +266,29 @@ fn a_run_that_outruns_the_grid_fails_with_exit_code_1() {
     );
 }
 
+/// `--out` is made (with its parents) when a run writes something into it, frames or dumps,
+/// and not at all when it writes nothing.
+#[test]
+fn the_output_folder_is_made_only_when_something_is_written() {
+    let root = temp_dir("made-on-demand");
+    let run = |out: &Path, extra: &[&str]| {
+        let mut args = vec!["run", "smoke", "--steps", "1", "--set", "grid.nx=16", "--set", "grid.ny=16"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--out", out.to_str().expect("utf8")]);
+        let o = fluid(&args);
+        assert!(o.status.success(), "{args:?}: {}", text(&o.stderr));
+    };
+    let nothing = root.join("nothing/here");
+    run(&nothing, &[]);
+    assert!(!root.join("nothing").exists(), "a run that writes nothing made its --out");
+    let dumps = root.join("dumps/nested");
+    run(&dumps, &["--dump", "u"]);
+    assert!(dumps.join("u.npy").is_file(), "--dump alone makes its --out");
+    let frames = root.join("frames/nested");
+    run(&frames, &["--png"]);
+    assert!(frames.join("frame_00000.png").is_file(), "--png makes its --out");
+}
+
 #[test]
 fn malformed_scene_files_name_their_line() {
     let dir = temp_dir("bad-scene");
@@ -412,9 +435,18 @@ fn bench_solvers_reports_iterations_and_time_to_each_residual() {
     assert!(reached[1]["ms"].as_f64().expect("ms") > 0.0);
     let jacobi = rows.iter().find(|r| r["solver"] == "jacobi").expect("jacobi row");
     assert!(jacobi["reached"][1]["iterations"].as_u64().expect("jacobi reaches 1e-4 at 24x24") > it(1) * 10);
-    let bad = fluid(&["bench", "solvers", "--solvers", "magic"]);
-    assert_eq!(bad.status.code(), Some(2));
-    assert!(text(&bad.stderr).contains("magic"), "{}", text(&bad.stderr));
+    bad(&["bench", "solvers", "--solvers", "magic"], &["magic"]);
+    for budget in ["--budget-ms=0", "--budget-ms=-1", "--budget-ms=nan", "--budget-ms=inf"] {
+        bad(&["bench", "solvers", "--sizes", "24", "--backends", "cpu", budget], &["--budget-ms"]);
+    }
+    // Multigrid in f32 when asked, and the row says so.
+    let args = ["bench", "solvers", "--sizes", "24", "--backends", "cpu", "--solvers", "multigrid", "--json"];
+    for (precision, label) in [("single", "multigrid (single)"), ("double-float", "multigrid")] {
+        let out = fluid(&[&args[..], &["--precision", precision]].concat());
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON array");
+        assert_eq!(rows[0]["solver"], label, "--precision {precision}");
+    }
 }
 
 #[cfg(feature = "vulkan")]
