@@ -848,6 +848,7 @@ pub fn queued_reads_give_the_state_of_their_request<B: Backend>(make: impl Fn() 
     let mut taken = Vec::new();
     for (n, (mut pending, want)) in asked.into_iter().zip(want).enumerate().rev() {
         let field = pending.field();
+        assert!(!pending.is_taken(), "read {n} is not taken before it is handed over");
         let got = if n % 2 == 0 {
             let got = poll_until(&format!("read {n}"), || sim.poll_sample(&mut pending).expect("poll"));
             assert!(pending.is_taken());
@@ -909,6 +910,7 @@ pub fn queued_reads_give_the_state_of_their_request<B: Backend>(make: impl Fn() 
     // A whole field past it too, polled.
     let before = sim.field(FieldId::Density).expect("field");
     let mut pending = sim.request_field(FieldId::Density).expect("request");
+    assert!(!pending.is_taken(), "a field request is not taken before it is handed over");
     sim.set_field(FieldId::Density, &vec![0.0; len]).expect("density");
     let got = poll_until("the field", || sim.poll_field(&mut pending).expect("poll"));
     assert_eq!(bits_differ(&got, &before), 0);
