@@ -25,6 +25,17 @@ fn test_scene(name: &str, nx: u32, ny: u32, h: f64, dt: f64, params: &str) -> Sc
     Scene::from_toml(&text, name).expect("valid scene")
 }
 
+/// Whether sample `c` of the face field `field` is the copy of face 0 that a periodic axis
+/// keeps as u-face `nx` (or v-face `ny`): sums over the faces count it once by leaving it out.
+fn periodic_copy(grid: &Grid, field: FieldId, c: usize) -> bool {
+    let nx = grid.nx as usize;
+    match field {
+        FieldId::U => grid.boundary_x == fluid::Boundary::Periodic && c % (nx + 1) == nx,
+        FieldId::V => grid.boundary_y == fluid::Boundary::Periodic && c / nx == grid.ny as usize,
+        _ => false,
+    }
+}
+
 fn taylor_green_scene(nx: u32, ny: u32, h: f64, nu: f64, dt: f64, amplitude: f64) -> Scene {
     let params = format!(
         "viscosity = {nu}\n\
@@ -885,7 +896,7 @@ pub fn splat_integrals<B: Backend>(make: impl Fn() -> B) {
                 Falloff::Linear => (PI * r * r / 3.0, 2e-3, 1e-2),
             };
             let hh = f64::from(h);
-            let (nxu, nyu) = (nx as usize, ny as usize);
+            let nxu = nx as usize;
             let cell = |c: usize| [((c % nxu) as f64 + 0.5) * hh, ((c / nxu) as f64 + 0.5) * hh];
             let u_face = |c: usize| [(c % (nxu + 1)) as f64 * hh, ((c / (nxu + 1)) as f64 + 0.5) * hh];
             let v_face = |c: usize| [((c % nxu) as f64 + 0.5) * hh, (c / nxu) as f64 * hh];
@@ -894,33 +905,25 @@ pub fn splat_integrals<B: Backend>(make: impl Fn() -> B) {
             let dye = b.download(FieldId::Dye).expect("dye");
             let u = b.download(FieldId::U).expect("u");
             let v = b.download(FieldId::V).expect("v");
-            // Periodic axes hold face nx (or ny) as a copy of face 0: count the distinct faces.
-            let (u_count, v_count) = match boundary {
-                Periodic => (u.len(), nxu * nyu),
-                _ => (u.len(), v.len()),
-            };
-            let u_distinct: Vec<f32> = match boundary {
-                Periodic => u.iter().enumerate().map(|(c, &x)| if c % (nxu + 1) == nxu { 0.0 } else { x }).collect(),
-                _ => u.clone(),
-            };
             let channel = |k: usize| dye.iter().skip(k).step_by(4).copied().collect::<Vec<f32>>();
             let c64 = [f64::from(centre[0]), f64::from(centre[1])];
             let wrap = match boundary {
                 Periodic => [Some(f64::from(nx) * hh), Some(f64::from(ny) * hh)],
                 _ => [None, None],
             };
-            // Total Σ q h² and centroid offset, in world units.
-            let world = |q: &[f32], count: usize, at: &dyn Fn(usize) -> [f64; 2]| {
-                let (m, offset, _) = moments(|c| f64::from(q[c]), count, at, c64, wrap);
+            // Total Σ q h² and centroid offset, in world units, each face counted once.
+            let world = |field: FieldId, q: &[f32], at: &dyn Fn(usize) -> [f64; 2]| {
+                let value = |c: usize| if periodic_copy(&grid, field, c) { 0.0 } else { f64::from(q[c]) };
+                let (m, offset, _) = moments(value, q.len(), at, c64, wrap);
                 (m * hh * hh, offset)
             };
             let checks = [
-                ("density", 1.5, world(&density, nxu * nyu, &cell)),
-                ("temperature", 0.7, world(&temperature, nxu * nyu, &cell)),
-                ("dye red", 0.2, world(&channel(0), nxu * nyu, &cell)),
-                ("dye alpha", 0.8, world(&channel(3), nxu * nyu, &cell)),
-                ("u", 2.0, world(&u_distinct, u_count, &u_face)),
-                ("v", -1.0, world(&v, v_count, &v_face)),
+                ("density", 1.5, world(FieldId::Density, &density, &cell)),
+                ("temperature", 0.7, world(FieldId::Temperature, &temperature, &cell)),
+                ("dye red", 0.2, world(FieldId::Dye, &channel(0), &cell)),
+                ("dye alpha", 0.8, world(FieldId::Dye, &channel(3), &cell)),
+                ("u", 2.0, world(FieldId::U, &u, &u_face)),
+                ("v", -1.0, world(FieldId::V, &v, &v_face)),
             ];
             for (name, amount, (total, offset)) in checks {
                 let ctx = format!("{falloff:?} splat, {boundary:?} axes, {name}");
@@ -1161,14 +1164,15 @@ pub fn vorticity_confinement<B: Backend>(make: impl Fn() -> B) {
     let v = b.download(FieldId::V).expect("v");
     let mut checked = 0;
     let mut worst = 0.0f64;
-    for (name, values, stride, at, component) in
-        [("u", &u, nx + 1, [0.0, 0.5], 0usize), ("v", &v, nx, [0.5, 0.0], 1usize)]
+    for (field, values, stride, at, component) in
+        [(FieldId::U, &u, nx + 1, [0.0, 0.5], 0usize), (FieldId::V, &v, nx, [0.5, 0.0], 1usize)]
     {
+        let name = field.name();
         for (c, &got) in values.iter().enumerate() {
-            let (i, j) = (c % stride, c / stride);
-            if i >= nx || j >= ny {
-                continue; // the periodic copies of faces 0
+            if periodic_copy(&grid, field, c) {
+                continue;
             }
+            let (i, j) = (c % stride, c / stride);
             let p = [(i as f64 + at[0]) * hh, (j as f64 + at[1]) * hh];
             let (want, r) = expected(p);
             let got = f64::from(got);
@@ -1415,7 +1419,7 @@ pub fn free_slip_shear_decay<B: Backend>(make: impl Fn() -> B) {
         );
         let mut sim = Simulation::new(scene, make()).expect("simulation");
         let grid = *sim.grid();
-        let (nxu, nyu) = (nx as usize, ny as usize);
+        let nxu = nx as usize;
         // The mode at the faces that carry it: u-faces at y = (j + ½) h, or v-faces at x = (i + ½) h.
         let (field, len, mode): (FieldId, f64, Box<dyn Fn(usize) -> f64>) = if walls_across_y {
             let height = f64::from(ny) * h;
@@ -1429,9 +1433,7 @@ pub fn free_slip_shear_decay<B: Backend>(make: impl Fn() -> B) {
         let project = |values: &[f32]| {
             let (mut num, mut den) = (0.0, 0.0);
             for (c, x) in values.iter().enumerate() {
-                // The periodic copy of face 0 (u-face nx or v-face ny) counts once.
-                let copy = if walls_across_y { c % (nxu + 1) == nxu } else { c / nxu == nyu };
-                if !copy {
+                if !periodic_copy(&grid, field, c) {
                     num += f64::from(*x) * mode(c);
                     den += mode(c) * mode(c);
                 }
