@@ -125,6 +125,11 @@ impl Grid {
         self.nx as usize * self.ny as usize
     }
 
+    /// Cells along the longer side, `max(nx, ny)`.
+    pub fn longest_side(&self) -> u32 {
+        self.nx.max(self.ny)
+    }
+
     /// Domain width `nx·h`.
     pub fn width(&self) -> f32 {
         self.nx as f32 * self.h

@@ -151,12 +151,12 @@ impl Diagnostics {
     }
 
     /// Whether the flow ran away: the fastest face moved farther in the last step than the
-    /// grid is wide (`cfl` above the larger of `nx` and `ny`). The state is finite but
+    /// grid is wide (`cfl` above [`Grid::longest_side`]). The state is finite but
     /// meaningless, on its way to infinity; [`Simulation::checked_diagnostics`] calls it
     /// [`Error::RanAway`]. (The presets run at a Courant number of 0.5 to 5; Taichi's
     /// `stable_fluid.py` workload at about an eighth of the grid's width.)
     pub fn ran_away(&self, grid: &Grid) -> bool {
-        self.cfl > f64::from(grid.nx.max(grid.ny))
+        self.cfl > f64::from(grid.longest_side())
     }
 }
 
@@ -543,7 +543,7 @@ impl<B: Backend> Simulation<B> {
                 return Err(Error::RanAway {
                     step: self.steps,
                     cfl: d.cfl,
-                    cells: self.grid.nx.max(self.grid.ny),
+                    cells: self.grid.longest_side(),
                     dt: self.last_dt,
                 });
             }
