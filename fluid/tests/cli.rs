@@ -171,15 +171,21 @@ fn timings_table_lists_kernels() {
     );
 }
 
-/// Runs `fluid` and expects exit code 2, a message containing each of `needles`, and no panic.
-fn bad(args: &[&str], needles: &[&str]) {
+/// Runs `fluid` and expects exit code `code`, a message containing each of `needles`, and no
+/// panic.
+fn fails_with(code: i32, args: &[&str], needles: &[&str]) {
     let out = fluid(args);
     let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "args {args:?}: stderr {err}");
+    assert_eq!(out.status.code(), Some(code), "args {args:?}: stderr {err}");
     assert!(!err.contains("panicked"), "args {args:?} panicked: {err}");
     for n in needles {
         assert!(err.contains(n), "args {args:?}: stderr should mention `{n}`: {err}");
     }
+}
+
+/// Bad input: exit code 2 and a message naming each of `needles`.
+fn bad(args: &[&str], needles: &[&str]) {
+    fails_with(2, args, needles);
 }
 
 #[test]
@@ -237,13 +243,7 @@ fn stops_with_exit_code_1(name: &str, dt: &str, flags: &[&str], needles: &[&str]
     let mut args = vec!["run", "smoke", "--steps", "3", "--set", "grid.nx=16", "--set", "grid.ny=16", "--set", &dt];
     args.extend_from_slice(flags);
     args.extend_from_slice(&["--out", dir.to_str().expect("utf8")]);
-    let out = fluid(&args);
-    let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "args {args:?}: stderr {err}");
-    assert!(!err.contains("panicked"), "{err}");
-    for n in needles {
-        assert!(err.contains(n), "args {args:?}: stderr should mention `{n}`: {err}");
-    }
+    fails_with(1, &args, needles);
     let left: Vec<_> = std::fs::read_dir(&dir).expect("out dir").map(|e| e.expect("entry").file_name()).collect();
     assert!(left.is_empty(), "a failed run left {left:?}");
 }
