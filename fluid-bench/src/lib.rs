@@ -136,6 +136,11 @@ macro_rules! conformance {
         }
 
         #[test]
+        fn vorticity_confinement_acts_in_a_step_on_its_vorticity() {
+            $crate::physics::vorticity_confinement_in_a_step(|| $make);
+        }
+
+        #[test]
         fn backtraces_land_on_their_runge_kutta_polynomials_in_a_rotation() {
             $crate::physics::backtrace_order(|| $make);
         }
