@@ -278,4 +278,58 @@ mod tests {
         assert_eq!(&img[0..4], &[255, 255, 255, 255]);
         assert_eq!(&img[8..12], &[0, 0, 0, 255]);
     }
+
+    /// The sRGB definitions in f64, written out here rather than taken from the renderer.
+    fn decode(c: u8) -> f64 {
+        let c = f64::from(c) / 255.0;
+        if c <= 0.04045 { c / 12.92 } else { ((c + 0.055) / 1.055).powf(2.4) }
+    }
+    fn encode(c: f64) -> f64 {
+        255.0 * if c <= 0.0031308 { 12.92 * c } else { 1.055 * c.powf(1.0 / 2.4) - 0.055 }
+    }
+
+    /// A ramp colour is laid over the background by its alpha, and the (premultiplied) dye by
+    /// its own, in linear light: `c α + bg (1 − α)` and `d + bg (1 − a)`, then sRGB-encoded.
+    /// On a grey background, which the default black one would hide.
+    #[test]
+    fn ramps_and_dye_composite_over_the_background() {
+        let g = Grid::new(3, 1, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let grey = Colour([128, 96, 64, 255]);
+        let bg = grey.0.map(decode);
+        let close = |got: &[u8], want: [f64; 3], what: &str| {
+            for k in 0..3 {
+                assert!(
+                    (f64::from(got[k]) - encode(want[k])).abs() <= 0.5 + 1e-3,
+                    "{what}, channel {k}: {} against {:.3}",
+                    got[k],
+                    encode(want[k])
+                );
+            }
+            assert_eq!(got[3], 255, "{what}: the picture is opaque");
+        };
+        // Transparent black to a half-transparent orange; the density's ramp positions 0, 0.5, 1.
+        let orange = Colour([255, 128, 0, 128]);
+        let spec = RenderSpec {
+            ramp: vec![(0.0, Colour([0, 0, 0, 0])), (1.0, orange)],
+            background: grey,
+            scale: 2.0,
+            ..RenderSpec::default()
+        };
+        let img = spec.render(&g, &[0.0, 1.0, 2.0], 0.0);
+        let o = orange.0.map(decode);
+        for (i, s) in [0.0, 0.5, 1.0].into_iter().enumerate() {
+            let alpha = s * 128.0 / 255.0;
+            let want = std::array::from_fn(|k| s * o[k] * alpha + bg[k] * (1.0 - alpha));
+            close(&img[4 * i..4 * i + 4], want, &format!("ramp at {s}"));
+        }
+        // Dye: premultiplied colour plus the background through what its alpha leaves.
+        let spec = RenderSpec { field: RenderField::Dye, background: grey, ..RenderSpec::default() };
+        let dye = [0.0, 0.0, 0.0, 0.0, 0.3, 0.1, 0.05, 0.5, 0.6, 0.2, 0.1, 1.0];
+        let img = spec.render(&g, &dye, 0.0);
+        for i in 0..3 {
+            let d = &dye[4 * i..4 * i + 4];
+            let want = std::array::from_fn(|k| f64::from(d[k]) + bg[k] * (1.0 - f64::from(d[3])));
+            close(&img[4 * i..4 * i + 4], want, &format!("dye {d:?}"));
+        }
+    }
 }
