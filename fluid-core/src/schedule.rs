@@ -986,6 +986,30 @@ mod tests {
     use super::*;
     use crate::grid::Boundary;
 
+    /// The traffic model that `fluid bench`'s GB/s divides by time, on schedules whose bytes
+    /// are known by hand (37 × 22 cells, f32): a Jacobi sweep reads pressure and divergence and
+    /// writes the new pressure, 3 fields; a reduction reads its field once, u with its
+    /// `nx + 1` faces per row; the gradient subtraction reads and writes u and v and reads both
+    /// pressure words.
+    #[test]
+    fn bytes_moved_counts_each_binding_once_and_each_reduction() {
+        let g = Grid::new(37, 22, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let (cells, u, v) = (37 * 22 * 4, 38 * 22 * 4, 37 * 23 * 4);
+        let sweeps = Schedule::jacobi_sweeps(&g, PressureSolver::Jacobi, None, 5);
+        assert_eq!(sweeps.bytes_moved(&g), 5 * 3 * cells);
+        let reduce = |field, slot| Op::Reduce { field, op: ReduceOp::MaxAbs, slot };
+        let mut s = Schedule::new(&g);
+        s.ops = vec![reduce(FieldId::U, 0), reduce(FieldId::Density, 1)];
+        assert_eq!(s.bytes_moved(&g), u + cells);
+        let mut s = Schedule::new(&g);
+        s.dispatch(
+            Kernel::SubtractGradient,
+            &[FieldId::U, FieldId::V, FieldId::Pressure, FieldId::PressureLo],
+            Params::None,
+        );
+        assert_eq!(s.bytes_moved(&g), 2 * (u + v) + 2 * cells);
+    }
+
     #[test]
     fn every_dispatch_binds_every_slot() {
         let g = Grid::new(8, 6, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
