@@ -528,6 +528,79 @@ impl Gather {
 mod tests {
     use super::*;
 
+    /// A backend with only the required methods: fields in memory, runs that do nothing. Every
+    /// other answer is the trait's default, what a backend of an integrator's own gets.
+    #[derive(Default)]
+    struct Memory {
+        fields: std::collections::HashMap<FieldId, Vec<f32>>,
+    }
+
+    impl Backend for Memory {
+        fn name(&self) -> &'static str {
+            "memory"
+        }
+        fn device(&self) -> String {
+            "the heap".into()
+        }
+        fn allocate(&mut self, grid: &Grid) -> Result<()> {
+            self.fields = FieldId::STATE_AND_SCRATCH.iter().map(|f| (*f, vec![0.0; grid.len(*f)])).collect();
+            Ok(())
+        }
+        fn upload(&mut self, field: FieldId, data: &[f32]) -> Result<()> {
+            self.fields.insert(field, data.to_vec());
+            Ok(())
+        }
+        fn download(&mut self, field: FieldId) -> Result<Vec<f32>> {
+            Ok(self.fields[&field].clone())
+        }
+        fn run(&mut self, _: &Schedule, _: &StepInputs) -> Result<()> {
+            Ok(())
+        }
+        fn reductions(&mut self) -> Result<Vec<f64>> {
+            Ok(Vec::new())
+        }
+    }
+
+    /// What the trait's default methods answer, on `b` (the bare backend, or boxed: a
+    /// `Box<dyn Backend>` must answer as what it holds).
+    fn defaults_hold(b: &mut dyn Backend) {
+        let grid = Grid::new(5, 4, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        b.allocate(&grid).expect("allocate");
+        let density: Vec<f32> = (0..20).map(|k| k as f32 * 0.5).collect();
+        b.upload(FieldId::Density, &density).expect("upload");
+        // Values at indices, in the order asked, repeats kept; none for none; past the end refused.
+        assert_eq!(b.download_at(FieldId::Density, &[7, 0, 19, 7]).expect("in range"), vec![3.5, 0.0, 9.5, 3.5]);
+        assert_eq!(b.download_at(FieldId::Density, &[]).expect("none"), Vec::<f32>::new());
+        let e = b.download_at(FieldId::Density, &[3, 20]).expect_err("index 20").to_string();
+        assert!(e.contains("density[20]"), "{e}");
+        // Queued reads are ready at once, handed over once, and counted nowhere.
+        let mut read = b.queue_download_at(FieldId::Density, &[1, 2]).expect("queue");
+        assert_eq!(b.poll_download(&mut read).expect("poll"), Some(vec![0.5, 1.0]));
+        assert!(b.poll_download(&mut read).is_err(), "a read handed over twice");
+        let whole = b.queue_download(FieldId::Density).expect("queue");
+        assert_eq!(b.queued_reads(), 0);
+        assert_eq!(b.wait_download(whole).expect("wait"), density);
+        assert!(b.finish().is_ok());
+        // Optional capabilities are Unsupported, naming the backend.
+        for e in [
+            b.copy_bandwidth().map(|_| ()).expect_err("bandwidth"),
+            b.set_timing(true).expect_err("timing"),
+            b.take_timings().map(|_| ()).expect_err("timings"),
+            b.set_wait_spin(Duration::from_micros(5)).expect_err("spin"),
+        ] {
+            assert!(matches!(&e, Error::Unsupported { by, .. } if by == "memory"), "{e}");
+        }
+        assert_eq!(b.wait_spin(), None);
+        assert_eq!((b.name(), b.device().as_str()), ("memory", "the heap"));
+    }
+
+    #[test]
+    fn the_default_methods_answer_as_documented_and_a_box_as_what_it_holds() {
+        defaults_hold(&mut Memory::default());
+        let mut boxed: Box<dyn Backend> = Box::new(Memory::default());
+        defaults_hold(&mut boxed);
+    }
+
     #[test]
     fn gathers_dedup_sort_and_run_their_indices() {
         let indices = [7, 3, 4, 9, 4, 8, 20, 3];
