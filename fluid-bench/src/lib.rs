@@ -91,6 +91,11 @@ macro_rules! conformance {
         }
 
         #[test]
+        fn mgpcg_follows_the_conjugate_gradient_recurrence() {
+            $crate::physics::mgpcg_recurrence(|| $make);
+        }
+
+        #[test]
         fn double_float_pressure_converges_below_the_f32_floor() {
             $crate::physics::double_float_pressure(|| $make);
         }

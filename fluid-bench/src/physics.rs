@@ -381,6 +381,94 @@ pub fn mgpcg_convergence<B: Backend>(make: impl Fn() -> B) {
     }
 }
 
+/// MGPCG follows the preconditioned conjugate-gradient recurrence, read from its own vectors.
+///
+/// Cold solves of K − 1 and K iterations (K = 2..7, inside one restart period) on a 37 × 23
+/// walled grid and a 32 × 24 periodic one; the packed buffer after each holds the residual `r`,
+/// the preconditioned residual `z = M⁻¹ r` (level 0's `b` and `p`), the direction `d`, `q = A d`
+/// and the scalars `r·z` (by iteration parity) and `d·q`. With those of K − 1 marked ₀, the
+/// K-th iteration must have made, computed here in f64:
+/// - `ρ = r₀·z` in its parity's slot, the other slot still holding `ρ₀`;
+/// - `d = z + (ρ/ρ₀) d₀`, or `d = z` where `ρ` did not fall (the documented restart);
+/// - `d·q` in its slot, and `r = r₀ − α q` with `α = ρ / d·q` (in f32, cut to 12 significant
+///   bits as `cg_update` documents).
+///
+/// Tolerances are f32 rounding of sums over the grid: 1e-4 relative on the scalars, 1e-4 of
+/// the vector's largest value on `d` and `r`. It pins the bookkeeping that the convergence
+/// checks only bound: a β from the wrong slot still converges, 1.5–3× slower.
+pub fn mgpcg_recurrence<B: Backend>(make: impl Fn() -> B) {
+    use fluid::Boundary::{Periodic, Wall};
+    use fluid_core::params::PressureSolver::Mgpcg;
+    let mut recurrences = 0;
+    for (nx, ny, bx, by) in [(37u32, 23u32, Wall, Wall), (32, 24, Periodic, Periodic)] {
+        let grid = Grid::new(nx, ny, 1.0 / ny as f32, bx, by).expect("grid");
+        let (u, v) = random_wall_velocity(&grid, 9);
+        let inputs = StepInputs { dt: 0.05, ..StepInputs::default() };
+        let state = |k: u32| {
+            let mut b = with_velocity(make(), &grid, &u, &v);
+            let params = cold_projection(&grid, Mgpcg, k, None);
+            b.run(&Schedule::setup(&grid, &params), &inputs).expect("setup");
+            b.run(&Schedule::projection(&grid, &params), &inputs).expect("projection");
+            b.download(FieldId::Multigrid).expect("multigrid buffer")
+        };
+        let top = fluid_core::multigrid::levels(nx, ny)[0];
+        let l = fluid_core::multigrid::cg_layout(nx, ny);
+        let n = (nx * ny) as usize;
+        let vector = |mg: &[f32], at: u32| -> Vec<f64> {
+            mg[at as usize..at as usize + n].iter().map(|x| f64::from(*x)).collect()
+        };
+        let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
+        let scalar = |mg: &[f32], k: u32| f64::from(mg[(l.scalars + k) as usize]);
+        let close = |what: &str, got: f64, want: f64| {
+            assert!(
+                (got - want).abs() <= 1e-4 * want.abs(),
+                "{nx}x{ny}, {what}: {got:.6e}, the recurrence gives {want:.6e}"
+            );
+        };
+        let near = |what: &str, got: &[f64], want: &[f64]| {
+            let scale = want.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            for (c, (g, w)) in got.iter().zip(want).enumerate() {
+                assert!(
+                    (g - w).abs() <= 1e-4 * scale,
+                    "{nx}x{ny}, {what} at cell {c}: {g:.6e}, the recurrence gives {w:.6e} (largest {scale:.3e})"
+                );
+            }
+        };
+        let mut before = state(1);
+        for k in 2..=7u32 {
+            let after = state(k);
+            let what = |x: &str| format!("iteration {k}, {x}");
+            let (slot, old) = ((k - 1) % 2, k % 2);
+            let (r0, d0) = (vector(&before, top.b), vector(&before, l.d));
+            let (r, z, d, q) = (vector(&after, top.b), vector(&after, top.p), vector(&after, l.d), vector(&after, l.q));
+            let rho0 = scalar(&before, old);
+            let rho = dot(&r0, &z);
+            close(&what("r·z"), scalar(&after, slot), rho);
+            close(&what("the previous r·z, kept"), scalar(&after, old), rho0);
+            let beta = if rho > 0.0 && rho < rho0 { rho / rho0 } else { 0.0 };
+            recurrences += usize::from(beta > 0.0);
+            let want: Vec<f64> = z.iter().zip(&d0).map(|(z, d)| z + beta * d).collect();
+            near(&what("d"), &d, &want);
+            let dq = dot(&d, &q);
+            close(&what("d·q"), scalar(&after, 2), dq);
+            // α from the stored f32 scalars, cut to 12 significant bits as documented (so that
+            // α d is exact in the double-float update); none where either is not positive.
+            let (rho32, dq32) = (scalar(&after, slot) as f32, scalar(&after, 2) as f32);
+            let alpha = if rho32 > 0.0 && dq32 > 0.0 {
+                let a = f64::from(rho32 / dq32);
+                let unit = 2f64.powf(a.log2().floor() - 11.0);
+                (a / unit).floor() * unit
+            } else {
+                0.0
+            };
+            let want: Vec<f64> = r0.iter().zip(&q).map(|(r, q)| r - alpha * q).collect();
+            near(&what("r"), &r, &want);
+            before = after;
+        }
+    }
+    assert!(recurrences >= 6, "only {recurrences} iterations took the recurrence rather than a restart");
+}
+
 /// The double-float pressure: at 256², on the divergence of a large-scale flow plus 10 % noise
 /// (the solver benchmark's kind of problem: the pressure is large against its Laplacian, as a
 /// simulation's is), multigrid in double-float reaches 1e-6 in 6 V-cycles and MGPCG in 8
