@@ -1179,7 +1179,7 @@ pub fn vorticity_confinement_in_a_step<B: Backend>(make: impl Fn() -> B) {
     let confined = test_scene("confinement-step", 64, 64, h, dt, &format!("vorticity = {eps}\n{params}"));
     let plain = test_scene("confinement-step", 64, 64, h, dt, &format!("vorticity = 0.0\n{params}"));
     let grid = Grid::new(64, 64, h as f32, fluid::Boundary::Wall, fluid::Boundary::Wall).expect("grid");
-    let (nx, ny) = (grid.nx as usize, grid.ny as usize);
+    let nx = grid.nx as usize;
     let centre = [32.3 * h, 31.8 * h];
     let psi = |i: usize, j: usize| {
         let (dx, dy) = (i as f64 * h - centre[0], j as f64 * h - centre[1]);
