@@ -803,7 +803,8 @@ pub fn samples_equal_whole_field_samples<B: Backend>(make: impl Fn() -> B) {
 /// and thousands (the whole field), taken by polling or by waiting, many in flight at once and
 /// taken out of order; whole fields (`Simulation::request_field`) likewise. Each is handed over once (again is an error), another simulation's
 /// backend refuses it, an empty one is there at once, a read larger than the kept read-back
-/// buffer comes back whole, and reads dropped unread are freed.
+/// buffer comes back whole, reads dropped unread are freed, and a read polled right after it
+/// is queued behind steps still running is either not there or right, never early.
 pub fn queued_reads_give_the_state_of_their_request<B: Backend>(make: impl Fn() -> B) {
     let scene = small_preset("smoke");
     let dt = scene.params.dt;
@@ -917,6 +918,23 @@ pub fn queued_reads_give_the_state_of_their_request<B: Backend>(make: impl Fn() 
     assert!(pending.is_taken());
     let e = sim.backend_mut().queue_download_at(FieldId::Density, &[0, len]).expect_err("past the field");
     assert!(e.to_string().contains(&format!("density[{len}]")), "{e}");
+    // Polled at once, behind steps still on the device: not there yet, or there with the state
+    // they leave; never early with what the read-back buffer held before the copy.
+    for _ in 0..3 {
+        sim.step(dt).expect("step");
+    }
+    let mut pending = sim.request_field(FieldId::Density).expect("request");
+    let early = sim.poll_field(&mut pending).expect("poll");
+    let want = sim.field(FieldId::Density).expect("field");
+    assert!(want.iter().any(|x| *x != 0.0), "the emitter left no density");
+    let got = match early {
+        Some(got) => got,
+        None => {
+            assert!(!pending.is_taken(), "a read not there yet is not taken");
+            poll_until("the field behind queued steps", || sim.poll_field(&mut pending).expect("poll"))
+        }
+    };
+    assert_eq!(bits_differ(&got, &want), 0, "a read polled at once, behind queued steps");
 }
 
 /// What `poll` returns once it returns something, polled every millisecond; failing after 60 s.
