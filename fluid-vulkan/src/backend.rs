@@ -2151,6 +2151,37 @@ mod tests {
         assert!(plans >= 400, "{plans} plans");
     }
 
+    /// A validation error fails the backend's next call, with the layer's message: here a
+    /// deliberately invalid call of the test's own on the backend's device (a buffer of size
+    /// zero, `VUID-VkBufferCreateInfo-size-00912`), reported by the next `allocate`; the call
+    /// after that runs clean again. Debug builds only, where the layer is on when installed
+    /// (`FLUID_REQUIRE_VALIDATION=1`, set by `scripts/test.sh`, makes a missing layer a failure).
+    #[test]
+    fn a_validation_error_fails_the_next_call() {
+        let mut b = VulkanBackend::new().expect("a Vulkan device (install mesa-vulkan-drivers)");
+        if !b.validation() {
+            assert!(
+                std::env::var("FLUID_REQUIRE_VALIDATION").as_deref() != Ok("1") || !cfg!(debug_assertions),
+                "the Khronos validation layer is not on (apt-get install vulkan-validationlayers)"
+            );
+            return;
+        }
+        let grid = Grid::new(8, 6, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let info = vk::BufferCreateInfo::default().size(0).usage(vk::BufferUsageFlags::STORAGE_BUFFER);
+        // SAFETY: the device is live and idle; the create info is deliberately invalid (size
+        // zero) for the layer to report, and a buffer the driver makes anyway is destroyed.
+        unsafe {
+            if let Ok(buffer) = b.raw_device().create_buffer(&info, None) {
+                b.raw_device().destroy_buffer(buffer, None);
+            }
+        }
+        let e = b.allocate(&grid).expect_err("the validation error").to_string();
+        assert!(e.contains("validation error") && e.contains("VUID-VkBufferCreateInfo-size-00912"), "{e}");
+        b.allocate(&grid).expect("clean again");
+        b.run(&Schedule::diagnostics(&grid), &StepInputs::default()).expect("diagnostics");
+        b.finish().expect("finish");
+    }
+
     /// A smoke step, replayed, under the validation layer (with synchronization validation):
     /// any validation error fails `run`/`finish`. `FLUID_REQUIRE_VALIDATION=1` (set by
     /// `scripts/test.sh`) makes a missing layer a failure too.
