@@ -557,9 +557,13 @@ fn remove_mean(x: &mut [f32]) {
     }
 }
 
-/// The diagnostics reductions (max |div|, ‖residual‖², ‖b‖²) on random fields.
+/// The diagnostics reductions (max |div|, ‖residual‖², ‖b‖²) on random fields, from a grid of
+/// one partial result per field to one whose dye has more values than the partials' cap
+/// (`REDUCE_MAX_PARTIALS` of 1024 values each).
 pub fn reduction_parity<B: Backend>(make: impl Fn() -> B) {
-    for (nx, ny) in [(37u32, 23u32), (300, 211)] {
+    let capped = 4 * 520 * 509 > 1024 * fluid_core::uniforms::REDUCE_MAX_PARTIALS;
+    assert!(capped, "the largest grid does not reach the partials' cap");
+    for (nx, ny) in [(37u32, 23u32), (300, 211), (520, 509)] {
         let grid = Grid::new(nx, ny, 0.1, Boundary::Wall, Boundary::Wall).expect("grid");
         let mut rng = SplitMix64(77);
         let fields: Vec<(FieldId, Vec<f32>)> =
