@@ -1367,6 +1367,7 @@ impl VulkanBackend {
             // SAFETY: recording; the range lies inside the pool.
             unsafe { self.device.cmd_reset_query_pool(cb, *pool, 0, 2 * plan.len() as u32) };
         }
+        debug_assert_eq!(plan.len(), barriers.len(), "a barrier flag per invocation");
         let mut bound: Option<&'static str> = None;
         for (k, ((entry, phys, groups), barrier)) in plan.iter().zip(barriers).enumerate() {
             let p = &self.pipelines[entry];
