@@ -397,6 +397,49 @@ mod wgpu {
         assert!(err.contains("no-such-gpu") && err.contains("adapters:"), "{err}");
     }
 
+    /// `FLUID_WGPU_SHADER_DIR` replaces a kernel's shader file without a rebuild: with a
+    /// `subtract_gradient.wgsl` whose entry point returns at once, the steps leave the velocity
+    /// unprojected (max |div u| far above the built-in shader's); a folder that holds no
+    /// kernel's file is refused, naming the variable.
+    #[test]
+    fn shader_overrides_replace_a_kernel() {
+        let built_in = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../fluid-wgpu/shaders/subtract_gradient.wgsl"
+        ))
+        .expect("the shader's source");
+        let skipping =
+            built_in.replacen("    let i = id.x;", "    if (true) {\n        return;\n    }\n    let i = id.x;", 1);
+        assert_ne!(skipping, built_in, "the entry point's first line moved");
+        let dir = temp_dir("shaders");
+        std::fs::create_dir_all(&dir).expect("folder");
+        std::fs::write(dir.join("subtract_gradient.wgsl"), skipping).expect("write");
+        let run = |shaders: Option<&Path>| {
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_fluid"));
+            cmd.args(["run", "smoke", "--backend", "wgpu", "--steps", "3", "--set", "grid.nx=24"]);
+            cmd.args(["--set", "grid.ny=20", "--json"]);
+            if let Some(dir) = shaders {
+                cmd.env("FLUID_WGPU_SHADER_DIR", dir);
+            }
+            cmd.output().expect("run fluid")
+        };
+        let divergence = |out: &Output| {
+            assert!(out.status.success(), "{}", text(&out.stderr));
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+            v["max_divergence"].as_f64().expect("number")
+        };
+        let (built_in, skipped) = (divergence(&run(None)), divergence(&run(Some(&dir))));
+        assert!(skipped > 1e3 * built_in, "max |div u|: {skipped:.3e} without the gradient, {built_in:.3e} with it");
+        let empty = temp_dir("no-shaders");
+        std::fs::create_dir_all(&empty).expect("folder");
+        let out = run(Some(&empty));
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        let err = text(&out.stderr);
+        assert!(err.contains("FLUID_WGPU_SHADER_DIR") && err.contains("no <kernel>.wgsl"), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(&empty);
+    }
+
     #[test]
     fn bench_shows_the_rows_measured_before_a_backend_fails() {
         let out = Command::new(env!("CARGO_BIN_EXE_fluid"))
