@@ -382,6 +382,13 @@ mod wgpu {
             assert_eq!(names, vec![kernel], "{row}");
             let parity = row["parity_rel_l2"].as_f64().expect("number");
             assert!(parity < 1e-5, "{row}");
+            if set.is_none() {
+                // GB/s is one sweep's compulsory traffic over its time: pressure and divergence
+                // read, the new pressure written, 3 × 4 bytes a cell.
+                let number = |key: &str| row[key].as_f64().expect("number");
+                let bytes = number("gb_per_s") * 1e9 * number("ms_per_step") * 1e-3;
+                assert!((bytes / (3.0 * 4.0 * 24.0 * 24.0) - 1.0).abs() < 1e-6, "{bytes} bytes a sweep: {row}");
+            }
         }
     }
 
