@@ -1258,7 +1258,7 @@ impl VulkanBackend {
         };
         match self.fill_recording(
             &mut rec,
-            &plan.iter().map(|s| (s.entry, s.phys.clone(), s.groups)).collect::<Vec<_>>(),
+            &plan,
             &barriers(&plan, |e| self.pipelines[e].entry.storage),
             &step_offsets,
             &set0_of,
@@ -1276,7 +1276,7 @@ impl VulkanBackend {
     fn fill_recording(
         &self,
         rec: &mut Recording,
-        plan: &[(&'static str, Vec<usize>, (u32, u32))],
+        plan: &[Step],
         barriers: &[bool],
         offsets: &[Option<u32>],
         set0_of: &HashMap<&'static str, usize>,
@@ -1360,7 +1360,7 @@ impl VulkanBackend {
             // SAFETY: the device is live; the create info is valid.
             let pool =
                 unsafe { self.device.create_query_pool(&info, None) }.map_err(|e| vk_err("vkCreateQueryPool", e))?;
-            rec.queries = Some((pool, plan.iter().map(|s| s.0).collect()));
+            rec.queries = Some((pool, plan.iter().map(|s| s.entry).collect()));
         }
         self.begin(cb, vk::CommandBufferUsageFlags::SIMULTANEOUS_USE)?;
         if let Some((pool, _)) = &rec.queries {
@@ -1369,7 +1369,7 @@ impl VulkanBackend {
         }
         debug_assert_eq!(plan.len(), barriers.len(), "a barrier flag per invocation");
         let mut bound: Option<&'static str> = None;
-        for (k, ((entry, phys, groups), barrier)) in plan.iter().zip(barriers).enumerate() {
+        for (k, (Step { entry, phys, groups, .. }, barrier)) in plan.iter().zip(barriers).enumerate() {
             let p = &self.pipelines[entry];
             if *barrier {
                 self.barrier(
@@ -2049,6 +2049,14 @@ mod tests {
     use super::*;
     use fluid_core::{Boundary, SimParams};
 
+    /// With `FLUID_REQUIRE_VALIDATION=1` (set by `scripts/test.sh`), a debug build's backend
+    /// must run under the validation layer: a missing layer is a failure, not a skip.
+    fn require_validation(b: &VulkanBackend) {
+        if std::env::var("FLUID_REQUIRE_VALIDATION").as_deref() == Ok("1") && cfg!(debug_assertions) {
+            assert!(b.validation(), "the Khronos validation layer is not on (apt-get install vulkan-validationlayers)");
+        }
+    }
+
     /// Barriers stand exactly where data flows, checked without a device on the schedules the
     /// backend records (every preset's step, with each pressure solver and precision, on wall,
     /// periodic and mixed grids, with viscosity; setup, diagnostics, curl, residual):
@@ -2160,11 +2168,8 @@ mod tests {
     #[test]
     fn a_validation_error_fails_the_next_call() {
         let mut b = VulkanBackend::new().expect("a Vulkan device (install mesa-vulkan-drivers)");
+        require_validation(&b);
         if !b.validation() {
-            assert!(
-                std::env::var("FLUID_REQUIRE_VALIDATION").as_deref() != Ok("1") || !cfg!(debug_assertions),
-                "the Khronos validation layer is not on (apt-get install vulkan-validationlayers)"
-            );
             return;
         }
         let grid = Grid::new(8, 6, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
@@ -2189,9 +2194,7 @@ mod tests {
     #[test]
     fn steps_replay_cleanly_under_validation() {
         let mut b = VulkanBackend::new().expect("a Vulkan device (install mesa-vulkan-drivers)");
-        if std::env::var("FLUID_REQUIRE_VALIDATION").as_deref() == Ok("1") && cfg!(debug_assertions) {
-            assert!(b.validation(), "the Khronos validation layer is not on (apt-get install vulkan-validationlayers)");
-        }
+        require_validation(&b);
         let grid = Grid::new(33, 20, 1.0, Boundary::Wall, Boundary::Periodic).expect("grid");
         b.allocate(&grid).expect("allocate");
         let params = SimParams { viscosity: 0.01, vorticity: 0.3, ..SimParams::default() };
