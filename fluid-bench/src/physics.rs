@@ -36,6 +36,17 @@ fn periodic_copy(grid: &Grid, field: FieldId, c: usize) -> bool {
     }
 }
 
+/// World position of sample `c` of a face field: u-face `(i, j)` at `(i h, (j + ½) h)`, v-face
+/// `(i, j)` at `((i + ½) h, j h)`.
+fn face_position(grid: &Grid, field: FieldId, c: usize) -> [f64; 2] {
+    let (nx, h) = (grid.nx as usize, f64::from(grid.h));
+    match field {
+        FieldId::U => [(c % (nx + 1)) as f64 * h, ((c / (nx + 1)) as f64 + 0.5) * h],
+        FieldId::V => [((c % nx) as f64 + 0.5) * h, (c / nx) as f64 * h],
+        other => panic!("{} is not a face field", other.name()),
+    }
+}
+
 fn taylor_green_scene(nx: u32, ny: u32, h: f64, nu: f64, dt: f64, amplitude: f64) -> Scene {
     let params = format!(
         "viscosity = {nu}\n\
@@ -986,8 +997,8 @@ pub fn splat_integrals<B: Backend>(make: impl Fn() -> B) {
             let hh = f64::from(h);
             let nxu = nx as usize;
             let cell = |c: usize| [((c % nxu) as f64 + 0.5) * hh, ((c / nxu) as f64 + 0.5) * hh];
-            let u_face = |c: usize| [(c % (nxu + 1)) as f64 * hh, ((c / (nxu + 1)) as f64 + 0.5) * hh];
-            let v_face = |c: usize| [((c % nxu) as f64 + 0.5) * hh, (c / nxu) as f64 * hh];
+            let u_face = |c: usize| face_position(&grid, FieldId::U, c);
+            let v_face = |c: usize| face_position(&grid, FieldId::V, c);
             let density = b.download(FieldId::Density).expect("density");
             let temperature = b.download(FieldId::Temperature).expect("temperature");
             let dye = b.download(FieldId::Dye).expect("dye");
@@ -1178,7 +1189,7 @@ pub fn vorticity_confinement_in_a_step<B: Backend>(make: impl Fn() -> B) {
     let params = "fields = { density = false, temperature = false, dye = false }";
     let confined = test_scene("confinement-step", 64, 64, h, dt, &format!("vorticity = {eps}\n{params}"));
     let plain = test_scene("confinement-step", 64, 64, h, dt, &format!("vorticity = 0.0\n{params}"));
-    let grid = Grid::new(64, 64, h as f32, fluid::Boundary::Wall, fluid::Boundary::Wall).expect("grid");
+    let grid = confined.grid().expect("grid");
     let nx = grid.nx as usize;
     let centre = [32.3 * h, 31.8 * h];
     let psi = |i: usize, j: usize| {
@@ -1210,13 +1221,13 @@ pub fn vorticity_confinement_in_a_step<B: Backend>(make: impl Fn() -> B) {
     let omega0 = 4.0 * amplitude / (sigma * sigma);
     let peak = dt * eps * h * omega0;
     let (mut checked, mut worst) = (0, 0.0f64);
-    for (field, a, b, stride, at, component) in [
-        (FieldId::U, &with.0, &without.0, nx + 1, [0.0, 0.5], 0usize),
-        (FieldId::V, &with.1, &without.1, nx, [0.5, 0.0], 1usize),
-    ] {
+    for (field, a, b, component) in
+        [(FieldId::U, &with.0, &without.0, 0usize), (FieldId::V, &with.1, &without.1, 1usize)]
+    {
         for (c, (x, y)) in a.iter().zip(b.iter()).enumerate() {
-            let (i, j) = (c % stride, c / stride);
-            let (dx, dy) = ((i as f64 + at[0]) * h - centre[0], (j as f64 + at[1]) * h - centre[1]);
+            let p = face_position(&grid, field, c);
+            let (i, j) = (p[0] / h, p[1] / h);
+            let (dx, dy) = (p[0] - centre[0], p[1] - centre[1]);
             let r = (dx * dx + dy * dy).sqrt();
             if !(4.0 * h..=0.8 * sigma).contains(&r) {
                 continue;
@@ -1229,7 +1240,7 @@ pub fn vorticity_confinement_in_a_step<B: Backend>(make: impl Fn() -> B) {
             worst = worst.max((got - want).abs() / peak);
             assert!(
                 (got - want).abs() < 0.03 * peak,
-                "{}-face ({i}, {j}), {:.2} cells from the vortex's centre: one step with confinement differs \
+                "{}-face at ({i:.1}, {j:.1}) cells, {:.2} cells from the vortex's centre: one step with confinement differs \
                  from one without by {got:.4e}, expected dt eps h omega theta-hat = {want:.4e} (tolerance 3 % \
                  of the largest, {:.2e})",
                 field.name(),
@@ -1350,16 +1361,14 @@ pub fn vorticity_confinement<B: Backend>(make: impl Fn() -> B) {
     let v = b.download(FieldId::V).expect("v");
     let mut checked = 0;
     let mut worst = 0.0f64;
-    for (field, values, stride, at, component) in
-        [(FieldId::U, &u, nx + 1, [0.0, 0.5], 0usize), (FieldId::V, &v, nx, [0.5, 0.0], 1usize)]
-    {
+    for (field, values, component) in [(FieldId::U, &u, 0usize), (FieldId::V, &v, 1usize)] {
         let name = field.name();
         for (c, &got) in values.iter().enumerate() {
             if periodic_copy(&grid, field, c) {
                 continue;
             }
-            let (i, j) = (c % stride, c / stride);
-            let p = [(i as f64 + at[0]) * hh, (j as f64 + at[1]) * hh];
+            let p = face_position(&grid, field, c);
+            let (i, j) = (p[0] / hh, p[1] / hh);
             let (want, r) = expected(p);
             let got = f64::from(got);
             if r > 4.0 * hh {
@@ -1367,7 +1376,7 @@ pub fn vorticity_confinement<B: Backend>(make: impl Fn() -> B) {
                 worst = worst.max((got - want[component]).abs() / peak);
                 assert!(
                     (got - want[component]).abs() < 0.02 * peak,
-                    "confinement on {name}-face ({i}, {j}), {:.2} cells from the vortex's centre: {got:.4e}, \
+                    "confinement on {name}-face at ({i:.1}, {j:.1}) cells, {:.2} cells from the vortex's centre: {got:.4e}, \
                      expected eps h omega theta-hat dt = {:.4e} (tolerance 2 % of the largest, {:.2e})",
                     r / hh,
                     want[component],
@@ -1376,7 +1385,7 @@ pub fn vorticity_confinement<B: Backend>(make: impl Fn() -> B) {
             } else {
                 assert!(
                     got * want[component] >= 0.0,
-                    "confinement on {name}-face ({i}, {j}) near the centre turns against the vortex: {got:.4e}, \
+                    "confinement on {name}-face at ({i:.1}, {j:.1}) cells near the centre turns against the vortex: {got:.4e}, \
                      expected the sign of {:.4e}",
                     want[component]
                 );
