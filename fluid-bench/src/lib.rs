@@ -212,6 +212,11 @@ macro_rules! conformance {
         }
 
         #[test]
+        fn timings_count_each_kernels_dispatches() {
+            $crate::parity::timings_count_each_kernels_dispatches(|| $make);
+        }
+
+        #[test]
         fn reset_starts_again_like_a_new_simulation() {
             $crate::parity::reset_equals_new(|| $make);
         }

@@ -981,6 +981,63 @@ pub fn reset_equals_new<B: Backend>(make: impl Fn() -> B) {
     }
 }
 
+/// Per-kernel timings count every dispatch: three runs of a step give each of its kernels three
+/// times its dispatches in the schedule, labelled `fluid.<kernel>`, and nothing else, with
+/// finite, non-negative times; taking them starts afresh, and turning timing off makes taking
+/// them an error. Steps of four presets and solvers (multigrid with forces; periodic with
+/// implicit viscosity; Jacobi sweeps; MGPCG), each with its emitters' splats.
+pub fn timings_count_each_kernels_dispatches<B: Backend>(make: impl Fn() -> B) {
+    use std::collections::BTreeMap;
+    let cases: [(&str, &[&str]); 4] = [
+        ("smoke", &[]),
+        ("taylor-green", &[]),
+        ("stable-fluid", &[]),
+        ("smoke", &["params.pressure.solver=\"mgpcg\""]),
+    ];
+    const RUNS: u32 = 3;
+    for (preset, extra) in cases {
+        let ov: Vec<_> = ["grid.nx=45", "grid.ny=38"]
+            .iter()
+            .chain(extra)
+            .map(|s| fluid::parse_override(s).expect("override"))
+            .collect();
+        let scene = Scene::preset_with(preset, &ov).expect("preset");
+        let grid = scene.grid().expect("grid");
+        let schedule = Schedule::step(&grid, &scene.params);
+        let what = format!("{preset} {extra:?}");
+        assert_eq!(schedule.reduction_slots(), 0, "{what}: a step schedule with reductions");
+        let mut want: BTreeMap<String, u32> = BTreeMap::new();
+        for d in schedule.dispatches() {
+            *want.entry(d.kernel.label()).or_default() += RUNS;
+        }
+        let dt = scene.params.dt;
+        let inputs = StepInputs { dt, splats: scene.emitter_splats(&grid, dt), ..StepInputs::default() };
+        let mut b = make();
+        load(&mut b, &grid, &scene.initial_fields(&grid));
+        b.set_timing(true).expect("timing");
+        for _ in 0..RUNS {
+            b.run(&schedule, &inputs).expect("run");
+        }
+        let timings = b.take_timings().expect("timings");
+        let got: BTreeMap<String, u32> = timings.iter().map(|t| (t.label.clone(), t.invocations)).collect();
+        assert_eq!(got.len(), timings.len(), "{what}: a label twice in {timings:?}");
+        assert_eq!(got, want, "{what}: invocations per kernel");
+        for t in &timings {
+            assert!(t.ms.is_finite() && t.ms >= 0.0, "{what}: {} took {} ms", t.label, t.ms);
+        }
+        assert!(timings.iter().any(|t| t.ms > 0.0), "{what}: every kernel took no time");
+        assert_eq!(b.take_timings().expect("timings"), Vec::new(), "{what}: taken twice");
+        b.run(&schedule, &inputs).expect("run");
+        let once: BTreeMap<String, u32> =
+            b.take_timings().expect("timings").into_iter().map(|t| (t.label, t.invocations)).collect();
+        want.values_mut().for_each(|n| *n /= RUNS);
+        assert_eq!(once, want, "{what}: one run after taking");
+        b.set_timing(false).expect("timing off");
+        b.run(&schedule, &inputs).expect("run");
+        b.take_timings().expect_err("timings taken with timing off");
+    }
+}
+
 /// A splat centred past the edge of a periodic axis, by whole box lengths or more, is the
 /// same splat as the one inside the box it wraps to, bit for bit; one wholly past a wall
 /// (farther than its falloff reaches) changes nothing. A 16 × 12 box of cell 1/16 (1 × 0.75
