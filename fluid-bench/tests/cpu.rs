@@ -32,12 +32,22 @@ fn the_vector_copies_of_the_kernels_compute_the_baseline_bits() {
         ];
         if v3.iter().all(|&has| has) {
             assert_ne!(fluid_cpu::simd::instruction_set(), "baseline", "this CPU has x86-64-v3");
+            // pulp's AVX-512 copy is off (simd.rs), so x86-64-v3 is the set in use.
+            assert_eq!(fluid_cpu::simd::short_name(), "AVX2");
+            let backend = fluid_cpu::CpuBackend::with_threads(2).expect("cpu backend");
+            assert_eq!(fluid_core::Backend::device(&backend), "2 threads, AVX2");
         }
     }
     let run = |preset: &str, baseline: bool| -> Vec<Vec<f32>> {
         fluid_cpu::simd::set_baseline_only(baseline);
         if baseline {
             assert_eq!(fluid_cpu::simd::instruction_set(), "baseline");
+            #[cfg(target_arch = "x86_64")]
+            {
+                assert_eq!(fluid_cpu::simd::short_name(), "SSE2");
+                let one = fluid_cpu::CpuBackend::with_threads(1).expect("cpu backend");
+                assert_eq!(fluid_core::Backend::device(&one), "1 thread, SSE2");
+            }
         }
         let backend = fluid_cpu::CpuBackend::with_threads(2).expect("cpu backend");
         fluid_bench::parity::steps_with_splats(preset, backend, 12)

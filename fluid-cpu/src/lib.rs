@@ -420,6 +420,16 @@ fn max_abs(m: f32, x: f32) -> f32 {
     f32::from_bits(m.to_bits().max(x.to_bits() & 0x7fff_ffff))
 }
 
+/// The bytes a [`CpuBackend`] on `threads` workers takes for `grid`, and the length of its
+/// kernels' scratch: the fields, and the scratch, the larger of two fields of cells (for
+/// `apply_forces`; `relax`'s inflows take one) and `mg_smooth2`'s band buffers (about three and a
+/// half bands of rows per worker).
+fn footprint(grid: &Grid, threads: usize) -> (u64, usize) {
+    let (nx, ny) = (grid.nx as usize, grid.ny as usize);
+    let scratch_len = (2 * grid.len(FieldId::Density)).max(kernels::mg_smooth2::scratch_len(nx, ny, threads));
+    (grid.bytes() + 4 * scratch_len as u64, scratch_len)
+}
+
 /// `MemAvailable` of `/proc/meminfo`, where there is one.
 fn available_memory() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
@@ -441,12 +451,7 @@ impl Backend for CpuBackend {
     fn allocate(&mut self, grid: &Grid) -> Result<()> {
         // Linux overcommits: a reservation larger than memory succeeds and the process is killed
         // later, so compare with what the machine has first.
-        // The fields, and the kernels' scratch: two fields of cells for `apply_forces` (one for
-        // `relax`'s inflows), the band buffers of `mg_smooth2` (about three and a half).
-        let (nx, ny) = (grid.nx as usize, grid.ny as usize);
-        let scratch_len =
-            (2 * grid.len(FieldId::Density)).max(kernels::mg_smooth2::scratch_len(nx, ny, self.threads()));
-        let bytes = grid.bytes() + 4 * scratch_len as u64;
+        let (bytes, scratch_len) = footprint(grid, self.threads());
         if let Some(avail) = available_memory()
             && bytes > avail
         {
@@ -583,6 +588,22 @@ mod tests {
 
     fn pool(threads: usize) -> rayon::ThreadPool {
         rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool")
+    }
+
+    /// What `allocate` checks against the machine's memory: every field, and the kernels'
+    /// scratch, here `mg_smooth2`'s: one band of the whole 80 rows (8000 cells is one band),
+    /// three arrays of its rows and a halo of 5 on each side, and two residual rows, 100 wide.
+    /// With 64 workers on a wide grid, the bands of the finest level, two rows each.
+    #[test]
+    fn the_footprint_is_the_fields_and_the_scratch() {
+        use fluid_core::{Boundary, Grid};
+        let grid = Grid::new(100, 80, 0.1, Boundary::Wall, Boundary::Periodic).expect("grid");
+        let scratch = 100 * (3 * (80 + 2 * 5) + 2);
+        assert_eq!(super::footprint(&grid, 2), (grid.bytes() + 4 * scratch as u64, scratch));
+        let wide = Grid::new(4000, 8, 0.1, Boundary::Wall, Boundary::Wall).expect("grid");
+        let bands = crate::kernels::mg_smooth2::scratch_len(4000, 8, 64);
+        assert!(bands >= 2 * 4000 * 8, "at least two fields of cells: {bands}");
+        assert_eq!(super::footprint(&wide, 64), (wide.bytes() + 4 * bands as u64, bands));
     }
 
     #[test]

@@ -353,6 +353,14 @@ mod wgpu {
             // loaded machine upsets with two steps (CI once saw a 16² CPU step's host time at
             // 4.9 ms against 0.10 ms waited). Benchmarks, not tests, compare times.
             assert!(r["waited_ms_per_step"].as_f64().expect("number") > 0.0, "{r}");
+            // Every backend measures its copy bandwidth, and the share is the row's GB/s over it.
+            // The range (50 MB/s to 50 TB/s) checks the units, not a speed: a figure off by
+            // 1e3 or more leaves it on any machine.
+            let number = |key: &str| r[key].as_f64().unwrap_or_else(|| panic!("{key} in {r}"));
+            let copy = number("copy_gb_per_s");
+            assert!((0.05..50_000.0).contains(&copy), "copy bandwidth {copy} GB/s: {r}");
+            let share = number("bandwidth_share") * copy / number("gb_per_s");
+            assert!((share - 1.0).abs() < 1e-9, "{r}");
             // The conformance suite's preset tolerance: the GPU backends agree with the CPU to ~1e-6.
             let parity = r["parity_rel_l2"].as_f64().expect("number");
             assert!(parity < 1e-4, "{r}");
