@@ -984,7 +984,7 @@ pub fn reset_equals_new<B: Backend>(make: impl Fn() -> B) {
 /// Per-kernel timings count every dispatch: three runs of a step give each of its kernels three
 /// times its dispatches in the schedule, labelled `fluid.<kernel>`, and nothing else, with
 /// finite, non-negative times; taking them starts afresh, and turning timing off makes taking
-/// them an error. Steps of four presets and solvers (multigrid with forces; periodic with
+/// them an error. The diagnostics count their reductions as `reduce`. Steps of four presets and solvers (multigrid with forces; periodic with
 /// implicit viscosity; Jacobi sweeps; MGPCG), each with its emitters' splats.
 pub fn timings_count_each_kernels_dispatches<B: Backend>(make: impl Fn() -> B) {
     use std::collections::BTreeMap;
@@ -1032,6 +1032,20 @@ pub fn timings_count_each_kernels_dispatches<B: Backend>(make: impl Fn() -> B) {
             b.take_timings().expect("timings").into_iter().map(|t| (t.label, t.invocations)).collect();
         want.values_mut().for_each(|n| *n /= RUNS);
         assert_eq!(once, want, "{what}: one run after taking");
+        // The diagnostics: their kernels, and every reduction as `reduce`, one pass each on the
+        // CPU and two on a GPU (partial sums, then their total).
+        let diagnostics = Schedule::diagnostics(&grid);
+        b.run(&diagnostics, &inputs).expect("diagnostics");
+        let got: BTreeMap<String, u32> =
+            b.take_timings().expect("timings").into_iter().map(|t| (t.label, t.invocations)).collect();
+        let reductions = diagnostics.ops.iter().filter(|op| matches!(op, Op::Reduce { .. })).count() as u32;
+        let passes = reductions * if b.name() == "cpu" { 1 } else { 2 };
+        assert!(reductions > 0, "{what}: diagnostics without reductions");
+        let mut want: BTreeMap<String, u32> = BTreeMap::from([("fluid.reduce".to_string(), passes)]);
+        for d in diagnostics.dispatches() {
+            *want.entry(d.kernel.label()).or_default() += 1;
+        }
+        assert_eq!(got, want, "{what}: the diagnostics' invocations");
         b.set_timing(false).expect("timing off");
         b.run(&schedule, &inputs).expect("run");
         b.take_timings().expect_err("timings taken with timing off");

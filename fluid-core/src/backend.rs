@@ -67,8 +67,9 @@ pub struct KernelTiming {
     pub ms: f64,
 }
 
-/// Per-kernel time accumulated from GPU timestamp pairs (what the GPU backends' `take_timings`
-/// returns). Both reduction passes count as `reduce`.
+/// Per-kernel time accumulated from GPU timestamp pairs ([`add`](Self::add)) or the CPU's clock
+/// ([`record`](Self::record)): what every workspace backend's `take_timings` returns. Every
+/// reduction pass counts as `reduce` (the GPUs make two per reduction, the CPU one).
 #[derive(Clone, Debug, Default)]
 pub struct TimestampTimings(std::collections::BTreeMap<&'static str, (u32, f64)>);
 
@@ -78,11 +79,17 @@ impl TimestampTimings {
     pub fn add<'a>(&mut self, entries: impl IntoIterator<Item = &'a &'static str>, ticks: &[u64], period_ns: f64) {
         for (k, entry) in entries.into_iter().enumerate() {
             let ns = ticks[2 * k + 1].saturating_sub(ticks[2 * k]) as f64 * period_ns;
-            let label = if entry.starts_with("reduce") { "reduce" } else { entry };
-            let e = self.0.entry(label).or_insert((0, 0.0));
-            e.0 += 1;
-            e.1 += ns * 1e-6;
+            self.record(entry, ns * 1e-6);
         }
+    }
+
+    /// Add one invocation of the shader entry point (or kernel name) `entry` that took `ms`
+    /// milliseconds.
+    pub fn record(&mut self, entry: &'static str, ms: f64) {
+        let label = if entry.starts_with("reduce") { "reduce" } else { entry };
+        let e = self.0.entry(label).or_insert((0, 0.0));
+        e.0 += 1;
+        e.1 += ms;
     }
 
     /// The totals, labelled `fluid.<kernel>`, and a fresh start.

@@ -9,12 +9,11 @@
 pub mod kernels;
 pub mod simd;
 
-use std::collections::BTreeMap;
 use std::time::Instant;
 
 use fluid_core::schedule::{Dispatch, Op, Params, ReduceOp};
 use fluid_core::uniforms::SplatGpu;
-use fluid_core::{Backend, Error, FieldId, Grid, Kernel, KernelTiming, Result, Schedule, StepInputs};
+use fluid_core::{Backend, Error, FieldId, Grid, Kernel, KernelTiming, Result, Schedule, StepInputs, TimestampTimings};
 use rayon::prelude::*;
 
 use kernels::common::G;
@@ -79,7 +78,7 @@ pub struct CpuBackend {
     /// Logical field → physical buffer (changed by swaps).
     map: [usize; FieldId::COUNT],
     reductions: Vec<f64>,
-    timing: Option<BTreeMap<Kernel, (u32, f64)>>,
+    timing: Option<TimestampTimings>,
     /// Scratch of `mg_smooth2`, `apply_forces` and `relax`, allocated with the fields and kept
     /// between steps.
     scratch: Vec<f32>,
@@ -397,6 +396,13 @@ impl CpuBackend {
         }
     }
 
+    /// Count one invocation of `entry` started at `start` (`None`: timing is off).
+    fn timed(&mut self, entry: &'static str, start: Option<Instant>) {
+        if let (Some(t0), Some(timing)) = (start, self.timing.as_mut()) {
+            timing.record(entry, t0.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+
     fn reduce(&self, g: &G, field: FieldId, op: ReduceOp) -> f64 {
         let data = self.buf(field);
         let cols = g.cols(field.kind());
@@ -524,16 +530,14 @@ impl Backend for CpuBackend {
                     Op::Dispatch(d) => {
                         let start = self.timing.is_some().then(Instant::now);
                         self.dispatch(&g, d, inputs.dt, &splats);
-                        if let (Some(t0), Some(map)) = (start, self.timing.as_mut()) {
-                            let e = map.entry(d.kernel).or_insert((0, 0.0));
-                            e.0 += 1;
-                            e.1 += t0.elapsed().as_secs_f64() * 1e3;
-                        }
+                        self.timed(d.kernel.name(), start);
                     }
                     Op::Swap(a, b) => self.map.swap(a.index(), b.index()),
                     Op::Reduce { field, op, slot } => {
+                        let start = self.timing.is_some().then(Instant::now);
                         let r = self.reduce(&g, *field, *op);
                         self.reductions[*slot] = r;
+                        self.timed("reduce", start);
                     }
                 }
             }
@@ -563,19 +567,16 @@ impl Backend for CpuBackend {
     }
 
     fn set_timing(&mut self, enabled: bool) -> Result<()> {
-        self.timing = enabled.then(BTreeMap::new);
+        self.timing = enabled.then(TimestampTimings::default);
         Ok(())
     }
 
     fn take_timings(&mut self) -> Result<Vec<KernelTiming>> {
-        let map = self.timing.as_mut().ok_or_else(|| Error::Backend {
+        let timing = self.timing.as_mut().ok_or_else(|| Error::Backend {
             backend: "cpu",
             message: "timings were not enabled (call set_timing(true) first)".into(),
         })?;
-        Ok(std::mem::take(map)
-            .into_iter()
-            .map(|(k, (invocations, ms))| KernelTiming { label: k.label(), invocations, ms })
-            .collect())
+        Ok(timing.take())
     }
 }
 
