@@ -70,8 +70,9 @@ env = dict(os.environ, CARGO_TARGET_DIR="/tmp/fluid-mutants-target")
 
 
 def no_run(command):
-    """The suite's command, building only (cargo test … --no-run)."""
-    return command + " --no-run" if command.startswith("cargo test") else None
+    """The suite's command, building only (cargo test … --no-run), where its last command (after
+    any `&&`) is a `cargo test`."""
+    return command + " --no-run" if command.split("&&")[-1].strip().startswith("cargo test") else None
 
 
 # Build once unmutated, so that each mutant rebuilds only what it touches.

@@ -220,6 +220,7 @@ fn bad_input_gets_a_clear_message_and_exit_code_2() {
     bad(&["run", "smoke", "--set", "params.boundary.x=open"], &["open", "not supported"]);
     bad(&["run", "smoke", "--backend", "metal"], &["metal", "cpu"]);
     bad(&["bench", "--backends", "cpu,metal", "--sizes", "8", "--steps", "1"], &["metal", "known backends"]);
+    bad(&["bench", "--backends", "cpu", "--sizes", "0,16", "--steps", "1"], &["--sizes", "[0, 16]", "positive"]);
     // Every size is checked before any backend is measured.
     let out = fluid(&["bench", "--backends", "cpu", "--sizes", "8,40000", "--steps", "1"]);
     let err = text(&out.stderr);
