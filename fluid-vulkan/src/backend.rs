@@ -698,23 +698,17 @@ impl VulkanBackend {
             return Err(err(format!("no SPIR-V for {} (run `cargo xtask shaders`)", missing.join(", "))));
         }
         for entry in ShaderEntry::all() {
-            let binding = |i: u32, t: vk::DescriptorType| {
-                vk::DescriptorSetLayoutBinding::default()
-                    .binding(i)
-                    .descriptor_type(t)
-                    .descriptor_count(1)
-                    .stage_flags(vk::ShaderStageFlags::COMPUTE)
-            };
-            let mut g0 =
-                vec![binding(0, vk::DescriptorType::UNIFORM_BUFFER), binding(1, vk::DescriptorType::UNIFORM_BUFFER)];
-            if entry.params {
-                g0.push(binding(2, vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC));
-            }
-            if entry.splats {
-                g0.push(binding(3, vk::DescriptorType::STORAGE_BUFFER));
-            }
-            let g1: Vec<_> =
-                (0..entry.storage.len()).map(|i| binding(i as u32, vk::DescriptorType::STORAGE_BUFFER)).collect();
+            let [g0, g1] = set_bindings(&entry).map(|set| {
+                set.into_iter()
+                    .map(|(i, t)| {
+                        vk::DescriptorSetLayoutBinding::default()
+                            .binding(i)
+                            .descriptor_type(t)
+                            .descriptor_count(1)
+                            .stage_flags(vk::ShaderStageFlags::COMPUTE)
+                    })
+                    .collect::<Vec<_>>()
+            });
             let set0 = self.set_layout(&g0)?;
             let set1 = match self.set_layout(&g1) {
                 Ok(s) => s,
@@ -1208,35 +1202,9 @@ impl VulkanBackend {
             }
         }
 
-        // Distinct descriptor sets.
-        let mut set0_of: HashMap<&'static str, usize> = HashMap::new();
-        let mut set1_of: HashMap<(&'static str, Vec<usize>), usize> = HashMap::new();
-        for s in &plan {
-            let n0 = set0_of.len();
-            set0_of.entry(s.entry).or_insert(n0);
-            let n1 = set1_of.len();
-            set1_of.entry((s.entry, s.phys.clone())).or_insert(n1);
-        }
-        let storage_count: usize =
-            set1_of.keys().map(|(e, p)| p.len().max(self.pipelines[e].entry.storage.len())).sum();
-        let sizes = [
-            vk::DescriptorPoolSize {
-                ty: vk::DescriptorType::UNIFORM_BUFFER,
-                // Counts of at least 1: Vulkan refuses empty pools (an empty schedule records none).
-                descriptor_count: (2 * set0_of.len() as u32).max(1),
-            },
-            vk::DescriptorPoolSize {
-                ty: vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC,
-                descriptor_count: (set0_of.len() as u32).max(1),
-            },
-            vk::DescriptorPoolSize {
-                ty: vk::DescriptorType::STORAGE_BUFFER,
-                descriptor_count: ((storage_count + set0_of.len()) as u32).max(1),
-            },
-        ];
-        let info = vk::DescriptorPoolCreateInfo::default()
-            .max_sets(((set0_of.len() + set1_of.len()) as u32).max(1))
-            .pool_sizes(&sizes);
+        let (set0_of, set1_of) = distinct_sets(&plan);
+        let (max_sets, sizes) = pool_sizes(&set0_of, &set1_of, |e| self.pipelines[e].entry.storage.len());
+        let info = vk::DescriptorPoolCreateInfo::default().max_sets(max_sets).pool_sizes(&sizes);
         // SAFETY: the device is live; `info` points to `sizes`, valid for the call.
         let pool = match unsafe { self.device.create_descriptor_pool(&info, None) } {
             Ok(p) => p,
@@ -1435,6 +1403,57 @@ impl VulkanBackend {
             }
         }
     }
+}
+
+/// The bindings of an entry point's two descriptor set layouts, (binding, type): group 0 holds
+/// the grid and step uniforms, the parameter block at a dynamic offset where the entry point has
+/// one, and the splats where it reads them; group 1 one storage buffer per slot.
+fn set_bindings(entry: &ShaderEntry) -> [Vec<(u32, vk::DescriptorType)>; 2] {
+    let mut g0 = vec![(0, vk::DescriptorType::UNIFORM_BUFFER), (1, vk::DescriptorType::UNIFORM_BUFFER)];
+    if entry.params {
+        g0.push((2, vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC));
+    }
+    if entry.splats {
+        g0.push((3, vk::DescriptorType::STORAGE_BUFFER));
+    }
+    let g1 = (0..entry.storage.len() as u32).map(|i| (i, vk::DescriptorType::STORAGE_BUFFER)).collect();
+    [g0, g1]
+}
+
+/// Set 0 of each entry point, and set 1 of each (entry point, physical buffers), numbered in
+/// order of first use.
+type Sets = (HashMap<&'static str, usize>, HashMap<(&'static str, Vec<usize>), usize>);
+
+/// The descriptor sets a recording of `plan` binds.
+fn distinct_sets(plan: &[Step]) -> Sets {
+    let mut set0_of: HashMap<&'static str, usize> = HashMap::new();
+    let mut set1_of: HashMap<(&'static str, Vec<usize>), usize> = HashMap::new();
+    for s in plan {
+        let n0 = set0_of.len();
+        set0_of.entry(s.entry).or_insert(n0);
+        let n1 = set1_of.len();
+        set1_of.entry((s.entry, s.phys.clone())).or_insert(n1);
+    }
+    (set0_of, set1_of)
+}
+
+/// The descriptor pool of a recording that allocates these sets: (most sets, sizes per type).
+/// Each set 0 is counted with every binding group 0 may hold; `storage_of(entry)` gives an entry
+/// point's storage slots. Counts are at least 1: Vulkan refuses empty pools (an empty schedule
+/// records none).
+fn pool_sizes(
+    set0_of: &HashMap<&'static str, usize>,
+    set1_of: &HashMap<(&'static str, Vec<usize>), usize>,
+    storage_of: impl Fn(&str) -> usize,
+) -> (u32, [vk::DescriptorPoolSize; 3]) {
+    let storage_count: usize = set1_of.keys().map(|(e, p)| p.len().max(storage_of(e))).sum();
+    let size = |ty, n: usize| vk::DescriptorPoolSize { ty, descriptor_count: (n as u32).max(1) };
+    let sizes = [
+        size(vk::DescriptorType::UNIFORM_BUFFER, 2 * set0_of.len()),
+        size(vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC, set0_of.len()),
+        size(vk::DescriptorType::STORAGE_BUFFER, storage_count + set0_of.len()),
+    ];
+    (((set0_of.len() + set1_of.len()) as u32).max(1), sizes)
 }
 
 /// One GPU invocation of a recording: its entry point, parameter block, physical buffers (field
@@ -2057,39 +2076,11 @@ mod tests {
         }
     }
 
-    /// Barriers stand exactly where data flows, checked without a device on the schedules the
-    /// backend records (every preset's step, with each pressure solver and precision, on wall,
-    /// periodic and mixed grids, with viscosity; setup, diagnostics, curl, residual):
-    /// - every two invocations that bind the same buffer, one of them writing it, have a barrier
-    ///   between them (checked pair by pair over the whole plan, not by the running tracker);
-    /// - every barrier is needed: the invocation after it conflicts that way with one since the
-    ///   barrier before.
-    ///
-    /// Lavapipe runs one dispatch after another, so a missing barrier changes no result there
-    /// (and Debian's validation layer did not report a removed one); this is the check that
-    /// runs in CI.
-    #[test]
-    fn barriers_stand_exactly_between_dependent_invocations() {
+    /// The plans the backend records for every preset's step, with each pressure solver and
+    /// precision, on wall, periodic and mixed grids, with viscosity, and the setup, diagnostics,
+    /// curl and residual schedules of each: (what it is, the plan).
+    fn every_plan() -> Vec<(String, Vec<Step>)> {
         use fluid_core::params::{Precision, PressureSolver};
-        let storage = |e: &str| ShaderEntry::all().into_iter().find(|x| x.name == e).expect(e).storage;
-        let touches = |step: &Step, buffer: usize| {
-            let bindings = storage(step.entry);
-            let mut found = (false, false); // (binds it, writes it)
-            for (i, b) in step.phys.iter().enumerate() {
-                if *b == buffer {
-                    found.0 = true;
-                    found.1 |= bindings[i].access != Access::Read;
-                }
-            }
-            found
-        };
-        let conflict = |a: &Step, b: &Step| {
-            a.phys.iter().chain(&b.phys).any(|x| {
-                let (ta, wa) = touches(a, *x);
-                let (tb, wb) = touches(b, *x);
-                ta && tb && (wa || wb)
-            })
-        };
         let solvers = [
             (PressureSolver::Jacobi, None),
             (PressureSolver::JacobiMultisweep, None),
@@ -2100,7 +2091,7 @@ mod tests {
             (PressureSolver::Mgpcg, None),
             (PressureSolver::PoissonFilter, None),
         ];
-        let (mut plans, mut invocations, mut placed) = (0, 0, 0);
+        let mut plans = Vec::new();
         for name in ["smoke", "ink", "taylor-green", "stable-fluid"] {
             let scene = fluid_core::Scene::preset(name).expect("preset");
             for (bx, by) in [
@@ -2125,33 +2116,111 @@ mod tests {
                         ("residual", Schedule::residual(&grid)),
                     ] {
                         let (plan, _) = plan(&schedule, &grid, std::array::from_fn(|k| k));
-                        let barrier = barriers(&plan, storage);
-                        plans += 1;
-                        invocations += plan.len();
-                        placed += barrier.iter().filter(|b| **b).count();
-                        for b in 0..plan.len() {
-                            for a in 0..b {
-                                if conflict(&plan[a], &plan[b]) {
-                                    assert!(
-                                        barrier[a + 1..=b].iter().any(|x| *x),
-                                        "{name}'s {kind}, {solver:?}, {bx:?}/{by:?}: {} ({a}) and {} ({b}) share \
-                                         a buffer one of them writes, with no barrier between them",
-                                        plan[a].entry,
-                                        plan[b].entry
-                                    );
-                                }
-                            }
-                            if barrier[b] {
-                                let since = barrier[..b].iter().rposition(|x| *x).unwrap_or(0);
-                                assert!(
-                                    (since..b).any(|a| conflict(&plan[a], &plan[b])),
-                                    "{name}'s {kind}, {solver:?}, {bx:?}/{by:?}: the barrier before {} ({b}) \
-                                     waits for nothing it reads or writes",
-                                    plan[b].entry
-                                );
-                            }
-                        }
+                        plans.push((format!("{name}'s {kind}, {solver:?}, {bx:?}/{by:?}"), plan));
                     }
+                }
+            }
+        }
+        plans
+    }
+
+    /// The descriptor pool of every plan holds the sets the recording allocates: counted from
+    /// the set layouts the pipelines are built with (`set_bindings`), one set 0 per entry point
+    /// and one set 1 per entry point and physical buffers, the pool has at least as many
+    /// descriptors of each type and exactly as many sets (at least one). (Lavapipe does not hold a recording
+    /// to its pool's counts; a driver may fail the allocation with `VK_ERROR_OUT_OF_POOL_MEMORY`.)
+    #[test]
+    fn descriptor_pools_hold_every_set_of_their_recording() {
+        let entries = ShaderEntry::all();
+        let entry = |e: &str| entries.iter().find(|x| x.name == e).expect(e);
+        for (what, plan) in every_plan() {
+            let (set0_of, set1_of) = distinct_sets(&plan);
+            let mut need: HashMap<vk::DescriptorType, u32> = HashMap::new();
+            let mut sets = 0;
+            let mut add = |bindings: &[(u32, vk::DescriptorType)]| {
+                sets += 1;
+                for (_, t) in bindings {
+                    *need.entry(*t).or_default() += 1;
+                }
+            };
+            let (mut entries0, mut entries1) = (Vec::new(), Vec::new());
+            for s in &plan {
+                if !entries0.contains(&s.entry) {
+                    entries0.push(s.entry);
+                    add(&set_bindings(entry(s.entry))[0]);
+                }
+                if !entries1.contains(&(s.entry, &s.phys)) {
+                    entries1.push((s.entry, &s.phys));
+                    add(&set_bindings(entry(s.entry))[1]);
+                }
+            }
+            let (max_sets, sizes) = pool_sizes(&set0_of, &set1_of, |e| entry(e).storage.len());
+            // An empty plan (a setup with nothing to set up) still gets a pool of one set.
+            assert_eq!(max_sets, sets.max(1), "{what}: sets");
+            for (t, n) in need {
+                let have: u32 = sizes.iter().filter(|s| s.ty == t).map(|s| s.descriptor_count).sum();
+                assert!(have >= n, "{what}: {have} descriptors of {t:?} in the pool, {n} in its sets");
+            }
+        }
+    }
+
+    /// Barriers stand exactly where data flows, checked without a device on the schedules the
+    /// backend records (every preset's step, with each pressure solver and precision, on wall,
+    /// periodic and mixed grids, with viscosity; setup, diagnostics, curl, residual):
+    /// - every two invocations that bind the same buffer, one of them writing it, have a barrier
+    ///   between them (checked pair by pair over the whole plan, not by the running tracker);
+    /// - every barrier is needed: the invocation after it conflicts that way with one since the
+    ///   barrier before.
+    ///
+    /// Lavapipe runs one dispatch after another, so a missing barrier changes no result there
+    /// (and Debian's validation layer did not report a removed one); this is the check that
+    /// runs in CI.
+    #[test]
+    fn barriers_stand_exactly_between_dependent_invocations() {
+        let storage = |e: &str| ShaderEntry::all().into_iter().find(|x| x.name == e).expect(e).storage;
+        let touches = |step: &Step, buffer: usize| {
+            let bindings = storage(step.entry);
+            let mut found = (false, false); // (binds it, writes it)
+            for (i, b) in step.phys.iter().enumerate() {
+                if *b == buffer {
+                    found.0 = true;
+                    found.1 |= bindings[i].access != Access::Read;
+                }
+            }
+            found
+        };
+        let conflict = |a: &Step, b: &Step| {
+            a.phys.iter().chain(&b.phys).any(|x| {
+                let (ta, wa) = touches(a, *x);
+                let (tb, wb) = touches(b, *x);
+                ta && tb && (wa || wb)
+            })
+        };
+        let (mut plans, mut invocations, mut placed) = (0, 0, 0);
+        for (what, plan) in every_plan() {
+            let barrier = barriers(&plan, storage);
+            plans += 1;
+            invocations += plan.len();
+            placed += barrier.iter().filter(|b| **b).count();
+            for b in 0..plan.len() {
+                for a in 0..b {
+                    if conflict(&plan[a], &plan[b]) {
+                        assert!(
+                            barrier[a + 1..=b].iter().any(|x| *x),
+                            "{what}: {} ({a}) and {} ({b}) share a buffer one of them writes, with no barrier \
+                             between them",
+                            plan[a].entry,
+                            plan[b].entry
+                        );
+                    }
+                }
+                if barrier[b] {
+                    let since = barrier[..b].iter().rposition(|x| *x).unwrap_or(0);
+                    assert!(
+                        (since..b).any(|a| conflict(&plan[a], &plan[b])),
+                        "{what}: the barrier before {} ({b}) waits for nothing it reads or writes",
+                        plan[b].entry
+                    );
                 }
             }
         }
