@@ -2257,6 +2257,28 @@ mod tests {
         b.finish().expect("finish");
     }
 
+    /// Allocating again frees the fields of the grid before: the allocator holds the same bytes
+    /// after a grid is allocated once, twice, and again after a larger one, and at least the
+    /// fields' bytes more than before the first.
+    #[test]
+    fn allocating_again_frees_the_fields_before() {
+        let mut b = VulkanBackend::new().expect("a Vulkan device (install mesa-vulkan-drivers)");
+        let in_use =
+            |b: &VulkanBackend| b.allocator.as_ref().expect("allocator").generate_report().total_allocated_bytes;
+        let small = Grid::new(33, 20, 1.0, Boundary::Wall, Boundary::Periodic).expect("grid");
+        let large = Grid::new(130, 90, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let before = in_use(&b);
+        b.allocate(&small).expect("allocate");
+        let once = in_use(&b);
+        assert!(once >= before + small.bytes(), "{before} bytes, then {once} with {} of fields", small.bytes());
+        b.allocate(&small).expect("allocate");
+        assert_eq!(in_use(&b), once, "allocated twice");
+        b.allocate(&large).expect("allocate");
+        assert!(in_use(&b) >= before + large.bytes());
+        b.allocate(&small).expect("allocate");
+        assert_eq!(in_use(&b), once, "after a larger grid");
+    }
+
     /// A smoke step, replayed, under the validation layer (with synchronization validation):
     /// any validation error fails `run`/`finish`. `FLUID_REQUIRE_VALIDATION=1` (set by
     /// `scripts/test.sh`) makes a missing layer a failure too.
