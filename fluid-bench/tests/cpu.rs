@@ -61,3 +61,10 @@ fn the_vector_copies_of_the_kernels_compute_the_baseline_bits() {
         }
     }
 }
+
+/// `{:?}` of the backend (what an integrator's logs show) names it and its thread count.
+#[test]
+fn debug_names_the_backend_and_its_threads() {
+    let text = format!("{:?}", fluid_cpu::CpuBackend::with_threads(3).expect("cpu backend"));
+    assert!(text.starts_with("CpuBackend") && text.contains("threads: 3"), "{text}");
+}

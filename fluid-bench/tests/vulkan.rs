@@ -53,3 +53,11 @@ fn both_queue_families_step_alike() {
         assert_eq!(differ, 0, "state field {k}: {differ} of {} values differ between the families", a.len());
     }
 }
+
+/// `{:?}` of the backend (what an integrator's logs show) names it and its device.
+#[test]
+fn debug_names_the_backend_and_its_device() {
+    let b = backend();
+    let text = format!("{b:?}");
+    assert!(text.starts_with("VulkanBackend") && text.contains(&b.device_summary().name), "{text}");
+}

@@ -142,3 +142,11 @@ fn a_device_with_too_few_storage_buffers_is_refused_by_name() {
     let text = e.to_string();
     assert!(text.contains("max_storage_buffers_per_shader_stage") && text.contains("needs 8"), "{text}");
 }
+
+/// `{:?}` of the backend (what an integrator's logs show) names it and its adapter.
+#[test]
+fn debug_names_the_backend_and_its_adapter() {
+    let b = backend();
+    let text = format!("{b:?}");
+    assert!(text.starts_with("WgpuBackend") && text.contains(&b.adapter().name), "{text}");
+}
