@@ -984,9 +984,11 @@ pub fn reset_equals_new<B: Backend>(make: impl Fn() -> B) {
 /// Per-kernel timings count every dispatch: three runs of a step give each of its kernels three
 /// times its dispatches in the schedule, labelled `fluid.<kernel>`, and nothing else, with
 /// finite, non-negative times; taking them starts afresh, and turning timing off makes taking
-/// them an error. The diagnostics count their reductions as `reduce`. Steps of four presets and solvers (multigrid with forces; periodic with
-/// implicit viscosity; Jacobi sweeps; MGPCG), each with its emitters' splats.
+/// them an error. The diagnostics count their reductions as `reduce`. Steps of four presets and
+/// solvers (multigrid with forces; periodic with implicit viscosity; Jacobi sweeps; MGPCG), each
+/// with its emitters' splats.
 pub fn timings_count_each_kernels_dispatches<B: Backend>(make: impl Fn() -> B) {
+    use fluid_core::KernelTiming;
     use std::collections::BTreeMap;
     let cases: [(&str, &[&str]); 4] = [
         ("smoke", &[]),
@@ -995,6 +997,17 @@ pub fn timings_count_each_kernels_dispatches<B: Backend>(make: impl Fn() -> B) {
         ("smoke", &["params.pressure.solver=\"mgpcg\""]),
     ];
     const RUNS: u32 = 3;
+    // Invocations per label, as timed and as the schedule dispatches them in `runs` runs.
+    let counts = |timings: &[KernelTiming]| -> BTreeMap<String, u32> {
+        timings.iter().map(|t| (t.label.clone(), t.invocations)).collect()
+    };
+    let dispatched = |schedule: &Schedule, runs: u32| -> BTreeMap<String, u32> {
+        let mut want = BTreeMap::new();
+        for d in schedule.dispatches() {
+            *want.entry(d.kernel.label()).or_default() += runs;
+        }
+        want
+    };
     for (preset, extra) in cases {
         let ov: Vec<_> = ["grid.nx=45", "grid.ny=38"]
             .iter()
@@ -1006,10 +1019,6 @@ pub fn timings_count_each_kernels_dispatches<B: Backend>(make: impl Fn() -> B) {
         let schedule = Schedule::step(&grid, &scene.params);
         let what = format!("{preset} {extra:?}");
         assert_eq!(schedule.reduction_slots(), 0, "{what}: a step schedule with reductions");
-        let mut want: BTreeMap<String, u32> = BTreeMap::new();
-        for d in schedule.dispatches() {
-            *want.entry(d.kernel.label()).or_default() += RUNS;
-        }
         let dt = scene.params.dt;
         let inputs = StepInputs { dt, splats: scene.emitter_splats(&grid, dt), ..StepInputs::default() };
         let mut b = make();
@@ -1019,32 +1028,26 @@ pub fn timings_count_each_kernels_dispatches<B: Backend>(make: impl Fn() -> B) {
             b.run(&schedule, &inputs).expect("run");
         }
         let timings = b.take_timings().expect("timings");
-        let got: BTreeMap<String, u32> = timings.iter().map(|t| (t.label.clone(), t.invocations)).collect();
+        let got = counts(&timings);
         assert_eq!(got.len(), timings.len(), "{what}: a label twice in {timings:?}");
-        assert_eq!(got, want, "{what}: invocations per kernel");
+        assert_eq!(got, dispatched(&schedule, RUNS), "{what}: invocations per kernel");
         for t in &timings {
             assert!(t.ms.is_finite() && t.ms >= 0.0, "{what}: {} took {} ms", t.label, t.ms);
         }
         assert!(timings.iter().any(|t| t.ms > 0.0), "{what}: every kernel took no time");
         assert_eq!(b.take_timings().expect("timings"), Vec::new(), "{what}: taken twice");
         b.run(&schedule, &inputs).expect("run");
-        let once: BTreeMap<String, u32> =
-            b.take_timings().expect("timings").into_iter().map(|t| (t.label, t.invocations)).collect();
-        want.values_mut().for_each(|n| *n /= RUNS);
-        assert_eq!(once, want, "{what}: one run after taking");
+        let once = counts(&b.take_timings().expect("timings"));
+        assert_eq!(once, dispatched(&schedule, 1), "{what}: one run after taking");
         // The diagnostics: their kernels, and every reduction as `reduce`, one pass each on the
         // CPU and two on a GPU (partial sums, then their total).
         let diagnostics = Schedule::diagnostics(&grid);
         b.run(&diagnostics, &inputs).expect("diagnostics");
-        let got: BTreeMap<String, u32> =
-            b.take_timings().expect("timings").into_iter().map(|t| (t.label, t.invocations)).collect();
+        let got = counts(&b.take_timings().expect("timings"));
         let reductions = diagnostics.ops.iter().filter(|op| matches!(op, Op::Reduce { .. })).count() as u32;
-        let passes = reductions * if b.name() == "cpu" { 1 } else { 2 };
         assert!(reductions > 0, "{what}: diagnostics without reductions");
-        let mut want: BTreeMap<String, u32> = BTreeMap::from([("fluid.reduce".to_string(), passes)]);
-        for d in diagnostics.dispatches() {
-            *want.entry(d.kernel.label()).or_default() += 1;
-        }
+        let mut want = dispatched(&diagnostics, 1);
+        want.insert("fluid.reduce".to_string(), reductions * if b.name() == "cpu" { 1 } else { 2 });
         assert_eq!(got, want, "{what}: the diagnostics' invocations");
         b.set_timing(false).expect("timing off");
         b.run(&schedule, &inputs).expect("run");

@@ -1202,8 +1202,9 @@ impl VulkanBackend {
             }
         }
 
-        let (set0_of, set1_of) = distinct_sets(&plan);
-        let (max_sets, sizes) = pool_sizes(&set0_of, &set1_of, |e| self.pipelines[e].entry.storage.len());
+        let sets = distinct_sets(&plan);
+        let (max_sets, sizes) = pool_sizes(&sets, |e| self.pipelines[e].entry.storage.len());
+        let (set0_of, set1_of) = sets;
         let info = vk::DescriptorPoolCreateInfo::default().max_sets(max_sets).pool_sizes(&sizes);
         // SAFETY: the device is live; `info` points to `sizes`, valid for the call.
         let pool = match unsafe { self.device.create_descriptor_pool(&info, None) } {
@@ -1441,11 +1442,7 @@ fn distinct_sets(plan: &[Step]) -> Sets {
 /// Each set 0 is counted with every binding group 0 may hold; `storage_of(entry)` gives an entry
 /// point's storage slots. Counts are at least 1: Vulkan refuses empty pools (an empty schedule
 /// records none).
-fn pool_sizes(
-    set0_of: &HashMap<&'static str, usize>,
-    set1_of: &HashMap<(&'static str, Vec<usize>), usize>,
-    storage_of: impl Fn(&str) -> usize,
-) -> (u32, [vk::DescriptorPoolSize; 3]) {
+fn pool_sizes((set0_of, set1_of): &Sets, storage_of: impl Fn(&str) -> usize) -> (u32, [vk::DescriptorPoolSize; 3]) {
     let storage_count: usize = set1_of.keys().map(|(e, p)| p.len().max(storage_of(e))).sum();
     let size = |ty, n: usize| vk::DescriptorPoolSize { ty, descriptor_count: (n as u32).max(1) };
     let sizes = [
@@ -2076,6 +2073,11 @@ mod tests {
         }
     }
 
+    /// The shader entry point named `name`.
+    fn shader_entry(name: &str) -> ShaderEntry {
+        ShaderEntry::all().into_iter().find(|x| x.name == name).expect(name)
+    }
+
     /// The plans the backend records for every preset's step, with each pressure solver and
     /// precision, on wall, periodic and mixed grids, with viscosity, and the setup, diagnostics,
     /// curl and residual schedules of each: (what it is, the plan).
@@ -2127,14 +2129,12 @@ mod tests {
     /// The descriptor pool of every plan holds the sets the recording allocates: counted from
     /// the set layouts the pipelines are built with (`set_bindings`), one set 0 per entry point
     /// and one set 1 per entry point and physical buffers, the pool has at least as many
-    /// descriptors of each type and exactly as many sets (at least one). (Lavapipe does not hold a recording
-    /// to its pool's counts; a driver may fail the allocation with `VK_ERROR_OUT_OF_POOL_MEMORY`.)
+    /// descriptors of each type and exactly as many sets (at least one). (Lavapipe does not hold
+    /// a recording to its pool's counts; a driver may fail the allocation with
+    /// `VK_ERROR_OUT_OF_POOL_MEMORY`.)
     #[test]
     fn descriptor_pools_hold_every_set_of_their_recording() {
-        let entries = ShaderEntry::all();
-        let entry = |e: &str| entries.iter().find(|x| x.name == e).expect(e);
         for (what, plan) in every_plan() {
-            let (set0_of, set1_of) = distinct_sets(&plan);
             let mut need: HashMap<vk::DescriptorType, u32> = HashMap::new();
             let mut sets = 0;
             let mut add = |bindings: &[(u32, vk::DescriptorType)]| {
@@ -2147,14 +2147,14 @@ mod tests {
             for s in &plan {
                 if !entries0.contains(&s.entry) {
                     entries0.push(s.entry);
-                    add(&set_bindings(entry(s.entry))[0]);
+                    add(&set_bindings(&shader_entry(s.entry))[0]);
                 }
                 if !entries1.contains(&(s.entry, &s.phys)) {
                     entries1.push((s.entry, &s.phys));
-                    add(&set_bindings(entry(s.entry))[1]);
+                    add(&set_bindings(&shader_entry(s.entry))[1]);
                 }
             }
-            let (max_sets, sizes) = pool_sizes(&set0_of, &set1_of, |e| entry(e).storage.len());
+            let (max_sets, sizes) = pool_sizes(&distinct_sets(&plan), |e| shader_entry(e).storage.len());
             // An empty plan (a setup with nothing to set up) still gets a pool of one set.
             assert_eq!(max_sets, sets.max(1), "{what}: sets");
             for (t, n) in need {
@@ -2177,7 +2177,7 @@ mod tests {
     /// runs in CI.
     #[test]
     fn barriers_stand_exactly_between_dependent_invocations() {
-        let storage = |e: &str| ShaderEntry::all().into_iter().find(|x| x.name == e).expect(e).storage;
+        let storage = |e: &str| shader_entry(e).storage;
         let touches = |step: &Step, buffer: usize| {
             let bindings = storage(step.entry);
             let mut found = (false, false); // (binds it, writes it)
