@@ -1008,6 +1008,16 @@ mod tests {
             Params::None,
         );
         assert_eq!(s.bytes_moved(&g), 2 * (u + v) + 2 * cells);
+        // Over a multigrid level, each slot once over the level's cells (`mg` read and written);
+        // `mg_coarse` reads and writes the three arrays of every level it cycles: from 16 × 12,
+        // the levels 16 × 12, 8 × 6 and 4 × 3, 252 cells.
+        let mut s = Schedule::new(&g);
+        let level = MgParams { nx: 16, ny: 12, ..MgParams::default() };
+        s.dispatch_over(Kernel::MgSmooth, &[FieldId::Multigrid], level, 9, 5);
+        assert_eq!(s.bytes_moved(&g), 2 * 9 * 5 * 4);
+        let mut s = Schedule::new(&g);
+        s.dispatch_over(Kernel::MgCoarse, &[FieldId::Multigrid], level, crate::multigrid::COARSE_THREADS, 1);
+        assert_eq!(s.bytes_moved(&g), 2 * 3 * 252 * 4);
     }
 
     #[test]

@@ -56,26 +56,36 @@ fn workgroup_from_env() -> Result<(u32, u32)> {
 }
 
 /// Shader files that replace the built-in ones: `FLUID_WGPU_SHADER_DIR=DIR` makes
-/// `DIR/<stem>.wgsl`, where it exists, the text of that shader file (still composed with
-/// `shared/common.wgsl` and its `// #include` lines), so a shader can be changed and measured
-/// without rebuilding. Unset: none.
-fn shader_overrides() -> Result<HashMap<String, String>> {
+/// `DIR/<stem>.wgsl`, where it exists, the text of that kernel's shader file, and
+/// `DIR/shared/<name>.wgsl` that of a shared snippet (`common.wgsl` included), so a shader can
+/// be changed and measured without rebuilding. Unset: none.
+fn shader_overrides() -> Result<shaders::Overrides> {
     let Ok(dir) = std::env::var("FLUID_WGPU_SHADER_DIR") else {
-        return Ok(HashMap::new());
+        return Ok(shaders::Overrides::default());
     };
-    let mut out = HashMap::new();
+    let read = |path: std::path::PathBuf| match std::fs::read_to_string(&path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::invalid("FLUID_WGPU_SHADER_DIR", path.display(), e.to_string())),
+    };
+    let dir = std::path::Path::new(&dir);
+    let mut out = shaders::Overrides::default();
     for (stem, _) in shaders::FILES {
-        let path = std::path::Path::new(&dir).join(format!("{stem}.wgsl"));
-        match std::fs::read_to_string(&path) {
-            Ok(text) => {
-                out.insert((*stem).to_string(), text);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(Error::invalid("FLUID_WGPU_SHADER_DIR", path.display(), e.to_string())),
+        if let Some(text) = read(dir.join(format!("{stem}.wgsl")))? {
+            out.files.insert((*stem).to_string(), text);
+        }
+    }
+    for name in shaders::snippet_names() {
+        if let Some(text) = read(dir.join("shared").join(format!("{name}.wgsl")))? {
+            out.snippets.insert(name.to_string(), text);
         }
     }
     if out.is_empty() {
-        return Err(Error::invalid("FLUID_WGPU_SHADER_DIR", dir, "holds no <kernel>.wgsl file of a known kernel"));
+        return Err(Error::invalid(
+            "FLUID_WGPU_SHADER_DIR",
+            dir.display(),
+            "holds no <kernel>.wgsl file of a known kernel and no shared/<snippet>.wgsl of a known snippet",
+        ));
     }
     Ok(out)
 }
@@ -472,11 +482,8 @@ impl WgpuBackend {
             ShaderEntry::all()
         {
             if !modules.contains_key(stem) {
-                let src = match overrides.get(stem) {
-                    Some(text) => shaders::compose_with_workgroup(text, self.workgroup),
-                    None => shaders::source_with_workgroup(stem, self.workgroup),
-                }
-                .ok_or_else(|| backend_err(format!("no shader {stem}")))?;
+                let src = shaders::overridden_source(stem, &overrides, self.workgroup)
+                    .ok_or_else(|| backend_err(format!("no shader {stem}")))?;
                 let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
                     label: Some(&format!("fluid.{stem}")),
                     source: wgpu::ShaderSource::Wgsl(src.into()),

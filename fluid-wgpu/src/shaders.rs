@@ -63,12 +63,54 @@ pub fn source(stem: &str) -> Option<String> {
 /// A kernel file's text composed with `shared/common.wgsl` and the snippets its `// #include`
 /// lines name; `None` when it names an unknown snippet.
 pub fn compose(text: &str) -> Option<String> {
-    let mut out = String::from(COMMON);
+    compose_using(text, &Overrides::default())
+}
+
+/// The names of the shared snippets (`shaders/shared/<name>.wgsl`): `common`, which every
+/// shader starts with, then those a kernel file may `// #include`.
+pub fn snippet_names() -> impl Iterator<Item = &'static str> {
+    std::iter::once("common").chain(SHARED.iter().map(|(name, _)| *name))
+}
+
+/// Texts that replace built-in shader files when shaders are composed: kernel files by stem,
+/// shared snippets (`common` included) by name. The default replaces nothing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Overrides {
+    /// Kernel files (`<stem>.wgsl`), by stem.
+    pub files: std::collections::HashMap<String, String>,
+    /// Shared snippets (`shared/<name>.wgsl`), by name.
+    pub snippets: std::collections::HashMap<String, String>,
+}
+
+impl Overrides {
+    /// True when nothing is replaced.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty() && self.snippets.is_empty()
+    }
+}
+
+/// The composed WGSL of shader file `stem`, with the texts `overrides` holds in place of the
+/// built-in ones and workgroup shape `shape`; `None` for an unknown stem or snippet.
+pub fn overridden_source(stem: &str, overrides: &Overrides, shape: (u32, u32)) -> Option<String> {
+    let built_in = FILES.iter().find(|(s, _)| *s == stem)?.1;
+    let text = overrides.files.get(stem).map_or(built_in, String::as_str);
+    Some(with_workgroup(compose_using(text, overrides)?, shape))
+}
+
+fn compose_using(text: &str, overrides: &Overrides) -> Option<String> {
+    let snippet = |name: &str| -> Option<&str> {
+        let built_in = if name == "common" { COMMON } else { SHARED.iter().find(|(n, _)| *n == name)?.1 };
+        Some(overrides.snippets.get(name).map_or(built_in, String::as_str))
+    };
+    let mut out = String::from(snippet("common")?);
     for line in text.lines() {
         if let Some(name) = line.trim().strip_prefix("// #include ") {
-            let snippet = SHARED.iter().find(|(n, _)| *n == name.trim())?.1;
+            let name = name.trim();
+            if name == "common" {
+                return None;
+            }
             out.push('\n');
-            out.push_str(snippet);
+            out.push_str(snippet(name)?);
         }
     }
     out.push('\n');
@@ -78,16 +120,6 @@ pub fn compose(text: &str) -> Option<String> {
 
 /// The default workgroup shape of the 2D kernels (`WG_X`, `WG_Y` in `shared/common.wgsl`).
 pub const WORKGROUP: (u32, u32) = (16, 16);
-
-/// [`source`] with another workgroup shape substituted for the default.
-pub fn source_with_workgroup(stem: &str, shape: (u32, u32)) -> Option<String> {
-    Some(with_workgroup(source(stem)?, shape))
-}
-
-/// [`compose`] with another workgroup shape substituted for the default.
-pub fn compose_with_workgroup(text: &str, shape: (u32, u32)) -> Option<String> {
-    Some(with_workgroup(compose(text)?, shape))
-}
 
 fn with_workgroup(composed: String, shape: (u32, u32)) -> String {
     let (dx, dy) = WORKGROUP;
@@ -151,6 +183,39 @@ mod tests {
         naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
             .validate(&module)
             .expect("bandwidth.wgsl validates");
+    }
+
+    /// Overrides replace exactly the texts they name: a kernel file in its own shader only, a
+    /// snippet in every shader that includes it (`common` in all), and nothing else; with none,
+    /// every shader is the built-in one.
+    #[test]
+    fn overrides_replace_the_files_they_name() {
+        let none = Overrides::default();
+        for (stem, _) in FILES {
+            assert_eq!(overridden_source(stem, &none, WORKGROUP), source(stem), "{stem}");
+        }
+        assert_eq!(overridden_source("no_such_kernel", &none, WORKGROUP), None);
+        let marker = |name: &str| format!("// replaced {name}\n");
+        let mut overrides = Overrides::default();
+        overrides.files.insert("divergence".into(), marker("divergence"));
+        for name in ["common", "pressure"] {
+            overrides.snippets.insert(name.into(), marker(name));
+        }
+        let pressure = SHARED.iter().find(|(n, _)| *n == "pressure").expect("the pressure snippet").1;
+        for (stem, text) in FILES {
+            let src = overridden_source(stem, &overrides, WORKGROUP).expect("composed");
+            assert!(src.starts_with(&marker("common")) && !src.contains(COMMON), "{stem}: common");
+            let includes = text.lines().any(|l| l.trim() == "// #include pressure");
+            assert_eq!(src.contains(&marker("pressure")), includes, "{stem}: pressure");
+            assert!(!src.contains(pressure), "{stem}: the built-in pressure snippet");
+            assert_eq!(src.ends_with(&marker("divergence")), *stem == "divergence", "{stem}: its file");
+            assert_eq!(src.contains(text), *stem != "divergence", "{stem}: its file");
+        }
+        assert!(FILES.iter().filter(|(_, t)| t.contains("// #include pressure")).count() >= 2);
+        assert_eq!(snippet_names().count(), SHARED.len() + 1);
+        let mut unknown = Overrides::default();
+        unknown.files.insert("divergence".into(), "// #include no_such_snippet\n".into());
+        assert_eq!(overridden_source("divergence", &unknown, WORKGROUP), None);
     }
 
     /// The tile and halo of `jacobi_multisweep.wgsl` are those `fluid-core` dispatches with,

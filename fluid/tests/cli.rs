@@ -415,8 +415,9 @@ mod wgpu {
 
     /// `FLUID_WGPU_SHADER_DIR` replaces a kernel's shader file without a rebuild: with a
     /// `subtract_gradient.wgsl` whose entry point returns at once, the steps leave the velocity
-    /// unprojected (max |div u| far above the built-in shader's); a folder that holds no
-    /// kernel's file is refused, naming the variable.
+    /// unprojected (max |div u| far above the built-in shader's). A `shared/common.wgsl` in it
+    /// replaces the code every shader starts with: one that puts a wall on every face leaves
+    /// no velocity at all. A folder that holds neither is refused, naming the variable.
     #[test]
     fn shader_overrides_replace_a_kernel() {
         let built_in = std::fs::read_to_string(concat!(
@@ -446,14 +447,35 @@ mod wgpu {
         };
         let (built_in, skipped) = (divergence(&run(None)), divergence(&run(Some(&dir))));
         assert!(skipped > 1e3 * built_in, "max |div u|: {skipped:.3e} without the gradient, {built_in:.3e} with it");
+        let common =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../fluid-wgpu/shaders/shared/common.wgsl"))
+                .expect("the shared source");
+        let walled = common.replacen("{ return !px() && (i == 0u || i == grid.nx); }", "{ return true; }", 1).replacen(
+            "{ return !py() && (j == 0u || j == grid.ny); }",
+            "{ return true; }",
+            1,
+        );
+        assert_eq!(walled.matches("{ return true; }").count(), 2, "the wall tests of common.wgsl moved");
+        let walls = temp_dir("shared-shaders");
+        std::fs::create_dir_all(walls.join("shared")).expect("folder");
+        std::fs::write(walls.join("shared/common.wgsl"), walled).expect("write");
+        let speed = |out: &Output| {
+            assert!(out.status.success(), "{}", text(&out.stderr));
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+            v["max_velocity"].as_f64().expect("number")
+        };
+        assert!(speed(&run(None)) > 0.0, "the built-in shaders leave the plume still");
+        assert_eq!(speed(&run(Some(&walls))), 0.0, "every face a wall leaves no velocity");
         let empty = temp_dir("no-shaders");
         std::fs::create_dir_all(&empty).expect("folder");
         let out = run(Some(&empty));
         assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
         let err = text(&out.stderr);
         assert!(err.contains("FLUID_WGPU_SHADER_DIR") && err.contains("no <kernel>.wgsl"), "{err}");
-        let _ = std::fs::remove_dir_all(&dir);
-        let _ = std::fs::remove_dir_all(&empty);
+        assert!(err.contains("no shared/<snippet>.wgsl"), "{err}");
+        for folder in [&dir, &empty, &walls] {
+            let _ = std::fs::remove_dir_all(folder);
+        }
     }
 
     #[test]
