@@ -2,6 +2,7 @@
 """A random sample of mutants of the WGSL kernels, each run against the wgpu conformance suite.
 
 usage: scripts/wgsl-mutants-sample.py SEED COUNT [OUT] [--files PREFIX ...] [--suite NAME=COMMAND ...]
+                                      [--in-tree] [--only N ...]
 
 cargo-mutants mutates Rust only; the GPU kernels are WGSL (fluid-wgpu/shaders/, the Vulkan
 backend runs the same text compiled to SPIR-V). This driver lists every mutation site in the
@@ -20,7 +21,13 @@ and tests), MISSED, UNVIABLE (naga or the driver refuses the mutated shader when
 --backend wgpu` builds its pipelines, before any suite runs) or TIMEOUT (a suite ran over 600 s). A MISSED mutant is a change no suite
 notices: either an equivalent one (the same results) or a gap in the tests.
 
-Samples of the same SEED, COUNT and file set are the same.
+Samples of the same SEED, COUNT and file set are the same. --only N ... runs only the sampled
+mutants of those numbers (1-based, in the order listed). --in-tree also writes the mutated file
+into the working tree for the suites' time (and then puts back fluid-wgpu/shaders/ and
+fluid-vulkan/shaders/gen/ with `git checkout`, so it wants those folders committed): for a
+suite that rebuilds, such as the Vulkan one, whose SPIR-V is compiled in,
+  --in-tree --suite 'vulkan=cargo xtask shaders && cargo test --release -p fluid-bench
+  --features fluid/vulkan --test vulkan'
 """
 import argparse
 import os
@@ -47,6 +54,8 @@ parser.add_argument("count", type=int)
 parser.add_argument("out", nargs="?", default="/tmp/fluid-wgsl-mutants.txt")
 parser.add_argument("--files", nargs="+", default=[SHADERS], metavar="PREFIX")
 parser.add_argument("--suite", action="append", metavar="NAME=COMMAND")
+parser.add_argument("--in-tree", action="store_true")
+parser.add_argument("--only", nargs="+", type=int, default=[], metavar="N")
 args = parser.parse_args()
 suites = [s.split("=", 1) for s in (args.suite or SUITES)]
 if any(len(s) != 2 for s in suites):
@@ -86,8 +95,15 @@ subprocess.run(["cargo", "build", "--release", "-p", "fluid", "--features", "wgp
 COMPILES = [os.path.join(root, "target/release/fluid"), "run", "smoke", "--backend", "wgpu", "--steps", "1",
             "--set", "grid.nx=8", "--set", "grid.ny=8", "--out", tempfile.mkdtemp(prefix="fluid-wgsl-out-")]
 FAILED = re.compile(r"^    (\S+)$", re.M)
+if args.in_tree:
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", SHADERS, "fluid-vulkan/shaders/gen"],
+                           cwd=root, capture_output=True, text=True, check=True).stdout
+    if dirty:
+        parser.error(f"--in-tree puts the shader folders back with git checkout; commit first:\n{dirty}")
 with open(args.out, "w") as out:
-    for path, n, col, old, new in sample:
+    for number, (path, n, col, old, new) in enumerate(sample, 1):
+        if args.only and number not in args.only:
+            continue
         with open(os.path.join(root, path)) as f:
             lines = f.read().split("\n")
         line = lines[n]
@@ -99,6 +115,9 @@ with open(args.out, "w") as out:
             with open(os.path.join(dir, rel), "w") as f:
                 f.write("\n".join(lines))
             env = dict(os.environ, FLUID_WGPU_SHADER_DIR=dir)
+            if args.in_tree:
+                with open(os.path.join(root, path), "w") as f:
+                    f.write("\n".join(lines))
             verdict = "MISSED"
             start = time.time()
             check = subprocess.run(COMPILES, env=env, capture_output=True, text=True)
@@ -117,6 +136,8 @@ with open(args.out, "w") as out:
                     passed = text.count(" ... ok")
                     verdict = f"CAUGHT by {name}: {len(failed)} failed, {passed} passed: {' '.join(failed[:4])}"
                     break
-            out.write(f"{verdict} [{time.time() - start:.0f} s] {where}\n")
+            if args.in_tree:
+                subprocess.run(["git", "checkout", "--", SHADERS, "fluid-vulkan/shaders/gen"], cwd=root, check=True)
+            out.write(f"{number}: {verdict} [{time.time() - start:.0f} s] {where}\n")
             out.flush()
-            print(verdict, where, flush=True)
+            print(number, verdict, where, flush=True)

@@ -1031,6 +1031,21 @@ mod tests {
         }
     }
 
+    /// The implicit viscosity costs nothing when the viscosity is zero (the default): no
+    /// diffusion dispatch and no swap. A positive one runs its `viscosity_iterations`, then two
+    /// swaps put the result in u and v.
+    #[test]
+    fn zero_viscosity_schedules_no_diffusion() {
+        let g = Grid::new(8, 6, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let diffusion = |viscosity: f32| {
+            let s = Schedule::step(&g, &SimParams { viscosity, viscosity_iterations: 7, ..SimParams::default() });
+            (s.dispatches().filter(|d| d.kernel == Kernel::DiffuseVelocity).count(), s.ops.len())
+        };
+        let (none, ops) = diffusion(0.0);
+        assert_eq!(none, 0);
+        assert_eq!(diffusion(1e-3), (7, ops + 7 + 2));
+    }
+
     #[test]
     fn sor_iterations_are_a_red_and_a_black_pass_with_the_default_optimal_omega() {
         let g = Grid::new(40, 30, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
