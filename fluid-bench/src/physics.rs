@@ -1088,7 +1088,7 @@ pub fn splat_integrals<B: Backend>(make: impl Fn() -> B) {
 /// - gravity `g`: `u_n = q u_{n−1} + g dt`;
 /// - Boussinesq buoyancy along +y, `a = −w ρ + L (T − T_amb)` with `ρ` and `T − T_amb` decaying
 ///   at their own rates: `v_n = q v_{n−1} + a_n dt`, and `ρ_n`, `T_n` and each dye channel
-///   follow their exponentials;
+///   follow their exponentials; with both terms, and with each alone;
 /// - a speed clamp `s`: `v_n = min(v_{n−1} + g dt, s)` per component, exactly `s` once reached;
 ///   and the clamp alone, in a scene with no force, on a fluid that starts faster than `s`:
 ///   `±s` after one step.
@@ -1133,44 +1133,59 @@ pub fn uniform_forces<B: Backend>(make: impl Fn() -> B) {
         }
     }
 
-    // Buoyancy from a uniform density and temperature, each decaying at its own rate.
-    let (rho0, t0, amb, w, lift) = (0.8f64, 5.0f64, 1.0f64, 0.4f64, 2.0f64);
-    let mut sim = Simulation::new(
-        scene(&format!(
-            "dissipation = {{ velocity = 0.2, density = 0.3, temperature = 0.6, dye = 0.45 }}\n\
-             buoyancy = {{ density_weight = {w}, temperature_lift = {lift}, ambient_temperature = {amb} }}\n\
-             fields = {{ density = true, temperature = true, dye = true }}"
-        )),
-        make(),
-    )
-    .expect("simulation");
-    let cells = sim.grid().len(FieldId::Density);
-    sim.set_field(FieldId::Density, &vec![rho0 as f32; cells]).expect("density");
-    sim.set_field(FieldId::Temperature, &vec![t0 as f32; cells]).expect("temperature");
-    let dye0 = [0.9f64, 0.5, 0.25, 1.0];
-    let dye: Vec<f32> = (0..cells).flat_map(|_| dye0.map(|x| x as f32)).collect();
-    sim.set_field(FieldId::Dye, &dye).expect("dye");
-    let mut v = 0.0f64;
-    for n in 1..=steps {
-        sim.step(dt as f32).expect("step");
-        let t = f64::from(n) * dt;
-        let rho = rho0 * (-0.3 * t).exp();
-        let excess = (t0 - amb) * (-0.6 * t).exp();
-        v = q(0.2) * v + (lift * excess - w * rho) * dt;
-        if n % 10 == 0 {
-            check(&format!("buoyancy, density after {n} steps"), &sim.field(FieldId::Density).expect("d"), rho);
-            check(
-                &format!("buoyancy, temperature after {n} steps"),
-                &sim.field(FieldId::Temperature).expect("t"),
-                amb + excess,
-            );
-            check(&format!("buoyancy, v after {n} steps"), &sim.field(FieldId::V).expect("v"), v);
-            let dye = sim.field(FieldId::Dye).expect("dye");
-            for (k, d0) in dye0.iter().enumerate() {
-                let channel: Vec<f32> = dye.iter().skip(k).step_by(4).copied().collect();
-                check(&format!("dye channel {k} after {n} steps"), &channel, d0 * (-0.45 * t).exp());
+    // Buoyancy from a uniform density and temperature, each decaying at its own rate: both
+    // terms, and each alone (the other's weight zero).
+    let (rho0, t0, amb) = (0.8f64, 5.0f64, 1.0f64);
+    for (w, lift) in [(0.4f64, 2.0f64), (0.4, 0.0), (0.0, 2.0)] {
+        let mut sim = Simulation::new(
+            scene(&format!(
+                "dissipation = {{ velocity = 0.2, density = 0.3, temperature = 0.6, dye = 0.45 }}\n\
+                 buoyancy = {{ density_weight = {w}, temperature_lift = {lift}, ambient_temperature = {amb} }}\n\
+                 fields = {{ density = true, temperature = true, dye = true }}"
+            )),
+            make(),
+        )
+        .expect("simulation");
+        let cells = sim.grid().len(FieldId::Density);
+        sim.set_field(FieldId::Density, &vec![rho0 as f32; cells]).expect("density");
+        sim.set_field(FieldId::Temperature, &vec![t0 as f32; cells]).expect("temperature");
+        let dye0 = [0.9f64, 0.5, 0.25, 1.0];
+        let dye: Vec<f32> = (0..cells).flat_map(|_| dye0.map(|x| x as f32)).collect();
+        sim.set_field(FieldId::Dye, &dye).expect("dye");
+        let mut v = 0.0f64;
+        for n in 1..=steps {
+            sim.step(dt as f32).expect("step");
+            let t = f64::from(n) * dt;
+            let rho = rho0 * (-0.3 * t).exp();
+            let excess = (t0 - amb) * (-0.6 * t).exp();
+            v = q(0.2) * v + (lift * excess - w * rho) * dt;
+            if n % 10 == 0 {
+                check(
+                    &format!("buoyancy (w {w}, L {lift}), density after {n} steps"),
+                    &sim.field(FieldId::Density).expect("d"),
+                    rho,
+                );
+                check(
+                    &format!("buoyancy (w {w}, L {lift}), temperature after {n} steps"),
+                    &sim.field(FieldId::Temperature).expect("t"),
+                    amb + excess,
+                );
+                check(&format!("buoyancy (w {w}, L {lift}), v after {n} steps"), &sim.field(FieldId::V).expect("v"), v);
+                let dye = sim.field(FieldId::Dye).expect("dye");
+                for (k, d0) in dye0.iter().enumerate() {
+                    let channel: Vec<f32> = dye.iter().skip(k).step_by(4).copied().collect();
+                    check(
+                        &format!("w {w}, L {lift}: dye channel {k} after {n} steps"),
+                        &channel,
+                        d0 * (-0.45 * t).exp(),
+                    );
+                }
+                check(
+                    &format!("buoyancy (w {w}, L {lift}), u after {n} steps"),
+                    &sim.field(FieldId::U).expect("u"),
+                    0.0,
+                );
             }
-            check(&format!("buoyancy, u after {n} steps"), &sim.field(FieldId::U).expect("u"), 0.0);
         }
     }
 
