@@ -15,7 +15,7 @@ makes in Rust: a binary operator written with a space on each side replaced by i
 Comments are left alone.
 
 The default suite is the wgpu conformance suite (`fluid-bench --test wgpu`); on this machine it
-runs on lavapipe (install mesa-vulkan-drivers), about two minutes a mutant on 2 cores.
+runs on lavapipe (install mesa-vulkan-drivers), about a minute a mutant on 2 cores.
 One line per mutant goes to OUT (default /tmp/fluid-wgsl-mutants.txt): CAUGHT (by which suite
 and tests), MISSED, UNVIABLE (naga or the driver refuses the mutated shader when `fluid run
 --backend wgpu` builds its pipelines, before any suite runs) or TIMEOUT (a suite ran over 600 s). A MISSED mutant is a change no suite
