@@ -314,9 +314,14 @@ pub fn solver_residual<B: Backend>(
 ) -> f64 {
     let (u, v) = random_wall_velocity(grid, seed);
     let mut b = with_velocity(b, grid, &u, &v);
-    let params = cold_projection(grid, solver, iterations, None);
+    projected_residual(&mut b, grid, &cold_projection(grid, solver, iterations, None))
+}
+
+/// Project `b`'s velocity with `params` (dt 0.05) and return the relative residual the
+/// diagnostics then report.
+fn projected_residual<B: Backend>(b: &mut B, grid: &Grid, params: &fluid::SimParams) -> f64 {
     let inputs = StepInputs { dt: 0.05, ..StepInputs::default() };
-    b.run(&Schedule::projection(grid, &params), &inputs).expect("projection");
+    b.run(&Schedule::projection(grid, params), &inputs).expect("projection");
     b.run(&Schedule::diagnostics(grid), &inputs).expect("diagnostics");
     relative_residual(&b.reductions().expect("reductions"))
 }
@@ -357,10 +362,7 @@ pub fn projection_relaxation<B: Backend>(make: impl Fn() -> B) {
     // The reported residual against the velocity's own divergence.
     let mut b = with_velocity(make(), &grid, &u, &v);
     let params = cold_projection(&grid, relaxation, 12, None);
-    let inputs = StepInputs { dt: 0.05, ..StepInputs::default() };
-    b.run(&Schedule::projection(&grid, &params), &inputs).expect("projection");
-    b.run(&Schedule::diagnostics(&grid), &inputs).expect("diagnostics");
-    let reported = relative_residual(&b.reductions().expect("reductions"));
+    let reported = projected_residual(&mut b, &grid, &params);
     let after = divergence(&grid, &b.download(FieldId::U).expect("u"), &b.download(FieldId::V).expect("v"));
     let norm = |x: &[f64]| x.iter().map(|d| d * d).sum::<f64>().sqrt();
     let measured = norm(&after) / norm(&r0);
@@ -371,9 +373,7 @@ pub fn projection_relaxation<B: Backend>(make: impl Fn() -> B) {
     b.upload(FieldId::V, &v).expect("upload v");
     let mut warm = params;
     warm.pressure.warm_start = true;
-    b.run(&Schedule::projection(&grid, &warm), &inputs).expect("projection");
-    b.run(&Schedule::diagnostics(&grid), &inputs).expect("diagnostics");
-    let again = relative_residual(&b.reductions().expect("reductions"));
+    let again = projected_residual(&mut b, &grid, &warm);
     assert!((again / measured - 1.0).abs() < 1e-3, "warm start asked: reported {again:.5e}, measured {measured:.5e}");
 }
 
@@ -410,15 +410,13 @@ pub fn mgpcg_convergence<B: Backend>(make: impl Fn() -> B) {
             let (u, v) = random_wall_velocity(&grid, 5);
             let mut b = with_velocity(make(), &grid, &u, &v);
             let inputs = StepInputs { dt: 0.05, ..StepInputs::default() };
-            let cold = cold_projection(&grid, Mgpcg, 8, None);
-            b.run(&Schedule::projection(&grid, &cold), &inputs).expect("cold projection");
+            let cold = Schedule::projection(&grid, &cold_projection(&grid, Mgpcg, 8, None));
+            b.run(&cold, &inputs).expect("cold projection");
             b.upload(FieldId::U, &u).expect("upload u");
             b.upload(FieldId::V, &v).expect("upload v");
             let mut params = cold_projection(&grid, Mgpcg, 1, None);
             params.pressure.warm_start = true;
-            b.run(&Schedule::projection(&grid, &params), &inputs).expect("warm projection");
-            b.run(&Schedule::diagnostics(&grid), &inputs).expect("diagnostics");
-            relative_residual(&b.reductions().expect("reductions"))
+            projected_residual(&mut b, &grid, &params)
         };
         eprintln!("  x9 {nine:.2e}, one warm-started iteration {warm:.2e}");
         for (what, r) in [("9 iterations", nine), ("one warm-started iteration", warm)] {
@@ -534,14 +532,11 @@ pub fn double_float_pressure<B: Backend>(make: impl Fn() -> B) {
         let (i, j) = (((k % n) as f32 + 0.5) / n as f32, (k / n) as f32 / n as f32);
         *x = if k < n || k >= n * n { 0.0 } else { (3.0 * pi * i).cos() * (pi * j).sin() + 0.1 * *x };
     }
-    let inputs = StepInputs { dt: 0.05, ..StepInputs::default() };
     let solve = |solver: PressureSolver, iterations: u32, precision: Option<Precision>| {
         let mut b = with_velocity(make(), &grid, &u, &v);
         let mut params = cold_projection(&grid, solver, iterations, None);
         params.pressure.precision = precision;
-        b.run(&Schedule::projection(&grid, &params), &inputs).expect("projection");
-        b.run(&Schedule::diagnostics(&grid), &inputs).expect("diagnostics");
-        relative_residual(&b.reductions().expect("reductions"))
+        projected_residual(&mut b, &grid, &params)
     };
     let single = solve(PressureSolver::Multigrid, 12, Some(Precision::Single));
     let double = solve(PressureSolver::Multigrid, 6, None);
