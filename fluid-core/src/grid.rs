@@ -112,9 +112,13 @@ impl Grid {
                 format!("the cell size must lie in [{:?}, {:?}] world units (f32 arithmetic)", H_RANGE.0, H_RANGE.1),
             ));
         }
-        for (key, b, n) in [("grid.boundary_x", boundary_x, nx), ("grid.boundary_y", boundary_y, ny)] {
+        for (key, axis, b, n) in [("grid.nx", "x", boundary_x, nx), ("grid.ny", "y", boundary_y, ny)] {
             if b == Boundary::Periodic && n < 2 {
-                return Err(Error::invalid(key, "periodic", "a periodic axis needs at least 2 cells"));
+                return Err(Error::invalid(
+                    key,
+                    n,
+                    format!("`params.boundary.{axis}` is periodic, and a periodic axis needs at least 2 cells"),
+                ));
             }
         }
         Ok(Grid { nx, ny, h, boundary_x, boundary_y })

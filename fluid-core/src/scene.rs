@@ -232,10 +232,26 @@ fn apply_override(root: &mut toml::Table, key: &str, value: toml::Value) -> Resu
     match node {
         None => set_entry(root, last, value, &parts.join(".")).map_err(fail)?,
         Some(toml::Value::Table(t)) => set_entry(t, last, value, &parts.join(".")).map_err(fail)?,
-        Some(toml::Value::Array(a)) => *element(a, last).map_err(|r| fail(format!("`{here}` {r}")))? = value,
+        Some(toml::Value::Array(a)) => {
+            let slot = element(a, last).map_err(|r| fail(format!("`{here}` {r}")))?;
+            set_value(slot, value, &parts.join(".")).map_err(fail)?
+        }
         Some(_) => return Err(fail(format!("`{here}` is not a table or an array"))),
     }
     Ok(())
+}
+
+/// Which override makes a scene unreadable, for its error: serde's message does not always
+/// say where (an internally tagged enum, such as `initial.velocity`, reads its fields from a
+/// buffer that has forgotten their path). The first override after which the table no longer
+/// reads as a scene, as `--set key=value`; else "--set overrides" (only their sum fails).
+fn culprit(mut table: toml::Table, overrides: &[(String, toml::Value)]) -> String {
+    for (k, v) in overrides {
+        if apply_override(&mut table, k, v.clone()).is_err() || table.clone().try_into::<Scene>().is_err() {
+            return format!("--set {k}={v}");
+        }
+    }
+    "--set overrides".to_string()
 }
 
 /// Set `table[key]` to an override's value. Where `table[key]` is a table already, a table
@@ -243,16 +259,28 @@ fn apply_override(root: &mut toml::Table, key: &str, value: toml::Value) -> Resu
 /// and any other value is an error: a serde struct also accepts an array, so
 /// `params=[]` would otherwise quietly put every parameter back to its default.
 fn set_entry(table: &mut toml::Table, key: &str, value: toml::Value, path: &str) -> std::result::Result<(), String> {
-    match (table.get_mut(key), value) {
-        (Some(toml::Value::Table(old)), toml::Value::Table(new)) => {
+    match table.get_mut(key) {
+        Some(slot) => set_value(slot, value, path),
+        None => {
+            table.insert(key.to_string(), value);
+            Ok(())
+        }
+    }
+}
+
+/// Set a value that is there already (a key of a table, an element of an array, such as
+/// `emitters.0`) by [`set_entry`]'s rule: a table is set key by key and only by a table.
+fn set_value(slot: &mut toml::Value, value: toml::Value, path: &str) -> std::result::Result<(), String> {
+    match (slot, value) {
+        (toml::Value::Table(old), toml::Value::Table(new)) => {
             new.into_iter().try_for_each(|(k, v)| set_entry(old, &k, v, &format!("{path}.{k}")))
         }
-        (Some(toml::Value::Table(_)), value) => Err(format!(
+        (toml::Value::Table(_), value) => Err(format!(
             "`{path}` is a table: set its keys (`{path}.<key>=…`, or `{path}={{<key>=…}}`), not {} `{value}`",
             value.type_str()
         )),
-        (_, value) => {
-            table.insert(key.to_string(), value);
+        (slot, value) => {
+            *slot = value;
             Ok(())
         }
     }
@@ -347,12 +375,13 @@ impl Scene {
             // Deserialised from the text rather than the table, so that errors keep their line.
             toml::from_str(text).map_err(scene_err)?
         } else {
+            let original = table.clone();
             for (k, v) in overrides {
                 apply_override(&mut table, k, v.clone())?;
             }
             check_f32_range(&table)?;
             table.clone().try_into().map_err(|e: toml::de::Error| Error::Scene {
-                origin: format!("{origin} (after --set overrides)"),
+                origin: format!("{origin} (after {})", culprit(original, overrides)),
                 message: e.to_string().trim().to_string(),
             })?
         };
@@ -665,10 +694,30 @@ mod tests {
             ("params.pressure=3", "params.pressure", "integer"),
             ("params={pressure=[]}", "params.pressure", "array"),
             ("grid=small", "grid", "string"),
+            // An element of an array that is a table, too (serde would read `[1, 2]` as a
+            // splat's centre and radius, and name neither).
+            ("emitters.0=[1, 2]", "emitters.0", "array"),
         ] {
             let e = Scene::preset_with("smoke", &ov(&[item])).expect_err(item).to_string();
             assert!(e.contains(&format!("`{path}` is a table")) && e.contains(what), "{item}: {e}");
         }
+        let s = Scene::preset_with("smoke", &ov(&["emitters.0={radius=0.03}"])).expect("an element's keys");
+        assert_eq!((s.emitters[0].radius, s.emitters[0].center), (0.03, base.emitters[0].center));
+    }
+
+    #[test]
+    fn an_override_that_makes_the_scene_unreadable_is_named() {
+        let ov = |items: &[&str]| items.iter().map(|i| parse_override(i).expect("parse")).collect::<Vec<_>>();
+        // serde's message for a field of the tagged `initial.velocity` does not say where.
+        let e =
+            Scene::preset_with("taylor-green", &ov(&["params.dt=0.01", "initial.velocity.amplitude=[]", "grid.nx=32"]))
+                .expect_err("an array for a number")
+                .to_string();
+        assert!(e.contains("after --set initial.velocity.amplitude=[]") && e.contains("expected f32"), "{e}");
+        let e = Scene::preset_with("smoke", &ov(&["params.dt=0.01", "params.pressure.solver=fast"]))
+            .expect_err("no such solver")
+            .to_string();
+        assert!(e.contains("after --set params.pressure.solver=\"fast\"") && e.contains("fast"), "{e}");
     }
 
     #[test]

@@ -450,3 +450,123 @@ fn a_boxed_backend_queues_its_reads() {
         assert_eq!(sim.backend().queued_reads(), 0, "{name}");
     }
 }
+
+/// Every key of a scene as `--set` writes it (`params.pressure.solver`, `emitters.0.color.2`),
+/// tables and arrays as well as their leaves.
+fn scene_keys(value: &serde_json::Value, key: &str, keys: &mut Vec<String>) {
+    if !key.is_empty() {
+        keys.push(key.to_string());
+    }
+    let join = |k: &str| if key.is_empty() { k.to_string() } else { format!("{key}.{k}") };
+    match value {
+        serde_json::Value::Object(o) => o.iter().for_each(|(k, v)| scene_keys(v, &join(k), keys)),
+        serde_json::Value::Array(a) => {
+            a.iter().enumerate().for_each(|(i, v)| scene_keys(v, &join(&i.to_string()), keys))
+        }
+        _ => {}
+    }
+}
+
+/// Hostile values on every key of every preset, through the overrides `--set` uses: nothing
+/// panics, a refused value's error names the key or the value, and an accepted scene builds a
+/// simulation that steps (or stops with an error) on a small grid.
+#[test]
+fn hostile_overrides_on_every_key_never_panic_and_name_what_they_refuse() {
+    const VALUES: &[&str] = &[
+        "0",
+        "-1",
+        "1",
+        "0.5",
+        "-0.0",
+        "3",
+        "1e30",
+        "-1e30",
+        "1e-30",
+        "1e-45",
+        "nan",
+        "inf",
+        "-inf",
+        "4294967297",
+        "9223372036854775807",
+        "-9223372036854775808",
+        "\"\"",
+        "x",
+        "true",
+        "[]",
+        "[1, 2]",
+        "[[]]",
+        "{}",
+        "{a = 1}",
+    ];
+    let (mut cases, mut refused, mut stepped, mut large, mut stopped) = (0, 0, 0, 0, 0);
+    for (preset, _) in fluid::PRESETS {
+        let scene = Scene::preset(preset).expect("preset");
+        let mut keys = Vec::new();
+        scene_keys(&serde_json::to_value(&scene).expect("scene as JSON"), "", &mut keys);
+        for key in &keys {
+            for value in VALUES {
+                cases += 1;
+                let item = format!("{key}={value}");
+                let case = std::panic::catch_unwind(|| -> Result<bool, Error> {
+                    let mut ov = Vec::new();
+                    if !key.starts_with("grid") {
+                        ov.push(fluid::parse_override("grid.nx=20")?);
+                        ov.push(fluid::parse_override("grid.ny=14")?);
+                    }
+                    ov.push(fluid::parse_override(&item)?);
+                    let scene = Scene::preset_with(preset, &ov)?;
+                    // A grid an override made large is refused by the memory check or built;
+                    // stepping one of 2^31 cells is beyond a test, so those stop here.
+                    if u64::from(scene.grid.nx) * u64::from(scene.grid.ny) > 1 << 16 {
+                        return Ok(false);
+                    }
+                    let mut sim = Simulation::new(scene, CpuBackend::with_threads(1)?)?;
+                    let dt = sim.scene().params.dt;
+                    for _ in 0..2 {
+                        sim.step(dt)?;
+                    }
+                    sim.render()?;
+                    Ok(true)
+                });
+                match case {
+                    Err(_) => panic!("{preset}: `--set {item}` panicked"),
+                    Ok(Ok(true)) => stepped += 1,
+                    Ok(Ok(false)) => large += 1,
+                    Ok(Err(e)) => {
+                        let text = e.to_string();
+                        // The key as `--set` writes it, or in backticks as errors write it
+                        // (`emitters[0].radius`), itself or the table or array that holds it
+                        // (`emitters[0].center`: [-1, 0.5] for `emitters.0.center.0=-1`), or
+                        // another element of an array that holds it (`render.ramp[1]`: stop
+                        // positions must rise, for `render.ramp.0.0=1`).
+                        let parts: Vec<&str> = key.split('.').collect();
+                        let written = |n: usize| {
+                            parts[..n].iter().fold(String::new(), |acc, p| match p.parse::<usize>() {
+                                Ok(i) => format!("{acc}[{i}]"),
+                                Err(_) if acc.is_empty() => p.to_string(),
+                                Err(_) => format!("{acc}.{p}"),
+                            })
+                        };
+                        let named = text.contains(key.as_str())
+                            || (1..=parts.len()).any(|n| {
+                                text.contains(&format!("`{}`", written(n)))
+                                    || text.contains(&format!("`{}`", parts[..n].join(".")))
+                                    || (n < parts.len() && text.contains(&format!("`{}[", written(n))))
+                            });
+                        match e {
+                            Error::InvalidValue { .. } | Error::Override { .. } | Error::Scene { .. } => {
+                                refused += 1;
+                                assert!(named, "{preset}: `--set {item}` refused without naming it: {text}");
+                            }
+                            _ => stopped += 1,
+                        }
+                    }
+                }
+            }
+        }
+    }
+    println!(
+        "{cases} overrides: {refused} refused, {stepped} ran, {large} built too large to run, {stopped} stopped by other errors"
+    );
+    assert!(refused > cases / 4 && stepped > cases / 10, "{refused} refused, {stepped} ran of {cases}");
+}
