@@ -501,9 +501,17 @@ fn bench_solvers_reports_iterations_and_time_to_each_residual() {
     let rows = rows.as_array().expect("array");
     assert_eq!(rows.len(), 2);
     for r in rows {
-        for key in
-            ["backend", "adapter", "grid", "solver", "reached", "budget_ms", "budget_iterations", "budget_residual"]
-        {
+        for key in [
+            "backend",
+            "adapter",
+            "grid",
+            "solver",
+            "reached",
+            "budget_ms",
+            "budget_iterations",
+            "budget_capped",
+            "budget_residual",
+        ] {
             assert!(!r[key].is_null(), "{key} in {r}");
         }
     }
@@ -516,6 +524,45 @@ fn bench_solvers_reports_iterations_and_time_to_each_residual() {
     assert!(reached[1]["ms"].as_f64().expect("ms") > 0.0);
     let jacobi = rows.iter().find(|r| r["solver"] == "jacobi").expect("jacobi row");
     assert!(jacobi["reached"][1]["iterations"].as_u64().expect("jacobi reaches 1e-4 at 24x24") > it(1) * 10);
+    // A budget that holds more iterations than the most tried says so, and gives those.
+    let (small, large) = (
+        &rows[..],
+        fluid(&[
+            "bench",
+            "solvers",
+            "--sizes",
+            "24",
+            "--backends",
+            "cpu",
+            "--solvers",
+            "jacobi,multigrid",
+            "--budget-ms",
+            "1e9",
+            "--json",
+        ]),
+    );
+    assert!(small.iter().all(|r| r["budget_capped"] == false), "{small:?}");
+    let large: serde_json::Value = serde_json::from_slice(&large.stdout).expect("JSON array");
+    for (r, cap) in large.as_array().expect("array").iter().zip([16384, 64]) {
+        assert!(r["budget_capped"] == true && r["budget_iterations"] == cap, "{r}");
+    }
+    let out = fluid(&[
+        "bench",
+        "solvers",
+        "--sizes",
+        "24",
+        "--backends",
+        "cpu",
+        "--solvers",
+        "multigrid",
+        "--budget-ms",
+        "1e9",
+    ]);
+    assert!(
+        text(&out.stdout).contains("64 (cap), ") && text(&out.stdout).contains("(cap): the budget"),
+        "{}",
+        text(&out.stdout)
+    );
     bad(&["bench", "solvers", "--solvers", "magic"], &["magic"]);
     for budget in ["--budget-ms=0", "--budget-ms=-1", "--budget-ms=nan", "--budget-ms=inf"] {
         bad(&["bench", "solvers", "--sizes", "24", "--backends", "cpu", budget], &["--budget-ms"]);
@@ -680,4 +727,82 @@ fn info_lists_the_vulkan_physical_devices() {
     assert!(!device.trim().is_empty(), "at least one device: {s}");
     // Every machine the tests run on (lavapipe, the H100) has a compute queue.
     assert!(device.contains("(graphics, compute)") || device.contains("(compute only)"), "queue family: {s}");
+}
+
+/// Hostile values for every option that takes one, on `run`, `bench` and `bench solvers`:
+/// the program exits 0 or 2 (1 where a run stops on its own, e.g. a blow-up), within a minute,
+/// never panicking, and a refusal names the option or the value.
+#[test]
+fn hostile_option_values_never_panic_and_are_named() {
+    const VALUES: &[&str] =
+        &["", "0", "-1", "1.5", "nan", "inf", "1e30", "18446744073709551616", "x", ",", "1,,2", "cpu,", "a b", "é"];
+    let dir = temp_dir("hostile");
+    let out = dir.to_str().expect("utf8");
+    let small = ["--set", "grid.nx=16", "--set", "grid.ny=12"];
+    let run = |extra: &[&str]| {
+        let mut a = vec!["run", "smoke", "--steps", "2", "--out", out];
+        a.extend(small);
+        a.extend(extra);
+        a.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    let bench = |solvers: bool, extra: &[&str]| {
+        let mut a = vec!["bench"];
+        if solvers {
+            a.push("solvers");
+        }
+        a.extend(["--sizes", "16", "--steps", "2", "--parity-steps", "1", "--backends", "cpu", "--budget-ms", "0.5"]);
+        a.extend(extra);
+        a.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    let (mut cases, mut refused) = (0, 0);
+    for value in VALUES {
+        let mut lines: Vec<(String, Vec<String>)> = Vec::new();
+        for option in ["--backend", "--steps", "--out", "--frame-every", "--dump", "--set", "--threads"] {
+            let mut args = run(&[option, value]);
+            if option == "--frame-every" {
+                args.push("--png".into());
+            }
+            lines.push((option.into(), args));
+        }
+        for option in ["--scene", "--sizes", "--backends", "--steps", "--set", "--threads", "--parity-steps"] {
+            lines.push((option.into(), bench(false, &[option, value])));
+        }
+        for option in ["--solvers", "--budget-ms", "--precision", "--sizes", "--scene"] {
+            lines.push((option.into(), bench(true, &[option, value])));
+        }
+        for (option, args) in lines {
+            cases += 1;
+            let mut child = Command::new(env!("CARGO_BIN_EXE_fluid"))
+                .args(&args)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("run fluid");
+            let start = std::time::Instant::now();
+            while child.try_wait().expect("wait").is_none() {
+                if start.elapsed() > std::time::Duration::from_secs(60) {
+                    let _ = child.kill();
+                    panic!("{args:?} ran for more than a minute");
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            let done = child.wait_with_output().expect("output");
+            let err = text(&done.stderr);
+            assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+            match done.status.code() {
+                Some(0) | Some(1) => {}
+                Some(2) => {
+                    refused += 1;
+                    let named = err.contains(option.as_str())
+                        || err.contains(option.trim_start_matches('-'))
+                        || (!value.is_empty() && err.contains(value))
+                        || err.contains(&format!("`{value}`"))
+                        || value.split(',').any(|p| !p.is_empty() && err.contains(&format!("`{p}`")));
+                    assert!(named, "{args:?}: refused without naming `{option}` or `{value}`: {err}");
+                }
+                code => panic!("{args:?} exited with {code:?}: {err}"),
+            }
+        }
+    }
+    assert!(refused > cases / 2, "{refused} of {cases} refused");
 }
