@@ -250,6 +250,11 @@ macro_rules! conformance {
         fn preset_taylor_green_matches_the_cpu_backend() {
             $crate::parity::preset_parity(|| $make, "taylor-green");
         }
+
+        #[test]
+        fn random_scenes_match_the_cpu_backend() {
+            $crate::parity::random_scenes_parity(|| $make);
+        }
     };
     (@kernels $make:expr; $($name:ident => $kernel:ident),* $(,)?) => {
         /// One test per kernel: random inputs, compared with the CPU backend.
