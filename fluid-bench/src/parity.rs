@@ -1208,7 +1208,8 @@ pub fn preset_parity<B: Backend>(make: impl Fn() -> B, preset: &str) {
     );
 }
 
-/// Random scenes ([`random_scene`]) whose whole steps [`random_scenes_parity`] compares.
+/// Random scenes ([`random_scene`]) whose whole steps [`random_scenes_parity`] compares;
+/// `FLUID_RANDOM_SCENES=N` runs seeds 0 to N − 1 instead, for a longer search.
 pub const RANDOM_SCENES: u64 = 12;
 
 /// Steps of each random scene.
@@ -1269,7 +1270,11 @@ pub fn random_scene(seed: u64) -> (String, Vec<String>, Scene) {
 /// step, against the CPU backend: every state field within [`PRESET_TOLERANCE`] after
 /// [`RANDOM_SCENE_STEPS`] steps (pressure with its mean removed, as for the presets).
 pub fn random_scenes_parity<B: Backend>(make: impl Fn() -> B) {
-    for seed in 0..RANDOM_SCENES {
+    let count = match std::env::var("FLUID_RANDOM_SCENES") {
+        Ok(n) => n.parse().unwrap_or_else(|_| panic!("FLUID_RANDOM_SCENES={n}: not a count")),
+        Err(_) => RANDOM_SCENES,
+    };
+    for seed in 0..count {
         let (preset, set, scene) = random_scene(seed);
         let name = format!("random-scene-{seed} ({preset} --set {})", set.join(" --set "));
         let grid = scene.grid().expect("grid");
