@@ -1181,18 +1181,7 @@ pub fn preset_parity<B: Backend>(make: impl Fn() -> B, preset: &str) {
         cpu.step(dt).expect("cpu step");
         other.step(dt).expect("step");
     }
-    for field in STATE_FIELDS {
-        let mut a = cpu.field(field).expect("cpu field");
-        let mut b = other.field(field).expect("field");
-        if field == FieldId::Pressure {
-            // Pressure with walls or periodic axes all round is defined up to a constant (only
-            // its gradient acts), and a warm-started solve that stops after a few iterations
-            // lets that constant drift with rounding: compare it with each mean removed.
-            remove_mean(&mut a);
-            remove_mean(&mut b);
-        }
-        check(&format!("preset-{preset}"), &grid, field, &a, &b, PRESET_TOLERANCE);
-    }
+    check_states(&format!("preset-{preset}"), &grid, &mut cpu, &mut other);
     let (da, db) = (cpu.diagnostics().expect("cpu diagnostics"), other.diagnostics().expect("diagnostics"));
     // Within 1 %, or within f32 rounding of a divergence (16 ulps of max |u| / h) once the
     // solver has driven it down to that floor (multigrid does).
@@ -1206,6 +1195,22 @@ pub fn preset_parity<B: Backend>(make: impl Fn() -> B, preset: &str) {
         da.max_divergence,
         db.max_divergence
     );
+}
+
+/// Every state field of two simulations of one scene within [`PRESET_TOLERANCE`].
+fn check_states<B: Backend>(name: &str, grid: &Grid, cpu: &mut Simulation<CpuBackend>, other: &mut Simulation<B>) {
+    for field in STATE_FIELDS {
+        let mut a = cpu.field(field).expect("cpu field");
+        let mut b = other.field(field).expect("field");
+        if field == FieldId::Pressure {
+            // Pressure with walls or periodic axes all round is defined up to a constant (only
+            // its gradient acts), and a warm-started solve that stops after a few iterations
+            // lets that constant drift with rounding: compare it with each mean removed.
+            remove_mean(&mut a);
+            remove_mean(&mut b);
+        }
+        check(name, grid, field, &a, &b, PRESET_TOLERANCE);
+    }
 }
 
 /// Random scenes ([`random_scene`]) whose whole steps [`random_scenes_parity`] compares;
@@ -1268,7 +1273,7 @@ pub fn random_scene(seed: u64) -> (String, Vec<String>, Scene) {
 
 /// Whole steps of [`RANDOM_SCENES`] random scenes ([`random_scene`]), with a splat every third
 /// step, against the CPU backend: every state field within [`PRESET_TOLERANCE`] after
-/// [`RANDOM_SCENE_STEPS`] steps (pressure with its mean removed, as for the presets).
+/// [`RANDOM_SCENE_STEPS`] steps ([`check_states`], as for the presets).
 pub fn random_scenes_parity<B: Backend>(make: impl Fn() -> B) {
     let count = match std::env::var("FLUID_RANDOM_SCENES") {
         Ok(n) => n.parse().unwrap_or_else(|_| panic!("FLUID_RANDOM_SCENES={n}: not a count")),
@@ -1298,17 +1303,6 @@ pub fn random_scenes_parity<B: Backend>(make: impl Fn() -> B) {
             cpu.step(dt).expect(&name);
             other.step(dt).expect(&name);
         }
-        for field in STATE_FIELDS {
-            let (mut a, mut b) = match (cpu.field(field), other.field(field)) {
-                (Ok(a), Ok(b)) => (a, b),
-                (Err(_), Err(_)) => continue, // a field the scene does not carry (`params.fields`)
-                (a, b) => panic!("{name}: {}: the CPU read {:?}, the other {:?}", field.name(), a.is_ok(), b.is_ok()),
-            };
-            if field == FieldId::Pressure {
-                remove_mean(&mut a);
-                remove_mean(&mut b);
-            }
-            check(&name, &grid, field, &a, &b, PRESET_TOLERANCE);
-        }
+        check_states(&name, &grid, &mut cpu, &mut other);
     }
 }

@@ -525,44 +525,19 @@ fn bench_solvers_reports_iterations_and_time_to_each_residual() {
     let jacobi = rows.iter().find(|r| r["solver"] == "jacobi").expect("jacobi row");
     assert!(jacobi["reached"][1]["iterations"].as_u64().expect("jacobi reaches 1e-4 at 24x24") > it(1) * 10);
     // A budget that holds more iterations than the most tried says so, and gives those.
-    let (small, large) = (
-        &rows[..],
-        fluid(&[
-            "bench",
-            "solvers",
-            "--sizes",
-            "24",
-            "--backends",
-            "cpu",
-            "--solvers",
-            "jacobi,multigrid",
-            "--budget-ms",
-            "1e9",
-            "--json",
-        ]),
-    );
-    assert!(small.iter().all(|r| r["budget_capped"] == false), "{small:?}");
-    let large: serde_json::Value = serde_json::from_slice(&large.stdout).expect("JSON array");
+    let huge_budget = |solvers: &str, json: &[&str]| {
+        let args =
+            ["bench", "solvers", "--sizes", "24", "--backends", "cpu", "--solvers", solvers, "--budget-ms", "1e9"];
+        fluid(&[&args[..], json].concat())
+    };
+    assert!(rows.iter().all(|r| r["budget_capped"] == false), "{rows:?}");
+    let large: serde_json::Value =
+        serde_json::from_slice(&huge_budget("jacobi,multigrid", &["--json"]).stdout).expect("JSON array");
     for (r, cap) in large.as_array().expect("array").iter().zip([16384, 64]) {
         assert!(r["budget_capped"] == true && r["budget_iterations"] == cap, "{r}");
     }
-    let out = fluid(&[
-        "bench",
-        "solvers",
-        "--sizes",
-        "24",
-        "--backends",
-        "cpu",
-        "--solvers",
-        "multigrid",
-        "--budget-ms",
-        "1e9",
-    ]);
-    assert!(
-        text(&out.stdout).contains("64 (cap), ") && text(&out.stdout).contains("(cap): the budget"),
-        "{}",
-        text(&out.stdout)
-    );
+    let table = text(&huge_budget("multigrid", &[]).stdout);
+    assert!(table.contains("64 (cap), ") && table.contains("(cap): the budget"), "{table}");
     bad(&["bench", "solvers", "--solvers", "magic"], &["magic"]);
     for budget in ["--budget-ms=0", "--budget-ms=-1", "--budget-ms=nan", "--budget-ms=inf"] {
         bad(&["bench", "solvers", "--sizes", "24", "--backends", "cpu", budget], &["--budget-ms"]);
