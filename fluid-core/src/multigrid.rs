@@ -65,7 +65,8 @@ pub fn levels_from(nx: u32, ny: u32, offset: u32) -> Vec<Level> {
         let cells = u64::from(x) * u64::from(y);
         out.push(Level { nx: x, ny: y, b: sat(offset), p: sat(offset + cells), tmp: sat(offset + 2 * cells) });
         offset += 3 * cells;
-        if x.min(y).div_ceil(2) < MIN_SIDE || x.min(y) < 2 * MIN_SIDE - 1 {
+        // The next level's shorter side would fall below MIN_SIDE.
+        if x.min(y).div_ceil(2) < MIN_SIDE {
             break;
         }
         x = x.div_ceil(2);

@@ -38,10 +38,10 @@ fn cells(l: CoarseLevel) -> u32 {
     return l.nx * l.ny;
 }
 
-// Whether `levels` stops coarsening at a level of x x y cells.
+// Whether `levels` stops coarsening at a level of x x y cells: the next level's shorter side
+// would fall below MC_MIN_SIDE.
 fn last_level(x: u32, y: u32) -> bool {
-    let m = min(x, y);
-    return (m + 1u) / 2u < MC_MIN_SIDE || m < 2u * MC_MIN_SIDE - 1u;
+    return (min(x, y) + 1u) / 2u < MC_MIN_SIDE;
 }
 
 // Level k below the first.
