@@ -1273,7 +1273,7 @@ pub fn random_scene(seed: u64) -> (String, Vec<String>, Scene) {
 
 /// Whole steps of [`RANDOM_SCENES`] random scenes ([`random_scene`]), with a splat every third
 /// step, against the CPU backend: every state field within [`PRESET_TOLERANCE`] after
-/// [`RANDOM_SCENE_STEPS`] steps ([`check_states`], as for the presets).
+/// [`RANDOM_SCENE_STEPS`] steps (`check_states`, as [`preset_parity`] does).
 pub fn random_scenes_parity<B: Backend>(make: impl Fn() -> B) {
     let count = match std::env::var("FLUID_RANDOM_SCENES") {
         Ok(n) => n.parse().unwrap_or_else(|_| panic!("FLUID_RANDOM_SCENES={n}: not a count")),
