@@ -494,8 +494,11 @@ mod wgpu {
 
 #[test]
 fn bench_solvers_reports_iterations_and_time_to_each_residual() {
-    let out =
-        fluid(&["bench", "solvers", "--sizes", "24", "--backends", "cpu", "--solvers", "jacobi,multigrid", "--json"]);
+    // A budget that no machine fills with the most iterations tried (16384 sweeps or 64
+    // V-cycles would need 12 ns a sweep or 3 µs a V-cycle at 24²), so that no row may say
+    // "capped". The default 2 ms did not always: on a quiet Zen 3 the 64 V-cycles fitted.
+    let args = ["bench", "solvers", "--sizes", "24", "--backends", "cpu", "--solvers", "jacobi,multigrid"];
+    let out = fluid(&[&args[..], &["--budget-ms", "0.2", "--json"]].concat());
     assert!(out.status.success(), "{}", text(&out.stderr));
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON array");
     let rows = rows.as_array().expect("array");
