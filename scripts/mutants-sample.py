@@ -11,7 +11,7 @@ a scratch git worktree (/tmp/fluid-mutants, from HEAD; its own target folder), t
 suites in order, stopping at the first that fails. The default suites are the CPU conformance
 and determinism suites (`fluid-bench --test cpu --test determinism`), then fluid-cpu's unit
 tests. A --suite is a name and a shell command run in the worktree, e.g.
-  --suite 'api=cargo test --release -p fluid --test api --test cli'
+  --suite 'api=cargo test --release -p fluid --test api'
 One line per mutant goes to OUT (default /tmp/fluid-mutants.txt): CAUGHT (by which suite and
 tests), MISSED, UNVIABLE (the first suite does not build) or TIMEOUT (a suite ran over 300 s,
 which a hang in CI would fail too). A MISSED mutant is a change no suite notices: either an

@@ -4,9 +4,9 @@
 usage: scripts/wgsl-mutants-sample.py SEED COUNT [OUT] [--files PREFIX ...] [--suite NAME=COMMAND ...]
                                       [--in-tree] [--only N ...]
 
-cargo-mutants mutates Rust only; the GPU kernels are WGSL (fluid-wgpu/shaders/, the Vulkan
+cargo-mutants mutates Rust only; the GPU kernels are WGSL (fluid-shaders/shaders/, the Vulkan
 backend runs the same text compiled to SPIR-V). This driver lists every mutation site in the
-shader files under the --files prefixes (default: all of fluid-wgpu/shaders/ but the bandwidth
+shader files under the --files prefixes (default: all of fluid-shaders/shaders/ but the bandwidth
 probe), picks COUNT at random (SEED), and runs the suites with the mutated file put in place
 through FLUID_WGPU_SHADER_DIR (a kernel file as DIR/<stem>.wgsl, a shared snippet as
 DIR/shared/<name>.wgsl), so nothing is rebuilt between mutants. The mutations, as cargo-mutants
@@ -23,8 +23,8 @@ notices: either an equivalent one (the same results) or a gap in the tests.
 
 Samples of the same SEED, COUNT and file set are the same. --only N ... runs only the sampled
 mutants of those numbers (1-based, in the order listed). --in-tree also writes the mutated file
-into the working tree for the suites' time (and then puts back fluid-wgpu/shaders/ and
-fluid-vulkan/shaders/gen/ with `git checkout`, so it wants those folders committed): for a
+into the working tree for the suites' time (and then puts back fluid-shaders/shaders/ and
+fluid-shaders/gen/ with `git checkout`, so it wants those folders committed): for a
 suite that rebuilds, such as the Vulkan one, whose SPIR-V is compiled in,
   --in-tree --suite 'vulkan=cargo xtask shaders && cargo test --release -p fluid-bench
   --features fluid/vulkan --test vulkan'
@@ -46,7 +46,7 @@ OPPOSITE = {
 }
 BINARY = re.compile(r"(?<= )(\+=|-=|<=|>=|==|!=|&&|\|\||[-+*/<>])(?= )")
 NOT = re.compile(r"!(?!=)")
-SHADERS = "fluid-wgpu/shaders/"
+SHADERS = "fluid-shaders/shaders/"
 
 parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
 parser.add_argument("seed", type=int)
@@ -98,7 +98,7 @@ COMPILES = [os.path.join(root, "target/release/fluid"), "run", "smoke", "--backe
             "--set", "grid.nx=8", "--set", "grid.ny=8", "--out", tempfile.mkdtemp(prefix="fluid-wgsl-out-")]
 FAILED = re.compile(r"^    (\S+)$", re.M)
 if args.in_tree:
-    dirty = subprocess.run(["git", "status", "--porcelain", "--", SHADERS, "fluid-vulkan/shaders/gen"],
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", SHADERS, "fluid-shaders/gen"],
                            cwd=root, capture_output=True, text=True, check=True).stdout
     if dirty:
         parser.error(f"--in-tree puts the shader folders back with git checkout; commit first:\n{dirty}")
@@ -112,6 +112,9 @@ with open(args.out, "w") as out:
         lines[n] = line[:col] + new + line[col + len(old):]
         where = f"{path}:{n + 1}: `{line.strip()}` -> `{lines[n].strip()}`"
         rel = os.path.relpath(path, SHADERS)
+        if not rel.startswith("shared" + os.sep):
+            # A kernel file goes in as DIR/<stem>.wgsl, whichever model's folder it lives in.
+            rel = os.path.basename(rel)
         with tempfile.TemporaryDirectory(prefix="fluid-wgsl-mutant-") as dir:
             os.makedirs(os.path.join(dir, os.path.dirname(rel)), exist_ok=True)
             with open(os.path.join(dir, rel), "w") as f:
@@ -139,7 +142,7 @@ with open(args.out, "w") as out:
                     verdict = f"CAUGHT by {name}: {len(failed)} failed, {passed} passed: {' '.join(failed[:4])}"
                     break
             if args.in_tree:
-                subprocess.run(["git", "checkout", "--", SHADERS, "fluid-vulkan/shaders/gen"], cwd=root, check=True)
+                subprocess.run(["git", "checkout", "--", SHADERS, "fluid-shaders/gen"], cwd=root, check=True)
             out.write(f"{number}: {verdict} [{time.time() - start:.0f} s] {where}\n")
             out.flush()
             print(number, verdict, where, flush=True)

@@ -51,7 +51,7 @@ macro_rules! b {
 use Access::{Read as R, ReadWrite as RW, Write as W};
 
 /// Every kernel of the engine. The name is the same on every backend: `fluid-cpu/src/kernels/<name>.rs`,
-/// `fluid-wgpu/shaders/<name>.wgsl`, and the label `fluid.<name>` in timings.
+/// `fluid-shaders/shaders/grid/<name>.wgsl`, and the label `fluid.<name>` in timings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Kernel {
     /// Semi-Lagrangian advection of `u` and `v` by themselves.
@@ -299,9 +299,9 @@ impl Kernel {
 /// group 1 holds one storage buffer per slot of [`ShaderEntry::storage`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ShaderEntry {
-    /// Entry point name (= file stem of `fluid-vulkan/shaders/gen/<name>.spv`).
+    /// Entry point name (= file stem of `fluid-shaders/gen/<name>.spv`).
     pub name: &'static str,
-    /// The shader file it lives in (`fluid-wgpu/shaders/<file>.wgsl`).
+    /// The shader file it lives in (`fluid-shaders/shaders/<model>/<file>.wgsl`).
     pub file: &'static str,
     /// The group-1 storage buffers, in binding order.
     pub storage: &'static [Binding],

@@ -1,7 +1,7 @@
 //! Uniform and parameter blocks, defined once for every backend.
 //!
 //! Each struct is `#[repr(C)]`, [`bytemuck::Pod`], a multiple of 16 bytes, and mirrored field by
-//! field by the WGSL structs in `fluid-wgpu/shaders/shared/`; the size assertions below keep the
+//! field by the WGSL structs in `fluid-shaders/shaders/shared/`; the size assertions below keep the
 //! two from drifting. GPU backends upload the bytes as they are.
 
 use bytemuck::{Pod, Zeroable};

@@ -18,7 +18,7 @@ use crate::{
     with_queue,
 };
 
-/// Workgroup shape the SPIR-V was generated with (`fluid_wgpu::shaders::WORKGROUP`).
+/// Workgroup shape the SPIR-V was generated with (`fluid_shaders::WORKGROUP`).
 const WORKGROUP: (u32, u32) = (16, 16);
 const RESULT_SLOTS: u64 = 16;
 /// Bytes bound for a parameter block: the largest block of `fluid_core::uniforms`.

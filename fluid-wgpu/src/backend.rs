@@ -1,6 +1,6 @@
 //! The wgpu implementation of [`fluid_core::Backend`] (feature `backend`, on by default).
 
-use crate::shaders;
+use fluid_shaders as shaders;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,7 +1,7 @@
 //! # fluid-wgpu
 //!
 //! The portable GPU backend: every [`fluid_core::Kernel`] as a wgpu compute shader, one WGSL
-//! file per kernel in `shaders/`, with the same name as its `fluid-cpu` twin ([`shaders`]).
+//! file per kernel in `fluid-shaders`, with the same name as its `fluid-cpu` twin.
 //!
 //! One `run` is one command encoder and one submission for the whole schedule, every pressure
 //! sweep included; nothing waits inside a step, and fields are read back only when asked for.
@@ -13,13 +13,8 @@
 //! parameter block (2, a dynamic offset into one buffer) and, for `splat`, the splat list (3);
 //! `@group(1)` holds the fields in [`fluid_core::Kernel::bindings`] order.
 
-pub mod shaders;
-
-#[cfg(feature = "backend")]
 mod backend;
-#[cfg(feature = "backend")]
 pub use backend::*;
 /// The wgpu this backend is built on: an application that hands the backend its device
 /// ([`WgpuBackend::from_device`]) or draws from its buffers needs this version's types.
-#[cfg(feature = "backend")]
 pub use wgpu;

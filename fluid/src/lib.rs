@@ -1,6 +1,6 @@
 //! # fluid
 //!
-//! Real-time 2D fluids (smoke, fire, ink) for games and visual effects, on the CPU (rayon) or
+//! Real-time 2D fluids (smoke and ink) for games and visual effects, on the CPU (rayon) or
 //! the GPU. This is the crate integrators depend on:
 //!
 //! ```
@@ -26,10 +26,6 @@
 //! ```
 //!
 //! Backends are Cargo features: `cpu` (default), `wgpu`, `vulkan`.
-
-pub mod bench;
-pub mod npy;
-pub mod solvers;
 
 pub use fluid_core::grid::SamplePlan;
 pub use fluid_core::params::{

@@ -12,6 +12,9 @@ mod shaders;
 
 use std::process::{Command, ExitCode};
 
+/// The `fluid` program and library with every backend: the tests of both cover each.
+const EVERY_BACKEND: &str = "fluid-cli/wgpu,fluid-cli/vulkan";
+
 fn cargo(args: &[&str]) -> Result<(), String> {
     run("cargo", args, &[])
 }
@@ -26,14 +29,40 @@ fn run(program: &str, args: &[&str], env: &[(&str, &str)]) -> Result<(), String>
     if status.success() { Ok(()) } else { Err(format!("`{program} {}` failed ({status})", args.join(" "))) }
 }
 
+/// Cargo's target directory, as cargo itself reports it (`CARGO_TARGET_DIR` or the
+/// `build.target-dir` setting move it away from `target/`).
+fn target_dir() -> Result<std::path::PathBuf, String> {
+    let out = Command::new("cargo")
+        .args(["metadata", "--format-version", "1", "--no-deps"])
+        .current_dir(root())
+        .output()
+        .map_err(|e| format!("cannot start cargo metadata: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("cargo metadata failed: {}", String::from_utf8_lossy(&out.stderr)));
+    }
+    let meta: serde_json::Value =
+        serde_json::from_slice(&out.stdout).map_err(|e| format!("cargo metadata printed no JSON: {e}"))?;
+    meta["target_directory"]
+        .as_str()
+        .map(std::path::PathBuf::from)
+        .ok_or_else(|| "cargo metadata names no target_directory".to_string())
+}
+
+/// The path of a release build's program or example `name` (`examples/<name>` for an example).
+fn release_path(name: &str) -> Result<String, String> {
+    let path = target_dir()?.join("release").join(name);
+    path.to_str().map(str::to_string).ok_or_else(|| format!("{} is not UTF-8", path.display()))
+}
+
 fn test() -> Result<(), String> {
-    cargo(&["test", "--workspace", "--all-targets"])?;
-    cargo(&["test", "--workspace", "--doc"])
+    cargo(&["test", "--workspace", "--all-targets", "--features", EVERY_BACKEND])?;
+    cargo(&["test", "--workspace", "--doc", "--features", EVERY_BACKEND])
 }
 
 /// The release program and examples with every backend, for [`numpy_check`] and [`examples`].
 fn release_build() -> Result<(), String> {
-    cargo(&["build", "--release", "--package", "fluid", "--features", "wgpu,vulkan", "--bins", "--examples"])
+    cargo(&["build", "--release", "--package", "fluid-cli", "--features", "wgpu,vulkan"])?;
+    cargo(&["build", "--release", "--package", "fluid", "--features", "wgpu,vulkan", "--examples"])
 }
 
 /// Run the examples of the `fluid` crate as a newcomer would, on every backend (short runs).
@@ -41,11 +70,11 @@ fn release_build() -> Result<(), String> {
 /// simulation's buffers against the field read back. The Vulkan run is under the validation
 /// layer.
 fn examples() -> Result<(), String> {
-    let game_loop = "target/release/examples/game_loop";
-    run(game_loop, &["cpu", "120"], &[])?;
-    run(game_loop, &["wgpu", "20"], &[])?;
-    run(game_loop, &["vulkan", "20"], &[("FLUID_VULKAN_VALIDATION", "1")])?;
-    run("target/release/examples/wgpu_draw", &["20"], &[])
+    let game_loop = release_path("examples/game_loop")?;
+    run(&game_loop, &["cpu", "120"], &[])?;
+    run(&game_loop, &["wgpu", "20"], &[])?;
+    run(&game_loop, &["vulkan", "20"], &[("FLUID_VULKAN_VALIDATION", "1")])?;
+    run(&release_path("examples/wgpu_draw")?, &["20"], &[])
 }
 
 /// Dump every field with the release CLI and load each file with NumPy, checking shape and dtype.
@@ -54,7 +83,7 @@ fn numpy_check() -> Result<(), String> {
     let _ = std::fs::remove_dir_all(&dir);
     let dir_s = dir.to_str().ok_or("temp dir is not UTF-8")?;
     run(
-        "target/release/fluid",
+        &release_path("fluid")?,
         &[
             "run",
             "smoke",
@@ -109,8 +138,12 @@ fn ci() -> Result<(), String> {
     cargo(&["fmt", "--all", "--check"])?;
     shaders::run(&root(), true)?;
     spirv_val()?;
-    cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
-    run("cargo", &["doc", "--workspace", "--no-deps"], &[("RUSTDOCFLAGS", "-D warnings")])?;
+    cargo(&["clippy", "--workspace", "--all-targets", "--features", EVERY_BACKEND, "--", "-D", "warnings"])?;
+    run(
+        "cargo",
+        &["doc", "--workspace", "--no-deps", "--features", EVERY_BACKEND],
+        &[("RUSTDOCFLAGS", "-D warnings")],
+    )?;
     test()?;
     release_build()?;
     numpy_check()?;

@@ -1,5 +1,5 @@
 //! `cargo xtask shaders [--check]`: compile every WGSL kernel to SPIR-V with naga (wgsl-in,
-//! spv-out) into `fluid-vulkan/shaders/gen/<entry point>.spv`, one module per entry point, so the
+//! spv-out) into `fluid-shaders/gen/<entry point>.spv`, one module per entry point, so the
 //! Vulkan backend runs exactly the shaders the wgpu backend runs. `--check` regenerates in memory
 //! and fails when a committed file is missing, stale or extra.
 
@@ -9,7 +9,7 @@ use naga::back::spv;
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 
 /// Where the generated SPIR-V lives.
-pub const GEN_DIR: &str = "fluid-vulkan/shaders/gen";
+pub const GEN_DIR: &str = "fluid-shaders/gen";
 
 fn compile(name: &str, src: &str) -> Result<Vec<(String, Vec<u8>)>, String> {
     let module = naga::front::wgsl::parse_str(src).map_err(|e| format!("{name}.wgsl: {}", e.emit_to_string(src)))?;
@@ -51,11 +51,11 @@ fn compile(name: &str, src: &str) -> Result<Vec<(String, Vec<u8>)>, String> {
 /// Every generated file: `(file name, bytes)`, sorted by name.
 pub fn generate() -> Result<Vec<(String, Vec<u8>)>, String> {
     let mut files = Vec::new();
-    for (stem, _) in fluid_wgpu::shaders::FILES {
-        let src = fluid_wgpu::shaders::source(stem).ok_or_else(|| format!("cannot compose {stem}.wgsl"))?;
+    for (stem, _) in fluid_shaders::FILES {
+        let src = fluid_shaders::source(stem).ok_or_else(|| format!("cannot compose {stem}.wgsl"))?;
         files.extend(compile(stem, &src)?);
     }
-    files.extend(compile("bandwidth", fluid_wgpu::shaders::BANDWIDTH)?);
+    files.extend(compile("bandwidth", fluid_shaders::BANDWIDTH)?);
     files.sort();
     Ok(files)
 }

@@ -1,4 +1,4 @@
-//! Shared helpers of the CPU kernels: the twin of `fluid-wgpu/shaders/shared/`.
+//! Shared helpers of the CPU kernels: the twin of `fluid-shaders/shaders/shared/`.
 //! Index helpers, boundary handling, bilinear sampling and the backtrace.
 
 use fluid_core::uniforms::GridUniform;

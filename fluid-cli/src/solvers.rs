@@ -17,7 +17,7 @@ use fluid_core::params::{Precision, Pressure, PressureSolver};
 use fluid_core::schedule::{Kernel, SLOT_RESIDUAL_SQ, SLOT_RHS_SQ, Schedule};
 use serde::Serialize;
 
-use crate::{Backend, Boundary, Error, FieldId, Grid, Result, StepInputs};
+use fluid::{Backend, Boundary, Error, FieldId, Grid, Result, StepInputs};
 
 /// What to measure.
 #[derive(Clone, Debug)]
@@ -200,7 +200,7 @@ impl Problem {
     fn prepare(&mut self, solver: PressureSolver, iterations: u32) -> Result<()> {
         if solver == PressureSolver::PoissonFilter {
             // The filter's taps depend on the sweeps it unrolls.
-            let params = crate::SimParams {
+            let params = fluid::SimParams {
                 pressure: Pressure { solver, iterations, precision: self.precision(solver), ..Pressure::default() },
                 ..Default::default()
             };
@@ -275,12 +275,12 @@ impl Problem {
 /// Run the solver benchmark; rows in backend, size, solver order.
 pub fn run(cfg: &SolverBenchConfig, mut progress: impl FnMut(&str)) -> Result<Vec<SolverRow>> {
     for name in &cfg.backends {
-        crate::check_backend_name(name)?;
+        fluid::check_backend_name(name)?;
     }
     let mut rows = Vec::new();
     for name in &cfg.backends {
         for &n in &cfg.sizes {
-            let mut problem = Problem::new(crate::backend_with_threads(name, cfg.threads)?, n, cfg.precision)?;
+            let mut problem = Problem::new(fluid::backend_with_threads(name, cfg.threads)?, n, cfg.precision)?;
             let adapter = problem.backend.device();
             for &solver in &cfg.solvers {
                 progress(&format!("{name}: {n}x{n}: {}", solver_name(solver)));

@@ -15,7 +15,7 @@ use fluid_core::params::PressureSolver;
 use fluid_core::schedule::Schedule;
 use serde::Serialize;
 
-use crate::{Backend, FieldId, Result, Scene, Simulation, StepInputs};
+use fluid::{Backend, FieldId, Result, Scene, Simulation, StepInputs};
 
 /// What to measure.
 #[derive(Clone, Debug)]
@@ -236,42 +236,36 @@ fn timed_kernels(
     Ok(t.into_iter().map(|k| (k.label, k.ms / f64::from(calls) / per_call)).collect())
 }
 
-/// Run the benchmark; rows in backend-major order.
-pub fn run(cfg: &BenchConfig, progress: impl FnMut(&str)) -> Result<Vec<BenchRow>> {
-    let mut rows = Vec::new();
-    run_each(cfg, progress, |r| rows.push(r))?;
-    Ok(rows)
-}
-
-/// [`run`], handing each row to `row` as soon as it is measured, so that a failure at a later
-/// size or backend (a grid too large for the device) leaves the rows before it usable.
+/// Run the benchmark, rows in backend-major order, handing each row to `emit` as soon as it is
+/// measured, so that a failure at a later size or backend (a grid too large for the device)
+/// leaves the rows before it usable.
 pub fn run_each(cfg: &BenchConfig, mut progress: impl FnMut(&str), mut emit: impl FnMut(BenchRow)) -> Result<()> {
     // Every name before any work, so a typo in the last one does not waste the others' runs.
     for name in &cfg.backends {
-        crate::check_backend_name(name)?;
+        fluid::check_backend_name(name)?;
     }
     for &n in &cfg.sizes {
         resized(&cfg.scene, n)?;
     }
     let mut reference: std::collections::HashMap<u32, Vec<f32>> = std::collections::HashMap::new();
     for name in &cfg.backends {
-        let mut probe = crate::backend_with_threads(name, cfg.threads)?;
+        let mut probe = fluid::backend_with_threads(name, cfg.threads)?;
         progress(&format!("{name}: measuring copy bandwidth"));
         let copy = probe.copy_bandwidth().ok();
         drop(probe);
         for &n in &cfg.sizes {
             progress(&format!("{name}: {n}x{n}"));
-            let backend = crate::backend_with_threads(name, cfg.threads)?;
+            let backend = fluid::backend_with_threads(name, cfg.threads)?;
             let mut row = bench_one(cfg, backend, n, copy)?;
             if cfg.parity_steps > 0 {
                 progress(&format!("{name}: {n}x{n}: parity with cpu over {} steps", cfg.parity_steps));
                 let expected = match reference.entry(n) {
                     std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
                     std::collections::hash_map::Entry::Vacant(e) => {
-                        e.insert(parity_state(cfg, crate::backend_with_threads("cpu", cfg.threads)?, n)?)
+                        e.insert(parity_state(cfg, fluid::backend_with_threads("cpu", cfg.threads)?, n)?)
                     }
                 };
-                let state = parity_state(cfg, crate::backend_with_threads(name, cfg.threads)?, n)?;
+                let state = parity_state(cfg, fluid::backend_with_threads(name, cfg.threads)?, n)?;
                 row.parity_rel_l2 = Some(rel_l2(&state, expected));
             }
             emit(row);

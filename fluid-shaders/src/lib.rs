@@ -1,59 +1,40 @@
-//! The WGSL sources: one file per kernel (`shaders/<kernel>.wgsl`), shared code in
-//! `shaders/shared/`. A kernel file names the shared snippets it needs with `// #include <name>`
-//! lines; [`source`] prepends `shared/common.wgsl` and those snippets. The same composed text is
-//! what `cargo xtask shaders` will compile to SPIR-V for the Vulkan backend.
+//! # fluid-shaders
+//!
+//! Every GPU kernel of the engine, as WGSL: one file per kernel under `shaders/<model>/`
+//! (entry point and file stem = the kernel's name), the reductions in `shaders/reduce.wgsl`,
+//! shared code in `shaders/shared/`. A kernel file names the shared snippets it needs with
+//! `// #include <name>` lines; [`source`] prepends `shared/common.wgsl` and those snippets.
+//! The wgpu backend compiles that composed text; `cargo xtask shaders` compiles it to SPIR-V
+//! (`gen/<entry point>.spv`, committed and checked fresh in CI), which the raw Vulkan backend
+//! loads ([`spirv`]). Both GPU backends therefore run the same kernels.
+//!
+//! The tables are made by the build script from the folders: adding a kernel's file is all
+//! this crate needs.
 
-use fluid_core::Kernel;
+mod tables {
+    include!(concat!(env!("OUT_DIR"), "/tables.rs"));
+}
+
+pub use tables::{FILES, MODULES};
 
 const COMMON: &str = include_str!("../shaders/shared/common.wgsl");
-const SHARED: &[(&str, &str)] = &[
-    ("velocity", include_str!("../shaders/shared/velocity.wgsl")),
-    ("pressure", include_str!("../shaders/shared/pressure.wgsl")),
-    ("multigrid", include_str!("../shaders/shared/multigrid.wgsl")),
-    ("filter", include_str!("../shaders/shared/filter.wgsl")),
-    ("tile", include_str!("../shaders/shared/tile.wgsl")),
-    ("double_float", include_str!("../shaders/shared/double_float.wgsl")),
-    ("pressure_df", include_str!("../shaders/shared/pressure_df.wgsl")),
-];
 
-/// Every shader file: `(file stem, text)`. The stem is the kernel name, plus `reduce`.
-pub const FILES: &[(&str, &str)] = &[
-    ("advect_velocity", include_str!("../shaders/advect_velocity.wgsl")),
-    ("advect_cells", include_str!("../shaders/advect_cells.wgsl")),
-    ("splat", include_str!("../shaders/splat.wgsl")),
-    ("curl", include_str!("../shaders/curl.wgsl")),
-    ("apply_forces", include_str!("../shaders/apply_forces.wgsl")),
-    ("diffuse_velocity", include_str!("../shaders/diffuse_velocity.wgsl")),
-    ("divergence", include_str!("../shaders/divergence.wgsl")),
-    ("jacobi", include_str!("../shaders/jacobi.wgsl")),
-    ("jacobi_multisweep", include_str!("../shaders/jacobi_multisweep.wgsl")),
-    ("sor", include_str!("../shaders/sor.wgsl")),
-    ("relax", include_str!("../shaders/relax.wgsl")),
-    ("mg_load", include_str!("../shaders/mg_load.wgsl")),
-    ("mg_smooth", include_str!("../shaders/mg_smooth.wgsl")),
-    ("mg_smooth2", include_str!("../shaders/mg_smooth2.wgsl")),
-    ("mg_restrict", include_str!("../shaders/mg_restrict.wgsl")),
-    ("mg_prolong", include_str!("../shaders/mg_prolong.wgsl")),
-    ("mg_coarse", include_str!("../shaders/mg_coarse.wgsl")),
-    ("mg_store", include_str!("../shaders/mg_store.wgsl")),
-    ("poisson_taps", include_str!("../shaders/poisson_taps.wgsl")),
-    ("poisson_rows", include_str!("../shaders/poisson_rows.wgsl")),
-    ("poisson_cols", include_str!("../shaders/poisson_cols.wgsl")),
-    ("cg_init", include_str!("../shaders/cg_init.wgsl")),
-    ("cg_dot", include_str!("../shaders/cg_dot.wgsl")),
-    ("cg_direction", include_str!("../shaders/cg_direction.wgsl")),
-    ("cg_apply", include_str!("../shaders/cg_apply.wgsl")),
-    ("cg_update", include_str!("../shaders/cg_update.wgsl")),
-    ("subtract_gradient", include_str!("../shaders/subtract_gradient.wgsl")),
-    ("residual", include_str!("../shaders/residual.wgsl")),
-    ("reduce", include_str!("../shaders/reduce.wgsl")),
-];
+/// The shared snippets a kernel file may `// #include`, by name (`common` is always there).
+fn shared(name: &str) -> Option<&'static str> {
+    tables::SHARED.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+}
 
 /// The copy kernel of the bandwidth measurement (standalone: no shared code).
 pub const BANDWIDTH: &str = include_str!("../shaders/bandwidth.wgsl");
 
 /// Entry points of the reduction shader.
 pub const REDUCE_ENTRIES: [&str; 2] = ["reduce_partial", "reduce_final"];
+
+/// The SPIR-V module of entry point `name`, as `cargo xtask shaders` generated it (a 4-byte
+/// aligned copy is the caller's: `include_bytes!` data need not be).
+pub fn spirv(name: &str) -> Option<&'static [u8]> {
+    MODULES.iter().find(|(n, _)| *n == name).map(|(_, b)| *b)
+}
 
 /// The composed WGSL of a shader file, ready for naga or wgpu.
 pub fn source(stem: &str) -> Option<String> {
@@ -69,7 +50,7 @@ pub fn compose(text: &str) -> Option<String> {
 /// The names of the shared snippets (`shaders/shared/<name>.wgsl`): `common`, which every
 /// shader starts with, then those a kernel file may `// #include`.
 pub fn snippet_names() -> impl Iterator<Item = &'static str> {
-    std::iter::once("common").chain(SHARED.iter().map(|(name, _)| *name))
+    std::iter::once("common").chain(tables::SHARED.iter().map(|(name, _)| *name).filter(|n| *n != "common"))
 }
 
 /// Texts that replace built-in shader files when shaders are composed: kernel files by stem,
@@ -99,7 +80,7 @@ pub fn overridden_source(stem: &str, overrides: &Overrides, shape: (u32, u32)) -
 
 fn compose_using(text: &str, overrides: &Overrides) -> Option<String> {
     let snippet = |name: &str| -> Option<&str> {
-        let built_in = if name == "common" { COMMON } else { SHARED.iter().find(|(n, _)| *n == name)?.1 };
+        let built_in = if name == "common" { COMMON } else { shared(name)? };
         Some(overrides.snippets.get(name).map_or(built_in, String::as_str))
     };
     let mut out = String::from(snippet("common")?);
@@ -130,14 +111,10 @@ fn with_workgroup(composed: String, shape: (u32, u32)) -> String {
     )
 }
 
-/// The composed WGSL of a kernel.
-pub fn kernel_source(kernel: Kernel) -> String {
-    source(kernel.name()).unwrap_or_else(|| panic!("no shader for kernel {}", kernel.name()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fluid_core::Kernel;
 
     /// Every shader parses and validates with naga, and each kernel file has an entry point
     /// named after its kernel whose field bindings match `Kernel::bindings()`.
@@ -201,7 +178,7 @@ mod tests {
         for name in ["common", "pressure"] {
             overrides.snippets.insert(name.into(), marker(name));
         }
-        let pressure = SHARED.iter().find(|(n, _)| *n == "pressure").expect("the pressure snippet").1;
+        let pressure = shared("pressure").expect("the pressure snippet");
         for (stem, text) in FILES {
             let src = overridden_source(stem, &overrides, WORKGROUP).expect("composed");
             assert!(src.starts_with(&marker("common")) && !src.contains(COMMON), "{stem}: common");
@@ -212,7 +189,7 @@ mod tests {
             assert_eq!(src.contains(text), *stem != "divergence", "{stem}: its file");
         }
         assert!(FILES.iter().filter(|(_, t)| t.contains("// #include pressure")).count() >= 2);
-        assert_eq!(snippet_names().count(), SHARED.len() + 1);
+        assert_eq!(snippet_names().count(), tables::SHARED.len());
         let mut unknown = Overrides::default();
         unknown.files.insert("divergence".into(), "// #include no_such_snippet\n".into());
         assert_eq!(overridden_source("divergence", &unknown, WORKGROUP), None);

@@ -1,4 +1,9 @@
-//! The `fluid` program: run scenes headless, write frames, GIFs and raw fields.
+//! The `fluid` program: run scenes headless, write frames, GIFs and raw fields, and time the
+//! backends (`fluid bench`, `fluid bench solvers`).
+
+mod bench;
+mod npy;
+mod solvers;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -285,7 +290,7 @@ fn bench(args: &BenchArgs) -> Result<(), Failure> {
         return Err(Error::invalid("--steps", 0, "time at least one step").into());
     }
     let backends = args.backends();
-    let cfg = fluid::bench::BenchConfig {
+    let cfg = bench::BenchConfig {
         scene: load_scene(&args.scene, &args.set)?,
         sizes: args.sizes.clone(),
         backends,
@@ -295,10 +300,10 @@ fn bench(args: &BenchArgs) -> Result<(), Failure> {
         parity_steps: args.parity_steps,
     };
     let mut rows = Vec::new();
-    let outcome = fluid::bench::run_each(&cfg, progress(args.json), |r| rows.push(r));
+    let outcome = bench::run_each(&cfg, progress(args.json), |r| rows.push(r));
     // The rows measured before a failure (say, a size too large for a device) are still shown.
     if outcome.is_ok() || !rows.is_empty() {
-        print_rows(&rows, args.json, fluid::bench::table)?;
+        print_rows(&rows, args.json, bench::table)?;
     }
     Ok(outcome?)
 }
@@ -353,10 +358,10 @@ fn bench_solvers(args: &BenchArgs) -> Result<(), Failure> {
     if !(args.budget_ms.is_finite() && args.budget_ms > 0.0) {
         return Err(Error::invalid("--budget-ms", args.budget_ms, "a positive number of milliseconds").into());
     }
-    let cfg = fluid::solvers::SolverBenchConfig {
+    let cfg = solvers::SolverBenchConfig {
         sizes: args.sizes.clone(),
         backends: args.backends(),
-        solvers: args.solvers.iter().map(|s| fluid::solvers::parse_solver(s)).collect::<Result<Vec<_>, _>>()?,
+        solvers: args.solvers.iter().map(|s| solvers::parse_solver(s)).collect::<Result<Vec<_>, _>>()?,
         budget_ms: args.budget_ms,
         threads: args.threads,
         precision: args.precision.as_deref().map(|p| match p {
@@ -365,8 +370,8 @@ fn bench_solvers(args: &BenchArgs) -> Result<(), Failure> {
         }),
         ..Default::default()
     };
-    let rows = fluid::solvers::run(&cfg, progress(args.json))?;
-    print_rows(&rows, args.json, fluid::solvers::table)
+    let rows = solvers::run(&cfg, progress(args.json))?;
+    print_rows(&rows, args.json, solvers::table)
 }
 
 fn load_scene(arg: &str, overrides: &[String]) -> Result<Scene, Failure> {
@@ -499,7 +504,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     for field in &dumps {
         let data = sim.field(*field)?;
         let path = out_dir.join(format!("{}.npy", field.name()));
-        fluid::npy::write_f32(&path, &grid.shape(*field), &data).map_err(|e| io_failure(&path, e))?;
+        npy::write_f32(&path, &grid.shape(*field), &data).map_err(|e| io_failure(&path, e))?;
         written.push(path);
     }
     let timings = if timing_on { sim.backend_mut().take_timings()? } else { Vec::new() };

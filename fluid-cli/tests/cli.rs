@@ -422,7 +422,7 @@ mod wgpu {
     fn shader_overrides_replace_a_kernel() {
         let built_in = std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../fluid-wgpu/shaders/subtract_gradient.wgsl"
+            "/../fluid-shaders/shaders/grid/subtract_gradient.wgsl"
         ))
         .expect("the shader's source");
         let skipping =
@@ -447,9 +447,11 @@ mod wgpu {
         };
         let (built_in, skipped) = (divergence(&run(None)), divergence(&run(Some(&dir))));
         assert!(skipped > 1e3 * built_in, "max |div u|: {skipped:.3e} without the gradient, {built_in:.3e} with it");
-        let common =
-            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../fluid-wgpu/shaders/shared/common.wgsl"))
-                .expect("the shared source");
+        let common = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../fluid-shaders/shaders/shared/common.wgsl"
+        ))
+        .expect("the shared source");
         let walled = common.replacen("{ return !px() && (i == 0u || i == grid.nx); }", "{ return true; }", 1).replacen(
             "{ return !py() && (j == 0u || j == grid.ny); }",
             "{ return true; }",
