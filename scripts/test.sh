@@ -9,34 +9,42 @@ cd "$(dirname "$0")/.."
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
+# Debian packages, installed quietly: one line per package set, the whole log only on failure.
+updated=
+install() {
+  echo "test.sh: installing $*"
+  local log
+  log=$(mktemp)
+  if [ -z "$updated" ]; then
+    as_root apt-get update -qq >"$log" 2>&1 || { cat "$log"; exit 1; }
+    updated=1
+  fi
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >"$log" 2>&1 || { cat "$log"; exit 1; }
+  rm -f "$log"
+}
+
 if ! command -v python3 >/dev/null 2>&1; then
-  as_root apt-get update -qq
-  as_root apt-get install -y -qq python3 python3-numpy
+  install python3 python3-numpy
 fi
 if ! python3 -c 'import numpy' >/dev/null 2>&1; then
   # A pyenv or venv python takes pip; Debian's own python3 is "externally managed": use apt.
-  python3 -m pip install --quiet numpy 2>/dev/null || {
-    as_root apt-get update -qq
-    as_root apt-get install -y -qq python3-numpy
-  }
+  echo "test.sh: installing numpy"
+  python3 -m pip install --quiet numpy >/dev/null 2>&1 || install python3-numpy
 fi
-python3 -c 'import numpy; print("numpy", numpy.__version__)'
+python3 -c 'import numpy; print("test.sh: numpy", numpy.__version__)'
 
 if ! ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json >/dev/null 2>&1 \
    || ! ldconfig -p 2>/dev/null | grep -q 'libvulkan.so.1'; then
-  as_root apt-get update -qq
-  as_root apt-get install -y -qq mesa-vulkan-drivers libvulkan1
+  install mesa-vulkan-drivers libvulkan1
 fi
 # The Khronos validation layer: the Vulkan backend's tests run under it (debug builds turn it on
 # when installed) and FLUID_REQUIRE_VALIDATION=1 makes its absence a failure.
 if ! ls /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json >/dev/null 2>&1; then
-  as_root apt-get update -qq
-  as_root apt-get install -y -qq vulkan-validationlayers
+  install vulkan-validationlayers
 fi
 export FLUID_REQUIRE_VALIDATION=1
 if ! command -v spirv-val >/dev/null 2>&1; then
-  as_root apt-get update -qq
-  as_root apt-get install -y -qq spirv-tools
+  install spirv-tools
 fi
 # Vulkan loaders complain without it; harmless, but keep the logs clean.
 . scripts/device-env.sh

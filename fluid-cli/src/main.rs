@@ -34,11 +34,14 @@ enum Command {
     Presets,
     /// List the backends of this build and the GPU adapters they see.
     Info,
-    /// Time one scene at several grid sizes on several backends; one table.
+    /// Time one scene at several grid sizes on several backends, one table; `fluid bench
+    /// solvers` times the pressure solvers to a residual instead.
     Bench(BenchArgs),
 }
 
 #[derive(clap::Args, Debug)]
+// A negative number is a bad value of its option (named with the reason), not another option.
+#[command(allow_negative_numbers = true)]
 struct BenchArgs {
     /// `solvers`: time each pressure solver to relative residuals 1e-2, 1e-4, 1e-6 instead of
     /// timing a scene (uses --sizes, --backends, --solvers, --budget-ms, --json, --threads).
@@ -85,6 +88,7 @@ struct BenchArgs {
 }
 
 #[derive(clap::Args, Debug)]
+#[command(allow_negative_numbers = true)]
 struct RunArgs {
     /// A scene file (`*.toml`) or the name of a built-in preset (see `fluid presets`).
     scene: String,
@@ -155,7 +159,47 @@ fn io_failure(path: &Path, e: impl std::fmt::Display) -> Failure {
     Failure { code: 1, message: format!("cannot write {}: {e}", path.display()) }
 }
 
+/// Where the session has no runtime directory (a container, a server, CI), Mesa's Vulkan
+/// device-select layer prints `XDG_RUNTIME_DIR is invalid or not set` whenever a GPU backend
+/// lists devices. The program then runs itself again with a private one (0700, under the
+/// temporary folder), the child's exit code its own; setting the variable in this process
+/// would take `unsafe` (`std::env::set_var`).
+#[cfg(unix)]
+fn with_runtime_dir() -> Option<ExitCode> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    const VAR: &str = "XDG_RUNTIME_DIR";
+    if std::env::var_os(VAR).is_some_and(|d| Path::new(&d).is_dir())
+        || std::env::var_os("FLUID_RUNTIME_DIR_SET").is_some()
+    {
+        return None;
+    }
+    let uid = std::fs::metadata("/proc/self").map(|m| m.uid()).unwrap_or(0);
+    let dir = std::env::temp_dir().join(format!("fluid-xdg-{uid}"));
+    let made = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir);
+    let private =
+        std::fs::metadata(&dir).is_ok_and(|m| m.is_dir() && m.uid() == uid && m.permissions().mode() & 0o077 == 0);
+    let exe = std::env::current_exe().ok()?;
+    if made.is_err() || !private {
+        return None;
+    }
+    let status = std::process::Command::new(exe)
+        .args(std::env::args_os().skip(1))
+        .env(VAR, &dir)
+        .env("FLUID_RUNTIME_DIR_SET", "1")
+        .status()
+        .ok()?;
+    Some(ExitCode::from(status.code().and_then(|c| u8::try_from(c).ok()).unwrap_or(1)))
+}
+
+#[cfg(not(unix))]
+fn with_runtime_dir() -> Option<ExitCode> {
+    None
+}
+
 fn main() -> ExitCode {
+    if let Some(code) = with_runtime_dir() {
+        return code;
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Presets => {
@@ -473,15 +517,25 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         // device has finished it, not the call's (`fluid bench` times steps queued back to back).
         sim.backend_mut().finish()?;
         stepping += t0.elapsed();
-        if args.json {
-            per_step.push(sim.checked_diagnostics()?);
-            iterations_per_step.push(sim.last_iterations());
+        // Every step is checked (outside the timed part), so a run that blows up stops at
+        // once, naming the step, rather than after all its steps (or frames) of garbage.
+        let checked = if args.json {
+            sim.checked_diagnostics().map(|d| {
+                per_step.push(d);
+                iterations_per_step.push(sim.last_iterations());
+            })
+        } else {
+            sim.check_state()
+        };
+        if let Err(e) = checked {
+            // The --dump files show the state that failed the check.
+            drop(bar);
+            for path in write_dumps(&mut sim, &dumps, &out_dir)? {
+                eprintln!("wrote {} (the state after step {k})", path.display());
+            }
+            return Err(e.into());
         }
         if frames_wanted && (k % every == 0 || k == args.steps) {
-            // No frame of a blown-up state (with --json this step is checked already).
-            if !args.json {
-                sim.checked_diagnostics()?;
-            }
             let rgba = sim.render()?;
             if args.png {
                 let path = out_dir.join(format!("frame_{frames:05}.png"));
@@ -501,12 +555,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         gif.finish()?;
         written.push(gif_path);
     }
-    for field in &dumps {
-        let data = sim.field(*field)?;
-        let path = out_dir.join(format!("{}.npy", field.name()));
-        npy::write_f32(&path, &grid.shape(*field), &data).map_err(|e| io_failure(&path, e))?;
-        written.push(path);
-    }
+    written.extend(write_dumps(&mut sim, &dumps, &out_dir)?);
     let timings = if timing_on { sim.backend_mut().take_timings()? } else { Vec::new() };
     // With --json the last step's diagnostics are this state's: nothing has stepped since.
     let diag = match per_step.last() {
@@ -559,6 +608,19 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// `DIR/<field>.npy` of each field in `dumps`; the paths written.
+fn write_dumps(sim: &mut Simulation, dumps: &[FieldId], out_dir: &Path) -> Result<Vec<PathBuf>, Failure> {
+    let grid = *sim.grid();
+    let mut written = Vec::new();
+    for field in dumps {
+        let data = sim.field(*field)?;
+        let path = out_dir.join(format!("{}.npy", field.name()));
+        npy::write_f32(&path, &grid.shape(*field), &data).map_err(|e| io_failure(&path, e))?;
+        written.push(path);
+    }
+    Ok(written)
 }
 
 fn save_png(path: &Path, w: u32, h: u32, rgba: &[u8]) -> Result<(), Failure> {

@@ -267,6 +267,44 @@ fn a_run_that_outruns_the_grid_fails_with_exit_code_1() {
     );
 }
 
+/// Without frames or `--json` the state is checked after every step too: smoke at dt = 1 stops
+/// after step 1 of 300, and the `--dump` files asked for hold the state that failed.
+#[test]
+fn every_step_is_checked_and_the_dumps_show_the_state_that_failed() {
+    let dir = temp_dir("checked");
+    let out = dir.to_str().expect("utf8");
+    let args = ["run", "smoke", "--steps", "300", "--set", "params.dt=1", "--dump", "u,v", "--out", out];
+    let o = fluid(&args);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(err.contains("outran the grid") && err.contains("after step 1 "), "{err}");
+    assert!(err.contains("u.npy (the state after step 1)"), "{err}");
+    // Faster than one box height (256 cells of 1/256) per step of 1 s: the runaway state.
+    let (shape, payload) = npy(&dir.join("v.npy"));
+    assert_eq!(shape, vec![257, 192]);
+    let v: Vec<f32> = payload.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+    assert!(v.iter().any(|x| x.abs() > 1.0), "the dump is not the runaway state");
+}
+
+/// A negative number is a bad value of its option, said plainly (not clap's `-- -1` tip), and
+/// `--help` names `bench solvers`.
+#[test]
+fn negative_numbers_are_bad_values_and_help_names_every_command() {
+    for (args, option) in [
+        (&["run", "smoke", "--steps", "-1"][..], "--steps"),
+        (&["run", "smoke", "--frame-every", "-3"][..], "--frame-every"),
+        (&["bench", "--sizes", "-64"][..], "--sizes"),
+        (&["bench", "solvers", "--budget-ms", "-2"][..], "--budget-ms"),
+    ] {
+        let o = fluid(args);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(option) && !err.contains("-- -"), "{args:?}: {err}");
+    }
+    let help = text(&fluid(&["--help"]).stdout);
+    assert!(help.contains("fluid bench solvers"), "{help}");
+}
+
 /// `--out` is made (with its parents) when a run writes something into it, frames or dumps,
 /// and not at all when it writes nothing.
 #[test]

@@ -963,6 +963,16 @@ impl Schedule {
         s
     }
 
+    /// Only max |x| of each of [`STATE_FIELDS`] from [`SLOT_STATE_MAX`] on: what tells a
+    /// blown-up or runaway state, at the cost of one read of each field.
+    pub fn state_check(grid: &Grid) -> Schedule {
+        let mut s = Schedule::new(grid);
+        for (k, field) in STATE_FIELDS.into_iter().enumerate() {
+            s.ops.push(Op::Reduce { field, op: ReduceOp::MaxAbs, slot: SLOT_STATE_MAX + k });
+        }
+        s
+    }
+
     /// Diagnostics of the current state: [`SLOT_MAX_DIVERGENCE`], [`SLOT_RESIDUAL_SQ`],
     /// [`SLOT_RHS_SQ`] and max |x| of each of [`STATE_FIELDS`] from [`SLOT_STATE_MAX`] on.
     /// Writes only the `scratch` field.

@@ -18,11 +18,16 @@ pub enum Falloff {
 }
 
 /// One splat, in world units. Every amount is added once, multiplied by the falloff weight.
+///
+/// World units: the box spans `[0, nx·h] × [0, ny·h]` ([`crate::Grid::width`],
+/// [`crate::Grid::height`]); with a scene's default `h = 1/ny` it is one unit tall. A scene's
+/// emitters and splats ([`crate::scene::SplatSpec`]) give centres as fractions of the box and
+/// radii as fractions of its height instead; [`crate::scene::SplatSpec::to_splat`] converts.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Splat {
-    /// Centre (x, y).
+    /// Centre (x, y), world units.
     pub center: [f32; 2],
-    /// Radius (> 0).
+    /// Radius (> 0), world units.
     pub radius: f32,
     /// Falloff shape.
     pub falloff: Falloff,

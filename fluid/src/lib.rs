@@ -135,6 +135,21 @@ impl Diagnostics {
     /// The fields [`Diagnostics::state_max`] covers: u, v, pressure, density, temperature, dye.
     pub const STATE_FIELDS: [FieldId; STATE_FIELDS.len()] = STATE_FIELDS;
 
+    /// What the fields' maxima alone tell (the projection's figures NaN): the largest velocity
+    /// and its Courant number for a step of `dt` on cells of side `h`.
+    fn from_state(state_max: [f64; STATE_FIELDS.len()], dt: f32, h: f32) -> Diagnostics {
+        // NaN-propagating (f64::max would skip a NaN component).
+        let max_velocity =
+            if state_max[0] >= state_max[1] || state_max[0].is_nan() { state_max[0] } else { state_max[1] };
+        Diagnostics {
+            max_divergence: f64::NAN,
+            residual: f64::NAN,
+            max_velocity,
+            cfl: f64::from(dt) * max_velocity / f64::from(h),
+            state_max,
+        }
+    }
+
     /// The fields of the state that hold a NaN or an infinity (empty while the simulation is
     /// sound).
     pub fn non_finite(&self) -> Vec<FieldId> {
@@ -230,6 +245,7 @@ pub struct Simulation<B: Backend = Box<dyn Backend>> {
     backend: B,
     step_schedule: Schedule,
     diagnostics_schedule: Schedule,
+    state_schedule: Schedule,
     curl_schedule: Schedule,
     /// With a pressure tolerance: the step before and after its solve, the residual check, and
     /// the solve chunks by (iterations, warm).
@@ -265,6 +281,7 @@ impl<B: Backend> Simulation<B> {
             last_iterations: scene.params.pressure.iterations,
             step_schedule: Schedule::step(&grid, &scene.params),
             diagnostics_schedule: Schedule::diagnostics(&grid),
+            state_schedule: Schedule::state_check(&grid),
             curl_schedule: Schedule::curl(&grid),
             last_dt: scene.params.dt,
             scene,
@@ -513,17 +530,45 @@ impl<B: Backend> Simulation<B> {
         let r = self.backend.reductions()?;
         let rhs = r[SLOT_RHS_SQ].sqrt();
         let state_max: [f64; STATE_FIELDS.len()] = std::array::from_fn(|k| r[SLOT_STATE_MAX + k]);
-        // NaN-propagating (f64::max would skip a NaN component).
-        let max_velocity =
-            if state_max[0] >= state_max[1] || state_max[0].is_nan() { state_max[0] } else { state_max[1] };
         Ok(Diagnostics {
             max_divergence: r[SLOT_MAX_DIVERGENCE],
             // NaN when the state is (0 only for a right-hand side that is truly zero).
             residual: if rhs > 0.0 || rhs.is_nan() { r[SLOT_RESIDUAL_SQ].sqrt() / rhs } else { 0.0 },
-            max_velocity,
-            cfl: f64::from(self.last_dt) * max_velocity / f64::from(self.grid.h),
-            state_max,
+            ..Diagnostics::from_state(state_max, self.last_dt, self.grid.h)
         })
+    }
+
+    /// Whether the state is sound, cheaply: max |x| of each field of the state (six reductions,
+    /// no other pass; on a GPU backend it waits for the device), then [`Error::NonFinite`] or
+    /// [`Error::RanAway`] as [`Simulation::checked_diagnostics`] reports them. What the `fluid`
+    /// program runs after every step.
+    pub fn check_state(&mut self) -> Result<()> {
+        let inputs = StepInputs { dt: self.last_dt, time: self.time, step: self.steps, splats: Vec::new() };
+        self.backend.run(&self.state_schedule, &inputs)?;
+        let r = self.backend.reductions()?;
+        let state_max: [f64; STATE_FIELDS.len()] = std::array::from_fn(|k| r[SLOT_STATE_MAX + k]);
+        self.judge(&Diagnostics::from_state(state_max, self.last_dt, self.grid.h)).map(|_| ())
+    }
+
+    /// `d`, or the error that says the state it describes is not sound.
+    fn judge(&self, d: &Diagnostics) -> Result<Diagnostics> {
+        let bad = d.non_finite();
+        if !bad.is_empty() {
+            return Err(Error::NonFinite {
+                step: self.steps,
+                fields: bad.iter().map(|f| f.name()).collect::<Vec<_>>().join(", "),
+                dt: self.last_dt,
+            });
+        }
+        if d.ran_away(&self.grid) {
+            return Err(Error::RanAway {
+                step: self.steps,
+                cfl: d.cfl,
+                cells: self.grid.longest_side(),
+                dt: self.last_dt,
+            });
+        }
+        Ok(*d)
     }
 
     /// [`Simulation::diagnostics`], or [`Error::NonFinite`] naming the fields that hold a NaN
@@ -533,23 +578,7 @@ impl<B: Backend> Simulation<B> {
     /// reads as a quiet one.
     pub fn checked_diagnostics(&mut self) -> Result<Diagnostics> {
         let d = self.diagnostics()?;
-        let bad = d.non_finite();
-        if bad.is_empty() {
-            if d.ran_away(&self.grid) {
-                return Err(Error::RanAway {
-                    step: self.steps,
-                    cfl: d.cfl,
-                    cells: self.grid.longest_side(),
-                    dt: self.last_dt,
-                });
-            }
-            return Ok(d);
-        }
-        Err(Error::NonFinite {
-            step: self.steps,
-            fields: bad.iter().map(|f| f.name()).collect::<Vec<_>>().join(", "),
-            dt: self.last_dt,
-        })
+        self.judge(&d)
     }
 
     /// The current frame as RGBA8, `nx × ny`, top row first, drawn as the scene's `[render]` says.

@@ -200,6 +200,11 @@ fn a_blown_up_state_is_an_error_not_a_quiet_summary() {
         Err(Error::NonFinite { step, fields, .. }) => assert_eq!((step, fields.as_str()), (0, "u")),
         other => panic!("expected NonFinite, got {other:?}"),
     }
+    // The cheap check says the same.
+    match sim.check_state() {
+        Err(Error::NonFinite { step, fields, .. }) => assert_eq!((step, fields.as_str()), (0, "u")),
+        other => panic!("expected NonFinite from check_state, got {other:?}"),
+    }
     // A time step far too large blows the smoke scene up within a few steps (measured: the
     // first); the error names the velocity.
     let mut sim = small();
@@ -246,6 +251,16 @@ fn a_flow_that_outruns_the_grid_is_an_error() {
     }
     let d = sim.checked_diagnostics().expect("a sound smoke step");
     assert!(d.cfl < 5.0, "{d:?}");
+    sim.check_state().expect("the cheap check agrees");
+    // The cheap check calls the runaway state what checked_diagnostics does.
+    let mut sim = small();
+    let e = first_error(&mut sim, 1.0, 10).expect("runs away");
+    match (sim.check_state(), e) {
+        (Err(Error::RanAway { step: a, cfl: x, .. }), Error::RanAway { step: b, cfl: y, .. }) => {
+            assert_eq!((a, x), (b, y))
+        }
+        (other, e) => panic!("expected RanAway twice, got {other:?} after {e}"),
+    }
 }
 
 fn smoke_with(extra: &[&str]) -> Scene {
