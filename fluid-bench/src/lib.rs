@@ -171,34 +171,34 @@ macro_rules! conformance {
         }
 
         $crate::conformance!(@kernels $make;
-            advect_velocity => AdvectVelocity,
-            advect_cells => AdvectCells,
-            splat => Splat,
-            curl => Curl,
-            apply_forces => ApplyForces,
-            diffuse_velocity => DiffuseVelocity,
-            divergence => Divergence,
-            jacobi => Jacobi,
-            jacobi_multisweep => JacobiMultisweep,
-            sor => Sor,
-            relax => Relax,
-            mg_load => MgLoad,
-            mg_smooth => MgSmooth,
-            mg_smooth2 => MgSmooth2,
-            mg_restrict => MgRestrict,
-            mg_prolong => MgProlong,
-            mg_coarse => MgCoarse,
-            mg_store => MgStore,
-            poisson_taps => PoissonTaps,
-            poisson_rows => PoissonRows,
-            poisson_cols => PoissonCols,
-            cg_init => CgInit,
-            cg_dot => CgDot,
-            cg_direction => CgDirection,
-            cg_apply => CgApply,
-            cg_update => CgUpdate,
-            subtract_gradient => SubtractGradient,
-            residual => Residual
+            advect_velocity => ADVECT_VELOCITY,
+            advect_cells => ADVECT_CELLS,
+            splat => SPLAT,
+            curl => CURL,
+            apply_forces => APPLY_FORCES,
+            diffuse_velocity => DIFFUSE_VELOCITY,
+            divergence => DIVERGENCE,
+            jacobi => JACOBI,
+            jacobi_multisweep => JACOBI_MULTISWEEP,
+            sor => SOR,
+            relax => RELAX,
+            mg_load => MG_LOAD,
+            mg_smooth => MG_SMOOTH,
+            mg_smooth2 => MG_SMOOTH2,
+            mg_restrict => MG_RESTRICT,
+            mg_prolong => MG_PROLONG,
+            mg_coarse => MG_COARSE,
+            mg_store => MG_STORE,
+            poisson_taps => POISSON_TAPS,
+            poisson_rows => POISSON_ROWS,
+            poisson_cols => POISSON_COLS,
+            cg_init => CG_INIT,
+            cg_dot => CG_DOT,
+            cg_direction => CG_DIRECTION,
+            cg_apply => CG_APPLY,
+            cg_update => CG_UPDATE,
+            subtract_gradient => SUBTRACT_GRADIENT,
+            residual => RESIDUAL
         );
 
         #[test]
@@ -264,7 +264,7 @@ macro_rules! conformance {
             $(
                 #[test]
                 fn $name() {
-                    $crate::parity::kernel_parity(|| $make, fluid_core::Kernel::$kernel);
+                    $crate::parity::kernel_parity(|| $make, fluid_core::grid::kernels::$kernel);
                 }
             )*
         }

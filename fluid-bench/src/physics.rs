@@ -3,8 +3,10 @@
 //! Each function panics with a message that names the figure and its tolerance when the
 //! backend fails the check; [`crate::conformance!`] turns them into `#[test]`s.
 
-use fluid::{Backend, FieldId, Grid, Scene, Simulation, StepInputs};
-use fluid_core::schedule::{SLOT_MAX_DIVERGENCE, Schedule};
+use fluid::{Backend, FieldId, Grid, GridFields, Scene, Simulation, StepInputs};
+use fluid_core::grid::kernels;
+use fluid_core::grid::step::{self, SLOT_MAX_DIVERGENCE};
+use fluid_core::ir::schedule::ParamBlock;
 
 /// Kinetic energy `½ Σ (u² + v²) h²` over the distinct faces.
 pub fn kinetic_energy(grid: &Grid, u: &[f32], v: &[f32]) -> f64 {
@@ -197,11 +199,11 @@ fn project_with<B: Backend>(
     let mut b = with_velocity(b, grid, u, v);
     let params = cold_projection(grid, solver, sweeps, omega);
     let inputs = StepInputs { dt: 0.05, ..StepInputs::default() };
-    let diag = Schedule::diagnostics(grid);
+    let diag = step::diagnostics(grid);
     b.run(&diag, &inputs).expect("diagnostics");
     let before = b.reductions().expect("reductions")[SLOT_MAX_DIVERGENCE];
-    b.run(&Schedule::setup(grid, &params), &inputs).expect("setup");
-    b.run(&Schedule::projection(grid, &params), &inputs).expect("projection");
+    b.run(&step::setup(grid, &params), &inputs).expect("setup");
+    b.run(&step::projection(grid, &params), &inputs).expect("projection");
     b.run(&diag, &inputs).expect("diagnostics");
     let after = b.reductions().expect("reductions")[SLOT_MAX_DIVERGENCE];
     (before, after)
@@ -321,8 +323,8 @@ pub fn solver_residual<B: Backend>(
 /// diagnostics then report.
 fn projected_residual<B: Backend>(b: &mut B, grid: &Grid, params: &fluid::SimParams) -> f64 {
     let inputs = StepInputs { dt: 0.05, ..StepInputs::default() };
-    b.run(&Schedule::projection(grid, params), &inputs).expect("projection");
-    b.run(&Schedule::diagnostics(grid), &inputs).expect("diagnostics");
+    b.run(&step::projection(grid, params), &inputs).expect("projection");
+    b.run(&step::diagnostics(grid), &inputs).expect("diagnostics");
     relative_residual(&b.reductions().expect("reductions"))
 }
 
@@ -363,14 +365,15 @@ pub fn projection_relaxation<B: Backend>(make: impl Fn() -> B) {
     let mut b = with_velocity(make(), &grid, &u, &v);
     let params = cold_projection(&grid, relaxation, 12, None);
     let reported = projected_residual(&mut b, &grid, &params);
-    let after = divergence(&grid, &b.download(FieldId::U).expect("u"), &b.download(FieldId::V).expect("v"));
+    let after =
+        divergence(&grid, &b.download(FieldId::U.into()).expect("u"), &b.download(FieldId::V.into()).expect("v"));
     let norm = |x: &[f64]| x.iter().map(|d| d * d).sum::<f64>().sqrt();
     let measured = norm(&after) / norm(&r0);
     assert!((reported / measured - 1.0).abs() < 1e-3, "reported residual {reported:.5e}, measured {measured:.5e}");
     // Again on the same velocity with a warm start asked for, as scenes ask by default: the
     // relaxation's pressure starts from zero all the same, so the report still matches.
-    b.upload(FieldId::U, &u).expect("upload u");
-    b.upload(FieldId::V, &v).expect("upload v");
+    b.upload(FieldId::U.into(), &u).expect("upload u");
+    b.upload(FieldId::V.into(), &v).expect("upload v");
     let mut warm = params;
     warm.pressure.warm_start = true;
     let again = projected_residual(&mut b, &grid, &warm);
@@ -385,7 +388,7 @@ pub fn projection_relaxation<B: Backend>(make: impl Fn() -> B) {
 /// there: 0.1 after 16 iterations at 256²).
 ///
 /// Solves continue from the pressure they are given: after 9 iterations (one past the restart
-/// every [`fluid_core::multigrid::CG_RESTART`] = 8, whose ninth starts from the pressure the
+/// every [`fluid_core::grid::pressure::mgpcg::CG_RESTART`] = 8, whose ninth starts from the pressure the
 /// first eight stored) and after one warm-started iteration from the pressure of 8 cold ones on
 /// the same velocity, the residual is below 1e-5 too, and below a tenth of one cold
 /// iteration's; started from zero instead, each would be one iteration's.
@@ -410,10 +413,10 @@ pub fn mgpcg_convergence<B: Backend>(make: impl Fn() -> B) {
             let (u, v) = random_wall_velocity(&grid, 5);
             let mut b = with_velocity(make(), &grid, &u, &v);
             let inputs = StepInputs { dt: 0.05, ..StepInputs::default() };
-            let cold = Schedule::projection(&grid, &cold_projection(&grid, Mgpcg, 8, None));
+            let cold = step::projection(&grid, &cold_projection(&grid, Mgpcg, 8, None));
             b.run(&cold, &inputs).expect("cold projection");
-            b.upload(FieldId::U, &u).expect("upload u");
-            b.upload(FieldId::V, &v).expect("upload v");
+            b.upload(FieldId::U.into(), &u).expect("upload u");
+            b.upload(FieldId::V.into(), &v).expect("upload v");
             let mut params = cold_projection(&grid, Mgpcg, 1, None);
             params.pressure.warm_start = true;
             projected_residual(&mut b, &grid, &params)
@@ -451,12 +454,12 @@ pub fn mgpcg_recurrence<B: Backend>(make: impl Fn() -> B) {
         let state = |k: u32| {
             let mut b = with_velocity(make(), &grid, &u, &v);
             let params = cold_projection(&grid, Mgpcg, k, None);
-            b.run(&Schedule::setup(&grid, &params), &inputs).expect("setup");
-            b.run(&Schedule::projection(&grid, &params), &inputs).expect("projection");
-            b.download(FieldId::Multigrid).expect("multigrid buffer")
+            b.run(&step::setup(&grid, &params), &inputs).expect("setup");
+            b.run(&step::projection(&grid, &params), &inputs).expect("projection");
+            b.download(FieldId::Multigrid.into()).expect("multigrid buffer")
         };
-        let top = fluid_core::multigrid::levels(nx, ny)[0];
-        let l = fluid_core::multigrid::cg_layout(nx, ny);
+        let top = fluid_core::grid::pressure::multigrid::levels(nx, ny)[0];
+        let l = fluid_core::grid::pressure::mgpcg::cg_layout(nx, ny);
         let n = (nx * ny) as usize;
         let vector = |mg: &[f32], at: u32| -> Vec<f64> {
             mg[at as usize..at as usize + n].iter().map(|x| f64::from(*x)).collect()
@@ -560,17 +563,17 @@ pub fn poisson_filter_vs_jacobi<B: Backend>(make: impl Fn() -> B) {
     let inputs = StepInputs { dt: 0.05, ..StepInputs::default() };
     let solve = |solver: PressureSolver, rank: u32, warm: bool| {
         let mut b = make();
-        b.allocate(&grid).expect("allocate");
-        b.upload(FieldId::Divergence, &div).expect("upload");
-        b.upload(FieldId::Pressure, &p0).expect("upload");
+        b.allocate(GridFields::all(&grid).resources()).expect("allocate");
+        b.upload(FieldId::Divergence.into(), &div).expect("upload");
+        b.upload(FieldId::Pressure.into(), &p0).expect("upload");
         let mut params = fluid::SimParams::default();
         params.boundary.x = grid.boundary_x;
         params.boundary.y = grid.boundary_y;
         params.pressure =
             Pressure { solver, iterations: 16, omega: Some(0.9), rank, warm_start: warm, ..Default::default() };
-        b.run(&Schedule::setup(&grid, &params), &inputs).expect("setup");
-        b.run(&Schedule::solve(&grid, &params.pressure, 16, warm), &inputs).expect("solve");
-        b.download(FieldId::Pressure).expect("pressure")
+        b.run(&step::setup(&grid, &params), &inputs).expect("setup");
+        b.run(&step::solve(&grid, &params.pressure, 16, warm), &inputs).expect("solve");
+        b.download(FieldId::Pressure.into()).expect("pressure")
     };
     let rel = |a: &[f32], b: &[f32]| {
         let d: f64 = a.iter().zip(b).map(|(x, y)| (f64::from(*x) - f64::from(*y)).powi(2)).sum();
@@ -594,9 +597,9 @@ pub fn poisson_filter_vs_jacobi<B: Backend>(make: impl Fn() -> B) {
 
 /// `b` with `grid` allocated and the velocity `(u, v)` uploaded.
 fn with_velocity<B: Backend>(mut b: B, grid: &Grid, u: &[f32], v: &[f32]) -> B {
-    b.allocate(grid).expect("allocate");
-    b.upload(FieldId::U, u).expect("upload u");
-    b.upload(FieldId::V, v).expect("upload v");
+    b.allocate(GridFields::all(grid).resources()).expect("allocate");
+    b.upload(FieldId::U.into(), u).expect("upload u");
+    b.upload(FieldId::V.into(), v).expect("upload v");
     b
 }
 
@@ -620,7 +623,7 @@ fn cold_projection(
 
 /// ‖b − A p‖ / ‖b‖ from the reductions of [`Schedule::diagnostics`].
 fn relative_residual(r: &[f64]) -> f64 {
-    (r[fluid_core::schedule::SLOT_RESIDUAL_SQ] / r[fluid_core::schedule::SLOT_RHS_SQ]).sqrt()
+    (r[step::SLOT_RESIDUAL_SQ] / r[step::SLOT_RHS_SQ]).sqrt()
 }
 
 /// The grids of the multigrid and MGPCG convergence tests: walled, periodic and mixed; square,
@@ -1001,7 +1004,6 @@ pub fn shear_wave_advection<B: Backend>(make: impl Fn() -> B) {
 pub fn splat_integrals<B: Backend>(make: impl Fn() -> B) {
     use fluid::Boundary::{Periodic, Wall};
     use fluid::{Falloff, Splat};
-    use fluid_core::schedule::{Kernel, Params};
     use std::f64::consts::PI;
     let (nx, ny, h) = (64u32, 56u32, 0.05f32);
     for (boundary, centre) in [(Wall, [1.63f32, 1.37]), (Periodic, [0.04, 2.77])] {
@@ -1018,7 +1020,7 @@ pub fn splat_integrals<B: Backend>(make: impl Fn() -> B) {
             };
             let zero = |f: FieldId| (f, vec![0.0; grid.len(f)]);
             let fields = [FieldId::U, FieldId::V, FieldId::Density, FieldId::Temperature, FieldId::Dye].map(zero);
-            let mut b = run_alone(&make, &grid, Kernel::Splat, Params::None, &fields, vec![splat]);
+            let mut b = run_alone(&make, &grid, kernels::SPLAT, None, &fields, vec![splat]);
             let r = f64::from(splat.radius);
             let (integral, rel, cells) = match falloff {
                 Falloff::Gaussian => (PI * r * r, 1e-5, 1e-4),
@@ -1029,11 +1031,11 @@ pub fn splat_integrals<B: Backend>(make: impl Fn() -> B) {
             let cell = |c: usize| [((c % nxu) as f64 + 0.5) * hh, ((c / nxu) as f64 + 0.5) * hh];
             let u_face = |c: usize| face_position(&grid, FieldId::U, c);
             let v_face = |c: usize| face_position(&grid, FieldId::V, c);
-            let density = b.download(FieldId::Density).expect("density");
-            let temperature = b.download(FieldId::Temperature).expect("temperature");
-            let dye = b.download(FieldId::Dye).expect("dye");
-            let u = b.download(FieldId::U).expect("u");
-            let v = b.download(FieldId::V).expect("v");
+            let density = b.download(FieldId::Density.into()).expect("density");
+            let temperature = b.download(FieldId::Temperature.into()).expect("temperature");
+            let dye = b.download(FieldId::Dye.into()).expect("dye");
+            let u = b.download(FieldId::U.into()).expect("u");
+            let v = b.download(FieldId::V.into()).expect("v");
             let channel = |k: usize| dye.iter().skip(k).step_by(4).copied().collect::<Vec<f32>>();
             let c64 = [f64::from(centre[0]), f64::from(centre[1])];
             let wrap = match boundary {
@@ -1303,23 +1305,19 @@ pub fn vorticity_confinement_in_a_step<B: Backend>(make: impl Fn() -> B) {
 fn run_alone<B: Backend>(
     make: impl Fn() -> B,
     grid: &Grid,
-    kernel: fluid_core::schedule::Kernel,
-    params: fluid_core::schedule::Params,
+    kernel: fluid_core::Kernel,
+    params: Option<ParamBlock>,
     fields: &[(FieldId, Vec<f32>)],
     splats: Vec<fluid::Splat>,
 ) -> B {
-    use fluid_core::schedule::{Dispatch, Op};
     let mut b = make();
     crate::parity::load(&mut b, grid, fields);
-    let schedule = Schedule {
-        grid: grid.uniform(),
-        ops: vec![Op::Dispatch(Dispatch {
-            kernel,
-            fields: fields.iter().map(|(f, _)| *f).collect(),
-            params,
-            extent: None,
-        })],
+    let extent = match kernel.domain {
+        fluid_core::ir::kernel::Domain::Faces => [grid.nx + 1, grid.ny + 1],
+        _ => [grid.nx, grid.ny],
     };
+    let ids: Vec<FieldId> = fields.iter().map(|(f, _)| *f).collect();
+    let schedule = crate::parity::single(grid, kernel, &ids, params, extent);
     let inputs = StepInputs { dt: 0.1, time: 0.0, step: 0, splats };
     b.run(&schedule, &inputs).expect("run");
     b
@@ -1340,8 +1338,7 @@ fn run_alone<B: Backend>(
 ///   missing `h` or a force on the wrong component misses by far more.
 pub fn vorticity_confinement<B: Backend>(make: impl Fn() -> B) {
     use fluid::Boundary::{Periodic, Wall};
-    use fluid_core::schedule::{Kernel, Params};
-    use fluid_core::uniforms::ForceParams;
+    use fluid_core::grid::uniforms::ForceParams;
     let h = 0.05f32;
     let hh = f64::from(h);
 
@@ -1354,12 +1351,12 @@ pub fn vorticity_confinement<B: Backend>(make: impl Fn() -> B) {
     let mut b = run_alone(
         &make,
         &grid,
-        Kernel::Curl,
-        Params::None,
+        kernels::CURL,
+        None,
         &[(FieldId::U, u), (FieldId::V, v), (FieldId::Curl, vec![0.0; nx * ny])],
         Vec::new(),
     );
-    for (c, w) in b.download(FieldId::Curl).expect("curl").iter().enumerate() {
+    for (c, w) in b.download(FieldId::Curl.into()).expect("curl").iter().enumerate() {
         assert!(
             (f64::from(*w) / (2.0 * omega) - 1.0).abs() < 1e-4,
             "curl of a solid-body rotation at cell ({}, {}): {w}, expected 2 Omega = {}",
@@ -1383,8 +1380,8 @@ pub fn vorticity_confinement<B: Backend>(make: impl Fn() -> B) {
     let mut b = run_alone(
         &make,
         &grid,
-        Kernel::ApplyForces,
-        Params::Forces(forces),
+        kernels::APPLY_FORCES,
+        Some(ParamBlock::new(&forces)),
         &[
             (FieldId::U, vec![0.0; grid.len(FieldId::U)]),
             (FieldId::V, vec![0.0; grid.len(FieldId::V)]),
@@ -1402,8 +1399,8 @@ pub fn vorticity_confinement<B: Backend>(make: impl Fn() -> B) {
         ([-dy * s, dx * s], r)
     };
     let peak = dt * eps * hh * w0; // |ε h ω θ̂| dt at the centre
-    let u = b.download(FieldId::U).expect("u");
-    let v = b.download(FieldId::V).expect("v");
+    let u = b.download(FieldId::U.into()).expect("u");
+    let v = b.download(FieldId::V.into()).expect("v");
     let mut checked = 0;
     let mut worst = 0.0f64;
     for (field, values, component) in [(FieldId::U, &u, 0usize), (FieldId::V, &v, 1usize)] {
@@ -1455,8 +1452,7 @@ pub fn vorticity_confinement<B: Backend>(make: impl Fn() -> B) {
 /// lies within 1.5 cells of a wall are left out (the sampling clamps there).
 pub fn backtrace_order<B: Backend>(make: impl Fn() -> B) {
     use fluid::Boundary::Wall;
-    use fluid_core::schedule::{Kernel, Params};
-    use fluid_core::uniforms::{ADVECT_DENSITY, ADVECT_TEMPERATURE, AdvectParams};
+    use fluid_core::grid::uniforms::{ADVECT_DENSITY, ADVECT_TEMPERATURE, AdvectParams};
     let (n, h, dt, omega) = (40u32, 0.025f32, 0.1f64, 3.0f64);
     let grid = Grid::new(n, n, h, Wall, Wall).expect("grid");
     let (nu, hh) = (n as usize, f64::from(h));
@@ -1474,8 +1470,8 @@ pub fn backtrace_order<B: Backend>(make: impl Fn() -> B) {
         let mut b = run_alone(
             &make,
             &grid,
-            Kernel::AdvectCells,
-            Params::Advect(params),
+            kernels::ADVECT_CELLS,
+            Some(ParamBlock::new(&params)),
             &[
                 (FieldId::U, u.clone()),
                 (FieldId::V, v.clone()),
@@ -1488,8 +1484,8 @@ pub fn backtrace_order<B: Backend>(make: impl Fn() -> B) {
             ],
             Vec::new(),
         );
-        let gx = b.download(FieldId::DensityTmp).expect("x");
-        let gy = b.download(FieldId::TemperatureTmp).expect("y");
+        let gx = b.download(FieldId::DensityTmp.into()).expect("x");
+        let gy = b.download(FieldId::TemperatureTmp.into()).expect("y");
         let mut checked = 0;
         for c in 0..nu * nu {
             let p = [(c % nu) as f64 + 0.5 - centre[0], (c / nu) as f64 + 0.5 - centre[1]];

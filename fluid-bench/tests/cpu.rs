@@ -17,7 +17,7 @@ fn two_simulations_on_two_threads_step_as_each_does_alone() {
 /// CPU with AVX2 (CI's has) the test also checks that a vector copy is the one used.
 #[test]
 fn the_vector_copies_of_the_kernels_compute_the_baseline_bits() {
-    use fluid_core::schedule::STATE_FIELDS;
+    use fluid_core::grid::step::STATE_FIELDS;
     #[cfg(target_arch = "x86_64")]
     {
         let v3 = [

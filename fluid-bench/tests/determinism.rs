@@ -14,20 +14,24 @@ fn run(threads: usize, preset: &str) -> Vec<Vec<u32>> {
     let mut sim = Simulation::new(scene, backend).expect("simulation");
     for k in 0..25 {
         if k % 5 == 0 {
-            sim.splat(Splat {
+            let s = Splat {
                 center: [0.3, 0.4],
                 radius: 0.1,
                 velocity: [0.5, -0.2],
                 density: 1.0,
                 dye: [0.2, 0.4, 0.6, 1.0],
                 ..Splat::default()
-            })
-            .expect("splat");
+            };
+            let carried = sim.scene().params.fields;
+            sim.splat(s.only_carried(&carried)).expect("splat");
         }
         sim.step(dt).expect("step");
     }
-    let mut fields: Vec<Vec<u32>> =
-        FieldId::public().map(|f| sim.field(f).expect("field").iter().map(|x| x.to_bits()).collect()).collect();
+    let carried = sim.scene().params.fields;
+    let mut fields: Vec<Vec<u32>> = FieldId::public()
+        .filter(|f| carried.carries(*f))
+        .map(|f| sim.field(f).expect("field").iter().map(|x| x.to_bits()).collect())
+        .collect();
     let d = sim.diagnostics().expect("diagnostics");
     fields.push(vec![d.max_divergence.to_bits() as u32, d.residual.to_bits() as u32]);
     fields

@@ -3,7 +3,7 @@
 //! Each row: median milliseconds per step (the median of several timed batches, each ended by
 //! waiting for the device), the host milliseconds of one step's call with the device idle (what
 //! the API costs the calling thread), cells per second, effective bandwidth (the step's compulsory traffic,
-//! [`fluid_core::Schedule::bytes_moved`], over its time) and its share of the device's measured
+//! [`fluid_core::grid::step::bytes_moved`], over its time) and its share of the device's measured
 //! copy bandwidth, the per-kernel milliseconds where the backend measures them, and the parity
 //! error against the CPU backend: the relative L2 difference ‖x − x_cpu‖ / ‖x_cpu‖ of the state
 //! (u, v, density, temperature, dye; `pressure` for `--jacobi`) after `parity_steps` steps from
@@ -11,8 +11,8 @@
 
 use std::time::Instant;
 
+use fluid_core::grid::step;
 use fluid_core::params::PressureSolver;
-use fluid_core::schedule::Schedule;
 use serde::Serialize;
 
 use fluid::{Backend, FieldId, Result, Scene, Simulation, StepInputs};
@@ -132,7 +132,7 @@ fn bench_one(cfg: &BenchConfig, backend: Box<dyn Backend>, n: u32, copy: Option<
     let (name, bytes, ms, host, waited, kernels) = if cfg.jacobi_only {
         let sweeps = 100;
         let pr = &scene.params.pressure;
-        let schedule = Schedule::jacobi_sweeps(&grid, sweep_solver(pr.solver), pr.omega, sweeps);
+        let schedule = step::jacobi_sweeps(&grid, sweep_solver(pr.solver), pr.omega, sweeps);
         let inputs = StepInputs { dt, ..StepInputs::default() };
         // Non-zero data so nothing is trivially cheap.
         let ramp: Vec<f32> = (0..grid.cells()).map(|k| (k % 97) as f32 * 0.01).collect();
@@ -142,7 +142,7 @@ fn bench_one(cfg: &BenchConfig, backend: Box<dyn Backend>, n: u32, copy: Option<
         let host = host_ms(&mut sim, host_samples, run)? / f64::from(sweeps);
         let waited = time_batches(&mut sim, host_samples, 1, run)? / f64::from(sweeps);
         let kernels = timed_kernels(&mut sim, run, f64::from(sweeps))?;
-        ("jacobi-sweep".to_string(), schedule.bytes_moved(&grid) / u64::from(sweeps), ms, host, waited, kernels)
+        ("jacobi-sweep".to_string(), step::bytes_moved(&schedule, &grid) / u64::from(sweeps), ms, host, waited, kernels)
     } else {
         for _ in 0..3 {
             sim.step(dt)?;
@@ -151,7 +151,7 @@ fn bench_one(cfg: &BenchConfig, backend: Box<dyn Backend>, n: u32, copy: Option<
         let host = host_ms(&mut sim, host_samples, |s| s.step(dt))?;
         let waited = time_batches(&mut sim, host_samples, 1, |s| s.step(dt))?;
         let kernels = timed_kernels(&mut sim, |s| s.step(dt), 1.0)?;
-        (scene.name.clone(), Schedule::step(&grid, &scene.params).bytes_moved(&grid), ms, host, waited, kernels)
+        (scene.name.clone(), step::bytes_moved(&step::step(&grid, &scene.params), &grid), ms, host, waited, kernels)
     };
     let gb = bytes as f64 / (ms * 1e-3) / 1e9;
     Ok(BenchRow {
@@ -188,7 +188,7 @@ fn parity_state(cfg: &BenchConfig, backend: Box<dyn Backend>, n: u32) -> Result<
     let mut sim = Simulation::new(scene.clone(), backend)?;
     if cfg.jacobi_only {
         let pr = &scene.params.pressure;
-        let schedule = Schedule::jacobi_sweeps(&grid, sweep_solver(pr.solver), pr.omega, cfg.parity_steps);
+        let schedule = step::jacobi_sweeps(&grid, sweep_solver(pr.solver), pr.omega, cfg.parity_steps);
         let ramp: Vec<f32> = (0..grid.cells()).map(|k| (k % 97) as f32 * 0.01).collect();
         sim.set_field(FieldId::Divergence, &ramp)?;
         sim.backend_mut().run(&schedule, &StepInputs { dt, ..StepInputs::default() })?;
@@ -198,7 +198,8 @@ fn parity_state(cfg: &BenchConfig, backend: Box<dyn Backend>, n: u32) -> Result<
         }
     }
     let mut out = Vec::new();
-    for f in parity_fields(cfg) {
+    // The fields the scene carries (one it switches off holds nothing to compare).
+    for f in parity_fields(cfg).iter().filter(|f| scene.params.fields.carries(**f)) {
         out.extend(sim.field(*f)?);
     }
     Ok(out)

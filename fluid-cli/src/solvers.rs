@@ -13,8 +13,9 @@
 
 use std::time::Instant;
 
+use fluid_core::grid::step::{self, SLOT_RESIDUAL_SQ, SLOT_RHS_SQ};
 use fluid_core::params::{Precision, Pressure, PressureSolver};
-use fluid_core::schedule::{Kernel, SLOT_RESIDUAL_SQ, SLOT_RHS_SQ, Schedule};
+use fluid_core::{GridFields, Schedule};
 use serde::Serialize;
 
 use fluid::{Backend, Boundary, Error, FieldId, Grid, Result, StepInputs};
@@ -94,7 +95,7 @@ pub struct SolverRow {
 fn cap(solver: PressureSolver) -> u32 {
     match solver {
         PressureSolver::Multigrid | PressureSolver::Mgpcg => 64,
-        PressureSolver::PoissonFilter => fluid_core::poisson_filter::MAX_SWEEPS,
+        PressureSolver::PoissonFilter => fluid_core::grid::pressure::poisson_filter::MAX_SWEEPS,
         _ => 1 << 14,
     }
 }
@@ -152,7 +153,7 @@ impl Problem {
 
     fn new(mut backend: Box<dyn Backend>, n: u32, precision: Option<Precision>) -> Result<Problem> {
         let grid = Grid::new(n, n, 1.0 / n as f32, Boundary::Wall, Boundary::Wall)?;
-        backend.allocate(&grid)?;
+        backend.allocate(GridFields::all(&grid).resources())?;
         let mut rng = fluid_core::scene::SplitMix64(5);
         let (nx, ny) = (n as usize, n as usize);
         // Large-scale flow (a random 9 x 9 lattice, bilinearly interpolated) plus 10 % noise: the
@@ -183,16 +184,13 @@ impl Problem {
         }
         v[..nx].fill(0.0);
         v[ny * nx..].fill(0.0);
-        backend.upload(FieldId::U, &u)?;
-        backend.upload(FieldId::V, &v)?;
+        backend.upload(FieldId::U.into(), &u)?;
+        backend.upload(FieldId::V.into(), &v)?;
         let inputs = StepInputs { dt: 1.0 / 60.0, ..StepInputs::default() };
-        let divergence = fluid_core::Dispatch {
-            kernel: Kernel::Divergence,
-            fields: vec![FieldId::U, FieldId::V, FieldId::Divergence],
-            params: fluid_core::Params::None,
-            extent: None,
-        };
-        backend.run(&Schedule { grid: grid.uniform(), ops: vec![fluid_core::Op::Dispatch(divergence)] }, &inputs)?;
+        let mut divergence = Schedule::builder(grid.uniform_bytes(), [n, n]);
+        let ids = [FieldId::U, FieldId::V, FieldId::Divergence].map(fluid::ResourceId::from);
+        divergence.dispatch(fluid_core::grid::kernels::DIVERGENCE, &ids, None, [n, n]);
+        backend.run(&divergence.build(), &inputs)?;
         Ok(Problem { backend, grid, inputs, velocity: (u, v), precision })
     }
 
@@ -204,25 +202,25 @@ impl Problem {
                 pressure: Pressure { solver, iterations, precision: self.precision(solver), ..Pressure::default() },
                 ..Default::default()
             };
-            self.backend.run(&Schedule::setup(&self.grid, &params), &self.inputs)?;
+            self.backend.run(&step::setup(&self.grid, &params), &self.inputs)?;
         }
         if solver == PressureSolver::Relaxation {
-            self.backend.upload(FieldId::U, &self.velocity.0)?;
-            self.backend.upload(FieldId::V, &self.velocity.1)?;
+            self.backend.upload(FieldId::U.into(), &self.velocity.0)?;
+            self.backend.upload(FieldId::V.into(), &self.velocity.1)?;
         }
         Ok(())
     }
 
     fn solve(&mut self, solver: PressureSolver, iterations: u32) -> Result<()> {
         let pr = Pressure { solver, iterations, precision: self.precision(solver), ..Pressure::default() };
-        self.backend.run(&Schedule::solve(&self.grid, &pr, iterations, false), &self.inputs)
+        self.backend.run(&step::solve(&self.grid, &pr, iterations, false), &self.inputs)
     }
 
     /// Relative residual after a cold solve of `iterations`.
     fn residual(&mut self, solver: PressureSolver, iterations: u32) -> Result<f64> {
         self.prepare(solver, iterations)?;
         self.solve(solver, iterations)?;
-        self.backend.run(&Schedule::residual(&self.grid), &self.inputs)?;
+        self.backend.run(&step::residual(&self.grid), &self.inputs)?;
         let r = self.backend.reductions()?;
         let rhs = r[SLOT_RHS_SQ].sqrt();
         Ok(if rhs > 0.0 { r[SLOT_RESIDUAL_SQ].sqrt() / rhs } else { 0.0 })

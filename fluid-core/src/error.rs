@@ -48,27 +48,35 @@ pub enum Error {
         /// Why it failed.
         reason: String,
     },
-    /// The grid does not fit in memory (or in the backend's addressing limits).
-    #[error("grid {nx}x{ny} needs {bytes} bytes of field memory: {reason}")]
+    /// The resources do not fit in memory (or in the backend's addressing limits).
+    #[error("{what} needs {bytes} bytes: {reason}")]
     OutOfMemory {
-        /// Cells along x.
-        nx: u32,
-        /// Cells along y.
-        ny: u32,
-        /// Bytes the fields need.
+        /// What was being allocated: `grid 192x256`, `resource \`u\``.
+        what: String,
+        /// Bytes it needs.
         bytes: u64,
         /// Why it was refused.
         reason: String,
     },
-    /// A data buffer of the wrong length was handed to `upload`.
+    /// A data buffer of the wrong length was handed to `upload` (or `write`).
     #[error("field `{field}` expects {expected} values, got {got}")]
     FieldLength {
-        /// The field's name.
+        /// The field's (resource's) name.
         field: &'static str,
         /// Values the field holds.
         expected: usize,
         /// Values given.
         got: usize,
+    },
+    /// Bytes of the wrong length were handed to `write`, or a resource id that names none.
+    #[error("resource `{resource}` holds {expected} bytes, got {got}")]
+    ResourceLength {
+        /// The resource's name.
+        resource: String,
+        /// Bytes it holds.
+        expected: u64,
+        /// Bytes given.
+        got: u64,
     },
     /// An optional capability this backend does not have, or a feature a later version brings.
     #[error("{what} is not supported by {by}")]
@@ -79,7 +87,7 @@ pub enum Error {
         by: String,
     },
     /// The backend was used before `allocate`.
-    #[error("backend `{0}` has no grid allocated; call `allocate` first")]
+    #[error("backend `{0}` has no resources allocated; call `allocate` first")]
     NotAllocated(&'static str),
     /// The state stopped being finite: the simulation blew up (found by a diagnostics pass).
     #[error(

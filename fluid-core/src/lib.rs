@@ -1,29 +1,45 @@
 //! # fluid-core
 //!
-//! The solver core of the fluid engine, with no GPU code: the MAC grid and its fields
-//! ([`grid`]), parameters ([`params`]), scenes ([`scene`]), splats ([`splat`]), the step as data
-//! ([`schedule`]), the uniform layouts every backend shares ([`uniforms`]), the [`Backend`] trait,
-//! and the reference renderer ([`render`]).
+//! The solver core of the fluid engine, with no GPU code:
+//!
+//! - [`ir`]: what every model and backend shares: typed resources, kernel descriptors, the
+//!   step as data ([`Schedule`]) and its one lowering to GPU work;
+//! - [`Backend`]: the seam to the machines that run schedules;
+//! - [`grid`]: the Eulerian grid model (smoke, ink): its fields, kernels, step and pressure
+//!   solvers, one file per method under [`grid::pressure`];
+//! - [`Model`]: what a solver family declares; [`Simulation`]: a scene's model on a backend,
+//!   stepped, read and checked;
+//! - [`params`], [`scene`], [`splat`]: what a user writes; [`render`]: the reference renderer.
 //!
 //! See `doc/ARCHITECTURE.md` for the map of the whole workspace.
 
 pub mod backend;
 mod error;
 pub mod grid;
-pub mod multigrid;
+pub mod ir;
+pub mod model;
 pub mod params;
-pub mod poisson_filter;
 pub mod render;
 pub mod scene;
-pub mod schedule;
+pub mod sim;
 pub mod splat;
-pub mod uniforms;
 pub mod wait;
 
 pub use backend::{Backend, KernelTiming, PendingRead, StepInputs, TimestampTimings};
 pub use error::{Error, Result};
-pub use grid::{Boundary, FieldId, FieldKind, Grid};
+pub use grid::{Boundary, FieldId, FieldKind, Grid, GridFields};
+pub use ir::kernel::{Kernel, KernelDesc};
+pub use ir::resource::{Format, Lifetime, MemoryReport, ResourceDesc, ResourceId, Shape};
+pub use ir::schedule::{Dispatch, Op, ReduceOp, Schedule};
+pub use model::Model;
 pub use params::SimParams;
 pub use scene::Scene;
-pub use schedule::{Dispatch, Kernel, Op, Params, ReduceOp, Schedule, ShaderEntry};
+pub use sim::{Diagnostics, PendingField, PendingSample, Simulation};
 pub use splat::{Falloff, Splat};
+
+/// Every kernel a backend must be able to run: every model's, and the reductions.
+pub fn kernels() -> Vec<Kernel> {
+    let mut all = grid::kernels::ALL.to_vec();
+    all.extend([ir::uniforms::REDUCE_PARTIAL, ir::uniforms::REDUCE_FINAL]);
+    all
+}

@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::grid::uniforms::{FALLOFF_GAUSSIAN, FALLOFF_LINEAR, SplatGpu};
 use crate::params::finite;
-use crate::uniforms::{FALLOFF_GAUSSIAN, FALLOFF_LINEAR, SplatGpu};
 use crate::{Error, Result};
 
 /// How a splat's weight falls off with distance `d` from its centre.
@@ -42,6 +42,18 @@ pub struct Splat {
 }
 
 impl Splat {
+    /// The same splat without the amounts for the fields `fields` does not carry (a scene's
+    /// `params.fields`): what [`crate::Simulation::splat`] accepts in a scene that carries only
+    /// some of density, temperature and dye.
+    pub fn only_carried(self, fields: &crate::params::ActiveFields) -> Splat {
+        Splat {
+            density: if fields.density { self.density } else { 0.0 },
+            temperature: if fields.temperature { self.temperature } else { 0.0 },
+            dye: if fields.dye { self.dye } else { [0.0; 4] },
+            ..self
+        }
+    }
+
     /// Refuse NaN, infinities and non-positive radii.
     pub fn validate(&self, key: &str) -> Result<()> {
         finite(&format!("{key}.center[0]"), self.center[0])?;

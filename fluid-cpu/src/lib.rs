@@ -1,21 +1,28 @@
 //! # fluid-cpu
 //!
-//! The CPU backend: every kernel of [`fluid_core::Kernel`] on rayon, one file per kernel in
-//! [`kernels`], written one function per cell so it reads like the shaders.
+//! The CPU backend: every kernel on rayon, one file per kernel in [`kernels`], written one
+//! function per cell so it reads like the shaders, and reached from a table by the kernel's
+//! descriptor.
 //!
 //! Results are bit-identical for any number of threads: every output value is computed by the
 //! same sequential code from the same inputs, and reductions sum per-row partials in row order.
 
+mod dispatch;
 pub mod kernels;
 pub mod simd;
 
 use std::time::Instant;
 
-use fluid_core::schedule::{Dispatch, Op, Params, ReduceOp};
-use fluid_core::uniforms::SplatGpu;
-use fluid_core::{Backend, Error, FieldId, Grid, Kernel, KernelTiming, Result, Schedule, StepInputs, TimestampTimings};
+use fluid_core::backend;
+use fluid_core::grid::uniforms::SplatGpu;
+use fluid_core::ir::schedule::{Op, ReduceOp};
+use fluid_core::{
+    Backend, Error, Format, Kernel, KernelTiming, MemoryReport, ResourceDesc, ResourceId, Result, Schedule, Shape,
+    StepInputs, TimestampTimings,
+};
 use rayon::prelude::*;
 
+use dispatch::Ctx;
 use kernels::common::G;
 
 /// Runs `f` on worker 0 of `pool` while the pool's other workers stay awake until it returns,
@@ -72,15 +79,16 @@ fn awake<R: Send>(pool: &rayon::ThreadPool, f: impl FnOnce() -> R + Send) -> Opt
 /// The rayon backend.
 pub struct CpuBackend {
     pool: std::sync::Arc<rayon::ThreadPool>,
-    grid: Option<Grid>,
-    /// Physical buffers, indexed by [`FieldId::index`] at allocation.
+    /// The resources held, as last allocated.
+    resources: Vec<ResourceDesc>,
+    /// Physical buffers (one per resource, moved to their resource's index by `allocate`).
     buffers: Vec<Vec<f32>>,
-    /// Logical field → physical buffer (changed by swaps).
-    map: [usize; FieldId::COUNT],
+    /// Resource → physical buffer (changed by swaps).
+    map: Vec<usize>,
     reductions: Vec<f64>,
     timing: Option<TimestampTimings>,
-    /// Scratch of `mg_smooth2`, `apply_forces` and `relax`, allocated with the fields and kept
-    /// between steps.
+    /// Scratch of `mg_smooth2`, `apply_forces` and `relax`, grown by the first schedule that
+    /// needs it and kept between steps.
     scratch: Vec<f32>,
 }
 
@@ -88,7 +96,7 @@ impl std::fmt::Debug for CpuBackend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CpuBackend")
             .field("threads", &self.pool.current_num_threads())
-            .field("grid", &self.grid)
+            .field("resources", &self.resources.len())
             .finish_non_exhaustive()
     }
 }
@@ -96,6 +104,10 @@ impl std::fmt::Debug for CpuBackend {
 /// Most worker threads a [`CpuBackend`] takes: more than any machine has cores, and few
 /// enough that the per-thread scratch stays small.
 pub const MAX_THREADS: usize = 1024;
+
+fn cpu_err(message: impl Into<String>) -> Error {
+    Error::Backend { backend: "cpu", message: message.into() }
+}
 
 impl CpuBackend {
     /// A backend on as many threads as the machine has cores.
@@ -116,25 +128,27 @@ impl CpuBackend {
             .num_threads(threads)
             .thread_name(|i| format!("fluid-cpu-{i}"))
             .build()
-            .map_err(|e| Error::Backend { backend: "cpu", message: format!("cannot start threads: {e}") })?;
+            .map_err(|e| cpu_err(format!("cannot start threads: {e}")))?;
         Ok(CpuBackend {
             pool: std::sync::Arc::new(pool),
-            grid: None,
+            resources: Vec::new(),
             buffers: Vec::new(),
-            map: std::array::from_fn(|i| i),
+            map: Vec::new(),
             reductions: Vec::new(),
             timing: None,
             scratch: Vec::new(),
         })
     }
 
-    /// The values of `field` where the backend keeps them, with no copy (what
-    /// [`Backend::download`] copies out): laid out as `fluid_core::grid` describes. Steps
-    /// ping-pong fields between buffers, so ask again after every step; the borrow ends before
-    /// the next one, which needs `&mut`. The GPU backends' counterparts are `field_buffer`.
-    pub fn field_slice(&self, field: FieldId) -> Result<&[f32]> {
-        self.grid()?;
-        Ok(self.buf(field))
+    /// The values of resource `id` (a grid field: `FieldId::Density.into()`) where the backend
+    /// keeps them, with no copy (what [`Backend::download`] copies out), laid out as
+    /// `fluid_core::grid` describes. Steps ping-pong fields between buffers, so ask again after
+    /// every step; the borrow ends before the next one, which needs `&mut`. The GPU backends'
+    /// counterparts are `field_buffer`.
+    pub fn field_slice(&self, id: impl Into<ResourceId>) -> Result<&[f32]> {
+        let id = id.into();
+        backend::desc(&self.resources, id, "cpu")?;
+        Ok(self.buf(id))
     }
 
     /// Worker threads.
@@ -142,258 +156,48 @@ impl CpuBackend {
         self.pool.current_num_threads()
     }
 
-    fn grid(&self) -> Result<Grid> {
-        self.grid.ok_or(Error::NotAllocated("cpu"))
+    fn buf(&self, id: ResourceId) -> &[f32] {
+        &self.buffers[self.map[id.index()]]
     }
 
-    fn buf(&self, f: FieldId) -> &[f32] {
-        &self.buffers[self.map[f.index()]]
-    }
-
-    fn take(&mut self, f: FieldId) -> Vec<f32> {
-        std::mem::take(&mut self.buffers[self.map[f.index()]])
-    }
-
-    fn put(&mut self, f: FieldId, data: Vec<f32>) {
-        self.buffers[self.map[f.index()]] = data;
-    }
-
-    fn dispatch(&mut self, g: &G, d: &Dispatch, dt: f32, splats: &[SplatGpu]) {
-        use kernels::*;
-        let f = |slot: &str| d.field(slot);
-        match (d.kernel, d.params) {
-            (Kernel::AdvectVelocity, Params::Advect(p)) => {
-                let (mut uo, mut vo) = (self.take(f("u_out")), self.take(f("v_out")));
-                advect_velocity::run(g, &p, dt, self.buf(f("u")), self.buf(f("v")), &mut uo, &mut vo);
-                self.put(f("u_out"), uo);
-                self.put(f("v_out"), vo);
+    /// Check every operation of `schedule` against the resources and the kernel table before
+    /// anything runs, so that a bad schedule is an error rather than a panic midway.
+    fn check(&self, schedule: &Schedule) -> Result<()> {
+        let known = |id: ResourceId| backend::desc(&self.resources, id, "cpu")?.check_grid(schedule.grid());
+        for op in schedule.ops() {
+            match op {
+                Op::Dispatch(d) => {
+                    if dispatch::entry(d.kernel).is_none() {
+                        return Err(cpu_err(format!("no CPU kernel `{}`", d.kernel.name)));
+                    }
+                    if d.resources.len() != d.kernel.bindings.len() || d.params.is_some() != d.kernel.params.is_some() {
+                        return Err(cpu_err(format!("a dispatch of {} that does not match its kernel", d.kernel.name)));
+                    }
+                    d.resources.iter().try_for_each(|r| known(*r))?;
+                }
+                Op::Swap(a, b) => {
+                    known(*a)?;
+                    known(*b)?;
+                }
+                Op::Reduce { resource, .. } => known(*resource)?,
             }
-            (Kernel::AdvectCells, Params::Advect(p)) => {
-                let mut d_out = self.take(f("density_out"));
-                let mut t_out = self.take(f("temperature_out"));
-                let mut c_out = self.take(f("dye_out"));
-                advect_cells::run(
-                    g,
-                    &p,
-                    dt,
-                    self.buf(f("u")),
-                    self.buf(f("v")),
-                    advect_cells::CellFields {
-                        density: self.buf(f("density")),
-                        temperature: self.buf(f("temperature")),
-                        dye: self.buf(f("dye")),
-                        density_out: &mut d_out,
-                        temperature_out: &mut t_out,
-                        dye_out: &mut c_out,
-                    },
-                );
-                self.put(f("density_out"), d_out);
-                self.put(f("temperature_out"), t_out);
-                self.put(f("dye_out"), c_out);
-            }
-            (Kernel::Splat, Params::None) => {
-                let mut u = self.take(f("u"));
-                let mut v = self.take(f("v"));
-                let mut den = self.take(f("density"));
-                let mut tem = self.take(f("temperature"));
-                let mut dye = self.take(f("dye"));
-                splat::run(
-                    g,
-                    splats,
-                    splat::SplatFields {
-                        u: &mut u,
-                        v: &mut v,
-                        density: &mut den,
-                        temperature: &mut tem,
-                        dye: &mut dye,
-                    },
-                );
-                self.put(f("u"), u);
-                self.put(f("v"), v);
-                self.put(f("density"), den);
-                self.put(f("temperature"), tem);
-                self.put(f("dye"), dye);
-            }
-            (Kernel::Curl, Params::None) => {
-                let mut out = self.take(f("curl"));
-                curl::run(g, self.buf(f("u")), self.buf(f("v")), &mut out);
-                self.put(f("curl"), out);
-            }
-            (Kernel::ApplyForces, Params::Forces(p)) => {
-                let (mut u, mut v) = (self.take(f("u")), self.take(f("v")));
-                let mut scratch = std::mem::take(&mut self.scratch);
-                apply_forces::run(
-                    g,
-                    &p,
-                    dt,
-                    &mut u,
-                    &mut v,
-                    self.buf(f("density")),
-                    self.buf(f("temperature")),
-                    self.buf(f("curl")),
-                    &mut scratch,
-                );
-                self.scratch = scratch;
-                self.put(f("u"), u);
-                self.put(f("v"), v);
-            }
-            (Kernel::DiffuseVelocity, Params::Diffuse(p)) => {
-                let (mut uo, mut vo) = (self.take(f("u_out")), self.take(f("v_out")));
-                diffuse_velocity::run(
-                    g,
-                    &p,
-                    dt,
-                    self.buf(f("u0")),
-                    self.buf(f("v0")),
-                    self.buf(f("u")),
-                    self.buf(f("v")),
-                    &mut uo,
-                    &mut vo,
-                );
-                self.put(f("u_out"), uo);
-                self.put(f("v_out"), vo);
-            }
-            (Kernel::Divergence, Params::None) => {
-                let mut out = self.take(f("divergence"));
-                divergence::run(g, self.buf(f("u")), self.buf(f("v")), &mut out);
-                self.put(f("divergence"), out);
-            }
-            (Kernel::Jacobi, Params::Jacobi(p)) => {
-                let mut out = self.take(f("pressure_out"));
-                jacobi::run(g, &p, dt, self.buf(f("pressure")), self.buf(f("divergence")), &mut out);
-                self.put(f("pressure_out"), out);
-            }
-            (Kernel::JacobiMultisweep, Params::Jacobi(p)) => {
-                let mut out = self.take(f("pressure_out"));
-                jacobi_multisweep::run(g, &p, dt, self.buf(f("pressure")), self.buf(f("divergence")), &mut out);
-                self.put(f("pressure_out"), out);
-            }
-            (Kernel::Sor, Params::Jacobi(p)) => {
-                let mut out = self.take(f("pressure_out"));
-                sor::run(g, &p, dt, self.buf(f("pressure")), self.buf(f("divergence")), &mut out);
-                self.put(f("pressure_out"), out);
-            }
-            (Kernel::Relax, Params::Jacobi(p)) => {
-                let mut pressure = self.take(f("pressure"));
-                let (mut uo, mut vo) = (self.take(f("u_out")), self.take(f("v_out")));
-                let mut scratch = std::mem::take(&mut self.scratch);
-                relax::run(
-                    g,
-                    &p,
-                    dt,
-                    self.buf(f("u")),
-                    self.buf(f("v")),
-                    &mut pressure,
-                    &mut uo,
-                    &mut vo,
-                    &mut scratch,
-                );
-                self.scratch = scratch;
-                self.put(f("pressure"), pressure);
-                self.put(f("u_out"), uo);
-                self.put(f("v_out"), vo);
-            }
-            (Kernel::PoissonTaps, Params::Taps(p)) => {
-                let mut mg = self.take(f("mg"));
-                poisson_taps::run(&p, &mut mg);
-                self.put(f("mg"), mg);
-            }
-            (Kernel::PoissonRows, Params::Filter(p)) => {
-                let mut mg = self.take(f("mg"));
-                poisson_rows::run(g, &p, dt, self.buf(f("pressure")), self.buf(f("divergence")), &mut mg);
-                self.put(f("mg"), mg);
-            }
-            (Kernel::PoissonCols, Params::Filter(p)) => {
-                let (mut mg, mut pressure) = (self.take(f("mg")), self.take(f("pressure")));
-                poisson_cols::run(g, &p, &mut mg, &mut pressure);
-                self.put(f("mg"), mg);
-                self.put(f("pressure"), pressure);
-            }
-            (Kernel::CgInit, Params::Cg(p)) => {
-                let mut mg = self.take(f("mg"));
-                let (hi, lo, div) = (self.buf(f("pressure")), self.buf(f("pressure_lo")), self.buf(f("divergence")));
-                cg_init::run(g, &p, dt, hi, lo, div, &mut mg);
-                self.put(f("mg"), mg);
-            }
-            (Kernel::CgDot, Params::Cg(p)) => {
-                let mut mg = self.take(f("mg"));
-                cg_dot::run(&p, &mut mg);
-                self.put(f("mg"), mg);
-            }
-            (Kernel::CgDirection, Params::Cg(p)) => {
-                let mut mg = self.take(f("mg"));
-                cg_direction::run(&p, &mut mg);
-                self.put(f("mg"), mg);
-            }
-            (Kernel::CgApply, Params::Cg(p)) => {
-                let mut mg = self.take(f("mg"));
-                cg_apply::run(g, &p, &mut mg);
-                self.put(f("mg"), mg);
-            }
-            (Kernel::CgUpdate, Params::Cg(p)) => {
-                let mut mg = self.take(f("mg"));
-                cg_update::run(&p, &mut mg);
-                self.put(f("mg"), mg);
-            }
-            (Kernel::MgLoad, Params::Mg(p)) => {
-                let mut mg = self.take(f("mg"));
-                let (mut hi, mut lo) = (self.take(f("pressure")), self.take(f("pressure_lo")));
-                mg_load::run(g, &p, dt, &mut hi, &mut lo, self.buf(f("divergence")), &mut mg);
-                self.put(f("pressure"), hi);
-                self.put(f("pressure_lo"), lo);
-                self.put(f("mg"), mg);
-            }
-            (Kernel::MgSmooth, Params::Mg(p)) => {
-                let mut mg = self.take(f("mg"));
-                mg_smooth::run(g, &p, &mut mg);
-                self.put(f("mg"), mg);
-            }
-            (Kernel::MgRestrict, Params::Mg(p)) => {
-                let mut mg = self.take(f("mg"));
-                mg_restrict::run(g, &p, &mut mg);
-                self.put(f("mg"), mg);
-            }
-            (Kernel::MgProlong, Params::Mg(p)) => {
-                let mut mg = self.take(f("mg"));
-                mg_prolong::run(g, &p, &mut mg);
-                self.put(f("mg"), mg);
-            }
-            (Kernel::MgSmooth2, Params::Mg(p)) => {
-                let mut mg = self.take(f("mg"));
-                let (mut hi, mut lo) = (self.take(f("pressure")), self.take(f("pressure_lo")));
-                let mut scratch = std::mem::take(&mut self.scratch);
-                let pressure = mg_smooth2::Pressure { hi: &mut hi, lo: &mut lo, div: self.buf(f("divergence")), dt };
-                mg_smooth2::run(g, &p, &mut mg, Some(pressure), &mut scratch);
-                self.scratch = scratch;
-                self.put(f("pressure"), hi);
-                self.put(f("pressure_lo"), lo);
-                self.put(f("mg"), mg);
-            }
-            (Kernel::MgCoarse, Params::Mg(p)) => {
-                let mut mg = self.take(f("mg"));
-                mg_coarse::run(g, &p, &mut mg);
-                self.put(f("mg"), mg);
-            }
-            (Kernel::MgStore, Params::Mg(p)) => {
-                let (mut hi, mut lo) = (self.take(f("pressure")), self.take(f("pressure_lo")));
-                mg_store::run(&p, self.buf(f("mg")), &mut hi, &mut lo);
-                self.put(f("pressure"), hi);
-                self.put(f("pressure_lo"), lo);
-            }
-            (Kernel::SubtractGradient, Params::None) => {
-                let (mut u, mut v) = (self.take(f("u")), self.take(f("v")));
-                subtract_gradient::run(g, dt, &mut u, &mut v, self.buf(f("pressure")), self.buf(f("pressure_lo")));
-                self.put(f("u"), u);
-                self.put(f("v"), v);
-            }
-            (Kernel::Residual, Params::None) => {
-                let mut out = self.take(f("residual"));
-                let (hi, lo) = (self.buf(f("pressure")), self.buf(f("pressure_lo")));
-                residual::run(g, dt, hi, lo, self.buf(f("divergence")), &mut out);
-                self.put(f("residual"), out);
-            }
-            (kernel, params) => unreachable!("schedule built {} with {params:?}", kernel.name()),
         }
+        Ok(())
+    }
+
+    /// Grow the kernels' scratch to what `schedule` needs on the grid `g`: two fields of cells
+    /// for `apply_forces` and `relax`, `mg_smooth2`'s bands.
+    fn reserve_scratch(&mut self, g: &G, schedule: &Schedule) -> Result<()> {
+        let need = scratch_len(g, self.threads(), schedule);
+        if need > self.scratch.len() {
+            self.scratch.try_reserve_exact(need - self.scratch.len()).map_err(|e| Error::OutOfMemory {
+                what: "the cpu kernels' scratch".into(),
+                bytes: 4 * need as u64,
+                reason: e.to_string(),
+            })?;
+            self.scratch.resize(need, 0.0);
+        }
+        Ok(())
     }
 
     /// Count one invocation of `entry` started at `start` (`None`: timing is off).
@@ -403,9 +207,16 @@ impl CpuBackend {
         }
     }
 
-    fn reduce(&self, g: &G, field: FieldId, op: ReduceOp) -> f64 {
-        let data = self.buf(field);
-        let cols = g.cols(field.kind());
+    fn reduce(&self, g: &G, id: ResourceId, op: ReduceOp) -> f64 {
+        let data = self.buf(id);
+        let desc = &self.resources[id.index()];
+        // Row by row (partials summed in row order: any thread count gives the same bits).
+        let cols = match (desc.shape, desc.format) {
+            (Shape::XFaces, _) => g.nx + 1,
+            (Shape::Cells, Format::Vec4F32) => 4 * g.nx,
+            _ => g.nx,
+        }
+        .max(1);
         let rows: Vec<f64> = data
             .par_chunks(cols)
             .map(|row| match op {
@@ -426,14 +237,21 @@ fn max_abs(m: f32, x: f32) -> f32 {
     f32::from_bits(m.to_bits().max(x.to_bits() & 0x7fff_ffff))
 }
 
-/// The bytes a [`CpuBackend`] on `threads` workers takes for `grid`, and the length of its
-/// kernels' scratch: the fields, and the scratch, the larger of two fields of cells (for
-/// `apply_forces`; `relax`'s inflows take one) and `mg_smooth2`'s band buffers (about three and a
-/// half bands of rows per worker).
-fn footprint(grid: &Grid, threads: usize) -> (u64, usize) {
-    let (nx, ny) = (grid.nx as usize, grid.ny as usize);
-    let scratch_len = (2 * grid.len(FieldId::Density)).max(kernels::mg_smooth2::scratch_len(nx, ny, threads));
-    (grid.bytes() + 4 * scratch_len as u64, scratch_len)
+/// Values of the kernels' scratch that `schedule` needs on `threads` workers on grid `g`: two
+/// fields of cells where it runs `apply_forces` or `relax` (`relax`'s inflows take one),
+/// `mg_smooth2`'s band buffers (about three and a half bands of rows per worker) where it runs
+/// that; the larger.
+fn scratch_len(g: &G, threads: usize, schedule: &Schedule) -> usize {
+    use fluid_core::grid::kernels::{APPLY_FORCES, MG_SMOOTH2, RELAX};
+    let runs = |k: Kernel| schedule.dispatches().any(|d| d.kernel == k);
+    let mut need = 0;
+    if runs(APPLY_FORCES) || runs(RELAX) {
+        need = 2 * g.nx * g.ny;
+    }
+    if runs(MG_SMOOTH2) {
+        need = need.max(kernels::mg_smooth2::scratch_len(g.nx, g.ny, threads));
+    }
+    need
 }
 
 /// `MemAvailable` of `/proc/meminfo`, where there is one.
@@ -454,99 +272,123 @@ impl Backend for CpuBackend {
         format!("{n} thread{}, {}", if n == 1 { "" } else { "s" }, simd::short_name())
     }
 
-    fn allocate(&mut self, grid: &Grid) -> Result<()> {
+    fn allocate(&mut self, resources: &[ResourceDesc]) -> Result<()> {
+        let same = |i: usize| self.resources.get(i) == Some(&resources[i]);
+        let fresh: u64 = (0..resources.len()).filter(|i| !same(*i)).map(|i| resources[i].bytes()).sum();
         // Linux overcommits: a reservation larger than memory succeeds and the process is killed
         // later, so compare with what the machine has first.
-        let (bytes, scratch_len) = footprint(grid, self.threads());
         if let Some(avail) = available_memory()
-            && bytes > avail
+            && fresh > avail
         {
             return Err(Error::OutOfMemory {
-                nx: grid.nx,
-                ny: grid.ny,
-                bytes,
+                what: format!("{} resources", resources.len()),
+                bytes: fresh,
                 reason: format!("only {avail} bytes of memory are available"),
             });
         }
-        self.buffers = Vec::new();
-        self.scratch = Vec::new();
-        self.scratch.try_reserve_exact(scratch_len).map_err(|e| Error::OutOfMemory {
-            nx: grid.nx,
-            ny: grid.ny,
-            bytes,
-            reason: format!("allocating the kernels' scratch failed: {e}"),
-        })?;
-        self.scratch.resize(scratch_len, 0.0);
-        let mut buffers = Vec::with_capacity(FieldId::COUNT);
-        for f in FieldId::STATE_AND_SCRATCH {
-            let n = grid.len(*f);
+        let mut made = Vec::with_capacity(resources.len());
+        for (i, r) in resources.iter().enumerate() {
+            if same(i) {
+                made.push(None);
+                continue;
+            }
+            let n = r.words() as usize;
             let mut v: Vec<f32> = Vec::new();
             v.try_reserve_exact(n).map_err(|e| Error::OutOfMemory {
-                nx: grid.nx,
-                ny: grid.ny,
-                bytes,
-                reason: format!("allocating `{}` failed: {e}", f.name()),
+                what: format!("resource `{}`", r.name),
+                bytes: r.bytes(),
+                reason: format!("allocating it failed: {e}"),
             })?;
             v.resize(n, 0.0);
-            buffers.push(v);
+            made.push(Some(v));
         }
-        self.buffers = buffers;
-        self.map = std::array::from_fn(|i| i);
-        self.grid = Some(*grid);
+        // Each resource's data at its own index: what it held (wherever swaps had put it), or
+        // its new buffer.
+        let mut old: Vec<Option<Vec<f32>>> = std::mem::take(&mut self.buffers).into_iter().map(Some).collect();
+        self.buffers = made
+            .into_iter()
+            .enumerate()
+            .map(|(i, new)| new.or_else(|| old[self.map[i]].take()).unwrap_or_default())
+            .collect();
+        self.map = (0..resources.len()).collect();
+        self.resources = resources.to_vec();
         Ok(())
     }
 
-    fn upload(&mut self, field: FieldId, data: &[f32]) -> Result<()> {
-        let grid = self.grid()?;
-        if data.len() != grid.len(field) {
-            return Err(Error::FieldLength { field: field.name(), expected: grid.len(field), got: data.len() });
-        }
-        let i = self.map[field.index()];
-        self.buffers[i].copy_from_slice(data);
+    fn resources(&self) -> &[ResourceDesc] {
+        &self.resources
+    }
+
+    fn write(&mut self, id: ResourceId, bytes: &[u8]) -> Result<()> {
+        backend::desc(&self.resources, id, "cpu")?.check_bytes(bytes.len())?;
+        let i = self.map[id.index()];
+        bytemuck::cast_slice_mut::<f32, u8>(&mut self.buffers[i]).copy_from_slice(bytes);
         Ok(())
     }
 
-    fn download(&mut self, field: FieldId) -> Result<Vec<f32>> {
-        Ok(self.field_slice(field)?.to_vec())
+    fn read(&mut self, id: ResourceId) -> Result<Vec<u32>> {
+        Ok(bytemuck::cast_slice(self.field_slice(id)?).to_vec())
     }
 
-    fn download_at(&mut self, field: FieldId, indices: &[usize]) -> Result<Vec<f32>> {
-        self.grid()?;
-        fluid_core::backend::pick(field, self.buf(field), indices)
+    fn download(&mut self, id: ResourceId) -> Result<Vec<f32>> {
+        Ok(self.field_slice(id)?.to_vec())
+    }
+
+    fn download_at(&mut self, id: ResourceId, indices: &[usize]) -> Result<Vec<f32>> {
+        let name = backend::desc(&self.resources, id, "cpu")?.name;
+        backend::pick(name, self.buf(id), indices)
     }
 
     fn run(&mut self, schedule: &Schedule, inputs: &StepInputs) -> Result<()> {
-        let grid = self.grid()?;
-        if schedule.grid != grid.uniform() {
-            return Err(Error::Backend { backend: "cpu", message: "the schedule was built for another grid".into() });
+        if self.resources.is_empty() {
+            return Err(Error::NotAllocated("cpu"));
         }
-        let g = G::new(&schedule.grid);
-        let splats: Vec<SplatGpu> = inputs.gpu_splats(&schedule.grid);
+        self.check(schedule)?;
+        let g = G::new(&bytemuck::cast(*schedule.uniform()));
+        self.reserve_scratch(&g, schedule)?;
+        let splats: Vec<SplatGpu> = inputs.gpu_splats(schedule.uniform());
         self.reductions = vec![0.0; schedule.reduction_slots()];
         let pool = std::sync::Arc::clone(&self.pool);
-        awake(&pool, || {
-            for op in &schedule.ops {
+        awake(&pool, || -> Result<()> {
+            for op in schedule.ops() {
                 match op {
                     Op::Dispatch(d) => {
                         let start = self.timing.is_some().then(Instant::now);
-                        self.dispatch(&g, d, inputs.dt, &splats);
-                        self.timed(d.kernel.name(), start);
+                        let phys: Vec<usize> = d.resources.iter().map(|r| self.map[r.index()]).collect();
+                        let slots = dispatch::bind(&mut self.buffers, &phys, d.kernel)?;
+                        let mut ctx = Ctx { g: &g, dt: inputs.dt, splats: &splats, scratch: &mut self.scratch };
+                        if let Some(run) = dispatch::entry(d.kernel) {
+                            run(&mut ctx, d, slots);
+                        }
+                        self.timed(d.kernel.name, start);
                     }
                     Op::Swap(a, b) => self.map.swap(a.index(), b.index()),
-                    Op::Reduce { field, op, slot } => {
+                    Op::Reduce { resource, op, slot } => {
                         let start = self.timing.is_some().then(Instant::now);
-                        let r = self.reduce(&g, *field, *op);
+                        let r = self.reduce(&g, *resource, *op);
                         self.reductions[*slot] = r;
                         self.timed("reduce", start);
                     }
                 }
             }
+            Ok(())
         })
-        .ok_or_else(|| Error::Backend { backend: "cpu", message: "the step did not run on the worker pool".into() })
+        .ok_or_else(|| cpu_err("the step did not run on the worker pool"))?
     }
 
     fn reductions(&mut self) -> Result<Vec<f64>> {
         Ok(self.reductions.clone())
+    }
+
+    fn memory(&self) -> Result<MemoryReport> {
+        let resources: Vec<(&'static str, u64)> = self
+            .resources
+            .iter()
+            .zip(&self.map)
+            .map(|(r, p)| (r.name, 4 * self.buffers[*p].capacity() as u64))
+            .collect();
+        let total = resources.iter().map(|r| r.1).sum::<u64>() + 4 * self.scratch.capacity() as u64;
+        Ok(MemoryReport { resources, total, reserved: total })
     }
 
     fn copy_bandwidth(&mut self) -> Result<f64> {
@@ -572,10 +414,8 @@ impl Backend for CpuBackend {
     }
 
     fn take_timings(&mut self) -> Result<Vec<KernelTiming>> {
-        let timing = self.timing.as_mut().ok_or_else(|| Error::Backend {
-            backend: "cpu",
-            message: "timings were not enabled (call set_timing(true) first)".into(),
-        })?;
+        let timing =
+            self.timing.as_mut().ok_or_else(|| cpu_err("timings were not enabled (call set_timing(true) first)"))?;
         Ok(timing.take())
     }
 }
@@ -591,20 +431,29 @@ mod tests {
         rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool")
     }
 
-    /// What `allocate` checks against the machine's memory: every field, and the kernels'
-    /// scratch, here `mg_smooth2`'s: one band of the whole 80 rows (8000 cells is one band),
-    /// three arrays of its rows and a halo of 5 on each side, and two residual rows, 100 wide.
-    /// With 64 workers on a wide grid, the bands of the finest level, two rows each.
+    /// The kernels' scratch a schedule needs: none for plain sweeps; two fields of cells for
+    /// `apply_forces`; for `mg_smooth2`, one band of the whole 80 rows (8000 cells is one band),
+    /// three arrays of its rows and a halo of 5 on each side, and two residual rows, 100 wide;
+    /// with 64 workers on a wide grid, the bands of the finest level, two rows each.
     #[test]
-    fn the_footprint_is_the_fields_and_the_scratch() {
-        use fluid_core::{Boundary, Grid};
+    fn the_scratch_is_what_the_schedule_runs() {
+        use fluid_core::grid::step;
+        use fluid_core::params::PressureSolver;
+        use fluid_core::{Boundary, Grid, SimParams};
         let grid = Grid::new(100, 80, 0.1, Boundary::Wall, Boundary::Periodic).expect("grid");
-        let scratch = 100 * (3 * (80 + 2 * 5) + 2);
-        assert_eq!(super::footprint(&grid, 2), (grid.bytes() + 4 * scratch as u64, scratch));
+        let g = super::G::new(&grid.uniform());
+        let sweeps = step::jacobi_sweeps(&grid, PressureSolver::Jacobi, None, 3);
+        assert_eq!(super::scratch_len(&g, 2, &sweeps), 0);
+        let mut p = SimParams { gravity: [0.0, -1.0], ..SimParams::default() };
+        assert_eq!(super::scratch_len(&g, 2, &step::step(&grid, &p)), 2 * 100 * 80, "forces, jacobi");
+        p.pressure.solver = PressureSolver::Multigrid;
+        let bands = 100 * (3 * (80 + 2 * 5) + 2);
+        assert_eq!(super::scratch_len(&g, 2, &step::step(&grid, &p)), bands.max(2 * 100 * 80));
         let wide = Grid::new(4000, 8, 0.1, Boundary::Wall, Boundary::Wall).expect("grid");
         let bands = crate::kernels::mg_smooth2::scratch_len(4000, 8, 64);
         assert!(bands >= 2 * 4000 * 8, "at least two fields of cells: {bands}");
-        assert_eq!(super::footprint(&wide, 64), (wide.bytes() + 4 * bands as u64, bands));
+        let g = super::G::new(&wide.uniform());
+        assert_eq!(super::scratch_len(&g, 64, &step::step(&wide, &p)), bands);
     }
 
     #[test]
@@ -619,17 +468,18 @@ mod tests {
     /// ping-pong the buffers too; before `allocate` it is an error.
     #[test]
     fn field_slice_borrows_what_download_copies() {
-        use fluid_core::{Backend, Boundary, Error, FieldId, Grid, Schedule, SimParams, Splat, StepInputs};
+        use fluid_core::{Backend, Boundary, Error, FieldId, Grid, GridFields, SimParams, Splat, StepInputs};
         let mut b = super::CpuBackend::with_threads(2).expect("backend");
         assert!(matches!(b.field_slice(FieldId::Density), Err(Error::NotAllocated("cpu"))));
         let grid = Grid::new(24, 17, 1.0, Boundary::Wall, Boundary::Periodic).expect("grid");
-        b.allocate(&grid).expect("allocate");
-        let step = Schedule::step(&grid, &SimParams { viscosity: 0.01, ..SimParams::default() });
+        let params = SimParams { viscosity: 0.01, ..SimParams::default() };
+        b.allocate(GridFields::declare(&grid, &params).resources()).expect("allocate");
+        let step = fluid_core::grid::step::step(&grid, &params);
         let splat = Splat { center: [12.0, 6.0], radius: 3.0, velocity: [1.0, 2.0], density: 1.0, ..Splat::default() };
         for k in 0..5 {
             b.run(&step, &StepInputs { dt: 0.1, time: 0.1 * k as f32, step: k, splats: vec![splat] }).expect("step");
             for field in [FieldId::U, FieldId::V, FieldId::Density, FieldId::Pressure] {
-                let copy = b.download(field).expect("download");
+                let copy = b.download(field.into()).expect("download");
                 let view = b.field_slice(field).expect("field_slice");
                 assert_eq!(view.len(), grid.len(field), "{}", field.name());
                 assert!(view.iter().zip(&copy).all(|(x, y)| x.to_bits() == y.to_bits()), "{}", field.name());

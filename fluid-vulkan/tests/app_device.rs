@@ -11,7 +11,7 @@ use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 
 use ash::vk;
-use fluid_core::{Backend, Boundary, Error, FieldId, Grid, Schedule, SimParams, Splat, StepInputs};
+use fluid_core::{Backend, Boundary, Error, FieldId, Grid, SimParams, Splat, StepInputs};
 use fluid_vulkan::{RawDevice, VulkanBackend};
 
 /// An application's Vulkan: an instance (with the validation layer when installed), a device
@@ -398,7 +398,7 @@ fn grid() -> Grid {
 fn steps(b: &mut dyn Backend, k: u32, n: u32) {
     let grid = grid();
     let params = SimParams { viscosity: 0.005, vorticity: 0.3, ..SimParams::default() };
-    let step = Schedule::step(&grid, &params);
+    let step = fluid_core::grid::step::step(&grid, &params);
     let splat = Splat {
         center: [14.0 + (k % 7) as f32, 9.0],
         radius: 4.0,
@@ -427,8 +427,8 @@ fn steps_on_an_application_device_and_hands_out_its_field_buffers() {
     assert!(!shared.validation(), "the application's messenger hears the layer, not the backend");
     let mut own = VulkanBackend::new().expect("the backend's own device");
     let g = grid();
-    shared.allocate(&g).expect("allocate");
-    own.allocate(&g).expect("allocate");
+    shared.allocate(fluid_core::GridFields::all(&g).resources()).expect("allocate");
+    own.allocate(fluid_core::GridFields::all(&g).resources()).expect("allocate");
     assert!(matches!(shared.field_buffer(FieldId::Density), Ok(b) if b.bytes == g.len(FieldId::Density) as u64 * 4));
     for k in [0, 5, 6] {
         steps(&mut shared, k * 2, if k == 0 { 10 } else { 1 });
@@ -444,7 +444,8 @@ fn steps_on_an_application_device_and_hands_out_its_field_buffers() {
             })
             .collect();
         for (field, read) in fields.into_iter().zip(reads) {
-            let (x, y) = (shared.download(field).expect("download"), own.download(field).expect("download"));
+            let (x, y) =
+                (shared.download(field.into()).expect("download"), own.download(field.into()).expect("download"));
             assert!(
                 x.iter().zip(&y).all(|(p, q)| p.to_bits() == q.to_bits()),
                 "{} differs from the backend's own device",
@@ -457,7 +458,7 @@ fn steps_on_an_application_device_and_hands_out_its_field_buffers() {
             );
         }
         assert!(
-            shared.download(FieldId::Density).expect("density").iter().any(|d| *d > 0.1),
+            shared.download(FieldId::Density.into()).expect("density").iter().any(|d| *d > 0.1),
             "the splats never arrived"
         );
     }
@@ -466,7 +467,7 @@ fn steps_on_an_application_device_and_hands_out_its_field_buffers() {
     steps(&mut shared, 20, 1);
     let buf = shared.field_buffer(FieldId::Density).expect("field buffer");
     app.fill(shared.queue(), buf.buffer, buf.bytes, 0.25);
-    let d = shared.download(FieldId::Density).expect("density");
+    let d = shared.download(FieldId::Density.into()).expect("density");
     assert!(d.iter().all(|x| *x == 0.25), "the application's write did not reach the field");
     steps(&mut shared, 21, 1);
     shared.finish().expect("finish");
@@ -522,7 +523,7 @@ fn a_renderer_on_another_queue_orders_its_work_with_timelines() {
     assert_eq!(b.device_summary().queue_family, Some(family));
     let (semaphore, before) = b.timeline().expect("a timeline");
     let g = grid();
-    b.allocate(&g).expect("allocate");
+    b.allocate(fluid_core::GridFields::all(&g).resources()).expect("allocate");
     steps(&mut b, 0, 6);
     let (_, after) = b.timeline().expect("a timeline");
     assert!(after >= before + 7, "every submission signals the next value: {before} -> {after}");
@@ -537,14 +538,14 @@ fn a_renderer_on_another_queue_orders_its_work_with_timelines() {
         })
         .collect();
     for (field, read) in fields.into_iter().zip(reads) {
-        let x = b.download(field).expect("download");
+        let x = b.download(field.into()).expect("download");
         assert!(
             read.len() == x.len() && read.iter().zip(&x).all(|(p, q)| p.to_bits() == q.to_bits()),
             "{}: the renderer's queue read other values than download",
             field.name()
         );
     }
-    assert!(b.download(FieldId::Density).expect("density").iter().any(|d| *d > 0.1), "the splats never arrived");
+    assert!(b.download(FieldId::Density.into()).expect("density").iter().any(|d| *d > 0.1), "the splats never arrived");
     // The renderer writes the density on its queue after the latest step and signals its
     // timeline (2); the backend's next submission waits for that value. The renderer's work is
     // held back (it waits for value 1, which the host signals 0.2 s later from another thread)
@@ -566,7 +567,7 @@ fn a_renderer_on_another_queue_orders_its_work_with_timelines() {
             // needs no other synchronisation.
             unsafe { app.device.signal_semaphore(&info) }.expect("vkSignalSemaphore");
         });
-        b.download(FieldId::Density).expect("density")
+        b.download(FieldId::Density.into()).expect("density")
     });
     app.finish(fill);
     assert!(d.iter().all(|x| *x == 0.25), "the download did not wait for the renderer's write");

@@ -1,130 +1,36 @@
-//! The wgpu implementation of [`fluid_core::Backend`] (feature `backend`, on by default).
-
-use fluid_shaders as shaders;
+//! The wgpu implementation of [`fluid_core::Backend`]: the lowered plans of `fluid_core`
+//! encoded as compute passes, resources as storage buffers.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use fluid_core::backend::{Gather, PendingRead, ReadHandle, ReadPlan, f32s_le, pick};
-use fluid_core::schedule::{Access, Op, Params, ShaderEntry};
-use fluid_core::uniforms::{REDUCE_MAX_PARTIALS, ReduceParams, SplatGpu};
+use fluid_core::backend::{self, Gather, PendingRead, ReadPlan, ReadQueue, f32s_le, pick, u32s_le};
+use fluid_core::grid::uniforms::SplatGpu;
+use fluid_core::ir::kernel::Access;
+use fluid_core::ir::lower::{Buffer, Plan, PlanCache, Target, lower};
+use fluid_core::ir::schedule::RESULT_SLOTS;
+use fluid_core::ir::uniforms::{PARAMS_MAX_BYTES, REDUCE_MAX_PARTIALS};
 use fluid_core::wait;
-use fluid_core::{Backend, Error, FieldId, Grid, KernelTiming, Result, Schedule, StepInputs, TimestampTimings};
+use fluid_core::{
+    Backend, Error, Kernel, KernelTiming, MemoryReport, ResourceDesc, ResourceId, Result, Schedule, StepInputs,
+    TimestampTimings,
+};
+use fluid_shaders as shaders;
 
-const NAME: &str = "wgpu";
-const RESULT_SLOTS: u64 = 16;
-/// Bytes bound for a parameter block: the largest block of `fluid_core::uniforms`.
-const PARAMS_BINDING: u64 = fluid_core::uniforms::PARAMS_MAX_BYTES;
+use crate::device::{
+    AdapterSummary, NAME, backend_err, copy_runs, instance, map_read, needed_limits, poll, required_limits,
+    shader_overrides, summary, uniform_buffer, workgroup_from_env,
+};
+
+/// Bytes bound for a parameter block: the largest block of the kernels.
+const PARAMS_BINDING: u64 = PARAMS_MAX_BYTES;
 /// Step submissions that may be in flight, as many as the Vulkan backend's staging slots: a
 /// `run` with this many still on the device waits for the oldest. Without the bound a loop that
-/// steps faster than the device queues without end: on the H100, reads asked for in such a loop
-/// came back 44 steps late (doc/PERFORMANCE.md, "The examples on the H100").
+/// steps faster than the device queues without end, and reads asked for in such a loop come
+/// back many steps late.
 const MAX_IN_FLIGHT: usize = 3;
-
-fn backend_err(message: impl Into<String>) -> Error {
-    Error::Backend { backend: NAME, message: message.into() }
-}
-
-/// One adapter as `fluid info` shows it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct AdapterSummary {
-    /// Adapter name, e.g. `NVIDIA H100 80GB HBM3` or `llvmpipe (LLVM 15.0.6, 256 bits)`.
-    pub name: String,
-    /// Graphics API: Vulkan, Metal, Dx12, …
-    pub backend: String,
-    /// Driver name and version.
-    pub driver: String,
-    /// Discrete, integrated, virtual, CPU.
-    pub device_type: String,
-    /// Whether it offers timestamp queries (per-kernel timings).
-    pub timestamps: bool,
-}
-
-/// The 2D workgroup shape: `FLUID_WGPU_WORKGROUP=XxY` (e.g. `32x8`), default 16×16.
-fn workgroup_from_env() -> Result<(u32, u32)> {
-    let Ok(text) = std::env::var("FLUID_WGPU_WORKGROUP") else {
-        return Ok(shaders::WORKGROUP);
-    };
-    let parsed =
-        text.split_once('x').and_then(|(x, y)| Some((x.trim().parse::<u32>().ok()?, y.trim().parse::<u32>().ok()?)));
-    match parsed {
-        Some((x, y)) if x >= 1 && y >= 1 && x * y <= 256 => Ok((x, y)),
-        _ => Err(Error::invalid("FLUID_WGPU_WORKGROUP", text, "expected XxY with X, Y >= 1 and X*Y <= 256, e.g. 32x8")),
-    }
-}
-
-/// Shader files that replace the built-in ones: `FLUID_WGPU_SHADER_DIR=DIR` makes
-/// `DIR/<stem>.wgsl`, where it exists, the text of that kernel's shader file, and
-/// `DIR/shared/<name>.wgsl` that of a shared snippet (`common.wgsl` included), so a shader can
-/// be changed and measured without rebuilding. Unset: none.
-fn shader_overrides() -> Result<shaders::Overrides> {
-    let Ok(dir) = std::env::var("FLUID_WGPU_SHADER_DIR") else {
-        return Ok(shaders::Overrides::default());
-    };
-    let read = |path: std::path::PathBuf| match std::fs::read_to_string(&path) {
-        Ok(text) => Ok(Some(text)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::invalid("FLUID_WGPU_SHADER_DIR", path.display(), e.to_string())),
-    };
-    let dir = std::path::Path::new(&dir);
-    let mut out = shaders::Overrides::default();
-    for (stem, _) in shaders::FILES {
-        if let Some(text) = read(dir.join(format!("{stem}.wgsl")))? {
-            out.files.insert((*stem).to_string(), text);
-        }
-    }
-    for name in shaders::snippet_names() {
-        if let Some(text) = read(dir.join("shared").join(format!("{name}.wgsl")))? {
-            out.snippets.insert(name.to_string(), text);
-        }
-    }
-    if out.is_empty() {
-        return Err(Error::invalid(
-            "FLUID_WGPU_SHADER_DIR",
-            dir.display(),
-            "holds no <kernel>.wgsl file of a known kernel and no shared/<snippet>.wgsl of a known snippet",
-        ));
-    }
-    Ok(out)
-}
-
-/// The process's one wgpu instance, shared by every backend. Creating and dropping an instance
-/// per backend loads and unloads the Vulkan driver each time, and NVIDIA's Linux driver leaks
-/// static TLS on every load: after a few dozen backends in one process (the conformance suite
-/// creates hundreds) `dlopen` failed with "cannot allocate memory in static TLS block" and the
-/// process crashed. One instance for the process keeps the driver loaded.
-fn instance() -> wgpu::Instance {
-    static INSTANCE: OnceLock<wgpu::Instance> = OnceLock::new();
-    INSTANCE
-        .get_or_init(|| {
-            wgpu::Instance::new(wgpu::InstanceDescriptor {
-                backends: wgpu::Backends::PRIMARY,
-                ..wgpu::InstanceDescriptor::new_without_display_handle()
-            })
-        })
-        .clone()
-}
-
-fn summary(info: &wgpu::AdapterInfo, features: wgpu::Features) -> AdapterSummary {
-    AdapterSummary {
-        name: info.name.clone(),
-        backend: format!("{:?}", info.backend),
-        driver: format!("{} {}", info.driver, info.driver_info).trim().to_string(),
-        device_type: format!("{:?}", info.device_type),
-        timestamps: features.contains(wgpu::Features::TIMESTAMP_QUERY),
-    }
-}
-
-/// Every adapter wgpu sees through its primary APIs (Vulkan, Metal, DX12).
-pub fn adapters() -> Vec<AdapterSummary> {
-    let instance = instance();
-    pollster::block_on(instance.enumerate_adapters(wgpu::Backends::PRIMARY))
-        .iter()
-        .map(|a| summary(&a.get_info(), a.features()))
-        .collect()
-}
 
 struct Pipeline {
     pipeline: wgpu::ComputePipeline,
@@ -134,30 +40,13 @@ struct Pipeline {
     has_splats: bool,
 }
 
-struct Fields {
-    grid: Grid,
-    buffers: Vec<wgpu::Buffer>,
-    map: [usize; FieldId::COUNT],
-}
-
-/// Where a run's per-dispatch parameter blocks live in the params buffer (deduplicated).
+/// The resources held: their descriptions, a buffer each (moved to the resource's index by
+/// `allocate`), and the assignment of resources to buffers that swaps change.
 #[derive(Default)]
-struct ParamTable {
-    bytes: Vec<u8>,
-    offsets: HashMap<Vec<u8>, u32>,
-}
-
-impl ParamTable {
-    fn offset(&mut self, block: &[u8], align: usize) -> u32 {
-        if let Some(o) = self.offsets.get(block) {
-            return *o;
-        }
-        let o = self.bytes.len();
-        self.bytes.extend_from_slice(block);
-        self.bytes.resize(o + align, 0);
-        self.offsets.insert(block.to_vec(), o as u32);
-        o as u32
-    }
+struct Resources {
+    descs: Vec<ResourceDesc>,
+    buffers: Vec<wgpu::Buffer>,
+    map: Vec<usize>,
 }
 
 /// The wgpu backend.
@@ -172,7 +61,9 @@ pub struct WgpuBackend {
     max_binding: u64,
     pipelines: HashMap<&'static str, Pipeline>,
     workgroup: (u32, u32),
-    grid_buf: wgpu::Buffer,
+    uniform_buf: wgpu::Buffer,
+    /// The model uniform written to `uniform_buf` (the last schedule's).
+    uniform: Option<[u8; 32]>,
     step_buf: wgpu::Buffer,
     splat_buf: wgpu::Buffer,
     params_buf: wgpu::Buffer,
@@ -184,16 +75,16 @@ pub struct WgpuBackend {
     gather_read: Option<wgpu::Buffer>,
     /// Reads `queue_download_at` and `queue_download` submitted and nobody has taken yet
     /// (dropped ones are freed once mapped).
-    reads: Vec<QueuedRead>,
+    reads: ReadQueue<ReadSlot>,
     /// Read-back buffers of [`Gather::KEPT_BYTES`] from finished queued reads.
     spare_reads: Vec<wgpu::Buffer>,
     written_params: Vec<u8>,
     group0: HashMap<&'static str, wgpu::BindGroup>,
-    group1: HashMap<(&'static str, Vec<usize>), wgpu::BindGroup>,
-    /// Plans of recent runs: what a schedule binds and dispatches from an assignment of fields
-    /// to buffers. Dropped whenever a bind group they hold is.
-    plans: Vec<Plan>,
-    fields: Option<Fields>,
+    group1: HashMap<(&'static str, Vec<Buffer>), wgpu::BindGroup>,
+    /// Plans of recent runs with their bind groups, by schedule and starting assignment.
+    /// Dropped whenever a bind group they hold is.
+    plans: PlanCache<Encoded>,
+    res: Resources,
     reduction_slots: usize,
     timing: Option<TimestampTimings>,
     errors: Arc<Mutex<Vec<String>>>,
@@ -210,51 +101,16 @@ impl std::fmt::Debug for WgpuBackend {
     }
 }
 
-/// A read `queue_download_at` or `queue_download` submitted: its read-back buffer, being
-/// mapped, and what turns the copied values into the ones asked for.
-struct QueuedRead {
-    handle: ReadHandle,
+/// What a queued read keeps: its read-back buffer, being mapped (the map callback sets the
+/// result).
+struct ReadSlot {
     buffer: wgpu::Buffer,
-    /// Set by the map callback.
     mapped: Arc<OnceLock<std::result::Result<(), wgpu::BufferAsyncError>>>,
-    plan: ReadPlan,
 }
 
 /// Kept-size read-back buffers of finished queued reads waiting for the next ones; more are
 /// dropped.
 const SPARE_READS: usize = 4;
-
-/// The limits this backend opens its own device with: WebGPU's defaults with 8 storage buffers
-/// per shader stage.
-fn required_limits() -> wgpu::Limits {
-    wgpu::Limits { max_storage_buffers_per_shader_stage: 8, ..wgpu::Limits::default() }
-}
-
-/// What the kernels need of a device they are given: the compute and binding limits they use
-/// (WebGPU's defaults for workgroups), nothing about textures or render passes.
-fn needed_limits() -> wgpu::Limits {
-    let d = wgpu::Limits::default();
-    wgpu::Limits {
-        max_bind_groups: 2,
-        max_storage_buffers_per_shader_stage: 8,
-        max_uniform_buffers_per_shader_stage: 3,
-        max_dynamic_uniform_buffers_per_pipeline_layout: 1,
-        max_compute_workgroup_storage_size: d.max_compute_workgroup_storage_size,
-        max_compute_invocations_per_workgroup: d.max_compute_invocations_per_workgroup,
-        max_compute_workgroup_size_x: d.max_compute_workgroup_size_x,
-        max_compute_workgroup_size_y: d.max_compute_workgroup_size_y,
-        max_compute_workgroup_size_z: 1,
-        max_compute_workgroups_per_dimension: d.max_compute_workgroups_per_dimension,
-        // `allocate` checks each grid against the device's own buffer and binding sizes.
-        max_storage_buffer_binding_size: 16,
-        max_buffer_size: 16,
-        ..wgpu::Limits::downlevel_webgl2_defaults()
-    }
-}
-
-fn uniform_buffer(device: &wgpu::Device, label: &str, size: u64, usage: wgpu::BufferUsages) -> wgpu::Buffer {
-    device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size, usage, mapped_at_creation: false })
-}
 
 impl WgpuBackend {
     /// The first high-performance adapter, or the one whose name contains the environment
@@ -369,16 +225,17 @@ impl WgpuBackend {
         let align = limits.min_uniform_buffer_offset_alignment.max(256) as usize;
         let u = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST;
         let s = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
-        let grid_buf = uniform_buffer(&device, "fluid.grid", 32, u);
+        let uniform_buf = uniform_buffer(&device, "fluid.uniform", 32, u);
         let step_buf = uniform_buffer(&device, "fluid.step", 16, u);
         let splat_buf = uniform_buffer(&device, "fluid.splats", 48 * 16, s);
         let params_buf = uniform_buffer(&device, "fluid.params", (align * 16) as u64, u);
         let partials_buf = uniform_buffer(&device, "fluid.partials", 4 * u64::from(REDUCE_MAX_PARTIALS), s);
-        let results_buf = uniform_buffer(&device, "fluid.results", 4 * RESULT_SLOTS, s | wgpu::BufferUsages::COPY_SRC);
+        let results_buf =
+            uniform_buffer(&device, "fluid.results", 4 * RESULT_SLOTS as u64, s | wgpu::BufferUsages::COPY_SRC);
         let results_read = uniform_buffer(
             &device,
             "fluid.results_read",
-            4 * RESULT_SLOTS,
+            4 * RESULT_SLOTS as u64,
             wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         );
         let mut backend = WgpuBackend {
@@ -391,7 +248,8 @@ impl WgpuBackend {
             max_binding: limits.max_storage_buffer_binding_size.min(limits.max_buffer_size),
             pipelines: HashMap::new(),
             workgroup: workgroup_from_env()?,
-            grid_buf,
+            uniform_buf,
+            uniform: None,
             step_buf,
             splat_buf,
             params_buf,
@@ -399,13 +257,13 @@ impl WgpuBackend {
             results_buf,
             results_read,
             gather_read: None,
-            reads: Vec::new(),
+            reads: ReadQueue::new(NAME),
             spare_reads: Vec::new(),
             written_params: Vec::new(),
             group0: HashMap::new(),
             group1: HashMap::new(),
-            plans: Vec::new(),
-            fields: None,
+            plans: PlanCache::new(MAX_PLANS),
+            res: Resources::default(),
             reduction_slots: 0,
             timing: None,
             errors,
@@ -450,14 +308,16 @@ impl WgpuBackend {
         &self.queue
     }
 
-    /// The buffer that holds `field` now, to draw from on the GPU with no read-back: `f32`
-    /// values laid out as [`Backend::download`] returns them (see `fluid_core::grid`), usage
-    /// `STORAGE | COPY_SRC | COPY_DST`. Steps ping-pong fields between buffers, so ask again
-    /// after every step; work submitted to [`WgpuBackend::wgpu_queue`] after a step sees its
-    /// results. Writing to the buffer changes the simulation's state.
-    pub fn field_buffer(&self, field: FieldId) -> Result<&wgpu::Buffer> {
-        let f = self.fields()?;
-        Ok(&f.buffers[f.map[field.index()]])
+    /// The buffer that holds resource `id` now (a grid field: `FieldId::Density.into()`), to
+    /// draw from on the GPU with no read-back: `f32` values laid out as [`Backend::download`]
+    /// returns them (see `fluid_core::grid`), usage `STORAGE | COPY_SRC | COPY_DST`. Steps
+    /// ping-pong fields between buffers, so ask again after every step; work submitted to
+    /// [`WgpuBackend::wgpu_queue`] after a step sees its results. Writing to the buffer changes
+    /// the simulation's state.
+    pub fn field_buffer(&self, id: impl Into<ResourceId>) -> Result<&wgpu::Buffer> {
+        let id = id.into();
+        backend::desc(&self.res.descs, id, NAME)?;
+        Ok(&self.res.buffers[self.res.map[id.index()]])
     }
 
     /// The adapter in use.
@@ -478,9 +338,9 @@ impl WgpuBackend {
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let mut modules: HashMap<&str, wgpu::ShaderModule> = HashMap::new();
         let overrides = shader_overrides()?;
-        for ShaderEntry { name: entry, file: stem, storage, params: has_params, splats: has_splats } in
-            ShaderEntry::all()
-        {
+        for kernel in fluid_core::kernels() {
+            let (entry, stem, storage) = (kernel.name, kernel.module, kernel.bindings);
+            let (has_params, has_splats) = (kernel.params.is_some(), kernel.splats);
             if !modules.contains_key(stem) {
                 let src = shaders::overridden_source(stem, &overrides, self.workgroup)
                     .ok_or_else(|| backend_err(format!("no shader {stem}")))?;
@@ -547,17 +407,13 @@ impl WgpuBackend {
         Ok(())
     }
 
-    fn fields(&self) -> Result<&Fields> {
-        self.fields.as_ref().ok_or(Error::NotAllocated(NAME))
-    }
-
     fn group0(&mut self, entry: &'static str) -> wgpu::BindGroup {
         if let Some(g) = self.group0.get(entry) {
             return g.clone();
         }
         let p = &self.pipelines[entry];
         let mut entries = vec![
-            wgpu::BindGroupEntry { binding: 0, resource: self.grid_buf.as_entire_binding() },
+            wgpu::BindGroupEntry { binding: 0, resource: self.uniform_buf.as_entire_binding() },
             wgpu::BindGroupEntry { binding: 1, resource: self.step_buf.as_entire_binding() },
         ];
         if p.has_params {
@@ -582,23 +438,19 @@ impl WgpuBackend {
         g
     }
 
-    /// Field bind group for `entry` over physical buffers `phys` (`usize::MAX`: partials,
-    /// `usize::MAX - 1`: results).
-    fn group1(&mut self, entry: &'static str, phys: Vec<usize>) -> Result<wgpu::BindGroup> {
-        let key = (entry, phys);
-        if let Some(g) = self.group1.get(&key) {
-            return Ok(g.clone());
+    /// The storage bind group of `entry` over `buffers`.
+    fn group1(&mut self, entry: &'static str, buffers: &[Buffer]) -> wgpu::BindGroup {
+        if let Some(g) = self.group1.get(&(entry, buffers.to_vec())) {
+            return g.clone();
         }
-        let fields = self.fields()?;
-        let entries: Vec<_> = key
-            .1
+        let entries: Vec<_> = buffers
             .iter()
             .enumerate()
-            .map(|(i, &b)| {
+            .map(|(i, b)| {
                 let buffer = match b {
-                    usize::MAX => &self.partials_buf,
-                    x if x == usize::MAX - 1 => &self.results_buf,
-                    x => &fields.buffers[x],
+                    Buffer::Partials => &self.partials_buf,
+                    Buffer::Results => &self.results_buf,
+                    Buffer::Physical(p) => &self.res.buffers[*p],
                 };
                 wgpu::BindGroupEntry { binding: i as u32, resource: buffer.as_entire_binding() }
             })
@@ -608,78 +460,28 @@ impl WgpuBackend {
             layout: &self.pipelines[entry].group1,
             entries: &entries,
         });
-        self.group1.insert(key, g.clone());
-        Ok(g)
+        self.group1.insert((entry, buffers.to_vec()), g.clone());
+        g
     }
 
-    /// Build the plan of `schedule` from the field assignment `start`.
-    fn plan(&mut self, schedule: &Schedule, start: [usize; FieldId::COUNT]) -> Result<Plan> {
-        let grid = self.fields()?.grid;
-        // Parameter blocks, deduplicated (500 sweeps share one block).
-        let mut table = ParamTable::default();
-        let align = self.align;
-        // Per op: its parameter block's offset, and a reduction's number of partials.
-        let mut blocks: Vec<(Option<u32>, Option<u32>)> = Vec::with_capacity(schedule.ops.len());
-        for op in &schedule.ops {
-            blocks.push(match op {
-                Op::Dispatch(d) => (
-                    match d.params {
-                        Params::None => None,
-                        p => Some(table.offset(p.bytes(), align)),
-                    },
-                    None,
-                ),
-                Op::Reduce { field, op, slot } => {
-                    let p = ReduceParams::new(grid.len(*field) as u32, *op, *slot);
-                    (Some(table.offset(bytemuck::bytes_of(&p), align)), Some(p.partials))
-                }
-                Op::Swap(..) => (None, None),
-            });
-        }
+    /// Lower `schedule` from the current assignment and make its bind groups.
+    fn encode_plan(&mut self, schedule: &Schedule) -> Result<Encoded> {
+        let target = Target { param_align: self.align as u32, workgroup: self.workgroup };
+        let plan = lower(schedule, &self.res.descs, &self.res.map, &target)?;
         // Grown before any bind group is made: growing drops the cached ones.
-        self.ensure_capacity(Grown::Params, table.bytes.len().max(align) as u64);
-
-        // Every dispatch with the bindings the renames give at that point.
-        let mut map = start;
-        let mut recorded: Vec<Recorded> = Vec::new();
-        let faces = (grid.nx + 1, grid.ny + 1);
-        for (op, (offset, partials)) in schedule.ops.iter().zip(blocks) {
-            match op {
-                Op::Swap(a, b) => map.swap(a.index(), b.index()),
-                Op::Dispatch(d) => {
-                    let entry = d.kernel.name();
-                    let phys: Vec<usize> = d.fields.iter().map(|f| map[f.index()]).collect();
-                    let (w, h) = match (d.extent, d.kernel.domain()) {
-                        (Some([x, y]), _) => (x, y),
-                        (None, fluid_core::schedule::Domain::Cells) => (grid.nx, grid.ny),
-                        (None, fluid_core::schedule::Domain::Faces) => faces,
-                    };
-                    recorded.push(Recorded {
-                        entry,
-                        group0: self.group0(entry),
-                        offset,
-                        group1: self.group1(entry, phys)?,
-                        workgroups: {
-                            let (gx, gy) = d.kernel.fixed_workgroup().unwrap_or(self.workgroup);
-                            (w.div_ceil(gx), h.div_ceil(gy))
-                        },
-                    });
-                }
-                Op::Reduce { field, .. } => {
-                    let phys = vec![map[field.index()], usize::MAX, usize::MAX - 1];
-                    for (entry, groups) in [("reduce_partial", partials.unwrap_or(1)), ("reduce_final", 1)] {
-                        recorded.push(Recorded {
-                            entry,
-                            group0: self.group0(entry),
-                            offset,
-                            group1: self.group1(entry, phys.clone())?,
-                            workgroups: (groups, 1),
-                        });
-                    }
-                }
-            }
-        }
-        Ok(Plan { schedule: schedule.clone(), start, params: table.bytes, recorded, end: map })
+        self.ensure_capacity(Grown::Params, plan.params.len() as u64);
+        let recorded = plan
+            .invocations
+            .iter()
+            .map(|inv| Recorded {
+                kernel: inv.kernel,
+                group0: self.group0(inv.kernel.name),
+                offset: inv.params,
+                group1: self.group1(inv.kernel.name, &inv.buffers),
+                workgroups: inv.workgroups,
+            })
+            .collect();
+        Ok(Encoded { recorded, plan })
     }
 
     /// Grow a per-step input buffer to hold `needed` bytes (its bind groups, and the plans
@@ -694,7 +496,7 @@ impl WgpuBackend {
         }
         *buf = uniform_buffer(&self.device, label, needed.next_power_of_two(), usage | wgpu::BufferUsages::COPY_DST);
         self.group0.clear();
-        self.plans.clear();
+        self.plans.drain();
         if which == Grown::Params {
             self.written_params.clear();
         }
@@ -709,22 +511,18 @@ enum Grown {
 }
 
 /// Most plans [`WgpuBackend`] keeps (a step, its diagnostics and the solver's chunks cycle
-/// through a few field assignments).
+/// through a few assignments of resources to buffers).
 const MAX_PLANS: usize = 16;
 
-/// A schedule's run from one assignment of fields to buffers, built once: its parameter blocks,
-/// its dispatches with their bind groups, the assignment it leaves.
-struct Plan {
-    schedule: Schedule,
-    start: [usize; FieldId::COUNT],
-    params: Vec<u8>,
+/// A lowered plan with the bind groups of its invocations.
+struct Encoded {
+    plan: Plan,
     recorded: Vec<Recorded>,
-    end: [usize; FieldId::COUNT],
 }
 
-/// One recorded dispatch of a run.
+/// One dispatch of a run, with its bind groups.
 struct Recorded {
-    entry: &'static str,
+    kernel: Kernel,
     group0: wgpu::BindGroup,
     offset: Option<u32>,
     group1: wgpu::BindGroup,
@@ -740,75 +538,98 @@ impl Backend for WgpuBackend {
         format!("{} ({}, {})", self.adapter.name, self.adapter.backend, self.adapter.device_type)
     }
 
-    fn allocate(&mut self, grid: &Grid) -> Result<()> {
-        self.scoped("allocate", |b| b.allocate_scoped(grid))
+    fn allocate(&mut self, resources: &[ResourceDesc]) -> Result<()> {
+        self.scoped("allocate", |b| b.allocate_scoped(resources))
     }
 
-    fn upload(&mut self, field: FieldId, data: &[f32]) -> Result<()> {
-        self.scoped("upload", |b| b.upload_scoped(field, data))
+    fn resources(&self) -> &[ResourceDesc] {
+        &self.res.descs
     }
 
-    fn download(&mut self, field: FieldId) -> Result<Vec<f32>> {
-        self.scoped("download", |b| b.download_scoped(field))
+    fn write(&mut self, id: ResourceId, bytes: &[u8]) -> Result<()> {
+        self.scoped("write", |b| b.write_scoped(id, bytes))
     }
 
-    fn download_at(&mut self, field: FieldId, indices: &[usize]) -> Result<Vec<f32>> {
+    fn read(&mut self, id: ResourceId) -> Result<Vec<u32>> {
+        self.scoped("read", |b| b.read_scoped(id, u32s_le))
+    }
+
+    fn download(&mut self, id: ResourceId) -> Result<Vec<f32>> {
+        self.scoped("download", |b| b.read_scoped(id, f32s_le))
+    }
+
+    fn download_at(&mut self, id: ResourceId, indices: &[usize]) -> Result<Vec<f32>> {
         if indices.is_empty() {
             return Ok(Vec::new());
         }
-        self.scoped("download_at", |b| b.download_at_scoped(field, indices))
+        self.scoped("download_at", |b| b.download_at_scoped(id, indices))
     }
 
-    fn queue_download_at(&mut self, field: FieldId, indices: &[usize]) -> Result<PendingRead> {
-        self.sweep_reads();
+    fn queue_download_at(&mut self, id: ResourceId, indices: &[usize]) -> Result<PendingRead> {
+        self.sweep_reads()?;
         if indices.is_empty() {
             return Ok(PendingRead::ready(NAME, Vec::new()));
         }
-        let len = self.fields()?.grid.len(field);
-        let plan = ReadPlan::at(field, len, indices)?;
+        let plan = ReadPlan::at(id, backend::desc(&self.res.descs, id, NAME)?, indices)?;
         self.scoped("queue_download_at", |b| b.queue_read(plan))
     }
 
-    fn queue_download(&mut self, field: FieldId) -> Result<PendingRead> {
-        self.sweep_reads();
-        let len = self.fields()?.grid.len(field);
-        self.scoped("queue_download", |b| b.queue_read(ReadPlan::whole(field, len)))
+    fn queue_download(&mut self, id: ResourceId) -> Result<PendingRead> {
+        self.sweep_reads()?;
+        let plan = ReadPlan::whole(id, backend::desc(&self.res.descs, id, NAME)?);
+        self.scoped("queue_download", |b| b.queue_read(plan))
     }
 
     fn poll_download(&mut self, read: &mut PendingRead) -> Result<Option<Vec<f32>>> {
-        if let Some(values) = read.take_ready(NAME)? {
-            return Ok(Some(values));
-        }
-        let k = self.queued_read(read)?;
         poll(&self.device, wgpu::PollType::Poll)?;
-        if self.reads[k].mapped.get().is_none() {
-            self.sweep_reads();
-            return Ok(None);
+        let mut freed = None;
+        let got = self.reads.poll(
+            read,
+            |slot| Ok(slot.mapped.get().is_some()),
+            |slot, plan| {
+                let values = slot_values(&slot, plan);
+                freed = Some(slot);
+                values
+            },
+        )?;
+        if let Some(slot) = freed {
+            self.release_read(slot);
         }
-        read.set_taken();
-        self.take_read(k).map(Some)
+        if got.is_none() {
+            self.sweep_reads()?;
+        }
+        Ok(got)
     }
 
     fn queued_reads(&self) -> usize {
         self.reads.len()
     }
 
-    fn wait_download(&mut self, mut read: PendingRead) -> Result<Vec<f32>> {
-        if let Some(values) = read.take_ready(NAME)? {
-            return Ok(values);
+    fn wait_download(&mut self, read: PendingRead) -> Result<Vec<f32>> {
+        let (device, spin) = (&self.device, self.spin);
+        let mut freed = None;
+        let values = self.reads.wait(
+            read,
+            |slot| {
+                let done = wait::poll_for(spin, || {
+                    poll(device, wgpu::PollType::Poll)?;
+                    Ok(slot.mapped.get().is_some())
+                })?;
+                if !done {
+                    poll(device, wgpu::PollType::wait_indefinitely())?;
+                }
+                Ok(())
+            },
+            |slot, plan| {
+                let values = slot_values(&slot, plan);
+                freed = Some(slot);
+                values
+            },
+        );
+        if let Some(slot) = freed {
+            self.release_read(slot);
         }
-        let k = self.queued_read(&read)?;
-        let mapped = Arc::clone(&self.reads[k].mapped);
-        let device = &self.device;
-        let done = wait::poll_for(self.spin, || {
-            poll(device, wgpu::PollType::Poll)?;
-            Ok(mapped.get().is_some())
-        })?;
-        if !done {
-            poll(device, wgpu::PollType::wait_indefinitely())?;
-        }
-        read.set_taken();
-        self.take_read(k)
+        values
     }
 
     fn run(&mut self, schedule: &Schedule, inputs: &StepInputs) -> Result<()> {
@@ -826,6 +647,27 @@ impl Backend for WgpuBackend {
         let n = self.reduction_slots;
         let values = map_read(&self.device, &self.results_read, self.spin, |m| f32s_le(&m[..4 * n]))?;
         Ok(values.into_iter().map(f64::from).collect())
+    }
+
+    fn memory(&self) -> Result<MemoryReport> {
+        let resources: Vec<(&'static str, u64)> =
+            self.res.descs.iter().zip(&self.res.map).map(|(r, p)| (r.name, self.res.buffers[*p].size())).collect();
+        let own = [
+            &self.uniform_buf,
+            &self.step_buf,
+            &self.splat_buf,
+            &self.params_buf,
+            &self.partials_buf,
+            &self.results_buf,
+            &self.results_read,
+        ]
+        .iter()
+        .map(|b| b.size())
+        .sum::<u64>();
+        let reads = self.gather_read.iter().chain(&self.spare_reads).map(wgpu::Buffer::size).sum::<u64>();
+        let queued = self.reads.slots().map(|s| s.buffer.size()).sum::<u64>();
+        let total = resources.iter().map(|r| r.1).sum::<u64>() + own + reads + queued;
+        Ok(MemoryReport { resources, total, reserved: total })
     }
 
     fn copy_bandwidth(&mut self) -> Result<f64> {
@@ -914,78 +756,88 @@ impl Backend for WgpuBackend {
 
 /// The backend's operations; the `Backend` methods wrap each in [`WgpuBackend::scoped`].
 impl WgpuBackend {
-    fn allocate_scoped(&mut self, grid: &Grid) -> Result<()> {
-        let largest = FieldId::STATE_AND_SCRATCH.iter().map(|f| grid.len(*f) as u64 * 4).max().unwrap_or(0);
-        if largest > self.max_binding {
+    fn allocate_scoped(&mut self, resources: &[ResourceDesc]) -> Result<()> {
+        if let Some(r) = resources.iter().find(|r| r.bytes() > self.max_binding) {
             return Err(Error::OutOfMemory {
-                nx: grid.nx,
-                ny: grid.ny,
-                bytes: grid.bytes(),
-                reason: format!(
-                    "the largest field needs {largest} bytes but {} binds at most {} bytes per buffer",
-                    self.adapter.name, self.max_binding
-                ),
+                what: format!("resource `{}`", r.name),
+                bytes: r.bytes(),
+                reason: format!("{} binds at most {} bytes per buffer", self.adapter.name, self.max_binding),
             });
         }
-        self.fields = None;
-        self.group1.clear();
-        self.plans.clear();
+        let same = |i: usize| self.res.descs.get(i) == Some(&resources[i]);
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let buffers = FieldId::STATE_AND_SCRATCH
+        let made: Vec<Option<wgpu::Buffer>> = resources
             .iter()
-            .map(|f| {
-                self.device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some(&format!("fluid.{}", f.name())),
-                    size: (grid.len(*f) as u64 * 4).max(16),
-                    usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC,
-                    mapped_at_creation: false,
+            .enumerate()
+            .map(|(i, r)| {
+                (!same(i)).then(|| {
+                    self.device.create_buffer(&wgpu::BufferDescriptor {
+                        label: Some(&format!("fluid.{}", r.name)),
+                        // An empty resource still binds: a buffer of the smallest size.
+                        size: r.bytes().max(16),
+                        usage: wgpu::BufferUsages::STORAGE
+                            | wgpu::BufferUsages::COPY_DST
+                            | wgpu::BufferUsages::COPY_SRC,
+                        mapped_at_creation: false,
+                    })
                 })
             })
             .collect();
         if let Some(e) = pollster::block_on(scope.pop()) {
+            let bytes = resources.iter().enumerate().filter(|(i, _)| !same(*i)).map(|(_, r)| r.bytes()).sum();
             return Err(Error::OutOfMemory {
-                nx: grid.nx,
-                ny: grid.ny,
-                bytes: grid.bytes(),
+                what: format!("{} resources", resources.len()),
+                bytes,
                 reason: format!("{}: {e}", self.adapter.name),
             });
         }
-        self.queue.write_buffer(&self.grid_buf, 0, bytemuck::bytes_of(&grid.uniform()));
-        self.fields = Some(Fields { grid: *grid, buffers, map: std::array::from_fn(|i| i) });
+        // Each resource's buffer at its own index: the one it had (wherever swaps had put it),
+        // or its new one. Bind groups and plans name buffers by index: all dropped.
+        let old = std::mem::take(&mut self.res);
+        let buffers = made
+            .into_iter()
+            .enumerate()
+            .map(|(i, new)| new.unwrap_or_else(|| old.buffers[old.map[i]].clone()))
+            .collect();
+        self.res = Resources { descs: resources.to_vec(), buffers, map: (0..resources.len()).collect() };
+        self.group1.clear();
+        self.plans.drain();
         self.check_errors("allocate")
     }
 
-    fn upload_scoped(&mut self, field: FieldId, data: &[f32]) -> Result<()> {
-        let f = self.fields()?;
-        if data.len() != f.grid.len(field) {
-            return Err(Error::FieldLength { field: field.name(), expected: f.grid.len(field), got: data.len() });
+    fn write_scoped(&mut self, id: ResourceId, bytes: &[u8]) -> Result<()> {
+        backend::desc(&self.res.descs, id, NAME)?.check_bytes(bytes.len())?;
+        if !bytes.is_empty() {
+            self.queue.write_buffer(&self.res.buffers[self.res.map[id.index()]], 0, bytes);
         }
-        self.queue.write_buffer(&f.buffers[f.map[field.index()]], 0, bytemuck::cast_slice(data));
         Ok(())
     }
 
-    fn download_scoped(&mut self, field: FieldId) -> Result<Vec<f32>> {
-        let f = self.fields()?;
-        let len = f.grid.len(field);
-        let size = (len as u64 * 4).max(16);
+    /// A whole resource read back, converted from its bytes in one pass by `convert`.
+    fn read_scoped<T>(&mut self, id: ResourceId, convert: impl FnOnce(&[u8]) -> Vec<T>) -> Result<Vec<T>> {
+        let bytes = backend::desc(&self.res.descs, id, NAME)?.bytes();
+        if bytes == 0 {
+            return Ok(Vec::new());
+        }
         let staging = uniform_buffer(
             &self.device,
             "fluid.download",
-            size,
+            bytes,
             wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         );
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("download") });
-        enc.copy_buffer_to_buffer(&f.buffers[f.map[field.index()]], 0, &staging, 0, size);
+        enc.copy_buffer_to_buffer(&self.res.buffers[self.res.map[id.index()]], 0, &staging, 0, bytes);
         self.queue.submit([enc.finish()]);
-        let values = map_read(&self.device, &staging, self.spin, |m| f32s_le(&m[..len * 4]))?;
+        let values = map_read(&self.device, &staging, self.spin, |m| convert(&m[..bytes as usize]))?;
         self.check_errors("download")?;
         Ok(values)
     }
 
-    fn download_at_scoped(&mut self, field: FieldId, indices: &[usize]) -> Result<Vec<f32>> {
-        let len = self.fields()?.grid.len(field);
-        let Some(gather) = Gather::plan(field, len, indices)? else {
-            return pick(field, &self.download_scoped(field)?, indices);
+    fn download_at_scoped(&mut self, id: ResourceId, indices: &[usize]) -> Result<Vec<f32>> {
+        let desc = backend::desc(&self.res.descs, id, NAME)?;
+        let name = desc.name;
+        let Some(gather) = Gather::plan(name, desc.words() as usize, indices)? else {
+            return pick(name, &self.read_scoped(id, f32s_le)?, indices);
         };
         let size = (gather.unique.len() as u64 * 4).max(16);
         let usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
@@ -999,10 +851,9 @@ impl WgpuBackend {
         } else {
             uniform_buffer(&self.device, "fluid.download_at", size, usage)
         };
-        let f = self.fields()?;
         let mut enc =
             self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("download_at") });
-        copy_runs(&mut enc, &f.buffers[f.map[field.index()]], &staging, &gather.runs);
+        copy_runs(&mut enc, &self.res.buffers[self.res.map[id.index()]], &staging, &gather.runs);
         self.queue.submit([enc.finish()]);
         let fetched = map_read(&self.device, &staging, self.spin, |m| f32s_le(&m[..gather.unique.len() * 4]))?;
         self.check_errors("download_at")?;
@@ -1022,10 +873,10 @@ impl WgpuBackend {
                 uniform_buffer(&self.device, "fluid.queue_download", size, usage)
             }
         };
-        let f = self.fields()?;
+        let src = &self.res.buffers[self.res.map[plan.resource().index()]];
         let mut enc =
             self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("queue_download") });
-        copy_runs(&mut enc, &f.buffers[f.map[plan.field().index()]], &buffer, &plan.runs());
+        copy_runs(&mut enc, src, &buffer, &plan.runs());
         self.queue.submit([enc.finish()]);
         // Mapped once the copy is done: wgpu orders the map after the submission using the buffer.
         let mapped = Arc::new(OnceLock::new());
@@ -1034,97 +885,63 @@ impl WgpuBackend {
             let _ = set.set(r);
         });
         self.check_errors("queue_download")?;
-        let (read, handle) = PendingRead::queued(NAME);
-        self.reads.push(QueuedRead { handle, buffer, mapped, plan });
-        Ok(read)
-    }
-
-    /// The index of `read` among the queued reads.
-    fn queued_read(&self, read: &PendingRead) -> Result<usize> {
-        self.reads.iter().position(|r| r.handle.id == read.id()).ok_or_else(|| read.unknown(NAME))
+        Ok(self.reads.push(ReadSlot { buffer, mapped }, plan))
     }
 
     /// A taken or dropped read's buffer back to the spares (unmapped) when it is of the kept
     /// size and there is room; otherwise dropped.
-    fn release_read(&mut self, buffer: wgpu::Buffer, mapped: bool) {
+    fn release_read(&mut self, slot: ReadSlot) {
+        let mapped = matches!(slot.mapped.get(), Some(Ok(())));
         if mapped {
-            buffer.unmap();
+            slot.buffer.unmap();
         }
-        if mapped && buffer.size() == Gather::KEPT_BYTES && self.spare_reads.len() < SPARE_READS {
-            self.spare_reads.push(buffer);
+        if mapped && slot.buffer.size() == Gather::KEPT_BYTES && self.spare_reads.len() < SPARE_READS {
+            self.spare_reads.push(slot.buffer);
         }
     }
 
     /// Free the reads whose [`PendingRead`] was dropped and whose map is done.
-    fn sweep_reads(&mut self) {
-        let mut k = 0;
-        while k < self.reads.len() {
-            if self.reads[k].handle.dropped()
-                && let Some(result) = self.reads[k].mapped.get()
-            {
-                let ok = result.is_ok();
-                let r = self.reads.remove(k);
-                self.release_read(r.buffer, ok);
-            } else {
-                k += 1;
-            }
+    fn sweep_reads(&mut self) -> Result<()> {
+        let mut freed = Vec::new();
+        self.reads.sweep(|slot| Ok(slot.mapped.get().is_some()), |slot| freed.push(slot))?;
+        for slot in freed {
+            self.release_read(slot);
         }
-    }
-
-    /// The values of queued read `k`, whose map is done; frees it.
-    fn take_read(&mut self, k: usize) -> Result<Vec<f32>> {
-        let r = self.reads.remove(k);
-        let values = match r.mapped.get() {
-            Some(Ok(())) => {
-                let view = r.buffer.slice(..).get_mapped_range();
-                match view.map(|m| f32s_le(&m[..r.plan.bytes() as usize])) {
-                    Ok(fetched) => r.plan.finish(fetched),
-                    Err(e) => Err(backend_err(format!("cannot read a buffer back: {e}"))),
-                }
-            }
-            Some(Err(e)) => Err(backend_err(format!("cannot read a buffer back: {e}"))),
-            None => Err(backend_err("a queued read's buffer was never mapped (the map callback did not run)")),
-        };
-        let mapped = matches!(r.mapped.get(), Some(Ok(())));
-        self.release_read(r.buffer, mapped);
-        values
+        Ok(())
     }
 
     fn run_scoped(&mut self, schedule: &Schedule, inputs: &StepInputs) -> Result<()> {
-        let grid = self.fields()?.grid;
-        if schedule.grid != grid.uniform() {
-            return Err(backend_err("the schedule was built for another grid"));
+        if self.res.descs.is_empty() {
+            return Err(Error::NotAllocated(NAME));
+        }
+        if self.uniform.as_ref() != Some(schedule.uniform()) {
+            // Writes land before the next submission; those before it keep their uniform.
+            self.queue.write_buffer(&self.uniform_buf, 0, schedule.uniform());
+            self.uniform = Some(*schedule.uniform());
         }
         // Per-step inputs: one uniform and the splat list, written before the submission.
         self.queue.write_buffer(&self.step_buf, 0, bytemuck::bytes_of(&inputs.uniform()));
-        let splats: Vec<SplatGpu> = inputs.gpu_splats(&schedule.grid);
+        let splats: Vec<SplatGpu> = inputs.gpu_splats(schedule.uniform());
         self.ensure_capacity(Grown::Splats, (splats.len().max(1) * size_of::<SplatGpu>()) as u64);
         if !splats.is_empty() {
             self.queue.write_buffer(&self.splat_buf, 0, bytemuck::cast_slice(&splats));
         }
 
-        let slots = schedule.reduction_slots();
-        if slots as u64 > RESULT_SLOTS {
-            return Err(backend_err(format!("a schedule may use at most {RESULT_SLOTS} reduction slots")));
-        }
-        let start = self.fields()?.map;
-        let index = match self.plans.iter().position(|p| p.start == start && p.schedule == *schedule) {
+        let pi = match self.plans.position(schedule.id(), &self.res.map, 0) {
             Some(i) => i,
             None => {
-                let plan = self.plan(schedule, start)?;
-                if self.plans.len() >= MAX_PLANS {
-                    self.plans.remove(0);
-                }
-                self.plans.push(plan);
-                self.plans.len() - 1
+                let encoded = self.encode_plan(schedule)?;
+                let start = self.res.map.clone();
+                self.plans.insert(schedule.id(), &start, 0, encoded).0
             }
         };
-        if self.plans[index].params != self.written_params {
-            self.queue.write_buffer(&self.params_buf, 0, &self.plans[index].params);
-            self.written_params.clone_from(&self.plans[index].params);
+        let params = &self.plans.get(pi).plan.params;
+        if *params != self.written_params {
+            self.queue.write_buffer(&self.params_buf, 0, params);
+            self.written_params.clone_from(params);
         }
-        let plan = &self.plans[index];
-        let (recorded, map) = (&plan.recorded, plan.end);
+        let encoded = self.plans.get(pi);
+        let (recorded, slots) = (&encoded.recorded, encoded.plan.reduction_slots);
 
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("fluid.step") });
         let timed = self.timing.is_some() && self.timestamps;
@@ -1142,7 +959,7 @@ impl WgpuBackend {
                 let set = &query_sets[k / 2048];
                 let q = 2 * (k % 2048) as u32;
                 let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: Some(r.entry),
+                    label: Some(r.kernel.name),
                     timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
                         query_set: set,
                         beginning_of_pass_write_index: Some(q),
@@ -1179,7 +996,7 @@ impl WgpuBackend {
             resolve.push(read);
         }
         if slots > 0 {
-            enc.copy_buffer_to_buffer(&self.results_buf, 0, &self.results_read, 0, 4 * RESULT_SLOTS);
+            enc.copy_buffer_to_buffer(&self.results_buf, 0, &self.results_read, 0, 4 * RESULT_SLOTS as u64);
         }
         let index = self.queue.submit([enc.finish()]);
         let done = Arc::new(AtomicBool::new(false));
@@ -1196,9 +1013,7 @@ impl WgpuBackend {
         {
             poll(&self.device, wgpu::PollType::Wait { submission_index: Some(oldest), timeout: None })?;
         }
-        if let Some(f) = self.fields.as_mut() {
-            f.map = map;
-        }
+        self.res.map.clone_from(&self.plans.get(pi).plan.end);
         self.reduction_slots = slots;
 
         if timed {
@@ -1211,8 +1026,9 @@ impl WgpuBackend {
                     );
                 })?;
             }
+            let recorded = &self.plans.get(pi).recorded;
             if let Some(t) = self.timing.as_mut() {
-                t.add(recorded.iter().map(|r| &r.entry), &ticks, period);
+                t.add(recorded.iter().map(|r| &r.kernel.name), &ticks, period);
             }
         }
         self.check_errors("run")
@@ -1229,7 +1045,7 @@ impl WgpuBackend {
 }
 
 fn encode(pass: &mut wgpu::ComputePass<'_>, pipelines: &HashMap<&'static str, Pipeline>, r: &Recorded) {
-    pass.set_pipeline(&pipelines[r.entry].pipeline);
+    pass.set_pipeline(&pipelines[r.kernel.name].pipeline);
     match r.offset {
         Some(o) => pass.set_bind_group(0, &r.group0, &[o]),
         None => pass.set_bind_group(0, &r.group0, &[]),
@@ -1238,53 +1054,17 @@ fn encode(pass: &mut wgpu::ComputePass<'_>, pipelines: &HashMap<&'static str, Pi
     pass.dispatch_workgroups(r.workgroups.0, r.workgroups.1, 1);
 }
 
-/// Copy `runs` (`(first value, count)` of a field in `src`) into `dst`, packed one after
-/// another from its start.
-fn copy_runs(enc: &mut wgpu::CommandEncoder, src: &wgpu::Buffer, dst: &wgpu::Buffer, runs: &[(usize, usize)]) {
-    let mut at = 0u64;
-    for &(start, n) in runs {
-        enc.copy_buffer_to_buffer(src, start as u64 * 4, dst, at, n as u64 * 4);
-        at += n as u64 * 4;
-    }
-}
-
-/// `device.poll`, its error as ours.
-fn poll(device: &wgpu::Device, how: wgpu::PollType) -> Result<wgpu::PollStatus> {
-    device.poll(how).map_err(|e| backend_err(format!("waiting for the GPU failed: {e}")))
-}
-
-/// Map a `MAP_READ` buffer, wait for it (polling for up to `spin` first, see
-/// [`fluid_core::wait`]), give its bytes to `read`, unmap. `read` copies out what it needs in
-/// one pass: a whole-field read used to copy the bytes out first and then convert them, two
-/// allocations and copies of the field's size, which took u at 2048² 15–23 ms to read on the
-/// H100 host; 3–4.5 ms in one pass, as on Vulkan (doc/PERFORMANCE.md).
-fn map_read<T>(
-    device: &wgpu::Device,
-    buffer: &wgpu::Buffer,
-    spin: Duration,
-    read: impl FnOnce(&[u8]) -> T,
-) -> Result<T> {
-    let slice = buffer.slice(..);
-    let (tx, rx) = std::sync::mpsc::channel();
-    slice.map_async(wgpu::MapMode::Read, move |r| {
-        let _ = tx.send(r);
-    });
-    let mut mapped = None;
-    wait::poll_for(spin, || {
-        poll(device, wgpu::PollType::Poll)?;
-        mapped = rx.try_recv().ok();
-        Ok(mapped.is_some())
-    })?;
-    let mapped = match mapped {
-        Some(m) => m,
-        None => {
-            poll(device, wgpu::PollType::wait_indefinitely())?;
-            rx.recv().map_err(|_| backend_err("the map callback never ran"))?
+/// The values of a queued read whose map is done, from its buffer.
+fn slot_values(slot: &ReadSlot, plan: &ReadPlan) -> Result<Vec<f32>> {
+    match slot.mapped.get() {
+        Some(Ok(())) => {
+            let view = slot.buffer.slice(..).get_mapped_range();
+            match view.map(|m| f32s_le(&m[..plan.bytes() as usize])) {
+                Ok(fetched) => plan.finish(fetched),
+                Err(e) => Err(backend_err(format!("cannot read a buffer back: {e}"))),
+            }
         }
-    };
-    mapped.map_err(|e| backend_err(format!("cannot read a buffer back: {e}")))?;
-    // Unmapped whatever happens: `download_at` uses its buffer again.
-    let value = slice.get_mapped_range().map(|view| read(&view));
-    buffer.unmap();
-    value.map_err(|e| backend_err(format!("cannot read a buffer back: {e}")))
+        Some(Err(e)) => Err(backend_err(format!("cannot read a buffer back: {e}"))),
+        None => Err(backend_err("a queued read's buffer was never mapped (the map callback did not run)")),
+    }
 }

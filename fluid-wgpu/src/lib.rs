@@ -11,10 +11,12 @@
 //!
 //! Bindings: `@group(0)` holds the grid uniform (0), the step uniform (1), the kernel's
 //! parameter block (2, a dynamic offset into one buffer) and, for `splat`, the splat list (3);
-//! `@group(1)` holds the fields in [`fluid_core::Kernel::bindings`] order.
+//! `@group(1)` holds the fields in [`fluid_core::KernelDesc::bindings`] order.
 
 mod backend;
+mod device;
 pub use backend::*;
+pub use device::{AdapterSummary, adapters};
 /// The wgpu this backend is built on: an application that hands the backend its device
 /// ([`WgpuBackend::from_device`]) or draws from its buffers needs this version's types.
 pub use wgpu;

@@ -1,7 +1,7 @@
 //! `advect_cells`: one invocation traces one cell centre back along the velocity and samples
 //! density, temperature and dye there, applying each field's dissipation.
 
-use fluid_core::uniforms::{ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams};
+use fluid_core::grid::uniforms::{ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams};
 
 use rayon::prelude::*;
 
@@ -9,9 +9,11 @@ use rayon::prelude::*;
 use super::avx2::Avx2;
 
 use super::common::{
-    G, LANES, backtrace, backtrace_lanes, bilerp_stencils, bilerp_windows, bilerp4, bilerp4_window, stencil,
+    G, LANES, backtrace, backtrace_lanes, bilerp_stencils, bilerp_windows, bilerp4, bilerp4_window, rows_mut, stencil,
     stencil_lanes, velocity_at_cells,
 };
+use crate::dispatch::{Ctx, Slots};
+use fluid_core::ir::schedule::Dispatch;
 
 /// Where cell `(i, j)`'s content was `dt` ago, as interpolation stencils.
 #[inline(always)]
@@ -48,8 +50,12 @@ pub struct CellFields<'a> {
 /// Advect the cell fields whose bits are set in `p.fields` (one backtrace per cell serves all).
 pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], f: CellFields<'_>) {
     let nx = g.nx;
-    let (on_d, on_t, on_c) =
-        (p.fields & ADVECT_DENSITY != 0, p.fields & ADVECT_TEMPERATURE != 0, p.fields & ADVECT_DYE != 0);
+    // A field the scene does not carry is empty, whatever its bit says.
+    let (on_d, on_t, on_c) = (
+        p.fields & ADVECT_DENSITY != 0 && !f.density_out.is_empty(),
+        p.fields & ADVECT_TEMPERATURE != 0 && !f.temperature_out.is_empty(),
+        p.fields & ADVECT_DYE != 0 && !f.dye_out.is_empty(),
+    );
     let decay_d = (-p.density_dissipation * dt).exp();
     let decay_t = (-p.temperature_dissipation * dt).exp();
     let decay_c = (-p.dye_dissipation * dt).exp();
@@ -60,10 +66,9 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], f: CellFields
     let arch = crate::simd::arch();
     #[cfg(target_arch = "x86_64")]
     let avx2 = Avx2::get().filter(|_| g.walls_two_wide());
-    f.density_out
-        .par_chunks_mut(nx)
-        .zip(f.temperature_out.par_chunks_mut(nx))
-        .zip(f.dye_out.par_chunks_mut(4 * nx))
+    rows_mut(f.density_out, nx, g.ny)
+        .zip(rows_mut(f.temperature_out, nx, g.ny))
+        .zip(rows_mut(f.dye_out, 4 * nx, g.ny))
         .with_min_len(min_rows)
         .enumerate()
         .for_each(|(j, ((d_row, t_row), c_row))| {
@@ -150,6 +155,20 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], f: CellFields
                 },
             )
         });
+}
+
+/// The table's entry: a dispatch of `advect_cells` on the CPU.
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+    let p: AdvectParams = d.params().unwrap_or_default();
+    let fields = CellFields {
+        density: s.r(2),
+        temperature: s.r(3),
+        dye: s.r(4),
+        density_out: s.w(5),
+        temperature_out: s.w(6),
+        dye_out: s.w(7),
+    };
+    run(c.g, &p, c.dt, s.r(0), s.r(1), fields);
 }
 
 #[cfg(test)]

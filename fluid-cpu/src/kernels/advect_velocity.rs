@@ -1,7 +1,7 @@
 //! `advect_velocity`: one invocation computes the semi-Lagrangian value of one u-face and one
 //! v-face: trace the face position back along the velocity and sample there.
 
-use fluid_core::uniforms::AdvectParams;
+use fluid_core::grid::uniforms::AdvectParams;
 
 #[cfg(target_arch = "x86_64")]
 use super::avx2::Avx2;
@@ -10,6 +10,8 @@ use super::common::{
     G, LANES, backtrace, backtrace_lanes, for_each_row, sample_u, sample_u_lanes, sample_v, sample_v_lanes,
     velocity_at_u_faces, velocity_at_v_faces,
 };
+use crate::dispatch::{Ctx, Slots};
+use fluid_core::ir::schedule::Dispatch;
 
 /// New u at face `(i, j)`.
 #[inline(always)]
@@ -112,6 +114,12 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], u_out: &mut [
             }
         },
     );
+}
+
+/// The table's entry: a dispatch of `advect_velocity` on the CPU.
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+    let p: AdvectParams = d.params().unwrap_or_default();
+    run(c.g, &p, c.dt, s.r(0), s.r(1), s.w(2), s.w(3));
 }
 
 #[cfg(test)]

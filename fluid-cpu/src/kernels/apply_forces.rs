@@ -2,11 +2,13 @@
 //! buoyancy (averaged from the two cells beside a v-face) and vorticity confinement
 //! `ε·h·(N × ω)` (averaged from the two cells beside a face), then clamps the components.
 
-use fluid_core::uniforms::ForceParams;
+use fluid_core::grid::uniforms::ForceParams;
 
 use rayon::prelude::*;
 
 use super::common::{Cross, G, cross, for_each_row, next, prev};
+use crate::dispatch::{Ctx, Slots};
+use fluid_core::ir::schedule::Dispatch;
 
 /// |ω| gradient direction N and the confinement force `ε h (N_y ω, −N_x ω)` at cell `(i, j)`.
 #[inline(always)]
@@ -160,14 +162,14 @@ fn confinement_row(g: &G, p: &ForceParams, curl: &[f32], j: usize, fx: &mut [f32
 /// involved) take paths over row slices that vectorise; everything is the same bit for bit
 /// (tested). `scratch` holds the forces; it is grown to two fields of cells when shorter (keep
 /// it between calls to avoid allocating).
-pub fn run(
+pub fn run<'a>(
     g: &G,
     p: &ForceParams,
     dt: f32,
     u: &mut [f32],
     v: &mut [f32],
-    density: &[f32],
-    temperature: &[f32],
+    density: &'a [f32],
+    temperature: &'a [f32],
     curl: &[f32],
     scratch: &mut Vec<f32>,
 ) {
@@ -229,6 +231,7 @@ pub fn run(
         },
     );
     let buoyant = p.density_weight != 0.0 || p.temperature_lift != 0.0;
+    let zeros = if buoyant { Vec::new() } else { vec![0.0f32; nx] };
     for_each_row(
         v,
         nx,
@@ -245,8 +248,9 @@ pub fn run(
             let params = *p;
             let p = &params;
             let (cd, cu) = ((j - 1) * nx, j * nx);
-            let (dd, du) = (&density[cd..][..nx], &density[cu..][..nx]);
-            let (td, tu) = (&temperature[cd..][..nx], &temperature[cu..][..nx]);
+            // Without buoyancy the cell fields are not read (a scene may carry none).
+            let rows = |f: &'a [f32]| if buoyant { (&f[cd..][..nx], &f[cu..][..nx]) } else { (&zeros[..], &zeros[..]) };
+            let ((dd, du), (td, tu)) = (rows(density), rows(temperature));
             let (fd, fu) = (&fy[cd..][..nx], &fy[cu..][..nx]);
             let faces = row.iter_mut().zip(dd).zip(du).zip(td).zip(tu).zip(fd).zip(fu);
             for ((((((x, &dd), &du), &td), &tu), fd), fu) in faces {
@@ -261,6 +265,26 @@ pub fn run(
             }
         },
     );
+}
+
+/// The table's entry: a dispatch of `apply_forces` on the CPU.
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+    let p: ForceParams = d.params().unwrap_or_default();
+    // A cell field the scene does not carry is empty; buoyancy reads it as the zeros it held.
+    let zeros;
+    let (mut density, mut temperature) = (s.r(2), s.r(3));
+    let buoyant = p.density_weight != 0.0 || p.temperature_lift != 0.0;
+    if buoyant && (density.is_empty() || temperature.is_empty()) {
+        zeros = vec![0.0; c.g.nx * c.g.ny];
+        if density.is_empty() {
+            density = &zeros;
+        }
+        if temperature.is_empty() {
+            temperature = &zeros;
+        }
+    }
+    let (u, v) = (s.w(0), s.w(1));
+    run(c.g, &p, c.dt, u, v, density, temperature, s.r(4), c.scratch);
 }
 
 #[cfg(test)]

@@ -4,9 +4,11 @@
 //! magnitude; the form `n d − Σ d_nbr` would, and CG's recursive residual would drift from the
 //! true one by that much (measured: MGPCG stalled near 3e-5 at 256²).
 
-use fluid_core::uniforms::CgParams;
+use fluid_core::grid::uniforms::CgParams;
 
 use super::common::{Around, G, Rows, for_each_row, neighbour_sum, split_around};
+use crate::dispatch::{Ctx, Slots};
+use fluid_core::ir::schedule::Dispatch;
 
 /// `q` at cell `(i, j)`, with `d(k)` the direction at flat index `k`: the reference that
 /// [`run`] matches bit for bit (tested).
@@ -43,6 +45,12 @@ pub fn run(g: &G, params: &CgParams, mg: &mut [f32]) {
             row[nx - 1] = apply_cell(g, (nx, ny), |k| d[k], nx - 1, j);
         },
     );
+}
+
+/// The table's entry: a dispatch of `cg_apply` on the CPU.
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+    let p: CgParams = d.params().unwrap_or_default();
+    run(c.g, &p, s.w(0));
 }
 
 #[cfg(test)]

@@ -5,11 +5,13 @@
 //! residual reaches its rounding floor, the classical recurrence without that restart lost
 //! conjugacy and blew up (measured at 256²: 4e-7 after 6 iterations, 0.1 after 16).
 
-use fluid_core::uniforms::CgParams;
+use fluid_core::grid::uniforms::CgParams;
 
 use rayon::prelude::*;
 
 use super::common::split_around;
+use crate::dispatch::{Ctx, Slots};
+use fluid_core::ir::schedule::Dispatch;
 
 /// β from the scalars; `None` for `d = z`.
 pub fn beta(params: &CgParams, scalars: impl Fn(usize) -> f32) -> Option<f32> {
@@ -38,4 +40,10 @@ pub fn run(params: &CgParams, mg: &mut [f32]) {
             },
         )
     });
+}
+
+/// The table's entry: a dispatch of `cg_direction` on the CPU.
+pub(crate) fn dispatch(_c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+    let p: CgParams = d.params().unwrap_or_default();
+    run(&p, s.w(0));
 }

@@ -4,11 +4,13 @@
 //! `partials[wg]`; pass 1: one workgroup folds the partials the same way into
 //! `scalars[slot]`.
 
-use fluid_core::uniforms::CgParams;
+use fluid_core::grid::uniforms::CgParams;
 
 use rayon::prelude::*;
 
 use super::common::split_around;
+use crate::dispatch::{Ctx, Slots};
+use fluid_core::ir::schedule::Dispatch;
 
 const WG: usize = 256;
 
@@ -64,6 +66,12 @@ pub fn run(params: &CgParams, mg: &mut [f32]) {
         }
         mg[params.scalars as usize + params.slot as usize] = tree(lanes);
     }
+}
+
+/// The table's entry: a dispatch of `cg_dot` on the CPU.
+pub(crate) fn dispatch(_c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+    let p: CgParams = d.params().unwrap_or_default();
+    run(&p, s.w(0));
 }
 
 #[cfg(test)]

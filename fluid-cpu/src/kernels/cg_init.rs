@@ -2,11 +2,13 @@
 //! residual `r = b − A x` with `b = −h² ∇·u / dt`, `A` applied in difference form, into the
 //! packed multigrid buffer.
 
-use fluid_core::uniforms::CgParams;
+use fluid_core::grid::uniforms::CgParams;
 
 use rayon::prelude::*;
 
 use super::common::{G, Rows, df_differences};
+use crate::dispatch::{Ctx, Slots};
+use fluid_core::ir::schedule::Dispatch;
 
 /// `(x_hi, x_lo, r)` at cell `(i, j)`.
 #[inline(always)]
@@ -76,6 +78,12 @@ pub fn run(g: &G, params: &CgParams, dt: f32, pressure: &[f32], pressure_lo: &[f
                 },
             )
         });
+}
+
+/// The table's entry: a dispatch of `cg_init` on the CPU.
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+    let p: CgParams = d.params().unwrap_or_default();
+    run(c.g, &p, c.dt, s.r(0), s.r(1), s.r(2), s.w(3));
 }
 
 #[cfg(test)]

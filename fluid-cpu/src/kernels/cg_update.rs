@@ -5,11 +5,13 @@
 //! about the size of the whole pressure, and leave the f32 floor in `x` that double-float is
 //! there to remove; the short α makes the product exact and is the same α for `x` and `r`.
 
-use fluid_core::uniforms::CgParams;
+use fluid_core::grid::uniforms::CgParams;
 
 use rayon::prelude::*;
 
 use super::common::{df_add_product, trunc12};
+use crate::dispatch::{Ctx, Slots};
+use fluid_core::ir::schedule::Dispatch;
 
 /// α from the scalars.
 pub fn alpha(params: &CgParams, mg: &[f32]) -> f32 {
@@ -52,6 +54,12 @@ pub fn run(params: &CgParams, mg: &mut [f32]) {
                 },
             )
         });
+}
+
+/// The table's entry: a dispatch of `cg_update` on the CPU.
+pub(crate) fn dispatch(_c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+    let p: CgParams = d.params().unwrap_or_default();
+    run(&p, s.w(0));
 }
 
 #[cfg(test)]

@@ -1,9 +1,21 @@
 //! Shared helpers of the CPU kernels: the twin of `fluid-shaders/shaders/shared/`.
 //! Index helpers, boundary handling, bilinear sampling and the backtrace.
 
-use fluid_core::uniforms::GridUniform;
+use fluid_core::grid::uniforms::GridUniform;
 use fluid_core::{Boundary, FieldKind};
+use rayon::iter::Either;
 use rayon::prelude::*;
+
+/// The rows of `width` values of a field a kernel writes row by row, or, for a field the scene
+/// does not carry (empty), as many empty rows: zipped with the other fields' rows, it leaves
+/// their iteration whole.
+pub fn rows_mut(field: &mut [f32], width: usize, rows: usize) -> impl IndexedParallelIterator<Item = &mut [f32]> {
+    if field.is_empty() {
+        Either::Left((0..rows).into_par_iter().map(|_| <&mut [f32]>::default()))
+    } else {
+        Either::Right(field.par_chunks_mut(width))
+    }
+}
 
 /// The grid as kernels use it.
 #[derive(Clone, Copy, Debug)]

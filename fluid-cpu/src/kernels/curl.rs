@@ -2,6 +2,8 @@
 //! cell-centred velocities of its neighbours (central differences; one-sided at walls).
 
 use super::common::{G, for_each_row, next, prev};
+use crate::dispatch::{Ctx, Slots};
+use fluid_core::ir::schedule::Dispatch;
 
 /// Cell-centred u of cell `(i, j)`.
 #[inline(always)]
@@ -60,6 +62,11 @@ pub fn run(g: &G, u: &[f32], v: &[f32], curl: &mut [f32]) {
             }
         },
     );
+}
+
+/// The table's entry: a dispatch of `curl` on the CPU.
+pub(crate) fn dispatch(c: &mut Ctx<'_>, _d: &Dispatch, mut s: Slots<'_>) {
+    run(c.g, s.r(0), s.r(1), s.w(2));
 }
 
 #[cfg(test)]

@@ -4,9 +4,11 @@
 //! Wall-normal faces stay zero; along a wall the tangential velocity is free-slip (the missing
 //! neighbour mirrors the face itself, so it drops out of both sums).
 
-use fluid_core::uniforms::DiffuseParams;
+use fluid_core::grid::uniforms::DiffuseParams;
 
 use super::common::{Cross, G, cross, for_each_row, inner, next, prev};
+use crate::dispatch::{Ctx, Slots};
+use fluid_core::ir::schedule::Dispatch;
 
 /// One sweep at u-face `(i, j)`.
 #[inline(always)]
@@ -116,6 +118,12 @@ pub fn run(
             }
         },
     );
+}
+
+/// The table's entry: a dispatch of `diffuse_velocity` on the CPU.
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+    let p: DiffuseParams = d.params().unwrap_or_default();
+    run(c.g, &p, c.dt, s.r(0), s.r(1), s.r(2), s.r(3), s.w(4), s.w(5));
 }
 
 #[cfg(test)]

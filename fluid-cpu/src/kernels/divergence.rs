@@ -2,6 +2,8 @@
 //! one cell.
 
 use super::common::{G, for_each_row};
+use crate::dispatch::{Ctx, Slots};
+use fluid_core::ir::schedule::Dispatch;
 
 /// Divergence of cell `(i, j)`.
 #[inline(always)]
@@ -26,6 +28,11 @@ pub fn run(g: &G, u: &[f32], v: &[f32], out: &mut [f32]) {
             }
         },
     );
+}
+
+/// The table's entry: a dispatch of `divergence` on the CPU.
+pub(crate) fn dispatch(c: &mut Ctx<'_>, _d: &Dispatch, mut s: Slots<'_>) {
+    run(c.g, s.r(0), s.r(1), s.w(2));
 }
 
 #[cfg(test)]

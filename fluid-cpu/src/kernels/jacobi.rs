@@ -11,9 +11,11 @@
 //! change by less than 1.2e-38; GPUs commonly flush the same way (Vulkan leaves it to the
 //! driver unless a shader asks to preserve them).
 
-use fluid_core::uniforms::JacobiParams;
+use fluid_core::grid::uniforms::JacobiParams;
 
 use super::common::{Cross, G, cross, flush_subnormal, for_each_row, inner, next, prev};
+use crate::dispatch::{Ctx, Slots};
+use fluid_core::ir::schedule::Dispatch;
 
 /// Sum of the existing neighbours' pressure and their count, for cell `(i, j)`.
 #[inline(always)]
@@ -188,6 +190,12 @@ pub fn neighbour_count(g: &G, i: usize, j: usize) -> f32 {
         if periodic { 2.0 } else { f32::from(u8::from(k > 0)) + f32::from(u8::from(k + 1 < n)) }
     };
     side(i, g.nx, g.px) + side(j, g.ny, g.py)
+}
+
+/// The table's entry: a dispatch of `jacobi` on the CPU.
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+    let p: JacobiParams = d.params().unwrap_or_default();
+    run(c.g, &p, c.dt, s.r(0), s.r(1), s.w(2));
 }
 
 #[cfg(test)]

@@ -4,10 +4,12 @@
 //! on the CPU they are literally that many [`super::jacobi`] sweeps through temporaries, which
 //! defines the answer the shader must give.
 
-use fluid_core::uniforms::{JacobiParams, MULTISWEEP_MAX};
+use fluid_core::grid::uniforms::{JacobiParams, MULTISWEEP_MAX};
 
 use super::common::G;
 use super::jacobi;
+use crate::dispatch::{Ctx, Slots};
+use fluid_core::ir::schedule::Dispatch;
 
 /// `params.sweeps` sweeps (clamped to 1 ..= [`MULTISWEEP_MAX`], as the shader does) from `p`
 /// into `out`; `zero_initial` applies to the first.
@@ -26,4 +28,10 @@ pub fn run(g: &G, params: &JacobiParams, dt: f32, p: &[f32], div: &[f32], out: &
         std::mem::swap(&mut a, &mut b);
     }
     jacobi::run(g, &later, dt, &a, div, out);
+}
+
+/// The table's entry: a dispatch of `jacobi_multisweep` on the CPU.
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+    let p: JacobiParams = d.params().unwrap_or_default();
+    run(c.g, &p, c.dt, s.r(0), s.r(1), s.w(2));
 }

@@ -1,14 +1,16 @@
 //! `mg_coarse`: the rest of a multigrid V-cycle from one small level down to the coarsest and
 //! back up, in one invocation. On the GPU one workgroup walks the steps with a barrier between
 //! them (a small level costs a dispatch's latency, not its cells); here the steps of
-//! [`fluid_core::multigrid::v_cycle`] from that level on run one after another through the
+//! [`fluid_core::grid::pressure::multigrid::v_cycle`] from that level on run one after another through the
 //! per-level kernels, which defines the answer the shader must give.
 
-use fluid_core::multigrid::{Step, levels_from, v_cycle};
-use fluid_core::uniforms::MgParams;
+use fluid_core::grid::pressure::multigrid::{Step, levels_from, v_cycle};
+use fluid_core::grid::uniforms::MgParams;
 
 use super::common::G;
 use super::{mg_prolong, mg_restrict, mg_smooth};
+use crate::dispatch::{Ctx, Slots};
+use fluid_core::ir::schedule::Dispatch;
 
 /// The cycle from the level `params` names (`nx`, `ny`, `b`); `colour` 1: the symmetric cycle;
 /// `zero_initial` 1: the level starts from zero.
@@ -22,4 +24,10 @@ pub fn run(g: &G, params: &MgParams, mg: &mut [f32]) {
             Step::Coarse(_) | Step::Smooth2(_) => unreachable!("the plain v_cycle has single passes only"),
         }
     }
+}
+
+/// The table's entry: a dispatch of `mg_coarse` on the CPU.
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+    let p: MgParams = d.params().unwrap_or_default();
+    run(c.g, &p, s.w(0));
 }

@@ -5,12 +5,14 @@
 //! `b` is just the scaled divergence, and the pressure is set to zero).
 
 #[cfg(doc)]
-use fluid_core::multigrid::LOAD_COPY;
-use fluid_core::multigrid::LOAD_RESIDUAL;
-use fluid_core::uniforms::MgParams;
+use fluid_core::grid::pressure::multigrid::LOAD_COPY;
+use fluid_core::grid::pressure::multigrid::LOAD_RESIDUAL;
+use fluid_core::grid::uniforms::MgParams;
 use rayon::prelude::*;
 
 use super::common::{G, df_differences, df_row, for_each_row};
+use crate::dispatch::{Ctx, Slots};
+use fluid_core::ir::schedule::Dispatch;
 
 /// `b` at cell `(i, j)` in [`LOAD_RESIDUAL`] mode: `−h² ∇·u / dt − A (hi + lo)`.
 #[inline(always)]
@@ -73,6 +75,12 @@ pub fn run(
     } else {
         p.copy_from_slice(pressure);
     }
+}
+
+/// The table's entry: a dispatch of `mg_load` on the CPU.
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+    let p: MgParams = d.params().unwrap_or_default();
+    run(c.g, &p, c.dt, s.w(0), s.w(1), s.r(2), s.w(3));
 }
 
 #[cfg(test)]

@@ -3,9 +3,11 @@
 //! cells beside the parent on its side, 1/16 of the diagonal one (walls: the parent again;
 //! periodic axes wrap).
 
-use fluid_core::uniforms::MgParams;
+use fluid_core::grid::uniforms::MgParams;
 
 use super::common::{Around, G, for_each_row, split_around};
+use crate::dispatch::{Ctx, Slots};
+use fluid_core::ir::schedule::Dispatch;
 
 /// The coarse neighbour beside parent `c` on the side of fine index `i`, on an axis of `n`
 /// coarse cells.
@@ -103,6 +105,12 @@ pub fn add_row(g: &G, params: &MgParams, cp: &[f32], j: usize, row: &mut [f32]) 
     for (i, x) in row.iter_mut().enumerate().skip(1 + 2 * pairs) {
         *x += slow(i);
     }
+}
+
+/// The table's entry: a dispatch of `mg_prolong` on the CPU.
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+    let p: MgParams = d.params().unwrap_or_default();
+    run(c.g, &p, s.w(0));
 }
 
 #[cfg(test)]

@@ -2,9 +2,11 @@
 //! of each coarse cell into the coarser level's `b`; the coarser `p` set to zero. Children are
 //! summed in the order (0,0), (1,0), (0,1), (1,1).
 
-use fluid_core::uniforms::MgParams;
+use fluid_core::grid::uniforms::MgParams;
 
 use super::common::{Around, Cross, G, Rows, for_each_row_scratch, level_neighbours, split_around};
+use crate::dispatch::{Ctx, Slots};
+use fluid_core::ir::schedule::Dispatch;
 
 /// Coarse `b` at coarse cell `(ci, cj)`, reading the level's `p` and `b` through `p(k)` and
 /// `b(k)` (their `k`-th values).
@@ -135,6 +137,12 @@ pub fn run(g: &G, params: &MgParams, mg: &mut [f32]) {
         },
     );
     p.fill(0.0);
+}
+
+/// The table's entry: a dispatch of `mg_restrict` on the CPU.
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+    let p: MgParams = d.params().unwrap_or_default();
+    run(c.g, &p, s.w(0));
 }
 
 #[cfg(test)]

@@ -2,9 +2,11 @@
 //! level, from the iterate at `p` into `tmp` (the cells of the other colour are copied), as
 //! [`super::sor`] does on the grid.
 
-use fluid_core::uniforms::MgParams;
+use fluid_core::grid::uniforms::MgParams;
 
 use super::common::{Around, Cross, G, Rows, for_each_row, level_neighbours, next, prev, split_around};
+use crate::dispatch::{Ctx, Slots};
+use fluid_core::ir::schedule::Dispatch;
 
 /// The pass at cell `(i, j)` of the level, reading its iterate and right-hand side through
 /// `p(k)` and `b(k)` (their `k`-th values; the iterate is taken as zero when the pass starts
@@ -135,6 +137,12 @@ pub fn run(g: &G, params: &MgParams, mg: &mut [f32]) {
             },
         ),
     }
+}
+
+/// The table's entry: a dispatch of `mg_smooth` on the CPU.
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+    let p: MgParams = d.params().unwrap_or_default();
+    run(c.g, &p, s.w(0));
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! iterate at `p` (plus the next coarser level's correction when `cnx` > 0, as `mg_prolong`
 //! adds it) into `tmp`, `p` left as it was; with the `SMOOTH2_RESTRICT` bit of `colour`, then
 //! the result's residual restricted into the coarser level instead, as `mg_restrict` does.
-//! The four [`super::mg_smooth`] passes of [`fluid_core::multigrid::smooth2_passes`], one after
+//! The four [`super::mg_smooth`] passes of [`fluid_core::grid::pressure::multigrid::smooth2_passes`], one after
 //! the other, define the answer.
 //!
 //! On the GPU a workgroup loads its tile plus a halo of five cells and runs the four passes in
@@ -19,12 +19,16 @@
 
 use std::ops::Range;
 
-use fluid_core::multigrid::{SMOOTH2_ACCUMULATE, SMOOTH2_LOAD_RESIDUAL, SMOOTH2_RESTRICT, smooth2_passes};
-use fluid_core::uniforms::MgParams;
+use fluid_core::grid::pressure::multigrid::{
+    SMOOTH2_ACCUMULATE, SMOOTH2_LOAD_RESIDUAL, SMOOTH2_RESTRICT, smooth2_passes,
+};
+use fluid_core::grid::uniforms::MgParams;
 use rayon::prelude::*;
 
 use super::common::{G, Rows, df_accumulate, for_each_row};
 use super::{mg_load, mg_prolong, mg_restrict, mg_smooth};
+use crate::dispatch::{Ctx, Slots};
+use fluid_core::ir::schedule::Dispatch;
 
 /// The double-float pressure and the divergence, for the level-0 steps of a double-float solve.
 pub struct Pressure<'a> {
@@ -65,7 +69,7 @@ fn job_scratch(nx: usize, band: usize) -> usize {
 /// The scratch [`run`] needs on any level of a grid of `nx × ny` cells with `threads` threads
 /// (the backend allocates it with the fields).
 pub fn scratch_len(nx: usize, ny: usize, threads: usize) -> usize {
-    fluid_core::multigrid::levels(nx as u32, ny as u32)
+    fluid_core::grid::pressure::multigrid::levels(nx as u32, ny as u32)
         .iter()
         .map(|l| {
             let (x, y) = (l.nx as usize, l.ny as usize);
@@ -430,10 +434,18 @@ fn carve(buf: &mut [f32], cut: [Range<usize>; 4]) -> Option<([&mut [f32]; 4], Re
     Some((out, Rest { pieces }))
 }
 
+/// The table's entry: a dispatch of `mg_smooth2` on the CPU.
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+    let p: MgParams = d.params().unwrap_or_default();
+    let mg = s.w(0);
+    let pressure = Pressure { hi: s.w(1), lo: s.w(2), div: s.r(3), dt: c.dt };
+    run(c.g, &p, mg, Some(pressure), c.scratch);
+}
+
 #[cfg(test)]
 mod tests {
+    use fluid_core::grid::pressure::multigrid::{Step, buffer_len, levels, v_cycle};
     use fluid_core::grid::{Boundary, Grid};
-    use fluid_core::multigrid::{Step, buffer_len, levels, v_cycle};
 
     use super::super::mg_coarse;
     use super::*;

@@ -3,11 +3,13 @@
 //! `p`) or [`STORE_ADD`] (`p` added to the double-float pressure).
 
 #[cfg(doc)]
-use fluid_core::multigrid::STORE_COPY;
-use fluid_core::multigrid::{STORE_ADD, STORE_PAIR};
-use fluid_core::uniforms::MgParams;
+use fluid_core::grid::pressure::multigrid::STORE_COPY;
+use fluid_core::grid::pressure::multigrid::{STORE_ADD, STORE_PAIR};
+use fluid_core::grid::uniforms::MgParams;
 
 use super::common::df_accumulate;
+use crate::dispatch::{Ctx, Slots};
+use fluid_core::ir::schedule::Dispatch;
 
 /// Write `pressure` and `pressure_lo`.
 pub fn run(params: &MgParams, mg: &[f32], pressure: &mut [f32], pressure_lo: &mut [f32]) {
@@ -27,4 +29,10 @@ pub fn run(params: &MgParams, mg: &[f32], pressure: &mut [f32], pressure_lo: &mu
             pressure_lo.fill(0.0);
         }
     }
+}
+
+/// The table's entry: a dispatch of `mg_store` on the CPU.
+pub(crate) fn dispatch(_c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+    let p: MgParams = d.params().unwrap_or_default();
+    run(&p, s.r(0), s.w(1), s.w(2));
 }

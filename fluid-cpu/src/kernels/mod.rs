@@ -1,6 +1,44 @@
 //! The CPU kernels, one file per kernel, named like their WGSL twins. Each exposes a
 //! per-sample function (`<kernel>_cell`, `..._u_face`, `..._v_face`) that reads like a shader
-//! invocation, and a `run` that drives it over rows with rayon.
+//! invocation, a `run` that drives it over rows with rayon, and a `dispatch` that takes a
+//! schedule's dispatch to `run`; a table maps each kernel to its `dispatch`.
+
+use fluid_core::Kernel;
+use fluid_core::grid::kernels as k;
+
+use crate::dispatch::KernelFn;
+
+/// Every kernel's CPU entry.
+pub(crate) const TABLE: &[(Kernel, KernelFn)] = &[
+    (k::ADVECT_VELOCITY, advect_velocity::dispatch),
+    (k::ADVECT_CELLS, advect_cells::dispatch),
+    (k::SPLAT, splat::dispatch),
+    (k::CURL, curl::dispatch),
+    (k::APPLY_FORCES, apply_forces::dispatch),
+    (k::DIFFUSE_VELOCITY, diffuse_velocity::dispatch),
+    (k::DIVERGENCE, divergence::dispatch),
+    (k::JACOBI, jacobi::dispatch),
+    (k::JACOBI_MULTISWEEP, jacobi_multisweep::dispatch),
+    (k::SOR, sor::dispatch),
+    (k::RELAX, relax::dispatch),
+    (k::MG_LOAD, mg_load::dispatch),
+    (k::MG_SMOOTH, mg_smooth::dispatch),
+    (k::MG_SMOOTH2, mg_smooth2::dispatch),
+    (k::MG_RESTRICT, mg_restrict::dispatch),
+    (k::MG_PROLONG, mg_prolong::dispatch),
+    (k::MG_COARSE, mg_coarse::dispatch),
+    (k::MG_STORE, mg_store::dispatch),
+    (k::POISSON_TAPS, poisson_taps::dispatch),
+    (k::POISSON_ROWS, poisson_rows::dispatch),
+    (k::POISSON_COLS, poisson_cols::dispatch),
+    (k::CG_INIT, cg_init::dispatch),
+    (k::CG_DOT, cg_dot::dispatch),
+    (k::CG_DIRECTION, cg_direction::dispatch),
+    (k::CG_APPLY, cg_apply::dispatch),
+    (k::CG_UPDATE, cg_update::dispatch),
+    (k::SUBTRACT_GRADIENT, subtract_gradient::dispatch),
+    (k::RESIDUAL, residual::dispatch),
+];
 
 pub mod advect_cells;
 pub mod advect_velocity;

@@ -2,10 +2,12 @@
 //! `out(x, y) = Σ_i Σ_t tap_i[t] · tmp_i(x, fold(y + t − k))`, written into `q` (mode 0), the
 //! pressure (mode 1), or the pressure plus `q` (mode 2, the warm start's part).
 
-use fluid_core::poisson_filter::{MAX_TAPS, fold};
-use fluid_core::uniforms::FilterParams;
+use fluid_core::grid::pressure::poisson_filter::{MAX_TAPS, fold};
+use fluid_core::grid::uniforms::FilterParams;
 
 use super::common::{G, for_each_row, split_around};
+use crate::dispatch::{Ctx, Slots};
+use fluid_core::ir::schedule::Dispatch;
 
 /// The filtered value at `(x, y)`: the reference that [`run`] matches bit for bit (tested).
 #[inline(always)]
@@ -85,6 +87,12 @@ pub fn run(g: &G, params: &FilterParams, mg: &mut [f32], pressure: &mut [f32]) {
             }
         },
     );
+}
+
+/// The table's entry: a dispatch of `poisson_cols` on the CPU.
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+    let p: FilterParams = d.params().unwrap_or_default();
+    run(c.g, &p, s.w(0), s.w(1));
 }
 
 #[cfg(test)]

@@ -2,10 +2,12 @@
 //! `tmp_i(x, y) = Σ_t tap_i[t] · src(fold(x + t − k), y)`, with `src` the pressure (mode 0) or
 //! `b = −h² ∇·u / dt` (mode 1), folded by mirroring at walls and wrapping on periodic axes.
 
-use fluid_core::poisson_filter::{MAX_TAPS, fold};
-use fluid_core::uniforms::FilterParams;
+use fluid_core::grid::pressure::poisson_filter::{MAX_TAPS, fold};
+use fluid_core::grid::uniforms::FilterParams;
 
 use super::common::{G, for_each_row_scratch, split_around};
+use crate::dispatch::{Ctx, Slots};
+use fluid_core::ir::schedule::Dispatch;
 
 /// The source value of cell `c`: the pressure (mode 0) or `b = −h² ∇·u / dt` (mode 1).
 #[inline(always)]
@@ -82,4 +84,10 @@ pub fn run(g: &G, params: &FilterParams, dt: f32, pressure: &[f32], div: &[f32],
             },
         );
     }
+}
+
+/// The table's entry: a dispatch of `poisson_rows` on the CPU.
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+    let p: FilterParams = d.params().unwrap_or_default();
+    run(c.g, &p, c.dt, s.r(0), s.r(1), s.w(2));
 }

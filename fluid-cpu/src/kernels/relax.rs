@@ -6,10 +6,12 @@
 //! accumulates into `pressure` (reset on the first iteration), so the residual of the pressure
 //! equation measures what is left; in pressure terms the iteration is weighted Jacobi with ω/2.
 
-use fluid_core::uniforms::JacobiParams;
+use fluid_core::grid::uniforms::JacobiParams;
 
 use super::common::{G, for_each_row};
 use super::jacobi::neighbour_count;
+use crate::dispatch::{Ctx, Slots};
+use fluid_core::ir::schedule::Dispatch;
 
 /// `d` of cell `(i, j)`.
 #[inline(always)]
@@ -144,6 +146,12 @@ pub fn run(
             }
         },
     );
+}
+
+/// The table's entry: a dispatch of `relax` on the CPU.
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+    let p: JacobiParams = d.params().unwrap_or_default();
+    run(c.g, &p, c.dt, s.r(0), s.r(1), s.w(2), s.w(3), s.w(4), c.scratch);
 }
 
 #[cfg(test)]

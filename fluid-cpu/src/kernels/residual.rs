@@ -5,6 +5,8 @@
 //! f32 rounding of the pressure itself can be measured.
 
 use super::common::{G, df_differences, df_row, for_each_row};
+use crate::dispatch::{Ctx, Slots};
+use fluid_core::ir::schedule::Dispatch;
 
 /// Residual at cell `(i, j)`; `k = dt / h²`.
 #[inline(always)]
@@ -31,6 +33,11 @@ pub fn run(g: &G, dt: f32, hi: &[f32], lo: &[f32], div: &[f32], out: &mut [f32])
             )
         },
     );
+}
+
+/// The table's entry: a dispatch of `residual` on the CPU.
+pub(crate) fn dispatch(c: &mut Ctx<'_>, _d: &Dispatch, mut s: Slots<'_>) {
+    run(c.g, c.dt, s.r(0), s.r(1), s.r(2), s.w(3));
 }
 
 #[cfg(test)]

@@ -6,10 +6,12 @@
 //! value), one red pass and one black pass are one Gauss–Seidel iteration. The pass reads one
 //! buffer and writes another, so it is race-free and identical on every backend.
 
-use fluid_core::uniforms::JacobiParams;
+use fluid_core::grid::uniforms::JacobiParams;
 
 use super::common::{Cross, G, cross, for_each_row, inner};
 use super::jacobi::{cold_start_cell, jacobi_cell, jacobi_interior};
+use crate::dispatch::{Ctx, Slots};
+use fluid_core::ir::schedule::Dispatch;
 
 /// New pressure at cell `(i, j)` for the pass of colour `params.colour`.
 #[inline(always)]
@@ -53,6 +55,12 @@ pub fn run(g: &G, params: &JacobiParams, dt: f32, p: &[f32], div: &[f32], out: &
             }
         },
     );
+}
+
+/// The table's entry: a dispatch of `sor` on the CPU.
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+    let p: JacobiParams = d.params().unwrap_or_default();
+    run(c.g, &p, c.dt, s.r(0), s.r(1), s.w(2));
 }
 
 #[cfg(test)]

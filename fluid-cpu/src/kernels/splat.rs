@@ -9,12 +9,14 @@
 //! [`splat_weight`]. The product differs from `exp(−(dx² + dy²)/r²)` by a few ulps (tested),
 //! as the GPU's `exp` does from libm's.
 
+use fluid_core::grid::uniforms::{FALLOFF_GAUSSIAN, SplatGpu};
 use fluid_core::splat::{GAUSSIAN_CUTOFF, splat_weight};
-use fluid_core::uniforms::{FALLOFF_GAUSSIAN, SplatGpu};
 
 use rayon::prelude::*;
 
-use super::common::{G, for_each_row_scratch};
+use super::common::{G, for_each_row_scratch, rows_mut};
+use crate::dispatch::{Ctx, Slots};
+use fluid_core::ir::schedule::Dispatch;
 
 /// `|d|`, or its minimum image on a periodic axis of length `len`.
 #[inline(always)]
@@ -245,6 +247,7 @@ fn add_cell_row(
     prepared: &[Prepared<'_>],
     used: [bool; 6],
     j: usize,
+    nx: usize,
     (d_row, t_row, c_row): (&mut [f32], &mut [f32], &mut [f32]),
     w: &mut [f32],
     add: &mut [f32],
@@ -254,7 +257,6 @@ fn add_cell_row(
     if lo >= hi {
         return;
     }
-    let nx = d_row.len();
     let (scalars, dye) = add.split_at_mut(2 * nx);
     let dye_used = used[2..].iter().any(|u| *u);
     for (sum, _) in scalars.chunks_exact_mut(nx).zip(used).filter(|(_, used)| *used) {
@@ -357,12 +359,17 @@ pub fn run(g: &G, splats: &[SplatGpu], f: SplatFields<'_>) {
         );
     }
     let nx = g.nx;
-    let used: [bool; 6] = std::array::from_fn(|c| splats.iter().any(|s| cell_amounts(s)[c] != 0.0));
+    // A field the scene does not carry is empty: nothing is added to it.
+    let present = [!f.density.is_empty(), !f.temperature.is_empty(), !f.dye.is_empty()];
+    let used: [bool; 6] =
+        std::array::from_fn(|c| present[c.min(2)] && splats.iter().any(|s| cell_amounts(s)[c] != 0.0));
+    if !used.iter().any(|u| *u) {
+        return;
+    }
     let arch = crate::simd::arch();
-    f.density
-        .par_chunks_mut(nx)
-        .zip(f.temperature.par_chunks_mut(nx))
-        .zip(f.dye.par_chunks_mut(4 * nx))
+    rows_mut(f.density, nx, g.ny)
+        .zip(rows_mut(f.temperature, nx, g.ny))
+        .zip(rows_mut(f.dye, 4 * nx, g.ny))
         .with_min_len((4096 / nx).max(1))
         .enumerate()
         .for_each_init(
@@ -371,16 +378,22 @@ pub fn run(g: &G, splats: &[SplatGpu], f: SplatFields<'_>) {
                 crate::simd::vectorized(
                     arch,
                     #[inline(always)]
-                    || add_cell_row(&prepared, used, j, (&mut *d_row, &mut *t_row, &mut *c_row), w, add),
+                    || add_cell_row(&prepared, used, j, nx, (&mut *d_row, &mut *t_row, &mut *c_row), w, add),
                 )
             },
         );
 }
 
+/// The table's entry: a dispatch of `splat` on the CPU.
+pub(crate) fn dispatch(c: &mut Ctx<'_>, _d: &Dispatch, mut s: Slots<'_>) {
+    let fields = SplatFields { u: s.w(0), v: s.w(1), density: s.w(2), temperature: s.w(3), dye: s.w(4) };
+    run(c.g, c.splats, fields);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fluid_core::uniforms::FALLOFF_LINEAR;
+    use fluid_core::grid::uniforms::FALLOFF_LINEAR;
     use fluid_core::{Boundary, FieldId, Grid};
 
     /// `reaches` (which skips the gaussian's `exp`) says exactly whether `splat_weight` is

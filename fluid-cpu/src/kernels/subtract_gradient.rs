@@ -3,6 +3,8 @@
 //! pressure_lo` (high and low parts differenced separately). Wall faces stay zero.
 
 use super::common::{G, for_each_row};
+use crate::dispatch::{Ctx, Slots};
+use fluid_core::ir::schedule::Dispatch;
 
 /// `p[a] − p[b]` of the double-float pressure.
 #[inline(always)]
@@ -77,6 +79,11 @@ pub fn run(g: &G, dt: f32, u: &mut [f32], v: &mut [f32], hi: &[f32], lo: &[f32])
             }
         },
     );
+}
+
+/// The table's entry: a dispatch of `subtract_gradient` on the CPU.
+pub(crate) fn dispatch(c: &mut Ctx<'_>, _d: &Dispatch, mut s: Slots<'_>) {
+    run(c.g, c.dt, s.w(0), s.w(1), s.r(2), s.r(3));
 }
 
 #[cfg(test)]

@@ -5,11 +5,14 @@
 //! side stays at least [`MIN_SIDE`]. Every level solves the same unscaled equation as the
 //! Jacobi kernels, `(A p)_c = n_c p_c − Σ p_nbr = b_c` (walls Neumann, periodic axes wrap), with
 //! `b_0 = −h² ∇·u / dt` and, on a coarse level, `b` = the sum of the children's residuals (the
-//! `h²` of the coarse cell is four fine ones). All levels live in one buffer,
-//! [`crate::FieldId::Multigrid`]: per level `b`, `p`, `tmp` (the ping-pong partner of `p`),
-//! `cells` values each, levels in order.
+//! `h²` of the coarse cell is four fine ones). All levels live in one buffer, the solver's
+//! workspace [`crate::FieldId::Multigrid`]: per level `b`, `p`, `tmp` (the ping-pong partner of
+//! `p`), `cells` values each, levels in order.
 
-use crate::uniforms::{CgParams, MgParams};
+use crate::grid::FieldId::{Divergence, Multigrid, Pressure, PressureLo};
+use crate::grid::kernels::{MG_COARSE, MG_LOAD, MG_PROLONG, MG_RESTRICT, MG_SMOOTH, MG_SMOOTH2, MG_STORE};
+use crate::grid::step::Builder;
+use crate::grid::uniforms::MgParams;
 
 /// Levels stop coarsening when halving would bring the shorter side below this.
 pub const MIN_SIDE: u32 = 3;
@@ -93,86 +96,19 @@ pub const STORE_PAIR: u32 = 1;
 /// had `mg_load` zero the pressure first).
 pub const STORE_ADD: u32 = 2;
 
-/// MGPCG restarts from its double-float iterate every this many iterations: `x` is stored
-/// into the pressure and the residual recomputed from it. The recursive residual drifts from the
-/// true one by the f32 rounding of its updates; past the point where CG has converged to that
-/// drift, further iterations without a restart made the true residual grow again (measured at
-/// 256²: 4e-7 after 6 iterations, 6e-6 after 64).
-pub const CG_RESTART: u32 = 8;
-
-/// Most partial sums of a dot product (the first of its two passes).
-pub const MAX_PARTIALS: u32 = 1024;
-
-/// Where MGPCG keeps its vectors, after the levels: the iterate `x` (double-float: its high
-/// part, then its low part, `cells` values each), the search direction `d`,
-/// `q = A d`, the dot products' partial sums and scalars (`r` is level 0's `b`, `z = M r` level
-/// 0's `p`, so the V-cycle preconditions in place).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CgLayout {
-    /// Offset of `x` (the high part; the low part follows).
-    pub x: u32,
-    /// Offset of `d`.
-    pub d: u32,
-    /// Offset of `q`.
-    pub q: u32,
-    /// Offset of the [`MAX_PARTIALS`] partial sums.
-    pub partials: u32,
-    /// Offset of the 16 scalars: `r·z` of even and odd iterations (0, 1), `d·q` (2).
-    pub scalars: u32,
-}
-
-/// The MGPCG vectors of an `nx × ny` grid.
-pub fn cg_layout(nx: u32, ny: u32) -> CgLayout {
-    let sat = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
-    let end = levels_len(nx, ny);
-    let cells = u64::from(nx) * u64::from(ny);
-    CgLayout {
-        x: sat(end),
-        d: sat(end + 2 * cells),
-        q: sat(end + 3 * cells),
-        partials: sat(end + 4 * cells),
-        scalars: sat(end + 4 * cells + u64::from(MAX_PARTIALS)),
-    }
-}
-
-fn levels_len(nx: u32, ny: u32) -> u64 {
+/// Values of the packed levels of an `nx × ny` grid: multigrid's whole workspace.
+pub fn levels_len(nx: u32, ny: u32) -> u64 {
     levels(nx, ny).iter().map(|l| 3 * u64::from(l.nx) * u64::from(l.ny)).sum()
 }
 
-/// Offset of the Poisson filter's taps ([`crate::poisson_filter`]), after the MGPCG scalars.
-pub fn taps_offset(nx: u32, ny: u32) -> u32 {
-    cg_layout(nx, ny).scalars.saturating_add(16)
-}
-
-/// The `cg_*` parameters shared by every MGPCG kernel of an `nx × ny` grid: level 0's size, the
-/// vectors (`r` and `z` are level 0's `b` and `p`), and the number of partial sums of a dot
-/// product (one per 1024 cells, at most [`MAX_PARTIALS`]).
-pub fn cg_params(nx: u32, ny: u32) -> CgParams {
-    let top = levels(nx, ny)[0];
-    let l = cg_layout(nx, ny);
-    CgParams {
+/// Length of a workspace that holds every solver's layout (they overlap: a scene runs one
+/// solver): MGPCG's levels and vectors, or the Poisson filter's taps and arrays.
+pub fn buffer_len(nx: u32, ny: u32) -> usize {
+    let len = super::mgpcg::workspace_len(nx, ny).max(super::poisson_filter::workspace_len(
         nx,
         ny,
-        x: l.x,
-        r: top.b,
-        z: top.p,
-        d: l.d,
-        q: l.q,
-        partials: l.partials,
-        scalars: l.scalars,
-        count: top.cells().div_ceil(256 * 4).clamp(1, MAX_PARTIALS),
-        ..CgParams::default()
-    }
-}
-
-/// Length of the packed buffer of an `nx × ny` grid: the levels, the MGPCG vectors, the
-/// Poisson filter's taps.
-pub fn buffer_len(nx: u32, ny: u32) -> usize {
-    let len = levels_len(nx, ny)
-        + 4 * u64::from(nx) * u64::from(ny)
-        + u64::from(MAX_PARTIALS)
-        + 16
-        + u64::from(crate::poisson_filter::TAPS_LEN);
+        super::poisson_filter::MAX_RANK,
+    ));
     usize::try_from(len).unwrap_or(usize::MAX)
 }
 
@@ -321,6 +257,87 @@ fn push_smooth(out: &mut Vec<Step>, lv: &Level, iterations: u32, omega: f32, rev
     }
 }
 
+/// `cycles` V-cycles. In double-float (`df`) each cycle solves for a correction from zero: its
+/// first step computes level 0's `b` as the residual of the double-float pressure and its last
+/// step adds the result to the pressure (on a cold start `mg_load` zeroes the pressure and
+/// loads `b` first; when the whole cycle is one `mg_coarse`, `mg_load` and `mg_store` do both).
+/// In single precision the cycles work on the pressure itself, loaded once and stored once.
+pub(crate) fn push(b: &mut Builder, cycles: u32, omega: f32, cold: bool, df: bool) {
+    let levels = levels(b.grid().nx, b.grid().ny);
+    let top = levels[0];
+    let base = top.params();
+    let whole = [top.nx, top.ny];
+    let (load_fields, store_fields) =
+        ([Pressure, PressureLo, Divergence, Multigrid], [Multigrid, Pressure, PressureLo]);
+    if df {
+        for k in 0..cycles {
+            let first_cold = cold && k == 0;
+            // Warm: the residual is computed by the cycle's first step and the correction
+            // added by its last. A cold start (which zeroes the pressure) and a cycle that is
+            // one `mg_coarse` load and store in passes of their own.
+            if !first_cold && push_vcycle_double_float(b, &levels, omega, false, false) {
+                continue;
+            }
+            let load = MgParams { colour: LOAD_RESIDUAL, zero_initial: u32::from(first_cold), ..base };
+            b.run_over(MG_LOAD, &load_fields, Some(&load), whole);
+            if !push_vcycle_double_float(b, &levels, omega, false, true) {
+                push_vcycle(b, &levels, omega, false, true);
+                let store = MgParams { colour: STORE_ADD, ..base };
+                b.run_over(MG_STORE, &store_fields, Some(&store), whole);
+            }
+        }
+        return;
+    }
+    let load = MgParams { colour: LOAD_COPY, zero_initial: u32::from(cold), ..base };
+    b.run_over(MG_LOAD, &load_fields, Some(&load), whole);
+    for _ in 0..cycles {
+        push_vcycle(b, &levels, omega, false, false);
+    }
+    let store = MgParams { colour: STORE_COPY, ..base };
+    b.run_over(MG_STORE, &store_fields, Some(&store), whole);
+}
+
+/// One V-cycle over `levels` (see [`v_cycle`]).
+pub(crate) fn push_vcycle(b: &mut Builder, levels: &[Level], omega: f32, symmetric: bool, from_zero: bool) {
+    push_steps(b, v_cycle(levels, omega, symmetric, from_zero, true));
+}
+
+/// [`push_vcycle`] of a double-float solve, when level 0 is not part of the coarse step (returns
+/// `false` and emits nothing otherwise): level 0's first step (its pre-smoothing pair) computes
+/// the level's `b` from the double-float pressure unless `loaded` ([`SMOOTH2_LOAD_RESIDUAL`]),
+/// and its last step (the post-smoothing pair) adds the result to the pressure
+/// ([`SMOOTH2_ACCUMULATE`]).
+fn push_vcycle_double_float(b: &mut Builder, levels: &[Level], omega: f32, symmetric: bool, loaded: bool) -> bool {
+    let mut steps = v_cycle(levels, omega, symmetric, true, true);
+    let (Some(Step::Smooth2(_)), Some(Step::Smooth2(_))) = (steps.first(), steps.last()) else {
+        return false;
+    };
+    if let Some(Step::Smooth2(p)) = steps.last_mut() {
+        p.colour |= SMOOTH2_ACCUMULATE;
+    }
+    if !loaded && let Some(Step::Smooth2(p)) = steps.first_mut() {
+        p.colour |= SMOOTH2_LOAD_RESIDUAL;
+    }
+    push_steps(b, steps);
+    true
+}
+
+/// The dispatches of V-cycle steps.
+fn push_steps(b: &mut Builder, steps: Vec<Step>) {
+    for step in steps {
+        match step {
+            Step::Smooth(p) => b.run_over(MG_SMOOTH, &[Multigrid], Some(&p), [p.nx, p.ny]),
+            Step::Smooth2(p) => {
+                b.run_over(MG_SMOOTH2, &[Multigrid, Pressure, PressureLo, Divergence], Some(&p), [p.nx, p.ny]);
+            }
+            Step::Restrict(p) => b.run_over(MG_RESTRICT, &[Multigrid], Some(&p), [p.cnx, p.cny]),
+            Step::Prolong(p) => b.run_over(MG_PROLONG, &[Multigrid], Some(&p), [p.nx, p.ny]),
+            // One workgroup.
+            Step::Coarse(p) => b.run_over(MG_COARSE, &[Multigrid], Some(&p), [COARSE_THREADS, 1]),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -388,12 +405,12 @@ mod tests {
             assert_eq!(lv.tmp, lv.p + lv.cells());
             end = lv.tmp + lv.cells();
         }
-        let cg = cg_layout(37, 23);
+        assert_eq!(u64::from(end), levels_len(37, 23));
+        let cg = super::super::mgpcg::cg_layout(37, 23);
         assert_eq!(cg.x, end);
-        assert_eq!(
-            buffer_len(37, 23),
-            (end + 4 * 37 * 23 + MAX_PARTIALS + 16 + crate::poisson_filter::TAPS_LEN) as usize
-        );
+        let mgpcg = u64::from(end) + 4 * 37 * 23 + u64::from(super::super::mgpcg::MAX_PARTIALS) + 16;
+        let filter = u64::from(super::super::poisson_filter::TAPS_LEN) + 5 * 37 * 23;
+        assert_eq!(buffer_len(37, 23) as u64, mgpcg.max(filter));
         assert_eq!(levels(4, 100).len(), 1, "a side of 4 cannot halve to 3 or more");
         assert_eq!(levels(1, 1), [Level { nx: 1, ny: 1, b: 0, p: 1, tmp: 2 }]);
     }

@@ -8,9 +8,18 @@
 //! `σ_i u_i v_iᵀ`; keeping `r` of them gives `r` pairs of 1D filters applied as separable
 //! convolutions (rows, then columns): `O(r k)` work per cell instead of `O(k)` dependent sweeps.
 //! Walls are handled by mirroring the grid, periodic axes by wrapping. The filters are computed
-//! here in f64 (nalgebra's SVD) and written into the packed buffer once by `poisson_taps`.
+//! here in f64 (nalgebra's SVD) and written into the solver's workspace once by `poisson_taps`
+//! (the setup schedule).
+//!
+//! The workspace ([`crate::FieldId::Multigrid`]): the taps at its start ([`TAPS_LEN`] values),
+//! then the `rank` intermediate arrays of the row pass, then the array of the warm-start part.
 
 use nalgebra::DMatrix;
+
+use crate::grid::FieldId::{Divergence, Multigrid, Pressure};
+use crate::grid::kernels::{POISSON_COLS, POISSON_ROWS, POISSON_TAPS};
+use crate::grid::step::Builder;
+use crate::grid::uniforms::{FilterParams, TapsParams};
 
 /// Largest `k` (sweeps unrolled).
 pub const MAX_SWEEPS: u32 = 32;
@@ -117,6 +126,49 @@ pub fn fold(i: i64, n: i64, periodic: bool) -> usize {
     }
     let m = i.rem_euclid(2 * n);
     (if m >= n { 2 * n - 1 - m } else { m }) as usize
+}
+
+/// Offset of the intermediate arrays in the workspace (after the taps).
+pub const TMP: u32 = TAPS_LEN;
+
+/// Values of the workspace of an `nx × ny` grid at rank `rank`: the taps, `rank` arrays of the
+/// row pass and one of the warm-start part.
+pub fn workspace_len(nx: u32, ny: u32, rank: u32) -> u64 {
+    u64::from(TAPS_LEN) + u64::from(rank + 1) * u64::from(nx) * u64::from(ny)
+}
+
+/// The filter: `rank` separable passes reproducing `k` Jacobi sweeps (warm: plus the sweeps'
+/// action on the previous pressure). The taps are written by [`push_setup`].
+pub(crate) fn push(b: &mut Builder, k: u32, rank: u32, warm: bool) {
+    let cells = b.grid().nx * b.grid().ny;
+    let base = FilterParams { rank, k, tmp: TMP, q: TMP + rank * cells, ..FilterParams::default() };
+    if warm {
+        let rows = FilterParams { bank: G_ROWS, mode: 0, ..base };
+        b.run(POISSON_ROWS, &[Pressure, Divergence, Multigrid], Some(&rows));
+        let cols = FilterParams { bank: G_COLS, mode: 0, ..base };
+        b.run(POISSON_COLS, &[Multigrid, Pressure], Some(&cols));
+    }
+    let rows = FilterParams { bank: F_ROWS, mode: 1, ..base };
+    b.run(POISSON_ROWS, &[Pressure, Divergence, Multigrid], Some(&rows));
+    let cols = FilterParams { bank: F_COLS, mode: if warm { 2 } else { 1 }, ..base };
+    b.run(POISSON_COLS, &[Multigrid, Pressure], Some(&cols));
+}
+
+/// The taps of `k` sweeps with weight `omega` at rank `rank`, written into the workspace eight
+/// at a time (what the solver needs before its first solve).
+pub(crate) fn push_setup(b: &mut Builder, k: u32, omega: f32, rank: u32) {
+    let (filters, _, _) = taps(k, omega, rank);
+    let used = (2 * k + 1) as usize;
+    for bank in 0..4 * MAX_RANK as usize {
+        let filter = bank * MAX_TAPS as usize;
+        for chunk in (0..used).step_by(8) {
+            let count = (used - chunk).min(8);
+            let mut t = [0.0f32; 8];
+            t[..count].copy_from_slice(&filters[filter + chunk..filter + chunk + count]);
+            let p = TapsParams { offset: (filter + chunk) as u32, count: count as u32, _pad: [0; 2], taps: t };
+            b.run_over(POISSON_TAPS, &[Multigrid], Some(&p), [1, 1]);
+        }
+    }
 }
 
 #[cfg(test)]

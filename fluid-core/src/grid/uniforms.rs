@@ -1,10 +1,23 @@
-//! Uniform and parameter blocks, defined once for every backend.
+//! The grid model's uniform and parameter blocks, defined once for every backend.
 //!
 //! Each struct is `#[repr(C)]`, [`bytemuck::Pod`], a multiple of 16 bytes, and mirrored field by
-//! field by the WGSL structs in `fluid-shaders/shaders/shared/`; the size assertions below keep the
-//! two from drifting. GPU backends upload the bytes as they are.
+//! field by the WGSL struct of the same name in `fluid-shaders/shaders/shared/common.wgsl`
+//! (checked by reflection in `fluid-shaders`). GPU backends upload the bytes as they are.
 
 use bytemuck::{Pod, Zeroable};
+
+use crate::ir::kernel::ParamsBlock;
+use crate::ir::uniforms::PARAMS_MAX_BYTES;
+
+macro_rules! params_blocks {
+    ($($t:ident),*) => {
+        $(impl ParamsBlock for $t {
+            const NAME: &'static str = stringify!($t);
+        })*
+    };
+}
+
+params_blocks!(AdvectParams, ForceParams, DiffuseParams, JacobiParams, MgParams, CgParams, TapsParams, FilterParams);
 
 /// The grid, seen by every kernel.
 #[repr(C)]
@@ -29,20 +42,6 @@ pub struct GridUniform {
     pub zero: u32,
     /// Padding to 16 bytes.
     pub _pad: u32,
-}
-
-/// Inputs that change every step (written before each submission, never baked into a recording).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct StepUniform {
-    /// Time step in seconds.
-    pub dt: f32,
-    /// Simulated time at the start of the step.
-    pub time: f32,
-    /// Number of valid entries in the splat buffer.
-    pub splat_count: u32,
-    /// Step counter.
-    pub step: u32,
 }
 
 /// Falloff code for [`SplatGpu::falloff`]: `1 − d/r`, zero beyond `r` (the MAC seed).
@@ -155,7 +154,7 @@ pub const MULTISWEEP_TILE: u32 = 48;
 
 /// Parameters of the multigrid kernels (`mg_*`): one level (`nx`, `ny`, offsets `b`, `p`,
 /// `tmp` in the packed buffer) and, for the transfers, the next coarser one (`cnx`, `cny`, `cb`,
-/// `cp`). See [`crate::multigrid`].
+/// `cp`). See [`crate::grid::pressure::multigrid`].
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct MgParams {
@@ -178,7 +177,7 @@ pub struct MgParams {
     /// Offset of the coarser level's `p`.
     pub cp: u32,
     /// `mg_smooth`: the colour relaxed, 0 (red, `i + j` even) or 1 (black); `mg_load`,
-    /// `mg_store`: the mode ([`crate::multigrid::LOAD_COPY`] …).
+    /// `mg_store`: the mode ([`crate::grid::pressure::multigrid::LOAD_COPY`] …).
     pub colour: u32,
     /// `mg_load`: 1 for a cold start (the pressure taken as zero; in mode `LOAD_RESIDUAL` also
     /// set to zero); `mg_smooth`: 1 to take the iterate as zero (the first pass of a solve from
@@ -233,7 +232,7 @@ pub struct TapsParams {
     pub taps: [f32; 8],
 }
 
-/// Parameters of `poisson_rows` and `poisson_cols` (see [`crate::poisson_filter`]).
+/// Parameters of `poisson_rows` and `poisson_cols` (see [`crate::grid::pressure::poisson_filter`]).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct FilterParams {
@@ -254,53 +253,8 @@ pub struct FilterParams {
     pub _pad: [u32; 2],
 }
 
-/// Bytes of the largest parameter block: what GPU backends bind at each dynamic offset.
-pub const PARAMS_MAX_BYTES: u64 = 48;
-
-/// Reduction operation code of [`ReduceParams::op`]: `max |x|`.
-pub const REDUCE_MAX_ABS: u32 = 0;
-/// Reduction operation code of [`ReduceParams::op`]: `Σ x²`.
-pub const REDUCE_SUM_SQUARES: u32 = 1;
-
-/// Parameters of the GPU reduction passes (`reduce_partial`, `reduce_final`).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct ReduceParams {
-    /// Values to reduce.
-    pub len: u32,
-    /// [`REDUCE_MAX_ABS`] or [`REDUCE_SUM_SQUARES`].
-    pub op: u32,
-    /// Result slot.
-    pub slot: u32,
-    /// Number of partial results (workgroups of the first pass).
-    pub partials: u32,
-}
-
-/// Threads of a reduction workgroup (`WG` in reduce.wgsl).
-pub const REDUCE_WORKGROUP: u32 = 256;
-/// Most partial results of a reduction's first pass: the size of a GPU backend's partials buffer.
-pub const REDUCE_MAX_PARTIALS: u32 = 1024;
-
-impl ReduceParams {
-    /// Reduce `len` values by `op` into result `slot`: one partial result per four workgroups'
-    /// worth of values, at least one, at most [`REDUCE_MAX_PARTIALS`].
-    pub fn new(len: u32, op: crate::schedule::ReduceOp, slot: usize) -> ReduceParams {
-        ReduceParams {
-            len,
-            op: match op {
-                crate::schedule::ReduceOp::MaxAbs => REDUCE_MAX_ABS,
-                crate::schedule::ReduceOp::SumSquares => REDUCE_SUM_SQUARES,
-            },
-            slot: slot as u32,
-            partials: len.div_ceil(REDUCE_WORKGROUP * 4).clamp(1, REDUCE_MAX_PARTIALS),
-        }
-    }
-}
-
 const _: () = {
-    assert!(size_of::<ReduceParams>() == 16);
     assert!(size_of::<GridUniform>() == 32);
-    assert!(size_of::<StepUniform>() == 16);
     assert!(size_of::<SplatGpu>() == 48);
     assert!(size_of::<AdvectParams>() == 32);
     assert!(size_of::<ForceParams>() == 32);

@@ -17,7 +17,16 @@
 //! With periodic boundaries along x, the face `i = nx` is the same face as `i = 0` and every
 //! kernel writes the same value to both; likewise for v along y.
 
+pub mod fields;
+pub mod kernels;
+pub mod model;
+pub mod pressure;
+pub mod step;
+pub mod uniforms;
+
 use serde::{Deserialize, Serialize};
+
+pub use fields::GridFields;
 
 use crate::{Error, Result};
 
@@ -96,8 +105,7 @@ impl Grid {
         let cells = u64::from(nx) * u64::from(ny);
         if cells > MAX_CELLS {
             return Err(Error::OutOfMemory {
-                nx,
-                ny,
+                what: format!("grid {nx}x{ny}"),
                 bytes: FieldId::STATE_AND_SCRATCH.iter().map(|f| f.len_for(nx, ny) as u64 * 4).sum(),
                 reason: format!("more than {MAX_CELLS} cells"),
             });
@@ -247,14 +255,20 @@ impl Grid {
         Ok(SamplePlan { field, channels, weights, indices })
     }
 
-    /// Bytes all state and scratch fields need.
+    /// Bytes every field takes when all are allocated ([`GridFields::all`]); a scene takes
+    /// what [`GridFields::declare`] says, often less.
     pub fn bytes(&self) -> u64 {
         FieldId::STATE_AND_SCRATCH.iter().map(|f| self.len(*f) as u64 * 4).sum()
     }
 
-    /// The uniform block every kernel receives.
-    pub fn uniform(&self) -> crate::uniforms::GridUniform {
-        crate::uniforms::GridUniform {
+    /// [`Grid::uniform`] as the bytes a schedule carries ([`crate::Schedule::builder`]).
+    pub fn uniform_bytes(&self) -> [u8; 32] {
+        bytemuck::cast(self.uniform())
+    }
+
+    /// The uniform block every kernel sees.
+    pub fn uniform(&self) -> uniforms::GridUniform {
+        uniforms::GridUniform {
             nx: self.nx,
             ny: self.ny,
             h: self.h,
@@ -278,7 +292,7 @@ pub enum FieldKind {
     U,
     /// y-velocity on y-faces.
     V,
-    /// The packed multigrid hierarchy ([`crate::multigrid`]): a flat array.
+    /// The packed multigrid hierarchy ([`crate::grid::pressure::multigrid`]): a flat array.
     Levels,
 }
 
@@ -306,6 +320,22 @@ macro_rules! fields {
             /// Whether users may read it (it is part of the documented state).
             pub fn is_public(self) -> bool {
                 match self { $(FieldId::$id => $public,)* }
+            }
+
+            /// Whether it is part of the simulation's state (what a checkpoint saves), rather
+            /// than scratch a step overwrites or a read derives.
+            pub fn is_state(self) -> bool {
+                matches!(
+                    self,
+                    FieldId::U
+                        | FieldId::V
+                        | FieldId::Pressure
+                        | FieldId::PressureLo
+                        | FieldId::Density
+                        | FieldId::Temperature
+                        | FieldId::Dye
+                        | FieldId::Solid
+                )
             }
         }
     };
@@ -357,7 +387,7 @@ fields! {
     DyeTmp = "dye_tmp", Dye, false;
     /// Cell scratch for diagnostics (the divergence after projection, residuals).
     Scratch = "scratch", Cell, false;
-    /// The multigrid solver's levels, packed (see [`crate::multigrid`]).
+    /// The multigrid solver's levels, packed (see [`crate::grid::pressure::multigrid`]).
     Multigrid = "multigrid", Levels, false;
 }
 
@@ -383,7 +413,7 @@ impl FieldId {
             FieldKind::Dye => 4 * nx * ny,
             FieldKind::U => (nx + 1) * ny,
             FieldKind::V => nx * (ny + 1),
-            FieldKind::Levels => crate::multigrid::buffer_len(nx as u32, ny as u32),
+            FieldKind::Levels => pressure::multigrid::buffer_len(nx as u32, ny as u32),
         }
     }
 

@@ -1,0 +1,130 @@
+//! The grid model's resources for one scene: a resource per [`FieldId`] (its id is the field's
+//! index), each declared with its shape and lifetime, empty where the scene does not need it.
+
+use crate::grid::{FieldId, FieldKind, Grid};
+use crate::ir::resource::{Format, Lifetime, ResourceDesc, ResourceId, Shape};
+use crate::params::{PressureSolver, SimParams};
+
+impl From<FieldId> for ResourceId {
+    fn from(f: FieldId) -> ResourceId {
+        ResourceId(f.index() as u32)
+    }
+}
+
+impl FieldId {
+    /// The field whose resource `id` is, in a grid model's list.
+    pub fn from_resource(id: ResourceId) -> Option<FieldId> {
+        FieldId::STATE_AND_SCRATCH.get(id.index()).copied()
+    }
+}
+
+/// The resources of a grid scene, in [`FieldId`] order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GridFields {
+    grid: Grid,
+    resources: Vec<ResourceDesc>,
+}
+
+impl GridFields {
+    /// What a scene with `params` on `grid` needs: density, temperature and dye only where
+    /// `params.fields` carries them, the second velocity scratch pair only with viscosity,
+    /// and the workspace of the chosen pressure solver only (none for the sweeps).
+    pub fn declare(grid: &Grid, params: &SimParams) -> GridFields {
+        let carried = |f: FieldId| params.fields.carries(f);
+        let needed = |f: FieldId| match f {
+            FieldId::Density | FieldId::DensityTmp => carried(FieldId::Density),
+            FieldId::Temperature | FieldId::TemperatureTmp => carried(FieldId::Temperature),
+            FieldId::Dye | FieldId::DyeTmp => carried(FieldId::Dye),
+            FieldId::UTmp2 | FieldId::VTmp2 => params.viscosity > 0.0,
+            _ => true,
+        };
+        let workspace = workspace_len(grid, params);
+        GridFields::build(grid, |f| {
+            if f == FieldId::Multigrid {
+                workspace
+            } else if needed(f) {
+                None
+            } else {
+                Some(0)
+            }
+        })
+    }
+
+    /// Every field, and a workspace that holds every solver's: what a test of single kernels
+    /// binds.
+    pub fn all(grid: &Grid) -> GridFields {
+        let workspace = crate::grid::pressure::multigrid::buffer_len(grid.nx, grid.ny) as u64;
+        GridFields::build(grid, |f| (f == FieldId::Multigrid).then_some(workspace))
+    }
+
+    /// `len(f)`: `Some(n)` overrides the field's length, `None` keeps it.
+    fn build(grid: &Grid, len: impl Fn(FieldId) -> Option<u64>) -> GridFields {
+        let resources = FieldId::STATE_AND_SCRATCH
+            .iter()
+            .map(|&f| {
+                let (shape, format) = match f.kind() {
+                    FieldKind::Cell => (Shape::Cells, Format::F32),
+                    FieldKind::Dye => (Shape::Cells, Format::Vec4F32),
+                    FieldKind::U => (Shape::XFaces, Format::F32),
+                    FieldKind::V => (Shape::YFaces, Format::F32),
+                    FieldKind::Levels => (Shape::Levels, Format::F32),
+                };
+                let elements = match f.kind() {
+                    FieldKind::Dye => grid.cells() as u64,
+                    _ => grid.len(f) as u64,
+                };
+                let lifetime = if f.is_state() { Lifetime::State } else { Lifetime::Scratch };
+                ResourceDesc::new(f.name(), shape, format, lifetime, len(f).unwrap_or(elements))
+                    .on_grid(grid.nx, grid.ny)
+            })
+            .collect();
+        GridFields { grid: *grid, resources }
+    }
+
+    /// The grid.
+    pub fn grid(&self) -> &Grid {
+        &self.grid
+    }
+
+    /// The resources, in [`FieldId`] order (what [`crate::Backend::allocate`] takes).
+    pub fn resources(&self) -> &[ResourceDesc] {
+        &self.resources
+    }
+
+    /// The resource of a field.
+    pub fn id(&self, f: FieldId) -> ResourceId {
+        f.into()
+    }
+
+    /// Its description.
+    pub fn desc(&self, f: FieldId) -> &ResourceDesc {
+        &self.resources[f.index()]
+    }
+
+    /// Whether the scene has it (it is declared with elements).
+    pub fn has(&self, f: FieldId) -> bool {
+        !self.desc(f).is_empty()
+    }
+
+    /// Bytes of all its resources.
+    pub fn bytes(&self) -> u64 {
+        self.resources.iter().map(ResourceDesc::bytes).sum()
+    }
+}
+
+/// Values of the pressure solver's workspace (the `multigrid` resource): the level hierarchy
+/// for multigrid, with MGPCG's vectors after it, the Poisson filter's intermediate arrays and
+/// taps; none for the sweeps.
+pub fn workspace_len(grid: &Grid, params: &SimParams) -> Option<u64> {
+    use crate::grid::pressure::{mgpcg, multigrid, poisson_filter};
+    let (nx, ny) = (grid.nx, grid.ny);
+    Some(match params.pressure.solver {
+        PressureSolver::Multigrid => multigrid::levels_len(nx, ny),
+        PressureSolver::Mgpcg => mgpcg::workspace_len(nx, ny),
+        PressureSolver::PoissonFilter => poisson_filter::workspace_len(nx, ny, params.pressure.rank),
+        PressureSolver::Jacobi
+        | PressureSolver::JacobiMultisweep
+        | PressureSolver::Sor
+        | PressureSolver::Relaxation => 0,
+    })
+}

@@ -1,0 +1,308 @@
+//! The grid model's kernels: one descriptor each, the one table of what every backend runs.
+//!
+//! Adding a kernel: its WGSL file (`fluid-shaders/shaders/grid/<name>.wgsl`), its CPU twin
+//! (`fluid-cpu/src/kernels/<name>.rs`, listed in its table), its descriptor here (and in
+//! [`ALL`]), and the step code that schedules it.
+
+use crate::grid::pressure::multigrid::{COARSE_THREADS, SMOOTH2_TILE};
+use crate::grid::uniforms::{
+    AdvectParams, CgParams, DiffuseParams, FilterParams, ForceParams, JacobiParams, MULTISWEEP_TILE, MgParams,
+    TapsParams,
+};
+use crate::ir::kernel::Access::{Read as R, ReadWrite as RW, Write as W};
+use crate::ir::kernel::{Binding, Domain, Kernel, KernelDesc, ParamsDesc, Workgroup};
+
+const fn f(name: &'static str, access: crate::ir::kernel::Access) -> Binding {
+    Binding::f32(name, access)
+}
+
+/// A kernel over cells or faces in the backend's 2D workgroups.
+const fn tiled(
+    name: &'static str,
+    bindings: &'static [Binding],
+    params: Option<ParamsDesc>,
+    domain: Domain,
+    doc: &'static str,
+) -> KernelDesc {
+    KernelDesc { name, module: name, bindings, params, splats: false, domain, workgroup: Workgroup::Tiled, doc }
+}
+
+const ADVECT: Option<ParamsDesc> = Some(ParamsDesc::of::<AdvectParams>());
+const JACOBI_PARAMS: Option<ParamsDesc> = Some(ParamsDesc::of::<JacobiParams>());
+const MG: Option<ParamsDesc> = Some(ParamsDesc::of::<MgParams>());
+const CG: Option<ParamsDesc> = Some(ParamsDesc::of::<CgParams>());
+const FILTER: Option<ParamsDesc> = Some(ParamsDesc::of::<FilterParams>());
+const SWEEP: &[Binding] = &[f("pressure", R), f("divergence", R), f("pressure_out", W)];
+const MG_ONLY: &[Binding] = &[f("mg", RW)];
+
+static ADVECT_VELOCITY_DESC: KernelDesc = tiled(
+    "advect_velocity",
+    &[f("u", R), f("v", R), f("u_out", W), f("v_out", W)],
+    ADVECT,
+    Domain::Faces,
+    "semi-Lagrangian advection of u and v by themselves, with their dissipation",
+);
+static ADVECT_CELLS_DESC: KernelDesc = tiled(
+    "advect_cells",
+    &[
+        f("u", R),
+        f("v", R),
+        f("density", R),
+        f("temperature", R),
+        Binding::vec4("dye", R),
+        f("density_out", W),
+        f("temperature_out", W),
+        Binding::vec4("dye_out", W),
+    ],
+    ADVECT,
+    Domain::Cells,
+    "semi-Lagrangian advection of the cell fields the scene carries, with their dissipation",
+);
+static SPLAT_DESC: KernelDesc = KernelDesc {
+    name: "splat",
+    module: "splat",
+    bindings: &[f("u", RW), f("v", RW), f("density", RW), f("temperature", RW), Binding::vec4("dye", RW)],
+    params: None,
+    splats: true,
+    domain: Domain::Faces,
+    workgroup: Workgroup::Tiled,
+    doc: "the step's splats added to velocity, density, temperature and dye",
+};
+static CURL_DESC: KernelDesc = tiled(
+    "curl",
+    &[f("u", R), f("v", R), f("curl", W)],
+    None,
+    Domain::Cells,
+    "vorticity ∂v/∂x − ∂u/∂y at cell centres",
+);
+static APPLY_FORCES_DESC: KernelDesc = tiled(
+    "apply_forces",
+    &[f("u", RW), f("v", RW), f("density", R), f("temperature", R), f("curl", R)],
+    Some(ParamsDesc::of::<ForceParams>()),
+    Domain::Faces,
+    "gravity, buoyancy and vorticity confinement on the faces; the max-speed clamp",
+);
+static DIFFUSE_VELOCITY_DESC: KernelDesc = tiled(
+    "diffuse_velocity",
+    &[f("u0", R), f("v0", R), f("u", R), f("v", R), f("u_out", W), f("v_out", W)],
+    Some(ParamsDesc::of::<DiffuseParams>()),
+    Domain::Faces,
+    "one Jacobi sweep of implicit viscosity (I − ν dt ∇²) u = u₀",
+);
+static DIVERGENCE_DESC: KernelDesc = tiled(
+    "divergence",
+    &[f("u", R), f("v", R), f("divergence", W)],
+    None,
+    Domain::Cells,
+    "velocity divergence at cell centres",
+);
+static JACOBI_DESC: KernelDesc =
+    tiled("jacobi", SWEEP, JACOBI_PARAMS, Domain::Cells, "one weighted-Jacobi sweep of the pressure Poisson equation");
+static JACOBI_MULTISWEEP_DESC: KernelDesc = KernelDesc {
+    name: "jacobi_multisweep",
+    module: "jacobi_multisweep",
+    bindings: SWEEP,
+    params: JACOBI_PARAMS,
+    splats: false,
+    domain: Domain::Cells,
+    workgroup: Workgroup::Covers(MULTISWEEP_TILE, MULTISWEEP_TILE),
+    doc: "up to eight weighted-Jacobi sweeps in one dispatch (a tile and its halo in workgroup memory); \
+          the arithmetic of as many `jacobi` dispatches",
+};
+static SOR_DESC: KernelDesc = tiled(
+    "sor",
+    SWEEP,
+    JACOBI_PARAMS,
+    Domain::Cells,
+    "one colour pass of red-black SOR: the pass's colour relaxed, the other copied (ping-pong)",
+);
+static RELAX_DESC: KernelDesc = tiled(
+    "relax",
+    &[f("u", R), f("v", R), f("pressure", RW), f("u_out", W), f("v_out", W)],
+    JACOBI_PARAMS,
+    Domain::Faces,
+    "the MAC seed's relaxation of the velocity, accumulating the equivalent pressure",
+);
+/// A multigrid kernel over a level (its extent given per dispatch).
+const fn level(name: &'static str, bindings: &'static [Binding], doc: &'static str) -> KernelDesc {
+    KernelDesc {
+        name,
+        module: name,
+        bindings,
+        params: MG,
+        splats: false,
+        domain: Domain::Given,
+        workgroup: Workgroup::Tiled,
+        doc,
+    }
+}
+static MG_LOAD_DESC: KernelDesc = level(
+    "mg_load",
+    &[f("pressure", RW), f("pressure_lo", RW), f("divergence", R), f("mg", RW)],
+    "level 0 of the hierarchy from the fields: b and the iterate, or b as the double-float pressure's residual",
+);
+static MG_SMOOTH_DESC: KernelDesc =
+    level("mg_smooth", MG_ONLY, "one red-black Gauss–Seidel colour pass on a level (ping-pong)");
+static MG_SMOOTH2_DESC: KernelDesc = KernelDesc {
+    workgroup: Workgroup::Covers(SMOOTH2_TILE, SMOOTH2_TILE),
+    ..level(
+        "mg_smooth2",
+        &[f("mg", RW), f("pressure", RW), f("pressure_lo", RW), f("divergence", R)],
+        "two red-black iterations on a level in one dispatch, with the restriction or the prolongation beside",
+    )
+};
+static MG_RESTRICT_DESC: KernelDesc =
+    level("mg_restrict", MG_ONLY, "a level's residual summed into the coarser level's b; its iterate zeroed");
+static MG_PROLONG_DESC: KernelDesc =
+    level("mg_prolong", MG_ONLY, "the coarser level's correction interpolated into a level's iterate");
+static MG_COARSE_DESC: KernelDesc = KernelDesc {
+    workgroup: Workgroup::Covers(COARSE_THREADS, 1),
+    ..level("mg_coarse", MG_ONLY, "the rest of a V-cycle from a small level, in one workgroup")
+};
+static MG_STORE_DESC: KernelDesc = level(
+    "mg_store",
+    &[f("mg", R), f("pressure", RW), f("pressure_lo", RW)],
+    "level 0's iterate into the pressure: copied, copied with its low part, or added in double-float",
+);
+static POISSON_TAPS_DESC: KernelDesc = KernelDesc {
+    name: "poisson_taps",
+    module: "poisson_taps",
+    bindings: MG_ONLY,
+    params: Some(ParamsDesc::of::<TapsParams>()),
+    splats: false,
+    domain: Domain::Given,
+    workgroup: Workgroup::Tiled,
+    doc: "up to eight filter taps written into the workspace (setup)",
+};
+static POISSON_ROWS_DESC: KernelDesc = tiled(
+    "poisson_rows",
+    &[f("pressure", R), f("divergence", R), f("mg", RW)],
+    FILTER,
+    Domain::Cells,
+    "the Poisson filter's row pass: rank 1D convolutions along x",
+);
+static POISSON_COLS_DESC: KernelDesc = tiled(
+    "poisson_cols",
+    &[f("mg", RW), f("pressure", W)],
+    FILTER,
+    Domain::Cells,
+    "the Poisson filter's column pass: the rank convolutions along y, summed",
+);
+/// An MGPCG kernel (its extent given per dispatch).
+const fn cg(name: &'static str, bindings: &'static [Binding], workgroup: Workgroup, doc: &'static str) -> KernelDesc {
+    KernelDesc { name, module: name, bindings, params: CG, splats: false, domain: Domain::Given, workgroup, doc }
+}
+static CG_INIT_DESC: KernelDesc = cg(
+    "cg_init",
+    &[f("pressure", R), f("pressure_lo", R), f("divergence", R), f("mg", RW)],
+    Workgroup::Tiled,
+    "x = the double-float pressure (or zero), r = b − A x",
+);
+static CG_DOT_DESC: KernelDesc =
+    cg("cg_dot", MG_ONLY, Workgroup::Covers(256, 1), "a dot product's partial sums, or their sum into a scalar");
+static CG_DIRECTION_DESC: KernelDesc = cg("cg_direction", MG_ONLY, Workgroup::Tiled, "d = z + β d");
+static CG_APPLY_DESC: KernelDesc = cg("cg_apply", MG_ONLY, Workgroup::Tiled, "q = A d");
+static CG_UPDATE_DESC: KernelDesc = cg("cg_update", MG_ONLY, Workgroup::Tiled, "x += α d in double-float, r −= α q");
+static SUBTRACT_GRADIENT_DESC: KernelDesc = tiled(
+    "subtract_gradient",
+    &[f("u", RW), f("v", RW), f("pressure", R), f("pressure_lo", R)],
+    None,
+    Domain::Faces,
+    "u −= dt ∇p on every face",
+);
+static RESIDUAL_DESC: KernelDesc = tiled(
+    "residual",
+    &[f("pressure", R), f("pressure_lo", R), f("divergence", R), f("residual", W)],
+    None,
+    Domain::Cells,
+    "per-cell residual b − A p of the pressure equation",
+);
+
+/// Semi-Lagrangian advection of `u` and `v`.
+pub const ADVECT_VELOCITY: Kernel = Kernel(&ADVECT_VELOCITY_DESC);
+/// Semi-Lagrangian advection of density, temperature and dye.
+pub const ADVECT_CELLS: Kernel = Kernel(&ADVECT_CELLS_DESC);
+/// The step's splats.
+pub const SPLAT: Kernel = Kernel(&SPLAT_DESC);
+/// Vorticity at cell centres.
+pub const CURL: Kernel = Kernel(&CURL_DESC);
+/// Forces on the faces.
+pub const APPLY_FORCES: Kernel = Kernel(&APPLY_FORCES_DESC);
+/// A sweep of implicit viscosity.
+pub const DIFFUSE_VELOCITY: Kernel = Kernel(&DIFFUSE_VELOCITY_DESC);
+/// Velocity divergence.
+pub const DIVERGENCE: Kernel = Kernel(&DIVERGENCE_DESC);
+/// A weighted-Jacobi pressure sweep.
+pub const JACOBI: Kernel = Kernel(&JACOBI_DESC);
+/// Up to eight Jacobi sweeps per dispatch.
+pub const JACOBI_MULTISWEEP: Kernel = Kernel(&JACOBI_MULTISWEEP_DESC);
+/// A red-black SOR colour pass.
+pub const SOR: Kernel = Kernel(&SOR_DESC);
+/// The MAC seed's relaxation.
+pub const RELAX: Kernel = Kernel(&RELAX_DESC);
+/// Multigrid: level 0 from the fields.
+pub const MG_LOAD: Kernel = Kernel(&MG_LOAD_DESC);
+/// Multigrid: a smoothing colour pass.
+pub const MG_SMOOTH: Kernel = Kernel(&MG_SMOOTH_DESC);
+/// Multigrid: two smoothing iterations and a transfer.
+pub const MG_SMOOTH2: Kernel = Kernel(&MG_SMOOTH2_DESC);
+/// Multigrid: restriction.
+pub const MG_RESTRICT: Kernel = Kernel(&MG_RESTRICT_DESC);
+/// Multigrid: prolongation.
+pub const MG_PROLONG: Kernel = Kernel(&MG_PROLONG_DESC);
+/// Multigrid: the coarse levels in one workgroup.
+pub const MG_COARSE: Kernel = Kernel(&MG_COARSE_DESC);
+/// Multigrid: level 0 into the pressure.
+pub const MG_STORE: Kernel = Kernel(&MG_STORE_DESC);
+/// Poisson filter: taps.
+pub const POISSON_TAPS: Kernel = Kernel(&POISSON_TAPS_DESC);
+/// Poisson filter: rows.
+pub const POISSON_ROWS: Kernel = Kernel(&POISSON_ROWS_DESC);
+/// Poisson filter: columns.
+pub const POISSON_COLS: Kernel = Kernel(&POISSON_COLS_DESC);
+/// MGPCG: start.
+pub const CG_INIT: Kernel = Kernel(&CG_INIT_DESC);
+/// MGPCG: dot products.
+pub const CG_DOT: Kernel = Kernel(&CG_DOT_DESC);
+/// MGPCG: search direction.
+pub const CG_DIRECTION: Kernel = Kernel(&CG_DIRECTION_DESC);
+/// MGPCG: `A d`.
+pub const CG_APPLY: Kernel = Kernel(&CG_APPLY_DESC);
+/// MGPCG: the update.
+pub const CG_UPDATE: Kernel = Kernel(&CG_UPDATE_DESC);
+/// Gradient subtraction.
+pub const SUBTRACT_GRADIENT: Kernel = Kernel(&SUBTRACT_GRADIENT_DESC);
+/// The pressure equation's residual.
+pub const RESIDUAL: Kernel = Kernel(&RESIDUAL_DESC);
+
+/// Every kernel of the grid model.
+pub const ALL: &[Kernel] = &[
+    ADVECT_VELOCITY,
+    ADVECT_CELLS,
+    SPLAT,
+    CURL,
+    APPLY_FORCES,
+    DIFFUSE_VELOCITY,
+    DIVERGENCE,
+    JACOBI,
+    JACOBI_MULTISWEEP,
+    SOR,
+    RELAX,
+    MG_LOAD,
+    MG_SMOOTH,
+    MG_SMOOTH2,
+    MG_RESTRICT,
+    MG_PROLONG,
+    MG_COARSE,
+    MG_STORE,
+    POISSON_TAPS,
+    POISSON_ROWS,
+    POISSON_COLS,
+    CG_INIT,
+    CG_DOT,
+    CG_DIRECTION,
+    CG_APPLY,
+    CG_UPDATE,
+    SUBTRACT_GRADIENT,
+    RESIDUAL,
+];

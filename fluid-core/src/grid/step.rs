@@ -1,0 +1,612 @@
+//! The grid model's schedules: the step, its split around a solve that stops at a tolerance,
+//! the setup and the diagnostic passes. Each is built once from a grid and [`SimParams`] and
+//! replayed; a backend decides nothing about the physics. The pressure solve itself comes from
+//! [`crate::grid::pressure`].
+
+use crate::grid::FieldId::{
+    self, Curl, Density, DensityTmp, Divergence, Dye, DyeTmp, Pressure, PressureLo, Scratch, Temperature,
+    TemperatureTmp, U, UTmp, UTmp2, V, VTmp, VTmp2,
+};
+use crate::grid::Grid;
+use crate::grid::kernels::{
+    ADVECT_CELLS, ADVECT_VELOCITY, APPLY_FORCES, CURL, DIFFUSE_VELOCITY, DIVERGENCE, MG_COARSE, RESIDUAL, SPLAT,
+    SUBTRACT_GRADIENT,
+};
+use crate::grid::pressure::{self, multigrid};
+use crate::grid::uniforms::{
+    ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, DiffuseParams, ForceParams, MgParams,
+};
+use crate::ir::kernel::{Access, Domain, Kernel, ParamsBlock};
+use crate::ir::schedule::{Op, ParamBlock, ReduceOp, Schedule, ScheduleBuilder};
+use crate::params::{PressureSolver, SimParams};
+
+/// Result slot of [`diagnostics`]: max |∇·u| of the current velocity.
+pub const SLOT_MAX_DIVERGENCE: usize = 0;
+/// Result slot: ‖b − A p‖² of the last pressure solve.
+pub const SLOT_RESIDUAL_SQ: usize = 1;
+/// Result slot: ‖∇·u*‖² (the right-hand side of the last solve, in divergence units).
+pub const SLOT_RHS_SQ: usize = 2;
+/// Result slots of [`diagnostics`]: max |x| of each field of the state, in the order of
+/// [`STATE_FIELDS`] (NaN or inf when the field holds one).
+pub const SLOT_STATE_MAX: usize = 3;
+/// The fields of the state whose max |x| [`diagnostics`] reduces, from [`SLOT_STATE_MAX`] on.
+pub const STATE_FIELDS: [FieldId; 6] = [U, V, Pressure, Density, Temperature, Dye];
+
+/// Builds a grid schedule: dispatches over fields, their extents from the kernels' domains.
+pub(crate) struct Builder {
+    grid: Grid,
+    s: ScheduleBuilder,
+}
+
+impl Builder {
+    pub(crate) fn new(grid: &Grid) -> Builder {
+        Builder { grid: *grid, s: Schedule::builder(grid.uniform_bytes(), [grid.nx, grid.ny]) }
+    }
+
+    pub(crate) fn grid(&self) -> &Grid {
+        &self.grid
+    }
+
+    /// `kernel` over its domain (cells or faces of the grid).
+    pub(crate) fn run<P: ParamsBlock>(&mut self, kernel: Kernel, fields: &[FieldId], params: Option<&P>) {
+        let (nx, ny) = (self.grid.nx, self.grid.ny);
+        let extent = match kernel.domain {
+            Domain::Cells => [nx, ny],
+            Domain::Faces => [nx + 1, ny + 1],
+            Domain::Given => unreachable!("{} is run over a given extent", kernel.name),
+        };
+        self.run_over(kernel, fields, params, extent);
+    }
+
+    /// `kernel` over `extent` invocations (a level, one workgroup).
+    pub(crate) fn run_over<P: ParamsBlock>(
+        &mut self,
+        kernel: Kernel,
+        fields: &[FieldId],
+        params: Option<&P>,
+        extent: [u32; 2],
+    ) {
+        let ids: Vec<_> = fields.iter().map(|f| (*f).into()).collect();
+        self.s.dispatch(kernel, &ids, params.map(ParamBlock::new), extent);
+    }
+
+    /// A kernel without a parameter block.
+    fn run_plain(&mut self, kernel: Kernel, fields: &[FieldId]) {
+        self.run::<MgParams>(kernel, fields, None);
+    }
+
+    pub(crate) fn swap(&mut self, a: FieldId, b: FieldId) {
+        self.s.swap(a.into(), b.into());
+    }
+
+    fn reduce(&mut self, field: FieldId, op: ReduceOp, slot: usize) {
+        self.s.reduce(field.into(), op, slot);
+    }
+
+    fn build(self) -> Schedule {
+        self.s.build()
+    }
+}
+
+/// One full step: advect velocity → advect cell fields (+ dissipation) → splats and emitters →
+/// curl → forces (buoyancy, gravity, vorticity confinement, speed clamp) → implicit viscosity
+/// → divergence → pressure solve → gradient subtraction.
+///
+/// The velocity is projected last, so it is divergence-free (to solver accuracy) between steps.
+pub fn step(grid: &Grid, params: &SimParams) -> Schedule {
+    let mut b = Builder::new(grid);
+    push_step(&mut b, params);
+    b.build()
+}
+
+fn push_step(b: &mut Builder, params: &SimParams) {
+    let d = &params.dissipation;
+    let mut fields = 0;
+    if params.fields.density {
+        fields |= ADVECT_DENSITY;
+    }
+    if params.fields.temperature {
+        fields |= ADVECT_TEMPERATURE;
+    }
+    if params.fields.dye {
+        fields |= ADVECT_DYE;
+    }
+    let advect = AdvectParams {
+        order: params.advection.backtrace.order(),
+        fields,
+        velocity_dissipation: d.velocity,
+        density_dissipation: d.density,
+        temperature_dissipation: d.temperature,
+        dye_dissipation: d.dye,
+        ambient_temperature: params.buoyancy.ambient_temperature,
+        _pad: 0,
+    };
+    b.run(ADVECT_VELOCITY, &[U, V, UTmp, VTmp], Some(&advect));
+    b.swap(U, UTmp);
+    b.swap(V, VTmp);
+    if fields != 0 {
+        b.run(ADVECT_CELLS, &[U, V, Density, Temperature, Dye, DensityTmp, TemperatureTmp, DyeTmp], Some(&advect));
+        for (on, a, t) in [
+            (params.fields.density, Density, DensityTmp),
+            (params.fields.temperature, Temperature, TemperatureTmp),
+            (params.fields.dye, Dye, DyeTmp),
+        ] {
+            if on {
+                b.swap(a, t);
+            }
+        }
+    }
+    b.run_plain(SPLAT, &[U, V, Density, Temperature, Dye]);
+
+    let buoy = &params.buoyancy;
+    let forces = ForceParams {
+        gravity: params.gravity,
+        density_weight: if params.fields.density { buoy.density_weight } else { 0.0 },
+        temperature_lift: if params.fields.temperature { buoy.temperature_lift } else { 0.0 },
+        ambient_temperature: buoy.ambient_temperature,
+        vorticity: params.vorticity,
+        max_speed: params.max_speed.unwrap_or(0.0),
+        clamp_speed: u32::from(params.max_speed.is_some()),
+    };
+    let any_force = forces.gravity != [0.0, 0.0]
+        || forces.density_weight != 0.0
+        || forces.temperature_lift != 0.0
+        || forces.vorticity != 0.0
+        || forces.clamp_speed != 0;
+    if forces.vorticity != 0.0 {
+        b.run_plain(CURL, &[U, V, Curl]);
+    }
+    if any_force {
+        b.run(APPLY_FORCES, &[U, V, Density, Temperature, Curl], Some(&forces));
+    }
+
+    if params.viscosity > 0.0 {
+        let p = DiffuseParams { viscosity: params.viscosity, _pad: [0; 3] };
+        // The right-hand side stays in u/v; iterates alternate between the two scratch pairs.
+        let pairs = [(UTmp, VTmp), (UTmp2, VTmp2)];
+        let mut src = (U, V);
+        for k in 0..params.viscosity_iterations as usize {
+            let dst = pairs[k % 2];
+            b.run(DIFFUSE_VELOCITY, &[U, V, src.0, src.1, dst.0, dst.1], Some(&p));
+            src = dst;
+        }
+        b.swap(U, src.0);
+        b.swap(V, src.1);
+    }
+
+    push_projection(b, params);
+}
+
+/// Divergence, the pressure solve, and the gradient subtraction.
+fn push_projection(b: &mut Builder, params: &SimParams) {
+    b.run_plain(DIVERGENCE, &[U, V, Divergence]);
+    if params.pressure.solver == PressureSolver::Relaxation {
+        // The relaxation corrects the velocity itself; its pressure starts at zero each step.
+        pressure::push_solve(b, &crate::params::Pressure { warm_start: false, ..params.pressure });
+        return;
+    }
+    pressure::push_solve(b, &params.pressure);
+    b.run_plain(SUBTRACT_GRADIENT, &[U, V, Pressure, PressureLo]);
+}
+
+/// A step split around its pressure solve, for solves that stop at a tolerance: everything up
+/// to the divergence, and the gradient subtraction. Run the first, then [`solve`] chunks
+/// (checking [`residual`]), then the second.
+pub fn step_split(grid: &Grid, params: &SimParams) -> (Schedule, Schedule) {
+    let mut full = Builder::new(grid);
+    push_step(&mut full, params);
+    let divergence =
+        full.s.ops().iter().rposition(|op| matches!(op, Op::Dispatch(d) if d.kernel == DIVERGENCE)).unwrap_or(0);
+    let mut before = Schedule::builder(grid.uniform_bytes(), [grid.nx, grid.ny]);
+    for op in &full.s.ops()[..=divergence] {
+        push_op(&mut before, op);
+    }
+    let mut after = Builder::new(grid);
+    if params.pressure.solver != PressureSolver::Relaxation {
+        after.run_plain(SUBTRACT_GRADIENT, &[U, V, Pressure, PressureLo]);
+    }
+    (before.build(), after.build())
+}
+
+fn push_op(b: &mut ScheduleBuilder, op: &Op) {
+    match op {
+        Op::Dispatch(d) => b.dispatch(d.kernel, &d.resources, d.params, d.extent),
+        Op::Swap(x, y) => b.swap(*x, *y),
+        Op::Reduce { resource, op, slot } => b.reduce(*resource, *op, *slot),
+    }
+}
+
+/// `iterations` of the pressure solver alone, from the current pressure (`warm`) or zero; the
+/// result ends in `pressure`.
+pub fn solve(grid: &Grid, pressure: &crate::params::Pressure, iterations: u32, warm: bool) -> Schedule {
+    let mut b = Builder::new(grid);
+    pressure::push_solve(&mut b, &crate::params::Pressure { iterations, warm_start: warm, ..*pressure });
+    b.build()
+}
+
+/// `sweeps` warm-started pressure sweeps of `solver` and nothing else (the Jacobi benchmark).
+/// `omega: None` takes the solver's default.
+pub fn jacobi_sweeps(grid: &Grid, solver: PressureSolver, omega: Option<f32>, sweeps: u32) -> Schedule {
+    let pressure =
+        crate::params::Pressure { solver, iterations: sweeps, omega, warm_start: true, ..Default::default() };
+    solve(grid, &pressure, sweeps, true)
+}
+
+/// [`SLOT_RESIDUAL_SQ`] and [`SLOT_RHS_SQ`] of the current pressure and divergence (writes
+/// only `scratch`).
+pub fn residual(grid: &Grid) -> Schedule {
+    let mut b = Builder::new(grid);
+    push_residual(&mut b);
+    b.build()
+}
+
+fn push_residual(b: &mut Builder) {
+    b.run_plain(RESIDUAL, &[Pressure, PressureLo, Divergence, Scratch]);
+    b.reduce(Scratch, ReduceOp::SumSquares, SLOT_RESIDUAL_SQ);
+    b.reduce(Divergence, ReduceOp::SumSquares, SLOT_RHS_SQ);
+}
+
+/// What a solver needs written once before its first solve (the Poisson filter's taps; empty
+/// for the other solvers). [`initialize`] includes it.
+pub fn setup(grid: &Grid, params: &SimParams) -> Schedule {
+    let mut b = Builder::new(grid);
+    push_setup(&mut b, params);
+    b.build()
+}
+
+fn push_setup(b: &mut Builder, params: &SimParams) {
+    let pr = &params.pressure;
+    if pr.solver == PressureSolver::PoissonFilter {
+        let omega = pr.omega_for(b.grid().longest_side());
+        pressure::poisson_filter::push_setup(b, pr.iterations, omega, pr.rank);
+    }
+}
+
+/// What a scene runs once at its start: the solver's setup, the initial splats, then a
+/// projection so the first step starts from a divergence-free velocity.
+pub fn initialize(grid: &Grid, params: &SimParams) -> Schedule {
+    let mut b = Builder::new(grid);
+    push_setup(&mut b, params);
+    b.run_plain(SPLAT, &[U, V, Density, Temperature, Dye]);
+    push_projection(&mut b, params);
+    b.build()
+}
+
+/// Only the projection of the current velocity (tests and the solver benchmarks).
+pub fn projection(grid: &Grid, params: &SimParams) -> Schedule {
+    let mut b = Builder::new(grid);
+    push_projection(&mut b, params);
+    b.build()
+}
+
+/// The vorticity of the current velocity into `curl`. The step computes `curl` only as scratch
+/// of vorticity confinement (and before the forces and the projection change the velocity);
+/// readers of the field run this first.
+pub fn curl(grid: &Grid) -> Schedule {
+    let mut b = Builder::new(grid);
+    b.run_plain(CURL, &[U, V, Curl]);
+    b.build()
+}
+
+/// Diagnostics of the current state: [`SLOT_MAX_DIVERGENCE`], [`SLOT_RESIDUAL_SQ`],
+/// [`SLOT_RHS_SQ`] and max |x| of each of [`STATE_FIELDS`] from [`SLOT_STATE_MAX`] on. Writes
+/// only the `scratch` field.
+pub fn diagnostics(grid: &Grid) -> Schedule {
+    let mut b = Builder::new(grid);
+    b.run_plain(DIVERGENCE, &[U, V, Scratch]);
+    b.reduce(Scratch, ReduceOp::MaxAbs, SLOT_MAX_DIVERGENCE);
+    push_residual(&mut b);
+    push_state_max(&mut b);
+    b.build()
+}
+
+/// Only max |x| of each of [`STATE_FIELDS`] from [`SLOT_STATE_MAX`] on: what tells a blown-up or
+/// runaway state, at the cost of one read of each field.
+pub fn state_check(grid: &Grid) -> Schedule {
+    let mut b = Builder::new(grid);
+    push_state_max(&mut b);
+    b.build()
+}
+
+fn push_state_max(b: &mut Builder) {
+    for (k, field) in STATE_FIELDS.into_iter().enumerate() {
+        b.reduce(field, ReduceOp::MaxAbs, SLOT_STATE_MAX + k);
+    }
+}
+
+/// Compulsory memory traffic of one execution of `schedule` on `grid`, in bytes: every binding
+/// of every dispatch read once (and written once if the kernel writes it), fields that a
+/// kernel skips (inactive cell fields of `advect_cells`) left out, and one read per reduction.
+/// Stencil neighbours are assumed to hit in cache. Divided by the time it gives the effective
+/// bandwidth that `fluid bench` compares with the device's copy bandwidth.
+pub fn bytes_moved(schedule: &Schedule, grid: &Grid) -> u64 {
+    let field_bytes = |id: crate::ResourceId| FieldId::from_resource(id).map_or(0, |f| grid.len(f) as u64 * 4);
+    let mut total = 0u64;
+    for op in schedule.ops() {
+        match op {
+            Op::Dispatch(d) if d.kernel == MG_COARSE => {
+                // Every array of every level it cycles, read and written once.
+                if let Some(p) = d.params::<MgParams>() {
+                    for l in multigrid::levels_from(p.nx, p.ny, p.b) {
+                        total += 2 * 3 * u64::from(l.cells()) * 4;
+                    }
+                }
+            }
+            Op::Dispatch(d) if d.kernel.domain == Domain::Given => {
+                // Kernels over a multigrid level: each slot read (and written) once over the
+                // level's cells.
+                let cells = u64::from(d.extent[0]) * u64::from(d.extent[1]) * 4;
+                for slot in d.kernel.bindings {
+                    total += if slot.access == Access::ReadWrite { 2 * cells } else { cells };
+                }
+            }
+            Op::Dispatch(d) => {
+                // A fused multi-sweep dispatch moves the data of one sweep.
+                let advect = d.params::<AdvectParams>().filter(|_| d.kernel == ADVECT_CELLS);
+                for (slot, id) in d.kernel.bindings.iter().zip(&d.resources) {
+                    if let Some(p) = advect {
+                        let bit = match slot.name {
+                            "density" | "density_out" => ADVECT_DENSITY,
+                            "temperature" | "temperature_out" => ADVECT_TEMPERATURE,
+                            "dye" | "dye_out" => ADVECT_DYE,
+                            _ => u32::MAX,
+                        };
+                        if p.fields & bit == 0 {
+                            continue;
+                        }
+                    }
+                    let bytes = field_bytes(*id);
+                    total += if slot.access == Access::ReadWrite { 2 * bytes } else { bytes };
+                }
+            }
+            Op::Reduce { resource, .. } => total += field_bytes(*resource),
+            Op::Swap(..) => {}
+        }
+    }
+    total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grid::pressure::mgpcg;
+    use crate::grid::uniforms::{JacobiParams, MULTISWEEP_MAX};
+    use crate::grid::{Boundary, kernels};
+    use crate::ir::schedule::Dispatch;
+
+    /// The traffic model that `fluid bench`'s GB/s divides by time, on schedules whose bytes
+    /// are known by hand (37 × 22 cells, f32): a Jacobi sweep reads pressure and divergence and
+    /// writes the new pressure, 3 fields; a reduction reads its field once, u with its
+    /// `nx + 1` faces per row; the gradient subtraction reads and writes u and v and reads both
+    /// pressure words.
+    #[test]
+    fn bytes_moved_counts_each_binding_once_and_each_reduction() {
+        let g = Grid::new(37, 22, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let (cells, u, v) = (37 * 22 * 4, 38 * 22 * 4, 37 * 23 * 4);
+        let sweeps = jacobi_sweeps(&g, PressureSolver::Jacobi, None, 5);
+        assert_eq!(bytes_moved(&sweeps, &g), 5 * 3 * cells);
+        let mut b = Builder::new(&g);
+        b.reduce(U, ReduceOp::MaxAbs, 0);
+        b.reduce(Density, ReduceOp::MaxAbs, 1);
+        assert_eq!(bytes_moved(&b.build(), &g), u + cells);
+        let mut b = Builder::new(&g);
+        b.run_plain(SUBTRACT_GRADIENT, &[U, V, Pressure, PressureLo]);
+        assert_eq!(bytes_moved(&b.build(), &g), 2 * (u + v) + 2 * cells);
+        // Over a multigrid level, each slot once over the level's cells (`mg` read and written);
+        // `mg_coarse` reads and writes the three arrays of every level it cycles: from 16 × 12,
+        // the levels 16 × 12, 8 × 6 and 4 × 3, 252 cells.
+        let mut b = Builder::new(&g);
+        let level = MgParams { nx: 16, ny: 12, ..MgParams::default() };
+        b.run_over(kernels::MG_SMOOTH, &[FieldId::Multigrid], Some(&level), [9, 5]);
+        assert_eq!(bytes_moved(&b.build(), &g), 2 * 9 * 5 * 4);
+        let mut b = Builder::new(&g);
+        b.run_over(MG_COARSE, &[FieldId::Multigrid], Some(&level), [multigrid::COARSE_THREADS, 1]);
+        assert_eq!(bytes_moved(&b.build(), &g), 2 * 3 * 252 * 4);
+    }
+
+    #[test]
+    fn every_dispatch_binds_every_slot() {
+        let g = Grid::new(8, 6, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let p = SimParams { viscosity: 0.1, vorticity: 1.0, ..SimParams::default() };
+        for s in [step(&g, &p), diagnostics(&g)] {
+            for d in s.dispatches() {
+                assert_eq!(d.resources.len(), d.kernel.bindings.len(), "{}", d.kernel.name);
+            }
+        }
+    }
+
+    /// The implicit viscosity costs nothing when the viscosity is zero (the default): no
+    /// diffusion dispatch and no swap. A positive one runs its `viscosity_iterations`, then two
+    /// swaps put the result in u and v.
+    #[test]
+    fn zero_viscosity_schedules_no_diffusion() {
+        let g = Grid::new(8, 6, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let diffusion = |viscosity: f32| {
+            let s = step(&g, &SimParams { viscosity, viscosity_iterations: 7, ..SimParams::default() });
+            (s.dispatches().filter(|d| d.kernel == DIFFUSE_VELOCITY).count(), s.ops().len())
+        };
+        let (none, ops) = diffusion(0.0);
+        assert_eq!(none, 0);
+        assert_eq!(diffusion(1e-3), (7, ops + 7 + 2));
+    }
+
+    #[test]
+    fn sor_iterations_are_a_red_and_a_black_pass_with_the_default_optimal_omega() {
+        let g = Grid::new(40, 30, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let mut p = SimParams::default();
+        p.pressure.solver = PressureSolver::Sor;
+        p.pressure.iterations = 3;
+        p.pressure.warm_start = false;
+        let s = projection(&g, &p);
+        let passes: Vec<JacobiParams> = s
+            .dispatches()
+            .filter(|d| d.kernel == kernels::SOR)
+            .map(|d| d.params::<JacobiParams>().expect("sor without JacobiParams"))
+            .collect();
+        assert_eq!(passes.iter().map(|j| j.colour).collect::<Vec<_>>(), [0, 1, 0, 1, 0, 1]);
+        assert_eq!(passes.iter().map(|j| j.zero_initial).collect::<Vec<_>>(), [1, 0, 0, 0, 0, 0]);
+        // Three iterations: the cap 1 + 0.01^(1/3) is below the asymptotic optimum 1.855.
+        let capped = 1.0 + 0.01f32.powf(1.0 / 3.0);
+        assert!(passes.iter().all(|j| (j.omega - capped).abs() < 1e-6), "{}", passes[0].omega);
+        p.pressure.iterations = 200;
+        let s = projection(&g, &p);
+        let optimum = 2.0 / (1.0 + (std::f32::consts::PI / 40.0).sin());
+        let j = s.dispatches().find(|d| d.kernel == kernels::SOR).and_then(|d| d.params::<JacobiParams>());
+        let j = j.expect("a sor pass");
+        assert!((j.omega - optimum).abs() < 1e-6, "{}", j.omega);
+        assert_eq!(s.dispatches().last().expect("dispatch").resource("pressure"), Some(Pressure.into()));
+    }
+
+    #[test]
+    fn multigrid_is_load_v_cycles_store_over_the_levels() {
+        // Levels 0 (150 × 90) and 1 (75 × 45) by dispatch (two smoothing pairs each, which
+        // restrict and prolong), from level 2 (38 × 23) on in one `mg_coarse` per V-cycle.
+        let g = Grid::new(150, 90, 1.0, Boundary::Wall, Boundary::Periodic).expect("grid");
+        let mut p = SimParams::default();
+        p.pressure.solver = PressureSolver::Multigrid;
+        p.pressure.iterations = 2;
+        p.pressure.precision = Some(crate::params::Precision::Single);
+        let s = projection(&g, &p);
+        let names: Vec<Kernel> = s.dispatches().map(|d| d.kernel).collect();
+        assert_eq!(names[0], DIVERGENCE);
+        assert_eq!(names[1], kernels::MG_LOAD);
+        assert_eq!(names[names.len() - 2], kernels::MG_STORE);
+        assert_eq!(names[names.len() - 1], SUBTRACT_GRADIENT);
+        let levels = multigrid::levels(150, 90);
+        assert!(!multigrid::fits_coarse(&levels[1]));
+        assert!(multigrid::fits_coarse(&levels[2]));
+        let count = |k: Kernel| names.iter().filter(|x| **x == k).count();
+        assert_eq!((count(kernels::MG_RESTRICT), count(kernels::MG_PROLONG), count(MG_COARSE)), (0, 0, 2));
+        assert_eq!(
+            count(kernels::MG_SMOOTH2),
+            2 * 2 * 2,
+            "a pre- and a post-smoothing pair per V-cycle on levels 0, 1"
+        );
+        assert_eq!(count(kernels::MG_SMOOTH), 0);
+        for d in s.dispatches().filter(|d| d.kernel.name.starts_with("mg_")) {
+            let [x, y] = d.extent;
+            if d.kernel == MG_COARSE {
+                // One workgroup, from level 2.
+                assert_eq!([x, y], [multigrid::COARSE_THREADS, 1]);
+                let m = d.params::<MgParams>().expect("MgParams");
+                assert_eq!((m.nx, m.ny, m.b), (levels[2].nx, levels[2].ny, levels[2].b));
+            } else {
+                // Every other multigrid dispatch runs over a level of the hierarchy.
+                assert!(levels.iter().any(|l| (l.nx, l.ny) == (x, y)), "{x}x{y}");
+            }
+        }
+        assert_eq!(s.dispatches().last().expect("dispatch").resource("pressure"), Some(Pressure.into()));
+    }
+
+    /// In double-float each V-cycle starts from zero: its first step computes level 0's `b` from
+    /// the double-float pressure and its last adds the correction to the pressure; a cold start
+    /// loads (and zeroes the pressure) with `mg_load` first; a grid whose whole cycle is one
+    /// `mg_coarse` loads and stores in passes of their own.
+    #[test]
+    fn double_float_multigrid_cycles_are_corrections_added_to_the_pressure() {
+        use multigrid::{LOAD_RESIDUAL, SMOOTH2_ACCUMULATE, SMOOTH2_LOAD_RESIDUAL, STORE_ADD};
+        let mg = |d: &Dispatch| d.params::<MgParams>().unwrap_or_else(|| panic!("{} without MgParams", d.kernel.name));
+        let g = Grid::new(150, 90, 1.0, Boundary::Wall, Boundary::Periodic).expect("grid");
+        for warm in [false, true] {
+            let mut p = SimParams::default();
+            p.pressure.solver = PressureSolver::Multigrid;
+            p.pressure.iterations = 3;
+            p.pressure.warm_start = warm;
+            let s = projection(&g, &p);
+            let ds: Vec<&Dispatch> = s.dispatches().filter(|d| d.kernel.name.starts_with("mg_")).collect();
+            assert!(ds.iter().all(|d| d.kernel != kernels::MG_STORE));
+            let loads: Vec<&&Dispatch> = ds.iter().filter(|d| d.kernel == kernels::MG_LOAD).collect();
+            if warm {
+                assert!(loads.is_empty(), "a warm solve computes its residuals in the smoothing");
+            } else {
+                assert_eq!(loads.len(), 1);
+                assert_eq!((mg(loads[0]).colour, mg(loads[0]).zero_initial), (LOAD_RESIDUAL, 1));
+                assert_eq!(ds[0].kernel, kernels::MG_LOAD);
+            }
+            // Each cycle: level 0's pre-smoothing pair (from zero) opens it, its post-smoothing
+            // pair (accumulating) closes it.
+            let level0 = |d: &Dispatch| d.kernel == kernels::MG_SMOOTH2 && mg(d).nx == 150;
+            let pairs: Vec<MgParams> = ds.iter().filter(|d| level0(d)).map(|d| mg(d)).collect();
+            assert_eq!(pairs.len(), 6);
+            for (c, pair) in pairs.chunks(2).enumerate() {
+                let (pre, post) = (pair[0], pair[1]);
+                assert_eq!(pre.zero_initial, 1);
+                let loads_itself = pre.colour & SMOOTH2_LOAD_RESIDUAL != 0;
+                assert_eq!(loads_itself, warm || c > 0, "cycle {c}, warm {warm}");
+                assert_eq!(pre.colour & SMOOTH2_ACCUMULATE, 0);
+                assert_ne!(post.colour & SMOOTH2_ACCUMULATE, 0);
+                assert_eq!(post.colour & SMOOTH2_LOAD_RESIDUAL, 0);
+            }
+            let last = ds.last().expect("dispatch");
+            assert!(level0(last) && mg(last).colour & SMOOTH2_ACCUMULATE != 0);
+        }
+        // A grid whose whole cycle is one mg_coarse.
+        let mut p = SimParams::default();
+        p.pressure.solver = PressureSolver::Multigrid;
+        p.pressure.iterations = 3;
+        let g = Grid::new(24, 20, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let names: Vec<Kernel> = projection(&g, &p).dispatches().map(|d| d.kernel).collect();
+        let cycle = [kernels::MG_LOAD, MG_COARSE, kernels::MG_STORE];
+        assert_eq!(names[1..names.len() - 1], [cycle, cycle, cycle].concat());
+        let s = projection(&g, &p);
+        assert!(s.dispatches().filter(|d| d.kernel == kernels::MG_STORE).all(|d| mg(d).colour == STORE_ADD));
+    }
+
+    #[test]
+    fn mgpcg_iterations_are_a_symmetric_v_cycle_two_dots_and_updates() {
+        let g = Grid::new(150, 90, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let mut p = SimParams::default();
+        p.pressure.solver = PressureSolver::Mgpcg;
+        p.pressure.iterations = 3;
+        let s = projection(&g, &p);
+        let count = |k: Kernel| s.dispatches().filter(|d| d.kernel == k).count();
+        assert_eq!(count(kernels::CG_INIT), 1);
+        assert_eq!(count(kernels::CG_DOT), 3 * 2 * 2, "two dots of two passes per iteration");
+        assert_eq!((count(kernels::CG_DIRECTION), count(kernels::CG_APPLY), count(kernels::CG_UPDATE)), (3, 3, 3));
+        let store = s.dispatches().find(|d| d.kernel == kernels::MG_STORE).expect("store");
+        let x = mgpcg::cg_layout(150, 90).x;
+        assert_eq!(store.params::<MgParams>().map(|m| m.p), Some(x), "the pressure is CG's x");
+        // The first pass of each preconditioning cycle starts from zero.
+        let zero_starts = s
+            .dispatches()
+            .filter(|d| d.kernel == kernels::MG_SMOOTH2 && d.params::<MgParams>().is_some_and(|m| m.zero_initial == 1))
+            .count();
+        assert_eq!(zero_starts, 3);
+        // The coarse part of each preconditioning cycle is symmetric and starts from the
+        // restricted residual (its p is zeroed by the restriction).
+        let coarse: Vec<MgParams> = s
+            .dispatches()
+            .filter(|d| d.kernel == MG_COARSE)
+            .map(|d| d.params::<MgParams>().expect("mg_coarse without MgParams"))
+            .collect();
+        assert_eq!(coarse.len(), 3);
+        assert!(coarse.iter().all(|m| m.colour == 1 && m.zero_initial == 0), "{coarse:?}");
+    }
+
+    #[test]
+    fn pressure_ends_in_its_own_buffer_name() {
+        let g = Grid::new(8, 6, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        for iterations in [1, 2, 7, 8, 19] {
+            let mut p = SimParams::default();
+            p.pressure.iterations = iterations;
+            let s = step(&g, &p);
+            let sweeps = s.dispatches().filter(|d| d.kernel == kernels::JACOBI).count();
+            assert_eq!(sweeps, iterations as usize);
+            p.pressure.solver = PressureSolver::JacobiMultisweep;
+            let s2 = step(&g, &p);
+            let fused: Vec<u32> = s2
+                .dispatches()
+                .filter(|d| d.kernel == kernels::JACOBI_MULTISWEEP)
+                .map(|d| d.params::<JacobiParams>().expect("jacobi_multisweep without JacobiParams").sweeps)
+                .collect();
+            assert_eq!(fused.iter().sum::<u32>(), iterations);
+            assert!(fused.iter().all(|&n| (1..=MULTISWEEP_MAX).contains(&n)), "{fused:?}");
+            assert_eq!(fused.len() as u32, iterations.div_ceil(MULTISWEEP_MAX));
+            assert_eq!(s2.dispatches().filter(|d| d.kernel == kernels::JACOBI).count(), 0);
+            assert_eq!(s2.dispatches().last().expect("dispatch").resource("pressure"), Some(Pressure.into()));
+            let last = s.dispatches().last().expect("dispatch");
+            assert_eq!(last.kernel, SUBTRACT_GRADIENT);
+            assert_eq!(last.resource("pressure"), Some(Pressure.into()));
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! Kernels described by data: one [`KernelDesc`] per kernel, in the tables of the models
+//! ([`crate::grid::kernels`]) and here (the reductions every model shares).
+//!
+//! A kernel has one name in three homes: `fluid-shaders/shaders/<model>/<name>.wgsl` (entry point
+//! `<name>`), its CPU twin `fluid-cpu/src/kernels/<name>.rs`, and its label `fluid.<name>` in
+//! timings. Its descriptor says what the shader declares, and a test checks the two against
+//! each other by naga reflection (`fluid-shaders`): group 0 holds the model's uniform (binding
+//! 0), the step uniform (1), the parameter block at a dynamic offset (2, when [`KernelDesc::params`])
+//! and the step's splats (3, when [`KernelDesc::splats`]); group 1 one storage buffer per
+//! [`KernelDesc::bindings`] slot, in order.
+
+/// How a kernel uses a binding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// Read only.
+    Read,
+    /// Written only (every element the kernel covers).
+    Write,
+    /// Read and written.
+    ReadWrite,
+}
+
+impl Access {
+    /// Whether the kernel writes it.
+    pub fn writes(self) -> bool {
+        self != Access::Read
+    }
+}
+
+/// The element type of a storage binding as the shader declares it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Element {
+    /// `array<f32>`.
+    F32,
+    /// `array<vec4<f32>>`.
+    Vec4F32,
+    /// `array<u32>`.
+    U32,
+    /// `array<vec2<f32>>`.
+    Vec2F32,
+}
+
+/// A storage binding slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Binding {
+    /// Its name in the shader.
+    pub name: &'static str,
+    /// How the kernel uses it.
+    pub access: Access,
+    /// Its element type.
+    pub element: Element,
+}
+
+impl Binding {
+    /// A slot of `f32` values.
+    pub const fn f32(name: &'static str, access: Access) -> Binding {
+        Binding { name, access, element: Element::F32 }
+    }
+
+    /// A slot of `vec4<f32>` values.
+    pub const fn vec4(name: &'static str, access: Access) -> Binding {
+        Binding { name, access, element: Element::Vec4F32 }
+    }
+}
+
+/// The invocations a kernel is launched over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Domain {
+    /// One invocation per cell: `nx × ny`.
+    Cells,
+    /// One per face pair: `(nx + 1) × (ny + 1)`; invocation `(i, j)` handles `u[i, j]` when
+    /// `j < ny` and `v[i, j]` when `i < nx`.
+    Faces,
+    /// Given by each dispatch (a multigrid level, one workgroup, a count).
+    Given,
+}
+
+/// How many invocations one workgroup covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Workgroup {
+    /// The backend's 2D shape (`WG_X × WG_Y` in the shaders; 16 × 16 unless a backend is told
+    /// otherwise).
+    Tiled,
+    /// Fixed by the shader: a 1D workgroup of `x` threads (`y` = 1), or a tile of `x × y`
+    /// cells worked on by the workgroup's threads.
+    Covers(u32, u32),
+}
+
+/// A parameter block type: a `#[repr(C)]` struct whose WGSL twin has the same name and layout.
+pub trait ParamsBlock: bytemuck::Pod {
+    /// The struct's name, in Rust and WGSL.
+    const NAME: &'static str;
+}
+
+/// Which parameter block a kernel reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ParamsDesc {
+    /// The struct's name, in Rust and WGSL.
+    pub name: &'static str,
+    /// Its size in bytes.
+    pub size: u32,
+}
+
+impl ParamsDesc {
+    /// The descriptor of `T`.
+    pub const fn of<T: ParamsBlock>() -> ParamsDesc {
+        ParamsDesc { name: T::NAME, size: size_of::<T>() as u32 }
+    }
+}
+
+/// Everything a backend and the lowering need to know of a kernel.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct KernelDesc {
+    /// The shared name (shader entry point, CPU file, label).
+    pub name: &'static str,
+    /// The shader file it lives in: `<module>.wgsl` (its own name, but for kernels that share
+    /// a file, as the reductions' two passes do).
+    pub module: &'static str,
+    /// The storage slots, in binding order.
+    pub bindings: &'static [Binding],
+    /// The parameter block it reads, if any.
+    pub params: Option<ParamsDesc>,
+    /// Whether it reads the step's splats.
+    pub splats: bool,
+    /// What it is launched over.
+    pub domain: Domain,
+    /// What one workgroup covers.
+    pub workgroup: Workgroup,
+    /// One line: what one invocation computes.
+    pub doc: &'static str,
+}
+
+/// A kernel: a reference to its descriptor (equal kernels have equal descriptors, so the
+/// grid's kernels can be matched on as constants).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Kernel(pub &'static KernelDesc);
+
+impl std::ops::Deref for Kernel {
+    type Target = KernelDesc;
+    fn deref(&self) -> &KernelDesc {
+        self.0
+    }
+}
+
+impl Kernel {
+    /// The label of its buffers, pipelines and timings: `fluid.<name>`.
+    pub fn label(self) -> String {
+        format!("fluid.{}", self.0.name)
+    }
+
+    /// The position of the slot named `slot`, if it has one.
+    pub fn slot(self, slot: &str) -> Option<usize> {
+        self.0.bindings.iter().position(|b| b.name == slot)
+    }
+}

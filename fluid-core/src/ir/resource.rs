@@ -1,0 +1,183 @@
+//! Resources: the typed, named buffers a model declares and a backend allocates.
+//!
+//! A model lists its resources as [`ResourceDesc`]s; [`ResourceId`]`(i)` names the `i`-th of
+//! that list in schedules, reads and writes. A backend allocates exactly that list
+//! ([`crate::Backend::allocate`]): a resource a scene does not need is declared empty (no
+//! elements) and takes no memory.
+
+use crate::{Error, Result};
+
+/// Index of a resource in its model's list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ResourceId(pub u32);
+
+impl ResourceId {
+    /// The position in the model's list.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// How one element is stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// One `f32`.
+    F32,
+    /// One `f16`, two to a 32-bit word (a storage format: kernels compute in `f32`).
+    F16,
+    /// One `u32`.
+    U32,
+    /// Two `f32` (a position, a velocity).
+    Vec2F32,
+    /// Four `f32` (RGBA dye).
+    Vec4F32,
+    /// Four 8-bit channels packed in a `u32` (a picture).
+    Rgba8,
+}
+
+impl Format {
+    /// Bytes of `elements` elements, rounded up to whole 32-bit words.
+    pub fn bytes(self, elements: u64) -> u64 {
+        let raw = match self {
+            Format::F16 => 2 * elements,
+            Format::F32 | Format::U32 | Format::Rgba8 => 4 * elements,
+            Format::Vec2F32 => 8 * elements,
+            Format::Vec4F32 => 16 * elements,
+        };
+        raw.next_multiple_of(4)
+    }
+
+    /// 32-bit values per element for the formats made of them (`f32`, `u32`, vectors, RGBA8);
+    /// `None` for `f16`, two of which share a word.
+    pub fn words_per_element(self) -> Option<u64> {
+        match self {
+            Format::F16 => None,
+            Format::F32 | Format::U32 | Format::Rgba8 => Some(1),
+            Format::Vec2F32 => Some(2),
+            Format::Vec4F32 => Some(4),
+        }
+    }
+
+    /// Whether its words are `f32` values (what reductions and `f32` reads take).
+    pub fn is_f32(self) -> bool {
+        matches!(self, Format::F32 | Format::Vec2F32 | Format::Vec4F32)
+    }
+}
+
+/// Where a resource's elements sit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Shape {
+    /// One element per cell of the model's grid, row by row from the bottom.
+    Cells,
+    /// One element per x-face: `(nx + 1) × ny`.
+    XFaces,
+    /// One element per y-face: `nx × (ny + 1)`.
+    YFaces,
+    /// A multigrid hierarchy packed level after level (with whatever a solver keeps beside it).
+    Levels,
+    /// A plain count of elements (particles, keys, a histogram).
+    Elements,
+}
+
+/// Whether a resource is part of the state (what a checkpoint saves and a reset clears to the
+/// initial conditions) or scratch a step may overwrite.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Lifetime {
+    /// Simulation state.
+    State,
+    /// Working memory of the kernels.
+    Scratch,
+}
+
+/// A resource as a model declares it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ResourceDesc {
+    /// Its name: `fluid.<name>` labels its buffer.
+    pub name: &'static str,
+    /// Where its elements sit.
+    pub shape: Shape,
+    /// How each element is stored.
+    pub format: Format,
+    /// State or scratch.
+    pub lifetime: Lifetime,
+    /// Number of elements; 0 for a resource the scene does not need (nothing is allocated).
+    pub len: u64,
+    /// The model grid (`nx`, `ny`) its shape is counted on; `[0, 0]` for a plain count. A
+    /// schedule built for another grid is refused before it touches the resource.
+    pub grid: [u32; 2],
+}
+
+impl ResourceDesc {
+    /// A resource of `len` elements.
+    pub fn new(name: &'static str, shape: Shape, format: Format, lifetime: Lifetime, len: u64) -> ResourceDesc {
+        ResourceDesc { name, shape, format, lifetime, len, grid: [0, 0] }
+    }
+
+    /// The same resource, counted on the model grid `nx × ny`.
+    pub fn on_grid(self, nx: u32, ny: u32) -> ResourceDesc {
+        ResourceDesc { grid: [nx, ny], ..self }
+    }
+
+    /// An error unless a schedule for the grid `grid` may bind it.
+    pub fn check_grid(&self, grid: [u32; 2]) -> Result<()> {
+        if self.grid == [0, 0] || self.grid == grid {
+            return Ok(());
+        }
+        Err(Error::invalid(
+            "schedule",
+            format!("{}x{}", grid[0], grid[1]),
+            format!(
+                "it was built for another grid than the resources' (`{}` is counted on {}x{})",
+                self.name, self.grid[0], self.grid[1]
+            ),
+        ))
+    }
+
+    /// The same resource, declared empty: what a scene that does not use it allocates.
+    pub fn empty(self) -> ResourceDesc {
+        ResourceDesc { len: 0, ..self }
+    }
+
+    /// Bytes it takes.
+    pub fn bytes(&self) -> u64 {
+        self.format.bytes(self.len)
+    }
+
+    /// 32-bit words it takes.
+    pub fn words(&self) -> u64 {
+        self.bytes() / 4
+    }
+
+    /// Whether it holds nothing.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// An error unless `bytes` is its size, for writes: in `f32` values for a resource of them
+    /// written whole values at a time (what `upload` hands over), else in bytes.
+    pub fn check_bytes(&self, bytes: usize) -> Result<()> {
+        let bytes = bytes as u64;
+        if bytes == self.bytes() {
+            return Ok(());
+        }
+        if self.format.is_f32() && bytes.is_multiple_of(4) {
+            Err(Error::FieldLength { field: self.name, expected: self.words() as usize, got: (bytes / 4) as usize })
+        } else {
+            Err(Error::ResourceLength { resource: self.name.to_string(), expected: self.bytes(), got: bytes })
+        }
+    }
+}
+
+/// What a backend holds for the resources it allocated, from its own accounting.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MemoryReport {
+    /// Each resource's name and the bytes allocated for it (its buffer may be larger than its
+    /// elements: alignment, a minimum size).
+    pub resources: Vec<(&'static str, u64)>,
+    /// Everything the backend allocated on its device or in memory: resources, its own
+    /// buffers (uniforms, staging, reduction results, kernels' scratch).
+    pub total: u64,
+    /// Device memory its allocator holds to place those allocations in (whole blocks), where
+    /// the backend sub-allocates; else `total`.
+    pub reserved: u64,
+}

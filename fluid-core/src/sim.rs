@@ -1,0 +1,426 @@
+//! [`Simulation`]: a scene's model on a backend, stepped, read, sampled and checked. It runs any
+//! [`Model`]; what the grid fluid adds (its diagnostics, its fields) it reaches through the
+//! model's trait.
+
+use crate::backend::{Backend, PendingRead, StepInputs};
+use crate::grid::step::STATE_FIELDS;
+use crate::grid::{FieldId, Grid, SamplePlan};
+use crate::model::Model;
+use crate::params::SimParams;
+use crate::scene::Scene;
+use crate::splat::Splat;
+use crate::{Error, Result};
+
+/// Quality figures of the current state.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Diagnostics {
+    /// max |∇·u| of the current velocity (1/s), i.e. after the last projection.
+    pub max_divergence: f64,
+    /// Relative residual ‖b − A p‖ / ‖b‖ of the last pressure solve (0 when b = 0, NaN when
+    /// the state is not finite).
+    pub residual: f64,
+    /// The largest |u| or |v| of a face (world units per second).
+    pub max_velocity: f64,
+    /// Courant number of the last step: `dt · max_velocity / h`, the cells the fastest face
+    /// moves in one step. The semi-Lagrangian advection is stable beyond 1, but its error grows
+    /// with it; values of several cells say `dt` is large for the flow.
+    pub cfl: f64,
+    /// max |x| of each field of the state, in the order of [`Diagnostics::STATE_FIELDS`]: NaN
+    /// when the field holds a NaN, else +inf when it holds an infinity.
+    pub state_max: [f64; STATE_FIELDS.len()],
+}
+
+impl Diagnostics {
+    /// The fields [`Diagnostics::state_max`] covers: u, v, pressure, density, temperature, dye.
+    pub const STATE_FIELDS: [FieldId; STATE_FIELDS.len()] = STATE_FIELDS;
+
+    /// What the fields' maxima alone tell (the projection's figures NaN): the largest velocity
+    /// and its Courant number for a step of `dt` on cells of side `h`.
+    pub(crate) fn from_state(state_max: [f64; STATE_FIELDS.len()], dt: f32, h: f32) -> Diagnostics {
+        // NaN-propagating (f64::max would skip a NaN component).
+        let max_velocity =
+            if state_max[0] >= state_max[1] || state_max[0].is_nan() { state_max[0] } else { state_max[1] };
+        Diagnostics {
+            max_divergence: f64::NAN,
+            residual: f64::NAN,
+            max_velocity,
+            cfl: f64::from(dt) * max_velocity / f64::from(h),
+            state_max,
+        }
+    }
+
+    /// The fields of the state that hold a NaN or an infinity (empty while the simulation is
+    /// sound).
+    pub fn non_finite(&self) -> Vec<FieldId> {
+        STATE_FIELDS.into_iter().zip(self.state_max).filter(|(_, m)| !m.is_finite()).map(|(f, _)| f).collect()
+    }
+
+    /// Whether every field of the state is finite.
+    pub fn is_finite(&self) -> bool {
+        self.state_max.iter().all(|m| m.is_finite())
+    }
+
+    /// Whether the flow ran away: the fastest face moved farther in the last step than the
+    /// grid is wide (`cfl` above [`Grid::longest_side`]). The state is finite but
+    /// meaningless, on its way to infinity; [`Simulation::checked_diagnostics`] calls it
+    /// [`Error::RanAway`]. (The presets run at a Courant number of 0.5 to 5; Taichi's
+    /// `stable_fluid.py` workload at about an eighth of the grid's width.)
+    pub fn ran_away(&self, grid: &Grid) -> bool {
+        self.cfl > f64::from(grid.longest_side())
+    }
+}
+
+/// Samples asked for with [`Simulation::request_sample`], on their way back from the device.
+/// Dropping it lets the backend free the read.
+#[derive(Debug)]
+pub struct PendingSample {
+    plan: SamplePlan,
+    read: PendingRead,
+}
+
+impl PendingSample {
+    /// The field sampled.
+    pub fn field(&self) -> FieldId {
+        self.plan.field()
+    }
+
+    /// Whether its samples were handed over.
+    pub fn is_taken(&self) -> bool {
+        self.read.is_taken()
+    }
+}
+
+/// A whole field asked for with [`Simulation::request_field`], on its way back from the
+/// device. Dropping it lets the backend free the read.
+#[derive(Debug)]
+pub struct PendingField {
+    field: FieldId,
+    read: PendingRead,
+}
+
+impl PendingField {
+    /// The field asked for.
+    pub fn field(&self) -> FieldId {
+        self.field
+    }
+
+    /// Whether it was handed over.
+    pub fn is_taken(&self) -> bool {
+        self.read.is_taken()
+    }
+}
+
+/// A running simulation: a scene's model on a backend.
+pub struct Simulation<B: Backend = Box<dyn Backend>> {
+    model: Box<dyn Model>,
+    backend: B,
+    pending: Vec<Splat>,
+    time: f32,
+    steps: u32,
+    last_dt: f32,
+}
+
+impl<B: Backend> std::fmt::Debug for Simulation<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Simulation")
+            .field("scene", &self.model.scene().name)
+            .field("model", &self.model.family())
+            .field("grid", self.model.grid())
+            .field("backend", &self.backend.name())
+            .field("steps", &self.steps)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<B: Backend> Simulation<B> {
+    /// Check the scene, allocate its model's resources on `backend`, set the initial
+    /// conditions, apply the initial splats and project once.
+    pub fn new(scene: Scene, mut backend: B) -> Result<Simulation<B>> {
+        let mut model = crate::model::for_scene(scene)?;
+        backend.allocate(model.resources())?;
+        model.initialize(&mut backend)?;
+        let last_dt = model.scene().params.dt;
+        Ok(Simulation { model, backend, pending: Vec::new(), time: 0.0, steps: 0, last_dt })
+    }
+
+    /// Inputs of a pass that is not a step (reads, diagnostics): the last step's `dt`.
+    fn pass_inputs(&self) -> StepInputs {
+        StepInputs { dt: self.last_dt, time: self.time, step: self.steps, splats: Vec::new() }
+    }
+
+    /// Start again from the scene's initial state, as [`Simulation::new`] would (every field
+    /// cleared, the initial conditions and splats applied and projected; time and step count
+    /// back to zero, queued splats dropped), keeping the backend's allocation and prepared
+    /// work: a game restarting an effect pays no setup.
+    pub fn reset(&mut self) -> Result<()> {
+        for (i, r) in self.model.resources().iter().enumerate() {
+            if !r.is_empty() {
+                self.backend.write(crate::ResourceId(i as u32), &vec![0u8; r.bytes() as usize])?;
+            }
+        }
+        self.model.initialize(&mut self.backend)?;
+        self.pending.clear();
+        self.time = 0.0;
+        self.steps = 0;
+        self.last_dt = self.model.scene().params.dt;
+        Ok(())
+    }
+
+    /// Queue a splat (world units: the box is [`Grid::width`] × [`Grid::height`]) for the
+    /// next step. Its numbers must be finite and its radius > 0 (an error names the value). It
+    /// may reach past the box: along a wall the part outside adds nothing, so one wholly
+    /// outside (a pointer dragged off the picture) changes nothing; along a periodic axis it
+    /// wraps round, from any distance. An amount for a field the scene does not carry
+    /// (`params.fields`) is an error naming it: nothing would hold it.
+    pub fn splat(&mut self, splat: Splat) -> Result<()> {
+        splat.validate("splat")?;
+        self.model.check_splat(&splat)?;
+        self.pending.push(splat);
+        Ok(())
+    }
+
+    /// Advance by `dt` seconds: the scene's emitters and the queued splats are applied.
+    pub fn step(&mut self, dt: f32) -> Result<()> {
+        if !dt.is_finite() || dt <= 0.0 {
+            return Err(Error::invalid("dt", dt, "the time step must be a finite number > 0"));
+        }
+        let mut splats = self.model.emitters(dt);
+        splats.append(&mut self.pending);
+        let inputs = StepInputs { dt, time: self.time, step: self.steps, splats };
+        self.model.step(&mut self.backend, &inputs)?;
+        self.time += dt;
+        self.steps += 1;
+        self.last_dt = dt;
+        Ok(())
+    }
+
+    /// The resource that holds `field` now (derived fields such as `curl` brought up to date).
+    fn readable(&mut self, field: FieldId) -> Result<crate::ResourceId> {
+        let inputs = self.pass_inputs();
+        self.model.readable(&mut self.backend, field, &inputs)
+    }
+
+    /// Read a field (see [`crate::grid`] for the layout). On a GPU backend it waits for the
+    /// device; [`Simulation::request_field`] does not. `curl` is the vorticity of the current
+    /// velocity, computed for the read (the step keeps it only as scratch of vorticity
+    /// confinement). A field the scene does not carry (`params.fields`) is an error naming it.
+    pub fn field(&mut self, field: FieldId) -> Result<Vec<f32>> {
+        let id = self.readable(field)?;
+        self.backend.download(id)
+    }
+
+    /// Fill the `curl` field with the vorticity `∂v/∂x − ∂u/∂y` of the current velocity. Every
+    /// read of `curl` through the simulation does this itself; call it before drawing the
+    /// backend's curl buffer directly (`WgpuBackend::field_buffer`, `VulkanBackend::field_buffer`).
+    /// Queued behind the steps so far; it does not wait.
+    pub fn compute_curl(&mut self) -> Result<()> {
+        self.readable(FieldId::Curl).map(|_| ())
+    }
+
+    /// Bilinear samples of a public field at world positions, e.g. the smoke density where a
+    /// game character stands: one value per point, four (RGBA) for dye. One read-back for all
+    /// the points, of only the values they interpolate ([`Backend::download_at`]; on a GPU
+    /// backend it waits for the device, and for the steps still queued: a game sampling every
+    /// frame wants [`Simulation::request_sample`], which does not). Points outside the box are
+    /// an error naming them; see [`Grid::sample`], whose results these equal bit for bit.
+    pub fn sample(&mut self, field: FieldId, points: &[[f32; 2]]) -> Result<Vec<f32>> {
+        let grid = *self.model.grid();
+        grid.sample_with(field, points, |indices| {
+            let id = self.readable(field)?;
+            self.backend.download_at(id, indices)
+        })
+    }
+
+    /// [`Simulation::sample`] without waiting for the device: the read is queued behind every
+    /// step so far ([`Backend::queue_download_at`]) and its samples come from
+    /// [`Simulation::poll_sample`] (never waits; `None` until the device has made them) or
+    /// [`Simulation::wait_sample`]. They are the state as of this call, whatever steps follow,
+    /// and equal [`Simulation::sample`]'s bit for bit. A game asks each frame and takes the
+    /// answer a frame or two later, so no frame waits for the GPU:
+    ///
+    /// ```
+    /// # fn main() -> fluid_core::Result<()> {
+    /// # fn example<B: fluid_core::Backend>(mut sim: fluid_core::sim::Simulation<B>) -> fluid_core::Result<()> {
+    /// let mut asked = sim.request_sample(fluid_core::FieldId::Density, &[[0.5, 0.3]])?;
+    /// sim.step(1.0 / 60.0)?; // the next frame
+    /// if let Some(density) = sim.poll_sample(&mut asked)? {
+    ///     // the density at (0.5, 0.3) before that step
+    /// #   let _ = density;
+    /// }
+    /// # Ok(()) }
+    /// # Ok(()) }
+    /// ```
+    pub fn request_sample(&mut self, field: FieldId, points: &[[f32; 2]]) -> Result<PendingSample> {
+        let plan = self.model.grid().sample_plan(field, points)?;
+        let id = self.readable(field)?;
+        let read = self.backend.queue_download_at(id, plan.indices())?;
+        Ok(PendingSample { plan, read })
+    }
+    /// The samples of a [`Simulation::request_sample`] once the device has made them, `None`
+    /// until then; never waits. Each request's samples are handed over once: polling it again
+    /// is an error.
+    pub fn poll_sample(&mut self, pending: &mut PendingSample) -> Result<Option<Vec<f32>>> {
+        match self.backend.poll_download(&mut pending.read)? {
+            Some(values) => pending.plan.finish(&values).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The samples of a [`Simulation::request_sample`], waiting for the device where they are
+    /// not there yet.
+    pub fn wait_sample(&mut self, pending: PendingSample) -> Result<Vec<f32>> {
+        let values = self.backend.wait_download(pending.read)?;
+        pending.plan.finish(&values)
+    }
+
+    /// [`Simulation::field`] without waiting for the device, as [`Simulation::request_sample`]
+    /// does for samples: the whole field as of this call, from [`Simulation::poll_field`] or
+    /// [`Simulation::wait_field`] (e.g. the dye for a CPU-side effect, a frame late).
+    pub fn request_field(&mut self, field: FieldId) -> Result<PendingField> {
+        let id = self.readable(field)?;
+        Ok(PendingField { field, read: self.backend.queue_download(id)? })
+    }
+
+    /// The field of a [`Simulation::request_field`] once the device has made it, `None` until
+    /// then; never waits. Handed over once.
+    pub fn poll_field(&mut self, pending: &mut PendingField) -> Result<Option<Vec<f32>>> {
+        self.backend.poll_download(&mut pending.read)
+    }
+
+    /// The field of a [`Simulation::request_field`], waiting for the device where it is not
+    /// there yet.
+    pub fn wait_field(&mut self, pending: PendingField) -> Result<Vec<f32>> {
+        self.backend.wait_download(pending.read)
+    }
+
+    /// Overwrite a field. Its values must be finite: a NaN or an infinity is refused with the
+    /// field's name, the first bad index and its value, since a state fed one only blows up
+    /// later. ([`Backend::upload`] on [`Simulation::backend_mut`] takes anything.)
+    pub fn set_field(&mut self, field: FieldId, data: &[f32]) -> Result<()> {
+        if let Some((k, x)) = data.iter().enumerate().find(|(_, x)| !x.is_finite()) {
+            return Err(Error::invalid(format!("{}[{k}]", field.name()), x, "field values must be finite"));
+        }
+        let id = self.readable(field)?;
+        self.backend.upload(id, data)?;
+        if field == FieldId::Pressure {
+            // The pressure is now exactly these values: drop the low part of the old one.
+            self.backend.upload(FieldId::PressureLo.into(), &vec![0.0; data.len()])?;
+        }
+        Ok(())
+    }
+
+    /// Carry on under another scene: new parameters, emitters and render settings from the next
+    /// step on, with the state (velocity, pressure, density, temperature, dye, obstacles) kept
+    /// as it is: what a tool that tunes vorticity or buoyancy while the flow runs needs. The
+    /// scene's initial conditions and initial splats are not applied again. The grid (its
+    /// size, cell size and boundaries) is fixed for a running simulation: a scene with another
+    /// grid is refused, naming both, and so is a scene that fails [`Scene::validate`]; after
+    /// an error the simulation runs on unchanged.
+    pub fn set_scene(&mut self, scene: Scene) -> Result<()> {
+        self.model.set_scene(scene, &mut self.backend)
+    }
+
+    /// [`Simulation::set_scene`] with only the parameters changed (the emitters and the render
+    /// settings stay): for example a stronger vorticity confinement from the next step on.
+    pub fn set_params(&mut self, params: SimParams) -> Result<()> {
+        let mut scene = self.model.scene().clone();
+        scene.params = params;
+        self.set_scene(scene)
+    }
+
+    /// max |∇·u| now, the relative residual of the last pressure solve, the largest velocity
+    /// and its Courant number, and whether the state is finite (costs one pass and nine
+    /// reductions, and waits for the device).
+    pub fn diagnostics(&mut self) -> Result<Diagnostics> {
+        let inputs = self.pass_inputs();
+        self.model.diagnostics(&mut self.backend, &inputs)
+    }
+
+    /// Whether the state is sound, cheaply: max |x| of each field of the state (six reductions,
+    /// no other pass; on a GPU backend it waits for the device), then [`Error::NonFinite`] or
+    /// [`Error::RanAway`] as [`Simulation::checked_diagnostics`] reports them. What the `fluid`
+    /// program runs after every step.
+    pub fn check_state(&mut self) -> Result<()> {
+        let inputs = self.pass_inputs();
+        let d = self.model.state_maxima(&mut self.backend, &inputs)?;
+        self.judge(&d).map(|_| ())
+    }
+
+    /// `d`, or the error that says the state it describes is not sound.
+    fn judge(&self, d: &Diagnostics) -> Result<Diagnostics> {
+        let bad = d.non_finite();
+        if !bad.is_empty() {
+            return Err(Error::NonFinite {
+                step: self.steps,
+                fields: bad.iter().map(|f| f.name()).collect::<Vec<_>>().join(", "),
+                dt: self.last_dt,
+            });
+        }
+        let grid = self.model.grid();
+        if d.ran_away(grid) {
+            return Err(Error::RanAway { step: self.steps, cfl: d.cfl, cells: grid.longest_side(), dt: self.last_dt });
+        }
+        Ok(*d)
+    }
+
+    /// [`Simulation::diagnostics`], or [`Error::NonFinite`] naming the fields that hold a NaN
+    /// or an infinity, or [`Error::RanAway`] when the state is finite but its fastest face
+    /// moved farther in the last step than the grid is wide ([`Diagnostics::ran_away`]): a
+    /// blown-up simulation (a time step far too large for the flow, forces beyond `f32`) never
+    /// reads as a quiet one.
+    pub fn checked_diagnostics(&mut self) -> Result<Diagnostics> {
+        let d = self.diagnostics()?;
+        self.judge(&d)
+    }
+
+    /// The current frame as RGBA8, `nx × ny`, top row first, drawn as the scene's `[render]` says.
+    /// A field the scene does not carry (`params.fields`) is an error ([`Scene::check_render`]).
+    pub fn render(&mut self) -> Result<Vec<u8>> {
+        self.model.scene().check_render()?;
+        let source = self.model.scene().render.field.source();
+        let data = self.field(source)?;
+        let scene = self.model.scene();
+        Ok(scene.render.render(self.model.grid(), &data, scene.params.buoyancy.ambient_temperature))
+    }
+
+    /// The scene.
+    pub fn scene(&self) -> &Scene {
+        self.model.scene()
+    }
+
+    /// The grid.
+    pub fn grid(&self) -> &Grid {
+        self.model.grid()
+    }
+
+    /// The model that runs the scene (its resources: [`Model::resources`]).
+    pub fn model(&self) -> &dyn Model {
+        self.model.as_ref()
+    }
+
+    /// The backend (for example `WgpuBackend::field_buffer`, to draw a field on the GPU).
+    pub fn backend(&self) -> &B {
+        &self.backend
+    }
+
+    /// The backend.
+    pub fn backend_mut(&mut self) -> &mut B {
+        &mut self.backend
+    }
+
+    /// Simulated seconds.
+    pub fn time(&self) -> f32 {
+        self.time
+    }
+
+    /// Steps taken.
+    pub fn steps(&self) -> u32 {
+        self.steps
+    }
+
+    /// Pressure iterations (sweeps, SOR iterations or V-cycles) the last step used: the
+    /// configured count, or fewer when `params.pressure.tolerance` stopped the solve early.
+    pub fn last_iterations(&self) -> u32 {
+        self.model.last_iterations()
+    }
+}
