@@ -9,8 +9,8 @@ fluid-cpu/src/kernels/) with `cargo mutants --list --json --diff`, leaves out th
 --exclude prefixes, picks COUNT of them at random (SEED), and for each one applies its diff in
 a scratch git worktree (/tmp/fluid-mutants, from HEAD; its own target folder), then runs the
 suites in order, stopping at the first that fails. The default suites are the CPU conformance
-and determinism suites (`fluid-bench --test cpu --test determinism`), then fluid-cpu's unit
-tests. A --suite is a name and a shell command run in the worktree, e.g.
+and determinism suites (`fluid-conformance --test cpu --test determinism`), then fluid-cpu's
+unit tests. A --suite is a name and a shell command run in the worktree, e.g.
   --suite 'api=cargo test --release -p fluid --test api'
 One line per mutant goes to OUT (default /tmp/fluid-mutants.txt): CAUGHT (by which suite and
 tests), MISSED, UNVIABLE (the first suite does not build) or TIMEOUT (a suite ran over 300 s,
@@ -30,7 +30,7 @@ import subprocess
 import time
 
 CPU_SUITES = [
-    "conformance=cargo test --release -p fluid-bench --test cpu --test determinism",
+    "conformance=cargo test --release -p fluid-conformance --test cpu --test determinism",
     "unit=cargo test --release -p fluid-cpu --lib",
 ]
 

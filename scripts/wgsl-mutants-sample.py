@@ -14,8 +14,8 @@ makes in Rust: a binary operator written with a space on each side replaced by i
 (+ and -, * and /, < and <=, > and >=, == and !=, && and ||, += and -=), and a logical `!` deleted.
 Comments are left alone.
 
-The default suite is the wgpu conformance suite (`fluid-bench --test wgpu`); on this machine it
-runs on lavapipe (install mesa-vulkan-drivers), about a minute a mutant on 2 cores.
+The default suite is the wgpu conformance suite (`fluid-conformance --test wgpu`); on this
+machine it runs on lavapipe (install mesa-vulkan-drivers), about a minute a mutant on 2 cores.
 One line per mutant goes to OUT (default /tmp/fluid-wgsl-mutants.txt): CAUGHT (by which suite
 and tests), MISSED, UNVIABLE (naga or the driver refuses the mutated shader when `fluid run
 --backend wgpu` builds its pipelines, before any suite runs) or TIMEOUT (a suite ran over 600 s). A MISSED mutant is a change no suite
@@ -26,7 +26,7 @@ mutants of those numbers (1-based, in the order listed). --in-tree also writes t
 into the working tree for the suites' time (and then puts back fluid-shaders/shaders/ and
 fluid-shaders/gen/ with `git checkout`, so it wants those folders committed): for a
 suite that rebuilds, such as the Vulkan one, whose SPIR-V is compiled in,
-  --in-tree --suite 'vulkan=cargo xtask shaders && cargo test --release -p fluid-bench
+  --in-tree --suite 'vulkan=cargo xtask shaders && cargo test --release -p fluid-conformance
   --features fluid/vulkan --test vulkan'
 """
 import argparse
@@ -38,7 +38,7 @@ import subprocess
 import tempfile
 import time
 
-SUITES = ["wgpu=cargo test --release -p fluid-bench --features fluid/wgpu --test wgpu"]
+SUITES = ["wgpu=cargo test --release -p fluid-conformance --features fluid/wgpu --test wgpu"]
 OPPOSITE = {
     "+": "-", "-": "+", "*": "/", "/": "*",
     "<": "<=", "<=": "<", ">": ">=", ">=": ">",

@@ -5,11 +5,11 @@ fn backend() -> fluid_wgpu::WgpuBackend {
     fluid_wgpu::WgpuBackend::new().unwrap_or_else(|e| panic!("the wgpu conformance suite needs an adapter: {e}"))
 }
 
-fluid_bench::conformance!(backend());
+fluid_conformance::conformance!(backend());
 
 #[test]
 fn two_simulations_on_two_threads_step_as_each_does_alone() {
-    fluid_bench::parity::concurrent_equals_alone(backend);
+    fluid_conformance::api::concurrent_equals_alone(backend);
 }
 
 /// A device opened the way an application opens its own.
@@ -29,7 +29,7 @@ fn application_device(limits: wgpu::Limits) -> (wgpu::Device, wgpu::Queue) {
 }
 
 fn smoke() -> fluid::Scene {
-    fluid_bench::parity::small_preset("smoke")
+    fluid_conformance::support::small_preset("smoke")
 }
 
 #[test]
@@ -73,7 +73,7 @@ fn runs_on_an_application_device_and_hands_out_its_field_buffers() {
     read.slice(..).map_async(wgpu::MapMode::Read, |r| r.expect("map"));
     device.poll(wgpu::PollType::wait_indefinitely()).expect("poll");
     let got: Vec<f32> = bytemuck_free_cast(&read.slice(..).get_mapped_range().expect("mapped"));
-    let differ = fluid_bench::parity::bits_differ(&got, &want);
+    let differ = fluid_conformance::support::bits_differ(&got, &want);
     assert!(got.len() == want.len() && differ == 0, "{differ} of {} values differ from `field`", want.len());
     assert!(want.iter().any(|x| *x != 0.0), "the emitter put no density in");
     assert!(heard.lock().expect("lock").is_empty(), "{:?}", heard.lock());

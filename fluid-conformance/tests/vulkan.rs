@@ -5,7 +5,7 @@
 
 fn backend() -> fluid_vulkan::VulkanBackend {
     // One test at a time: see `run_alone`.
-    fluid_bench::run_alone();
+    fluid_conformance::run_alone();
     device()
 }
 
@@ -14,15 +14,15 @@ fn device() -> fluid_vulkan::VulkanBackend {
     fluid_vulkan::VulkanBackend::new().unwrap_or_else(|e| panic!("the vulkan conformance suite needs a device: {e}"))
 }
 
-fluid_bench::conformance!(backend());
+fluid_conformance::conformance!(backend());
 
 #[test]
 fn two_simulations_on_two_threads_step_as_each_does_alone() {
     // This test alone among the suite's (`run_alone` on its own thread), with its two devices
     // made, used and torn down at once on two threads of its own: what CI checks of concurrent
     // use, now that the other tests run one at a time.
-    fluid_bench::run_alone();
-    fluid_bench::parity::concurrent_equals_alone(device);
+    fluid_conformance::run_alone();
+    fluid_conformance::api::concurrent_equals_alone(device);
 }
 
 #[test]
@@ -30,13 +30,13 @@ fn both_queue_families_step_alike() {
     // The compute-only family (the default where a device has one, as the H100 does) and the
     // graphics family run the same recording: the same bits after steps with splats.
     use fluid_vulkan::{QueueChoice, VulkanBackend};
-    fluid_bench::run_alone();
+    fluid_conformance::run_alone();
     let name = std::env::var("FLUID_VULKAN_DEVICE").ok();
     let run = |queue: QueueChoice| {
         let backend = VulkanBackend::with_choice(name.as_deref(), queue)
             .unwrap_or_else(|e| panic!("the vulkan conformance suite needs a device: {e}"));
         let summary = backend.device_summary().clone();
-        (summary, fluid_bench::parity::steps_with_splats("smoke", backend, 8))
+        (summary, fluid_conformance::support::steps_with_splats("smoke", backend, 8))
     };
     let (graphics, on_graphics) = run(QueueChoice::Graphics);
     let (compute, on_compute) = run(QueueChoice::Compute);
@@ -49,7 +49,7 @@ fn both_queue_families_step_alike() {
     assert!(graphics.queue_family.is_some() && !graphics.dedicated_compute, "{graphics:?}");
     assert!(compute.queue_family.is_some(), "{compute:?}");
     for (k, (a, b)) in on_graphics.iter().zip(&on_compute).enumerate() {
-        let differ = fluid_bench::parity::bits_differ(a, b);
+        let differ = fluid_conformance::support::bits_differ(a, b);
         assert_eq!(differ, 0, "state field {k}: {differ} of {} values differ between the families", a.len());
     }
 }

@@ -5,11 +5,11 @@ fn backend() -> fluid_cpu::CpuBackend {
     fluid_cpu::CpuBackend::with_threads(1).expect("cpu backend")
 }
 
-fluid_bench::conformance!(backend());
+fluid_conformance::conformance!(backend());
 
 #[test]
 fn two_simulations_on_two_threads_step_as_each_does_alone() {
-    fluid_bench::parity::concurrent_equals_alone(|| fluid_cpu::CpuBackend::new().expect("cpu backend"));
+    fluid_conformance::api::concurrent_equals_alone(|| fluid_cpu::CpuBackend::new().expect("cpu backend"));
 }
 
 /// The kernels' copies compiled for AVX2 and FMA or AVX-512 and picked at run time where the
@@ -50,13 +50,13 @@ fn the_vector_copies_of_the_kernels_compute_the_baseline_bits() {
             }
         }
         let backend = fluid_cpu::CpuBackend::with_threads(2).expect("cpu backend");
-        fluid_bench::parity::steps_with_splats(preset, backend, 12)
+        fluid_conformance::support::steps_with_splats(preset, backend, 12)
     };
     for preset in ["smoke", "ink", "taylor-green", "stable-fluid"] {
         let (best, baseline) = (run(preset, false), run(preset, true));
         fluid_cpu::simd::set_baseline_only(false);
         for (field, (a, b)) in STATE_FIELDS.iter().zip(best.iter().zip(&baseline)) {
-            let differ = fluid_bench::parity::bits_differ(a, b);
+            let differ = fluid_conformance::support::bits_differ(a, b);
             assert_eq!(differ, 0, "{preset}: {}: {differ} of {} values differ", field.name(), a.len());
         }
     }

@@ -1,0 +1,363 @@
+//! Every kernel against the CPU backend: one dispatch on random non-zero inputs, on odd,
+//! non-square grids with walls, periodic and mixed boundaries, every field it writes within
+//! the kernel's [`tolerance`].
+
+use fluid::{Backend, Boundary, CpuBackend, FieldId, Grid, Splat, StepInputs};
+use fluid_core::grid::kernels;
+use fluid_core::grid::pressure::multigrid::{LOAD_COPY, LOAD_RESIDUAL, STORE_ADD, STORE_COPY, STORE_PAIR};
+use fluid_core::grid::uniforms::{
+    ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, CgParams, DiffuseParams, FilterParams, ForceParams,
+    JacobiParams, MULTISWEEP_MAX, MgParams, TapsParams,
+};
+use fluid_core::ir::kernel::Access;
+use fluid_core::ir::schedule::ParamBlock;
+use fluid_core::scene::SplitMix64;
+use fluid_core::{Kernel, Schedule};
+
+use crate::compare::{Tolerance, check, check_f64};
+use crate::support::{load, random_field, single};
+
+/// The tolerance of each kernel against the CPU backend, and why.
+///
+/// - Pure stencil arithmetic in the same order as the CPU (`divergence`, `jacobi`,
+///   `subtract_gradient`, `residual`, `curl`, `diffuse_velocity`): 1e-6 relative L2 and 1e-5
+///   max-abs — a GPU may fuse a multiply-add (one rounding instead of two), nothing else.
+/// - `apply_forces`: adds a division and a square root per cell (vorticity normal): 1e-5 / 1e-4.
+/// - `splat`: `exp` and `sqrt` differ by a few ulp between libm and GPU hardware: 1e-5 / 1e-4.
+/// - `advect_velocity`, `advect_cells`: three RK stages each feed a sampling position; a
+///   one-ulp position difference moves the bilinear weights by ~1e-7 of a cell times the local
+///   gradient, and `exp` of the dissipation differs by ulps: 1e-5 relative L2, 1e-4 max-abs.
+pub fn tolerance(kernel: Kernel) -> Tolerance {
+    match kernel {
+        kernels::ADVECT_VELOCITY | kernels::ADVECT_CELLS | kernels::SPLAT | kernels::APPLY_FORCES => {
+            Tolerance { max_abs: 1e-4, rel_l2: 1e-5 }
+        }
+        // Sums of up to ~10^3 products of values in [-1, 1] in the GPU's order (which may fuse
+        // multiply-adds): f32 rounding of the sums, ~1e-7 of their size.
+        kernels::CG_DOT => Tolerance { max_abs: 1e-3, rel_l2: 1e-6 },
+        // Up to 4 x 25 products of random values (the parity test's taps are random too).
+        kernels::POISSON_ROWS | kernels::POISSON_COLS => Tolerance { max_abs: 1e-4, rel_l2: 1e-6 },
+        // The rest (curl, diffusion, divergence, the sweeps, the multigrid and MGPCG kernels,
+        // the taps, the gradient subtraction, the residual) is stencil arithmetic.
+        _ => Tolerance { max_abs: 1e-5, rel_l2: 1e-6 },
+    }
+}
+
+/// Run `kernel` once on random non-zero inputs, on odd non-square grids with walls, periodic
+/// and mixed boundaries (and one tiny periodic grid), and compare every field it writes with
+/// the CPU backend.
+pub fn kernel_parity<B: Backend>(make: impl Fn() -> B, kernel: Kernel) {
+    // Odd, non-square grids; one smaller than a GPU workgroup that wraps more than once.
+    let cases = [
+        (37, 23, Boundary::Wall, Boundary::Wall),
+        (37, 23, Boundary::Periodic, Boundary::Periodic),
+        (37, 23, Boundary::Periodic, Boundary::Wall),
+        (5, 3, Boundary::Periodic, Boundary::Periodic),
+        // Large enough for interior GPU tiles (fast paths that skip boundary checks).
+        (71, 53, Boundary::Wall, Boundary::Wall),
+    ];
+    for (case, (nx, ny, bx, by)) in cases.into_iter().enumerate() {
+        let grid = Grid::new(nx, ny, 0.1, bx, by).expect("grid");
+        let mut rng = SplitMix64(1000 + case as u64);
+        let mut fields: Vec<(FieldId, Vec<f32>)> =
+            FieldId::STATE_AND_SCRATCH.iter().map(|f| (*f, random_field(&grid, *f, &mut rng))).collect();
+        // A double-float pressure's low part lies within half an ulp of its high part.
+        let hi = fields.iter().find(|(f, _)| *f == FieldId::Pressure).map(|(_, v)| v.clone()).expect("pressure");
+        if let Some((_, lo)) = fields.iter_mut().find(|(f, _)| *f == FieldId::PressureLo) {
+            for (l, h) in lo.iter_mut().zip(&hi) {
+                *l = (rng.next_f32() - 0.5) * 0.9 * ulp(*h);
+            }
+        }
+        let inputs = StepInputs { dt: 0.05, time: 0.0, step: 0, splats: random_splats(&grid, &mut rng) };
+        for (k, schedule) in kernel_schedules(&grid, kernel).iter().enumerate() {
+            let mut cpu = CpuBackend::new().expect("cpu backend");
+            let mut other = make();
+            load(&mut cpu, &grid, &fields);
+            load(&mut other, &grid, &fields);
+            cpu.run(schedule, &inputs).expect("cpu run");
+            other.run(schedule, &inputs).expect("run");
+            let d = schedule.dispatches().next().expect("dispatch");
+            for (slot, id) in kernel.bindings.iter().zip(&d.resources) {
+                if slot.access == Access::Read {
+                    continue;
+                }
+                let field = &FieldId::from_resource(*id).expect("a grid field");
+                let a = cpu.download(*id).expect("cpu download");
+                let b = other.download(*id).expect("download");
+                let name = format!("{}-{nx}x{ny}-{:?}-{:?}-{k}", kernel.name, bx, by).to_lowercase();
+                if *field == FieldId::PressureLo {
+                    // The low part alone is rounding noise of the high part (one ulp of
+                    // difference in the high part changes it entirely): check that it stays
+                    // below half an ulp of the high part, and compare the sums.
+                    let (hi_a, hi_b) = (
+                        cpu.download(FieldId::Pressure.into()).expect("cpu"),
+                        other.download(FieldId::Pressure.into()).expect("other"),
+                    );
+                    for c in 0..b.len() {
+                        let normal = |h: f32, l: f32| l.abs() <= 0.5 * ulp(h);
+                        assert!(
+                            !normal(hi_a[c], a[c]) || normal(hi_b[c], b[c]),
+                            "{name}: cell {c}: pressure_lo {:e} beyond half an ulp of {:e} (CPU: {:e}, {:e})",
+                            b[c],
+                            hi_b[c],
+                            hi_a[c],
+                            a[c]
+                        );
+                    }
+                    let sum = |h: &[f32], l: &[f32]| -> Vec<f64> {
+                        h.iter().zip(l).map(|(h, l)| f64::from(*h) + f64::from(*l)).collect()
+                    };
+                    check_f64(&name, &sum(&hi_a, &a), &sum(&hi_b, &b), tolerance(kernel));
+                    continue;
+                }
+                check(&name, &grid, *field, &a, &b, tolerance(kernel));
+            }
+        }
+    }
+}
+
+/// Single-dispatch schedules that exercise `kernel` with non-trivial parameters.
+fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
+    use FieldId::*;
+    let faces = [grid.nx + 1, grid.ny + 1];
+    let whole_grid = if kernel.domain == fluid_core::ir::kernel::Domain::Faces { faces } else { [grid.nx, grid.ny] };
+    let one = |fields: &[FieldId], params: Option<ParamBlock>| single(grid, kernel, fields, params, whole_grid);
+    // The multigrid kernels run over one level of the hierarchy of this grid.
+    let levels = fluid_core::grid::pressure::multigrid::levels(grid.nx, grid.ny);
+    let mg = |fields: &[FieldId], p: MgParams, over: &fluid_core::grid::pressure::multigrid::Level| {
+        single(grid, kernel, fields, Some(ParamBlock::new(&p)), [over.nx, over.ny])
+    };
+    let on = fluid_core::grid::pressure::multigrid::Level::params;
+    let transfer = |f: &fluid_core::grid::pressure::multigrid::Level,
+                    c: &fluid_core::grid::pressure::multigrid::Level| f.transfer(c);
+    let advect = |order: u32| AdvectParams {
+        order,
+        fields: ADVECT_DENSITY | ADVECT_TEMPERATURE | ADVECT_DYE,
+        velocity_dissipation: 0.3,
+        density_dissipation: 0.2,
+        temperature_dissipation: 0.7,
+        dye_dissipation: 0.1,
+        ambient_temperature: 0.4,
+        _pad: 0,
+    };
+    match kernel {
+        kernels::ADVECT_VELOCITY => {
+            (1..=3).map(|o| one(&[U, V, UTmp, VTmp], Some(ParamBlock::new(&advect(o))))).collect()
+        }
+        kernels::ADVECT_CELLS => (1..=3)
+            .map(|o| {
+                one(
+                    &[U, V, Density, Temperature, Dye, DensityTmp, TemperatureTmp, DyeTmp],
+                    Some(ParamBlock::new(&advect(o))),
+                )
+            })
+            .collect(),
+        kernels::SPLAT => vec![one(&[U, V, Density, Temperature, Dye], None)],
+        kernels::CURL => vec![one(&[U, V, Curl], None)],
+        kernels::APPLY_FORCES => {
+            let p = ForceParams {
+                gravity: [0.3, -0.8],
+                density_weight: 0.7,
+                temperature_lift: 1.3,
+                ambient_temperature: 0.2,
+                vorticity: 2.5,
+                max_speed: 1.5,
+                clamp_speed: 1,
+            };
+            vec![one(&[U, V, Density, Temperature, Curl], Some(ParamBlock::new(&p)))]
+        }
+        kernels::DIFFUSE_VELOCITY => {
+            let p = DiffuseParams { viscosity: 0.05, _pad: [0; 3] };
+            vec![one(&[U, V, UTmp, VTmp, UTmp2, VTmp2], Some(ParamBlock::new(&p)))]
+        }
+        kernels::DIVERGENCE => vec![one(&[U, V, Divergence], None)],
+        kernels::JACOBI => [0u32, 1]
+            .iter()
+            .map(|&z| {
+                let p = JacobiParams { omega: 0.8, zero_initial: z, colour: 0, sweeps: 1 };
+                one(&[Pressure, Divergence, PressureTmp], Some(ParamBlock::new(&p)))
+            })
+            .collect(),
+        // The full halo cold and warm, a partial one, and a single sweep.
+        kernels::JACOBI_MULTISWEEP => [(0u32, MULTISWEEP_MAX), (1, MULTISWEEP_MAX), (0, 3), (1, 1)]
+            .iter()
+            .map(|&(z, sweeps)| {
+                let p = JacobiParams { omega: 0.8, zero_initial: z, colour: 0, sweeps };
+                one(&[Pressure, Divergence, PressureTmp], Some(ParamBlock::new(&p)))
+            })
+            .collect(),
+        kernels::SOR => [(0u32, 0u32), (0, 1), (1, 0)]
+            .iter()
+            .map(|&(z, colour)| {
+                let p = JacobiParams { omega: 1.7, zero_initial: z, colour, sweeps: 1 };
+                one(&[Pressure, Divergence, PressureTmp], Some(ParamBlock::new(&p)))
+            })
+            .collect(),
+        kernels::RELAX => [(0u32, 1.0f32), (1, 1.3)]
+            .iter()
+            .map(|&(z, omega)| {
+                let p = JacobiParams { omega, zero_initial: z, colour: 0, sweeps: 1 };
+                one(&[U, V, Pressure, UTmp, VTmp], Some(ParamBlock::new(&p)))
+            })
+            .collect(),
+        kernels::CG_INIT | kernels::CG_DOT | kernels::CG_DIRECTION | kernels::CG_APPLY | kernels::CG_UPDATE => {
+            let top = levels[0];
+            let base = fluid_core::grid::pressure::mgpcg::cg_params(grid.nx, grid.ny);
+            let count = base.count;
+            let cg = |fields: &[FieldId], p: CgParams, extent: [u32; 2]| {
+                single(grid, kernel, fields, Some(ParamBlock::new(&p)), extent)
+            };
+            let whole = [top.nx, top.ny];
+            match kernel {
+                kernels::CG_INIT => (0..2)
+                    .map(|flag| cg(&[Pressure, PressureLo, Divergence, Multigrid], CgParams { flag, ..base }, whole))
+                    .collect(),
+                kernels::CG_DOT => vec![
+                    cg(&[Multigrid], CgParams { flag: 0, ..base }, [count * 256, 1]),
+                    cg(&[Multigrid], CgParams { flag: 1, slot: 2, ..base }, [256, 1]),
+                ],
+                // Scalars are random, so of the two slots one restarts (r·z did not fall) and
+                // the other does not.
+                kernels::CG_DIRECTION => [(0, 0), (1, 0), (0, 1)]
+                    .iter()
+                    .map(|&(flag, slot)| cg(&[Multigrid], CgParams { flag, slot, ..base }, whole))
+                    .collect(),
+                kernels::CG_APPLY => vec![cg(&[Multigrid], base, whole)],
+                _ => (0..2).map(|slot| cg(&[Multigrid], CgParams { slot, ..base }, whole)).collect(),
+            }
+        }
+        kernels::POISSON_TAPS => {
+            let taps = [0.5, -1.0, 2.0, 0.25, 3.0, -0.75, 1.5, 0.125];
+            [(fluid_core::grid::pressure::poisson_filter::TAPS_LEN - 8, 8), (5, 3)]
+                .iter()
+                .map(|&(offset, count)| {
+                    let p = TapsParams { offset, count, _pad: [0; 2], taps };
+                    single(grid, kernel, &[Multigrid], Some(ParamBlock::new(&p)), [1, 1])
+                })
+                .collect()
+        }
+        kernels::POISSON_ROWS | kernels::POISSON_COLS => {
+            let cells = grid.nx * grid.ny;
+            let (bank, tmp) = (0, fluid_core::grid::pressure::poisson_filter::TMP);
+            let modes: &[u32] = if kernel == kernels::POISSON_ROWS { &[0, 1] } else { &[0, 1, 2] };
+            modes
+                .iter()
+                .flat_map(|&mode| [(3u32, 2u32), (12, 4)].map(|(k, rank)| (mode, k, rank)))
+                .map(|(mode, k, rank)| {
+                    let p = FilterParams { rank, k, bank, tmp, q: tmp + rank * cells, mode, _pad: [0; 2] };
+                    if kernel == kernels::POISSON_ROWS {
+                        one(&[Pressure, Divergence, Multigrid], Some(ParamBlock::new(&p)))
+                    } else {
+                        one(&[Multigrid, Pressure], Some(ParamBlock::new(&p)))
+                    }
+                })
+                .collect()
+        }
+        // Both modes, warm and cold.
+        kernels::MG_LOAD => [(LOAD_COPY, 0), (LOAD_COPY, 1), (LOAD_RESIDUAL, 0), (LOAD_RESIDUAL, 1)]
+            .iter()
+            .map(|&(colour, zero_initial)| {
+                let p = MgParams { colour, zero_initial, ..on(&levels[0]) };
+                mg(&[Pressure, PressureLo, Divergence, Multigrid], p, &levels[0])
+            })
+            .collect(),
+        kernels::MG_SMOOTH => levels
+            .iter()
+            .take(2)
+            .flat_map(|l| [(0, 1.0), (1, 1.0), (0, 1.3)].map(|(colour, omega)| (l, colour, omega)))
+            .map(|(l, colour, omega)| mg(&[Multigrid], MgParams { colour, omega, ..on(l) }, l))
+            .collect(),
+        // Both colour orders, from zero or not, over-relaxed, on the first two levels; with the
+        // coarse correction added first (the post-smoothing of a V-cycle).
+        kernels::MG_SMOOTH2 => {
+            let mut out: Vec<Schedule> = levels
+                .iter()
+                .take(2)
+                .flat_map(|l| [(0, 0, 1.0), (1, 0, 1.15), (0, 1, 1.15)].map(|(colour, z, omega)| (l, colour, z, omega)))
+                .map(|(l, colour, zero_initial, omega)| {
+                    mg(
+                        &[Multigrid, Pressure, PressureLo, Divergence],
+                        MgParams { colour, zero_initial, omega, ..on(l) },
+                        l,
+                    )
+                })
+                .collect();
+            for w in levels.windows(2).take(2) {
+                let p = MgParams { p: w[0].tmp, tmp: w[0].p, colour: 1, omega: 1.15, ..transfer(&w[0], &w[1]) };
+                out.push(mg(&[Multigrid, Pressure, PressureLo, Divergence], p, &w[0]));
+                // And with the restriction afterwards (the pre-smoothing of a V-cycle), both
+                // colour orders, from zero or not.
+                use fluid_core::grid::pressure::multigrid::SMOOTH2_RESTRICT;
+                for (colour, zero_initial) in [(SMOOTH2_RESTRICT, 1), (SMOOTH2_RESTRICT | 1, 0)] {
+                    let p = MgParams { colour, zero_initial, omega: 1.15, ..transfer(&w[0], &w[1]) };
+                    out.push(mg(&[Multigrid, Pressure, PressureLo, Divergence], p, &w[0]));
+                }
+            }
+            // Level 0's post-smoothing of a double-float solve, the result added to the pressure,
+            // and its pre-smoothing, b computed from the pressure first.
+            use fluid_core::grid::pressure::multigrid::{SMOOTH2_ACCUMULATE, SMOOTH2_LOAD_RESIDUAL, SMOOTH2_RESTRICT};
+            if let [l0, l1, ..] = levels[..] {
+                let colour = SMOOTH2_ACCUMULATE | 1;
+                let p = MgParams { p: l0.tmp, tmp: l0.p, colour, omega: 1.15, ..transfer(&l0, &l1) };
+                out.push(mg(&[Multigrid, Pressure, PressureLo, Divergence], p, &l0));
+                let colour = SMOOTH2_LOAD_RESIDUAL | SMOOTH2_RESTRICT;
+                let p = MgParams { colour, zero_initial: 1, omega: 1.15, ..transfer(&l0, &l1) };
+                out.push(mg(&[Multigrid, Pressure, PressureLo, Divergence], p, &l0));
+            }
+            out
+        }
+        kernels::MG_RESTRICT => {
+            levels.windows(2).take(2).map(|w| mg(&[Multigrid], transfer(&w[0], &w[1]), &w[1])).collect()
+        }
+        kernels::MG_PROLONG => {
+            levels.windows(2).take(2).map(|w| mg(&[Multigrid], transfer(&w[0], &w[1]), &w[0])).collect()
+        }
+        // The cycle from the first two levels that fit in its workgroup memory (level 0 of most
+        // test grids): plain, symmetric, and from zero.
+        kernels::MG_COARSE => levels
+            .iter()
+            .filter(|l| fluid_core::grid::pressure::multigrid::fits_coarse(l))
+            .take(2)
+            .flat_map(|l| [(0, 0), (1, 0), (0, 1)].map(|(colour, zero_initial)| (l, colour, zero_initial)))
+            .map(|(l, colour, zero_initial)| {
+                let p = MgParams { colour, zero_initial, omega: 1.15, ..on(l) };
+                let threads = fluid_core::grid::pressure::multigrid::COARSE_THREADS;
+                single(grid, kernel, &[Multigrid], Some(ParamBlock::new(&p)), [threads, 1])
+            })
+            .collect(),
+        // Every mode; the pair and the sum from MGPCG's x (its low part follows it).
+        kernels::MG_STORE => {
+            let x = fluid_core::grid::pressure::mgpcg::cg_layout(grid.nx, grid.ny).x;
+            [STORE_COPY, STORE_PAIR, STORE_ADD]
+                .iter()
+                .map(|&colour| {
+                    let p = MgParams { colour, p: x, ..on(&levels[0]) };
+                    mg(&[Multigrid, Pressure, PressureLo], p, &levels[0])
+                })
+                .collect()
+        }
+        kernels::SUBTRACT_GRADIENT => vec![one(&[U, V, Pressure, PressureLo], None)],
+        kernels::RESIDUAL => vec![one(&[Pressure, PressureLo, Divergence, Scratch], None)],
+        other => panic!("no parity schedules for kernel {}", other.name),
+    }
+}
+
+/// The spacing of f32 values at `x`.
+fn ulp(x: f32) -> f32 {
+    let a = x.abs();
+    if a.is_finite() { a.next_up() - a } else { f32::INFINITY }
+}
+
+fn random_splats(grid: &Grid, rng: &mut SplitMix64) -> Vec<Splat> {
+    (0..3)
+        .map(|k| Splat {
+            center: [rng.next_f32() * grid.width(), rng.next_f32() * grid.height()],
+            radius: (0.15 + 0.2 * rng.next_f32()) * grid.height(),
+            falloff: if k % 2 == 0 { fluid::Falloff::Gaussian } else { fluid::Falloff::Linear },
+            velocity: [4.0 * rng.next_f32() - 2.0, 4.0 * rng.next_f32() - 2.0],
+            density: rng.next_f32(),
+            temperature: 2.0 * rng.next_f32(),
+            dye: [rng.next_f32(), rng.next_f32(), rng.next_f32(), rng.next_f32()],
+        })
+        .collect()
+}

@@ -1,0 +1,310 @@
+//! # fluid-conformance
+//!
+//! The cross-backend conformance suite of the fluid engine: every backend against analytic
+//! answers and against the CPU backend.
+//!
+//! The suite is written once, as generic functions over [`fluid_core::Backend`], and
+//! instantiated for each backend by [`conformance!`], one `#[test]` per check:
+//!
+//! ```ignore
+//! fluid_conformance::conformance!(fluid_cpu::CpuBackend::new().expect("cpu backend"));
+//! ```
+//!
+//! The checks, by topic (the macro's tests sit in modules of the same names):
+//! - [`physics`]: against analytic answers (the pressure solvers, advection, forces, whole flows);
+//! - [`kernels`]: each kernel, on random inputs, against the CPU backend;
+//! - [`presets`]: whole presets against the CPU backend, and a reset against a new simulation;
+//! - [`random`]: seeded random scenes against the CPU backend;
+//! - [`api`]: the backend contract: reductions, waits, samples, queued reads, timings, threads.
+//!
+//! [`compare`] measures a backend's fields against the CPU's; [`support`] holds what the topics
+//! share. `tests/` runs the suite on the CPU, wgpu and raw Vulkan backends, each with tests of
+//! its own, and checks that the CPU backend's results do not depend on its thread count.
+
+pub mod api;
+pub mod compare;
+pub mod kernels;
+pub mod physics;
+pub mod presets;
+pub mod random;
+pub mod support;
+
+use std::cell::RefCell;
+use std::sync::{Mutex, MutexGuard};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+thread_local! {
+    static SERIAL_HELD: RefCell<Option<MutexGuard<'static, ()>>> = const { RefCell::new(None) };
+}
+
+/// Make the calling test run alone among the tests that call this: the first call on a test's
+/// thread takes a process-wide lock, and the thread keeps it until it ends (libtest runs each
+/// test on a thread of its own), so the test's backends are torn down before the next such test
+/// sets its own up. The raw-Vulkan suite calls it: on lavapipe with the validation layer it
+/// crashed (SIGSEGV) about once in ten CI runs with two tests setting Vulkan devices up and
+/// tearing them down at once, a crash we could not reproduce to find its cause
+/// (doc/ARCHITECTURE.md, "Setup one thread at a time").
+pub fn run_alone() {
+    SERIAL_HELD.with(|held| {
+        let mut held = held.borrow_mut();
+        if held.is_none() {
+            *held = Some(SERIAL.lock().unwrap_or_else(|e| e.into_inner()));
+        }
+    });
+}
+
+/// Instantiate every conformance test for one backend, in a module per topic. `$make` is an
+/// expression that builds a fresh backend; it is evaluated once per test.
+#[macro_export]
+macro_rules! conformance {
+    ($make:expr) => {
+        /// Checks against analytic answers.
+        mod physics {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[test]
+            fn taylor_green_energy_decays_as_exp_minus_4_nu_t() {
+                $crate::physics::flows::taylor_green_square(|| $make);
+            }
+
+            #[test]
+            fn taylor_green_on_a_non_square_box_decays_at_its_own_rate() {
+                $crate::physics::flows::taylor_green_non_square(|| $make);
+            }
+
+            #[test]
+            fn projection_matches_the_jacobi_residual_recurrence() {
+                $crate::physics::pressure::projection_random_field(|| $make);
+            }
+
+            #[test]
+            fn projection_of_a_single_mode_decays_by_the_jacobi_factor() {
+                $crate::physics::pressure::projection_single_mode(|| $make);
+            }
+
+            #[test]
+            fn multisweep_jacobi_gives_the_plain_sweeps_answer() {
+                $crate::physics::pressure::projection_multisweep_equals_plain(|| $make);
+            }
+
+            #[test]
+            fn red_black_sor_matches_an_independent_f64_sor_and_beats_jacobi() {
+                $crate::physics::pressure::projection_sor(|| $make);
+            }
+
+            #[test]
+            fn multigrid_cuts_the_residual_about_tenfold_per_v_cycle() {
+                $crate::physics::pressure::multigrid_convergence(|| $make);
+            }
+
+            #[test]
+            fn the_seeds_relaxation_is_jacobi_with_half_omega_on_the_velocity() {
+                $crate::physics::pressure::projection_relaxation(|| $make);
+            }
+
+            #[test]
+            fn mgpcg_beats_its_v_cycles() {
+                $crate::physics::pressure::mgpcg_convergence(|| $make);
+            }
+
+            #[test]
+            fn mgpcg_follows_the_conjugate_gradient_recurrence() {
+                $crate::physics::pressure::mgpcg_recurrence(|| $make);
+            }
+
+            #[test]
+            fn double_float_pressure_converges_below_the_f32_floor() {
+                $crate::physics::pressure::double_float_pressure(|| $make);
+            }
+
+            #[test]
+            fn the_poisson_filter_reproduces_the_jacobi_sweeps_it_unrolls() {
+                $crate::physics::pressure::poisson_filter_vs_jacobi(|| $make);
+            }
+
+            #[test]
+            fn plain_jacobi_never_damps_the_checkerboard_mode() {
+                $crate::physics::pressure::projection_checkerboard(|| $make);
+            }
+
+            #[test]
+            fn splats_wrap_round_periodic_axes_and_stop_at_walls() {
+                $crate::physics::forces::splats_wrap_on_periodic_axes(|| $make);
+            }
+
+            #[test]
+            fn uniform_flow_carries_a_blob_by_the_exact_shift_and_spread() {
+                $crate::physics::advection::uniform_translation(|| $make);
+            }
+
+            #[test]
+            fn uniform_flow_carries_a_shear_wave_with_the_exact_damping_and_lag() {
+                $crate::physics::advection::shear_wave_advection(|| $make);
+            }
+
+            #[test]
+            fn splats_add_their_falloffs_integral_centred_on_the_splat() {
+                $crate::physics::forces::splat_integrals(|| $make);
+            }
+
+            #[test]
+            fn uniform_forces_and_decay_follow_their_exact_recurrences() {
+                $crate::physics::forces::uniform_forces(|| $make);
+            }
+
+            #[test]
+            fn curl_and_vorticity_confinement_match_their_analytic_forms() {
+                $crate::physics::forces::vorticity_confinement(|| $make);
+            }
+
+            #[test]
+            fn vorticity_confinement_acts_in_a_step_on_its_vorticity() {
+                $crate::physics::forces::vorticity_confinement_in_a_step(|| $make);
+            }
+
+            #[test]
+            fn backtraces_land_on_their_runge_kutta_polynomials_in_a_rotation() {
+                $crate::physics::advection::backtrace_order(|| $make);
+            }
+
+            #[test]
+            fn a_stratified_fluid_at_rest_under_gravity_stays_at_rest() {
+                $crate::physics::flows::rest_state_stays_at_rest(|| $make);
+            }
+
+            #[test]
+            fn curl_reads_are_the_current_vorticity() {
+                $crate::physics::forces::curl_reads_are_the_current_vorticity(|| $make);
+            }
+
+            #[test]
+            fn a_shear_mode_along_free_slip_walls_decays_at_the_viscous_rate() {
+                $crate::physics::flows::free_slip_shear_decay(|| $make);
+            }
+
+            #[test]
+            fn centred_plume_stays_mirror_symmetric() {
+                $crate::physics::flows::plume_symmetry(|| $make);
+            }
+        }
+
+        $crate::conformance!(@kernels $make;
+            advect_velocity => ADVECT_VELOCITY,
+            advect_cells => ADVECT_CELLS,
+            splat => SPLAT,
+            curl => CURL,
+            apply_forces => APPLY_FORCES,
+            diffuse_velocity => DIFFUSE_VELOCITY,
+            divergence => DIVERGENCE,
+            jacobi => JACOBI,
+            jacobi_multisweep => JACOBI_MULTISWEEP,
+            sor => SOR,
+            relax => RELAX,
+            mg_load => MG_LOAD,
+            mg_smooth => MG_SMOOTH,
+            mg_smooth2 => MG_SMOOTH2,
+            mg_restrict => MG_RESTRICT,
+            mg_prolong => MG_PROLONG,
+            mg_coarse => MG_COARSE,
+            mg_store => MG_STORE,
+            poisson_taps => POISSON_TAPS,
+            poisson_rows => POISSON_ROWS,
+            poisson_cols => POISSON_COLS,
+            cg_init => CG_INIT,
+            cg_dot => CG_DOT,
+            cg_direction => CG_DIRECTION,
+            cg_apply => CG_APPLY,
+            cg_update => CG_UPDATE,
+            subtract_gradient => SUBTRACT_GRADIENT,
+            residual => RESIDUAL
+        );
+
+        /// The backend contract beyond the numbers of a step.
+        mod api {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[test]
+            fn reductions_match_the_cpu_backend() {
+                $crate::api::reduction_parity(|| $make);
+            }
+
+            #[test]
+            fn reductions_never_skip_nan_or_infinity() {
+                $crate::api::reduction_non_finite(|| $make);
+            }
+
+            #[test]
+            fn timings_count_each_kernels_dispatches() {
+                $crate::api::timings_count_each_kernels_dispatches(|| $make);
+            }
+
+            #[test]
+            fn waits_poll_within_their_budget_and_step_alike() {
+                $crate::api::wait_spin_contract(|| $make);
+            }
+
+            #[test]
+            fn samples_read_only_their_values_and_equal_the_whole_fields() {
+                $crate::api::samples_equal_whole_field_samples(|| $make);
+            }
+
+            #[test]
+            fn queued_reads_give_the_state_of_their_request() {
+                $crate::api::queued_reads_give_the_state_of_their_request(|| $make);
+            }
+        }
+
+        /// Whole presets against the CPU backend, and a reset.
+        mod presets {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[test]
+            fn reset_starts_again_like_a_new_simulation() {
+                $crate::presets::reset_equals_new(|| $make);
+            }
+
+            #[test]
+            fn preset_smoke_matches_the_cpu_backend() {
+                $crate::presets::preset_parity(|| $make, "smoke");
+            }
+
+            #[test]
+            fn preset_ink_matches_the_cpu_backend() {
+                $crate::presets::preset_parity(|| $make, "ink");
+            }
+
+            #[test]
+            fn preset_taylor_green_matches_the_cpu_backend() {
+                $crate::presets::preset_parity(|| $make, "taylor-green");
+            }
+        }
+
+        /// Seeded random scenes against the CPU backend.
+        mod random {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[test]
+            fn random_scenes_match_the_cpu_backend() {
+                $crate::random::random_scenes_parity(|| $make);
+            }
+        }
+    };
+    (@kernels $make:expr; $($name:ident => $kernel:ident),* $(,)?) => {
+        /// One test per kernel: random inputs, compared with the CPU backend.
+        mod kernels {
+            #[allow(unused_imports)]
+            use super::*;
+            $(
+                #[test]
+                fn $name() {
+                    $crate::kernels::kernel_parity(|| $make, fluid_core::grid::kernels::$kernel);
+                }
+            )*
+        }
+    };
+}
