@@ -29,13 +29,16 @@
 //! error when it is missing), `=0` turns it off. Validation errors make the next backend call fail
 //! with the layer's message.
 //!
-//! This is the one crate of the workspace allowed `unsafe`: every call into Vulkan is. Each
-//! block says why it is sound in a `// SAFETY:` comment (enforced by
+//! This is the one crate of the workspace allowed `unsafe`, and only in its `raw` module:
+//! owning types for the Vulkan objects (device context, buffer, pipeline, command buffer,
+//! fence) that free themselves and check what Vulkan leaves undefined; the backend is safe code
+//! over them. Each `unsafe` block says why it is sound in a `// SAFETY:` comment (enforced by
 //! `clippy::undocumented_unsafe_blocks`).
-#![expect(unsafe_code, reason = "raw Vulkan through ash: every Vulkan call is unsafe")]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 mod backend;
+#[expect(unsafe_code, reason = "raw Vulkan through ash: every Vulkan call is unsafe")]
+mod raw;
 pub mod spirv;
 
 /// The ash this backend is built on: an application that hands the backend its device
@@ -44,16 +47,17 @@ pub use ash;
 pub use backend::{FieldBuffer, RawDevice, VulkanBackend};
 
 use std::cell::Cell;
-use std::ffi::{CStr, c_void};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::ffi::CStr;
+use std::sync::{Mutex, MutexGuard};
 
 use ash::vk;
 use fluid_core::{Error, Result};
 
 const NAME: &str = "vulkan";
-const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
-/// The layer's extension that turns on synchronization validation.
-const VALIDATION_FEATURES: &CStr = c"VK_EXT_validation_features";
+
+fn err(message: impl Into<String>) -> Error {
+    Error::Backend { backend: NAME, message: message.into() }
+}
 
 fn vk_err(what: &str, e: vk::Result) -> Error {
     let message = if e == vk::Result::ERROR_DEVICE_LOST {
@@ -164,184 +168,6 @@ pub(crate) fn setup_lock() -> SetupGuard {
     SetupGuard(Some(guard))
 }
 
-/// Messages of the validation layer: errors fail the next backend call.
-type MessageLog = Arc<Mutex<Vec<String>>>;
-
-/// An instance (with its validation messenger, when on) that destroys itself if it made it.
-struct Instance {
-    /// The loader, kept loaded while the instance lives (`None` for an application's instance:
-    /// the application keeps its own loaded).
-    entry: Option<ash::Entry>,
-    instance: ash::Instance,
-    debug: Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
-    /// Kept alive while the messenger may call back with a pointer to it.
-    log: MessageLog,
-}
-
-impl Drop for Instance {
-    fn drop(&mut self) {
-        if self.entry.is_none() {
-            // An application's instance: it destroys it.
-            return;
-        }
-        let _setup = setup_lock();
-        if let Some((utils, messenger)) = self.debug.take() {
-            // SAFETY: the messenger was created from this instance and is destroyed once, before it.
-            unsafe { utils.destroy_debug_utils_messenger(messenger, None) };
-        }
-        // SAFETY: the instance was created by `Instance::new`; every object created from it has
-        // been destroyed by its owner (which holds the instance and drops it last); it is
-        // destroyed exactly once, here.
-        unsafe { self.instance.destroy_instance(None) };
-    }
-}
-
-/// Collects the validation layer's errors and warnings.
-///
-/// # Safety
-/// Called by the Vulkan loader with `user` = the `Arc<Mutex<Vec<String>>>` pointer given at
-/// messenger creation (alive until the messenger is destroyed) and a valid callback-data pointer.
-unsafe extern "system" fn on_message(
-    severity: vk::DebugUtilsMessageSeverityFlagsEXT,
-    _types: vk::DebugUtilsMessageTypeFlagsEXT,
-    data: *const vk::DebugUtilsMessengerCallbackDataEXT<'_>,
-    user: *mut c_void,
-) -> vk::Bool32 {
-    if data.is_null() || user.is_null() {
-        return vk::FALSE;
-    }
-    // SAFETY: per the callback's contract `data` is valid for the duration of the call.
-    let message = unsafe { (*data).message_as_c_str() }
-        .map(|m| m.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "(no message)".into());
-    if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::ERROR) {
-        // SAFETY: `user` is the pointer of the `MessageLog` the owning `Instance` keeps alive
-        // until the messenger is destroyed.
-        let log = unsafe { &*(user as *const Mutex<Vec<String>>) };
-        if let Ok(mut v) = log.lock() {
-            v.push(message);
-        }
-    } else {
-        eprintln!("vulkan validation: {message}");
-    }
-    vk::FALSE
-}
-
-/// Whether to enable the validation layer: `FLUID_VULKAN_VALIDATION` (0/1), else debug builds
-/// when installed.
-fn validation_wanted(entry: &ash::Entry) -> Result<bool> {
-    // SAFETY: `entry` is a loaded Vulkan entry; enumerating layers has no preconditions.
-    let installed = unsafe { entry.enumerate_instance_layer_properties() }
-        .map_err(|e| vk_err("vkEnumerateInstanceLayerProperties", e))?
-        .iter()
-        .any(|l| l.layer_name_as_c_str().is_ok_and(|n| n == VALIDATION_LAYER));
-    match std::env::var("FLUID_VULKAN_VALIDATION").ok().as_deref() {
-        Some("1") if !installed => Err(Error::Unsupported {
-            what: "FLUID_VULKAN_VALIDATION=1 (the Khronos validation layer)".into(),
-            by: "this machine: it is not installed (Debian: apt-get install vulkan-validationlayers)".into(),
-        }),
-        Some("1") => Ok(true),
-        Some("0") => Ok(false),
-        Some(other) => Err(Error::invalid("FLUID_VULKAN_VALIDATION", other, "expected 0 or 1")),
-        None => Ok(cfg!(debug_assertions) && installed),
-    }
-}
-
-/// Keeps the Vulkan loader and driver loaded for the rest of the process: one instance, made on
-/// first use and never destroyed. Without it every backend's instance loads the driver library
-/// and destroying it unloads it again, and NVIDIA's Linux driver leaks static TLS on each load:
-/// after a few dozen backends in one process `vkCreateInstance` failed ("libnvidia-tls.so:
-/// cannot allocate memory in static TLS block", measured on the H100 with the conformance suite,
-/// which creates hundreds). Failure to make it is ignored (the backend's own instance reports).
-fn keep_driver_loaded() {
-    static KEEPER: std::sync::OnceLock<Option<(ash::Entry, ash::Instance)>> = std::sync::OnceLock::new();
-    KEEPER.get_or_init(|| {
-        // SAFETY: as in `Instance::new`: loading the system's loader runs its initialisers.
-        let entry = unsafe { ash::Entry::load() }.ok()?;
-        let app = vk::ApplicationInfo::default().application_name(c"fluid").api_version(vk::API_VERSION_1_1);
-        let info = vk::InstanceCreateInfo::default().application_info(&app);
-        // SAFETY: `info` and the app info it points to are valid for the call; no allocator.
-        let instance = unsafe { entry.create_instance(&info, None) }.ok()?;
-        // Drivers set up their devices (and lavapipe its LLVM) on the first enumeration: once,
-        // here, under the setup lock.
-        // SAFETY: `instance` is live; enumerating has no other preconditions.
-        let _ = unsafe { instance.enumerate_physical_devices() };
-        Some((entry, instance))
-    });
-}
-
-impl Instance {
-    fn new(with_validation: bool) -> Result<Instance> {
-        let _setup = setup_lock();
-        keep_driver_loaded();
-        // SAFETY: loading the system's Vulkan loader runs its initialisers; that is the
-        // documented way to use a run-time loaded `libvulkan`, and no Vulkan object exists yet.
-        let entry = unsafe { ash::Entry::load() }.map_err(|e| Error::Unsupported {
-            what: "Vulkan".into(),
-            by: format!("this machine: the Vulkan loader could not be opened ({e}); install libvulkan1"),
-        })?;
-        let validation = with_validation && validation_wanted(&entry)?;
-        let app = vk::ApplicationInfo::default()
-            .application_name(c"fluid")
-            .engine_name(c"fluid")
-            .api_version(vk::API_VERSION_1_1);
-        let layers = [VALIDATION_LAYER.as_ptr()];
-        let extensions = [ash::ext::debug_utils::NAME.as_ptr(), VALIDATION_FEATURES.as_ptr()];
-        // Synchronization validation too: it checks the barriers this backend places.
-        let enables = [vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION];
-        let mut features = vk::ValidationFeaturesEXT::default().enabled_validation_features(&enables);
-        let mut info = vk::InstanceCreateInfo::default().application_info(&app);
-        if validation {
-            info = info.enabled_layer_names(&layers).enabled_extension_names(&extensions).push_next(&mut features);
-        }
-        // SAFETY: `info` and everything it points to (app info, layer and extension names) are
-        // valid for the duration of the call; no allocator callbacks are passed.
-        let instance = unsafe { entry.create_instance(&info, None) }.map_err(|e| vk_err("vkCreateInstance", e))?;
-        let log: MessageLog = Arc::new(Mutex::new(Vec::new()));
-        let utils = validation.then(|| ash::ext::debug_utils::Instance::new(&entry, &instance));
-        let mut inst = Instance { entry: Some(entry), instance, debug: None, log };
-        if let Some(utils) = utils {
-            let info = vk::DebugUtilsMessengerCreateInfoEXT::default()
-                .message_severity(
-                    vk::DebugUtilsMessageSeverityFlagsEXT::ERROR | vk::DebugUtilsMessageSeverityFlagsEXT::WARNING,
-                )
-                .message_type(
-                    vk::DebugUtilsMessageTypeFlagsEXT::GENERAL
-                        | vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION
-                        | vk::DebugUtilsMessageTypeFlagsEXT::PERFORMANCE,
-                )
-                .pfn_user_callback(Some(on_message))
-                .user_data(Arc::as_ptr(&inst.log) as *mut c_void);
-            // SAFETY: the instance enabled VK_EXT_debug_utils; the user-data pointer stays valid
-            // because `inst.log` lives as long as `inst`, which destroys the messenger first.
-            let messenger = unsafe { utils.create_debug_utils_messenger(&info, None) }
-                .map_err(|e| vk_err("vkCreateDebugUtilsMessengerEXT", e))?;
-            inst.debug = Some((utils, messenger));
-        }
-        Ok(inst)
-    }
-
-    /// An application's instance, used and left alone: no validation messenger of this backend
-    /// (the application's own sees its messages), never destroyed here.
-    fn borrowed(instance: ash::Instance) -> Instance {
-        Instance { entry: None, instance, debug: None, log: Arc::new(Mutex::new(Vec::new())) }
-    }
-
-    fn validation(&self) -> bool {
-        self.debug.is_some()
-    }
-
-    /// Validation errors since the last call, as one error.
-    fn take_errors(&self, what: &str) -> Result<()> {
-        let mut log = self.log.lock().map_err(|_| Error::Backend { backend: NAME, message: "log poisoned".into() })?;
-        if log.is_empty() {
-            return Ok(());
-        }
-        let all = log.drain(..).collect::<Vec<_>>().join("; ");
-        Err(Error::Backend { backend: NAME, message: format!("{what}: validation error: {all}") })
-    }
-}
-
 fn device_type(t: vk::PhysicalDeviceType) -> &'static str {
     match t {
         vk::PhysicalDeviceType::DISCRETE_GPU => "DiscreteGpu",
@@ -411,19 +237,13 @@ fn with_family(summary: DeviceSummary, f: &vk::QueueFamilyProperties, index: u32
 pub fn physical_devices() -> Result<Vec<DeviceSummary>> {
     let choice = QueueChoice::from_env()?;
     let _setup = setup_lock();
-    let inst = Instance::new(false)?;
-    // SAFETY: `inst.instance` is a live instance (dropped only at the end of this function).
-    let devices =
-        unsafe { inst.instance.enumerate_physical_devices() }.map_err(|e| vk_err("vkEnumeratePhysicalDevices", e))?;
-    Ok(devices
+    let inst = raw::Instance::new(false)?;
+    Ok(inst
+        .physical_devices()?
         .into_iter()
         .map(|pd| {
-            // SAFETY: `pd` was just returned by this live instance.
-            let props = unsafe { inst.instance.get_physical_device_properties(pd) };
-            // SAFETY: as above.
-            let families = unsafe { inst.instance.get_physical_device_queue_family_properties(pd) };
-            let summary = summarize(&props);
-            with_queue(summary.clone(), &families, choice).map_or(summary, |(_, s)| s)
+            let summary = summarize(&pd.props);
+            with_queue(summary.clone(), &pd.families, choice).map_or(summary, |(_, s)| s)
         })
         .collect())
 }

@@ -1,0 +1,191 @@
+//! Recording a schedule's plan into a command buffer that each run replays.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use ash::vk;
+use fluid_core::ir::lower::{Buffer as Bound, Invocation, Plan, Target, lower};
+use fluid_core::ir::schedule::RESULT_SLOTS;
+use fluid_core::{Kernel, Result, Schedule};
+
+use super::{PARAMS_BINDING, VulkanBackend, WORKGROUP};
+use crate::raw::{
+    Buffer, CommandBuffer, Context, DescriptorPool, DescriptorSet, Location, Pipeline, PoolKind, QueryPool, SetLayout,
+};
+use crate::{err, spirv};
+
+/// A kernel's pipeline and the layouts of its two descriptor sets.
+pub(super) struct KernelPipeline {
+    pub(super) kernel: Kernel,
+    pub(super) pipeline: Arc<Pipeline>,
+    pub(super) sets: [Arc<SetLayout>; 2],
+}
+
+/// A schedule's plan recorded into a command buffer (which keeps its descriptor sets,
+/// parameter buffer and pipelines alive).
+pub(super) struct Recording {
+    pub(super) plan: Plan,
+    pub(super) cb: CommandBuffer,
+    /// Timestamp queries: the pool and the entry of each (begin, end) pair.
+    pub(super) queries: Option<(Arc<QueryPool>, Vec<&'static str>)>,
+}
+
+/// The bindings of a kernel's two descriptor set layouts, (binding, type): group 0 holds the
+/// model uniform and the step uniform, the parameter block at a dynamic offset where the
+/// kernel has one, and the splats where it reads them; group 1 one storage buffer per slot.
+pub(super) fn set_bindings(kernel: Kernel) -> [Vec<(u32, vk::DescriptorType)>; 2] {
+    let mut g0 = vec![(0, vk::DescriptorType::UNIFORM_BUFFER), (1, vk::DescriptorType::UNIFORM_BUFFER)];
+    if kernel.params.is_some() {
+        g0.push((2, vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC));
+    }
+    if kernel.splats {
+        g0.push((3, vk::DescriptorType::STORAGE_BUFFER));
+    }
+    let g1 = (0..kernel.bindings.len() as u32).map(|i| (i, vk::DescriptorType::STORAGE_BUFFER)).collect();
+    [g0, g1]
+}
+
+/// Every kernel's pipeline, by name.
+pub(super) fn build_pipelines(ctx: &Arc<Context>) -> Result<HashMap<&'static str, KernelPipeline>> {
+    let missing = spirv::missing();
+    if !missing.is_empty() {
+        return Err(err(format!("no SPIR-V for {} (run `cargo xtask shaders`)", missing.join(", "))));
+    }
+    let mut kernels = HashMap::new();
+    for kernel in fluid_core::kernels() {
+        let [g0, g1] = set_bindings(kernel);
+        let sets = [SetLayout::new(ctx, g0)?, SetLayout::new(ctx, g1)?];
+        let pipeline = Pipeline::new(ctx, kernel.name, sets.to_vec())?;
+        kernels.insert(kernel.name, KernelPipeline { kernel, pipeline, sets });
+    }
+    Ok(kernels)
+}
+
+/// Set 0 of each kernel, and set 1 of each (kernel, buffers), numbered in order of first use.
+pub(super) type Sets = (HashMap<&'static str, usize>, HashMap<(&'static str, Vec<Bound>), usize>);
+
+/// The descriptor sets a recording of `plan` binds.
+pub(super) fn distinct_sets(plan: &[Invocation]) -> Sets {
+    let mut set0_of: HashMap<&'static str, usize> = HashMap::new();
+    let mut set1_of: HashMap<(&'static str, Vec<Bound>), usize> = HashMap::new();
+    for s in plan {
+        let n0 = set0_of.len();
+        set0_of.entry(s.kernel.name).or_insert(n0);
+        let n1 = set1_of.len();
+        set1_of.entry((s.kernel.name, s.buffers.clone())).or_insert(n1);
+    }
+    (set0_of, set1_of)
+}
+
+/// The descriptor pool of a recording that allocates these sets: (most sets, sizes per type).
+/// Each set 0 is counted with every binding group 0 may hold; `storage_of(kernel)` gives a
+/// kernel's storage slots. Counts are at least 1: Vulkan refuses empty pools (an empty schedule
+/// records none).
+pub(super) fn pool_sizes(
+    (set0_of, set1_of): &Sets,
+    storage_of: impl Fn(&str) -> usize,
+) -> (u32, [vk::DescriptorPoolSize; 3]) {
+    let storage_count: usize = set1_of.keys().map(|(e, p)| p.len().max(storage_of(e))).sum();
+    let size = |ty, n: usize| vk::DescriptorPoolSize { ty, descriptor_count: (n as u32).max(1) };
+    let sizes = [
+        size(vk::DescriptorType::UNIFORM_BUFFER, 2 * set0_of.len()),
+        size(vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC, set0_of.len()),
+        size(vk::DescriptorType::STORAGE_BUFFER, storage_count + set0_of.len()),
+    ];
+    (((set0_of.len() + set1_of.len()) as u32).max(1), sizes)
+}
+
+impl VulkanBackend {
+    /// Record `schedule` from the current assignment of resources to buffers.
+    pub(super) fn record(&self, schedule: &Schedule, timed: bool) -> Result<Recording> {
+        let target = Target { param_align: self.align as u32, workgroup: WORKGROUP };
+        let plan = lower(schedule, &self.res.descs, &self.res.map, &target)?;
+        let usage = vk::BufferUsageFlags::UNIFORM_BUFFER;
+        let params =
+            Arc::new(Buffer::new(&self.ctx, "fluid.params", plan.params.len() as u64, usage, Location::Upload, false)?);
+        params.write(0, &plan.params)?;
+        let sets = distinct_sets(&plan.invocations);
+        let (max_sets, sizes) = pool_sizes(&sets, |e| self.kernels[e].kernel.bindings.len());
+        let pool = DescriptorPool::new(&self.ctx, max_sets, &sizes)?;
+        let buffer_of = |b: Bound| match b {
+            Bound::Partials => &self.partials,
+            Bound::Results => &self.results,
+            Bound::Physical(k) => &self.res.buffers[k],
+        };
+        // Set 0 per kernel, set 1 per (kernel, buffers).
+        let mut set0: HashMap<&'static str, Arc<DescriptorSet>> = HashMap::new();
+        for name in sets.0.keys() {
+            let k = &self.kernels[name];
+            let mut writes = vec![(0, &self.uniform_buf, 32), (1, &self.step_buf, 16)];
+            if k.kernel.params.is_some() {
+                writes.push((2, &params, PARAMS_BINDING));
+            }
+            if k.kernel.splats {
+                writes.push((3, &self.splat_buf, self.splat_buf.size()));
+            }
+            set0.insert(name, DescriptorSet::new(&pool, &k.sets[0], &writes)?);
+        }
+        let mut set1: HashMap<(&'static str, Vec<Bound>), Arc<DescriptorSet>> = HashMap::new();
+        for (name, buffers) in sets.1.keys() {
+            let writes: Vec<(u32, &Arc<Buffer>, u64)> = buffers
+                .iter()
+                .enumerate()
+                .map(|(b, p)| {
+                    let buffer = buffer_of(*p);
+                    (b as u32, buffer, buffer.size())
+                })
+                .collect();
+            let set = DescriptorSet::new(&pool, &self.kernels[name].sets[1], &writes)?;
+            set1.insert((name, buffers.clone()), set);
+        }
+
+        let invocations = &plan.invocations;
+        let queries = if timed {
+            let pool = QueryPool::timestamps(&self.ctx, 2 * invocations.len() as u32)?;
+            Some((pool, invocations.iter().map(|s| s.kernel.name).collect()))
+        } else {
+            None
+        };
+        let mut cb = CommandBuffer::new(&self.ctx, PoolKind::Once)?;
+        let mut r = cb.begin(vk::CommandBufferUsageFlags::SIMULTANEOUS_USE)?;
+        if let Some((pool, _)) = &queries {
+            r.reset_queries(pool);
+        }
+        for (k, Invocation { kernel, buffers, workgroups, params: offset, barrier }) in invocations.iter().enumerate() {
+            if *barrier {
+                r.barrier(
+                    (vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::SHADER_WRITE),
+                    (
+                        vk::PipelineStageFlags::COMPUTE_SHADER,
+                        vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
+                    ),
+                );
+            }
+            if let Some((pool, _)) = &queries {
+                r.timestamp(pool, 2 * k as u32)?;
+            }
+            r.bind_pipeline(&self.kernels[kernel.name].pipeline)?;
+            let sets = [&set0[kernel.name], &set1[&(kernel.name, buffers.clone())]];
+            let dynamic: Vec<u32> = offset.iter().copied().collect();
+            r.bind_sets(&sets, &dynamic)?;
+            r.dispatch([workgroups.0, workgroups.1, 1])?;
+            if let Some((pool, _)) = &queries {
+                r.timestamp(pool, 2 * k as u32 + 1)?;
+            }
+        }
+        if plan.reduction_slots > 0 {
+            r.barrier(
+                (vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::SHADER_WRITE),
+                (vk::PipelineStageFlags::TRANSFER, vk::AccessFlags::TRANSFER_READ),
+            );
+            let region = [vk::BufferCopy { src_offset: 0, dst_offset: 0, size: 4 * RESULT_SLOTS as u64 }];
+            r.copy(&self.results, &self.results_read, &region)?;
+            r.barrier(
+                (vk::PipelineStageFlags::TRANSFER, vk::AccessFlags::TRANSFER_WRITE),
+                (vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ),
+            );
+        }
+        r.end()?;
+        Ok(Recording { plan, cb, queries })
+    }
+}
