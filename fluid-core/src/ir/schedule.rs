@@ -3,7 +3,7 @@
 //! about the physics. What changes every step (dt, splats) travels apart, in
 //! [`crate::StepInputs`].
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::hash::{DefaultHasher, Hash, Hasher};
 
 use crate::ir::kernel::{Kernel, ParamsBlock};
 use crate::ir::resource::ResourceId;
@@ -97,12 +97,12 @@ pub enum Op {
 /// Most reduction result slots a schedule may write.
 pub const RESULT_SLOTS: usize = 16;
 
-static NEXT_SCHEDULE: AtomicU64 = AtomicU64::new(1);
-
 /// The ordered operations of one step (or pass), with the model uniform every kernel sees.
 ///
-/// Built by a [`ScheduleBuilder`] and immutable after: its [`Schedule::id`], unique in the
-/// process, names it in a backend's caches of plans and recordings (a clone keeps it).
+/// Built by a [`ScheduleBuilder`] and immutable after: its [`Schedule::id`], a hash of its
+/// content, names it in a backend's caches of plans and recordings, so a schedule built again
+/// the same (a solve of the same length, a step after `set_params` back) finds what was
+/// recorded for the first.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Schedule {
     id: u64,
@@ -112,7 +112,8 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    /// Its identity: equal ids, equal schedules.
+    /// Its identity: equal schedules have equal ids, and different ones differ (a 64-bit hash
+    /// of the uniform, the grid and every op).
     pub fn id(&self) -> u64 {
         self.id
     }
@@ -198,7 +199,56 @@ impl ScheduleBuilder {
 
     /// The schedule, with an identity of its own.
     pub fn build(self) -> Schedule {
-        let id = NEXT_SCHEDULE.fetch_add(1, Ordering::Relaxed);
-        Schedule { id, uniform: self.uniform, grid: self.grid, ops: self.ops }
+        let mut h = DefaultHasher::new();
+        (self.uniform, self.grid).hash(&mut h);
+        for op in &self.ops {
+            match op {
+                Op::Dispatch(d) => {
+                    (0u8, d.kernel.name, &d.resources, d.params.as_ref().map(ParamBlock::bytes), d.extent).hash(&mut h)
+                }
+                Op::Swap(a, b) => (1u8, a, b).hash(&mut h),
+                Op::Reduce { resource, op, slot } => (2u8, resource, op, slot).hash(&mut h),
+            }
+        }
+        Schedule { id: h.finish(), uniform: self.uniform, grid: self.grid, ops: self.ops }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::grid::step;
+    use crate::{Boundary, Grid, SimParams};
+
+    /// A schedule built twice the same has one id (so backends find what they recorded for
+    /// it); a change anywhere (a parameter byte, the sweep count, the grid's uniform, the
+    /// order of two ops) gives another.
+    #[test]
+    fn the_id_names_the_content() {
+        let grid = Grid::new(40, 30, 0.1, Boundary::Wall, Boundary::Periodic).expect("grid");
+        let params = SimParams::default();
+        let id = |p: &SimParams, g: &Grid| step::step(g, p).id();
+        assert_eq!(id(&params, &grid), id(&params, &grid));
+        assert_eq!(step::step(&grid, &params), step::step(&grid, &params));
+        let mut other = params.clone();
+        other.vorticity += 0.01;
+        assert_ne!(id(&other, &grid), id(&params, &grid), "a parameter");
+        let mut other = params.clone();
+        other.pressure.iterations += 1;
+        assert_ne!(id(&other, &grid), id(&params, &grid), "the iterations");
+        let taller = Grid::new(40, 31, 0.1, Boundary::Wall, Boundary::Periodic).expect("grid");
+        assert_ne!(id(&params, &taller), id(&params, &grid), "the grid");
+        let schedule = step::step(&grid, &params);
+        let mut swapped = super::Schedule::builder(*schedule.uniform(), schedule.grid());
+        let mut ops = schedule.ops().to_vec();
+        let (a, b) = (ops.iter().position(|o| matches!(o, super::Op::Dispatch(_))).expect("a dispatch"), ops.len() - 1);
+        ops.swap(a, b);
+        for op in ops {
+            match op {
+                super::Op::Dispatch(d) => swapped.dispatch(d.kernel, &d.resources, d.params, d.extent),
+                super::Op::Swap(a, b) => swapped.swap(a, b),
+                super::Op::Reduce { resource, op, slot } => swapped.reduce(resource, op, slot),
+            }
+        }
+        assert_ne!(swapped.build().id(), schedule.id(), "the order of the ops");
     }
 }

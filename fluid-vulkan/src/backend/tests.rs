@@ -214,6 +214,13 @@ fn steps_replay_cleanly_under_validation() {
     // The field assignment cycles with a short period: after one period every run is a replay.
     assert!(recorded >= 4, "{recorded}");
     assert_eq!(b.recordings.len(), recorded, "steps kept being re-recorded");
+    // The same step built again is the same schedule: replayed, not recorded again.
+    for k in 0..4 {
+        b.run(&step::step(&grid, &params), &StepInputs { dt: 0.1, step: 24 + k, ..StepInputs::default() })
+            .expect("step");
+        b.run(&step::diagnostics(&grid), &StepInputs::default()).expect("diagnostics");
+    }
+    assert_eq!(b.recordings.len(), recorded, "a rebuilt schedule was recorded again");
     let r = b.reductions().expect("reductions");
     assert_eq!(r.len(), step::SLOT_STATE_MAX + step::STATE_FIELDS.len());
     assert!(r.iter().all(|x| x.is_finite()), "{r:?}");
