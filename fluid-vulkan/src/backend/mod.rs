@@ -213,6 +213,42 @@ fn record_for_host(cb: &mut CommandBuffer, record: impl FnOnce(&mut Recorder<'_>
     r.end()
 }
 
+/// Splats the step-input buffers hold at first; more grow them to the next power of two.
+const SPLATS_MIN: usize = 64;
+
+/// The device buffer of `capacity` splats and the ring of staging slots whose pre-recorded
+/// uploads copy the step uniform (into `step_buf`) and the splats into it.
+fn splat_ring(ctx: &Arc<Context>, step_buf: &Arc<Buffer>, capacity: usize) -> Result<(Arc<Buffer>, Vec<Slot>)> {
+    let bytes = (capacity * size_of::<SplatGpu>()) as u64;
+    let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
+    let splat_buf = Arc::new(Buffer::new(ctx, "fluid.splats", bytes, usage, Location::Device, false)?);
+    let mut ring = Vec::with_capacity(RING);
+    for k in 0..RING {
+        let staging = Arc::new(Buffer::new(
+            ctx,
+            &format!("fluid.step_inputs.{k}"),
+            SPLATS_OFFSET + bytes,
+            vk::BufferUsageFlags::TRANSFER_SRC,
+            Location::Upload,
+            false,
+        )?);
+        let mut upload = CommandBuffer::new(ctx, PoolKind::Once)?;
+        let mut r = upload.begin(vk::CommandBufferUsageFlags::SIMULTANEOUS_USE)?;
+        r.full_barrier();
+        let step = [vk::BufferCopy { src_offset: 0, dst_offset: 0, size: size_of::<StepUniform>() as u64 }];
+        let splats = [vk::BufferCopy { src_offset: SPLATS_OFFSET, dst_offset: 0, size: bytes }];
+        r.copy(&staging, step_buf, &step)?;
+        r.copy(&staging, &splat_buf, &splats)?;
+        r.barrier(
+            (vk::PipelineStageFlags::TRANSFER, vk::AccessFlags::TRANSFER_WRITE),
+            (vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::UNIFORM_READ | vk::AccessFlags::SHADER_READ),
+        );
+        r.end()?;
+        ring.push(Slot { staging, fence: Fence::new(ctx)?, upload });
+    }
+    Ok((splat_buf, ring))
+}
+
 impl VulkanBackend {
     /// The first discrete GPU (else integrated, virtual, CPU), or the device whose name contains
     /// the environment variable `FLUID_VULKAN_DEVICE`.
@@ -249,34 +285,40 @@ impl VulkanBackend {
         let buffer = |name: &str, size: u64, usage, location| -> Result<Arc<Buffer>> {
             Ok(Arc::new(Buffer::new(&ctx, name, size, usage, location, false)?))
         };
-        let mut backend = VulkanBackend {
+        let uniform_buf = buffer("fluid.uniform", 32, uniform, Location::Upload)?;
+        let step_buf = buffer("fluid.step", 16, uniform, Location::Device)?;
+        let partials = buffer("fluid.partials", 4 * u64::from(REDUCE_MAX_PARTIALS), storage, Location::Device)?;
+        let results = buffer(
+            "fluid.results",
+            4 * RESULT_SLOTS as u64,
+            storage | vk::BufferUsageFlags::TRANSFER_SRC,
+            Location::Device,
+        )?;
+        let results_read = buffer(
+            "fluid.results_read",
+            4 * RESULT_SLOTS as u64,
+            vk::BufferUsageFlags::TRANSFER_DST,
+            Location::Readback,
+        )?;
+        let (splat_buf, ring) = splat_ring(&ctx, &step_buf, SPLATS_MIN)?;
+        let backend = VulkanBackend {
             timestamps: summary.timestamps,
             summary,
             kernels: record::build_pipelines(&ctx)?,
             align: PARAMS_BINDING.next_multiple_of(limits.uniform_offset_alignment),
             max_binding: limits.max_storage_range,
-            uniform_buf: buffer("fluid.uniform", 32, uniform, Location::Upload)?,
+            uniform_buf,
             uniform: None,
-            step_buf: buffer("fluid.step", 16, uniform, Location::Device)?,
-            splat_buf: buffer("fluid.splats", 16, storage, Location::Device)?,
-            partials: buffer("fluid.partials", 4 * u64::from(REDUCE_MAX_PARTIALS), storage, Location::Device)?,
-            results: buffer(
-                "fluid.results",
-                4 * RESULT_SLOTS as u64,
-                storage | vk::BufferUsageFlags::TRANSFER_SRC,
-                Location::Device,
-            )?,
-            results_read: buffer(
-                "fluid.results_read",
-                4 * RESULT_SLOTS as u64,
-                vk::BufferUsageFlags::TRANSFER_DST,
-                Location::Readback,
-            )?,
+            step_buf,
+            splat_buf,
+            partials,
+            results,
+            results_read,
             gather_read: None,
             reads: ReadQueue::new(crate::NAME),
             spare_reads: Vec::new(),
-            splat_capacity: 0,
-            ring: Vec::new(),
+            splat_capacity: SPLATS_MIN,
+            ring,
             next_slot: 0,
             last_slot: None,
             once: CommandBuffer::new(&ctx, PoolKind::Reusable)?,
@@ -288,7 +330,6 @@ impl VulkanBackend {
             timing: None,
             ctx,
         };
-        backend.grow_splats(64)?;
         backend.validated("creating the device")?;
         Ok(backend)
     }
@@ -392,37 +433,12 @@ impl VulkanBackend {
         if count <= self.splat_capacity {
             return Ok(());
         }
-        let capacity = count.next_power_of_two().max(64);
+        let capacity = count.next_power_of_two();
         self.wait_all()?;
         self.recordings.drain();
         self.ring.clear();
-        let bytes = (capacity * size_of::<SplatGpu>()) as u64;
-        let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
-        self.splat_buf = Arc::new(Buffer::new(&self.ctx, "fluid.splats", bytes, usage, Location::Device, false)?);
+        (self.splat_buf, self.ring) = splat_ring(&self.ctx, &self.step_buf, capacity)?;
         self.splat_capacity = capacity;
-        for k in 0..RING {
-            let staging = Arc::new(Buffer::new(
-                &self.ctx,
-                &format!("fluid.step_inputs.{k}"),
-                SPLATS_OFFSET + bytes,
-                vk::BufferUsageFlags::TRANSFER_SRC,
-                Location::Upload,
-                false,
-            )?);
-            let mut upload = CommandBuffer::new(&self.ctx, PoolKind::Once)?;
-            let mut r = upload.begin(vk::CommandBufferUsageFlags::SIMULTANEOUS_USE)?;
-            r.full_barrier();
-            let step = [vk::BufferCopy { src_offset: 0, dst_offset: 0, size: size_of::<StepUniform>() as u64 }];
-            let splats = [vk::BufferCopy { src_offset: SPLATS_OFFSET, dst_offset: 0, size: bytes }];
-            r.copy(&staging, &self.step_buf, &step)?;
-            r.copy(&staging, &self.splat_buf, &splats)?;
-            r.barrier(
-                (vk::PipelineStageFlags::TRANSFER, vk::AccessFlags::TRANSFER_WRITE),
-                (vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::UNIFORM_READ | vk::AccessFlags::SHADER_READ),
-            );
-            r.end()?;
-            self.ring.push(Slot { staging, fence: Fence::new(&self.ctx)?, upload });
-        }
         self.next_slot = 0;
         self.last_slot = None;
         Ok(())

@@ -11,6 +11,9 @@ use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
 use super::context::{Context, Retired};
 use crate::{err, vk_err};
 
+/// Device buffers of at least this many bytes get a memory object of their own.
+const DEDICATED_BYTES: u64 = 1 << 20;
+
 /// Where a buffer's memory lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Location {
@@ -74,7 +77,14 @@ impl Buffer {
             requirements,
             location,
             linear: true,
-            allocation_scheme: AllocationScheme::GpuAllocatorManaged,
+            // A large device buffer gets a memory object of its own, placed by the driver: the
+            // same fields sub-allocated at offsets within one block ran some kernels 5-10 %
+            // slower (doc/PERFORMANCE.md).
+            allocation_scheme: if location == MemoryLocation::GpuOnly && size >= DEDICATED_BYTES {
+                AllocationScheme::DedicatedBuffer(handle)
+            } else {
+                AllocationScheme::GpuAllocatorManaged
+            },
         };
         let allocated = match ctx.allocator().as_mut() {
             Some(a) => a.allocate(&desc),
