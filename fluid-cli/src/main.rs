@@ -565,6 +565,9 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     let ms_per_step = stepping.as_secs_f64() * 1e3 / f64::from(args.steps);
     let device = sim.backend_mut().device();
     let backend_name = sim.backend_mut().name();
+    // What the backend holds for this scene, from its own accounting (every backend of the
+    // workspace keeps one; a backend without it reports none).
+    let memory = sim.backend().memory().ok();
 
     if args.json {
         let json = serde_json::json!({
@@ -578,6 +581,11 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             "residual": diag.residual,
             "max_velocity": diag.max_velocity,
             "cfl": diag.cfl,
+            "memory": memory.as_ref().map(|m| serde_json::json!({
+                "total": m.total, "reserved": m.reserved,
+                "resources": m.resources.iter().map(|(n, b)| serde_json::json!({"name": n, "bytes": b}))
+                    .collect::<Vec<_>>(),
+            })),
             "timings_note": timing_note,
             "residual_per_step": per_step.iter().map(|d| d.residual).collect::<Vec<_>>(),
             "max_divergence_per_step": per_step.iter().map(|d| d.max_divergence).collect::<Vec<_>>(),
@@ -594,6 +602,15 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
              max |div u| {:.3e} /s, relative residual {:.3e}, CFL {:.2}",
             grid.nx, grid.ny, args.steps, diag.max_divergence, diag.residual, diag.cfl
         );
+        if let Some(m) = &memory {
+            let mib = |bytes: u64| bytes as f64 / 1048576.0;
+            println!(
+                "memory: {:.1} MiB allocated, {:.1} MiB of it the scene's resources; {:.1} MiB reserved",
+                mib(m.total),
+                mib(m.resources.iter().map(|r| r.1).sum::<u64>()),
+                mib(m.reserved)
+            );
+        }
         if let Some(note) = &timing_note {
             println!("per-kernel timings: {note}");
         }

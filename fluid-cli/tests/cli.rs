@@ -95,6 +95,35 @@ fn json_summary_has_the_documented_keys() {
     assert_eq!(v["max_divergence_per_step"].as_array().expect("max div per step").len(), 3);
 }
 
+/// `run` reports what the backend holds, from its own accounting: a Jacobi scene holds no
+/// solver workspace, a multigrid scene holds it, and the difference in the total is at least
+/// that workspace; the text output names the total.
+#[test]
+fn run_reports_the_memory_the_scene_holds() {
+    let run = |solver: &str| {
+        let solver = format!("params.pressure.solver={solver}");
+        let args = ["run", "smoke", "--steps", "1", "--set", "grid.nx=40", "--set", "grid.ny=30", "--set", &solver];
+        let out = fluid(&[&args[..], &["--json"]].concat());
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        let memory = v["memory"].clone();
+        let workspace = memory["resources"]
+            .as_array()
+            .expect("resources")
+            .iter()
+            .find(|r| r["name"] == "multigrid")
+            .and_then(|r| r["bytes"].as_u64())
+            .expect("the workspace's bytes");
+        (memory["total"].as_u64().expect("total"), workspace)
+    };
+    let (jacobi, none) = run("jacobi");
+    let (multigrid, workspace) = run("multigrid");
+    assert_eq!(none, 0, "a Jacobi scene holds no workspace");
+    assert!(workspace > 0 && multigrid >= jacobi + workspace, "{jacobi} + {workspace} against {multigrid}");
+    let out = fluid(&["run", "smoke", "--steps", "1", "--set", "grid.nx=40", "--set", "grid.ny=30"]);
+    assert!(text(&out.stdout).contains("MiB allocated"), "{}", text(&out.stdout));
+}
+
 #[test]
 fn gif_and_png_frames_are_written() {
     let dir = temp_dir("frames");
