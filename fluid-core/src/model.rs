@@ -2,14 +2,14 @@
 //! resources, sets up its initial state, steps, and answers reads and diagnostics, all through
 //! a [`Backend`]. [`crate::sim::Simulation`] runs any model; the grid fluid
 //! ([`crate::grid::model::GridModel`]) is one. A second family (the particle liquid) plugs in
-//! beside it: its own model type, and a branch in [`for_scene`].
+//! beside it: its own model type, and a branch where `Simulation` picks the model of a scene.
 
 use crate::Result;
 use crate::backend::{Backend, StepInputs};
+use crate::grid::step::STATE_FIELDS;
 use crate::grid::{FieldId, Grid};
 use crate::ir::resource::{ResourceDesc, ResourceId};
 use crate::scene::Scene;
-use crate::sim::Diagnostics;
 use crate::splat::Splat;
 
 /// What a solver family declares and does.
@@ -60,7 +60,61 @@ pub trait Model: Send + Sync + std::fmt::Debug {
     fn check_splat(&self, splat: &Splat) -> Result<()>;
 }
 
-/// The model that runs `scene`.
-pub fn for_scene(scene: Scene) -> Result<Box<dyn Model>> {
-    Ok(Box::new(crate::grid::model::GridModel::new(scene)?))
+/// Quality figures of the current state.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Diagnostics {
+    /// max |∇·u| of the current velocity (1/s), i.e. after the last projection.
+    pub max_divergence: f64,
+    /// Relative residual ‖b − A p‖ / ‖b‖ of the last pressure solve (0 when b = 0, NaN when
+    /// the state is not finite).
+    pub residual: f64,
+    /// The largest |u| or |v| of a face (world units per second).
+    pub max_velocity: f64,
+    /// Courant number of the last step: `dt · max_velocity / h`, the cells the fastest face
+    /// moves in one step. The semi-Lagrangian advection is stable beyond 1, but its error grows
+    /// with it; values of several cells say `dt` is large for the flow.
+    pub cfl: f64,
+    /// max |x| of each field of the state, in the order of [`Diagnostics::STATE_FIELDS`]: NaN
+    /// when the field holds a NaN, else +inf when it holds an infinity.
+    pub state_max: [f64; STATE_FIELDS.len()],
+}
+
+impl Diagnostics {
+    /// The fields [`Diagnostics::state_max`] covers: u, v, pressure, density, temperature, dye.
+    pub const STATE_FIELDS: [FieldId; STATE_FIELDS.len()] = STATE_FIELDS;
+
+    /// What the fields' maxima alone tell (the projection's figures NaN): the largest velocity
+    /// and its Courant number for a step of `dt` on cells of side `h`.
+    pub(crate) fn from_state(state_max: [f64; STATE_FIELDS.len()], dt: f32, h: f32) -> Diagnostics {
+        // NaN-propagating (f64::max would skip a NaN component).
+        let max_velocity =
+            if state_max[0] >= state_max[1] || state_max[0].is_nan() { state_max[0] } else { state_max[1] };
+        Diagnostics {
+            max_divergence: f64::NAN,
+            residual: f64::NAN,
+            max_velocity,
+            cfl: f64::from(dt) * max_velocity / f64::from(h),
+            state_max,
+        }
+    }
+
+    /// The fields of the state that hold a NaN or an infinity (empty while the simulation is
+    /// sound).
+    pub fn non_finite(&self) -> Vec<FieldId> {
+        STATE_FIELDS.into_iter().zip(self.state_max).filter(|(_, m)| !m.is_finite()).map(|(f, _)| f).collect()
+    }
+
+    /// Whether every field of the state is finite.
+    pub fn is_finite(&self) -> bool {
+        self.state_max.iter().all(|m| m.is_finite())
+    }
+
+    /// Whether the flow ran away: the fastest face moved farther in the last step than the
+    /// grid is wide (`cfl` above [`Grid::longest_side`]). The state is finite but
+    /// meaningless, on its way to infinity; [`crate::sim::Simulation::checked_diagnostics`] calls it
+    /// [`crate::Error::RanAway`]. (The presets run at a Courant number of 0.5 to 5; Taichi's
+    /// `stable_fluid.py` workload at about an eighth of the grid's width.)
+    pub fn ran_away(&self, grid: &Grid) -> bool {
+        self.cfl > f64::from(grid.longest_side())
+    }
 }

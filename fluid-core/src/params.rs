@@ -227,7 +227,7 @@ impl Default for Pressure {
             omega: None,
             warm_start: true,
             tolerance: None,
-            rank: crate::grid::pressure::poisson_filter::MAX_RANK,
+            rank: crate::grid::pressure::layout::MAX_RANK,
             precision: None,
         }
     }
@@ -419,7 +419,7 @@ impl SimParams {
             }
         }
         if self.pressure.solver == PressureSolver::PoissonFilter {
-            let max = crate::grid::pressure::poisson_filter::MAX_SWEEPS;
+            let max = crate::grid::pressure::layout::MAX_SWEEPS;
             if self.pressure.iterations > max {
                 return Err(Error::invalid(
                     "params.pressure.iterations",
@@ -427,11 +427,11 @@ impl SimParams {
                     format!("the Poisson filter unrolls at most {max} sweeps"),
                 ));
             }
-            if !(1..=crate::grid::pressure::poisson_filter::MAX_RANK).contains(&self.pressure.rank) {
+            if !(1..=crate::grid::pressure::layout::MAX_RANK).contains(&self.pressure.rank) {
                 return Err(Error::invalid(
                     "params.pressure.rank",
                     self.pressure.rank,
-                    format!("between 1 and {}", crate::grid::pressure::poisson_filter::MAX_RANK),
+                    format!("between 1 and {}", crate::grid::pressure::layout::MAX_RANK),
                 ));
             }
             if self.pressure.tolerance.is_some() {
@@ -441,7 +441,7 @@ impl SimParams {
                     "the Poisson filter is a fixed number of sweeps; it has no iterations to stop early",
                 ));
             }
-        } else if self.pressure.rank != crate::grid::pressure::poisson_filter::MAX_RANK {
+        } else if self.pressure.rank != crate::grid::pressure::layout::MAX_RANK {
             return Err(Error::invalid(
                 "params.pressure.rank",
                 self.pressure.rank,
@@ -546,14 +546,14 @@ mod tests {
         p.pressure.solver = PressureSolver::PoissonFilter;
         p.pressure.iterations = 16;
         p.validate().expect("the filter's rank");
-        p.pressure.iterations = crate::grid::pressure::poisson_filter::MAX_SWEEPS;
+        p.pressure.iterations = crate::grid::pressure::layout::MAX_SWEEPS;
         p.validate().expect("the most sweeps the filter unrolls");
-        p.pressure.iterations = crate::grid::pressure::poisson_filter::MAX_SWEEPS + 1;
+        p.pressure.iterations = crate::grid::pressure::layout::MAX_SWEEPS + 1;
         let e = p.validate().expect_err("more sweeps than the filter unrolls").to_string();
         assert!(e.contains("params.pressure.iterations") && e.contains("at most"), "{e}");
         p.pressure.iterations = 16;
         p.pressure.solver = PressureSolver::Jacobi;
-        p.pressure.rank = crate::grid::pressure::poisson_filter::MAX_RANK;
+        p.pressure.rank = crate::grid::pressure::layout::MAX_RANK;
         p.boundary.x = Boundary::Open;
         assert!(matches!(p.validate(), Err(Error::Unsupported { .. })));
     }

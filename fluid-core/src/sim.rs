@@ -3,7 +3,6 @@
 //! model's trait.
 
 use crate::backend::{Backend, PendingRead, StepInputs};
-use crate::grid::step::STATE_FIELDS;
 use crate::grid::{FieldId, Grid, SamplePlan};
 use crate::model::Model;
 use crate::params::SimParams;
@@ -11,64 +10,7 @@ use crate::scene::Scene;
 use crate::splat::Splat;
 use crate::{Error, Result};
 
-/// Quality figures of the current state.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Diagnostics {
-    /// max |∇·u| of the current velocity (1/s), i.e. after the last projection.
-    pub max_divergence: f64,
-    /// Relative residual ‖b − A p‖ / ‖b‖ of the last pressure solve (0 when b = 0, NaN when
-    /// the state is not finite).
-    pub residual: f64,
-    /// The largest |u| or |v| of a face (world units per second).
-    pub max_velocity: f64,
-    /// Courant number of the last step: `dt · max_velocity / h`, the cells the fastest face
-    /// moves in one step. The semi-Lagrangian advection is stable beyond 1, but its error grows
-    /// with it; values of several cells say `dt` is large for the flow.
-    pub cfl: f64,
-    /// max |x| of each field of the state, in the order of [`Diagnostics::STATE_FIELDS`]: NaN
-    /// when the field holds a NaN, else +inf when it holds an infinity.
-    pub state_max: [f64; STATE_FIELDS.len()],
-}
-
-impl Diagnostics {
-    /// The fields [`Diagnostics::state_max`] covers: u, v, pressure, density, temperature, dye.
-    pub const STATE_FIELDS: [FieldId; STATE_FIELDS.len()] = STATE_FIELDS;
-
-    /// What the fields' maxima alone tell (the projection's figures NaN): the largest velocity
-    /// and its Courant number for a step of `dt` on cells of side `h`.
-    pub(crate) fn from_state(state_max: [f64; STATE_FIELDS.len()], dt: f32, h: f32) -> Diagnostics {
-        // NaN-propagating (f64::max would skip a NaN component).
-        let max_velocity =
-            if state_max[0] >= state_max[1] || state_max[0].is_nan() { state_max[0] } else { state_max[1] };
-        Diagnostics {
-            max_divergence: f64::NAN,
-            residual: f64::NAN,
-            max_velocity,
-            cfl: f64::from(dt) * max_velocity / f64::from(h),
-            state_max,
-        }
-    }
-
-    /// The fields of the state that hold a NaN or an infinity (empty while the simulation is
-    /// sound).
-    pub fn non_finite(&self) -> Vec<FieldId> {
-        STATE_FIELDS.into_iter().zip(self.state_max).filter(|(_, m)| !m.is_finite()).map(|(f, _)| f).collect()
-    }
-
-    /// Whether every field of the state is finite.
-    pub fn is_finite(&self) -> bool {
-        self.state_max.iter().all(|m| m.is_finite())
-    }
-
-    /// Whether the flow ran away: the fastest face moved farther in the last step than the
-    /// grid is wide (`cfl` above [`Grid::longest_side`]). The state is finite but
-    /// meaningless, on its way to infinity; [`Simulation::checked_diagnostics`] calls it
-    /// [`Error::RanAway`]. (The presets run at a Courant number of 0.5 to 5; Taichi's
-    /// `stable_fluid.py` workload at about an eighth of the grid's width.)
-    pub fn ran_away(&self, grid: &Grid) -> bool {
-        self.cfl > f64::from(grid.longest_side())
-    }
-}
+pub use crate::model::Diagnostics;
 
 /// Samples asked for with [`Simulation::request_sample`], on their way back from the device.
 /// Dropping it lets the backend free the read.
@@ -136,7 +78,7 @@ impl<B: Backend> Simulation<B> {
     /// Check the scene, allocate its model's resources on `backend`, set the initial
     /// conditions, apply the initial splats and project once.
     pub fn new(scene: Scene, mut backend: B) -> Result<Simulation<B>> {
-        let mut model = crate::model::for_scene(scene)?;
+        let mut model = model_for(scene)?;
         backend.allocate(model.resources())?;
         model.initialize(&mut backend)?;
         let last_dt = model.scene().params.dt;
@@ -423,4 +365,10 @@ impl<B: Backend> Simulation<B> {
     pub fn last_iterations(&self) -> u32 {
         self.model.last_iterations()
     }
+}
+
+/// The model that runs `scene`: the grid fluid (a second family, the particle liquid, adds its
+/// branch here).
+fn model_for(scene: Scene) -> Result<Box<dyn Model>> {
+    Ok(Box::new(crate::grid::model::GridModel::new(scene)?))
 }

@@ -1,8 +1,5 @@
-//! How a schedule's dispatch reaches its CPU kernel: a table from kernel to function (each
-//! kernel file's `dispatch`), and the binding of a dispatch's resources to slices.
-
-use std::collections::HashMap;
-use std::sync::OnceLock;
+//! What a CPU kernel's `dispatch` receives: the context of the step and its dispatch's
+//! resources bound to slices. Which function runs a kernel is `kernels::TABLE`.
 
 use fluid_core::grid::uniforms::SplatGpu;
 use fluid_core::ir::schedule::Dispatch;
@@ -84,10 +81,4 @@ pub fn bind<'a>(buffers: &'a mut [Vec<f32>], phys: &[usize], kernel: Kernel) -> 
         }
     }
     Ok(Slots { slots })
-}
-
-/// The CPU entry of `kernel`, from the table of [`crate::kernels::TABLE`].
-pub fn entry(kernel: Kernel) -> Option<KernelFn> {
-    static BY_NAME: OnceLock<HashMap<&'static str, KernelFn>> = OnceLock::new();
-    BY_NAME.get_or_init(|| crate::kernels::TABLE.iter().map(|(k, f)| (k.name, *f)).collect()).get(kernel.name).copied()
 }

@@ -167,7 +167,7 @@ impl CpuBackend {
         for op in schedule.ops() {
             match op {
                 Op::Dispatch(d) => {
-                    if dispatch::entry(d.kernel).is_none() {
+                    if kernels::entry(d.kernel).is_none() {
                         return Err(cpu_err(format!("no CPU kernel `{}`", d.kernel.name)));
                     }
                     if d.resources.len() != d.kernel.bindings.len() || d.params.is_some() != d.kernel.params.is_some() {
@@ -357,7 +357,7 @@ impl Backend for CpuBackend {
                         let phys: Vec<usize> = d.resources.iter().map(|r| self.map[r.index()]).collect();
                         let slots = dispatch::bind(&mut self.buffers, &phys, d.kernel)?;
                         let mut ctx = Ctx { g: &g, dt: inputs.dt, splats: &splats, scratch: &mut self.scratch };
-                        if let Some(run) = dispatch::entry(d.kernel) {
+                        if let Some(run) = kernels::entry(d.kernel) {
                             run(&mut ctx, d, slots);
                         }
                         self.timed(d.kernel.name, start);

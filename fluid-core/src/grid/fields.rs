@@ -53,7 +53,7 @@ impl GridFields {
     /// Every field, and a workspace that holds every solver's: what a test of single kernels
     /// binds.
     pub fn all(grid: &Grid) -> GridFields {
-        let workspace = crate::grid::pressure::multigrid::buffer_len(grid.nx, grid.ny) as u64;
+        let workspace = crate::grid::pressure::layout::buffer_len(grid.nx, grid.ny) as u64;
         GridFields::build(grid, |f| (f == FieldId::Multigrid).then_some(workspace))
     }
 
@@ -116,12 +116,12 @@ impl GridFields {
 /// for multigrid, with MGPCG's vectors after it, the Poisson filter's intermediate arrays and
 /// taps; none for the sweeps.
 pub fn workspace_len(grid: &Grid, params: &SimParams) -> Option<u64> {
-    use crate::grid::pressure::{mgpcg, multigrid, poisson_filter};
+    use crate::grid::pressure::layout::{filter_len, levels_len, mgpcg_len};
     let (nx, ny) = (grid.nx, grid.ny);
     Some(match params.pressure.solver {
-        PressureSolver::Multigrid => multigrid::levels_len(nx, ny),
-        PressureSolver::Mgpcg => mgpcg::workspace_len(nx, ny),
-        PressureSolver::PoissonFilter => poisson_filter::workspace_len(nx, ny, params.pressure.rank),
+        PressureSolver::Multigrid => levels_len(nx, ny),
+        PressureSolver::Mgpcg => mgpcg_len(nx, ny),
+        PressureSolver::PoissonFilter => filter_len(nx, ny, params.pressure.rank),
         PressureSolver::Jacobi
         | PressureSolver::JacobiMultisweep
         | PressureSolver::Sor

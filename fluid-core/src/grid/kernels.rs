@@ -4,7 +4,7 @@
 //! (`fluid-cpu/src/kernels/<name>.rs`, listed in its table), its descriptor here (and in
 //! [`ALL`]), and the step code that schedules it.
 
-use crate::grid::pressure::multigrid::{COARSE_THREADS, SMOOTH2_TILE};
+use crate::grid::pressure::layout::{COARSE_THREADS, SMOOTH2_TILE};
 use crate::grid::uniforms::{
     AdvectParams, CgParams, DiffuseParams, FilterParams, ForceParams, JacobiParams, MULTISWEEP_TILE, MgParams,
     TapsParams,

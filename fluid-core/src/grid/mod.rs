@@ -17,6 +17,7 @@
 //! With periodic boundaries along x, the face `i = nx` is the same face as `i = 0` and every
 //! kernel writes the same value to both; likewise for v along y.
 
+pub(crate) mod builder;
 pub mod fields;
 pub mod kernels;
 pub mod model;
@@ -413,7 +414,7 @@ impl FieldId {
             FieldKind::Dye => 4 * nx * ny,
             FieldKind::U => (nx + 1) * ny,
             FieldKind::V => nx * (ny + 1),
-            FieldKind::Levels => pressure::multigrid::buffer_len(nx as u32, ny as u32),
+            FieldKind::Levels => pressure::layout::buffer_len(nx as u32, ny as u32),
         }
     }
 

@@ -6,10 +6,10 @@ use crate::grid::step::{self, SLOT_MAX_DIVERGENCE, SLOT_RESIDUAL_SQ, SLOT_RHS_SQ
 use crate::grid::{FieldId, Grid, GridFields};
 use crate::ir::resource::{ResourceDesc, ResourceId};
 use crate::ir::schedule::Schedule;
+use crate::model::Diagnostics;
 use crate::model::Model;
 use crate::params::{PressureSolver, SimParams};
 use crate::scene::Scene;
-use crate::sim::Diagnostics;
 use crate::splat::Splat;
 use crate::{Error, Result};
 

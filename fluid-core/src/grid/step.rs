@@ -8,6 +8,7 @@ use crate::grid::FieldId::{
     TemperatureTmp, U, UTmp, UTmp2, V, VTmp, VTmp2,
 };
 use crate::grid::Grid;
+use crate::grid::builder::Builder;
 use crate::grid::kernels::{
     ADVECT_CELLS, ADVECT_VELOCITY, APPLY_FORCES, CURL, DIFFUSE_VELOCITY, DIVERGENCE, MG_COARSE, RESIDUAL, SPLAT,
     SUBTRACT_GRADIENT,
@@ -16,8 +17,8 @@ use crate::grid::pressure::{self, multigrid};
 use crate::grid::uniforms::{
     ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, DiffuseParams, ForceParams, MgParams,
 };
-use crate::ir::kernel::{Access, Domain, Kernel, ParamsBlock};
-use crate::ir::schedule::{Op, ParamBlock, ReduceOp, Schedule, ScheduleBuilder};
+use crate::ir::kernel::{Access, Domain};
+use crate::ir::schedule::{Op, ReduceOp, Schedule};
 use crate::params::{PressureSolver, SimParams};
 
 /// Result slot of [`diagnostics`]: max |∇·u| of the current velocity.
@@ -31,62 +32,6 @@ pub const SLOT_RHS_SQ: usize = 2;
 pub const SLOT_STATE_MAX: usize = 3;
 /// The fields of the state whose max |x| [`diagnostics`] reduces, from [`SLOT_STATE_MAX`] on.
 pub const STATE_FIELDS: [FieldId; 6] = [U, V, Pressure, Density, Temperature, Dye];
-
-/// Builds a grid schedule: dispatches over fields, their extents from the kernels' domains.
-pub(crate) struct Builder {
-    grid: Grid,
-    s: ScheduleBuilder,
-}
-
-impl Builder {
-    pub(crate) fn new(grid: &Grid) -> Builder {
-        Builder { grid: *grid, s: Schedule::builder(grid.uniform_bytes(), [grid.nx, grid.ny]) }
-    }
-
-    pub(crate) fn grid(&self) -> &Grid {
-        &self.grid
-    }
-
-    /// `kernel` over its domain (cells or faces of the grid).
-    pub(crate) fn run<P: ParamsBlock>(&mut self, kernel: Kernel, fields: &[FieldId], params: Option<&P>) {
-        let (nx, ny) = (self.grid.nx, self.grid.ny);
-        let extent = match kernel.domain {
-            Domain::Cells => [nx, ny],
-            Domain::Faces => [nx + 1, ny + 1],
-            Domain::Given => unreachable!("{} is run over a given extent", kernel.name),
-        };
-        self.run_over(kernel, fields, params, extent);
-    }
-
-    /// `kernel` over `extent` invocations (a level, one workgroup).
-    pub(crate) fn run_over<P: ParamsBlock>(
-        &mut self,
-        kernel: Kernel,
-        fields: &[FieldId],
-        params: Option<&P>,
-        extent: [u32; 2],
-    ) {
-        let ids: Vec<_> = fields.iter().map(|f| (*f).into()).collect();
-        self.s.dispatch(kernel, &ids, params.map(ParamBlock::new), extent);
-    }
-
-    /// A kernel without a parameter block.
-    fn run_plain(&mut self, kernel: Kernel, fields: &[FieldId]) {
-        self.run::<MgParams>(kernel, fields, None);
-    }
-
-    pub(crate) fn swap(&mut self, a: FieldId, b: FieldId) {
-        self.s.swap(a.into(), b.into());
-    }
-
-    fn reduce(&mut self, field: FieldId, op: ReduceOp, slot: usize) {
-        self.s.reduce(field.into(), op, slot);
-    }
-
-    fn build(self) -> Schedule {
-        self.s.build()
-    }
-}
 
 /// One full step: advect velocity → advect cell fields (+ dissipation) → splats and emitters →
 /// curl → forces (buoyancy, gravity, vorticity confinement, speed clamp) → implicit viscosity
@@ -196,24 +141,16 @@ pub fn step_split(grid: &Grid, params: &SimParams) -> (Schedule, Schedule) {
     let mut full = Builder::new(grid);
     push_step(&mut full, params);
     let divergence =
-        full.s.ops().iter().rposition(|op| matches!(op, Op::Dispatch(d) if d.kernel == DIVERGENCE)).unwrap_or(0);
+        full.ops().iter().rposition(|op| matches!(op, Op::Dispatch(d) if d.kernel == DIVERGENCE)).unwrap_or(0);
     let mut before = Schedule::builder(grid.uniform_bytes(), [grid.nx, grid.ny]);
-    for op in &full.s.ops()[..=divergence] {
-        push_op(&mut before, op);
+    for op in &full.ops()[..=divergence] {
+        before.push(op.clone());
     }
     let mut after = Builder::new(grid);
     if params.pressure.solver != PressureSolver::Relaxation {
         after.run_plain(SUBTRACT_GRADIENT, &[U, V, Pressure, PressureLo]);
     }
     (before.build(), after.build())
-}
-
-fn push_op(b: &mut ScheduleBuilder, op: &Op) {
-    match op {
-        Op::Dispatch(d) => b.dispatch(d.kernel, &d.resources, d.params, d.extent),
-        Op::Swap(x, y) => b.swap(*x, *y),
-        Op::Reduce { resource, op, slot } => b.reduce(*resource, *op, *slot),
-    }
 }
 
 /// `iterations` of the pressure solver alone, from the current pressure (`warm`) or zero; the
@@ -372,6 +309,7 @@ mod tests {
     use crate::grid::pressure::mgpcg;
     use crate::grid::uniforms::{JacobiParams, MULTISWEEP_MAX};
     use crate::grid::{Boundary, kernels};
+    use crate::ir::kernel::Kernel;
     use crate::ir::schedule::Dispatch;
 
     /// The traffic model that `fluid bench`'s GB/s divides by time, on schedules whose bytes

@@ -153,3 +153,6 @@ impl Kernel {
         self.0.bindings.iter().position(|b| b.name == slot)
     }
 }
+
+/// Bytes of the largest parameter block: what GPU backends bind at each dynamic offset.
+pub const PARAMS_MAX_BYTES: u64 = 48;

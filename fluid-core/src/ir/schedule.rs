@@ -5,9 +5,9 @@
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 
+use crate::ir::kernel::PARAMS_MAX_BYTES;
 use crate::ir::kernel::{Kernel, ParamsBlock};
 use crate::ir::resource::ResourceId;
-use crate::ir::uniforms::PARAMS_MAX_BYTES;
 
 /// A kernel's parameter block: the bytes of a [`ParamsBlock`] struct, kept inline.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -176,6 +176,15 @@ impl ScheduleBuilder {
         self.ops.push(Op::Dispatch(Dispatch { kernel, resources: resources.to_vec(), params, extent }));
     }
 
+    /// Append an op as it is (a copy of another schedule's, say).
+    pub fn push(&mut self, op: Op) {
+        match op {
+            Op::Dispatch(d) => self.dispatch(d.kernel, &d.resources, d.params, d.extent),
+            Op::Swap(a, b) => self.swap(a, b),
+            Op::Reduce { resource, op, slot } => self.reduce(resource, op, slot),
+        }
+    }
+
     /// Exchange the buffers behind `a` and `b`.
     pub fn swap(&mut self, a: ResourceId, b: ResourceId) {
         self.ops.push(Op::Swap(a, b));
@@ -243,11 +252,7 @@ mod tests {
         let (a, b) = (ops.iter().position(|o| matches!(o, super::Op::Dispatch(_))).expect("a dispatch"), ops.len() - 1);
         ops.swap(a, b);
         for op in ops {
-            match op {
-                super::Op::Dispatch(d) => swapped.dispatch(d.kernel, &d.resources, d.params, d.extent),
-                super::Op::Swap(a, b) => swapped.swap(a, b),
-                super::Op::Reduce { resource, op, slot } => swapped.reduce(resource, op, slot),
-            }
+            swapped.push(op);
         }
         assert_ne!(swapped.build().id(), schedule.id(), "the order of the ops");
     }

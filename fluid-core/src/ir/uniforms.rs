@@ -23,8 +23,7 @@ pub struct StepUniform {
     pub step: u32,
 }
 
-/// Bytes of the largest parameter block: what GPU backends bind at each dynamic offset.
-pub const PARAMS_MAX_BYTES: u64 = 48;
+pub use crate::ir::kernel::PARAMS_MAX_BYTES;
 
 /// Reduction operation code of [`ReduceParams::op`]: `max |x|`.
 pub const REDUCE_MAX_ABS: u32 = 0;

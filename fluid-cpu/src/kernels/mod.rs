@@ -6,6 +6,9 @@
 use fluid_core::Kernel;
 use fluid_core::grid::kernels as k;
 
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
 use crate::dispatch::KernelFn;
 
 /// Every kernel's CPU entry.
@@ -71,3 +74,9 @@ pub mod residual;
 pub mod sor;
 pub mod splat;
 pub mod subtract_gradient;
+
+/// The CPU entry of `kernel`, from [`TABLE`].
+pub(crate) fn entry(kernel: Kernel) -> Option<KernelFn> {
+    static BY_NAME: OnceLock<HashMap<&'static str, KernelFn>> = OnceLock::new();
+    BY_NAME.get_or_init(|| TABLE.iter().map(|(k, f)| (k.name, *f)).collect()).get(kernel.name).copied()
+}

@@ -7,7 +7,7 @@ use fluid_core::Result;
 
 use super::VulkanBackend;
 use crate::raw::{
-    Buffer, CommandBuffer, DescriptorPool, DescriptorSet, Fence, Location, Pipeline, PoolKind, SetLayout,
+    self, Buffer, CommandBuffer, DescriptorPool, DescriptorSet, Fence, Location, Pipeline, PoolKind, SetLayout,
 };
 
 impl VulkanBackend {
@@ -53,7 +53,7 @@ impl VulkanBackend {
         let mut best = f64::INFINITY;
         for _ in 0..3 {
             let t0 = std::time::Instant::now();
-            self.ctx.submit("bandwidth", &[&cb], &fence)?;
+            raw::submit(&self.ctx, "bandwidth", &[&cb], &fence)?;
             fence.wait(self.spin, "bandwidth")?;
             best = best.min(t0.elapsed().as_secs_f64());
         }

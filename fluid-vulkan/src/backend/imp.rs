@@ -14,7 +14,7 @@ use fluid_core::{
 };
 
 use super::{RING, Resources, SPLATS_OFFSET, VulkanBackend};
-use crate::raw::{Buffer, Location};
+use crate::raw::{self, Buffer, Location};
 use crate::{NAME, err};
 
 impl Backend for VulkanBackend {
@@ -160,7 +160,7 @@ impl Backend for VulkanBackend {
         slot.staging.write(0, bytemuck::bytes_of(&inputs.uniform()))?;
         slot.staging.write(SPLATS_OFFSET as usize, bytemuck::cast_slice(&splats))?;
         let rec = self.recordings.get(index);
-        self.ctx.submit("run", &[&slot.upload, &rec.cb], &slot.fence)?;
+        raw::submit(&self.ctx, "run", &[&slot.upload, &rec.cb], &slot.fence)?;
         self.last_slot = Some(k);
         self.reduction_slots = rec.plan.reduction_slots;
         self.res.map.clone_from(&rec.plan.end);

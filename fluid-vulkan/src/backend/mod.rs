@@ -20,7 +20,7 @@ use fluid_core::ir::uniforms::{PARAMS_MAX_BYTES, REDUCE_MAX_PARTIALS, StepUnifor
 use fluid_core::wait;
 use fluid_core::{Error, ResourceDesc, ResourceId, Result, TimestampTimings};
 
-use crate::raw::{Buffer, CommandBuffer, Context, Fence, Instance, Location, PoolKind, Recorder};
+use crate::raw::{self, Buffer, CommandBuffer, Context, Fence, Instance, Location, PoolKind, Recorder};
 use crate::{DeviceSummary, QueueChoice, err, setup_lock, summarize, type_rank, with_queue};
 use reads::{QueuedRead, ReadSlot};
 use record::{KernelPipeline, Recording};
@@ -164,7 +164,7 @@ fn choose_device(
     inst: &Instance,
     wanted: Option<&str>,
     choice: QueueChoice,
-) -> Result<(crate::raw::PhysicalDevice, u32, DeviceSummary)> {
+) -> Result<(raw::PhysicalDevice, u32, DeviceSummary)> {
     let mut candidates = Vec::new();
     let mut names = Vec::new();
     for pd in inst.physical_devices()? {
@@ -408,7 +408,7 @@ impl VulkanBackend {
     /// Record, submit and wait for a one-off command buffer (uploads, downloads, fills).
     fn once(&mut self, what: &str, record: impl FnOnce(&mut Recorder<'_>) -> Result<()>) -> Result<()> {
         record_for_host(&mut self.once, record)?;
-        self.ctx.submit(what, &[&self.once], &self.once_fence)?;
+        raw::submit(&self.ctx, what, &[&self.once], &self.once_fence)?;
         self.once_fence.wait(self.spin, what)?;
         self.once.release();
         self.validated(what)

@@ -8,7 +8,7 @@ use fluid_core::{ResourceId, Result};
 
 use super::{VulkanBackend, record_for_host};
 use crate::NAME;
-use crate::raw::{Buffer, CommandBuffer, Fence, Location, PoolKind};
+use crate::raw::{self, Buffer, CommandBuffer, Fence, Location, PoolKind};
 
 /// Slots of finished queued reads kept for the next ones; more are dropped.
 const SPARE_READS: usize = 4;
@@ -134,7 +134,7 @@ impl VulkanBackend {
         let big = if bytes > Gather::KEPT_BYTES { Some(self.readback("fluid.queue_download", bytes)?) } else { None };
         let dst = big.as_ref().unwrap_or(&slot.buf).clone();
         record_for_host(&mut slot.cb, |r| r.copy(&src, &dst, &regions))?;
-        self.ctx.submit("queue_download", &[&slot.cb], &slot.fence)?;
+        raw::submit(&self.ctx, "queue_download", &[&slot.cb], &slot.fence)?;
         let read = self.reads.push(QueuedRead { slot, big }, plan);
         self.validated("queue_download")?;
         Ok(read)

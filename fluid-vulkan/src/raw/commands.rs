@@ -8,7 +8,7 @@ use ash::vk;
 use fluid_core::Result;
 
 use super::buffer::Buffer;
-use super::context::{Context, Retired};
+use super::context::{Context, Fence, Retired};
 use super::pipeline::{DescriptorSet, Pipeline, QueryPool};
 use crate::{err, vk_err};
 
@@ -117,7 +117,7 @@ impl CommandBuffer {
     }
 
     /// Whether `ctx` may submit it now.
-    pub(super) fn check_submittable(&self, ctx: &Context, what: &str) -> Result<()> {
+    fn check_submittable(&self, ctx: &Context, what: &str) -> Result<()> {
         let State::Executable { simultaneous, one_time } = self.state else {
             return Err(err(format!("{what}: a command buffer that is not recorded")));
         };
@@ -134,7 +134,7 @@ impl CommandBuffer {
     }
 
     /// It and what it uses were submitted as `serial`.
-    pub(super) fn mark(&self, serial: u64) {
+    fn mark(&self, serial: u64) {
         self.submitted.store(true, Ordering::Release);
         self.last_serial.fetch_max(serial, Ordering::AcqRel);
         for b in &self.buffers {
@@ -151,6 +151,23 @@ impl Drop for CommandBuffer {
         let tag = *self.last_serial.get_mut();
         self.ctx.retire(tag, Retired::CommandBuffer(self.pool, self.handle));
     }
+}
+
+/// Submit `cbs` to `ctx`'s queue, signalling `fence` (see [`Context::submit`]): each must be
+/// `ctx`'s, recorded, not a one-time buffer submitted before, and not pending unless recorded
+/// for simultaneous use. It and what it uses are marked with the submission's serial, all
+/// while the queue is held.
+pub(crate) fn submit(ctx: &Context, what: &str, cbs: &[&CommandBuffer], fence: &Fence) -> Result<()> {
+    let queue = ctx.lock_queue();
+    for cb in cbs {
+        cb.check_submittable(ctx, what)?;
+    }
+    let handles: Vec<vk::CommandBuffer> = cbs.iter().map(|cb| cb.handle).collect();
+    let serial = ctx.submit(&queue, what, &handles, fence)?;
+    for cb in cbs {
+        cb.mark(serial);
+    }
+    Ok(())
 }
 
 /// Records into a command buffer; each command checks its arguments and keeps what it uses.

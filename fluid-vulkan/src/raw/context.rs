@@ -10,7 +10,6 @@ use ash::vk;
 use fluid_core::{Result, wait};
 use gpu_allocator::vulkan::{Allocation, Allocator, AllocatorCreateDesc};
 
-use super::commands::CommandBuffer;
 use super::instance::{Instance, PhysicalDevice};
 use crate::{err, setup_lock, vk_err};
 
@@ -227,28 +226,36 @@ impl Context {
         lock(&self.tracker).quiet_through(serial)
     }
 
-    /// Submit `cbs` to the queue, signalling `fence` (which must not be pending) and this
-    /// context's timeline, after the application's timeline values asked for. Every submission
-    /// goes through here.
-    pub(crate) fn submit(&self, what: &str, cbs: &[&CommandBuffer], fence: &Fence) -> Result<()> {
+    /// The queue, held: [`super::commands::submit`] holds it while it checks, submits and marks
+    /// the command buffers, so no two submissions of one buffer can interleave.
+    pub(super) fn lock_queue(&self) -> MutexGuard<'_, vk::Queue> {
+        lock(&self.queue)
+    }
+
+    /// Submit the command buffers `handles` to the queue (`queue`, held), signalling `fence`
+    /// (which must not be pending) and this context's timeline, after the application's
+    /// timeline values asked for; the serial of the submission. Every submission goes through
+    /// here, from [`super::commands::submit`], which vouches for the command buffers.
+    pub(super) fn submit(
+        &self,
+        queue: &MutexGuard<'_, vk::Queue>,
+        what: &str,
+        handles: &[vk::CommandBuffer],
+        fence: &Fence,
+    ) -> Result<u64> {
         if !std::ptr::eq(Arc::as_ptr(&fence.ctx), self) || fence.pending() {
             return Err(err(format!("{what}: the fence is another device's or still pending")));
-        }
-        for cb in cbs {
-            cb.check_submittable(self, what)?;
         }
         let mut t = lock(&self.tracker);
         let serial = t.latest + 1;
         // SAFETY: the fence is this device's and not pending (checked), so no submission uses it.
         unsafe { self.device.reset_fences(&[fence.handle]) }.map_err(|e| vk_err("vkResetFences", e))?;
-        let handles: Vec<vk::CommandBuffer> = cbs.iter().map(|cb| cb.handle).collect();
-        let info = vk::SubmitInfo::default().command_buffers(&handles);
-        let queue = lock(&self.queue);
+        let info = vk::SubmitInfo::default().command_buffers(handles);
         let submitted = if self.timeline == vk::Semaphore::null() {
             // SAFETY: every command buffer is this device's, executable and, if pending,
-            // recorded for simultaneous use (checked); everything it uses is alive (it keeps
-            // it); the fence is unsignalled and not in use; the queue is held.
-            unsafe { self.device.queue_submit(*queue, &[info], fence.handle) }
+            // recorded for simultaneous use, and everything it uses is alive (`commands::submit`
+            // checked it); the fence is unsignalled and not in use; the queue is held.
+            unsafe { self.device.queue_submit(**queue, &[info], fence.handle) }
         } else {
             let value = t.timeline_value + 1;
             let wait_semaphores: Vec<vk::Semaphore> = t.waits.iter().map(|w| w.0).collect();
@@ -266,22 +273,18 @@ impl Context {
             // SAFETY: as above; the timeline semaphore is this context's and its values only
             // grow; the waited semaphores are timeline semaphores of this device that outlive
             // the submission (`wait_before_next`'s contract).
-            let r = unsafe { self.device.queue_submit(*queue, &[info], fence.handle) };
+            let r = unsafe { self.device.queue_submit(**queue, &[info], fence.handle) };
             if r.is_ok() {
                 t.timeline_value = value;
                 t.waits.clear();
             }
             r
         };
-        drop(queue);
         submitted.map_err(|e| vk_err(&format!("{what}: vkQueueSubmit"), e))?;
         t.latest = serial;
         t.pending.insert(serial);
         fence.serial.store(serial, Ordering::Release);
-        for cb in cbs {
-            cb.mark(serial);
-        }
-        Ok(())
+        Ok(serial)
     }
 
     /// Submission `serial` is seen complete, and with it every earlier one (a fence signalled

@@ -4,8 +4,8 @@
 //! halo in workgroup memory), the same arithmetic.
 
 use crate::grid::FieldId::{Divergence, Pressure, PressureTmp};
+use crate::grid::builder::Builder;
 use crate::grid::kernels::{JACOBI, JACOBI_MULTISWEEP};
-use crate::grid::step::Builder;
 use crate::grid::uniforms::{JacobiParams, MULTISWEEP_MAX};
 
 /// `iterations` sweeps with weight `omega`, from the pressure (`warm`) or zero; `fused`: up to

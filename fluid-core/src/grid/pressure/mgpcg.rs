@@ -9,7 +9,9 @@
 use crate::grid::FieldId::{Divergence, Multigrid, Pressure, PressureLo};
 use crate::grid::kernels::{CG_APPLY, CG_DIRECTION, CG_DOT, CG_INIT, CG_UPDATE, MG_STORE};
 use crate::grid::pressure::multigrid::{self, STORE_PAIR};
-use crate::grid::step::Builder;
+
+pub use super::layout::{CgLayout, MAX_PARTIALS, cg_layout, mgpcg_len as workspace_len};
+use crate::grid::builder::Builder;
 use crate::grid::uniforms::{CgParams, MgParams};
 
 /// MGPCG restarts from its double-float iterate every this many iterations: `x` is stored
@@ -17,45 +19,6 @@ use crate::grid::uniforms::{CgParams, MgParams};
 /// true one by the f32 rounding of its updates; past the point where CG has converged to that
 /// drift, further iterations without a restart made the true residual grow again.
 pub const CG_RESTART: u32 = 8;
-
-/// Most partial sums of a dot product (the first of its two passes).
-pub const MAX_PARTIALS: u32 = 1024;
-
-/// Where MGPCG keeps its vectors, after the levels: the iterate `x` (double-float: its high
-/// part, then its low part, `cells` values each), the search direction `d`, `q = A d`, the dot
-/// products' partial sums and scalars.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CgLayout {
-    /// Offset of `x` (the high part; the low part follows).
-    pub x: u32,
-    /// Offset of `d`.
-    pub d: u32,
-    /// Offset of `q`.
-    pub q: u32,
-    /// Offset of the [`MAX_PARTIALS`] partial sums.
-    pub partials: u32,
-    /// Offset of the 16 scalars: `r·z` of even and odd iterations (0, 1), `d·q` (2).
-    pub scalars: u32,
-}
-
-/// The MGPCG vectors of an `nx × ny` grid.
-pub fn cg_layout(nx: u32, ny: u32) -> CgLayout {
-    let sat = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
-    let end = multigrid::levels_len(nx, ny);
-    let cells = u64::from(nx) * u64::from(ny);
-    CgLayout {
-        x: sat(end),
-        d: sat(end + 2 * cells),
-        q: sat(end + 3 * cells),
-        partials: sat(end + 4 * cells),
-        scalars: sat(end + 4 * cells + u64::from(MAX_PARTIALS)),
-    }
-}
-
-/// Values of MGPCG's workspace: the levels and the vectors after them.
-pub fn workspace_len(nx: u32, ny: u32) -> u64 {
-    u64::from(cg_layout(nx, ny).scalars) + 16
-}
 
 /// The `cg_*` parameters shared by every MGPCG kernel of an `nx × ny` grid: level 0's size, the
 /// vectors (`r` and `z` are level 0's `b` and `p`), and the number of partial sums of a dot

@@ -6,13 +6,14 @@
 //! the velocity divergence-free.
 
 pub mod jacobi;
+pub mod layout;
 pub mod mgpcg;
 pub mod multigrid;
 pub mod poisson_filter;
 pub mod relaxation;
 pub mod sor;
 
-use crate::grid::step::Builder;
+use crate::grid::builder::Builder;
 use crate::params::{Precision, Pressure, PressureSolver};
 
 /// The dispatches of one solve by `pr` (its iterations from its warm start or zero), ending

@@ -10,73 +10,14 @@
 //! `p`), `cells` values each, levels in order.
 
 use crate::grid::FieldId::{Divergence, Multigrid, Pressure, PressureLo};
+use crate::grid::builder::Builder;
 use crate::grid::kernels::{MG_COARSE, MG_LOAD, MG_PROLONG, MG_RESTRICT, MG_SMOOTH, MG_SMOOTH2, MG_STORE};
-use crate::grid::step::Builder;
 use crate::grid::uniforms::MgParams;
 
-/// Levels stop coarsening when halving would bring the shorter side below this.
-pub const MIN_SIDE: u32 = 3;
-
-/// Most red-black iterations of the coarsest solve.
-pub const MAX_COARSE_ITERATIONS: u32 = 64;
-
-/// One level of the hierarchy: its size and where its arrays start in the packed buffer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Level {
-    /// Cells along x.
-    pub nx: u32,
-    /// Cells along y.
-    pub ny: u32,
-    /// Offset of the right-hand side `b`.
-    pub b: u32,
-    /// Offset of the iterate `p`.
-    pub p: u32,
-    /// Offset of `p`'s ping-pong partner.
-    pub tmp: u32,
-}
-
-impl Level {
-    /// Number of cells.
-    pub fn cells(&self) -> u32 {
-        self.nx * self.ny
-    }
-
-    /// The `mg_*` parameters of a kernel on this level (its size and arrays; the rest zero).
-    pub fn params(&self) -> MgParams {
-        MgParams { nx: self.nx, ny: self.ny, b: self.b, p: self.p, tmp: self.tmp, ..MgParams::default() }
-    }
-
-    /// The parameters of a transfer between this level and the next coarser one.
-    pub fn transfer(&self, coarse: &Level) -> MgParams {
-        MgParams { cnx: coarse.nx, cny: coarse.ny, cb: coarse.b, cp: coarse.p, ..self.params() }
-    }
-}
-
-/// The levels of an `nx × ny` grid, finest first.
-pub fn levels(nx: u32, ny: u32) -> Vec<Level> {
-    levels_from(nx, ny, 0)
-}
-
-/// The levels from one of `nx × ny` cells whose `b` starts at `offset`, finest first: the tail
-/// of [`levels`] from that level on (what `mg_coarse` works through).
-pub fn levels_from(nx: u32, ny: u32, offset: u32) -> Vec<Level> {
-    // Offsets saturate for grids too large to address (their buffer is refused at allocation).
-    let sat = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
-    let mut out = Vec::new();
-    let (mut x, mut y, mut offset) = (nx, ny, u64::from(offset));
-    loop {
-        let cells = u64::from(x) * u64::from(y);
-        out.push(Level { nx: x, ny: y, b: sat(offset), p: sat(offset + cells), tmp: sat(offset + 2 * cells) });
-        offset += 3 * cells;
-        // The next level's shorter side would fall below MIN_SIDE.
-        if x.min(y).div_ceil(2) < MIN_SIDE {
-            break;
-        }
-        x = x.div_ceil(2);
-        y = y.div_ceil(2);
-    }
-    out
-}
+pub use super::layout::{
+    COARSE_FLOATS, COARSE_THREADS, Level, MAX_COARSE_ITERATIONS, MIN_SIDE, SMOOTH2_TILE, buffer_len, coarse_iterations,
+    fits_coarse, levels, levels_from, levels_len,
+};
 
 /// `mg_load` mode (in [`MgParams::colour`]): `b = −h² ∇·u / dt` and `p` = the pressure, or zero
 /// with `zero_initial` (single precision: the cycles then work on the pressure itself).
@@ -95,43 +36,6 @@ pub const STORE_PAIR: u32 = 1;
 /// `mg_store` mode: `(pressure, pressure_lo) += p` in double-float arithmetic (a cold start has
 /// had `mg_load` zero the pressure first).
 pub const STORE_ADD: u32 = 2;
-
-/// Values of the packed levels of an `nx × ny` grid: multigrid's whole workspace.
-pub fn levels_len(nx: u32, ny: u32) -> u64 {
-    levels(nx, ny).iter().map(|l| 3 * u64::from(l.nx) * u64::from(l.ny)).sum()
-}
-
-/// Length of a workspace that holds every solver's layout (they overlap: a scene runs one
-/// solver): MGPCG's levels and vectors, or the Poisson filter's taps and arrays.
-pub fn buffer_len(nx: u32, ny: u32) -> usize {
-    let len = super::mgpcg::workspace_len(nx, ny).max(super::poisson_filter::workspace_len(
-        nx,
-        ny,
-        super::poisson_filter::MAX_RANK,
-    ));
-    usize::try_from(len).unwrap_or(usize::MAX)
-}
-
-/// Red-black iterations of the coarsest solve of `level`: enough to cross it a few times.
-pub fn coarse_iterations(level: &Level) -> u32 {
-    (2 * level.nx.max(level.ny)).clamp(8, MAX_COARSE_ITERATIONS)
-}
-
-/// The part of a V-cycle from the first level whose arrays, with those of every coarser level,
-/// fit in this many values (16 KiB) is one `mg_coarse` dispatch (a single workgroup of
-/// [`COARSE_THREADS`], holding them in workgroup memory) instead of ten or more dispatches per
-/// level: on a GPU a small level costs the fixed latency of its dispatches, not its cells.
-pub const COARSE_FLOATS: u32 = 4096;
-
-/// Whether the levels from `first` on (the rest of the hierarchy) fit `mg_coarse`'s
-/// [`COARSE_FLOATS`].
-pub fn fits_coarse(first: &Level) -> bool {
-    let total: u64 = levels_from(first.nx, first.ny, first.b).iter().map(|l| 3 * u64::from(l.cells())).sum();
-    total <= u64::from(COARSE_FLOATS)
-}
-
-/// Threads of the single `mg_coarse` workgroup.
-pub const COARSE_THREADS: u32 = 256;
 
 /// One step of a V-cycle, with its kernel's parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -154,11 +58,6 @@ pub enum Step {
     /// [`smooth2_passes`].
     Smooth2(MgParams),
 }
-
-/// Most cells along each side of the tile one `mg_smooth2` workgroup writes (even, so that a
-/// tile holds whole coarse cells); its workgroup loads the tile plus a halo of 5 (one cell per
-/// pass and one for the residual) into workgroup memory.
-pub const SMOOTH2_TILE: u32 = 22;
 
 /// The bit of `colour` that makes a [`Step::Smooth2`] restrict its result's residual.
 pub const SMOOTH2_RESTRICT: u32 = 2;

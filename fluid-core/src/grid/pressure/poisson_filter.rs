@@ -17,29 +17,13 @@
 use nalgebra::DMatrix;
 
 use crate::grid::FieldId::{Divergence, Multigrid, Pressure};
+use crate::grid::builder::Builder;
 use crate::grid::kernels::{POISSON_COLS, POISSON_ROWS, POISSON_TAPS};
-use crate::grid::step::Builder;
 use crate::grid::uniforms::{FilterParams, TapsParams};
 
-/// Largest `k` (sweeps unrolled).
-pub const MAX_SWEEPS: u32 = 32;
-/// Largest rank.
-pub const MAX_RANK: u32 = 4;
-/// Taps of one 1D filter at the largest `k`.
-pub const MAX_TAPS: u32 = 2 * MAX_SWEEPS + 1;
-/// Floats of the taps region: rows and columns of `F` and `G`, [`MAX_RANK`] filters each.
-pub const TAPS_LEN: u32 = 4 * MAX_RANK * MAX_TAPS;
-
-/// Offsets inside the taps region (relative to its start) of the four filter banks: each holds
-/// [`MAX_RANK`] filters of [`MAX_TAPS`] taps, filter `i` tap `t` (`t = dx + k`) at
-/// `bank + i · MAX_TAPS + t`.
-pub const F_ROWS: u32 = 0;
-/// See [`F_ROWS`].
-pub const F_COLS: u32 = MAX_RANK * MAX_TAPS;
-/// See [`F_ROWS`].
-pub const G_ROWS: u32 = 2 * MAX_RANK * MAX_TAPS;
-/// See [`F_ROWS`].
-pub const G_COLS: u32 = 3 * MAX_RANK * MAX_TAPS;
+pub use super::layout::{
+    F_COLS, F_ROWS, G_COLS, G_ROWS, MAX_RANK, MAX_SWEEPS, MAX_TAPS, TAPS_LEN, TMP, filter_len as workspace_len,
+};
 
 /// The two kernels of `k` sweeps with weight `omega`, as `(2k+1)²` row-major matrices indexed
 /// `[dy + k][dx + k]`: `(F, G)`.
@@ -126,15 +110,6 @@ pub fn fold(i: i64, n: i64, periodic: bool) -> usize {
     }
     let m = i.rem_euclid(2 * n);
     (if m >= n { 2 * n - 1 - m } else { m }) as usize
-}
-
-/// Offset of the intermediate arrays in the workspace (after the taps).
-pub const TMP: u32 = TAPS_LEN;
-
-/// Values of the workspace of an `nx × ny` grid at rank `rank`: the taps, `rank` arrays of the
-/// row pass and one of the warm-start part.
-pub fn workspace_len(nx: u32, ny: u32, rank: u32) -> u64 {
-    u64::from(TAPS_LEN) + u64::from(rank + 1) * u64::from(nx) * u64::from(ny)
 }
 
 /// The filter: `rank` separable passes reproducing `k` Jacobi sweeps (warm: plus the sweeps'

@@ -4,8 +4,8 @@
 //! from zero every step.
 
 use crate::grid::FieldId::{Pressure, U, UTmp, V, VTmp};
+use crate::grid::builder::Builder;
 use crate::grid::kernels::RELAX;
-use crate::grid::step::Builder;
 use crate::grid::uniforms::JacobiParams;
 
 /// `iterations` relaxations with weight `omega`, the first from zero pressure unless `warm`.

@@ -4,8 +4,8 @@
 //! deterministic on any backend.
 
 use crate::grid::FieldId::{Divergence, Pressure, PressureTmp};
+use crate::grid::builder::Builder;
 use crate::grid::kernels::SOR;
-use crate::grid::step::Builder;
 use crate::grid::uniforms::JacobiParams;
 
 /// `iterations` red+black pairs with weight `omega`, from the pressure (`warm`) or zero.
