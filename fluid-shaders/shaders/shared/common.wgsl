@@ -1,6 +1,6 @@
 // Shared by every kernel (prepended to each shader): the uniform layouts of
 // fluid-core/src/uniforms.rs field by field, index helpers, boundary handling and the
-// interpolation stencil. Twin of fluid-cpu/src/kernels/common.rs.
+// interpolation stencil. Twin of fluid-cpu/src/kernels/common/mod.rs.
 
 struct GridUniform {
     nx: u32,

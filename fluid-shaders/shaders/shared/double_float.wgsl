@@ -1,5 +1,5 @@
 // Double-float arithmetic: a value held as hi + lo in two f32s (twins of two_sum, df_add,
-// trunc12 and df_add_product in fluid-cpu/src/kernels/common.rs). Additions only, or bit
+// trunc12 and df_add_product in fluid-cpu/src/kernels/common/mod.rs). Additions only, or bit
 // masks, so no contraction into fused multiply-adds can change them.
 
 // x unchanged, passed through grid.zero (always 0, but unknown to the compiler), so that no

@@ -1,7 +1,7 @@
 // Shared by the multigrid kernels (which bind the packed hierarchy as `mg`): the unscaled
 // Poisson stencil on one level, in the CPU's order (left, right, down, up) (twin of
-// `level_neighbours` in fluid-cpu/src/kernels/common.rs), and the per-cell work of `mg_smooth`,
-// `mg_restrict` and `mg_prolong`, which `mg_coarse` loops over in one workgroup.
+// `level_neighbours` in fluid-cpu/src/kernels/common/mod.rs), and the per-cell work of
+// `mg_smooth`, `mg_restrict` and `mg_prolong`, which `mg_coarse` loops over in one workgroup.
 
 struct LevelSum {
     sum: f32,

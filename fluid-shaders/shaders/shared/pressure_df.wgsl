@@ -1,7 +1,7 @@
 // Shared by the kernels that bind `pressure` and `pressure_lo` (the double-float pressure):
 // sum (p_nbr - p) over the neighbours of cell (i, j) that are not walls, left, right, down, up,
 // the high and low parts differenced separately (twin of df_differences in
-// fluid-cpu/src/kernels/common.rs). It is -(A p) of the unscaled operator.
+// fluid-cpu/src/kernels/common/mod.rs). It is -(A p) of the unscaled operator.
 
 fn df_differences(i: u32, j: u32) -> f32 {
     let c = ci(i, j);

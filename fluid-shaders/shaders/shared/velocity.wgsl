@@ -1,5 +1,5 @@
 // Shared by the advection kernels (which bind `u` and `v`): bilinear velocity sampling and
-// the backtrace. Twin of sample_u / sample_v / backtrace in fluid-cpu/src/kernels/common.rs.
+// the backtrace. Twin of sample_u / sample_v / backtrace in fluid-cpu/src/kernels/common/mod.rs.
 // Positions are in cell units (world position / h): cell (i, j) spans [i, i + 1] x [j, j + 1],
 // so the samples of a face or cell sit at whole or half cells exactly.
 

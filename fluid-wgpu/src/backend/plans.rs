@@ -1,0 +1,359 @@
+//! Pipelines, bind groups and runs: a schedule's plan, lowered once per starting assignment of
+//! resources to buffers and kept with its bind groups, and each run encoded into one command
+//! encoder and submitted.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use fluid_core::grid::uniforms::SplatGpu;
+use fluid_core::ir::kernel::Access;
+use fluid_core::ir::lower::{Buffer, Plan, Target, lower};
+use fluid_core::ir::schedule::RESULT_SLOTS;
+use fluid_core::ir::uniforms::PARAMS_MAX_BYTES;
+use fluid_core::{Error, Kernel, Result, Schedule, StepInputs};
+use fluid_shaders as shaders;
+
+use super::{MAX_IN_FLIGHT, WgpuBackend};
+use crate::device::{NAME, backend_err, map_read, poll, shader_overrides, uniform_buffer};
+
+/// Bytes bound for a parameter block: the largest block of the kernels.
+const PARAMS_BINDING: u64 = PARAMS_MAX_BYTES;
+
+pub(super) struct Pipeline {
+    pipeline: wgpu::ComputePipeline,
+    group0: wgpu::BindGroupLayout,
+    group1: wgpu::BindGroupLayout,
+    has_params: bool,
+    has_splats: bool,
+}
+
+impl WgpuBackend {
+    pub(super) fn build_pipelines(&mut self) -> Result<()> {
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let mut modules: HashMap<&str, wgpu::ShaderModule> = HashMap::new();
+        let overrides = shader_overrides()?;
+        for kernel in fluid_core::kernels() {
+            let (entry, stem, storage) = (kernel.name, kernel.module, kernel.bindings);
+            let (has_params, has_splats) = (kernel.params.is_some(), kernel.splats);
+            if !modules.contains_key(stem) {
+                let src = shaders::overridden_source(stem, &overrides, self.workgroup)
+                    .ok_or_else(|| backend_err(format!("no shader {stem}")))?;
+                let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some(&format!("fluid.{stem}")),
+                    source: wgpu::ShaderSource::Wgsl(src.into()),
+                });
+                modules.insert(stem, module);
+            }
+            let uniform = |binding: u32, dynamic: bool| wgpu::BindGroupLayoutEntry {
+                binding,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Uniform,
+                    has_dynamic_offset: dynamic,
+                    min_binding_size: None,
+                },
+                count: None,
+            };
+            let storage_entry = |binding: u32, writable: bool| wgpu::BindGroupLayoutEntry {
+                binding,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Storage { read_only: !writable },
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            };
+            let mut g0 = vec![uniform(0, false), uniform(1, false)];
+            if has_params {
+                g0.push(uniform(2, true));
+            }
+            if has_splats {
+                g0.push(storage_entry(3, false));
+            }
+            let g1: Vec<_> =
+                storage.iter().enumerate().map(|(i, b)| storage_entry(i as u32, b.access != Access::Read)).collect();
+            let label = format!("fluid.{entry}");
+            let group0 = self
+                .device
+                .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(&label), entries: &g0 });
+            let group1 = self
+                .device
+                .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(&label), entries: &g1 });
+            let layout = self.device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some(&label),
+                bind_group_layouts: &[Some(&group0), Some(&group1)],
+                immediate_size: 0,
+            });
+            let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(&label),
+                layout: Some(&layout),
+                module: &modules[stem],
+                entry_point: Some(entry),
+                compilation_options: Default::default(),
+                cache: None,
+            });
+            self.pipelines.insert(entry, Pipeline { pipeline, group0, group1, has_params, has_splats });
+        }
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(backend_err(format!("shader or pipeline rejected: {e}")));
+        }
+        Ok(())
+    }
+
+    fn group0(&mut self, entry: &'static str) -> wgpu::BindGroup {
+        if let Some(g) = self.group0.get(entry) {
+            return g.clone();
+        }
+        let p = &self.pipelines[entry];
+        let mut entries = vec![
+            wgpu::BindGroupEntry { binding: 0, resource: self.uniform_buf.as_entire_binding() },
+            wgpu::BindGroupEntry { binding: 1, resource: self.step_buf.as_entire_binding() },
+        ];
+        if p.has_params {
+            entries.push(wgpu::BindGroupEntry {
+                binding: 2,
+                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer: &self.params_buf,
+                    offset: 0,
+                    size: wgpu::BufferSize::new(PARAMS_BINDING),
+                }),
+            });
+        }
+        if p.has_splats {
+            entries.push(wgpu::BindGroupEntry { binding: 3, resource: self.splat_buf.as_entire_binding() });
+        }
+        let g = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(entry),
+            layout: &p.group0,
+            entries: &entries,
+        });
+        self.group0.insert(entry, g.clone());
+        g
+    }
+
+    /// The storage bind group of `entry` over `buffers`.
+    fn group1(&mut self, entry: &'static str, buffers: &[Buffer]) -> wgpu::BindGroup {
+        if let Some(g) = self.group1.get(&(entry, buffers.to_vec())) {
+            return g.clone();
+        }
+        let entries: Vec<_> = buffers
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let buffer = match b {
+                    Buffer::Partials => &self.partials_buf,
+                    Buffer::Results => &self.results_buf,
+                    Buffer::Physical(p) => &self.res.buffers[*p],
+                };
+                wgpu::BindGroupEntry { binding: i as u32, resource: buffer.as_entire_binding() }
+            })
+            .collect();
+        let g = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(entry),
+            layout: &self.pipelines[entry].group1,
+            entries: &entries,
+        });
+        self.group1.insert((entry, buffers.to_vec()), g.clone());
+        g
+    }
+
+    /// Lower `schedule` from the current assignment and make its bind groups.
+    fn encode_plan(&mut self, schedule: &Schedule) -> Result<Encoded> {
+        let target = Target { param_align: self.align as u32, workgroup: self.workgroup };
+        let plan = lower(schedule, &self.res.descs, &self.res.map, &target)?;
+        // Grown before any bind group is made: growing drops the cached ones.
+        self.ensure_capacity(Grown::Params, plan.params.len() as u64);
+        let recorded = plan
+            .invocations
+            .iter()
+            .map(|inv| Recorded {
+                kernel: inv.kernel,
+                group0: self.group0(inv.kernel.name),
+                offset: inv.params,
+                group1: self.group1(inv.kernel.name, &inv.buffers),
+                workgroups: inv.workgroups,
+            })
+            .collect();
+        Ok(Encoded { recorded, plan })
+    }
+
+    /// Grow a per-step input buffer to hold `needed` bytes (its bind groups, and the plans
+    /// holding them, are rebuilt).
+    fn ensure_capacity(&mut self, which: Grown, needed: u64) {
+        let (buf, usage, label) = match which {
+            Grown::Splats => (&mut self.splat_buf, wgpu::BufferUsages::STORAGE, "fluid.splats"),
+            Grown::Params => (&mut self.params_buf, wgpu::BufferUsages::UNIFORM, "fluid.params"),
+        };
+        if buf.size() >= needed {
+            return;
+        }
+        *buf = uniform_buffer(&self.device, label, needed.next_power_of_two(), usage | wgpu::BufferUsages::COPY_DST);
+        self.group0.clear();
+        self.plans.drain();
+        if which == Grown::Params {
+            self.written_params.clear();
+        }
+    }
+
+    pub(super) fn run_scoped(&mut self, schedule: &Schedule, inputs: &StepInputs) -> Result<()> {
+        if self.res.descs.is_empty() {
+            return Err(Error::NotAllocated(NAME));
+        }
+        if self.uniform.as_ref() != Some(schedule.uniform()) {
+            // Writes land before the next submission; those before it keep their uniform.
+            self.queue.write_buffer(&self.uniform_buf, 0, schedule.uniform());
+            self.uniform = Some(*schedule.uniform());
+        }
+        // Per-step inputs: one uniform and the splat list, written before the submission.
+        self.queue.write_buffer(&self.step_buf, 0, bytemuck::bytes_of(&inputs.uniform()));
+        let splats: Vec<SplatGpu> = inputs.gpu_splats(schedule.uniform());
+        self.ensure_capacity(Grown::Splats, (splats.len().max(1) * size_of::<SplatGpu>()) as u64);
+        if !splats.is_empty() {
+            self.queue.write_buffer(&self.splat_buf, 0, bytemuck::cast_slice(&splats));
+        }
+
+        let pi = match self.plans.position(schedule.id(), &self.res.map, 0) {
+            Some(i) => i,
+            None => {
+                let encoded = self.encode_plan(schedule)?;
+                let start = self.res.map.clone();
+                self.plans.insert(schedule.id(), &start, 0, encoded).0
+            }
+        };
+        let params = &self.plans.get(pi).plan.params;
+        if *params != self.written_params {
+            self.queue.write_buffer(&self.params_buf, 0, params);
+            self.written_params.clone_from(params);
+        }
+        let encoded = self.plans.get(pi);
+        let (recorded, slots) = (&encoded.recorded, encoded.plan.reduction_slots);
+
+        let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("fluid.step") });
+        let timed = self.timing.is_some() && self.timestamps;
+        let mut query_sets = Vec::new();
+        if timed {
+            for chunk in recorded.chunks(2048) {
+                let set = self.device.create_query_set(&wgpu::QuerySetDescriptor {
+                    label: Some("fluid.timestamps"),
+                    ty: wgpu::QueryType::Timestamp,
+                    count: 2 * chunk.len() as u32,
+                });
+                query_sets.push(set);
+            }
+            for (k, r) in recorded.iter().enumerate() {
+                let set = &query_sets[k / 2048];
+                let q = 2 * (k % 2048) as u32;
+                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some(r.kernel.name),
+                    timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
+                        query_set: set,
+                        beginning_of_pass_write_index: Some(q),
+                        end_of_pass_write_index: Some(q + 1),
+                    }),
+                });
+                encode(&mut pass, &self.pipelines, r);
+            }
+        } else {
+            let mut pass = enc
+                .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("fluid.step"), timestamp_writes: None });
+            for r in recorded {
+                encode(&mut pass, &self.pipelines, r);
+            }
+        }
+        let mut resolve = Vec::new();
+        for (k, set) in query_sets.iter().enumerate() {
+            let n = 2 * recorded[k * 2048..].len().min(2048) as u32;
+            let size = 8 * u64::from(n);
+            let dst = uniform_buffer(
+                &self.device,
+                "fluid.timestamps.resolve",
+                size,
+                wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            );
+            let read = uniform_buffer(
+                &self.device,
+                "fluid.timestamps.read",
+                size,
+                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            );
+            enc.resolve_query_set(set, 0..n, &dst, 0);
+            enc.copy_buffer_to_buffer(&dst, 0, &read, 0, size);
+            resolve.push(read);
+        }
+        if slots > 0 {
+            enc.copy_buffer_to_buffer(&self.results_buf, 0, &self.results_read, 0, 4 * RESULT_SLOTS as u64);
+        }
+        let index = self.queue.submit([enc.finish()]);
+        let done = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&done);
+        self.queue.on_submitted_work_done(move || flag.store(true, Ordering::Release));
+        self.in_flight.push_back((index, done));
+        // Steps seen done cost nothing; a step that finds the bound full waits for the oldest.
+        // The device has the newer steps queued behind it, so blocking at once costs it nothing.
+        while self.in_flight.front().is_some_and(|(_, done)| done.load(Ordering::Acquire)) {
+            self.in_flight.pop_front();
+        }
+        if self.in_flight.len() > MAX_IN_FLIGHT
+            && let Some((oldest, _)) = self.in_flight.pop_front()
+        {
+            poll(&self.device, wgpu::PollType::Wait { submission_index: Some(oldest), timeout: None })?;
+        }
+        self.res.map.clone_from(&self.plans.get(pi).plan.end);
+        self.reduction_slots = slots;
+
+        if timed {
+            let period = f64::from(self.queue.get_timestamp_period());
+            let mut ticks: Vec<u64> = Vec::new();
+            for read in &resolve {
+                map_read(&self.device, read, self.spin, |m| {
+                    ticks.extend(
+                        m.chunks_exact(8).map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])),
+                    );
+                })?;
+            }
+            let recorded = &self.plans.get(pi).recorded;
+            if let Some(t) = self.timing.as_mut() {
+                t.add(recorded.iter().map(|r| &r.kernel.name), &ticks, period);
+            }
+        }
+        self.check_errors("run")
+    }
+}
+
+/// The buffers [`WgpuBackend::ensure_capacity`] grows.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Grown {
+    Splats,
+    Params,
+}
+
+/// Most plans [`WgpuBackend`] keeps (a step, its diagnostics and the solver's chunks cycle
+/// through a few assignments of resources to buffers).
+pub(super) const MAX_PLANS: usize = 16;
+
+/// A lowered plan with the bind groups of its invocations.
+pub(super) struct Encoded {
+    plan: Plan,
+    recorded: Vec<Recorded>,
+}
+
+/// One dispatch of a run, with its bind groups.
+struct Recorded {
+    kernel: Kernel,
+    group0: wgpu::BindGroup,
+    offset: Option<u32>,
+    group1: wgpu::BindGroup,
+    workgroups: (u32, u32),
+}
+
+fn encode(pass: &mut wgpu::ComputePass<'_>, pipelines: &HashMap<&'static str, Pipeline>, r: &Recorded) {
+    pass.set_pipeline(&pipelines[r.kernel.name].pipeline);
+    match r.offset {
+        Some(o) => pass.set_bind_group(0, &r.group0, &[o]),
+        None => pass.set_bind_group(0, &r.group0, &[]),
+    }
+    pass.set_bind_group(1, &r.group1, &[]);
+    pass.dispatch_workgroups(r.workgroups.0, r.workgroups.1, 1);
+}
