@@ -23,6 +23,8 @@ pub mod render;
 pub mod scene;
 pub mod sim;
 pub mod splat;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 pub mod wait;
 
 pub use backend::{Backend, KernelTiming, PendingRead, StepInputs, TimestampTimings};

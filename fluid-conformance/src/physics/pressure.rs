@@ -104,18 +104,7 @@ fn project_with<B: Backend>(
 /// the Jacobi residual recurrence predicts, within 1e-3 relative (f32 rounding).
 pub fn projection_random_field<B: Backend>(make: impl Fn() -> B) {
     let grid = Grid::new(33, 21, 0.05, fluid::Boundary::Wall, fluid::Boundary::Wall).expect("grid");
-    let mut rng = fluid_core::scene::SplitMix64(7);
-    let (nx, ny) = (33usize, 21usize);
-    let mut u: Vec<f32> = (0..grid.len(FieldId::U)).map(|_| 2.0 * rng.next_f32() - 1.0).collect();
-    let mut v: Vec<f32> = (0..grid.len(FieldId::V)).map(|_| 2.0 * rng.next_f32() - 1.0).collect();
-    for j in 0..ny {
-        u[j * (nx + 1)] = 0.0;
-        u[j * (nx + 1) + nx] = 0.0;
-    }
-    for i in 0..nx {
-        v[i] = 0.0;
-        v[ny * nx + i] = 0.0;
-    }
+    let (u, v) = random_wall_velocity(&grid, 7);
     let r0 = divergence(&grid, &u, &v);
     for (omega, sweeps) in [(0.9f32, 1u32), (0.9, 10), (0.8, 60), (1.0, 25)] {
         let (before, after) = project(make(), &grid, &u, &v, omega, sweeps);

@@ -70,6 +70,13 @@ impl GridModel {
         &self.fields
     }
 
+    /// The relative residual ‖b − A p‖ / ‖b‖ of reduction results `r`: NaN when the state is,
+    /// 0 only for a right-hand side that is truly zero.
+    fn relative_residual(r: &[f64]) -> f64 {
+        let rhs = r[SLOT_RHS_SQ].sqrt();
+        if rhs > 0.0 || rhs.is_nan() { r[SLOT_RESIDUAL_SQ].sqrt() / rhs } else { 0.0 }
+    }
+
     fn state_max(r: &[f64]) -> [f64; STATE_FIELDS.len()] {
         std::array::from_fn(|k| r.get(SLOT_STATE_MAX + k).copied().unwrap_or(f64::NAN))
     }
@@ -126,9 +133,7 @@ impl Model for GridModel {
             backend.run(chunk, inputs)?;
             done += key.0;
             backend.run(&split.residual, inputs)?;
-            let r = backend.reductions()?;
-            let rhs = r[SLOT_RHS_SQ].sqrt();
-            if rhs == 0.0 || r[SLOT_RESIDUAL_SQ].sqrt() / rhs <= f64::from(tolerance) {
+            if GridModel::relative_residual(&backend.reductions()?) <= f64::from(tolerance) {
                 break;
             }
         }
@@ -144,11 +149,9 @@ impl Model for GridModel {
     fn diagnostics(&mut self, backend: &mut dyn Backend, inputs: &StepInputs) -> Result<Diagnostics> {
         backend.run(&self.diagnostics, inputs)?;
         let r = backend.reductions()?;
-        let rhs = r[SLOT_RHS_SQ].sqrt();
         Ok(Diagnostics {
             max_divergence: r[SLOT_MAX_DIVERGENCE],
-            // NaN when the state is (0 only for a right-hand side that is truly zero).
-            residual: if rhs > 0.0 || rhs.is_nan() { r[SLOT_RESIDUAL_SQ].sqrt() / rhs } else { 0.0 },
+            residual: GridModel::relative_residual(&r),
             ..Diagnostics::from_state(GridModel::state_max(&r), inputs.dt, self.grid.h)
         })
     }

@@ -238,62 +238,19 @@ impl<T> PlanCache<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ResourceId;
     use crate::grid::{Boundary, FieldId, Grid, GridFields, kernels, step};
     use crate::ir::schedule::ReduceOp;
-    use crate::params::{Precision, PressureSolver};
-    use crate::{ResourceId, Scene};
+    use crate::params::PressureSolver;
 
     const TARGET: Target = Target { param_align: 64, workgroup: (16, 16) };
 
-    /// The plans of every preset's step, with each pressure solver and precision, on wall,
-    /// periodic and mixed grids, with viscosity, and the setup, diagnostics, curl and residual
-    /// schedules of each.
     fn every_plan() -> Vec<(String, Plan)> {
-        let solvers = [
-            (PressureSolver::Jacobi, None),
-            (PressureSolver::JacobiMultisweep, None),
-            (PressureSolver::Sor, None),
-            (PressureSolver::Relaxation, None),
-            (PressureSolver::Multigrid, Some(Precision::DoubleFloat)),
-            (PressureSolver::Multigrid, Some(Precision::Single)),
-            (PressureSolver::Mgpcg, None),
-            (PressureSolver::PoissonFilter, None),
-        ];
-        let mut plans = Vec::new();
-        for name in ["smoke", "ink", "taylor-green", "stable-fluid"] {
-            let scene = Scene::preset(name).expect("preset");
-            for (bx, by) in [
-                (Boundary::Wall, Boundary::Wall),
-                (Boundary::Periodic, Boundary::Periodic),
-                (Boundary::Wall, Boundary::Periodic),
-            ] {
-                let grid = Grid::new(37, 22, 0.1, bx, by).expect("grid");
-                for (solver, precision) in solvers {
-                    let mut params = scene.params.clone();
-                    (params.boundary.x, params.boundary.y) = (bx, by);
-                    params.pressure.solver = solver;
-                    params.pressure.precision = precision;
-                    params.pressure.iterations = params.pressure.iterations.min(8);
-                    params.viscosity = 0.01;
-                    let fields = GridFields::declare(&grid, &params);
-                    let start: Vec<usize> = (0..fields.resources().len()).collect();
-                    for (kind, schedule) in [
-                        ("step", step::step(&grid, &params)),
-                        ("setup", step::setup(&grid, &params)),
-                        ("diagnostics", step::diagnostics(&grid)),
-                        ("curl", step::curl(&grid)),
-                        ("residual", step::residual(&grid)),
-                    ] {
-                        let plan = lower(&schedule, fields.resources(), &start, &TARGET).expect("lowered");
-                        plans.push((format!("{name}'s {kind}, {solver:?}, {bx:?}/{by:?}"), plan));
-                    }
-                }
-            }
-        }
-        plans
+        crate::testing::every_plan(&TARGET)
     }
 
-    /// Barriers stand exactly where data flows, on every plan of [`every_plan`]:
+    /// Barriers stand exactly where data flows, on every plan of
+    /// [`crate::testing::every_plan`]:
     /// - every two invocations that bind the same buffer, one of them writing it, have a barrier
     ///   between them (checked pair by pair over the whole plan, not by the running tracker);
     /// - every barrier is needed: the invocation after it conflicts that way with one since the

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use ash::vk;
-use fluid_core::ir::lower::{Invocation, Target, lower};
+use fluid_core::ir::lower::{Invocation, Target};
 use fluid_core::{Backend, Schedule, StepInputs};
 
 use super::record::{distinct_sets, pool_sizes, set_bindings};
@@ -19,55 +19,10 @@ fn require_validation(b: &VulkanBackend) {
     }
 }
 
-/// The plans the backend records for every preset's step, with each pressure solver and
-/// precision, on wall, periodic and mixed grids, with viscosity, and the setup, diagnostics,
-/// curl and residual schedules of each: (what it is, the plan).
+/// The plans the backend records: every preset's, `fluid_core::testing::every_plan`.
 fn every_plan() -> Vec<(String, Vec<Invocation>)> {
-    use fluid_core::params::{Precision, PressureSolver};
-    let solvers = [
-        (PressureSolver::Jacobi, None),
-        (PressureSolver::JacobiMultisweep, None),
-        (PressureSolver::Sor, None),
-        (PressureSolver::Relaxation, None),
-        (PressureSolver::Multigrid, Some(Precision::DoubleFloat)),
-        (PressureSolver::Multigrid, Some(Precision::Single)),
-        (PressureSolver::Mgpcg, None),
-        (PressureSolver::PoissonFilter, None),
-    ];
-    let mut plans = Vec::new();
-    for name in ["smoke", "ink", "taylor-green", "stable-fluid"] {
-        let scene = fluid_core::Scene::preset(name).expect("preset");
-        for (bx, by) in [
-            (Boundary::Wall, Boundary::Wall),
-            (Boundary::Periodic, Boundary::Periodic),
-            (Boundary::Wall, Boundary::Periodic),
-        ] {
-            let grid = Grid::new(37, 22, 0.1, bx, by).expect("grid");
-            for (solver, precision) in solvers {
-                let mut params = scene.params.clone();
-                params.boundary.x = bx;
-                params.boundary.y = by;
-                params.pressure.solver = solver;
-                params.pressure.precision = precision;
-                params.pressure.iterations = params.pressure.iterations.min(8);
-                params.viscosity = 0.01;
-                let fields = GridFields::declare(&grid, &params);
-                let start: Vec<usize> = (0..fields.resources().len()).collect();
-                let target = Target { param_align: 64, workgroup: WORKGROUP };
-                for (kind, schedule) in [
-                    ("step", step::step(&grid, &params)),
-                    ("setup", step::setup(&grid, &params)),
-                    ("diagnostics", step::diagnostics(&grid)),
-                    ("curl", step::curl(&grid)),
-                    ("residual", step::residual(&grid)),
-                ] {
-                    let plan = lower(&schedule, fields.resources(), &start, &target).expect("lowered");
-                    plans.push((format!("{name}'s {kind}, {solver:?}, {bx:?}/{by:?}"), plan.invocations));
-                }
-            }
-        }
-    }
-    plans
+    let target = Target { param_align: 64, workgroup: WORKGROUP };
+    fluid_core::testing::every_plan(&target).into_iter().map(|(what, plan)| (what, plan.invocations)).collect()
 }
 
 /// The descriptor pool of every plan holds the sets the recording allocates: counted from
