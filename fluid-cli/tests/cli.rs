@@ -83,19 +83,25 @@ fn run_reports_the_memory_the_scene_holds() {
         assert!(out.status.success(), "{}", text(&out.stderr));
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
         let memory = v["memory"].clone();
-        let workspace = memory["resources"]
-            .as_array()
-            .expect("resources")
-            .iter()
-            .find(|r| r["name"] == "multigrid")
-            .and_then(|r| r["bytes"].as_u64())
-            .expect("the workspace's bytes");
-        (memory["total"].as_u64().expect("total"), workspace)
+        let resources = memory["resources"].as_array().expect("resources").clone();
+        let bytes = move |name: &str| {
+            resources.iter().find(|r| r["name"] == name).and_then(|r| r["bytes"].as_u64()).expect("a resource's bytes")
+        };
+        (memory["total"].as_u64().expect("total"), bytes)
     };
-    let (jacobi, none) = run("jacobi");
-    let (multigrid, workspace) = run("multigrid");
-    assert_eq!(none, 0, "a Jacobi scene holds no workspace");
-    assert!(workspace > 0 && multigrid >= jacobi + workspace, "{jacobi} + {workspace} against {multigrid}");
+    let (jacobi, j) = run("jacobi");
+    let (multigrid, m) = run("multigrid");
+    let cells = 40 * 30 * 4;
+    // Jacobi: no workspace; its pressure partner and the diagnostics scratch of their own.
+    assert_eq!((j("multigrid"), j("pressure_tmp"), j("scratch")), (0, cells, cells));
+    // Multigrid: the workspace, holding the scratch (shared, counted once); no pressure partner.
+    assert!(m("multigrid") > cells, "{}", m("multigrid"));
+    assert_eq!((m("pressure_tmp"), m("scratch")), (0, 0));
+    assert!(
+        multigrid + 2 * cells >= jacobi + m("multigrid"),
+        "{jacobi} − 2 × {cells} + {} against {multigrid}",
+        m("multigrid")
+    );
     let out = fluid(&["run", "smoke", "--steps", "1", "--set", "grid.nx=40", "--set", "grid.ny=30"]);
     assert!(text(&out.stdout).contains("MiB allocated"), "{}", text(&out.stdout));
 }

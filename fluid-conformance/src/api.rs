@@ -488,3 +488,85 @@ pub fn concurrent_equals_alone<B: Backend>(make: impl Fn() -> B + Sync) {
         }
     }
 }
+
+/// Transient resources that share memory change no result: a multigrid scene (whose
+/// diagnostics `scratch` shares the solver's workspace) steps, with diagnostics between the
+/// steps, to the same bits on its declared resources as on the same resources each with
+/// memory of its own; its memory report counts the shared memory once; and a transient
+/// resource cannot be read or written from outside a run.
+pub fn transient_sharing_changes_no_result<B: Backend>(make: impl Fn() -> B) {
+    use fluid_core::ir::resource::owners;
+    use fluid_core::{GridFields, Lifetime};
+    for precision in ["double-float", "single"] {
+        let scene = small_preset_with(
+            "smoke",
+            &[
+                "params.pressure.solver=multigrid",
+                &format!("params.pressure.precision={precision}"),
+                "params.pressure.iterations=2",
+            ],
+        );
+        let grid = scene.grid().expect("grid");
+        let params = &scene.params;
+        let shared = GridFields::declare(&grid, params).resources().to_vec();
+        let (scratch, workspace) = (FieldId::Scratch.index(), FieldId::Multigrid.index());
+        let own = owners(&shared);
+        assert_eq!((own[scratch], own[workspace]), (workspace, workspace), "scratch shares the workspace");
+        let apart: Vec<_> = shared
+            .iter()
+            .map(|r| {
+                if r.shares().is_some() {
+                    fluid_core::ResourceDesc { lifetime: Lifetime::Scratch, ..r.clone() }
+                } else {
+                    r.clone()
+                }
+            })
+            .collect();
+        let run = |resources: &[fluid_core::ResourceDesc]| {
+            let mut b = make();
+            b.allocate(resources).expect("allocate");
+            let mut inputs = StepInputs { dt: params.dt, splats: scene.initial_splats(&grid), ..StepInputs::default() };
+            for (field, data) in scene.initial_fields(&grid) {
+                b.upload(field.into(), &data).expect("upload");
+            }
+            b.run(&step::initialize(&grid, params), &inputs).expect("initialize");
+            let (stepping, diagnostics) = (step::step(&grid, params), step::diagnostics(&grid));
+            let mut reductions = Vec::new();
+            for k in 0..6 {
+                inputs.splats = if k % 2 == 0 { scene.initial_splats(&grid) } else { Vec::new() };
+                b.run(&stepping, &inputs).expect("step");
+                b.run(&diagnostics, &inputs).expect("diagnostics");
+                reductions.push(b.reductions().expect("reductions"));
+            }
+            let state: Vec<Vec<f32>> =
+                [FieldId::U, FieldId::V, FieldId::Pressure, FieldId::PressureLo, FieldId::Density]
+                    .iter()
+                    .map(|f| b.download((*f).into()).expect("download"))
+                    .collect();
+            (b, state, reductions)
+        };
+        let (mut b, state, reductions) = run(&shared);
+        let (c, alone, alone_reductions) = run(&apart);
+        for (k, (x, y)) in state.iter().zip(&alone).enumerate() {
+            assert_eq!(bits_differ(x, y), 0, "{precision}: state field {k} differs where memory is shared");
+        }
+        assert_eq!(reductions, alone_reductions, "{precision}: diagnostics differ where memory is shared");
+        if let (Ok(m), Ok(n)) = (b.memory(), c.memory()) {
+            let bytes = |m: &fluid_core::MemoryReport, i: usize| m.resources[i].1;
+            assert_eq!(bytes(&m, scratch), 0, "scratch counts nothing of its own");
+            assert!(bytes(&m, workspace) >= shared[workspace].bytes());
+            assert!(
+                m.total + shared[scratch].bytes() <= n.total,
+                "{precision}: shared {} bytes, apart {} bytes",
+                m.total,
+                n.total
+            );
+        }
+        for e in [
+            b.download(FieldId::Scratch.into()).map(|_| ()).expect_err("read"),
+            b.upload(FieldId::Multigrid.into(), &vec![0.0; shared[workspace].len as usize]).expect_err("write"),
+        ] {
+            assert!(e.to_string().contains("transient"), "{e}");
+        }
+    }
+}

@@ -255,6 +255,11 @@ macro_rules! conformance {
             fn queued_reads_give_the_state_of_their_request() {
                 $crate::api::queued_reads_give_the_state_of_their_request(|| $make);
             }
+
+            #[test]
+            fn transient_resources_that_share_memory_change_no_result() {
+                $crate::api::transient_sharing_changes_no_result(|| $make);
+            }
         }
 
         /// Whole presets against the CPU backend, and a reset.

@@ -96,7 +96,8 @@ impl<B: Backend> Simulation<B> {
     /// work: a game restarting an effect pays no setup.
     pub fn reset(&mut self) -> Result<()> {
         for (i, r) in self.model.resources().iter().enumerate() {
-            if !r.is_empty() {
+            // Transient resources hold nothing between runs (and refuse writes).
+            if !r.is_empty() && r.shares().is_none() {
                 self.backend.write(crate::ResourceId(i as u32), &vec![0u8; r.bytes() as usize])?;
             }
         }

@@ -4,11 +4,13 @@
 use crate::Scene;
 use crate::grid::{Boundary, Grid, GridFields, step};
 use crate::ir::lower::{Plan, Target, lower};
+use crate::ir::resource::owners;
 use crate::params::{Precision, PressureSolver};
 
-/// The plans of every preset's step, with each pressure solver and precision, on wall,
-/// periodic and mixed grids, with viscosity, and the setup, diagnostics, curl and residual
-/// schedules of each, lowered for `target`: (what it is, the plan).
+/// The plans of every preset's step (whole, and split around solves that stop at a
+/// tolerance), with each pressure solver and precision, on wall, periodic and mixed grids,
+/// with viscosity, and every other schedule the grid model runs, each on the resources the
+/// scene declares, lowered for `target`: (what it is, the plan).
 pub fn every_plan(target: &Target) -> Vec<(String, Plan)> {
     let solvers = [
         (PressureSolver::Jacobi, None),
@@ -37,11 +39,18 @@ pub fn every_plan(target: &Target) -> Vec<(String, Plan)> {
                 params.pressure.iterations = params.pressure.iterations.min(8);
                 params.viscosity = 0.01;
                 let fields = GridFields::declare(&grid, &params);
-                let start: Vec<usize> = (0..fields.resources().len()).collect();
+                let start = owners(fields.resources());
+                let (before, after) = step::step_split(&grid, &params);
                 for (kind, schedule) in [
                     ("step", step::step(&grid, &params)),
+                    ("step before its solve", before),
+                    ("solve, warm", step::solve(&grid, &params.pressure, 3, true)),
+                    ("solve, cold", step::solve(&grid, &params.pressure, 2, false)),
+                    ("step after its solve", after),
                     ("setup", step::setup(&grid, &params)),
+                    ("initialize", step::initialize(&grid, &params)),
                     ("diagnostics", step::diagnostics(&grid)),
+                    ("state check", step::state_check(&grid)),
                     ("curl", step::curl(&grid)),
                     ("residual", step::residual(&grid)),
                 ] {

@@ -57,7 +57,7 @@ impl<'a> Slots<'a> {
 /// Bind `phys` (one physical buffer per slot) of `buffers`: every buffer a slot writes is bound
 /// to that slot alone, every other one shared by the slots that read it. A buffer written by
 /// one slot and bound to another is an error (no kernel aliases its outputs).
-pub fn bind<'a>(buffers: &'a mut [Vec<f32>], phys: &[usize], kernel: Kernel) -> Result<Slots<'a>> {
+pub fn bind<'a>(buffers: &'a mut [Vec<f32>], phys: &[usize], lens: &[usize], kernel: Kernel) -> Result<Slots<'a>> {
     let writes = |i: usize| kernel.bindings[i].access.writes();
     for (i, p) in phys.iter().enumerate() {
         if writes(i) && phys.iter().enumerate().any(|(k, q)| k != i && q == p) {
@@ -71,10 +71,12 @@ pub fn bind<'a>(buffers: &'a mut [Vec<f32>], phys: &[usize], kernel: Kernel) -> 
     for (b, buffer) in buffers.iter_mut().enumerate() {
         let mut users = phys.iter().enumerate().filter(|(_, p)| **p == b).map(|(i, _)| i).peekable();
         let Some(&first) = users.peek() else { continue };
+        // A slot sees its resource's values only (a transient's buffer may be larger).
+        let len = lens[first].min(buffer.len());
         if writes(first) {
-            slots[first] = Slot::Write(buffer.as_mut_slice());
+            slots[first] = Slot::Write(&mut buffer[..len]);
         } else {
-            let shared: &'a [f32] = buffer.as_slice();
+            let shared: &'a [f32] = &buffer[..len];
             for i in users {
                 slots[i] = Slot::Read(shared);
             }

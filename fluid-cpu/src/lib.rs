@@ -15,6 +15,7 @@ use std::time::Instant;
 
 use fluid_core::backend;
 use fluid_core::grid::uniforms::SplatGpu;
+use fluid_core::ir::resource;
 use fluid_core::ir::schedule::{Op, ReduceOp};
 use fluid_core::{
     Backend, Error, Format, Kernel, KernelTiming, MemoryReport, ResourceDesc, ResourceId, Result, Schedule, Shape,
@@ -157,13 +158,20 @@ impl CpuBackend {
     }
 
     fn buf(&self, id: ResourceId) -> &[f32] {
-        &self.buffers[self.map[id.index()]]
+        // Its own values only: a transient's buffer may be its group's larger one.
+        &self.buffers[self.map[id.index()]][..self.resources[id.index()].words() as usize]
     }
 
     /// Check every operation of `schedule` against the resources and the kernel table before
     /// anything runs, so that a bad schedule is an error rather than a panic midway.
     fn check(&self, schedule: &Schedule) -> Result<()> {
-        let known = |id: ResourceId| backend::desc(&self.resources, id, "cpu")?.check_grid(schedule.grid());
+        let known = |id: ResourceId| match self.resources.get(id.index()) {
+            Some(r) => r.check_grid(schedule.grid()),
+            None => {
+                Err(Error::invalid("resource", id.0, format!("the backend holds {} resources", self.resources.len())))
+            }
+        };
+        fluid_core::ir::lower::check_transients(schedule, &self.resources)?;
         for op in schedule.ops() {
             match op {
                 Op::Dispatch(d) => {
@@ -273,8 +281,11 @@ impl Backend for CpuBackend {
     }
 
     fn allocate(&mut self, resources: &[ResourceDesc]) -> Result<()> {
-        let same = |i: usize| self.resources.get(i) == Some(&resources[i]);
-        let fresh: u64 = (0..resources.len()).filter(|i| !same(*i)).map(|i| resources[i].bytes()).sum();
+        // Transient resources share their group owner's memory and keep nothing.
+        let owners = resource::owners(resources);
+        let owns = |i: usize| owners[i] == i;
+        let same = |i: usize| resources[i].shares().is_none() && self.resources.get(i) == Some(&resources[i]);
+        let fresh: u64 = (0..resources.len()).filter(|i| owns(*i) && !same(*i)).map(|i| resources[i].bytes()).sum();
         // Linux overcommits: a reservation larger than memory succeeds and the process is killed
         // later, so compare with what the machine has first.
         if let Some(avail) = available_memory()
@@ -292,7 +303,7 @@ impl Backend for CpuBackend {
                 made.push(None);
                 continue;
             }
-            let n = r.words() as usize;
+            let n = if owns(i) { r.words() as usize } else { 0 };
             let mut v: Vec<f32> = Vec::new();
             v.try_reserve_exact(n).map_err(|e| Error::OutOfMemory {
                 what: format!("resource `{}`", r.name),
@@ -310,7 +321,7 @@ impl Backend for CpuBackend {
             .enumerate()
             .map(|(i, new)| new.or_else(|| old[self.map[i]].take()).unwrap_or_default())
             .collect();
-        self.map = (0..resources.len()).collect();
+        self.map = owners;
         self.resources = resources.to_vec();
         Ok(())
     }
@@ -355,7 +366,9 @@ impl Backend for CpuBackend {
                     Op::Dispatch(d) => {
                         let start = self.timing.is_some().then(Instant::now);
                         let phys: Vec<usize> = d.resources.iter().map(|r| self.map[r.index()]).collect();
-                        let slots = dispatch::bind(&mut self.buffers, &phys, d.kernel)?;
+                        let lens: Vec<usize> =
+                            d.resources.iter().map(|r| self.resources[r.index()].words() as usize).collect();
+                        let slots = dispatch::bind(&mut self.buffers, &phys, &lens, d.kernel)?;
                         let mut ctx = Ctx { g: &g, dt: inputs.dt, splats: &splats, scratch: &mut self.scratch };
                         if let Some(run) = kernels::entry(d.kernel) {
                             run(&mut ctx, d, slots);
@@ -381,11 +394,12 @@ impl Backend for CpuBackend {
     }
 
     fn memory(&self) -> Result<MemoryReport> {
+        let owners = resource::owners(&self.resources);
         let resources: Vec<(&'static str, u64)> = self
             .resources
             .iter()
-            .zip(&self.map)
-            .map(|(r, p)| (r.name, 4 * self.buffers[*p].capacity() as u64))
+            .enumerate()
+            .map(|(i, r)| (r.name, if owners[i] == i { 4 * self.buffers[self.map[i]].capacity() as u64 } else { 0 }))
             .collect();
         let total = resources.iter().map(|r| r.1).sum::<u64>() + 4 * self.scratch.capacity() as u64;
         Ok(MemoryReport { resources, total, reserved: total })

@@ -265,15 +265,24 @@ pub trait Backend: Send + Sync {
     }
 }
 
-/// The description of resource `id` among `resources` (a backend's), or an error: nothing
-/// allocated yet, or no such resource.
+/// The description of resource `id` among `resources` (a backend's), for a read or write from
+/// outside a run, or an error: nothing allocated yet, no such resource, or a transient one
+/// (it holds nothing between runs, and its memory is another's).
 pub fn desc<'a>(resources: &'a [ResourceDesc], id: ResourceId, backend: &'static str) -> Result<&'a ResourceDesc> {
     if resources.is_empty() {
         return Err(Error::NotAllocated(backend));
     }
-    resources
+    let r = resources
         .get(id.index())
-        .ok_or_else(|| Error::invalid("resource", id.0, format!("the backend holds {} resources", resources.len())))
+        .ok_or_else(|| Error::invalid("resource", id.0, format!("the backend holds {} resources", resources.len())))?;
+    match r.shares() {
+        Some(group) => Err(Error::invalid(
+            "resource",
+            r.name,
+            format!("it is transient (it shares memory with group `{group}` and holds nothing between runs)"),
+        )),
+        None => Ok(r),
+    }
 }
 
 /// 32-bit words as the `f32` values they hold, with no copy.

@@ -18,6 +18,9 @@ impl FieldId {
     }
 }
 
+/// The sharing group of the grid's transient resources.
+pub const TRANSIENT_GROUP: &str = "workspace";
+
 /// The resources of a grid scene, in [`FieldId`] order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GridFields {
@@ -28,18 +31,24 @@ pub struct GridFields {
 impl GridFields {
     /// What a scene with `params` on `grid` needs: density, temperature and dye only where
     /// `params.fields` carries them, the second velocity scratch pair only with viscosity,
-    /// and the workspace of the chosen pressure solver only (none for the sweeps).
+    /// the pressure's ping-pong partner only for the sweeps that swap with it, and the
+    /// workspace of the chosen pressure solver only (none for the sweeps). The diagnostics'
+    /// `scratch` is transient, and so is the multigrid solver's workspace (each run loads its
+    /// levels from the pressure): the two share memory ([`TRANSIENT_GROUP`]).
     pub fn declare(grid: &Grid, params: &SimParams) -> GridFields {
         let carried = |f: FieldId| params.fields.carries(f);
+        let solver = params.pressure.solver;
+        let sweeps = matches!(solver, PressureSolver::Jacobi | PressureSolver::JacobiMultisweep | PressureSolver::Sor);
         let needed = |f: FieldId| match f {
             FieldId::Density | FieldId::DensityTmp => carried(FieldId::Density),
             FieldId::Temperature | FieldId::TemperatureTmp => carried(FieldId::Temperature),
             FieldId::Dye | FieldId::DyeTmp => carried(FieldId::Dye),
             FieldId::UTmp2 | FieldId::VTmp2 => params.viscosity > 0.0,
+            FieldId::PressureTmp => sweeps,
             _ => true,
         };
         let workspace = workspace_len(grid, params);
-        GridFields::build(grid, |f| {
+        let mut fields = GridFields::build(grid, |f| {
             if f == FieldId::Multigrid {
                 workspace
             } else if needed(f) {
@@ -47,7 +56,13 @@ impl GridFields {
             } else {
                 Some(0)
             }
-        })
+        });
+        let transient = Lifetime::Transient { shares: TRANSIENT_GROUP };
+        fields.resources[FieldId::Scratch.index()].lifetime = transient;
+        if solver == PressureSolver::Multigrid {
+            fields.resources[FieldId::Multigrid.index()].lifetime = transient;
+        }
+        fields
     }
 
     /// Every field, and a workspace that holds every solver's: what a test of single kernels

@@ -95,6 +95,7 @@ pub fn lower(schedule: &Schedule, resources: &[ResourceDesc], start: &[usize], t
         desc.check_grid(schedule.grid())?;
         Ok(id.index())
     };
+    check_transients(schedule, resources)?;
     let mut map = start.to_vec();
     let mut invocations = Vec::new();
     for op in schedule.ops() {
@@ -152,6 +153,55 @@ pub fn lower(schedule: &Schedule, resources: &[ResourceDesc], start: &[usize], t
         params.resize(stride, 0);
     }
     Ok(Plan { schedule: schedule.id(), start: start.to_vec(), end: map, invocations, params, reduction_slots: slots })
+}
+
+/// An error unless `schedule` treats the transient resources among `resources` as
+/// [`crate::Lifetime::Transient`] says: never swapped, written before they are read (a first
+/// binding that writes; a read-write binding counts as writing), and no two of one sharing
+/// group live at once (a resource is live from its first operation to its last). Empty
+/// resources are exempt (they hold nothing). Every backend checks this before it runs a
+/// schedule, so sharing memory can never change a result.
+pub fn check_transients(schedule: &Schedule, resources: &[ResourceDesc]) -> Result<()> {
+    let bad = |message: String| Error::invalid("schedule", schedule.id(), message);
+    let transient = |id: crate::ResourceId| resources.get(id.index()).filter(|r| r.shares().is_some() && !r.is_empty());
+    let mut live: Vec<Option<(usize, usize)>> = vec![None; resources.len()];
+    for (k, op) in schedule.ops().iter().enumerate() {
+        let touches: Vec<(crate::ResourceId, bool)> = match op {
+            Op::Swap(a, b) => {
+                if let Some(r) = transient(*a).or(transient(*b)) {
+                    return Err(bad(format!("it swaps `{}`, which is transient", r.name)));
+                }
+                continue;
+            }
+            Op::Dispatch(d) => {
+                d.resources.iter().zip(d.kernel.bindings).map(|(r, b)| (*r, b.access.writes())).collect()
+            }
+            Op::Reduce { resource, .. } => vec![(*resource, false)],
+        };
+        for (id, writes) in touches {
+            let Some(r) = transient(id) else { continue };
+            match &mut live[id.index()] {
+                None if !writes => return Err(bad(format!("it reads the transient `{}` before writing it", r.name))),
+                None => live[id.index()] = Some((k, k)),
+                Some(span) => span.1 = k,
+            }
+        }
+    }
+    for (i, a) in live.iter().enumerate() {
+        for (j, b) in live.iter().enumerate().skip(i + 1) {
+            let (Some(a), Some(b)) = (a, b) else { continue };
+            if resources[i].shares() == resources[j].shares() && a.0 <= b.1 && b.0 <= a.1 {
+                return Err(bad(format!(
+                    "`{}` and `{}` share memory (group `{}`) but are both live at operation {}",
+                    resources[i].name,
+                    resources[j].name,
+                    resources[i].shares().unwrap_or_default(),
+                    a.0.max(b.0)
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Set [`Invocation::barrier`] where data flows.
@@ -385,5 +435,98 @@ mod tests {
         assert_eq!(*c.get(0), "b");
         assert_eq!(c.drain(), ["b", "c"]);
         assert_eq!(c.len(), 0);
+    }
+
+    /// Transient resources share their group's largest member's memory, and a schedule that
+    /// could see the sharing is refused: one that swaps a transient, reads one before writing
+    /// it, or has two of a group live at once. The grid's declared `scratch` and multigrid
+    /// workspace pass in every schedule ([`crate::testing::every_plan`]).
+    #[test]
+    fn transients_share_memory_only_where_no_schedule_can_tell() {
+        use crate::{Format, Lifetime, Shape};
+        let grid = Grid::new(8, 6, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let fields = GridFields::all(&grid);
+        let mut resources = fields.resources().to_vec();
+        let t = Lifetime::Transient { shares: "w" };
+        for f in [FieldId::Scratch, FieldId::Curl, FieldId::PressureTmp] {
+            resources[f.index()].lifetime = t;
+        }
+        // The largest member owns the group, the first of equals; an empty one owns itself.
+        resources[FieldId::PressureTmp.index()].len = 100;
+        let own = crate::ir::resource::owners(&resources);
+        let (s, c, p) = (FieldId::Scratch.index(), FieldId::Curl.index(), FieldId::PressureTmp.index());
+        assert_eq!((own[s], own[c], own[p]), (p, p, p));
+        resources[p].len = 0;
+        let own = crate::ir::resource::owners(&resources);
+        assert_eq!((own[s], own[c], own[p]), (c, c, p));
+        assert_eq!(own[FieldId::U.index()], FieldId::U.index());
+        let lone = ResourceDesc::new("x", Shape::Cells, Format::F32, Lifetime::Transient { shares: "z" }, 4);
+        assert_eq!(crate::ir::resource::owners(&[lone]), [0]);
+
+        let id = |f: FieldId| ResourceId::from(f);
+        let mut b = Schedule::builder(grid.uniform_bytes(), [grid.nx, grid.ny]);
+        b.dispatch(kernels::CURL, &[id(FieldId::U), id(FieldId::V), id(FieldId::Curl)], None, [8, 6]);
+        b.dispatch(kernels::DIVERGENCE, &[id(FieldId::U), id(FieldId::V), id(FieldId::Scratch)], None, [8, 6]);
+        let ok = b.build();
+        check_transients(&ok, &resources).expect("curl dead before scratch is written");
+        let cases: [(&str, Schedule); 3] = [
+            ("live at operation 1", {
+                let mut b = Schedule::builder(grid.uniform_bytes(), [grid.nx, grid.ny]);
+                b.dispatch(kernels::CURL, &[id(FieldId::U), id(FieldId::V), id(FieldId::Curl)], None, [8, 6]);
+                b.dispatch(kernels::DIVERGENCE, &[id(FieldId::U), id(FieldId::V), id(FieldId::Scratch)], None, [8, 6]);
+                b.reduce(id(FieldId::Curl), ReduceOp::MaxAbs, 0);
+                b.build()
+            }),
+            ("reads the transient `curl` before writing it", {
+                let mut b = Schedule::builder(grid.uniform_bytes(), [grid.nx, grid.ny]);
+                b.reduce(id(FieldId::Curl), ReduceOp::MaxAbs, 0);
+                b.build()
+            }),
+            ("swaps `curl`", {
+                let mut b = Schedule::builder(grid.uniform_bytes(), [grid.nx, grid.ny]);
+                b.swap(id(FieldId::Curl), id(FieldId::Density));
+                b.build()
+            }),
+        ];
+        for (what, schedule) in cases {
+            let e = check_transients(&schedule, &resources).expect_err(what).to_string();
+            assert!(e.contains(what), "{e}");
+            let start = crate::ir::resource::owners(&resources);
+            assert!(lower(&schedule, &resources, &start, &TARGET).is_err(), "lowering refuses it too: {what}");
+        }
+    }
+
+    /// The pressure's ping-pong partner is declared only for the sweeps that swap with it, and
+    /// no other solver's schedules touch it.
+    #[test]
+    fn only_the_sweeps_declare_or_touch_the_pressures_partner() {
+        use crate::ir::schedule::Op;
+        let grid = Grid::new(20, 12, 0.1, Boundary::Wall, Boundary::Wall).expect("grid");
+        let partner = ResourceId::from(FieldId::PressureTmp);
+        for solver in [
+            PressureSolver::Jacobi,
+            PressureSolver::JacobiMultisweep,
+            PressureSolver::Sor,
+            PressureSolver::Relaxation,
+            PressureSolver::Multigrid,
+            PressureSolver::Mgpcg,
+            PressureSolver::PoissonFilter,
+        ] {
+            let mut params = crate::Scene::preset("smoke").expect("preset").params;
+            params.pressure.solver = solver;
+            params.pressure.iterations = 8;
+            let sweeps =
+                matches!(solver, PressureSolver::Jacobi | PressureSolver::JacobiMultisweep | PressureSolver::Sor);
+            assert_eq!(GridFields::declare(&grid, &params).has(FieldId::PressureTmp), sweeps, "{solver:?}");
+            for schedule in [step::step(&grid, &params), step::initialize(&grid, &params), step::setup(&grid, &params)]
+            {
+                let touches = schedule.ops().iter().any(|op| match op {
+                    Op::Dispatch(d) => d.resources.contains(&partner),
+                    Op::Swap(a, b) => *a == partner || *b == partner,
+                    Op::Reduce { resource, .. } => *resource == partner,
+                });
+                assert!(sweeps || !touches, "{solver:?} touches pressure_tmp");
+            }
+        }
     }
 }

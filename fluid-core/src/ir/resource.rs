@@ -80,13 +80,24 @@ pub enum Shape {
 }
 
 /// Whether a resource is part of the state (what a checkpoint saves and a reset clears to the
-/// initial conditions) or scratch a step may overwrite.
+/// initial conditions), scratch a step may overwrite, or transient scratch that lives only
+/// within one run and may share its memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Lifetime {
     /// Simulation state.
     State,
-    /// Working memory of the kernels.
+    /// Working memory of the kernels, kept between runs (ping-pong partners that swaps turn
+    /// into state, values a later run or a read takes).
     Scratch,
+    /// Working memory whose contents live only within one run, from the dispatch that first
+    /// writes it to the last that touches it. Transient resources that name the same group
+    /// share one allocation (the largest member's size): the schedules must never have two
+    /// of them live at once, never swap one, nor read one before writing it, which
+    /// [`crate::ir::lower::check_transients`] enforces. Backends refuse to read or write one.
+    Transient {
+        /// The group whose members share memory.
+        shares: &'static str,
+    },
 }
 
 /// A resource as a model declares it.
@@ -153,6 +164,14 @@ impl ResourceDesc {
         self.len == 0
     }
 
+    /// Its sharing group, where it is [`Lifetime::Transient`].
+    pub fn shares(&self) -> Option<&'static str> {
+        match self.lifetime {
+            Lifetime::Transient { shares } => Some(shares),
+            _ => None,
+        }
+    }
+
     /// An error unless `bytes` is its size, for writes: in `f32` values for a resource of them
     /// written whole values at a time (what `upload` hands over), else in bytes.
     pub fn check_bytes(&self, bytes: usize) -> Result<()> {
@@ -168,11 +187,33 @@ impl ResourceDesc {
     }
 }
 
+/// For each resource, the index of the resource whose memory it uses: its own, or for a
+/// non-empty transient the largest non-empty member of its group (the first of equals). A
+/// backend allocates memory for the owners only ([`ResourceDesc::bytes`] of each) and starts
+/// every resource's assignment at its owner.
+pub fn owners(resources: &[ResourceDesc]) -> Vec<usize> {
+    (0..resources.len())
+        .map(|i| {
+            let r = &resources[i];
+            match r.shares() {
+                Some(group) if !r.is_empty() => (0..resources.len())
+                    .filter(|&j| resources[j].shares() == Some(group) && !resources[j].is_empty())
+                    .fold(i, |best, j| {
+                        let (b, c) = (resources[best].bytes(), resources[j].bytes());
+                        if c > b || (c == b && j < best) { j } else { best }
+                    }),
+                _ => i,
+            }
+        })
+        .collect()
+}
+
 /// What a backend holds for the resources it allocated, from its own accounting.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MemoryReport {
     /// Each resource's name and the bytes allocated for it (its buffer may be larger than its
-    /// elements: alignment, a minimum size).
+    /// elements: alignment, a minimum size). A transient group's memory counts once, under its
+    /// owner ([`owners`]); the other members count 0.
     pub resources: Vec<(&'static str, u64)>,
     /// Everything the backend allocated on its device or in memory: resources, its own
     /// buffers (uniforms, staging, reduction results, kernels' scratch).

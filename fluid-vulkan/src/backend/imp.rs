@@ -6,6 +6,7 @@ use std::time::Duration;
 use ash::vk;
 use fluid_core::backend::{self, PendingRead, ReadPlan, f32s_le, u32s_le};
 use fluid_core::grid::uniforms::SplatGpu;
+use fluid_core::ir::resource;
 use fluid_core::ir::uniforms::StepUniform;
 use fluid_core::wait;
 use fluid_core::{
@@ -41,11 +42,17 @@ impl Backend for VulkanBackend {
             | vk::BufferUsageFlags::TRANSFER_DST;
         // Each resource's buffer at its own index: the one it had (wherever swaps had put it)
         // when its description is the same, else a new one; the buffers of resources gone go.
-        let mut buffers = Vec::with_capacity(resources.len());
+        // Transient resources share their group owner's buffer and keep nothing.
+        let owners = resource::owners(resources);
+        let mut buffers: Vec<Option<Arc<Buffer>>> = Vec::with_capacity(resources.len());
         let mut fresh = Vec::new();
         for (i, r) in resources.iter().enumerate() {
-            if self.res.descs.get(i) == Some(r) {
-                buffers.push(self.res.buffers[self.res.map[i]].clone());
+            if owners[i] != i {
+                buffers.push(None);
+                continue;
+            }
+            if r.shares().is_none() && self.res.descs.get(i) == Some(r) {
+                buffers.push(Some(self.res.buffers[self.res.map[i]].clone()));
                 continue;
             }
             let name = format!("fluid.{}", r.name);
@@ -58,9 +65,11 @@ impl Backend for VulkanBackend {
             })?;
             let b = Arc::new(b);
             fresh.push(b.clone());
-            buffers.push(b);
+            buffers.push(Some(b));
         }
-        self.res = Resources { descs: resources.to_vec(), buffers, map: (0..resources.len()).collect() };
+        let buffers = (0..resources.len()).map(|i| buffers[owners[i]].clone()).collect::<Option<Vec<_>>>();
+        let buffers = buffers.ok_or_else(|| err("a transient resource without its group's buffer"))?;
+        self.res = Resources { descs: resources.to_vec(), buffers, map: owners };
         if fresh.is_empty() {
             return Ok(());
         }
@@ -196,8 +205,10 @@ impl Backend for VulkanBackend {
     }
 
     fn memory(&self) -> Result<MemoryReport> {
-        let resources: Vec<(&'static str, u64)> =
-            self.res.descs.iter().zip(&self.res.map).map(|(r, p)| (r.name, self.res.buffers[*p].allocated())).collect();
+        let owners = resource::owners(&self.res.descs);
+        let resources: Vec<(&'static str, u64)> = (self.res.descs.iter().enumerate())
+            .map(|(i, r)| (r.name, if owners[i] == i { self.res.buffers[self.res.map[i]].allocated() } else { 0 }))
+            .collect();
         let (total, reserved) = self.ctx.memory();
         Ok(MemoryReport { resources, total, reserved })
     }

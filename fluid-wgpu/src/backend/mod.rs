@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use fluid_core::backend::{self, PendingRead, ReadPlan, ReadQueue, f32s_le, u32s_le};
 use fluid_core::ir::lower::{Buffer, PlanCache};
+use fluid_core::ir::resource;
 use fluid_core::ir::schedule::RESULT_SLOTS;
 use fluid_core::ir::uniforms::REDUCE_MAX_PARTIALS;
 use fluid_core::wait;
@@ -398,8 +399,10 @@ impl Backend for WgpuBackend {
     }
 
     fn memory(&self) -> Result<MemoryReport> {
-        let resources: Vec<(&'static str, u64)> =
-            self.res.descs.iter().zip(&self.res.map).map(|(r, p)| (r.name, self.res.buffers[*p].size())).collect();
+        let owners = resource::owners(&self.res.descs);
+        let resources: Vec<(&'static str, u64)> = (self.res.descs.iter().enumerate())
+            .map(|(i, r)| (r.name, if owners[i] == i { self.res.buffers[self.res.map[i]].size() } else { 0 }))
+            .collect();
         let own = [
             &self.uniform_buf,
             &self.step_buf,
@@ -512,13 +515,15 @@ impl WgpuBackend {
                 reason: format!("{} binds at most {} bytes per buffer", self.adapter.name, self.max_binding),
             });
         }
-        let same = |i: usize| self.res.descs.get(i) == Some(&resources[i]);
+        // Transient resources share their group owner's buffer and keep nothing.
+        let owners = resource::owners(resources);
+        let same = |i: usize| resources[i].shares().is_none() && self.res.descs.get(i) == Some(&resources[i]);
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let made: Vec<Option<wgpu::Buffer>> = resources
             .iter()
             .enumerate()
             .map(|(i, r)| {
-                (!same(i)).then(|| {
+                (owners[i] == i && !same(i)).then(|| {
                     self.device.create_buffer(&wgpu::BufferDescriptor {
                         label: Some(&format!("fluid.{}", r.name)),
                         // An empty resource still binds: a buffer of the smallest size.
@@ -532,7 +537,7 @@ impl WgpuBackend {
             })
             .collect();
         if let Some(e) = pollster::block_on(scope.pop()) {
-            let bytes = resources.iter().enumerate().filter(|(i, _)| !same(*i)).map(|(_, r)| r.bytes()).sum();
+            let bytes = made.iter().zip(resources).filter(|(m, _)| m.is_some()).map(|(_, r)| r.bytes()).sum();
             return Err(Error::OutOfMemory {
                 what: format!("{} resources", resources.len()),
                 bytes,
@@ -542,12 +547,13 @@ impl WgpuBackend {
         // Each resource's buffer at its own index: the one it had (wherever swaps had put it),
         // or its new one. Bind groups and plans name buffers by index: all dropped.
         let old = std::mem::take(&mut self.res);
-        let buffers = made
-            .into_iter()
-            .enumerate()
-            .map(|(i, new)| new.unwrap_or_else(|| old.buffers[old.map[i]].clone()))
+        let buffers = (0..resources.len())
+            .map(|i| match &made[owners[i]] {
+                Some(new) => new.clone(),
+                None => old.buffers[old.map[i]].clone(),
+            })
             .collect();
-        self.res = Resources { descs: resources.to_vec(), buffers, map: (0..resources.len()).collect() };
+        self.res = Resources { descs: resources.to_vec(), buffers, map: owners };
         self.group1.clear();
         self.plans.drain();
         self.check_errors("allocate")
