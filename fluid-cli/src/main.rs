@@ -428,6 +428,7 @@ fn load_scene(arg: &str, overrides: &[String]) -> Result<Scene, Failure> {
         let mut scene = Scene::from_toml_with(&text, &path.display().to_string(), &overrides)?;
         if scene.name.is_empty() {
             scene.name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            fluid::check_name(&scene.name)?;
         }
         Ok(scene)
     } else {

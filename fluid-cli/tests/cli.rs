@@ -224,6 +224,18 @@ fn bad_input_gets_a_clear_message_and_exit_code_2() {
     bad(&["run", "smoke", "--threads", "100000"], &["threads", "100000", "1024"]);
     bad(&["run", "smoke", "--steps", "-3"], &["-3"]);
     bad(&["run", "/nonexistent/scene.toml"], &["/nonexistent/scene.toml"]);
+    // A name is the default output folder: it may not leave out/, in a file or through --set.
+    for name in ["../../x", "/abs/path", "..", "a\\b"] {
+        let set = format!("name={name}");
+        bad(&["run", "smoke", "--steps", "1", "--png", "--set", &set], &["`name`", "output folder"]);
+    }
+    let scene = temp_dir("name-escapes").join("escape.toml");
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/smoke.toml")).expect("smoke");
+    std::fs::write(&scene, text.replacen("name = \"smoke\"", "name = \"../escaped\"", 1)).expect("write");
+    bad(&["run", scene.to_str().expect("utf8"), "--steps", "1", "--png"], &["`name`", "../escaped"]);
+    // A key of thousands of dotted parts is refused, not a stack overflow.
+    let deep = vec!["a"; 25_000].join(".") + "=1";
+    bad(&["run", "smoke", "--set", &deep], &["25000 dotted parts", "at most 16"]);
     let file = temp_dir("out-is-a-file").join("frames");
     std::fs::write(&file, b"not a directory").expect("write");
     let file = file.to_str().expect("utf8");

@@ -186,12 +186,53 @@ pub fn parse_override(item: &str) -> Result<(String, toml::Value)> {
     if key.is_empty() || key.split('.').any(|p| p.trim().is_empty()) {
         return Err(Error::Override { item: item.to_string(), reason: "empty key".into() });
     }
+    let parts = key.split('.').count();
+    if parts > MAX_KEY_PARTS {
+        return Err(Error::Override {
+            item: format!("{}…", key.chars().take(60).collect::<String>()),
+            reason: format!("the key has {parts} dotted parts; a scene key has at most {MAX_KEY_PARTS}"),
+        });
+    }
     let value = value.trim();
     let parsed = toml::from_str::<toml::Table>(&format!("v = {value}"))
         .ok()
         .and_then(|mut t| t.remove("v"))
         .unwrap_or_else(|| toml::Value::String(value.to_string()));
     Ok((key.to_string(), parsed))
+}
+
+/// Most dotted parts in a `--set` key: deeper than any scene key, shallow enough that the
+/// tables it creates cannot exhaust the stack when they are read or dropped.
+pub const MAX_KEY_PARTS: usize = 16;
+
+/// Largest length of a scene's name in bytes.
+pub const MAX_NAME_BYTES: usize = 128;
+
+/// An error unless `name` can name a scene: it becomes the default output folder `out/<name>`,
+/// so it must be one plain path component that stays inside `out/` — not empty, no `/`, `\`,
+/// `:` or control characters, not `.` or `..`, at most [`MAX_NAME_BYTES`] bytes.
+pub fn check_name(name: &str) -> Result<()> {
+    let shown = || format!("{:?}", name.chars().take(60).collect::<String>());
+    let bad = |why: &str| {
+        Err(Error::invalid(
+            "name",
+            shown(),
+            format!("{why}: a scene's name is its output folder under out/ (letters, digits, `-`, `_`, `.`, spaces)"),
+        ))
+    };
+    if name.is_empty() {
+        return bad("it is empty");
+    }
+    if name.len() > MAX_NAME_BYTES {
+        return bad(&format!("it is {} bytes long, more than {MAX_NAME_BYTES}", name.len()));
+    }
+    if name == "." || name == ".." {
+        return bad("it names a folder, not one inside out/");
+    }
+    if let Some(c) = name.chars().find(|c| matches!(c, '/' | '\\' | ':') || c.is_control()) {
+        return bad(&format!("it contains {c:?}, which would leave the output folder or is not allowed in a path"));
+    }
+    Ok(())
 }
 
 /// Set `key` (dot-separated; a number indexes an array, e.g. `emitters.0.radius`) in `root`.
@@ -416,6 +457,9 @@ impl Scene {
 
     /// Check every value; errors name the key and the value.
     pub fn validate(&self) -> Result<()> {
+        if !self.name.is_empty() {
+            check_name(&self.name)?;
+        }
         self.grid()?;
         self.params.validate()?;
         let grid = self.grid()?;

@@ -270,3 +270,38 @@ fn taylor_green_is_discretely_divergence_free() {
     }
     assert!(worst < 1e-5, "max |div| h = {worst}");
 }
+
+/// A scene's name becomes its output folder: one plain path component, whatever sets it.
+#[test]
+fn names_that_would_leave_the_output_folder_are_refused() {
+    for name in ["smoke", "my scene 2", "v1.2_final-cut", "étude"] {
+        check_name(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+    for (name, why) in [
+        ("", "empty"),
+        ("../../x", "'/'"),
+        ("/abs/path", "'/'"),
+        ("..", "names a folder"),
+        (".", "names a folder"),
+        ("a\\b", "'\\\\'"),
+        ("c:x", "':'"),
+        ("a\nb", "'\\n'"),
+    ] {
+        let e = check_name(name).expect_err(name).to_string();
+        assert!(e.contains(why) && e.contains("`name`"), "{name:?}: {e}");
+    }
+    let long = "x".repeat(MAX_NAME_BYTES + 1);
+    assert!(check_name(&long).expect_err("long").to_string().contains("129 bytes"));
+    let e = Scene::preset_with("smoke", &[parse_override("name=../up").expect("override")]).expect_err("escapes");
+    assert!(e.to_string().contains("output folder"), "{e}");
+}
+
+/// A `--set` key deeper than any scene key is refused before it builds nested tables.
+#[test]
+fn override_keys_have_a_bounded_depth() {
+    let deep = vec!["a"; MAX_KEY_PARTS + 1].join(".") + "=1";
+    let e = parse_override(&deep).expect_err("deep").to_string();
+    assert!(e.contains(&format!("{} dotted parts", MAX_KEY_PARTS + 1)), "{e}");
+    let ok = vec!["a"; MAX_KEY_PARTS].join(".") + "=1";
+    parse_override(&ok).expect("at the bound");
+}
