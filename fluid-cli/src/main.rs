@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use fluid::{Error, FieldId, Scene, Simulation};
 
 #[derive(Parser, Debug)]
@@ -200,7 +200,16 @@ fn main() -> ExitCode {
     if let Some(code) = with_runtime_dir() {
         return code;
     }
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
+    let given = |name: &str, id: &str| {
+        matches.subcommand_matches(name).is_some_and(|m| {
+            m.ids().any(|i| i.as_str() == id) && m.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
+        })
+    };
     let result = match cli.command {
         Command::Presets => {
             presets();
@@ -211,7 +220,7 @@ fn main() -> ExitCode {
             info();
             Ok(())
         }
-        Command::Bench(args) => bench(&args),
+        Command::Bench(args) => check_bench_options(&args, |id| given("bench", id)).and_then(|()| bench(&args)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -322,6 +331,25 @@ fn wgpu_adapters() {
 
 #[cfg(not(feature = "wgpu"))]
 fn wgpu_adapters() {}
+
+/// An error for an option given that the chosen benchmark would ignore: `--solvers`,
+/// `--budget-ms` and `--precision` belong to `bench solvers`; `--scene`, `--steps`, `--jacobi`,
+/// `--set` and `--parity-steps` to the scene benchmark.
+fn check_bench_options(args: &BenchArgs, given: impl Fn(&str) -> bool) -> Result<(), Failure> {
+    let solvers_only = ["solvers", "budget_ms", "precision"];
+    let scene_only = ["scene", "steps", "jacobi", "set", "parity_steps"];
+    let (ignored, used_by) = match args.what.as_deref() {
+        Some("solvers") => (&scene_only[..], "the scene benchmark (`fluid bench`)"),
+        _ => (&solvers_only[..], "`fluid bench solvers`"),
+    };
+    match ignored.iter().find(|id| given(id)) {
+        Some(id) => Err(Failure {
+            code: 2,
+            message: format!("--{} applies only to {used_by}; this run would ignore it", id.replace('_', "-")),
+        }),
+        None => Ok(()),
+    }
+}
 
 fn bench(args: &BenchArgs) -> Result<(), Failure> {
     if args.sizes.is_empty() || args.sizes.contains(&0) {
@@ -720,11 +748,17 @@ impl GifWriter {
         let Some(enc) = self.enc.take() else {
             return Err(io_failure(&self.part, "the GIF is already finished"));
         };
-        // Write the trailer and flush here, so that a failure is reported rather than dropped.
-        let mut out = enc.into_inner().map_err(|e| io_failure(&self.part, e))?;
-        std::io::Write::flush(&mut out).map_err(|e| io_failure(&self.part, e))?;
-        drop(out);
-        std::fs::rename(&self.part, &self.path).map_err(|e| io_failure(&self.path, e))
+        // Write the trailer and flush here, so that a failure is reported rather than dropped
+        // (a full disk shows here, when the buffer is written); a failure removes the file.
+        let done = enc.into_inner().map_err(|e| io_failure(&self.part, e)).and_then(|mut out| {
+            std::io::Write::flush(&mut out).map_err(|e| io_failure(&self.part, e))?;
+            drop(out);
+            std::fs::rename(&self.part, &self.path).map_err(|e| io_failure(&self.path, e))
+        });
+        if done.is_err() {
+            let _ = std::fs::remove_file(&self.part);
+        }
+        done
     }
 }
 
@@ -734,5 +768,28 @@ impl Drop for GifWriter {
             // Not finished: the run failed. The half-written file is of no use.
             let _ = std::fs::remove_file(&self.part);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A GIF that cannot be finished leaves no `.part` file: here its name is taken by a
+    /// folder, so the last step, the rename, fails.
+    #[test]
+    fn a_gif_that_fails_to_finish_leaves_nothing() {
+        let dir = std::env::temp_dir().join(format!("fluid-gif-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = dir.join("taken.gif");
+        std::fs::create_dir_all(path.join("inside")).expect("a folder where the GIF goes");
+        let mut gif = GifWriter::create(&path, 4, 2).map_err(|e| e.message).expect("create");
+        gif.push(vec![128; 4 * 4 * 2]).map_err(|e| e.message).expect("frame");
+        let part = gif.part.clone();
+        assert!(part.exists());
+        let Err(e) = gif.finish() else { panic!("finished a GIF whose name is a folder") };
+        assert!(e.message.contains("taken.gif"), "{}", e.message);
+        assert!(!part.exists(), "{} left behind", part.display());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -233,6 +233,17 @@ fn bad_input_gets_a_clear_message_and_exit_code_2() {
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/smoke.toml")).expect("smoke");
     std::fs::write(&scene, text.replacen("name = \"smoke\"", "name = \"../escaped\"", 1)).expect("write");
     bad(&["run", scene.to_str().expect("utf8"), "--steps", "1", "--png"], &["`name`", "../escaped"]);
+    // Options the chosen benchmark would ignore are refused, naming who takes them.
+    bad(&["bench", "--solvers", "jacobi", "--sizes", "8", "--steps", "1"], &["--solvers", "`fluid bench solvers`"]);
+    bad(&["bench", "--budget-ms", "3", "--sizes", "8"], &["--budget-ms", "`fluid bench solvers`"]);
+    bad(&["bench", "solvers", "--steps", "3", "--sizes", "8"], &["--steps", "scene benchmark"]);
+    bad(&["bench", "solvers", "--set", "grid.nx=8", "--sizes", "8"], &["--set", "scene benchmark"]);
+    // Scene files: stray keys are refused; ramp stops lie in [0, 1].
+    let stray = temp_dir("stray-key").join("stray.toml");
+    std::fs::write(&stray, "[grid]\nnx = 16\nny = 16\n[initial.velocity]\nkind = \"zero\"\nbogus = 3\n")
+        .expect("write");
+    bad(&["run", stray.to_str().expect("utf8"), "--steps", "1"], &["initial.velocity.bogus", "not a key here"]);
+    bad(&["run", "smoke", "--png", "--set", "render.ramp.1.0=1.5"], &["render.ramp[1]", "1.5", "[0, 1]"]);
     // A key of thousands of dotted parts is refused, not a stack overflow.
     let deep = vec!["a"; 25_000].join(".") + "=1";
     bad(&["run", "smoke", "--set", &deep], &["25000 dotted parts", "at most 16"]);

@@ -137,8 +137,42 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
-    /// Shorthand for [`Error::InvalidValue`].
+    /// Shorthand for [`Error::InvalidValue`]. The value is [`shorten`]ed, and a number written
+    /// out in more than 15 digits (how `f32` prints 1e30) is shown in scientific notation.
     pub fn invalid(key: impl Into<String>, value: impl ToString, reason: impl Into<String>) -> Self {
-        Error::InvalidValue { key: key.into(), value: value.to_string(), reason: reason.into() }
+        Error::InvalidValue {
+            key: key.into(),
+            value: shorten(&readable_number(value.to_string())),
+            reason: reason.into(),
+        }
     }
+}
+
+/// `text` cut to at most 200 characters, marked where it was cut with the whole length: what a
+/// message echoes of a value, however long the value.
+pub fn shorten(text: &str) -> String {
+    const MAX: usize = 200;
+    match text.char_indices().nth(MAX) {
+        Some((at, _)) => format!("{}… ({} characters)", &text[..at], text.chars().count()),
+        None => text.to_string(),
+    }
+}
+
+/// Each line of `text` [`shorten`]ed (a parser's message quotes the offending line whole).
+pub fn shorten_lines(text: &str) -> String {
+    text.lines().map(shorten).collect::<Vec<_>>().join("\n")
+}
+
+/// How an `f32` prints a large value (more than 15 digits, 1e30 as 1 and thirty zeros) in
+/// scientific notation; any other text, what a user typed included, as it is.
+fn readable_number(text: String) -> String {
+    let digits = text.trim_start_matches('-');
+    if digits.len() > 15
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && let Ok(x) = text.parse::<f32>()
+        && x.to_string() == text
+    {
+        return format!("{x:e}");
+    }
+    text
 }

@@ -145,6 +145,10 @@ impl RenderSpec {
         let mut last = f32::NEG_INFINITY;
         for (k, (pos, _)) in self.ramp.iter().enumerate() {
             finite(&format!("render.ramp[{k}]"), *pos)?;
+            if !(0.0..=1.0).contains(pos) {
+                let why = "a stop's position lies in [0, 1] (`render.scale` maps the field onto it)";
+                return Err(Error::invalid(format!("render.ramp[{k}]"), pos, why));
+            }
             if *pos < last {
                 return Err(Error::invalid(format!("render.ramp[{k}]"), pos, "stop positions must rise"));
             }

@@ -118,7 +118,7 @@ impl Grid {
             return Err(Error::invalid(
                 "grid.h",
                 format!("{h:?}"),
-                format!("the cell size must lie in [{:?}, {:?}] world units (f32 arithmetic)", H_RANGE.0, H_RANGE.1),
+                format!("the cell size must lie in [{:e}, {:e}] world units (f32 arithmetic)", H_RANGE.0, H_RANGE.1),
             ));
         }
         for (key, axis, b, n) in [("grid.nx", "x", boundary_x, nx), ("grid.ny", "y", boundary_y, ny)] {

@@ -23,6 +23,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::{shorten, shorten_lines};
 use crate::grid::{Boundary, FieldId, Grid};
 use crate::params::{SimParams, finite};
 use crate::render::RenderSpec;
@@ -179,12 +180,12 @@ pub fn preset_text(name: &str) -> Result<&'static str> {
 /// anything that is not valid TOML is taken as a bare string (`jacobi`).
 pub fn parse_override(item: &str) -> Result<(String, toml::Value)> {
     let (key, value) = item.split_once('=').ok_or_else(|| Error::Override {
-        item: item.to_string(),
+        item: shorten(item),
         reason: "expected key=value, e.g. params.viscosity=0.01".into(),
     })?;
     let key = key.trim();
     if key.is_empty() || key.split('.').any(|p| p.trim().is_empty()) {
-        return Err(Error::Override { item: item.to_string(), reason: "empty key".into() });
+        return Err(Error::Override { item: shorten(item), reason: "empty key".into() });
     }
     let parts = key.split('.').count();
     if parts > MAX_KEY_PARTS {
@@ -239,7 +240,7 @@ pub fn check_name(name: &str) -> Result<()> {
 /// Missing tables on the way are created; arrays are not grown.
 fn apply_override(root: &mut toml::Table, key: &str, value: toml::Value) -> Result<()> {
     let parts: Vec<&str> = key.split('.').map(str::trim).collect();
-    let fail = |reason: String| Error::Override { item: key.to_string(), reason };
+    let fail = |reason: String| Error::Override { item: shorten(key), reason };
     let (last, path) = parts.split_last().ok_or_else(|| fail("empty key".into()))?;
     let mut node: Option<&mut toml::Value> = None;
     // A missing key is created as a table; followed by an index it was meant as an array,
@@ -352,15 +353,35 @@ fn check_tables_as_tables(written: &toml::Table, scene: &Scene) -> Result<()> {
             )),
             (toml::Value::Table(w), toml::Value::Table(s)) => walk_table(w, s, key),
             (toml::Value::Array(w), toml::Value::Array(s)) => {
+                if w.len() != s.len() {
+                    return Err(Error::invalid(
+                        key,
+                        shorten(&written.to_string()),
+                        format!("`{key}` takes {} values, not {}", s.len(), w.len()),
+                    ));
+                }
                 w.iter().zip(s).enumerate().try_for_each(|(i, (v, shape))| walk(v, shape, &format!("{key}[{i}]")))
             }
             _ => Ok(()),
         }
     }
     fn walk_table(written: &toml::Table, shape: &toml::Table, key: &str) -> Result<()> {
-        written.iter().try_for_each(|(k, v)| match shape.get(k) {
-            Some(shape) => walk(v, shape, &if key.is_empty() { k.clone() } else { format!("{key}.{k}") }),
-            None => Ok(()),
+        written.iter().try_for_each(|(k, v)| {
+            let path = if key.is_empty() { k.clone() } else { format!("{key}.{k}") };
+            match shape.get(k) {
+                Some(shape) => walk(v, shape, &path),
+                // serde lets unknown keys through where `deny_unknown_fields` cannot act (a
+                // unit variant of a tagged enum, such as `kind = "zero"`).
+                None => Err(Error::invalid(
+                    path.as_str(),
+                    shorten(&v.to_string()),
+                    format!(
+                        "`{path}` is not a key here; {} takes {}",
+                        if key.is_empty() { "a scene" } else { key },
+                        shape.keys().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+                    ),
+                )),
+            }
         })
     }
     match toml::Table::try_from(scene) {
@@ -409,7 +430,8 @@ impl Scene {
 
     /// Parse a scene and apply `key=value` overrides (see [`parse_override`]) before checking it.
     pub fn from_toml_with(text: &str, origin: &str, overrides: &[(String, toml::Value)]) -> Result<Scene> {
-        let scene_err = |e: toml::de::Error| Error::Scene { origin: origin.to_string(), message: e.to_string() };
+        let scene_err =
+            |e: toml::de::Error| Error::Scene { origin: shorten(origin), message: shorten_lines(&e.to_string()) };
         let mut table: toml::Table = toml::from_str(text).map_err(scene_err)?;
         let scene: Scene = if overrides.is_empty() {
             check_f32_range(&table)?;
@@ -422,8 +444,8 @@ impl Scene {
             }
             check_f32_range(&table)?;
             table.clone().try_into().map_err(|e: toml::de::Error| Error::Scene {
-                origin: format!("{origin} (after {})", culprit(original, overrides)),
-                message: e.to_string().trim().to_string(),
+                origin: shorten(&format!("{origin} (after {})", culprit(original, overrides))),
+                message: shorten_lines(e.to_string().trim()),
             })?
         };
         check_tables_as_tables(&table, &scene)?;

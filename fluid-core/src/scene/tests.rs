@@ -305,3 +305,48 @@ fn override_keys_have_a_bounded_depth() {
     let ok = vec!["a"; MAX_KEY_PARTS].join(".") + "=1";
     parse_override(&ok).expect("at the bound");
 }
+
+/// Scene files are held to the shape `--set` is held to: no array longer than its type, no
+/// key serde would let through unread (beside a unit variant's `kind`).
+#[test]
+fn extra_array_elements_and_unread_keys_are_refused() {
+    let base = "[grid]\nnx = 16\nny = 16\n";
+    for (extra, needles) in [
+        ("[[splats]]\ncenter = [0.5, 0.5, 7]\nradius = 0.1\n", &["splats[0].center", "takes 2 values, not 3"][..]),
+        ("[initial.velocity]\nkind = \"zero\"\nbogus = 3\n", &["initial.velocity.bogus", "not a key here", "`kind`"]),
+        ("[render]\nramp = [[0.0, \"#000000\", 5], [1.0, \"#ffffff\"]]\n", &["render.ramp[0]", "takes 2 values"]),
+    ] {
+        let e = Scene::from_toml(&format!("{base}{extra}"), "test").expect_err(extra).to_string();
+        assert!(needles.iter().all(|n| e.contains(n)), "{extra}: {e}");
+    }
+    Scene::from_toml(&format!("{base}[initial.velocity]\nkind = \"zero\"\n"), "test").expect("a unit variant");
+}
+
+/// Messages quote at most a few hundred characters of a value, wherever it came from, and
+/// large f32 values in scientific notation.
+#[test]
+fn messages_stay_short_and_numbers_readable() {
+    let huge = "x".repeat(1_000_000);
+    let text = format!("[grid]\nnx = 16\nny = 16\n[params]\ndt = \"{huge}\"\n");
+    let e = Scene::from_toml(&text, "test").expect_err("a string dt").to_string();
+    assert!(e.len() < 2000 && e.contains("1000011 characters") && e.contains("line 5"), "{}", &e[..e.len().min(3000)]);
+    let e = Scene::preset_with("smoke", &[parse_override(&format!("params.dt=\"{huge}\"")).expect("override")])
+        .expect_err("a string dt")
+        .to_string();
+    assert!(e.len() < 2000, "{} bytes", e.len());
+    let e = Scene::preset_with("smoke", &[parse_override("render.scale=-1e30").expect("override")])
+        .and_then(|s| s.check_render())
+        .expect_err("negative scale")
+        .to_string();
+    assert!(e.contains("-1e30"), "{e}");
+    // What a user typed stays as typed.
+    assert!(Error::invalid("k", "99999999999999999999", "typed").to_string().contains("99999999999999999999"));
+    let e = Scene::preset_with(
+        "smoke",
+        &[parse_override("render.ramp=[[0.0, \"#000000\"], [1.5, \"#ffffff\"]]").expect("override")],
+    )
+    .and_then(|s| s.check_render())
+    .expect_err("a stop past 1")
+    .to_string();
+    assert!(e.contains("render.ramp[1]") && e.contains("[0, 1]"), "{e}");
+}
