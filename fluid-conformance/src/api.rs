@@ -570,3 +570,55 @@ pub fn transient_sharing_changes_no_result<B: Backend>(make: impl Fn() -> B) {
         }
     }
 }
+
+/// Every splat of a step applies, up to [`fluid_core::splat::MAX_SPLATS`] (llvmpipe once
+/// dropped those past about 21,800): the `splat` kernel with that many splats adds what the
+/// CPU backend adds; one more is an error before anything runs, naming the bound.
+pub fn every_splat_applies_up_to_the_cap<B: Backend>(make: impl Fn() -> B) {
+    use fluid::Falloff;
+    use fluid_core::splat::MAX_SPLATS;
+    let grid = Grid::new(24, 20, 0.1, Boundary::Wall, Boundary::Wall).expect("grid");
+    let mut rng = SplitMix64(5);
+    let splats: Vec<Splat> = (0..MAX_SPLATS)
+        .map(|k| Splat {
+            center: [2.4 * rng.next_f32(), 2.0 * rng.next_f32()],
+            radius: 0.15,
+            falloff: if k % 2 == 0 { Falloff::Linear } else { Falloff::Gaussian },
+            velocity: [rng.next_f32() - 0.5, rng.next_f32() - 0.5],
+            density: 1e-3,
+            temperature: 1e-3,
+            dye: [1e-3, 0.0, 2e-3, 1e-3],
+        })
+        .collect();
+    let fields = [FieldId::U, FieldId::V, FieldId::Density, FieldId::Temperature, FieldId::Dye];
+    let schedule =
+        crate::support::single(&grid, fluid_core::grid::kernels::SPLAT, &fields, None, [grid.nx + 1, grid.ny + 1]);
+    let apply = |b: &mut dyn Backend, splats: Vec<Splat>| {
+        load_zeros(b, &grid);
+        let inputs = StepInputs { dt: 0.1, splats, ..StepInputs::default() };
+        b.run(&schedule, &inputs)?;
+        Ok::<_, fluid::Error>(fields.iter().map(|f| b.download((*f).into()).expect("download")).collect::<Vec<_>>())
+    };
+    let mut cpu = CpuBackend::new().expect("cpu backend");
+    let mut other = make();
+    let want = apply(&mut cpu, splats.clone()).expect("cpu splats");
+    let got = apply(&mut other, splats.clone()).expect("splats");
+    for ((f, a), b) in fields.iter().zip(&want).zip(&got) {
+        let scale = a.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+        assert!(scale > 0.01, "{f:?}: the splats add {scale} at most");
+        let worst = a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max);
+        assert!(worst <= 1e-4 * scale, "{f:?}: {worst} off of {scale}");
+    }
+    let mut more = splats;
+    more.push(more[0]);
+    let e = apply(&mut other, more).expect_err("one past the cap").to_string();
+    assert!(e.contains(&MAX_SPLATS.to_string()) && e.contains("splats"), "{e}");
+}
+
+/// Every field of `grid` allocated on `b`, all zero.
+fn load_zeros(b: &mut dyn Backend, grid: &Grid) {
+    b.allocate(fluid_core::GridFields::all(grid).resources()).expect("allocate");
+    for f in FieldId::STATE_AND_SCRATCH {
+        b.upload((*f).into(), &vec![0.0; grid.len(*f)]).expect("zero");
+    }
+}

@@ -257,6 +257,11 @@ macro_rules! conformance {
             }
 
             #[test]
+            fn every_splat_applies_up_to_the_cap() {
+                $crate::api::every_splat_applies_up_to_the_cap(|| $make);
+            }
+
+            #[test]
             fn transient_resources_that_share_memory_change_no_result() {
                 $crate::api::transient_sharing_changes_no_result(|| $make);
             }

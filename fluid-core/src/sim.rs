@@ -118,6 +118,17 @@ impl<B: Backend> Simulation<B> {
     pub fn splat(&mut self, splat: Splat) -> Result<()> {
         splat.validate("splat")?;
         self.model.check_splat(&splat)?;
+        let queued = self.pending.len() + self.model.scene().emitters.len();
+        if queued >= crate::splat::MAX_SPLATS {
+            return Err(Error::invalid(
+                "splat",
+                queued + 1,
+                format!(
+                    "a step applies at most {} splats, emitters included: step before queueing more",
+                    crate::splat::MAX_SPLATS
+                ),
+            ));
+        }
         self.pending.push(splat);
         Ok(())
     }

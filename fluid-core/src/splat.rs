@@ -114,6 +114,12 @@ impl Splat {
     }
 }
 
+/// Most splats one step applies, emitters included. The `splat` kernel loops over every splat
+/// in each invocation, three times; llvmpipe (lavapipe) ends a loop after 65,535 iterations
+/// less two per splat, so past about 21,800 splats some silently did nothing there. Below this
+/// bound every splat applies on every backend; above it a step is an error.
+pub const MAX_SPLATS: usize = 8192;
+
 /// Where the gaussian falloff is cut to zero, in radii (its weight there is `exp(−16) ≈ 1e-7`).
 pub const GAUSSIAN_CUTOFF: f32 = 4.0;
 

@@ -355,6 +355,7 @@ impl Backend for CpuBackend {
             return Err(Error::NotAllocated("cpu"));
         }
         self.check(schedule)?;
+        inputs.check_splats()?;
         let g = G::new(&bytemuck::cast(*schedule.uniform()));
         self.reserve_scratch(&g, schedule)?;
         let splats: Vec<SplatGpu> = inputs.gpu_splats(schedule.uniform());

@@ -33,6 +33,22 @@ fn bad_splats_are_refused() {
     }
 }
 
+/// A step applies at most `MAX_SPLATS` splats, the scene's emitters counted: one more is
+/// refused when it is queued, and the queue steps whole.
+#[test]
+fn splats_past_the_per_step_bound_are_refused_when_queued() {
+    let mut sim = small();
+    let emitters = sim.scene().emitters.len();
+    let s = Splat { center: [0.2, 0.2], radius: 0.05, density: 1e-4, ..Splat::default() };
+    for _ in emitters..fluid::MAX_SPLATS {
+        sim.splat(s).expect("within the bound");
+    }
+    let e = sim.splat(s).expect_err("one past the bound").to_string();
+    assert!(e.contains(&fluid::MAX_SPLATS.to_string()) && e.contains("emitters included"), "{e}");
+    sim.step(0.01).expect("the full queue steps");
+    sim.splat(s).expect("a new step's queue");
+}
+
 #[test]
 fn fields_of_the_wrong_length_are_refused() {
     let mut sim = small();

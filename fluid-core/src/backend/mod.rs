@@ -32,6 +32,20 @@ impl StepInputs {
         StepUniform { dt: self.dt, time: self.time, splat_count: self.splats.len() as u32, step: self.step }
     }
 
+    /// An error unless every splat can apply: at most [`crate::splat::MAX_SPLATS`]. Every
+    /// backend checks this before it runs anything.
+    pub fn check_splats(&self) -> Result<()> {
+        let n = self.splats.len();
+        if n > crate::splat::MAX_SPLATS {
+            return Err(Error::invalid(
+                "splats",
+                n,
+                format!("a step applies at most {} splats, emitters included", crate::splat::MAX_SPLATS),
+            ));
+        }
+        Ok(())
+    }
+
     /// The splats in the kernels' layout for the grid of a schedule's `uniform`. On a periodic
     /// axis a centre past the box moves into it by whole box lengths (the kernels measure the
     /// minimum image from a centre inside the box); a centre inside stays as it is, bit for bit.

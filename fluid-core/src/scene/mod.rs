@@ -486,6 +486,10 @@ impl Scene {
         self.params.validate()?;
         let grid = self.grid()?;
         for (list, key) in [(&self.emitters, "emitters"), (&self.splats, "splats")] {
+            if list.len() > crate::splat::MAX_SPLATS {
+                let why = format!("a step applies at most {} splats", crate::splat::MAX_SPLATS);
+                return Err(Error::invalid(key, format!("{} entries", list.len()), why));
+            }
             for (i, s) in list.iter().enumerate() {
                 let splat = s.to_splat(&grid);
                 splat.validate(&format!("{key}[{i}]"))?;

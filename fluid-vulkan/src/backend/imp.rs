@@ -140,6 +140,7 @@ impl Backend for VulkanBackend {
         if self.res.descs.is_empty() {
             return Err(Error::NotAllocated(NAME));
         }
+        inputs.check_splats()?;
         if self.uniform.as_ref() != Some(schedule.uniform()) {
             // The recordings in flight read the uniform buffer: write it once they are done.
             self.wait_all()?;

@@ -382,6 +382,7 @@ impl Backend for WgpuBackend {
     }
 
     fn run(&mut self, schedule: &Schedule, inputs: &StepInputs) -> Result<()> {
+        inputs.check_splats()?;
         self.scoped("run", |b| b.run_scoped(schedule, inputs))
     }
 
