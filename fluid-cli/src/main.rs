@@ -495,6 +495,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         }
     }
     let backend = fluid::backend_with_threads(&args.backend, args.threads)?;
+    check_dumps_fit(&scene, &args.backend, &dumps)?;
     let out_dir = args.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&scene.name));
     let frames_wanted = args.png || args.gif;
     if frames_wanted || !dumps.is_empty() {
@@ -652,6 +653,26 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         for p in &written {
             println!("wrote {}", p.display());
         }
+    }
+    Ok(())
+}
+
+/// An error unless the host can hold the largest field `dumps` asks for (its copy read back
+/// to write it; the file is written a block at a time), beside the scene's fields where the
+/// backend keeps them in host memory (`cpu`). Checked before the run starts, so a huge
+/// `--dump` fails at once rather than being killed after the last step.
+fn check_dumps_fit(scene: &Scene, backend: &str, dumps: &[FieldId]) -> Result<(), Failure> {
+    let grid = scene.grid()?;
+    let largest = dumps.iter().map(|f| (*f, 4 * grid.len(*f) as u64)).max_by_key(|(_, bytes)| *bytes);
+    let fields = if backend == "cpu" { fluid::GridFields::declare(&grid, &scene.params).bytes() } else { 0 };
+    if let (Some((field, bytes)), Some(avail)) = (largest, fluid_core::backend::available_memory())
+        && bytes + fields > avail
+    {
+        let why = format!(
+            "writing it reads back {bytes} bytes, beside the {fields} bytes of the scene's fields in host memory, \
+             and only {avail} bytes of memory are available"
+        );
+        return Err(Error::invalid("--dump", field.name(), why).into());
     }
     Ok(())
 }

@@ -262,14 +262,6 @@ fn scratch_len(g: &G, threads: usize, schedule: &Schedule) -> usize {
     need
 }
 
-/// `MemAvailable` of `/proc/meminfo`, where there is one.
-fn available_memory() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
-
 impl Backend for CpuBackend {
     fn name(&self) -> &'static str {
         "cpu"
@@ -288,7 +280,7 @@ impl Backend for CpuBackend {
         let fresh: u64 = (0..resources.len()).filter(|i| owns(*i) && !same(*i)).map(|i| resources[i].bytes()).sum();
         // Linux overcommits: a reservation larger than memory succeeds and the process is killed
         // later, so compare with what the machine has first.
-        if let Some(avail) = available_memory()
+        if let Some(avail) = backend::available_memory()
             && fresh > avail
         {
             return Err(Error::OutOfMemory {

@@ -299,6 +299,16 @@ pub fn desc<'a>(resources: &'a [ResourceDesc], id: ResourceId, backend: &'static
     }
 }
 
+/// The host memory available now (`MemAvailable` of `/proc/meminfo`), where the system says.
+/// Linux overcommits: an allocation larger than memory succeeds and the process is killed
+/// later, so what must fit is compared with this first.
+pub fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 /// 32-bit words as the `f32` values they hold, with no copy.
 pub fn words_to_f32(words: Vec<u32>) -> Vec<f32> {
     bytemuck::allocation::cast_vec(words)
