@@ -22,6 +22,7 @@ pub mod fields;
 pub mod kernels;
 pub mod model;
 pub mod pressure;
+pub mod solid;
 pub mod step;
 pub mod uniforms;
 
