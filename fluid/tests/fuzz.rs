@@ -1,0 +1,375 @@
+//! Structure-aware fuzzing of what users write: scene files (presets with keys set, removed or
+//! retyped, and raw text edits) and `--set` overrides. Every case must be accepted or refused
+//! with an error, never panic; accepted small scenes also step, read and render on the CPU
+//! backend. `FLUID_FUZZ_CASES` sets the count (default 100 000, a few minutes in CI);
+//! `scripts/fuzz.sh` runs a longer campaign. A case that ever panicked is kept in
+//! `regressions()` below.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use fluid::{CpuBackend, PRESETS, Scene, Simulation, parse_override};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+
+/// Keys the presets use (dotted, arrays by index), and a few they do not.
+fn keys() -> Vec<String> {
+    fn walk(v: &toml::Value, path: String, out: &mut Vec<String>) {
+        match v {
+            toml::Value::Table(t) => {
+                for (k, v) in t {
+                    let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                    out.push(p.clone());
+                    walk(v, p, out);
+                }
+            }
+            toml::Value::Array(a) => {
+                for (i, v) in a.iter().enumerate() {
+                    let p = format!("{path}.{i}");
+                    out.push(p.clone());
+                    walk(v, p, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for (_, text) in PRESETS {
+        let table: toml::Value = toml::from_str(text).expect("preset");
+        walk(&table, String::new(), &mut out);
+    }
+    out.extend(
+        ["params.bogus", "grid.h", "emitters.7", "render.ramp.9.0", "initial.velocity.seed", "x.y.z"].map(String::from),
+    );
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Numbers a parser or a solver finds hard.
+const HARD_FLOATS: &[f64] = &[
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    0.5,
+    1e-50,
+    -1e-50,
+    1e-12,
+    1e12,
+    1e30,
+    3.5e38,
+    1e300,
+    f64::NAN,
+    f64::INFINITY,
+    f64::NEG_INFINITY,
+    f64::MIN_POSITIVE,
+    1e-45,
+];
+const HARD_INTS: &[i64] = &[0, 1, -1, 2, 3, 7, 16, 33, 4096, 32769, 65536, 100_001, 1 << 31, i64::MAX, i64::MIN];
+const WORDS: &[&str] = &[
+    "",
+    "smoke",
+    "multigrid",
+    "mgpcg",
+    "jacobi",
+    "sor",
+    "relaxation",
+    "poisson-filter",
+    "gaussian",
+    "linear",
+    "wall",
+    "periodic",
+    "open",
+    "density",
+    "dye",
+    "curl",
+    "taylor-green",
+    "random",
+    "zero",
+    "#ff000080",
+    "#zz",
+    "double-float",
+    "single",
+    "../../x",
+    "é",
+    "a b",
+];
+
+fn value() -> impl Strategy<Value = toml::Value> {
+    let leaf = prop_oneof![
+        any::<bool>().prop_map(toml::Value::Boolean),
+        prop::sample::select(HARD_INTS).prop_map(toml::Value::Integer),
+        any::<i64>().prop_map(toml::Value::Integer),
+        prop::sample::select(HARD_FLOATS).prop_map(toml::Value::Float),
+        (-4.0f64..4.0).prop_map(toml::Value::Float),
+        prop::sample::select(WORDS).prop_map(|w| toml::Value::String(w.to_string())),
+        "[ -~]{0,12}".prop_map(toml::Value::String),
+    ];
+    leaf.prop_recursive(3, 24, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(toml::Value::Array),
+            prop::collection::vec(("[a-z_]{1,10}", inner), 0..5)
+                .prop_map(|kv| toml::Value::Table(kv.into_iter().collect())),
+        ]
+    })
+}
+
+/// One edit of a scene's table: a value of any type, the value there nudged (a number scaled,
+/// a flag flipped, another word), or the key removed.
+#[derive(Clone, Debug)]
+enum Edit {
+    Set(String, toml::Value),
+    Nudge(String, f64, usize),
+    Remove(String),
+}
+
+fn edit(keys: Vec<String>) -> impl Strategy<Value = Edit> {
+    let key = prop::sample::select(keys);
+    let factor = prop_oneof![Just(0.0), Just(-1.0), Just(2.0), Just(0.5), Just(1e6), Just(1e-6), -3.0f64..3.0];
+    prop_oneof![
+        1 => (key.clone(), value()).prop_map(|(k, v)| Edit::Set(k, v)),
+        4 => (key.clone(), factor, any::<usize>()).prop_map(|(k, f, w)| Edit::Nudge(k, f, w)),
+        1 => key.prop_map(Edit::Remove),
+    ]
+}
+
+/// The value at `path` (dotted; a number indexes an array) in `table`, made where a table is
+/// missing on the way; `None` where the path runs through a value that is neither.
+fn slot<'a>(table: &'a mut toml::Table, path: &str) -> Option<(&'a mut toml::Table, String)> {
+    let parts: Vec<&str> = path.split('.').collect();
+    let mut node = table;
+    for part in &parts[..parts.len() - 1] {
+        let next = node.entry(part.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        node = match next {
+            toml::Value::Table(t) => t,
+            _ => return None,
+        };
+    }
+    Some((node, parts[parts.len() - 1].to_string()))
+}
+
+/// Apply `edit` to `table` where its path can be followed (paths through arrays are skipped).
+fn apply(table: &mut toml::Table, edit: &Edit) {
+    match edit {
+        Edit::Set(k, v) => {
+            if let Some((t, last)) = slot(table, k) {
+                t.insert(last, v.clone());
+            }
+        }
+        Edit::Remove(k) => {
+            if let Some((t, last)) = slot(table, k) {
+                t.remove(&last);
+            }
+        }
+        Edit::Nudge(k, f, w) => {
+            if let Some((t, last)) = slot(table, k)
+                && let Some(v) = t.get_mut(&last)
+            {
+                let nudged = match &*v {
+                    toml::Value::Integer(i) => toml::Value::Integer((*i as f64 * f).round() as i64),
+                    toml::Value::Float(x) => toml::Value::Float(x * f),
+                    toml::Value::Boolean(b) => toml::Value::Boolean(!b),
+                    toml::Value::String(_) => toml::Value::String(WORDS[w % WORDS.len()].to_string()),
+                    other => other.clone(),
+                };
+                *v = nudged;
+            }
+        }
+    }
+}
+
+/// A preset's table on a grid small enough to step in a fuzz case.
+fn small_table(text: &str) -> toml::Table {
+    let mut table: toml::Table = toml::from_str(text).expect("preset");
+    if let Some(toml::Value::Table(grid)) = table.get_mut("grid") {
+        grid.insert("nx".into(), toml::Value::Integer(24));
+        grid.insert("ny".into(), toml::Value::Integer(20));
+    }
+    table
+}
+
+/// Raw edits of a preset's text: what a hand-edited file can hold.
+#[derive(Clone, Debug)]
+enum TextEdit {
+    Truncate(usize),
+    Insert(usize, String),
+    Delete(usize, usize),
+    DuplicateLine(usize),
+}
+
+fn text_edit() -> impl Strategy<Value = TextEdit> {
+    prop_oneof![
+        any::<usize>().prop_map(TextEdit::Truncate),
+        (
+            any::<usize>(),
+            prop::sample::select(vec![
+                "[",
+                "]",
+                "=",
+                "\"",
+                "\n",
+                "[[emitters]]\n",
+                "#",
+                ".",
+                "nan",
+                "1e999",
+                "{",
+                ",",
+                "é"
+            ])
+        )
+            .prop_map(|(at, s)| TextEdit::Insert(at, s.to_string())),
+        (any::<usize>(), 0usize..40).prop_map(|(at, n)| TextEdit::Delete(at, n)),
+        any::<usize>().prop_map(TextEdit::DuplicateLine),
+    ]
+}
+
+fn apply_text(text: &str, e: &TextEdit) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let at = |k: usize| k % (chars.len() + 1);
+    match e {
+        TextEdit::Truncate(k) => chars[..at(*k)].iter().collect(),
+        TextEdit::Insert(k, s) => {
+            let k = at(*k);
+            chars[..k].iter().collect::<String>() + s + &chars[k..].iter().collect::<String>()
+        }
+        TextEdit::Delete(k, n) => {
+            let k = at(*k);
+            let end = (k + n).min(chars.len());
+            chars[..k].iter().chain(&chars[end..]).collect()
+        }
+        TextEdit::DuplicateLine(k) => {
+            let lines: Vec<&str> = text.lines().collect();
+            let k = k % lines.len().max(1);
+            let mut out: Vec<&str> = lines.clone();
+            if let Some(l) = lines.get(k) {
+                out.insert(k, l);
+            }
+            out.join("\n")
+        }
+    }
+}
+
+/// What the cases came to.
+#[derive(Default)]
+struct Outcomes {
+    accepted: AtomicU64,
+    refused: AtomicU64,
+    stepped: AtomicU64,
+    step_errors: AtomicU64,
+}
+
+/// Accepted scenes small enough step twice on the CPU, are read and rendered: any error is
+/// fine, a panic is not.
+fn exercise(scene: Result<Scene, fluid::Error>, out: &Outcomes) {
+    let Ok(scene) = scene else {
+        out.refused.fetch_add(1, Ordering::Relaxed);
+        return;
+    };
+    out.accepted.fetch_add(1, Ordering::Relaxed);
+    let Ok(grid) = scene.grid() else { return };
+    let p = &scene.params.pressure;
+    if grid.cells() > 40 * 40 || p.iterations > 200 || scene.params.viscosity_iterations > 200 {
+        return;
+    }
+    let run = || -> Result<(), fluid::Error> {
+        let mut sim = Simulation::new(scene, CpuBackend::with_threads(1)?)?;
+        sim.step(sim.scene().params.dt)?;
+        sim.step(sim.scene().params.dt)?;
+        sim.diagnostics()?;
+        sim.field(fluid::FieldId::U)?;
+        if sim.scene().check_render().is_ok() {
+            sim.render()?;
+        }
+        Ok(())
+    };
+    match run() {
+        Ok(()) => out.stepped.fetch_add(1, Ordering::Relaxed),
+        Err(_) => out.step_errors.fetch_add(1, Ordering::Relaxed),
+    };
+}
+
+fn cases() -> u32 {
+    std::env::var("FLUID_FUZZ_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(100_000)
+}
+
+/// Cases that once panicked or escaped, kept as they were found: (preset, overrides).
+fn regressions() -> Vec<(&'static str, Vec<String>)> {
+    vec![
+        // 25,000 dotted parts overflowed the stack.
+        ("smoke", vec![format!("{}a=1", "a.".repeat(25_000))]),
+        // A name led the output folder out of out/.
+        ("smoke", vec!["name=../../x".into()]),
+    ]
+}
+
+#[test]
+fn fuzzed_scene_files_and_overrides_never_panic() {
+    let keys = keys();
+    let presets: Vec<(&str, &str)> = PRESETS.to_vec();
+    let out = Outcomes::default();
+    let total = cases();
+    // A third each: edited tables, edited text, overrides.
+    let config = Config { cases: total / 3, failure_persistence: None, ..Config::default() };
+    let mut runner = TestRunner::new(config.clone());
+    let tables = (prop::sample::select(presets.clone()), prop::collection::vec(edit(keys.clone()), 1..6));
+    runner
+        .run(&tables, |((_, text), edits)| {
+            let mut table = small_table(text);
+            edits.iter().for_each(|e| apply(&mut table, e));
+            // A table toml cannot write (a NaN key, say) is no scene a user could write.
+            if let Ok(text) = toml::to_string(&table) {
+                exercise(Scene::from_toml(&text, "fuzz"), &out);
+            }
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("an edited scene table: {e}"));
+    let mut runner = TestRunner::new(config.clone());
+    let texts = (prop::sample::select(presets.clone()), prop::collection::vec(text_edit(), 1..4));
+    runner
+        .run(&texts, |((_, text), edits)| {
+            let small = toml::to_string(&small_table(text)).expect("a preset writes");
+            let text = edits.iter().fold(small, |t, e| apply_text(&t, e));
+            exercise(Scene::from_toml(&text, "fuzz"), &out);
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("an edited scene text: {e}"));
+    let mut runner = TestRunner::new(config);
+    let overrides = (
+        prop::sample::select(presets.iter().map(|(n, _)| *n).collect::<Vec<_>>()),
+        prop::collection::vec((prop::sample::select(keys), value(), "[ -~]{0,8}", any::<bool>()), 1..4),
+    );
+    runner
+        .run(&overrides, |(preset, sets)| {
+            let items: Vec<String> = sets
+                .iter()
+                .map(|(k, v, raw, as_raw)| if *as_raw { format!("{k}={raw}") } else { format!("{k}={v}") })
+                .collect();
+            let small = ["grid.nx=24", "grid.ny=20"].map(String::from);
+            let parsed: Result<Vec<_>, _> = small.iter().chain(&items).map(|s| parse_override(s)).collect();
+            match parsed {
+                Ok(ov) => exercise(Scene::preset_with(preset, &ov), &out),
+                Err(_) => {
+                    out.refused.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("overrides: {e}"));
+    for (preset, sets) in regressions() {
+        let ov: Result<Vec<_>, _> = sets.iter().map(|s| parse_override(s)).collect();
+        let scene = ov.and_then(|ov| Scene::preset_with(preset, &ov));
+        assert!(scene.is_err(), "{preset} with {:.60?}: accepted", sets);
+        exercise(scene, &out);
+    }
+    let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+    let (accepted, refused) = (load(&out.accepted), load(&out.refused));
+    println!(
+        "fuzz: {} cases: {accepted} accepted ({} stepped, {} stopped with an error), {refused} refused, 0 panics",
+        accepted + refused,
+        load(&out.stepped),
+        load(&out.step_errors)
+    );
+    // The generators reach both sides: a fuzzer that only ever builds broken scenes tests little.
+    assert!(accepted > 0 && refused > 0 && load(&out.stepped) > 0, "accepted {accepted}, refused {refused}");
+}
