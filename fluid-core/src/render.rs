@@ -70,7 +70,9 @@ pub struct RenderSpec {
     /// Ramp stops `[position, "#rrggbbaa"]`, positions rising in `[0, 1]`
     /// (default: transparent black → white).
     pub ramp: Vec<(f32, Colour)>,
-    /// Background under the ramp or dye (default: `"#000000"`).
+    /// Background under the ramp or dye (default: `"#000000"`). Its alpha is kept: below 1
+    /// the picture is that transparent where nothing is drawn (`"#00000000"`: fully), and
+    /// what is drawn is laid over it by the `over` operator.
     pub background: Colour,
     /// Field value shown as ramp position 1 (default: `1`).
     pub scale: f32,
@@ -182,7 +184,8 @@ impl RenderSpec {
     }
 
     /// Draw `data` (the field [`RenderField::source`] names) to RGBA8, `nx × ny` pixels, top row
-    /// first (so +y is up in the picture). `ambient` is subtracted from temperature.
+    /// first (so +y is up in the picture). `ambient` is subtracted from temperature. Colours
+    /// are sRGB; alpha is linear and straight (not premultiplied), as PNG stores it.
     pub fn render(&self, grid: &Grid, data: &[f32], ambient: f32) -> Vec<u8> {
         let (nx, ny) = (grid.nx as usize, grid.ny as usize);
         let bg = [
@@ -190,6 +193,10 @@ impl RenderSpec {
             srgb_to_linear(self.background.0[1]),
             srgb_to_linear(self.background.0[2]),
         ];
+        let bg_alpha = f32::from(self.background.0[3]) / 255.0;
+        if self.background.0[3] < 255 {
+            return self.render_over_transparent(grid, data, ambient, bg, bg_alpha);
+        }
         let stops = self.linear_stops();
         let mut out = vec![0u8; nx * ny * 4];
         for row in 0..ny {
@@ -219,6 +226,48 @@ impl RenderSpec {
                     px[k] = linear_to_srgb(rgb[k]);
                 }
                 px[3] = 255;
+            }
+        }
+        out
+    }
+
+    /// [`RenderSpec::render`] over a background of alpha `bg_alpha` < 1: premultiplied
+    /// `over` in linear light (`p = src + bg·α_bg·(1 − α_src)`, `α = α_src + α_bg·(1 − α_src)`),
+    /// then the colour divided by its alpha for the straight-alpha picture.
+    fn render_over_transparent(&self, grid: &Grid, data: &[f32], ambient: f32, bg: [f32; 3], bg_alpha: f32) -> Vec<u8> {
+        let (nx, ny) = (grid.nx as usize, grid.ny as usize);
+        let stops = self.linear_stops();
+        let mut out = vec![0u8; nx * ny * 4];
+        for row in 0..ny {
+            let j = ny - 1 - row;
+            for i in 0..nx {
+                let c = j * nx + i;
+                // The source, premultiplied.
+                let (src, a): ([f32; 3], f32) = match self.field {
+                    RenderField::Dye => {
+                        let d = &data[4 * c..4 * c + 4];
+                        (std::array::from_fn(|k| d[k].max(0.0)), d[3].clamp(0.0, 1.0))
+                    }
+                    field => {
+                        let x = match field {
+                            RenderField::Temperature => data[c] - ambient,
+                            RenderField::Curl => data[c].abs(),
+                            _ => data[c],
+                        };
+                        let t = (x / self.scale).clamp(0.0, 1.0);
+                        let t = if t.is_nan() { 0.0 } else { t };
+                        let r = RenderSpec::ramp_at(&stops, t);
+                        (std::array::from_fn(|k| r[k] * r[3]), r[3])
+                    }
+                };
+                let alpha = a + bg_alpha * (1.0 - a);
+                let px = &mut out[4 * (row * nx + i)..4 * (row * nx + i) + 4];
+                if alpha > 0.0 {
+                    for k in 0..3 {
+                        px[k] = linear_to_srgb((src[k] + bg[k] * bg_alpha * (1.0 - a)) / alpha);
+                    }
+                }
+                px[3] = (alpha.clamp(0.0, 1.0) * 255.0 + 0.5) as u8;
             }
         }
         out
@@ -281,6 +330,35 @@ mod tests {
         let img = spec.render(&g, &[0.0, 0.0, 1.0, 5.0], 0.0);
         assert_eq!(&img[0..4], &[255, 255, 255, 255]);
         assert_eq!(&img[8..12], &[0, 0, 0, 255]);
+    }
+
+    /// Over a transparent background the picture's alpha is the ramp's (zero where nothing is
+    /// drawn) and its colour the ramp's own; over a half-transparent one, `α = a + α_bg (1 − a)`
+    /// with the colours mixed by their weights; the dye likewise by its coverage.
+    #[test]
+    fn a_transparent_background_leaves_alpha_where_nothing_is_drawn() {
+        let g = Grid::new(3, 1, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let spec = RenderSpec {
+            ramp: vec![(0.0, Colour([0, 0, 0, 0])), (1.0, Colour([255, 128, 0, 255]))],
+            background: Colour([20, 40, 60, 0]),
+            ..RenderSpec::default()
+        };
+        let img = spec.render(&g, &[0.0, 0.5, 1.0], 0.0);
+        assert_eq!(img[3], 0, "nothing drawn: transparent");
+        assert_eq!(&img[8..12], &[255, 128, 0, 255], "fully drawn: the ramp's colour, opaque");
+        // Half way: alpha 0.5 and the colour of the ramp there (premultiplied, divided back).
+        assert_eq!(img[7], 128);
+        let half = RenderSpec { background: Colour([255, 255, 255, 128]), ..spec.clone() };
+        let img = half.render(&g, &[0.0, 0.5, 1.0], 0.0);
+        assert_eq!(&img[0..4], &[255, 255, 255, 128], "the background alone");
+        let a = 0.5 + (128.0 / 255.0) * 0.5;
+        assert_eq!(img[7], (a * 255.0f32 + 0.5) as u8);
+        // The dye: premultiplied colour d over nothing is d / a at alpha a.
+        let dye = RenderSpec { field: RenderField::Dye, ..spec };
+        let img = dye.render(&g, &[0.0, 0.0, 0.0, 0.0, 0.25, 0.0, 0.0, 0.5, 0.0, 0.0, 0.0, 0.0], 0.0);
+        assert_eq!(img[3], 0);
+        assert_eq!(img[7], 128);
+        assert_eq!(img[4], linear_to_srgb(0.5));
     }
 
     /// The sRGB definitions in f64, written out here rather than taken from the renderer.

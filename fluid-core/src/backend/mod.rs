@@ -147,7 +147,9 @@ pub trait Backend: Send + Sync {
     /// Hold exactly `resources` from now on, [`ResourceId`]`(i)` naming `resources[i]`: a
     /// resource whose description equals the one held under its id keeps its contents (and
     /// its place in the swaps so far); every other one is made anew, zero-filled; ids past the
-    /// list are freed. An empty resource takes no memory. Fails with [`Error::OutOfMemory`]
+    /// list are freed. An empty resource takes no memory. Transient resources
+    /// ([`crate::Lifetime::Transient`]) keep nothing and take memory only as their group's
+    /// owner ([`crate::ir::resource::owners`]). Fails with [`Error::OutOfMemory`]
     /// when the memory cannot be had (the resources held before stay as they were).
     fn allocate(&mut self, resources: &[ResourceDesc]) -> Result<()>;
 
