@@ -107,9 +107,18 @@ struct RunArgs {
     /// Write an animated GIF (DIR/<scene>.gif).
     #[arg(long)]
     gif: bool,
-    /// Capture a frame every K steps (default: steps/100, at least 1).
+    /// Capture a frame every K steps for --png and --gif (default: steps/100, at least 1).
     #[arg(long, value_name = "K")]
     frame_every: Option<u32>,
+    /// Draw over a transparent background (the scene's background colour with alpha 0): PNG
+    /// frames and flipbooks keep the alpha, zero where nothing is drawn.
+    #[arg(long)]
+    transparent: bool,
+    /// Write a flipbook: COLSxROWS frames spread evenly over the run (the last at the last
+    /// step) in one PNG atlas, DIR/<scene>_flipbook.png, row by row from the top left, and
+    /// its layout and frame rate in DIR/<scene>_flipbook.json.
+    #[arg(long, value_name = "COLSxROWS")]
+    flipbook: Option<String>,
     /// After the last step write DIR/<field>.npy for each field: u, v, pressure, divergence,
     /// density, temperature, dye, solid, curl.
     #[arg(long, value_delimiter = ',', value_name = "FIELD,...")]
@@ -486,8 +495,26 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         return Err(Error::invalid("--threads", args.threads, why).into());
     }
     let scene = load_scene(&args.scene, &args.set)?;
-    if args.png || args.gif {
+    let flipbook = args.flipbook.as_deref().map(|f| Flipbook::parse(f, args.steps)).transpose()?;
+    if args.transparent {
+        if args.gif {
+            let why = "a GIF has no partial transparency: use --png or --flipbook";
+            return Err(Error::invalid("--transparent", "with --gif", why).into());
+        }
+        if !args.png && flipbook.is_none() {
+            let why = "it applies to --png frames and --flipbook, and neither is asked for";
+            return Err(Error::invalid("--transparent", "alone", why).into());
+        }
+    }
+    let mut scene = scene;
+    if args.transparent {
+        scene.render.background.0[3] = 0;
+    }
+    if args.png || args.gif || flipbook.is_some() {
         scene.check_render()?;
+    }
+    if let Some(book) = &flipbook {
+        book.check_size(&scene.grid()?)?;
     }
     for field in &dumps {
         if let Some(why) = scene.params.fields.not_carried(*field) {
@@ -498,7 +525,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     check_dumps_fit(&scene, &args.backend, &dumps)?;
     let out_dir = args.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&scene.name));
     let frames_wanted = args.png || args.gif;
-    if frames_wanted || !dumps.is_empty() {
+    if frames_wanted || flipbook.is_some() || !dumps.is_empty() {
         if out_dir.exists() && !out_dir.is_dir() {
             return Err(Failure {
                 code: 2,
@@ -527,6 +554,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     let mut written: Vec<PathBuf> = Vec::new();
     let gif_path = out_dir.join(format!("{name}.gif"));
     let mut gif = if args.gif { Some(GifWriter::create(&gif_path, grid.nx, grid.ny)?) } else { None };
+    let mut atlas = flipbook.map(|book| Atlas::new(book, grid.nx, grid.ny));
 
     // Cleared however the loop ends, so that an error's message is not printed over the bar.
     let bar = ClearOnDrop(indicatif::ProgressBar::new(u64::from(args.steps)));
@@ -577,6 +605,11 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             }
             frames += 1;
         }
+        if let Some(atlas) = atlas.as_mut()
+            && atlas.wants(k)
+        {
+            atlas.push(&sim.render()?);
+        }
         bar.0.inc(1);
     }
     drop(bar);
@@ -584,6 +617,9 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     if let Some(gif) = gif {
         gif.finish()?;
         written.push(gif_path);
+    }
+    if let Some(atlas) = atlas {
+        written.extend(atlas.write(&out_dir, &name, dt)?);
     }
     written.extend(write_dumps(&mut sim, &dumps, &out_dir)?);
     let timings = if timing_on { sim.backend_mut().take_timings()? } else { Vec::new() };
@@ -692,6 +728,110 @@ fn write_dumps(sim: &mut Simulation, dumps: &[FieldId], out_dir: &Path) -> Resul
 
 fn save_png(path: &Path, w: u32, h: u32, rgba: &[u8]) -> Result<(), Failure> {
     image::save_buffer(path, rgba, w, h, image::ExtendedColorType::Rgba8).map_err(|e| io_failure(path, e))
+}
+
+/// Most pixels along either side of a flipbook atlas (what game engines take as one texture).
+const MAX_ATLAS_SIDE: u32 = 16384;
+
+/// A flipbook's layout: `columns × rows` frames over a run of `steps` steps.
+#[derive(Clone, Copy, Debug)]
+struct Flipbook {
+    columns: u32,
+    rows: u32,
+    steps: u32,
+}
+
+impl Flipbook {
+    /// `COLSxROWS`, e.g. `8x8`: at least one of each, no more frames than steps.
+    fn parse(text: &str, steps: u32) -> Result<Flipbook, Failure> {
+        let bad = |why: String| Failure::from(Error::invalid("--flipbook", text, why));
+        let (c, r) = text.split_once(['x', 'X']).ok_or_else(|| bad("expected COLSxROWS, e.g. 8x8".into()))?;
+        let parse = |s: &str| s.trim().parse::<u32>().ok().filter(|n| (1..=1024).contains(n));
+        let (Some(columns), Some(rows)) = (parse(c), parse(r)) else {
+            return Err(bad("columns and rows are whole numbers from 1 to 1024, e.g. 8x8".into()));
+        };
+        let frames = u64::from(columns) * u64::from(rows);
+        if frames > u64::from(steps) {
+            return Err(bad(format!("{frames} frames need at least as many steps, and the run has {steps}")));
+        }
+        Ok(Flipbook { columns, rows, steps })
+    }
+
+    fn frames(&self) -> u32 {
+        self.columns * self.rows
+    }
+
+    /// An error unless the atlas of `grid`'s frames fits [`MAX_ATLAS_SIDE`] both ways.
+    fn check_size(&self, grid: &fluid::Grid) -> Result<(), Failure> {
+        let (w, h) = (u64::from(self.columns) * u64::from(grid.nx), u64::from(self.rows) * u64::from(grid.ny));
+        if w > u64::from(MAX_ATLAS_SIDE) || h > u64::from(MAX_ATLAS_SIDE) {
+            let why = format!(
+                "the atlas would be {w} x {h} pixels, more than {MAX_ATLAS_SIDE} along a side: fewer frames or a smaller grid"
+            );
+            return Err(Error::invalid("--flipbook", format!("{}x{}", self.columns, self.rows), why).into());
+        }
+        Ok(())
+    }
+}
+
+/// The frames of a flipbook as they come, in one RGBA8 atlas.
+struct Atlas {
+    book: Flipbook,
+    frame: (usize, usize),
+    pixels: Vec<u8>,
+    taken: u32,
+}
+
+impl Atlas {
+    fn new(book: Flipbook, nx: u32, ny: u32) -> Atlas {
+        let (w, h) = (nx as usize, ny as usize);
+        let pixels = vec![0; 4 * w * h * book.frames() as usize];
+        Atlas { book, frame: (w, h), pixels, taken: 0 }
+    }
+
+    /// Whether step `k` (1-based) is the next frame's: frame `f` is at step
+    /// ⌊(f + 1) · steps / frames⌋, so they are evenly spread and the last is the last step.
+    fn wants(&self, k: u32) -> bool {
+        let f = u64::from(self.taken);
+        f < u64::from(self.book.frames())
+            && u64::from(k) == (f + 1) * u64::from(self.book.steps) / u64::from(self.book.frames())
+    }
+
+    /// Place the next frame (`nx × ny` RGBA8, top row first) in its tile.
+    fn push(&mut self, rgba: &[u8]) {
+        let (w, h) = self.frame;
+        let (col, row) = ((self.taken % self.book.columns) as usize, (self.taken / self.book.columns) as usize);
+        let stride = 4 * w * self.book.columns as usize;
+        for y in 0..h {
+            let dst = (row * h + y) * stride + 4 * col * w;
+            self.pixels[dst..dst + 4 * w].copy_from_slice(&rgba[4 * w * y..4 * w * (y + 1)]);
+        }
+        self.taken += 1;
+    }
+
+    /// Write `DIR/<name>_flipbook.png` and its `.json`; the paths.
+    fn write(self, dir: &Path, name: &str, dt: f32) -> Result<Vec<PathBuf>, Failure> {
+        let (w, h) = self.frame;
+        let (cols, rows) = (self.book.columns, self.book.rows);
+        let png = dir.join(format!("{name}_flipbook.png"));
+        save_png(&png, w as u32 * cols, h as u32 * rows, &self.pixels)?;
+        let seconds_per_frame = f64::from(dt) * f64::from(self.book.steps) / f64::from(self.book.frames());
+        let layout = serde_json::json!({
+            "image": png.file_name().map(|n| n.to_string_lossy().into_owned()),
+            "columns": cols,
+            "rows": rows,
+            "frames": self.book.frames(),
+            "frame_width": w,
+            "frame_height": h,
+            "order": "row by row from the top left",
+            "fps": 1.0 / seconds_per_frame,
+            "seconds_per_frame": seconds_per_frame,
+        });
+        let json = dir.join(format!("{name}_flipbook.json"));
+        let text = serde_json::to_string_pretty(&layout).map_err(|e| io_failure(&json, e))?;
+        std::fs::write(&json, text + "\n").map_err(|e| io_failure(&json, e))?;
+        Ok(vec![png, json])
+    }
 }
 
 /// An animated GIF written as the frames come: frames of 40 ms, looping, each with its own

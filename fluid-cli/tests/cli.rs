@@ -106,6 +106,62 @@ fn run_reports_the_memory_the_scene_holds() {
     assert!(text(&out.stdout).contains("MiB allocated"), "{}", text(&out.stdout));
 }
 
+/// A flipbook holds the frames `--png` writes at the same steps, tile by tile from the top
+/// left, with a sidecar giving its layout and frame rate; `--transparent` leaves alpha 0 where
+/// nothing is drawn, in both.
+#[test]
+fn flipbooks_and_transparent_frames_are_written() {
+    let dir = temp_dir("flipbook");
+    let out = dir.to_str().expect("utf8");
+    let args = [
+        "run",
+        "smoke",
+        "--steps",
+        "16",
+        "--frame-every",
+        "2",
+        "--png",
+        "--flipbook",
+        "4x2",
+        "--transparent",
+        "--set",
+        "grid.nx=24",
+        "--set",
+        "grid.ny=20",
+        "--out",
+        out,
+    ];
+    let run = fluid(&args);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let atlas = image::open(dir.join("smoke_flipbook.png")).expect("atlas").to_rgba8();
+    assert_eq!(atlas.dimensions(), (4 * 24, 2 * 20));
+    for f in 0..8u32 {
+        let frame = image::open(dir.join(format!("frame_{f:05}.png"))).expect("frame").to_rgba8();
+        let (col, row) = (f % 4, f / 4);
+        for y in 0..20 {
+            for x in 0..24 {
+                assert_eq!(atlas.get_pixel(col * 24 + x, row * 20 + y), frame.get_pixel(x, y), "frame {f} at {x},{y}");
+            }
+        }
+        // The top corners are far from the plume: nothing drawn, fully transparent.
+        assert_eq!(frame.get_pixel(0, 0)[3], 0, "frame {f}");
+        assert!(frame.pixels().any(|p| p[3] > 0), "frame {f} draws nothing");
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("smoke_flipbook.json")).expect("json")).expect("JSON");
+    assert_eq!((json["columns"].as_u64(), json["rows"].as_u64(), json["frames"].as_u64()), (Some(4), Some(2), Some(8)));
+    assert_eq!((json["frame_width"].as_u64(), json["frame_height"].as_u64()), (Some(24), Some(20)));
+    let dt = 0.0166667f64;
+    let fps = json["fps"].as_f64().expect("fps");
+    assert!((fps - 1.0 / (2.0 * dt)).abs() < 1e-3, "{fps}");
+    // Without --transparent every pixel is opaque.
+    let opaque =
+        fluid(&["run", "smoke", "--steps", "2", "--png", "--set", "grid.nx=24", "--set", "grid.ny=20", "--out", out]);
+    assert!(opaque.status.success(), "{}", text(&opaque.stderr));
+    let frame = image::open(dir.join("frame_00000.png")).expect("frame").to_rgba8();
+    assert!(frame.pixels().all(|p| p[3] == 255));
+}
+
 #[test]
 fn gif_and_png_frames_are_written() {
     let dir = temp_dir("frames");
@@ -238,6 +294,13 @@ fn bad_input_gets_a_clear_message_and_exit_code_2() {
     bad(&["bench", "--budget-ms", "3", "--sizes", "8"], &["--budget-ms", "`fluid bench solvers`"]);
     bad(&["bench", "solvers", "--steps", "3", "--sizes", "8"], &["--steps", "scene benchmark"]);
     bad(&["bench", "solvers", "--set", "grid.nx=8", "--sizes", "8"], &["--set", "scene benchmark"]);
+    // Flipbooks and transparency: a layout that parses, enough steps, an atlas a texture holds.
+    bad(&["run", "smoke", "--flipbook", "8by8"], &["--flipbook", "8by8", "COLSxROWS"]);
+    bad(&["run", "smoke", "--flipbook", "0x4"], &["--flipbook", "0x4"]);
+    bad(&["run", "smoke", "--steps", "10", "--flipbook", "4x4"], &["--flipbook", "16 frames", "10"]);
+    bad(&["run", "smoke", "--steps", "400", "--flipbook", "100x4"], &["--flipbook", "100x4", "16384"]);
+    bad(&["run", "smoke", "--gif", "--transparent"], &["--transparent", "GIF"]);
+    bad(&["run", "smoke", "--transparent"], &["--transparent", "--png"]);
     // Scene files: stray keys are refused; ramp stops lie in [0, 1].
     let stray = temp_dir("stray-key").join("stray.toml");
     std::fs::write(&stray, "[grid]\nnx = 16\nny = 16\n[initial.velocity]\nkind = \"zero\"\nbogus = 3\n")
@@ -393,7 +456,7 @@ fn hostile_option_values_never_panic_and_are_named() {
     let (mut cases, mut refused) = (0, 0);
     for value in VALUES {
         let mut lines: Vec<(String, Vec<String>)> = Vec::new();
-        for option in ["--backend", "--steps", "--out", "--frame-every", "--dump", "--set", "--threads"] {
+        for option in ["--backend", "--steps", "--out", "--frame-every", "--dump", "--set", "--threads", "--flipbook"] {
             let mut args = run(&[option, value]);
             if option == "--frame-every" {
                 args.push("--png".into());
