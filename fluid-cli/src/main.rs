@@ -110,6 +110,10 @@ struct RunArgs {
     /// Capture a frame every K steps for --png and --gif (default: steps/100, at least 1).
     #[arg(long, value_name = "K")]
     frame_every: Option<u32>,
+    /// At every frame (as for --png) write DIR/<field>_<frame>.exr for each field: 32-bit
+    /// float OpenEXR, channel Y (dye: R, G, B, A), top row first, for VFX tools.
+    #[arg(long, value_delimiter = ',', value_name = "FIELD,...")]
+    exr: Vec<String>,
     /// Draw over a transparent background (the scene's background colour with alpha 0): PNG
     /// frames and flipbooks keep the alpha, zero where nothing is drawn.
     #[arg(long)]
@@ -483,6 +487,13 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             dumps.push(field);
         }
     }
+    let mut exr = Vec::new();
+    for name in &args.exr {
+        let field = FieldId::parse(name.trim())?;
+        if !exr.contains(&field) {
+            exr.push(field);
+        }
+    }
     if args.steps == 0 {
         return Err(Error::invalid("--steps", 0, "run at least one step").into());
     }
@@ -516,15 +527,17 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     if let Some(book) = &flipbook {
         book.check_size(&scene.grid()?)?;
     }
-    for field in &dumps {
-        if let Some(why) = scene.params.fields.not_carried(*field) {
-            return Err(Error::invalid("--dump", field.name(), format!("{why}: it would be all zeros")).into());
+    for (option, fields) in [("--dump", &dumps), ("--exr", &exr)] {
+        for field in fields {
+            if let Some(why) = scene.params.fields.not_carried(*field) {
+                return Err(Error::invalid(option, field.name(), format!("{why}: it would be all zeros")).into());
+            }
         }
     }
     let backend = fluid::backend_with_threads(&args.backend, args.threads)?;
     check_dumps_fit(&scene, &args.backend, &dumps)?;
     let out_dir = args.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&scene.name));
-    let frames_wanted = args.png || args.gif;
+    let frames_wanted = args.png || args.gif || !exr.is_empty();
     if frames_wanted || flipbook.is_some() || !dumps.is_empty() {
         if out_dir.exists() && !out_dir.is_dir() {
             return Err(Failure {
@@ -594,14 +607,21 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             return Err(e.into());
         }
         if frames_wanted && (k % every == 0 || k == args.steps) {
-            let rgba = sim.render()?;
-            if args.png {
-                let path = out_dir.join(format!("frame_{frames:05}.png"));
-                save_png(&path, grid.nx, grid.ny, &rgba)?;
-                written.push(path);
+            if args.png || args.gif {
+                let rgba = sim.render()?;
+                if args.png {
+                    let path = out_dir.join(format!("frame_{frames:05}.png"));
+                    save_png(&path, grid.nx, grid.ny, &rgba)?;
+                    written.push(path);
+                }
+                if let Some(gif) = gif.as_mut() {
+                    gif.push(rgba)?;
+                }
             }
-            if let Some(gif) = gif.as_mut() {
-                gif.push(rgba)?;
+            for field in &exr {
+                let path = out_dir.join(format!("{}_{frames:05}.exr", field.name()));
+                save_exr(&path, &grid, *field, &sim.field(*field)?)?;
+                written.push(path);
             }
             frames += 1;
         }
@@ -724,6 +744,36 @@ fn write_dumps(sim: &mut Simulation, dumps: &[FieldId], out_dir: &Path) -> Resul
         written.push(path);
     }
     Ok(written)
+}
+
+/// `data` (a field of `grid`, laid out as `Grid::shape` says) as a 32-bit float OpenEXR image,
+/// top row first: channel `Y`, or `R`, `G`, `B`, `A` for the dye. Written to `<path>.part` and
+/// renamed once whole.
+fn save_exr(path: &Path, grid: &fluid::Grid, field: FieldId, data: &[f32]) -> Result<(), Failure> {
+    use exr::prelude::{Image, SpecificChannels, Vec2, WritableImage};
+    let shape = grid.shape(field);
+    let (h, w) = (shape[0], shape[1]);
+    let mut part = path.as_os_str().to_owned();
+    part.push(".part");
+    let part = PathBuf::from(part);
+    let written = if shape.len() == 3 {
+        let px = |p: Vec2<usize>| {
+            let c = 4 * ((h - 1 - p.1) * w + p.0);
+            (data[c], data[c + 1], data[c + 2], data[c + 3])
+        };
+        Image::from_channels((w, h), SpecificChannels::rgba(px)).write().to_file(&part)
+    } else {
+        let px = |p: Vec2<usize>| (data[(h - 1 - p.1) * w + p.0],);
+        let channels = SpecificChannels::build().with_channel("Y").with_pixel_fn(px);
+        Image::from_channels((w, h), channels).write().to_file(&part)
+    };
+    let done = written
+        .map_err(|e| io_failure(path, e))
+        .and_then(|()| std::fs::rename(&part, path).map_err(|e| io_failure(path, e)));
+    if done.is_err() {
+        let _ = std::fs::remove_file(&part);
+    }
+    done
 }
 
 fn save_png(path: &Path, w: u32, h: u32, rgba: &[u8]) -> Result<(), Failure> {

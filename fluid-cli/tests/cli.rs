@@ -162,6 +162,61 @@ fn flipbooks_and_transparent_frames_are_written() {
     assert!(frame.pixels().all(|p| p[3] == 255));
 }
 
+/// `--exr` writes each field at each frame as 32-bit float OpenEXR, top row first: the last
+/// frame's values are the `.npy` dump's, bit for bit (Y for a scalar or face field, RGBA for
+/// the dye).
+#[test]
+fn exr_frames_hold_the_fields_values() {
+    let dir = temp_dir("exr");
+    let out = dir.to_str().expect("utf8");
+    let args = [
+        "run",
+        "ink",
+        "--steps",
+        "10",
+        "--frame-every",
+        "5",
+        "--exr",
+        "dye,u,pressure",
+        "--dump",
+        "dye,u,pressure",
+        "--set",
+        "grid.nx=40",
+        "--set",
+        "grid.ny=30",
+        "--out",
+        out,
+    ];
+    let run = fluid(&args);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    for (field, channels) in [("u", &["Y"][..]), ("pressure", &["Y"]), ("dye", &["A", "B", "G", "R"])] {
+        let (shape, payload) = npy(&dir.join(format!("{field}.npy")));
+        let want: Vec<f32> = payload.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+        let image = exr::prelude::read_first_flat_layer_from_file(dir.join(format!("{field}_00001.exr"))).expect("exr");
+        let (w, h) = (image.layer_data.size.0, image.layer_data.size.1);
+        assert_eq!((h, w), (shape[0], shape[1]), "{field}");
+        let list = &image.layer_data.channel_data.list;
+        let names: Vec<String> = list.iter().map(|c| c.name.to_string()).collect();
+        assert_eq!(names, channels, "{field}");
+        let per = if channels.len() == 4 { 4 } else { 1 };
+        for c in list {
+            let exr::prelude::FlatSamples::F32(values) = &c.sample_data else { panic!("{field}: not f32") };
+            let k = ["R", "G", "B", "A"].iter().position(|n| c.name.to_string() == *n).unwrap_or(0);
+            for y in 0..h {
+                for x in 0..w {
+                    // The picture's top row is the box's top row.
+                    let got = values[y * w + x];
+                    let expected = want[per * ((h - 1 - y) * w + x) + k];
+                    assert_eq!(got.to_bits(), expected.to_bits(), "{field} {} at {x},{y}", c.name);
+                }
+            }
+        }
+    }
+    assert!(dir.join("dye_00000.exr").exists() && !dir.join("dye_00001.exr.part").exists());
+    bad(&["run", "smoke", "--exr", "velocity"], &["unknown field", "velocity"]);
+    bad(&["run", "smoke", "--exr", "dye"], &["--exr", "dye", "params.fields.dye = false"]);
+}
+
 #[test]
 fn gif_and_png_frames_are_written() {
     let dir = temp_dir("frames");
@@ -456,7 +511,9 @@ fn hostile_option_values_never_panic_and_are_named() {
     let (mut cases, mut refused) = (0, 0);
     for value in VALUES {
         let mut lines: Vec<(String, Vec<String>)> = Vec::new();
-        for option in ["--backend", "--steps", "--out", "--frame-every", "--dump", "--set", "--threads", "--flipbook"] {
+        for option in
+            ["--backend", "--steps", "--out", "--frame-every", "--dump", "--exr", "--set", "--threads", "--flipbook"]
+        {
             let mut args = run(&[option, value]);
             if option == "--frame-every" {
                 args.push("--png".into());
