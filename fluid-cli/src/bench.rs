@@ -119,8 +119,18 @@ fn time_batches(
     Ok(median(samples))
 }
 
+/// The scene at `n × n`; for `--jacobi`, with the sweep solver as its own, so that it holds
+/// the pressure's ping-pong partner the sweeps swap with.
+fn bench_scene(cfg: &BenchConfig, n: u32) -> Result<Scene> {
+    let mut scene = resized(&cfg.scene, n)?;
+    if cfg.jacobi_only {
+        scene.params.pressure.solver = sweep_solver(scene.params.pressure.solver);
+    }
+    Ok(scene)
+}
+
 fn bench_one(cfg: &BenchConfig, backend: Box<dyn Backend>, n: u32, copy: Option<f64>) -> Result<BenchRow> {
-    let scene = resized(&cfg.scene, n)?;
+    let scene = bench_scene(cfg, n)?;
     let grid = scene.grid()?;
     let dt = scene.params.dt;
     let batches = 5u32;
@@ -182,7 +192,7 @@ fn parity_fields(cfg: &BenchConfig) -> &'static [FieldId] {
 
 /// The state after the parity steps on `backend`, fields concatenated.
 fn parity_state(cfg: &BenchConfig, backend: Box<dyn Backend>, n: u32) -> Result<Vec<f32>> {
-    let scene = resized(&cfg.scene, n)?;
+    let scene = bench_scene(cfg, n)?;
     let grid = scene.grid()?;
     let dt = scene.params.dt;
     let mut sim = Simulation::new(scene.clone(), backend)?;

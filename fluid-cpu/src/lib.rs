@@ -172,6 +172,7 @@ impl CpuBackend {
             }
         };
         fluid_core::ir::lower::check_transients(schedule, &self.resources)?;
+        fluid_core::ir::lower::check_bindings(schedule, &self.resources)?;
         for op in schedule.ops() {
             match op {
                 Op::Dispatch(d) => {

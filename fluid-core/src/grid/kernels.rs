@@ -47,12 +47,12 @@ static ADVECT_CELLS_DESC: KernelDesc = tiled(
     &[
         f("u", R),
         f("v", R),
-        f("density", R),
-        f("temperature", R),
-        Binding::vec4("dye", R),
-        f("density_out", W),
-        f("temperature_out", W),
-        Binding::vec4("dye_out", W),
+        f("density", R).optional(),
+        f("temperature", R).optional(),
+        Binding::vec4("dye", R).optional(),
+        f("density_out", W).optional(),
+        f("temperature_out", W).optional(),
+        Binding::vec4("dye_out", W).optional(),
     ],
     ADVECT,
     Domain::Cells,
@@ -61,7 +61,13 @@ static ADVECT_CELLS_DESC: KernelDesc = tiled(
 static SPLAT_DESC: KernelDesc = KernelDesc {
     name: "splat",
     module: "splat",
-    bindings: &[f("u", RW), f("v", RW), f("density", RW), f("temperature", RW), Binding::vec4("dye", RW)],
+    bindings: &[
+        f("u", RW),
+        f("v", RW),
+        f("density", RW).optional(),
+        f("temperature", RW).optional(),
+        Binding::vec4("dye", RW).optional(),
+    ],
     params: None,
     splats: true,
     domain: Domain::Faces,
@@ -77,7 +83,7 @@ static CURL_DESC: KernelDesc = tiled(
 );
 static APPLY_FORCES_DESC: KernelDesc = tiled(
     "apply_forces",
-    &[f("u", RW), f("v", RW), f("density", R), f("temperature", R), f("curl", R)],
+    &[f("u", RW), f("v", RW), f("density", R).optional(), f("temperature", R).optional(), f("curl", R)],
     Some(ParamsDesc::of::<ForceParams>()),
     Domain::Faces,
     "gravity, buoyancy and vorticity confinement on the faces; the max-speed clamp",

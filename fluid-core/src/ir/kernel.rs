@@ -49,17 +49,26 @@ pub struct Binding {
     pub access: Access,
     /// Its element type.
     pub element: Element,
+    /// Whether an empty resource may be bound to it: the kernel then leaves it alone (a field
+    /// the scene does not carry, under a flag in the parameters). Binding an empty resource
+    /// to any other slot is refused before a run ([`crate::ir::lower::check_bindings`]).
+    pub optional: bool,
 }
 
 impl Binding {
     /// A slot of `f32` values.
     pub const fn f32(name: &'static str, access: Access) -> Binding {
-        Binding { name, access, element: Element::F32 }
+        Binding { name, access, element: Element::F32, optional: false }
     }
 
     /// A slot of `vec4<f32>` values.
     pub const fn vec4(name: &'static str, access: Access) -> Binding {
-        Binding { name, access, element: Element::Vec4F32 }
+        Binding { name, access, element: Element::Vec4F32, optional: false }
+    }
+
+    /// The same slot, which may be bound to an empty resource.
+    pub const fn optional(self) -> Binding {
+        Binding { optional: true, ..self }
     }
 }
 

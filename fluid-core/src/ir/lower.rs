@@ -96,6 +96,7 @@ pub fn lower(schedule: &Schedule, resources: &[ResourceDesc], start: &[usize], t
         Ok(id.index())
     };
     check_transients(schedule, resources)?;
+    check_bindings(schedule, resources)?;
     let mut map = start.to_vec();
     let mut invocations = Vec::new();
     for op in schedule.ops() {
@@ -153,6 +154,32 @@ pub fn lower(schedule: &Schedule, resources: &[ResourceDesc], start: &[usize], t
         params.resize(stride, 0);
     }
     Ok(Plan { schedule: schedule.id(), start: start.to_vec(), end: map, invocations, params, reduction_slots: slots })
+}
+
+/// An error unless every dispatch of `schedule` binds a resource with values to each slot its
+/// kernel reads or writes: an empty resource (a field the scene does not hold) only to a slot
+/// marked [`crate::ir::kernel::Binding::optional`]. Every backend checks this before it runs
+/// a schedule, so a kernel never indexes a buffer that is not there.
+pub fn check_bindings(schedule: &Schedule, resources: &[ResourceDesc]) -> Result<()> {
+    for d in schedule.dispatches() {
+        for (slot, id) in d.kernel.bindings.iter().zip(&d.resources) {
+            if let Some(r) = resources.get(id.index())
+                && r.is_empty()
+                && !slot.optional
+            {
+                return Err(Error::invalid(
+                    "schedule",
+                    schedule.id(),
+                    format!(
+                        "`{}` binds `{}` to its slot `{}`, and the resources hold none of it (the scene \
+                         declares it empty)",
+                        d.kernel.name, r.name, slot.name
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// An error unless `schedule` treats the transient resources among `resources` as
@@ -528,5 +555,24 @@ mod tests {
                 assert!(sweeps || !touches, "{solver:?} touches pressure_tmp");
             }
         }
+    }
+
+    /// A schedule that binds an empty resource to a slot its kernel needs is refused before it
+    /// runs (Jacobi sweeps on a multigrid scene, which holds no `pressure_tmp`); the optional
+    /// slots (fields a scene may not carry) take empty resources.
+    #[test]
+    fn empty_resources_bind_only_to_optional_slots() {
+        let grid = Grid::new(20, 12, 0.1, Boundary::Wall, Boundary::Wall).expect("grid");
+        let mut params = crate::Scene::preset("smoke").expect("preset").params;
+        params.pressure.solver = PressureSolver::Multigrid;
+        let fields = GridFields::declare(&grid, &params);
+        let sweeps = step::jacobi_sweeps(&grid, PressureSolver::Jacobi, None, 2);
+        let e = check_bindings(&sweeps, fields.resources()).expect_err("no pressure_tmp").to_string();
+        assert!(e.contains("`jacobi`") && e.contains("`pressure_tmp`"), "{e}");
+        let start = crate::ir::resource::owners(fields.resources());
+        assert!(lower(&sweeps, fields.resources(), &start, &TARGET).is_err());
+        // Smoke carries no dye: the step binds the empty dye to optional slots only.
+        assert!(!fields.has(FieldId::Dye));
+        check_bindings(&step::step(&grid, &params), fields.resources()).expect("optional slots");
     }
 }
