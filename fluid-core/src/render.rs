@@ -194,74 +194,24 @@ impl RenderSpec {
             srgb_to_linear(self.background.0[2]),
         ];
         let bg_alpha = f32::from(self.background.0[3]) / 255.0;
-        if self.background.0[3] < 255 {
-            return self.render_over_transparent(grid, data, ambient, bg, bg_alpha);
-        }
+        let opaque = self.background.0[3] == 255;
         let stops = self.linear_stops();
         let mut out = vec![0u8; nx * ny * 4];
         for row in 0..ny {
             let j = ny - 1 - row;
             for i in 0..nx {
-                let c = j * nx + i;
-                let rgb: [f32; 3] = match self.field {
-                    RenderField::Dye => {
-                        let d = &data[4 * c..4 * c + 4];
-                        let a = d[3].clamp(0.0, 1.0);
-                        std::array::from_fn(|k| d[k].max(0.0) + bg[k] * (1.0 - a))
-                    }
-                    field => {
-                        let x = match field {
-                            RenderField::Temperature => data[c] - ambient,
-                            RenderField::Curl => data[c].abs(),
-                            _ => data[c],
-                        };
-                        let t = (x / self.scale).clamp(0.0, 1.0);
-                        let t = if t.is_nan() { 0.0 } else { t };
-                        let r = RenderSpec::ramp_at(&stops, t);
-                        std::array::from_fn(|k| r[k] * r[3] + bg[k] * (1.0 - r[3]))
-                    }
-                };
+                let (src, a) = self.source(&stops, data, j * nx + i, ambient);
                 let px = &mut out[4 * (row * nx + i)..4 * (row * nx + i) + 4];
-                for k in 0..3 {
-                    px[k] = linear_to_srgb(rgb[k]);
+                if opaque {
+                    for k in 0..3 {
+                        px[k] = linear_to_srgb(src[k] + bg[k] * (1.0 - a));
+                    }
+                    px[3] = 255;
+                    continue;
                 }
-                px[3] = 255;
-            }
-        }
-        out
-    }
-
-    /// [`RenderSpec::render`] over a background of alpha `bg_alpha` < 1: premultiplied
-    /// `over` in linear light (`p = src + bg·α_bg·(1 − α_src)`, `α = α_src + α_bg·(1 − α_src)`),
-    /// then the colour divided by its alpha for the straight-alpha picture.
-    fn render_over_transparent(&self, grid: &Grid, data: &[f32], ambient: f32, bg: [f32; 3], bg_alpha: f32) -> Vec<u8> {
-        let (nx, ny) = (grid.nx as usize, grid.ny as usize);
-        let stops = self.linear_stops();
-        let mut out = vec![0u8; nx * ny * 4];
-        for row in 0..ny {
-            let j = ny - 1 - row;
-            for i in 0..nx {
-                let c = j * nx + i;
-                // The source, premultiplied.
-                let (src, a): ([f32; 3], f32) = match self.field {
-                    RenderField::Dye => {
-                        let d = &data[4 * c..4 * c + 4];
-                        (std::array::from_fn(|k| d[k].max(0.0)), d[3].clamp(0.0, 1.0))
-                    }
-                    field => {
-                        let x = match field {
-                            RenderField::Temperature => data[c] - ambient,
-                            RenderField::Curl => data[c].abs(),
-                            _ => data[c],
-                        };
-                        let t = (x / self.scale).clamp(0.0, 1.0);
-                        let t = if t.is_nan() { 0.0 } else { t };
-                        let r = RenderSpec::ramp_at(&stops, t);
-                        (std::array::from_fn(|k| r[k] * r[3]), r[3])
-                    }
-                };
+                // Premultiplied `over` in linear light (`p = src + bg·α_bg·(1 − α_src)`,
+                // `α = α_src + α_bg·(1 − α_src)`), the colour then divided by its alpha.
                 let alpha = a + bg_alpha * (1.0 - a);
-                let px = &mut out[4 * (row * nx + i)..4 * (row * nx + i) + 4];
                 if alpha > 0.0 {
                     for k in 0..3 {
                         px[k] = linear_to_srgb((src[k] + bg[k] * bg_alpha * (1.0 - a)) / alpha);
@@ -271,6 +221,28 @@ impl RenderSpec {
             }
         }
         out
+    }
+
+    /// What cell `c` draws, premultiplied in linear light, and its alpha: the dye as it is
+    /// (premultiplied by its coverage), or the field through the ramp.
+    fn source(&self, stops: &[(f32, [f32; 4])], data: &[f32], c: usize, ambient: f32) -> ([f32; 3], f32) {
+        match self.field {
+            RenderField::Dye => {
+                let d = &data[4 * c..4 * c + 4];
+                (std::array::from_fn(|k| d[k].max(0.0)), d[3].clamp(0.0, 1.0))
+            }
+            field => {
+                let x = match field {
+                    RenderField::Temperature => data[c] - ambient,
+                    RenderField::Curl => data[c].abs(),
+                    _ => data[c],
+                };
+                let t = (x / self.scale).clamp(0.0, 1.0);
+                let t = if t.is_nan() { 0.0 } else { t };
+                let r = RenderSpec::ramp_at(stops, t);
+                (std::array::from_fn(|k| r[k] * r[3]), r[3])
+            }
+        }
     }
 }
 
