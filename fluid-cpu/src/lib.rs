@@ -171,8 +171,7 @@ impl CpuBackend {
                 Err(Error::invalid("resource", id.0, format!("the backend holds {} resources", self.resources.len())))
             }
         };
-        fluid_core::ir::lower::check_transients(schedule, &self.resources)?;
-        fluid_core::ir::lower::check_bindings(schedule, &self.resources)?;
+        fluid_core::ir::lower::check_resources(schedule, &self.resources)?;
         for op in schedule.ops() {
             match op {
                 Op::Dispatch(d) => {

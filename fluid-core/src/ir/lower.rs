@@ -95,8 +95,7 @@ pub fn lower(schedule: &Schedule, resources: &[ResourceDesc], start: &[usize], t
         desc.check_grid(schedule.grid())?;
         Ok(id.index())
     };
-    check_transients(schedule, resources)?;
-    check_bindings(schedule, resources)?;
+    check_resources(schedule, resources)?;
     let mut map = start.to_vec();
     let mut invocations = Vec::new();
     for op in schedule.ops() {
@@ -156,6 +155,13 @@ pub fn lower(schedule: &Schedule, resources: &[ResourceDesc], start: &[usize], t
     Ok(Plan { schedule: schedule.id(), start: start.to_vec(), end: map, invocations, params, reduction_slots: slots })
 }
 
+/// What every backend checks before it runs `schedule` on `resources`: [`check_bindings`] and
+/// [`check_transients`].
+pub fn check_resources(schedule: &Schedule, resources: &[ResourceDesc]) -> Result<()> {
+    check_bindings(schedule, resources)?;
+    check_transients(schedule, resources)
+}
+
 /// An error unless every dispatch of `schedule` binds a resource with values to each slot its
 /// kernel reads or writes: an empty resource (a field the scene does not hold) only to a slot
 /// marked [`crate::ir::kernel::Binding::optional`]. Every backend checks this before it runs
@@ -191,27 +197,33 @@ pub fn check_bindings(schedule: &Schedule, resources: &[ResourceDesc]) -> Result
 pub fn check_transients(schedule: &Schedule, resources: &[ResourceDesc]) -> Result<()> {
     let bad = |message: String| Error::invalid("schedule", schedule.id(), message);
     let transient = |id: crate::ResourceId| resources.get(id.index()).filter(|r| r.shares().is_some() && !r.is_empty());
+    if !resources.iter().any(|r| r.shares().is_some() && !r.is_empty()) {
+        return Ok(());
+    }
     let mut live: Vec<Option<(usize, usize)>> = vec![None; resources.len()];
+    // Op `k` touches `id`, writing it or not.
+    let mut touch = |k: usize, id: crate::ResourceId, writes: bool| -> Result<()> {
+        let Some(r) = transient(id) else { return Ok(()) };
+        match &mut live[id.index()] {
+            None if !writes => return Err(bad(format!("it reads the transient `{}` before writing it", r.name))),
+            None => live[id.index()] = Some((k, k)),
+            Some(span) => span.1 = k,
+        }
+        Ok(())
+    };
     for (k, op) in schedule.ops().iter().enumerate() {
-        let touches: Vec<(crate::ResourceId, bool)> = match op {
+        match op {
             Op::Swap(a, b) => {
                 if let Some(r) = transient(*a).or(transient(*b)) {
                     return Err(bad(format!("it swaps `{}`, which is transient", r.name)));
                 }
-                continue;
             }
             Op::Dispatch(d) => {
-                d.resources.iter().zip(d.kernel.bindings).map(|(r, b)| (*r, b.access.writes())).collect()
+                for (r, b) in d.resources.iter().zip(d.kernel.bindings) {
+                    touch(k, *r, b.access.writes())?;
+                }
             }
-            Op::Reduce { resource, .. } => vec![(*resource, false)],
-        };
-        for (id, writes) in touches {
-            let Some(r) = transient(id) else { continue };
-            match &mut live[id.index()] {
-                None if !writes => return Err(bad(format!("it reads the transient `{}` before writing it", r.name))),
-                None => live[id.index()] = Some((k, k)),
-                Some(span) => span.1 = k,
-            }
+            Op::Reduce { resource, .. } => touch(k, *resource, false)?,
         }
     }
     for (i, a) in live.iter().enumerate() {
