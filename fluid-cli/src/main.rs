@@ -4,6 +4,7 @@
 mod bench;
 mod npy;
 mod solvers;
+mod whole;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -477,23 +478,21 @@ fn load_scene(arg: &str, overrides: &[String]) -> Result<Scene, Failure> {
     }
 }
 
+/// The fields named, each once (`--dump dye,dye` writes dye.npy once).
+fn field_list(names: &[String]) -> Result<Vec<FieldId>, Failure> {
+    let mut fields = Vec::new();
+    for name in names {
+        let field = FieldId::parse(name.trim())?;
+        if !fields.contains(&field) {
+            fields.push(field);
+        }
+    }
+    Ok(fields)
+}
+
 fn run(args: &RunArgs) -> Result<(), Failure> {
     // Check everything the user typed before any work starts.
-    let mut dumps = Vec::new();
-    for name in &args.dump {
-        let field = FieldId::parse(name.trim())?;
-        // `--dump dye,dye` writes dye.npy once.
-        if !dumps.contains(&field) {
-            dumps.push(field);
-        }
-    }
-    let mut exr = Vec::new();
-    for name in &args.exr {
-        let field = FieldId::parse(name.trim())?;
-        if !exr.contains(&field) {
-            exr.push(field);
-        }
-    }
+    let (dumps, exr) = (field_list(&args.dump)?, field_list(&args.exr)?);
     if args.steps == 0 {
         return Err(Error::invalid("--steps", 0, "run at least one step").into());
     }
@@ -753,27 +752,21 @@ fn save_exr(path: &Path, grid: &fluid::Grid, field: FieldId, data: &[f32]) -> Re
     use exr::prelude::{Image, SpecificChannels, Vec2, WritableImage};
     let shape = grid.shape(field);
     let (h, w) = (shape[0], shape[1]);
-    let mut part = path.as_os_str().to_owned();
-    part.push(".part");
-    let part = PathBuf::from(part);
-    let written = if shape.len() == 3 {
-        let px = |p: Vec2<usize>| {
-            let c = 4 * ((h - 1 - p.1) * w + p.0);
-            (data[c], data[c + 1], data[c + 2], data[c + 3])
+    let written = whole::write_whole(path, |part| {
+        let written = if shape.len() == 3 {
+            let px = |p: Vec2<usize>| {
+                let c = 4 * ((h - 1 - p.1) * w + p.0);
+                (data[c], data[c + 1], data[c + 2], data[c + 3])
+            };
+            Image::from_channels((w, h), SpecificChannels::rgba(px)).write().to_file(part)
+        } else {
+            let px = |p: Vec2<usize>| (data[(h - 1 - p.1) * w + p.0],);
+            let channels = SpecificChannels::build().with_channel("Y").with_pixel_fn(px);
+            Image::from_channels((w, h), channels).write().to_file(part)
         };
-        Image::from_channels((w, h), SpecificChannels::rgba(px)).write().to_file(&part)
-    } else {
-        let px = |p: Vec2<usize>| (data[(h - 1 - p.1) * w + p.0],);
-        let channels = SpecificChannels::build().with_channel("Y").with_pixel_fn(px);
-        Image::from_channels((w, h), channels).write().to_file(&part)
-    };
-    let done = written
-        .map_err(|e| io_failure(path, e))
-        .and_then(|()| std::fs::rename(&part, path).map_err(|e| io_failure(path, e)));
-    if done.is_err() {
-        let _ = std::fs::remove_file(&part);
-    }
-    done
+        written.map_err(std::io::Error::other)
+    });
+    written.map_err(|e| io_failure(path, e))
 }
 
 fn save_png(path: &Path, w: u32, h: u32, rgba: &[u8]) -> Result<(), Failure> {
@@ -905,9 +898,7 @@ impl GifWriter {
         let (Ok(gw), Ok(gh)) = (u16::try_from(w), u16::try_from(h)) else {
             return Err(io_failure(path, format!("a GIF is at most 65535 pixels wide and high, not {w} x {h}")));
         };
-        let mut part = path.as_os_str().to_owned();
-        part.push(".part");
-        let part = PathBuf::from(part);
+        let part = whole::part_path(path);
         let file = std::fs::File::create(&part).map_err(|e| io_failure(&part, e))?;
         let mut enc =
             gif::Encoder::new(std::io::BufWriter::new(file), gw, gh, &[]).map_err(|e| io_failure(&part, e))?;

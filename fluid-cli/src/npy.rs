@@ -36,16 +36,9 @@ pub fn write_to(mut w: impl Write, shape: &[usize], data: &[f32]) -> std::io::Re
 /// Write a `.npy` file: into `<path>.part`, renamed to `path` once whole, so a failure (a
 /// full disk) leaves no truncated file behind (nor the part).
 pub fn write_f32(path: &std::path::Path, shape: &[usize], data: &[f32]) -> std::io::Result<()> {
-    let mut part = path.as_os_str().to_owned();
-    part.push(".part");
-    let part = std::path::PathBuf::from(part);
-    let written = std::fs::File::create(&part)
-        .and_then(|f| write_to(std::io::BufWriter::new(f), shape, data))
-        .and_then(|()| std::fs::rename(&part, path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&part);
-    }
-    written
+    crate::whole::write_whole(path, |part| {
+        std::fs::File::create(part).and_then(|f| write_to(std::io::BufWriter::new(f), shape, data))
+    })
 }
 
 #[cfg(test)]
