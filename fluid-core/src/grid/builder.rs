@@ -4,7 +4,8 @@
 use crate::grid::uniforms::MgParams;
 use crate::grid::{FieldId, Grid};
 use crate::ir::kernel::{Domain, Kernel, ParamsBlock};
-use crate::ir::schedule::{ParamBlock, ReduceOp, Schedule, ScheduleBuilder};
+use crate::ir::resource::ResourceId;
+use crate::ir::schedule::{MAX_BINDINGS, ParamBlock, ReduceOp, Schedule, ScheduleBuilder};
 
 /// Builds a grid schedule: dispatches over fields, their extents from the kernels' domains.
 pub(crate) struct Builder {
@@ -40,8 +41,11 @@ impl Builder {
         params: Option<&P>,
         extent: [u32; 2],
     ) {
-        let ids: Vec<_> = fields.iter().map(|f| (*f).into()).collect();
-        self.s.dispatch(kernel, &ids, params.map(ParamBlock::new), extent);
+        let mut ids = [ResourceId(0); MAX_BINDINGS];
+        for (id, f) in ids.iter_mut().zip(fields) {
+            *id = (*f).into();
+        }
+        self.s.dispatch(kernel, &ids[..fields.len()], params.map(ParamBlock::new), extent);
     }
 
     /// A kernel without a parameter block.

@@ -8,7 +8,8 @@
 use crate::{Error, Result};
 
 /// Index of a resource in its model's list.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(transparent)]
 pub struct ResourceId(pub u32);
 
 impl ResourceId {

@@ -3,8 +3,6 @@
 //! about the physics. What changes every step (dt, splats) travels apart, in
 //! [`crate::StepInputs`].
 
-use std::hash::{DefaultHasher, Hash, Hasher};
-
 use crate::ir::kernel::PARAMS_MAX_BYTES;
 use crate::ir::kernel::{Kernel, ParamsBlock};
 use crate::ir::resource::ResourceId;
@@ -37,13 +35,58 @@ impl ParamBlock {
     }
 }
 
+/// Most binding slots a kernel may have (the descriptor test checks every kernel).
+pub const MAX_BINDINGS: usize = 16;
+
+/// The resources of a dispatch, one per binding slot, kept inline: a solve of thousands of
+/// dispatches is built without an allocation per dispatch.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Bound {
+    len: u8,
+    ids: [ResourceId; MAX_BINDINGS],
+}
+
+impl Bound {
+    /// `ids`, at most [`MAX_BINDINGS`] of them.
+    ///
+    /// # Panics
+    /// When there are more: a kernel descriptor with too many bindings is a programming error.
+    pub fn new(ids: &[ResourceId]) -> Bound {
+        assert!(ids.len() <= MAX_BINDINGS, "{} bindings, at most {MAX_BINDINGS}", ids.len());
+        let mut b = Bound { len: ids.len() as u8, ids: [ResourceId(0); MAX_BINDINGS] };
+        b.ids[..ids.len()].copy_from_slice(ids);
+        b
+    }
+}
+
+impl std::ops::Deref for Bound {
+    type Target = [ResourceId];
+    fn deref(&self) -> &[ResourceId] {
+        &self.ids[..usize::from(self.len)]
+    }
+}
+
+impl<'a> IntoIterator for &'a Bound {
+    type Item = &'a ResourceId;
+    type IntoIter = std::slice::Iter<'a, ResourceId>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl std::fmt::Debug for Bound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
 /// One kernel invocation over resources.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Dispatch {
     /// Which kernel.
     pub kernel: Kernel,
     /// One resource per binding slot of the kernel, in order.
-    pub resources: Vec<ResourceId>,
+    pub resources: Bound,
     /// Its parameter block, when the kernel reads one.
     pub params: Option<ParamBlock>,
     /// Invocations `[x, y]`.
@@ -173,7 +216,7 @@ impl ScheduleBuilder {
     pub fn dispatch(&mut self, kernel: Kernel, resources: &[ResourceId], params: Option<ParamBlock>, extent: [u32; 2]) {
         debug_assert_eq!(resources.len(), kernel.bindings.len(), "{}: a resource per slot", kernel.name);
         debug_assert_eq!(params.is_some(), kernel.params.is_some(), "{}: its parameter block", kernel.name);
-        self.ops.push(Op::Dispatch(Dispatch { kernel, resources: resources.to_vec(), params, extent }));
+        self.ops.push(Op::Dispatch(Dispatch { kernel, resources: Bound::new(resources), params, extent }));
     }
 
     /// Append an op as it is (a copy of another schedule's, say).
@@ -206,20 +249,37 @@ impl ScheduleBuilder {
         &self.ops
     }
 
-    /// The schedule, with an identity of its own.
+    /// The schedule, with an identity of its own: one hash of every op's bytes, laid out
+    /// with a tag and lengths so that different op lists never give the same bytes.
     pub fn build(self) -> Schedule {
-        let mut h = DefaultHasher::new();
-        (self.uniform, self.grid).hash(&mut h);
+        let mut bytes = Vec::with_capacity(64 * self.ops.len() + 40);
+        bytes.extend_from_slice(&self.uniform);
+        // Native byte order: an identity lives within one process.
+        let words = |bytes: &mut Vec<u8>, xs: &[u32]| bytes.extend_from_slice(bytemuck::cast_slice(xs));
+        words(&mut bytes, &self.grid);
         for op in &self.ops {
             match op {
                 Op::Dispatch(d) => {
-                    (0u8, d.kernel.name, &d.resources, d.params.as_ref().map(ParamBlock::bytes), d.extent).hash(&mut h)
+                    let params = d.params.as_ref().map_or(&[][..], ParamBlock::bytes);
+                    bytes.push(0);
+                    words(&mut bytes, &[d.kernel.name.len() as u32, d.resources.len() as u32, params.len() as u32]);
+                    bytes.extend_from_slice(d.kernel.name.as_bytes());
+                    words(&mut bytes, bytemuck::cast_slice(&d.resources));
+                    bytes.push(u8::from(d.params.is_some()));
+                    bytes.extend_from_slice(params);
+                    words(&mut bytes, &d.extent);
                 }
-                Op::Swap(a, b) => (1u8, a, b).hash(&mut h),
-                Op::Reduce { resource, op, slot } => (2u8, resource, op, slot).hash(&mut h),
+                Op::Swap(a, b) => {
+                    bytes.push(1);
+                    words(&mut bytes, &[a.0, b.0]);
+                }
+                Op::Reduce { resource, op, slot } => {
+                    bytes.push(2);
+                    words(&mut bytes, &[resource.0, *op as u32, *slot as u32]);
+                }
             }
         }
-        Schedule { id: h.finish(), uniform: self.uniform, grid: self.grid, ops: self.ops }
+        Schedule { id: xxhash_rust::xxh3::xxh3_64(&bytes), uniform: self.uniform, grid: self.grid, ops: self.ops }
     }
 }
 
@@ -255,5 +315,26 @@ mod tests {
             swapped.push(op);
         }
         assert_ne!(swapped.build().id(), schedule.id(), "the order of the ops");
+        let one = |f: &dyn Fn(&mut super::ScheduleBuilder)| {
+            let mut b = super::Schedule::builder(*schedule.uniform(), schedule.grid());
+            f(&mut b);
+            b.build().id()
+        };
+        let (r, s) = (super::ResourceId(1), super::ResourceId(2));
+        assert_ne!(one(&|b| b.swap(r, s)), one(&|b| b.swap(s, r)), "a resource");
+        assert_ne!(one(&|b| b.swap(r, s)), one(&|b| b.reduce(r, super::ReduceOp::MaxAbs, 2)), "the kind of op");
+        assert_ne!(
+            one(&|b| b.reduce(r, super::ReduceOp::MaxAbs, 0)),
+            one(&|b| b.reduce(r, super::ReduceOp::SumSquares, 0)),
+            "the reduction"
+        );
+    }
+
+    /// Every kernel's bindings fit a dispatch's inline list.
+    #[test]
+    fn every_kernel_fits_the_binding_list() {
+        for k in crate::kernels() {
+            assert!(k.bindings.len() <= super::MAX_BINDINGS, "{}: {} bindings", k.name, k.bindings.len());
+        }
     }
 }

@@ -170,6 +170,7 @@ impl WgpuBackend {
             .iter()
             .map(|inv| Recorded {
                 kernel: inv.kernel,
+                pipeline: self.pipelines[inv.kernel.name].pipeline.clone(),
                 group0: self.group0(inv.kernel.name),
                 offset: inv.params,
                 group1: self.group1(inv.kernel.name, &inv.buffers),
@@ -253,13 +254,15 @@ impl WgpuBackend {
                         end_of_pass_write_index: Some(q + 1),
                     }),
                 });
-                encode(&mut pass, &self.pipelines, r);
+                encode(&mut pass, None, r);
             }
         } else {
             let mut pass = enc
                 .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("fluid.step"), timestamp_writes: None });
+            let mut last = None;
             for r in recorded {
-                encode(&mut pass, &self.pipelines, r);
+                encode(&mut pass, last, r);
+                last = Some(r);
             }
         }
         let mut resolve = Vec::new();
@@ -339,21 +342,32 @@ pub(super) struct Encoded {
     recorded: Vec<Recorded>,
 }
 
-/// One dispatch of a run, with its bind groups.
+/// One dispatch of a run, with its pipeline and bind groups.
 struct Recorded {
     kernel: Kernel,
+    pipeline: wgpu::ComputePipeline,
     group0: wgpu::BindGroup,
     offset: Option<u32>,
     group1: wgpu::BindGroup,
     workgroups: (u32, u32),
 }
 
-fn encode(pass: &mut wgpu::ComputePass<'_>, pipelines: &HashMap<&'static str, Pipeline>, r: &Recorded) {
-    pass.set_pipeline(&pipelines[r.kernel.name].pipeline);
-    match r.offset {
-        Some(o) => pass.set_bind_group(0, &r.group0, &[o]),
-        None => pass.set_bind_group(0, &r.group0, &[]),
+/// Encode `r` in a pass whose previous dispatch was `last`: what `last` already set (the
+/// pipeline, a bind group) stays bound, so a long solve of one kernel sets little more than
+/// its ping-pong group per dispatch.
+fn encode(pass: &mut wgpu::ComputePass<'_>, last: Option<&Recorded>, r: &Recorded) {
+    let same_pipeline = last.is_some_and(|l| l.pipeline == r.pipeline);
+    if !same_pipeline {
+        pass.set_pipeline(&r.pipeline);
     }
-    pass.set_bind_group(1, &r.group1, &[]);
+    if !(same_pipeline && last.is_some_and(|l| l.group0 == r.group0 && l.offset == r.offset)) {
+        match r.offset {
+            Some(o) => pass.set_bind_group(0, &r.group0, &[o]),
+            None => pass.set_bind_group(0, &r.group0, &[]),
+        }
+    }
+    if !(same_pipeline && last.is_some_and(|l| l.group1 == r.group1)) {
+        pass.set_bind_group(1, &r.group1, &[]);
+    }
     pass.dispatch_workgroups(r.workgroups.0, r.workgroups.1, 1);
 }
