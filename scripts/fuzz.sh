@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A longer fuzzing campaign than CI's: structure-aware cases of scene files (edited tables and
-# text) and --set overrides, each accepted or refused without a panic, the small ones stepped,
-# read and rendered on the CPU backend (fluid/tests/fuzz.rs).
+# text), --set overrides and damaged checkpoint files (a quarter as many), each accepted or
+# refused without a panic, the small ones stepped, read and rendered on the CPU backend
+# (fluid/tests/fuzz.rs).
 #
 # usage: scripts/fuzz.sh [CASES]   (default 10 000 000; CI runs 100 000)
 set -euo pipefail

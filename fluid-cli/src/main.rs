@@ -91,7 +91,9 @@ struct BenchArgs {
 #[derive(clap::Args, Debug)]
 #[command(allow_negative_numbers = true)]
 struct RunArgs {
-    /// A scene file (`*.toml`) or the name of a built-in preset (see `fluid presets`).
+    /// A scene file (`*.toml`), the name of a built-in preset (see `fluid presets`), or a
+    /// checkpoint (`*.fluid`, written by --save-every) to continue from: --steps more steps,
+    /// its scene changed by --set (except its grid).
     scene: String,
     /// Backend: cpu, wgpu or vulkan.
     #[arg(long, default_value = "cpu")]
@@ -133,6 +135,10 @@ struct RunArgs {
     /// 'params={dt=0.01}' sets only the keys it names; repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
+    /// Save a checkpoint every K steps and after the last: DIR/checkpoint_<step>.fluid (the
+    /// step counted from the scene's start), which `fluid run` continues from on any backend.
+    #[arg(long, value_name = "K")]
+    save_every: Option<u32>,
     /// Print one JSON object with the summary instead of text.
     #[arg(long)]
     json: bool,
@@ -460,7 +466,24 @@ fn bench_solvers(args: &BenchArgs) -> Result<(), Failure> {
     print_rows(&rows, args.json, solvers::table)
 }
 
+/// Whether `arg` names a checkpoint rather than a scene.
+fn is_checkpoint(arg: &str) -> bool {
+    Path::new(arg).extension().is_some_and(|e| e == "fluid")
+}
+
+/// The scene of the checkpoint at `path`, with `overrides` applied.
+fn checkpoint_scene(path: &Path, overrides: &[String]) -> Result<Scene, Failure> {
+    let overrides = overrides.iter().map(|s| fluid::parse_override(s)).collect::<Result<Vec<_>, _>>()?;
+    let file = std::fs::File::open(path)
+        .map_err(|e| Failure { code: 2, message: format!("cannot read checkpoint {}: {e}", path.display()) })?;
+    let (header, _) = fluid::checkpoint::read_header(std::io::BufReader::new(file))?;
+    Ok(header.scene.with_overrides(&format!("checkpoint {}", path.display()), &overrides)?)
+}
+
 fn load_scene(arg: &str, overrides: &[String]) -> Result<Scene, Failure> {
+    if is_checkpoint(arg) {
+        return checkpoint_scene(Path::new(arg), overrides);
+    }
     let overrides = overrides.iter().map(|s| fluid::parse_override(s)).collect::<Result<Vec<_>, _>>()?;
     let path = Path::new(arg);
     let is_file = arg.ends_with(".toml") || path.is_file();
@@ -498,6 +521,9 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     }
     if args.frame_every == Some(0) {
         return Err(Error::invalid("--frame-every", 0, "must be at least 1").into());
+    }
+    if args.save_every == Some(0) {
+        return Err(Error::invalid("--save-every", 0, "must be at least 1").into());
     }
     fluid::check_backend_name(&args.backend)?;
     if args.threads != 0 && args.backend != "cpu" {
@@ -537,7 +563,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     check_dumps_fit(&scene, &args.backend, &dumps)?;
     let out_dir = args.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&scene.name));
     let frames_wanted = args.png || args.gif || !exr.is_empty();
-    if frames_wanted || flipbook.is_some() || !dumps.is_empty() {
+    if frames_wanted || flipbook.is_some() || !dumps.is_empty() || args.save_every.is_some() {
         if out_dir.exists() && !out_dir.is_dir() {
             return Err(Failure {
                 code: 2,
@@ -549,7 +575,18 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
 
     let dt = scene.params.dt;
     let name = scene.name.clone();
-    let mut sim = Simulation::new(scene, backend)?;
+    let mut sim = if is_checkpoint(&args.scene) {
+        let path = Path::new(&args.scene);
+        let file = std::fs::File::open(path)
+            .map_err(|e| Failure { code: 2, message: format!("cannot read checkpoint {}: {e}", path.display()) })?;
+        let mut sim = Simulation::load(std::io::BufReader::new(file), backend)?;
+        if sim.scene() != &scene {
+            sim.set_scene(scene)?;
+        }
+        sim
+    } else {
+        Simulation::new(scene, backend)?
+    };
     // Per-kernel timings where the backend can measure them; otherwise say so and run on.
     let mut timing_note = None;
     if args.timings {
@@ -628,6 +665,11 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             && atlas.wants(k)
         {
             atlas.push(&sim.render()?);
+        }
+        if let Some(every) = args.save_every
+            && (k % every == 0 || k == args.steps)
+        {
+            written.push(save_checkpoint(&mut sim, &out_dir)?);
         }
         bar.0.inc(1);
     }
@@ -748,6 +790,26 @@ fn write_dumps(sim: &mut Simulation, dumps: &[FieldId], out_dir: &Path) -> Resul
 /// `data` (a field of `grid`, laid out as `Grid::shape` says) as a 32-bit float OpenEXR image,
 /// top row first: channel `Y`, or `R`, `G`, `B`, `A` for the dye. Written to `<path>.part` and
 /// renamed once whole.
+/// Write DIR/checkpoint_<step>.fluid, whole or not at all.
+fn save_checkpoint(sim: &mut Simulation, out_dir: &Path) -> Result<PathBuf, Failure> {
+    let path = out_dir.join(format!("checkpoint_{:06}.fluid", sim.steps()));
+    let mut failure = None;
+    whole::write_whole(&path, |part| {
+        let mut w = std::io::BufWriter::new(std::fs::File::create(part)?);
+        sim.save(&mut w).map_err(|e| {
+            let message = e.to_string();
+            failure = Some(e);
+            std::io::Error::other(message)
+        })
+    })
+    .map_err(|e| match failure.take() {
+        // The state could not be read: the backend's failure, as it is.
+        Some(e @ Error::Backend { .. }) => Failure::from(e),
+        _ => io_failure(&path, e),
+    })?;
+    Ok(path)
+}
+
 fn save_exr(path: &Path, grid: &fluid::Grid, field: FieldId, data: &[f32]) -> Result<(), Failure> {
     use exr::prelude::{Image, SpecificChannels, Vec2, WritableImage};
     let shape = grid.shape(field);

@@ -562,3 +562,56 @@ fn hostile_option_values_never_panic_and_are_named() {
     }
     assert!(refused > cases / 2, "{refused} of {cases} refused");
 }
+
+#[test]
+fn a_run_continued_from_its_checkpoint_ends_with_the_same_bits() {
+    let dir = temp_dir("checkpoint");
+    let (whole, first, rest) = (dir.join("whole"), dir.join("first"), dir.join("rest"));
+    let small = ["--set", "grid.nx=24", "--set", "grid.ny=16", "--set", "params.fields.dye=true"];
+    let run = |args: &[&str]| {
+        let out = fluid(args);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let s = |p: &Path| p.to_str().expect("utf8").to_string();
+    let (whole_s, first_s, rest_s) = (s(&whole), s(&first), s(&rest));
+    let mut a = vec!["run", "smoke", "--steps", "10", "--out", &whole_s, "--dump", "u,v,pressure,density,dye"];
+    a.extend(small);
+    run(&a);
+    let mut b = vec!["run", "smoke", "--steps", "6", "--save-every", "4", "--out", &first_s];
+    b.extend(small);
+    let summary = run(&b);
+    // Every 4 steps and after the last.
+    for step in [4, 6] {
+        let file = first.join(format!("checkpoint_{step:06}.fluid"));
+        assert!(file.is_file() && summary.contains(&s(&file)), "{summary}");
+    }
+    assert!(!first.join("checkpoint_000008.fluid").exists());
+    let checkpoint = s(&first.join("checkpoint_000006.fluid"));
+    run(&["run", &checkpoint, "--steps", "4", "--out", &rest_s, "--dump", "u,v,pressure,density,dye"]);
+    for field in ["u", "v", "pressure", "density", "dye"] {
+        let (shape_a, data_a) = npy(&whole.join(format!("{field}.npy")));
+        let (shape_b, data_b) = npy(&rest.join(format!("{field}.npy")));
+        assert_eq!(shape_a, shape_b, "{field}");
+        assert!(data_a == data_b, "{field}: the continued run differs from the whole one");
+    }
+    // Its scene's parameters may change; its grid may not; a damaged file is refused.
+    run(&["run", &checkpoint, "--steps", "1", "--set", "params.vorticity=2"]);
+    let out = fluid(&["run", &checkpoint, "--steps", "1", "--set", "grid.nx=32"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("keeps its grid"), "{}", text(&out.stderr));
+    let mut bytes = std::fs::read(first.join("checkpoint_000006.fluid")).expect("read");
+    bytes.truncate(bytes.len() / 2);
+    let cut = dir.join("cut.fluid");
+    std::fs::write(&cut, bytes).expect("write");
+    let out = fluid(&["run", &s(&cut), "--steps", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("checkpoint: ") && text(&out.stderr).contains("truncated"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = fluid(&["run", "smoke", "--steps", "1", "--save-every", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--save-every"), "{}", text(&out.stderr));
+}

@@ -15,13 +15,15 @@
 //! - [`kernels`]: each kernel, on random inputs, against the CPU backend;
 //! - [`presets`]: whole presets against the CPU backend, and a reset against a new simulation;
 //! - [`random`]: seeded random scenes against the CPU backend;
-//! - [`api`]: the backend contract: reductions, waits, samples, queued reads, timings, threads.
+//! - [`api`]: the backend contract: reductions, waits, samples, queued reads, timings, threads;
+//! - [`checkpoint`]: saved and restored runs, damaged files refused, recorded sessions replayed.
 //!
 //! [`compare`] measures a backend's fields against the CPU's; [`support`] holds what the topics
 //! share. `tests/` runs the suite on the CPU, wgpu and raw Vulkan backends, each with tests of
 //! its own, and checks that the CPU backend's results do not depend on its thread count.
 
 pub mod api;
+pub mod checkpoint;
 pub mod compare;
 pub mod kernels;
 pub mod physics;
@@ -264,6 +266,32 @@ macro_rules! conformance {
             #[test]
             fn transient_resources_that_share_memory_change_no_result() {
                 $crate::api::transient_sharing_changes_no_result(|| $make);
+            }
+        }
+
+        /// Checkpoints saved and restored.
+        mod checkpoint {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[test]
+            fn a_restored_run_continues_with_the_bits_of_one_that_went_on() {
+                $crate::checkpoint::continuation_is_exact(|| $make);
+            }
+
+            #[test]
+            fn a_cpu_checkpoint_restores_here_within_parity() {
+                $crate::checkpoint::restores_a_cpu_checkpoint(|| $make);
+            }
+
+            #[test]
+            fn a_recorded_session_replays_bit_for_bit() {
+                $crate::checkpoint::replay_is_exact(|| $make);
+            }
+
+            #[test]
+            fn damaged_truncated_and_foreign_checkpoints_are_refused() {
+                $crate::checkpoint::damaged_files_are_refused(|| $make);
             }
         }
 

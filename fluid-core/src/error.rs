@@ -123,6 +123,13 @@ pub enum Error {
         /// The time step of the last step.
         dt: f32,
     },
+    /// A checkpoint that cannot be written or restored (damaged, truncated, another version,
+    /// not matching its scene).
+    #[error("checkpoint: {problem}")]
+    Checkpoint {
+        /// What is wrong.
+        problem: String,
+    },
     /// A device or backend failure (lost device, driver error, …).
     #[error("backend `{backend}` failed: {message}")]
     Backend {

@@ -14,12 +14,14 @@
 //! See `doc/ARCHITECTURE.md` for the map of the whole workspace.
 
 pub mod backend;
+pub mod checkpoint;
 mod error;
 pub mod grid;
 pub mod ir;
 pub mod model;
 pub mod params;
 pub mod render;
+pub mod replay;
 pub mod scene;
 pub mod sim;
 pub mod splat;

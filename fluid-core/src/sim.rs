@@ -6,6 +6,7 @@ use crate::backend::{Backend, PendingRead, StepInputs};
 use crate::grid::{FieldId, Grid, SamplePlan};
 use crate::model::Model;
 use crate::params::SimParams;
+use crate::replay::{Input, InputLog};
 use crate::scene::Scene;
 use crate::splat::Splat;
 use crate::{Error, Result};
@@ -60,6 +61,7 @@ pub struct Simulation<B: Backend = Box<dyn Backend>> {
     time: f32,
     steps: u32,
     last_dt: f32,
+    recording: Option<InputLog>,
 }
 
 impl<B: Backend> std::fmt::Debug for Simulation<B> {
@@ -77,12 +79,15 @@ impl<B: Backend> std::fmt::Debug for Simulation<B> {
 impl<B: Backend> Simulation<B> {
     /// Check the scene, allocate its model's resources on `backend`, set the initial
     /// conditions, apply the initial splats and project once.
-    pub fn new(scene: Scene, mut backend: B) -> Result<Simulation<B>> {
-        let mut model = model_for(scene)?;
+    pub fn new(scene: Scene, backend: B) -> Result<Simulation<B>> {
+        Simulation::with_model(model_for(scene)?, backend)
+    }
+
+    fn with_model(mut model: Box<dyn Model>, mut backend: B) -> Result<Simulation<B>> {
         backend.allocate(model.resources())?;
         model.initialize(&mut backend)?;
         let last_dt = model.scene().params.dt;
-        Ok(Simulation { model, backend, pending: Vec::new(), time: 0.0, steps: 0, last_dt })
+        Ok(Simulation { model, backend, pending: Vec::new(), time: 0.0, steps: 0, last_dt, recording: None })
     }
 
     /// Inputs of a pass that is not a step (reads, diagnostics): the last step's `dt`.
@@ -106,7 +111,39 @@ impl<B: Backend> Simulation<B> {
         self.time = 0.0;
         self.steps = 0;
         self.last_dt = self.model.scene().params.dt;
+        self.record(|| Input::Reset);
         Ok(())
+    }
+
+    /// Record every input from now on ([`crate::replay`]): from the start only (a new
+    /// simulation, or one just reset, with no splat queued), since a log replays from its
+    /// scene's initial state. Recording again starts a new log.
+    pub fn start_recording(&mut self) -> Result<()> {
+        if self.steps > 0 || !self.pending.is_empty() {
+            return Err(Error::invalid(
+                "start_recording",
+                format!("after {} steps", self.steps),
+                "a log replays from the scene's start: record from a new or reset simulation, before any splat",
+            ));
+        }
+        self.recording = Some(InputLog::new(self.model.scene().clone()));
+        Ok(())
+    }
+
+    /// The log recorded since [`Simulation::start_recording`], if recording.
+    pub fn recording(&self) -> Option<&InputLog> {
+        self.recording.as_ref()
+    }
+
+    /// Stop recording, handing the log over.
+    pub fn stop_recording(&mut self) -> Option<InputLog> {
+        self.recording.take()
+    }
+
+    fn record(&mut self, input: impl FnOnce() -> Input) {
+        if let Some(log) = self.recording.as_mut() {
+            log.inputs.push(input());
+        }
     }
 
     /// Queue a splat (world units: the box is [`Grid::width`] × [`Grid::height`]) for the
@@ -130,6 +167,7 @@ impl<B: Backend> Simulation<B> {
             ));
         }
         self.pending.push(splat);
+        self.record(|| Input::Splat { splat });
         Ok(())
     }
 
@@ -145,6 +183,7 @@ impl<B: Backend> Simulation<B> {
         self.time += dt;
         self.steps += 1;
         self.last_dt = dt;
+        self.record(|| Input::Step { dt });
         Ok(())
     }
 
@@ -260,6 +299,7 @@ impl<B: Backend> Simulation<B> {
             // The pressure is now exactly these values: drop the low part of the old one.
             self.backend.upload(FieldId::PressureLo.into(), &vec![0.0; data.len()])?;
         }
+        self.record(|| Input::SetField { field: field.name().to_string(), values: data.to_vec() });
         Ok(())
     }
 
@@ -271,7 +311,12 @@ impl<B: Backend> Simulation<B> {
     /// grid is refused, naming both, and so is a scene that fails [`Scene::validate`]; after
     /// an error the simulation runs on unchanged.
     pub fn set_scene(&mut self, scene: Scene) -> Result<()> {
-        self.model.set_scene(scene, &mut self.backend)
+        let recorded = self.recording.is_some().then(|| scene.clone());
+        self.model.set_scene(scene, &mut self.backend)?;
+        if let Some(scene) = recorded {
+            self.record(|| Input::SetScene { scene: Box::new(scene) });
+        }
+        Ok(())
     }
 
     /// [`Simulation::set_scene`] with only the parameters changed (the emitters and the render
@@ -335,6 +380,57 @@ impl<B: Backend> Simulation<B> {
         let data = self.field(source)?;
         let scene = self.model.scene();
         Ok(scene.render.render(self.model.grid(), &data, scene.params.buoyancy.ambient_temperature))
+    }
+
+    /// Save the state to `w` as a checkpoint ([`crate::checkpoint`] gives the format): the
+    /// scene, time, step count, queued splats and every state resource. On a GPU backend it
+    /// waits for the steps queued so far.
+    pub fn save(&mut self, w: &mut dyn std::io::Write) -> Result<()> {
+        use crate::checkpoint::{Header, state_resources, stored};
+        let header = Header {
+            model: self.model.family().to_string(),
+            time: self.time,
+            steps: self.steps,
+            last_dt: self.last_dt,
+            saved_by: self.backend.name().to_string(),
+            queued: self.pending.clone(),
+            resources: state_resources(self.model.resources()).into_iter().map(|(_, r)| stored(r)).collect(),
+            scene: self.model.scene().clone(),
+        };
+        crate::checkpoint::write(w, &header, self.model.resources(), &mut self.backend)
+    }
+
+    /// A simulation restored from a checkpoint [`Simulation::save`] wrote, on `backend` (any
+    /// backend: a checkpoint saved on one restores on another). A file that is damaged,
+    /// truncated, of another version, or whose resources do not match its scene is refused
+    /// with [`Error::Checkpoint`] saying which.
+    pub fn load(r: impl std::io::Read, backend: B) -> Result<Simulation<B>> {
+        // The whole file is checked before anything is allocated on the backend.
+        let (header, mut reader) = crate::checkpoint::read_header(r)?;
+        let model = model_for(header.scene.clone())?;
+        if model.family() != header.model {
+            return Err(Error::Checkpoint {
+                problem: format!("it holds the `{}` model, and its scene runs `{}`", header.model, model.family()),
+            });
+        }
+        crate::checkpoint::check_matches(&header, model.resources())?;
+        let mut values = Vec::with_capacity(header.resources.len());
+        for s in &header.resources {
+            values.push(reader.resource(s)?);
+        }
+        reader.finish()?;
+        let mut sim = Simulation::with_model(model, backend)?;
+        let ids = crate::checkpoint::state_resources(sim.model.resources());
+        for ((id, _), bytes) in ids.iter().zip(&values) {
+            sim.backend.write(*id, bytes)?;
+        }
+        for splat in &header.queued {
+            sim.splat(*splat)?;
+        }
+        sim.time = header.time;
+        sim.steps = header.steps;
+        sim.last_dt = header.last_dt;
+        Ok(sim)
     }
 
     /// The scene.

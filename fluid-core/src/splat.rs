@@ -23,7 +23,8 @@ pub enum Falloff {
 /// [`crate::Grid::height`]); with a scene's default `h = 1/ny` it is one unit tall. A scene's
 /// emitters and splats ([`crate::scene::SplatSpec`]) give centres as fractions of the box and
 /// radii as fractions of its height instead; [`crate::scene::SplatSpec::to_splat`] converts.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Splat {
     /// Centre (x, y), world units.
     pub center: [f32; 2],

@@ -29,6 +29,7 @@
 //! (models, schedules, [`Simulation`]) lives in `fluid-core`; this crate gathers it with the
 //! backends of the build.
 
+pub use fluid_core::checkpoint;
 pub use fluid_core::grid::SamplePlan;
 pub use fluid_core::params::{
     ActiveFields, Advection, AdvectionScheme, Backtrace, Boundaries, Buoyancy, Dissipation, Interpolation, Precision,

@@ -1,7 +1,8 @@
-//! Structure-aware fuzzing of what users write: scene files (presets with keys set, removed or
-//! retyped, and raw text edits) and `--set` overrides. Every case must be accepted or refused
-//! with an error, never panic; accepted small scenes also step, read and render on the CPU
-//! backend. `FLUID_FUZZ_CASES` sets the count (default 100 000, a few minutes in CI);
+//! Structure-aware fuzzing of what users write and load: scene files (presets with keys set,
+//! removed or retyped, and raw text edits), `--set` overrides and checkpoint files (bytes
+//! flipped, cut or inserted, and headers edited with the checksum made to match). Every case
+//! must be accepted or refused with an error, never panic; accepted small scenes also step,
+//! read and render on the CPU backend. `FLUID_FUZZ_CASES` sets the count (default 100 000, a few minutes in CI);
 //! `scripts/fuzz.sh` runs a longer campaign. A case that ever panicked is kept in
 //! `regressions()` below.
 
@@ -372,4 +373,119 @@ fn fuzzed_scene_files_and_overrides_never_panic() {
     );
     // The generators reach both sides: a fuzzer that only ever builds broken scenes tests little.
     assert!(accepted > 0 && refused > 0 && load(&out.stepped) > 0, "accepted {accepted}, refused {refused}");
+}
+
+/// A checkpoint of `preset` at 24 × 20 after two steps, with a splat queued.
+fn checkpoint_of(text: &str) -> Vec<u8> {
+    let scene = Scene::from_toml(&toml::to_string(&small_table(text)).expect("toml"), "fuzz").expect("scene");
+    let mut sim = Simulation::new(scene, CpuBackend::with_threads(1).expect("cpu")).expect("simulation");
+    sim.step(sim.scene().params.dt).expect("step");
+    sim.step(sim.scene().params.dt).expect("step");
+    let h = sim.grid().height();
+    let splat =
+        fluid::Splat { center: [0.4 * h, 0.5 * h], radius: 0.1 * h, velocity: [0.3, 0.1], ..Default::default() };
+    sim.splat(splat).expect("splat");
+    let mut bytes = Vec::new();
+    sim.save(&mut bytes).expect("save");
+    bytes
+}
+
+/// Damage done to a checkpoint file.
+#[derive(Clone, Debug)]
+enum FileEdit {
+    /// XOR a byte.
+    Flip(usize, u8),
+    Truncate(usize),
+    Insert(usize, u8),
+    /// Edit the header as a table; the length and checksum are rewritten to match.
+    Header(Vec<Edit>),
+}
+
+fn file_edit(header_keys: Vec<String>) -> impl Strategy<Value = FileEdit> {
+    prop_oneof![
+        1 => (any::<usize>(), 1..=255u8).prop_map(|(at, x)| FileEdit::Flip(at, x)),
+        1 => any::<usize>().prop_map(FileEdit::Truncate),
+        1 => (any::<usize>(), any::<u8>()).prop_map(|(at, x)| FileEdit::Insert(at, x)),
+        3 => prop::collection::vec(edit(header_keys), 1..4).prop_map(FileEdit::Header),
+    ]
+}
+
+fn damage(good: &[u8], e: &FileEdit) -> Vec<u8> {
+    let mut bytes = good.to_vec();
+    match e {
+        FileEdit::Flip(at, x) => {
+            let at = at % bytes.len();
+            bytes[at] ^= x;
+        }
+        FileEdit::Truncate(len) => bytes.truncate(len % bytes.len()),
+        FileEdit::Insert(at, x) => bytes.insert(at % (bytes.len() + 1), *x),
+        FileEdit::Header(edits) => {
+            // After an earlier edit the header may not read: leave such a file as it is.
+            let Ok((header, _)) = fluid::checkpoint::read_header(good) else { return bytes };
+            let old_len = u32::from_le_bytes([good[12], good[13], good[14], good[15]]) as usize;
+            let mut table = toml::Table::try_from(&header).expect("table");
+            edits.iter().for_each(|e| apply(&mut table, e));
+            let Ok(text) = toml::to_string(&table) else { return bytes };
+            let mut out = good[..12].to_vec();
+            out.extend((text.len() as u32).to_le_bytes());
+            out.extend(text.as_bytes());
+            out.extend(&good[16 + old_len..good.len() - 8]);
+            let sum = xxhash_rust::xxh3::xxh3_64(&out);
+            out.extend(sum.to_le_bytes());
+            bytes = out;
+        }
+    }
+    bytes
+}
+
+#[test]
+fn fuzzed_checkpoint_files_never_panic() {
+    let files: Vec<Vec<u8>> = PRESETS.iter().map(|(_, text)| checkpoint_of(text)).collect();
+    let header_keys = {
+        let (header, _) = fluid::checkpoint::read_header(files[0].as_slice()).expect("header");
+        let mut keys = Vec::new();
+        fn walk(v: &toml::Value, path: String, out: &mut Vec<String>) {
+            if let toml::Value::Table(t) = v {
+                for (k, v) in t {
+                    walk(v, if path.is_empty() { k.clone() } else { format!("{path}.{k}") }, out);
+                }
+            } else {
+                out.push(path);
+            }
+        }
+        walk(&toml::Value::try_from(&header).expect("value"), String::new(), &mut keys);
+        keys.extend(["resources", "scene", "time", "queued"].map(String::from));
+        keys
+    };
+    let (accepted, refused, stepped) = (AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0));
+    let config = Config { cases: cases() / 4, failure_persistence: None, ..Config::default() };
+    let mut runner = TestRunner::new(config);
+    let strategy = (0..files.len(), prop::collection::vec(file_edit(header_keys), 1..3));
+    runner
+        .run(&strategy, |(which, edits)| {
+            let bytes = edits.iter().fold(files[which].clone(), |b, e| damage(&b, e));
+            match Simulation::load(bytes.as_slice(), CpuBackend::with_threads(1).expect("cpu")) {
+                Err(_) => {
+                    refused.fetch_add(1, Ordering::Relaxed);
+                }
+                Ok(mut sim) => {
+                    accepted.fetch_add(1, Ordering::Relaxed);
+                    let small = sim.grid().cells() <= 40 * 40 && sim.scene().params.pressure.iterations <= 200;
+                    if small && sim.step(sim.scene().params.dt).is_ok() && sim.save(&mut Vec::new()).is_ok() {
+                        stepped.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("a damaged checkpoint: {e}"));
+    let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+    println!(
+        "fuzz: {} checkpoint files: {} restored ({} stepped and saved again), {} refused, 0 panics",
+        load(&accepted) + load(&refused),
+        load(&accepted),
+        load(&stepped),
+        load(&refused)
+    );
+    assert!(load(&accepted) > 0 && load(&refused) > 0, "both sides reached");
 }

@@ -453,6 +453,17 @@ impl Scene {
         Ok(scene)
     }
 
+    /// This scene with `key=value` overrides applied (see [`parse_override`]) and checked, as
+    /// [`Scene::from_toml_with`] applies them to a file; `origin` names it in errors.
+    pub fn with_overrides(&self, origin: &str, overrides: &[(String, toml::Value)]) -> Result<Scene> {
+        if overrides.is_empty() {
+            return Ok(self.clone());
+        }
+        let text = toml::to_string(self)
+            .map_err(|e| Error::Scene { origin: shorten(origin), message: shorten_lines(&e.to_string()) })?;
+        Scene::from_toml_with(&text, origin, overrides)
+    }
+
     /// A built-in scene by name.
     pub fn preset(name: &str) -> Result<Scene> {
         Scene::preset_with(name, &[])

@@ -1,0 +1,116 @@
+//! Recorded sessions: every input a [`Simulation`] took from its start (splats, steps and their
+//! `dt`, scene and parameter changes, fields set, resets), which replay the session; on the CPU
+//! backend, bit for bit.
+//!
+//! ```
+//! # fn main() -> fluid_core::Result<()> {
+//! # fn example<B: fluid_core::Backend>(mut sim: fluid_core::Simulation<B>, other: B) -> fluid_core::Result<()> {
+//! sim.start_recording()?;
+//! sim.step(1.0 / 60.0)?;
+//! let log = sim.recording().expect("recording").clone();
+//! let text = log.to_toml()?; // a file a bug report can carry
+//! let again = fluid_core::replay::InputLog::from_toml(&text)?.replay(other)?;
+//! # let _ = again; Ok(()) }
+//! # Ok(()) }
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+use crate::backend::Backend;
+use crate::grid::FieldId;
+use crate::scene::Scene;
+use crate::sim::Simulation;
+use crate::splat::Splat;
+use crate::{Error, Result};
+
+/// One input of a recorded session, in the order the simulation took it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+#[non_exhaustive]
+pub enum Input {
+    /// [`Simulation::splat`].
+    Splat {
+        /// The splat, world units.
+        splat: Splat,
+    },
+    /// [`Simulation::step`].
+    Step {
+        /// Its time step.
+        dt: f32,
+    },
+    /// [`Simulation::set_scene`] (and [`Simulation::set_params`]).
+    SetScene {
+        /// The new scene.
+        scene: Box<Scene>,
+    },
+    /// [`Simulation::set_field`].
+    SetField {
+        /// The field's name.
+        field: String,
+        /// Its values.
+        values: Vec<f32>,
+    },
+    /// [`Simulation::reset`].
+    Reset,
+}
+
+/// A session: the scene it started from and every input after.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InputLog {
+    /// The scene of the simulation's start.
+    pub scene: Scene,
+    /// The inputs, in order.
+    #[serde(default)]
+    pub inputs: Vec<Input>,
+}
+
+impl InputLog {
+    /// A log that starts from `scene`, with no inputs yet.
+    pub fn new(scene: Scene) -> InputLog {
+        InputLog { scene, inputs: Vec::new() }
+    }
+
+    /// The log as TOML (every `f32` written so that it reads back to the same bits).
+    pub fn to_toml(&self) -> Result<String> {
+        toml::to_string(self).map_err(|e| Error::Scene { origin: "input log".into(), message: e.to_string() })
+    }
+
+    /// A log read from TOML ([`InputLog::to_toml`]).
+    pub fn from_toml(text: &str) -> Result<InputLog> {
+        let log: InputLog = toml::from_str(text).map_err(|e| Error::Scene {
+            origin: "input log".into(),
+            message: crate::error::shorten_lines(&e.to_string()),
+        })?;
+        log.scene.validate()?;
+        Ok(log)
+    }
+
+    /// A new simulation of the log's scene on `backend`, given every input in order: on the
+    /// CPU backend the state the recorded session reached, bit for bit. An input the
+    /// simulation refuses stops the replay with its error, naming the input's position.
+    pub fn replay<B: Backend>(&self, backend: B) -> Result<Simulation<B>> {
+        let mut sim = Simulation::new(self.scene.clone(), backend)?;
+        for (k, input) in self.inputs.iter().enumerate() {
+            let done = match input {
+                Input::Splat { splat } => sim.splat(*splat),
+                Input::Step { dt } => sim.step(*dt),
+                Input::SetScene { scene } => sim.set_scene((**scene).clone()),
+                Input::SetField { field, values } => FieldId::parse(field).and_then(|f| sim.set_field(f, values)),
+                Input::Reset => sim.reset(),
+            };
+            done.map_err(|e| Error::invalid(format!("inputs.{k}"), kind(input), format!("the replay stops: {e}")))?;
+        }
+        Ok(sim)
+    }
+}
+
+fn kind(input: &Input) -> &'static str {
+    match input {
+        Input::Splat { .. } => "splat",
+        Input::Step { .. } => "step",
+        Input::SetScene { .. } => "set-scene",
+        Input::SetField { .. } => "set-field",
+        Input::Reset => "reset",
+    }
+}
