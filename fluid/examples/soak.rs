@@ -1,0 +1,105 @@
+//! A soak test: every preset for many steps on the CPU at a small size, checking the state after
+//! every step (no NaN, no flow that outruns the grid) and watching the largest speed, the
+//! kinetic energy and the total of each carried field for growth without bound.
+//!
+//! ```sh
+//! cargo run --release -p fluid --example soak -- 100000 32   # steps, grid side
+//! ```
+//!
+//! Prints one Markdown row per preset (what doc/ROBUSTNESS.md quotes). A preset passes when
+//! every step is sound and, over the last tenth of the run, neither the largest speed nor the
+//! kinetic energy rises above twice its largest value over the second tenth (a bounded flow
+//! settles, decays or holds; one that grows without bound fails). Exits 1 when any fails.
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use fluid::{CpuBackend, FieldId, PRESETS, Scene, Simulation, parse_override};
+
+/// What one sample of the state holds.
+#[derive(Clone, Copy, Default)]
+struct Sample {
+    speed: f64,
+    energy: f64,
+    mass: f64,
+}
+
+fn sample(sim: &mut Simulation<CpuBackend>) -> fluid::Result<Sample> {
+    let d = sim.checked_diagnostics()?;
+    let h2 = f64::from(sim.grid().h).powi(2);
+    let sum_sq = |x: Vec<f32>| x.iter().map(|&v| f64::from(v) * f64::from(v)).sum::<f64>();
+    let energy = 0.5 * h2 * (sum_sq(sim.field(FieldId::U)?) + sum_sq(sim.field(FieldId::V)?));
+    let fields = sim.scene().params.fields;
+    let mut mass = 0.0;
+    for f in [FieldId::Density, FieldId::Temperature, FieldId::Dye] {
+        if fields.carries(f) {
+            mass += h2 * sim.field(f)?.iter().map(|&v| f64::from(v)).sum::<f64>();
+        }
+    }
+    Ok(Sample { speed: d.max_velocity, energy, mass })
+}
+
+fn soak(preset: &str, steps: u32, side: u32) -> fluid::Result<(bool, String)> {
+    let ov: Vec<_> = [format!("grid.nx={side}"), format!("grid.ny={side}")]
+        .iter()
+        .map(|s| parse_override(s))
+        .collect::<fluid::Result<_>>()?;
+    let scene = Scene::preset_with(preset, &ov)?;
+    let dt = scene.params.dt;
+    let mut sim = Simulation::new(scene, CpuBackend::new()?)?;
+    let every = (steps / 100).max(1);
+    let mut samples = Vec::new();
+    let t0 = Instant::now();
+    for k in 1..=steps {
+        sim.step(dt)?;
+        sim.check_state()?;
+        if k % every == 0 {
+            samples.push(sample(&mut sim)?);
+        }
+    }
+    let ms = t0.elapsed().as_secs_f64() * 1e3 / f64::from(steps);
+    let tenth = samples.len() / 10;
+    let max = |s: &[Sample], f: fn(&Sample) -> f64| s.iter().map(f).fold(0.0f64, f64::max);
+    let (early, late) = (&samples[tenth..2 * tenth], &samples[samples.len() - tenth..]);
+    let bounded = |f: fn(&Sample) -> f64| max(late, f) <= 2.0 * max(early, f).max(1e-30);
+    let ok = bounded(|s| s.speed) && bounded(|s| s.energy);
+    let last = samples.last().copied().unwrap_or_default();
+    let row = format!(
+        "| {preset} | {side}² | {steps} | {ms:.3} | {:.3e} / {:.3e} | {:.3e} / {:.3e} | {:.3e} | {} |",
+        max(early, |s| s.speed),
+        max(late, |s| s.speed),
+        max(early, |s| s.energy),
+        max(late, |s| s.energy),
+        last.mass,
+        if ok { "bounded" } else { "GROWS" }
+    );
+    Ok((ok, row))
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let steps: u32 = args.first().and_then(|s| s.parse().ok()).unwrap_or(100_000);
+    let side: u32 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(32);
+    if steps < 100 {
+        eprintln!("error: at least 100 steps (got {steps})");
+        return ExitCode::from(2);
+    }
+    println!(
+        "| preset | grid | steps | ms/step | max speed, 2nd tenth / last tenth | kinetic energy, 2nd / last tenth | carried total at the end | |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    let mut failed = false;
+    for (preset, _) in PRESETS {
+        match soak(preset, steps, side) {
+            Ok((ok, row)) => {
+                failed |= !ok;
+                println!("{row}");
+            }
+            Err(e) => {
+                failed = true;
+                println!("| {preset} | {side}² | {steps} | | | | | failed: {e} |");
+            }
+        }
+    }
+    if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS }
+}
