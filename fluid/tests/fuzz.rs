@@ -426,10 +426,12 @@ fn damage(good: &[u8], e: &FileEdit) -> Vec<u8> {
             let mut table = toml::Table::try_from(&header).expect("table");
             edits.iter().for_each(|e| apply(&mut table, e));
             let Ok(text) = toml::to_string(&table) else { return bytes };
+            // An earlier cut may have left less than the header's length says.
+            let Some(payload) = good.get(16 + old_len..good.len().saturating_sub(8)) else { return bytes };
             let mut out = good[..12].to_vec();
             out.extend((text.len() as u32).to_le_bytes());
             out.extend(text.as_bytes());
-            out.extend(&good[16 + old_len..good.len() - 8]);
+            out.extend(payload);
             let sum = xxhash_rust::xxh3::xxh3_64(&out);
             out.extend(sum.to_le_bytes());
             bytes = out;
