@@ -135,6 +135,10 @@ struct RunArgs {
     /// 'params={dt=0.01}' sets only the keys it names; repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
+    /// Print what the scene needs on the backend (every resource, the backend's working
+    /// memory, the total against `storage.budget`) and the grid that would run, then stop.
+    #[arg(long)]
+    plan: bool,
     /// Save a checkpoint every K steps and after the last: DIR/checkpoint_<step>.fluid (the
     /// step counted from the scene's start), which `fluid run` continues from on any backend.
     #[arg(long, value_name = "K")]
@@ -560,6 +564,9 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         }
     }
     let backend = fluid::backend_with_threads(&args.backend, args.threads)?;
+    if args.plan {
+        return print_plan(&scene, backend.as_ref());
+    }
     check_dumps_fit(&scene, &args.backend, &dumps)?;
     let out_dir = args.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&scene.name));
     let frames_wanted = args.png || args.gif || !exr.is_empty();
@@ -575,6 +582,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
 
     let dt = scene.params.dt;
     let name = scene.name.clone();
+    let asked = (scene.grid.nx, scene.grid.ny);
     let mut sim = if is_checkpoint(&args.scene) {
         let path = Path::new(&args.scene);
         let file = std::fs::File::open(path)
@@ -598,6 +606,13 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     }
     let timing_on = args.timings && timing_note.is_none();
     let grid = *sim.grid();
+    if sim.downscaled_from().is_some() {
+        let budget = sim.scene().storage.budget.map(|b| b.to_string()).unwrap_or_default();
+        eprintln!(
+            "storage.budget {budget}: the {}x{} grid does not fit; running {}x{}, the largest of its box that does",
+            asked.0, asked.1, grid.nx, grid.ny
+        );
+    }
     let every = args.frame_every.unwrap_or((args.steps / 100).max(1));
     let mut frames = 0usize;
     let mut written: Vec<PathBuf> = Vec::new();
@@ -702,6 +717,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             "backend": backend_name,
             "device": device,
             "grid": [grid.nx, grid.ny],
+            "downscaled_from": sim.downscaled_from(),
             "steps": args.steps,
             "ms_per_step": ms_per_step,
             "max_divergence": diag.max_divergence,
@@ -790,6 +806,33 @@ fn write_dumps(sim: &mut Simulation, dumps: &[FieldId], out_dir: &Path) -> Resul
 /// `data` (a field of `grid`, laid out as `Grid::shape` says) as a 32-bit float OpenEXR image,
 /// top row first: channel `Y`, or `R`, `G`, `B`, `A` for the dye. Written to `<path>.part` and
 /// renamed once whole.
+/// `fluid run --plan`: the memory plan of `scene` on `backend`, and what its budget makes of it.
+fn print_plan(scene: &Scene, backend: &dyn fluid::Backend) -> Result<(), Failure> {
+    let budget = scene.storage.budget;
+    let fitted = match fluid::storage::plan(scene, backend) {
+        Ok(f) => f,
+        Err(e @ Error::OverBudget { .. }) => {
+            // The plan is still worth showing beside the refusal.
+            let mut full = scene.clone();
+            full.storage.budget = None;
+            print!("{}", fluid::storage::plan(&full, backend)?.plan.table());
+            return Err(e.into());
+        }
+        Err(e) => return Err(e.into()),
+    };
+    print!("{}", fitted.plan.table());
+    let grid = &fitted.scene.grid;
+    match (budget, fitted.downscaled_from) {
+        (None, _) => println!("no storage.budget: runs {}x{}", grid.nx, grid.ny),
+        (Some(b), None) => println!("storage.budget {b}: fits; runs {}x{}", grid.nx, grid.ny),
+        (Some(b), Some([nx, ny])) => println!(
+            "storage.budget {b}: {nx}x{ny} does not fit; runs {}x{} (storage.policy = \"downscale\")",
+            grid.nx, grid.ny
+        ),
+    }
+    Ok(())
+}
+
 /// Write DIR/checkpoint_<step>.fluid, whole or not at all.
 fn save_checkpoint(sim: &mut Simulation, out_dir: &Path) -> Result<PathBuf, Failure> {
     let path = out_dir.join(format!("checkpoint_{:06}.fluid", sim.steps()));

@@ -615,3 +615,44 @@ fn a_run_continued_from_its_checkpoint_ends_with_the_same_bits() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("--save-every"), "{}", text(&out.stderr));
 }
+
+#[test]
+fn the_plan_and_the_memory_budget() {
+    let small = ["--set", "grid.nx=48", "--set", "grid.ny=64"];
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "smoke", "--steps", "3"];
+        args.extend(small);
+        args.extend(extra);
+        fluid(&args)
+    };
+    let out = run(&["--plan"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let plan = text(&out.stdout);
+    for needle in ["u ", "multigrid", "in workspace", "cpu working memory", "total", "no storage.budget: runs 48x64"] {
+        assert!(plan.contains(needle), "`{needle}` missing from\n{plan}");
+    }
+    let total: u64 = plan
+        .lines()
+        .find(|l| l.starts_with("total"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|n| n.parse().ok())
+        .expect("the total");
+    let budget = format!("storage.budget={}", total - 1);
+    let out = run(&["--set", &budget]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let message = text(&out.stderr);
+    assert!(message.contains(&format!("needs {total} bytes")) && message.contains("downscale"), "{message}");
+    let exact = format!("storage.budget={total}");
+    assert!(run(&["--set", &exact]).status.success());
+    let half = format!("storage={{budget={}, policy=\"downscale\"}}", total / 2);
+    let out = run(&["--set", &half, "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("the 48x64 grid does not fit; running"), "{}", text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_str(&text(&out.stdout)).expect("json");
+    assert_eq!(json["downscaled_from"], serde_json::json!([48, 64]));
+    assert!(json["grid"][1].as_u64().expect("ny") < 64);
+    assert!(json["memory"]["total"].as_u64().expect("total") <= total / 2);
+    let out = run(&["--set", "storage.budget=\"12 parsecs\""]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("storage.budget"), "{}", text(&out.stderr));
+}

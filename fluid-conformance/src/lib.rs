@@ -16,7 +16,8 @@
 //! - [`presets`]: whole presets against the CPU backend, and a reset against a new simulation;
 //! - [`random`]: seeded random scenes against the CPU backend;
 //! - [`api`]: the backend contract: reductions, waits, samples, queued reads, timings, threads;
-//! - [`checkpoint`]: saved and restored runs, damaged files refused, recorded sessions replayed.
+//! - [`checkpoint`]: saved and restored runs, damaged files refused, recorded sessions replayed;
+//! - [`storage`]: the memory budget, refused, downscaled, never exceeded.
 //!
 //! [`compare`] measures a backend's fields against the CPU's; [`support`] holds what the topics
 //! share. `tests/` runs the suite on the CPU, wgpu and raw Vulkan backends, each with tests of
@@ -29,6 +30,7 @@ pub mod kernels;
 pub mod physics;
 pub mod presets;
 pub mod random;
+pub mod storage;
 pub mod support;
 
 use std::cell::RefCell;
@@ -266,6 +268,17 @@ macro_rules! conformance {
             #[test]
             fn transient_resources_that_share_memory_change_no_result() {
                 $crate::api::transient_sharing_changes_no_result(|| $make);
+            }
+        }
+
+        /// The memory budget.
+        mod storage {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[test]
+            fn the_memory_budget_is_never_exceeded() {
+                $crate::storage::budget_is_never_exceeded(|| $make);
             }
         }
 

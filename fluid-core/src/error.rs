@@ -58,6 +58,16 @@ pub enum Error {
         /// Why it was refused.
         reason: String,
     },
+    /// A scene needs more memory than its `storage.budget` allows (policy `refuse`).
+    #[error("the scene needs {needed} bytes, and storage.budget allows {allowed}: {detail}")]
+    OverBudget {
+        /// Bytes the plan needs.
+        needed: u64,
+        /// Bytes the budget allows.
+        allowed: u64,
+        /// The grid and backend, and what to do.
+        detail: String,
+    },
     /// A data buffer of the wrong length was handed to `upload` (or `write`).
     #[error("field `{field}` expects {expected} values, got {got}")]
     FieldLength {

@@ -25,6 +25,7 @@ pub mod replay;
 pub mod scene;
 pub mod sim;
 pub mod splat;
+pub mod storage;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod wait;

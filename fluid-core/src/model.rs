@@ -9,6 +9,7 @@ use crate::backend::{Backend, StepInputs};
 use crate::grid::step::STATE_FIELDS;
 use crate::grid::{FieldId, Grid};
 use crate::ir::resource::{ResourceDesc, ResourceId};
+use crate::ir::schedule::Schedule;
 use crate::scene::Scene;
 use crate::splat::Splat;
 
@@ -26,6 +27,11 @@ pub trait Model: Send + Sync + std::fmt::Debug {
     /// The resources its schedules use, [`ResourceId`]`(i)` the `i`-th: what the backend
     /// allocates for it.
     fn resources(&self) -> &[ResourceDesc];
+
+    /// Every schedule it may run for its scene (set-up, step or its parts, reads, diagnostics):
+    /// what a [`crate::storage::MemoryPlan`] gives the backend to bound the memory its
+    /// parameter tables and scratch take.
+    fn schedules(&self) -> Vec<Schedule>;
 
     /// Set freshly allocated (zeroed) resources to the scene's initial state: initial
     /// conditions, one-off splats, whatever its solvers need written once.

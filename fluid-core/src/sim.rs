@@ -62,6 +62,7 @@ pub struct Simulation<B: Backend = Box<dyn Backend>> {
     steps: u32,
     last_dt: f32,
     recording: Option<InputLog>,
+    downscaled_from: Option<[u32; 2]>,
 }
 
 impl<B: Backend> std::fmt::Debug for Simulation<B> {
@@ -79,15 +80,47 @@ impl<B: Backend> std::fmt::Debug for Simulation<B> {
 impl<B: Backend> Simulation<B> {
     /// Check the scene, allocate its model's resources on `backend`, set the initial
     /// conditions, apply the initial splats and project once.
+    ///
+    /// With a `storage.budget` the scene's [`crate::storage::MemoryPlan`] on `backend` is
+    /// checked first: a scene that needs more is refused ([`Error::OverBudget`]) or, with
+    /// `storage.policy = "downscale"`, runs on the largest grid of its box that fits
+    /// ([`Simulation::downscaled_from`] says from what).
     pub fn new(scene: Scene, backend: B) -> Result<Simulation<B>> {
-        Simulation::with_model(model_for(scene)?, backend)
+        if scene.storage.budget.is_none() {
+            return Simulation::with_model(model_for(scene)?, backend);
+        }
+        let fitted = Simulation::plan(&scene, &backend)?;
+        let mut sim = Simulation::with_model(model_for(fitted.scene)?, backend)?;
+        sim.downscaled_from = fitted.downscaled_from;
+        Ok(sim)
+    }
+
+    /// What `scene` needs on `backend` under its `storage` settings, allocating nothing: its
+    /// plan, and the scene that would run (downscaled where its policy says so).
+    pub fn plan(scene: &Scene, backend: &B) -> Result<crate::storage::Fitted> {
+        crate::storage::plan(scene, backend)
+    }
+
+    /// The grid `[nx, ny]` the scene asked for, when its budget made [`Simulation::new`] run a
+    /// smaller one (this simulation's grid).
+    pub fn downscaled_from(&self) -> Option<[u32; 2]> {
+        self.downscaled_from
     }
 
     fn with_model(mut model: Box<dyn Model>, mut backend: B) -> Result<Simulation<B>> {
         backend.allocate(model.resources())?;
         model.initialize(&mut backend)?;
         let last_dt = model.scene().params.dt;
-        Ok(Simulation { model, backend, pending: Vec::new(), time: 0.0, steps: 0, last_dt, recording: None })
+        Ok(Simulation {
+            model,
+            backend,
+            pending: Vec::new(),
+            time: 0.0,
+            steps: 0,
+            last_dt,
+            recording: None,
+            downscaled_from: None,
+        })
     }
 
     /// Inputs of a pass that is not a step (reads, diagnostics): the last step's `dt`.
@@ -311,6 +344,7 @@ impl<B: Backend> Simulation<B> {
     /// grid is refused, naming both, and so is a scene that fails [`Scene::validate`]; after
     /// an error the simulation runs on unchanged.
     pub fn set_scene(&mut self, scene: Scene) -> Result<()> {
+        check_budget(&scene, &self.backend, "a running simulation keeps its grid")?;
         let recorded = self.recording.is_some().then(|| scene.clone());
         self.model.set_scene(scene, &mut self.backend)?;
         if let Some(scene) = recorded {
@@ -414,6 +448,7 @@ impl<B: Backend> Simulation<B> {
             });
         }
         crate::checkpoint::check_matches(&header, model.resources())?;
+        check_budget(&header.scene, &backend, "a checkpoint keeps its grid")?;
         let mut values = Vec::with_capacity(header.resources.len());
         for s in &header.resources {
             values.push(reader.resource(s)?);
@@ -475,8 +510,25 @@ impl<B: Backend> Simulation<B> {
     }
 }
 
+/// An error unless `scene` fits its budget on `backend` as it is (`why` says why it cannot be
+/// downscaled).
+fn check_budget(scene: &Scene, backend: &dyn Backend, why: &str) -> Result<()> {
+    if let Some(budget) = scene.storage.budget {
+        let model = model_for(scene.clone())?;
+        let plan = crate::storage::MemoryPlan::new(model.resources(), &model.schedules(), backend);
+        if plan.total() > budget.0 {
+            return Err(Error::OverBudget {
+                needed: plan.total(),
+                allowed: budget.0,
+                detail: format!("{}x{} on {}; {why}", scene.grid.nx, scene.grid.ny, backend.name()),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// The model that runs `scene`: the grid fluid (a second family, the particle liquid, adds its
 /// branch here).
-fn model_for(scene: Scene) -> Result<Box<dyn Model>> {
+pub(crate) fn model_for(scene: Scene) -> Result<Box<dyn Model>> {
     Ok(Box::new(crate::grid::model::GridModel::new(scene)?))
 }

@@ -386,6 +386,16 @@ impl Backend for CpuBackend {
         Ok(self.reductions.clone())
     }
 
+    fn working_memory(&self, _resources: &[ResourceDesc], schedules: &[Schedule]) -> u64 {
+        // Reads and writes copy straight from and to the caller's memory: only the kernels'
+        // scratch, which a schedule grows and which never shrinks.
+        let need = (schedules.iter())
+            .map(|s| scratch_len(&G::new(&bytemuck::cast(*s.uniform())), self.threads(), s))
+            .max()
+            .unwrap_or(0);
+        4 * need.max(self.scratch.capacity()) as u64
+    }
+
     fn memory(&self) -> Result<MemoryReport> {
         let owners = resource::owners(&self.resources);
         let resources: Vec<(&'static str, u64)> = self

@@ -38,6 +38,7 @@ pub use fluid_core::params::{
 pub use fluid_core::render::{RenderField, RenderSpec};
 pub use fluid_core::scene::{GridSpec, Initial, InitialVelocity, PRESETS, SplatSpec, check_name, parse_override};
 pub use fluid_core::splat::MAX_SPLATS;
+pub use fluid_core::storage;
 pub use fluid_core::{
     Backend, Boundary, Diagnostics, Error, Falloff, FieldId, Grid, GridFields, KernelTiming, MemoryReport, Model,
     PendingField, PendingRead, PendingSample, ResourceDesc, ResourceId, Result, Scene, Schedule, SimParams, Simulation,

@@ -241,6 +241,15 @@ pub trait Backend: Send + Sync {
         Ok(())
     }
 
+    /// The most memory the backend holds besides `resources` while running `schedules` on
+    /// them: its working buffers (uniforms, parameter tables, splats up to
+    /// [`crate::splat::MAX_SPLATS`], reductions, scratch), its own rounding of each buffer,
+    /// and, where transfers go through buffers of its own, one whole-resource transfer in
+    /// flight. What a [`crate::storage::MemoryPlan`] adds to the resources, so that
+    /// [`Backend::memory`]'s total stays within the two together (reads queued and not yet
+    /// taken hold their own buffers on top).
+    fn working_memory(&self, resources: &[ResourceDesc], schedules: &[Schedule]) -> u64;
+
     /// What the backend holds, from its own accounting: each resource's bytes, and everything
     /// it allocated on its device or in memory.
     fn memory(&self) -> Result<MemoryReport> {
@@ -371,6 +380,9 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
     fn memory(&self) -> Result<MemoryReport> {
         (**self).memory()
     }
+    fn working_memory(&self, resources: &[ResourceDesc], schedules: &[Schedule]) -> u64 {
+        (**self).working_memory(resources, schedules)
+    }
     fn copy_bandwidth(&mut self) -> Result<f64> {
         (**self).copy_bandwidth()
     }
@@ -416,6 +428,9 @@ mod tests {
         }
         fn resources(&self) -> &[ResourceDesc] {
             &self.resources
+        }
+        fn working_memory(&self, _: &[ResourceDesc], _: &[Schedule]) -> u64 {
+            0
         }
         fn write(&mut self, id: ResourceId, bytes: &[u8]) -> Result<()> {
             desc(&self.resources, id, "memory")?.check_bytes(bytes.len())?;

@@ -99,6 +99,34 @@ impl Model for GridModel {
         self.fields.resources()
     }
 
+    fn schedules(&self) -> Vec<Schedule> {
+        let params = &self.scene.params;
+        let mut all = vec![
+            step::initialize(&self.grid, params),
+            step::setup(&self.grid, params),
+            self.diagnostics.clone(),
+            self.state.clone(),
+            self.curl.clone(),
+        ];
+        match &self.split {
+            None => all.push(self.step.clone()),
+            Some(split) => {
+                all.extend([split.before.clone(), split.after.clone(), split.residual.clone()]);
+                // The chunks a solve may run: whole checks and the remainder, cold or warm.
+                let pr = params.pressure;
+                let every = pr.solver.check_every().min(pr.iterations);
+                for n in [every, pr.iterations % every] {
+                    for warm in [false, true] {
+                        if n > 0 {
+                            all.push(step::solve(&self.grid, &pr, n, warm));
+                        }
+                    }
+                }
+            }
+        }
+        all
+    }
+
     fn initialize(&mut self, backend: &mut dyn Backend) -> Result<()> {
         for (field, data) in self.scene.initial_fields(&self.grid) {
             backend.upload(field.into(), &data)?;

@@ -155,6 +155,18 @@ pub fn lower(schedule: &Schedule, resources: &[ResourceDesc], start: &[usize], t
     Ok(Plan { schedule: schedule.id(), start: start.to_vec(), end: map, invocations, params, reduction_slots: slots })
 }
 
+/// The largest parameter table of `schedules` lowered over `resources` for `target`: what a
+/// GPU backend's parameter buffer grows to for them (a schedule that does not lower, which
+/// no backend would run, counts nothing).
+pub fn params_bytes(schedules: &[Schedule], resources: &[ResourceDesc], target: &Target) -> u64 {
+    let start = crate::ir::resource::owners(resources);
+    (schedules.iter())
+        .filter_map(|s| lower(s, resources, &start, target).ok())
+        .map(|p| p.params.len() as u64)
+        .max()
+        .unwrap_or(0)
+}
+
 /// What every backend checks before it runs `schedule` on `resources`: [`check_bindings`] and
 /// [`check_transients`].
 pub fn check_resources(schedule: &Schedule, resources: &[ResourceDesc]) -> Result<()> {

@@ -153,6 +153,9 @@ pub struct Scene {
     /// How frames are drawn.
     #[serde(default)]
     pub render: RenderSpec,
+    /// The memory budget and what happens past it.
+    #[serde(default)]
+    pub storage: crate::storage::Storage,
 }
 
 /// Built-in scenes: `(name, TOML)`.

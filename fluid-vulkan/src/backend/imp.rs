@@ -6,7 +6,10 @@ use std::time::Duration;
 use ash::vk;
 use fluid_core::backend::{self, PendingRead, ReadPlan, f32s_le, u32s_le};
 use fluid_core::grid::uniforms::SplatGpu;
+use fluid_core::ir::lower::{self, Target};
 use fluid_core::ir::resource;
+use fluid_core::ir::schedule::RESULT_SLOTS;
+use fluid_core::ir::uniforms::REDUCE_MAX_PARTIALS;
 use fluid_core::ir::uniforms::StepUniform;
 use fluid_core::wait;
 use fluid_core::{
@@ -14,7 +17,7 @@ use fluid_core::{
     TimestampTimings,
 };
 
-use super::{RING, Resources, SPLATS_OFFSET, VulkanBackend};
+use super::{MAX_RECORDINGS, RING, Resources, SPLATS_OFFSET, VulkanBackend, WORKGROUP};
 use crate::raw::{self, Buffer, Location};
 use crate::{NAME, err};
 
@@ -203,6 +206,26 @@ impl Backend for VulkanBackend {
     fn finish(&mut self) -> Result<()> {
         self.wait_all()?;
         self.validated("finish")
+    }
+
+    fn working_memory(&self, resources: &[ResourceDesc], schedules: &[Schedule]) -> u64 {
+        // Every buffer is at least 16 bytes, rounded up to the device's memory requirements
+        // (counted as up to PAD each).
+        const PAD: u64 = 4096;
+        let owners = resource::owners(resources);
+        let buffers = (0..resources.len()).filter(|i| owners[*i] == *i).count() as u64;
+        let target = Target { param_align: self.align as u32, workgroup: WORKGROUP };
+        // A parameter buffer per cached recording.
+        let params = MAX_RECORDINGS as u64 * (lower::params_bytes(schedules, resources, &target) + PAD);
+        // The splat buffer and the ring of step-input staging buffers, grown to the most splats.
+        let splats = (fluid_core::splat::MAX_SPLATS.next_power_of_two() * size_of::<SplatGpu>()) as u64;
+        let step_inputs = splats + PAD + RING as u64 * (SPLATS_OFFSET + splats + PAD);
+        let fixed = 32 + 16 + 4 * u64::from(REDUCE_MAX_PARTIALS) + 2 * 4 * RESULT_SLOTS as u64 + 5 * PAD;
+        // The kept read-back buffers, and one whole resource read or written through a staging
+        // buffer of its own.
+        let reads = (1 + super::reads::SPARE_READS as u64) * (backend::Gather::KEPT_BYTES + PAD);
+        let largest = resources.iter().map(ResourceDesc::bytes).max().unwrap_or(0) + PAD;
+        buffers * PAD + params + step_inputs + fixed + reads + largest
     }
 
     fn memory(&self) -> Result<MemoryReport> {

@@ -11,7 +11,7 @@ use crate::NAME;
 use crate::raw::{self, Buffer, CommandBuffer, Fence, Location, PoolKind};
 
 /// Slots of finished queued reads kept for the next ones; more are dropped.
-const SPARE_READS: usize = 4;
+pub(super) const SPARE_READS: usize = 4;
 
 /// What a queued read submits with, kept for the next one when it is done: on an H100,
 /// creating a fence and a command buffer cost ten times the rest of a read.

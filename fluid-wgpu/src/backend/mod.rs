@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use fluid_core::backend::{self, PendingRead, ReadPlan, ReadQueue, f32s_le, u32s_le};
-use fluid_core::ir::lower::{Buffer, PlanCache};
+use fluid_core::ir::lower::{self, Buffer, PlanCache, Target};
 use fluid_core::ir::resource;
 use fluid_core::ir::schedule::RESULT_SLOTS;
 use fluid_core::ir::uniforms::REDUCE_MAX_PARTIALS;
@@ -397,6 +397,26 @@ impl Backend for WgpuBackend {
         let n = self.reduction_slots;
         let values = map_read(&self.device, &self.results_read, self.spin, |m| f32s_le(&m[..4 * n]))?;
         Ok(values.into_iter().map(f64::from).collect())
+    }
+
+    fn working_memory(&self, resources: &[ResourceDesc], schedules: &[Schedule]) -> u64 {
+        let owners = resource::owners(resources);
+        // An empty resource still gets a buffer of 16 bytes.
+        let rounding: u64 = (resources.iter().enumerate())
+            .filter(|(i, r)| owners[*i] == *i && r.bytes() < 16)
+            .map(|(_, r)| 16 - r.bytes())
+            .sum();
+        let target = Target { param_align: self.align as u32, workgroup: self.workgroup };
+        let params =
+            (self.align as u64 * 16).max(lower::params_bytes(schedules, resources, &target).next_power_of_two());
+        let splats = (48 * 16u64)
+            .max((fluid_core::splat::MAX_SPLATS * size_of::<fluid_core::grid::uniforms::SplatGpu>()) as u64)
+            .next_power_of_two();
+        let fixed = 32 + 16 + 4 * u64::from(REDUCE_MAX_PARTIALS) + 2 * 4 * RESULT_SLOTS as u64;
+        // The kept read-back buffers, and one whole resource read through its own.
+        let reads = (1 + reads::SPARE_READS as u64) * backend::Gather::KEPT_BYTES;
+        let largest = resources.iter().map(ResourceDesc::bytes).max().unwrap_or(0);
+        rounding + params + splats + fixed + reads + largest
     }
 
     fn memory(&self) -> Result<MemoryReport> {

@@ -18,7 +18,7 @@ pub(super) struct ReadSlot {
 
 /// Kept-size read-back buffers of finished queued reads waiting for the next ones; more are
 /// dropped.
-const SPARE_READS: usize = 4;
+pub(super) const SPARE_READS: usize = 4;
 
 impl WgpuBackend {
     /// A whole resource read back, converted from its bytes in one pass by `convert`.

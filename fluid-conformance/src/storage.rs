@@ -1,0 +1,102 @@
+//! The memory budget: a scene over its budget is refused (policy `refuse`) or runs the
+//! largest grid that fits (`downscale`), and the backend's own accounting never passes the
+//! budget, whatever the simulation does (steps, the most splats a step takes, reads, samples,
+//! queued reads, writes, pictures, checkpoints).
+
+use fluid::{Backend, Error, FieldId, PRESETS, Simulation, Splat};
+use fluid_core::storage::{BudgetPolicy, Bytes};
+
+use crate::support::{carried, small_preset};
+
+/// Everything a simulation does, with the backend's total checked against `budget` after each.
+fn workload<B: Backend>(sim: &mut Simulation<B>, budget: u64, what: &str) {
+    let check = |sim: &Simulation<B>, after: &str| {
+        let total = sim.backend().memory().expect("memory").total;
+        assert!(total <= budget, "{what}: after {after}, the backend holds {total} bytes, over the budget of {budget}");
+    };
+    check(sim, "allocating");
+    let dt = sim.scene().params.dt;
+    let (w, h) = (sim.grid().width(), sim.grid().height());
+    let splat =
+        Splat { center: [0.4 * w, 0.5 * h], radius: 0.1 * h, velocity: [0.3, 0.2], density: 0.5, ..Splat::default() };
+    for _ in 0..3 {
+        sim.splat(carried(sim, splat)).expect("splat");
+        sim.step(dt).expect("step");
+    }
+    check(sim, "steps");
+    // As many splats as a step takes (the splat buffers at their largest).
+    let room = fluid::MAX_SPLATS - sim.scene().emitters.len();
+    for k in 0..room {
+        let s = Splat {
+            center: [(k % 97) as f32 / 97.0 * w, 0.5 * h],
+            radius: 0.02 * h,
+            density: 1e-4,
+            dye: [1e-4; 4],
+            ..Splat::default()
+        };
+        sim.splat(carried(sim, s)).expect("splat");
+    }
+    sim.step(dt).expect("step");
+    check(sim, "a step of the most splats");
+    sim.checked_diagnostics().expect("diagnostics");
+    check(sim, "diagnostics");
+    let fields = sim.scene().params.fields;
+    for f in FieldId::public().filter(|f| fields.carries(*f)) {
+        sim.field(f).expect("field");
+        sim.sample(f, &[[0.5 * w, 0.5 * h]]).expect("sample");
+    }
+    check(sim, "reads and samples");
+    let pending = sim.request_field(FieldId::U).expect("request");
+    sim.step(dt).expect("step");
+    sim.wait_field(pending).expect("wait");
+    check(sim, "a queued read");
+    let u = sim.field(FieldId::U).expect("u");
+    sim.set_field(FieldId::U, &u).expect("set_field");
+    check(sim, "a write");
+    if sim.scene().check_render().is_ok() {
+        sim.render().expect("render");
+    }
+    sim.save(&mut Vec::new()).expect("save");
+    check(sim, "a picture and a checkpoint");
+}
+
+/// Every preset: refused one byte under its plan, run at exactly its plan, and downscaled
+/// under a budget that holds half its resources beside the working memory, the backend's
+/// accounting within the budget throughout.
+pub fn budget_is_never_exceeded<B: Backend>(make: impl Fn() -> B) {
+    for (name, _) in PRESETS {
+        let scene = small_preset(name);
+        let backend = make();
+        let plan = Simulation::plan(&scene, &backend).expect("plan").plan;
+        assert!(plan.resources() > 0 && plan.total() >= plan.resources(), "{name}: {plan:?}");
+        drop(backend);
+
+        let mut refused = scene.clone();
+        refused.storage.budget = Some(Bytes(plan.total() - 1));
+        match Simulation::new(refused, make()) {
+            Err(Error::OverBudget { needed, allowed, detail }) => {
+                assert_eq!((needed, allowed), (plan.total(), plan.total() - 1), "{name}");
+                assert!(detail.contains("45x38") && detail.contains("downscale"), "{name}: {detail}");
+            }
+            Err(e) => panic!("{name}: expected OverBudget, got {e}"),
+            Ok(_) => panic!("{name}: a scene over its budget ran"),
+        }
+
+        let mut exact = scene.clone();
+        exact.storage.budget = Some(Bytes(plan.total()));
+        let mut sim = Simulation::new(exact, make()).expect("a scene at its budget runs");
+        assert_eq!(sim.downscaled_from(), None);
+        workload(&mut sim, plan.total(), &format!("{name} at its plan"));
+        drop(sim);
+
+        let mut small = scene.clone();
+        let budget = plan.total() - plan.resources() / 2;
+        small.storage = fluid_core::storage::Storage { budget: Some(Bytes(budget)), policy: BudgetPolicy::Downscale };
+        let mut sim = Simulation::new(small, make()).expect("a downscaled scene runs");
+        assert_eq!(sim.downscaled_from(), Some([45, 38]), "{name}");
+        let grid = *sim.grid();
+        assert!(grid.nx < 45 && grid.ny < 38, "{name}: {grid:?}");
+        assert!((grid.height() - scene.grid().expect("grid").height()).abs() < 1e-5, "{name}: the box's height");
+        workload(&mut sim, budget, &format!("{name} downscaled to {}x{}", grid.nx, grid.ny));
+    }
+}

@@ -1,0 +1,297 @@
+//! Storage under a memory budget: the plan of what a scene needs on a backend (every resource,
+//! and the backend's own working memory), and the policy when it does not fit: refuse, or run
+//! the largest grid that does.
+
+use serde::{Deserialize, Serialize};
+
+use crate::backend::Backend;
+use crate::ir::resource::{self, Format, Lifetime, ResourceDesc};
+use crate::ir::schedule::Schedule;
+use crate::model::Model;
+use crate::scene::Scene;
+use crate::{Error, Result};
+
+/// A number of bytes, written in a scene as an integer or with a unit: `"256 MiB"`, `"1.5 GB"`,
+/// `"4096"` (B, kB/KB, MB, GB, TB in powers of 1000; KiB, MiB, GiB, TiB in powers of 1024).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Bytes(pub u64);
+
+impl Bytes {
+    /// Parse `text`; errors name the key `key` and the value.
+    pub fn parse(key: &str, text: &str) -> Result<Bytes> {
+        let t = text.trim();
+        let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+        let (number, unit) = (t[..split].trim(), t[split..].trim());
+        let scale: u64 = match unit {
+            "" | "B" => 1,
+            "kB" | "KB" => 1000,
+            "MB" => 1000u64.pow(2),
+            "GB" => 1000u64.pow(3),
+            "TB" => 1000u64.pow(4),
+            "KiB" => 1 << 10,
+            "MiB" => 1 << 20,
+            "GiB" => 1 << 30,
+            "TiB" => 1 << 40,
+            _ => {
+                return Err(Error::invalid(key, text, "a size such as 4096, \"512 KiB\", \"256 MiB\" or \"2 GB\""));
+            }
+        };
+        let value: f64 = number.parse().map_err(|_| Error::invalid(key, text, "a size needs a number"))?;
+        let bytes = value * scale as f64;
+        if !(bytes.is_finite() && bytes >= 1.0 && bytes < 2f64.powi(63)) {
+            return Err(Error::invalid(key, text, "a size of at least 1 byte and below 8 EiB"));
+        }
+        Ok(Bytes(bytes as u64))
+    }
+}
+
+impl std::fmt::Display for Bytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let b = self.0 as f64;
+        match self.0 {
+            n if n < 1 << 10 => write!(f, "{n} B"),
+            n if n < 1 << 20 => write!(f, "{:.1} KiB ({n} B)", b / 1024.0),
+            n if n < 1 << 30 => write!(f, "{:.1} MiB ({n} B)", b / 1048576.0),
+            n => write!(f, "{:.2} GiB ({n} B)", b / 1073741824.0),
+        }
+    }
+}
+
+impl Serialize for Bytes {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_u64(self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Bytes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Bytes, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Written {
+            Number(i64),
+            Text(String),
+        }
+        match Written::deserialize(d)? {
+            Written::Number(n) if n >= 1 => Ok(Bytes(n as u64)),
+            Written::Number(n) => Err(serde::de::Error::custom(format!("a size of at least 1 byte, got {n}"))),
+            Written::Text(t) => Bytes::parse("storage.budget", &t).map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// What happens when a scene needs more than its budget.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BudgetPolicy {
+    /// Fail with [`Error::OverBudget`], naming what is needed and what is allowed.
+    #[default]
+    Refuse,
+    /// Run the largest grid of the same box and shape that fits, and say so
+    /// ([`crate::Simulation::downscaled_from`]).
+    Downscale,
+}
+
+/// A scene's `[storage]`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Storage {
+    /// The most memory the simulation may hold on its backend: its resources and the
+    /// backend's working memory ([`MemoryPlan::total`]); none when absent.
+    pub budget: Option<Bytes>,
+    /// What happens when the scene needs more.
+    pub policy: BudgetPolicy,
+}
+
+/// One resource in a plan.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlanEntry {
+    /// Its name.
+    pub name: &'static str,
+    /// Its element format.
+    pub format: Format,
+    /// Its lifetime.
+    pub lifetime: Lifetime,
+    /// Its elements (0: the scene does not hold it).
+    pub elements: u64,
+    /// Bytes it takes of its own: 0 for a transient resource that lives in another's memory.
+    pub bytes: u64,
+}
+
+/// What a scene needs on a backend, before anything is allocated.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemoryPlan {
+    /// The backend.
+    pub backend: &'static str,
+    /// Every resource the model declares.
+    pub entries: Vec<PlanEntry>,
+    /// The most the backend holds besides the resources ([`Backend::working_memory`]).
+    pub working: u64,
+}
+
+impl MemoryPlan {
+    /// The plan of `resources`, run by `schedules`, on `backend`.
+    pub fn new(resources: &[ResourceDesc], schedules: &[Schedule], backend: &dyn Backend) -> MemoryPlan {
+        let owners = resource::owners(resources);
+        let entries = (resources.iter().enumerate())
+            .map(|(i, r)| PlanEntry {
+                name: r.name,
+                format: r.format,
+                lifetime: r.lifetime,
+                elements: r.len,
+                bytes: if owners[i] == i { r.bytes() } else { 0 },
+            })
+            .collect();
+        MemoryPlan { backend: backend.name(), entries, working: backend.working_memory(resources, schedules) }
+    }
+
+    /// Bytes of the resources.
+    pub fn resources(&self) -> u64 {
+        self.entries.iter().map(|e| e.bytes).sum()
+    }
+
+    /// Everything: the resources and the working memory.
+    pub fn total(&self) -> u64 {
+        self.resources() + self.working
+    }
+
+    /// A table: one line per resource held, then the working memory and the total.
+    pub fn table(&self) -> String {
+        let mut out =
+            format!("{:<16} {:<8} {:<10} {:>12} {:>14}\n", "resource", "format", "lifetime", "elements", "bytes");
+        for e in self.entries.iter().filter(|e| e.elements > 0) {
+            let lifetime = match e.lifetime {
+                Lifetime::State => "state".to_string(),
+                Lifetime::Scratch => "scratch".to_string(),
+                Lifetime::Transient { shares } => format!("in {shares}"),
+            };
+            let format = format!("{:?}", e.format).to_lowercase();
+            out += &format!("{:<16} {:<8} {:<10} {:>12} {:>14}\n", e.name, format, lifetime, e.elements, e.bytes);
+        }
+        out += &format!("{:<48} {:>14}\n", format!("{} working memory (at most)", self.backend), self.working);
+        out += &format!("{:<48} {:>14}  {}\n", "total", self.total(), Bytes(self.total()));
+        out
+    }
+}
+
+/// What `scene` needs on `backend` under its `[storage]` settings, allocating nothing: its
+/// plan, and the scene that would run ([`fit`] with the model [`crate::Simulation`] runs).
+pub fn plan(scene: &Scene, backend: &dyn Backend) -> Result<Fitted> {
+    fit(scene, backend, |s| crate::sim::model_for(s.clone()))
+}
+
+/// A scene made to fit its budget on a backend.
+#[derive(Clone, Debug)]
+pub struct Fitted {
+    /// The scene to run: the one given, or its grid downscaled.
+    pub scene: Scene,
+    /// Its plan.
+    pub plan: MemoryPlan,
+    /// The grid `[nx, ny]` asked for, when it was downscaled.
+    pub downscaled_from: Option<[u32; 2]>,
+}
+
+/// The width of the grid `m` cells high with the aspect of `nx × ny`.
+fn width(nx: u32, ny: u32, m: u32) -> u32 {
+    ((f64::from(nx) * f64::from(m) / f64::from(ny)).round() as u32).max(1)
+}
+
+/// `scene` with the same box on `nx × ny` cells (the box's height kept, so the width follows
+/// within a cell).
+fn resized(scene: &Scene, nx: u32, ny: u32) -> Result<Scene> {
+    let height = scene.grid()?.height();
+    let mut s = scene.clone();
+    s.grid.nx = nx;
+    s.grid.ny = ny;
+    if scene.grid.h.is_some() {
+        s.grid.h = Some(height / ny as f32);
+    }
+    Ok(s)
+}
+
+/// The plan of `scene` on `backend` under its `[storage]`: as it is when it fits (or has no
+/// budget); with [`BudgetPolicy::Refuse`], [`Error::OverBudget`] when it does not; with
+/// [`BudgetPolicy::Downscale`], the largest grid of its box and shape that fits (an error
+/// when not even a 2-cell-high one does). `model` makes the model of a scene.
+pub fn fit(scene: &Scene, backend: &dyn Backend, model: impl Fn(&Scene) -> Result<Box<dyn Model>>) -> Result<Fitted> {
+    let plan_of = |s: &Scene| -> Result<MemoryPlan> {
+        let m = model(s)?;
+        Ok(MemoryPlan::new(m.resources(), &m.schedules(), backend))
+    };
+    let plan = plan_of(scene)?;
+    let Some(budget) = scene.storage.budget else {
+        return Ok(Fitted { scene: scene.clone(), plan, downscaled_from: None });
+    };
+    if plan.total() <= budget.0 {
+        return Ok(Fitted { scene: scene.clone(), plan, downscaled_from: None });
+    }
+    let (nx, ny) = (scene.grid.nx, scene.grid.ny);
+    let over = |needed: u64, detail: String| Error::OverBudget { needed, allowed: budget.0, detail };
+    if scene.storage.policy == BudgetPolicy::Refuse {
+        let detail = format!(
+            "{nx}x{ny} on {}; raise the budget, shrink the grid, or set storage.policy = \"downscale\"",
+            backend.name()
+        );
+        return Err(over(plan.total(), detail));
+    }
+    // The largest height whose grid fits (the plan grows with the grid); the width keeps the
+    // box's aspect.
+    let at = |m: u32| -> Result<(Scene, MemoryPlan)> {
+        let s = resized(scene, width(nx, ny, m), m)?;
+        let p = plan_of(&s)?;
+        Ok((s, p))
+    };
+    let fits = |m: u32| at(m).map(|(_, p)| p.total() <= budget.0).unwrap_or(false);
+    let (mut lo, mut hi) = (2u32, ny);
+    if !fits(lo) {
+        let (_, p) = at(lo)?;
+        let detail = format!("even a {}x{lo} grid of its box does not fit on {}", width(nx, ny, lo), backend.name());
+        return Err(over(p.total(), detail));
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let (scene, plan) = at(lo)?;
+    Ok(Fitted { scene, plan, downscaled_from: Some([nx, ny]) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{BudgetPolicy, Bytes};
+    use crate::Scene;
+
+    #[test]
+    fn a_scene_says_its_budget_and_policy() {
+        let with = |extra: &str| Scene::from_toml(&format!("[grid]\nnx = 8\nny = 8\n{extra}"), "test");
+        let s = with("[storage]\nbudget = \"64 MiB\"\npolicy = \"downscale\"").expect("scene");
+        assert_eq!((s.storage.budget, s.storage.policy), (Some(Bytes(64 << 20)), BudgetPolicy::Downscale));
+        let s = with("[storage]\nbudget = 4096").expect("scene");
+        assert_eq!((s.storage.budget, s.storage.policy), (Some(Bytes(4096)), BudgetPolicy::Refuse));
+        assert_eq!(with("").expect("scene").storage.budget, None);
+        for bad in ["budget = 0", "budget = -5", "budget = \"lots\"", "policy = \"shrink\"", "format = \"f16\""] {
+            let e = with(&format!("[storage]\n{bad}")).expect_err(bad).to_string();
+            assert!(e.contains("storage") || e.contains("budget") || e.contains("policy"), "{bad}: {e}");
+        }
+        // Written back (a checkpoint's header), the budget reads the same.
+        let s = with("[storage]\nbudget = \"1.5 GiB\"").expect("scene");
+        let again = Scene::from_toml(&toml::to_string(&s).expect("toml"), "again").expect("scene");
+        assert_eq!(again.storage, s.storage);
+    }
+
+    #[test]
+    fn sizes_read_with_their_units() {
+        let b = |t: &str| Bytes::parse("k", t).map(|b| b.0);
+        assert_eq!(b("4096").ok(), Some(4096));
+        assert_eq!(b("256 MiB").ok(), Some(256 << 20));
+        assert_eq!(b("1.5GB").ok(), Some(1_500_000_000));
+        assert_eq!(b(" 2 KiB ").ok(), Some(2048));
+        for bad in ["", "MiB", "-1 MiB", "0", "1 parsec", "1e999 GB", "nan GB", "0.1"] {
+            let e = b(bad).expect_err(bad).to_string();
+            assert!(e.contains("`k`"), "{bad}: {e}");
+        }
+    }
+}
