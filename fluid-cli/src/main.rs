@@ -632,6 +632,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     // With --json, every step's projection quality too (one diagnostics pass per step, not timed).
     let mut per_step: Vec<fluid::Diagnostics> = Vec::new();
     let mut iterations_per_step: Vec<u32> = Vec::new();
+    let mut substeps_per_step: Vec<u32> = Vec::new();
     for k in 1..=args.steps {
         let t0 = Instant::now();
         sim.step(dt)?;
@@ -645,6 +646,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             sim.checked_diagnostics().map(|d| {
                 per_step.push(d);
                 iterations_per_step.push(sim.last_iterations());
+                substeps_per_step.push(sim.last_substeps());
             })
         } else {
             sim.check_state()
@@ -733,6 +735,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             "residual_per_step": per_step.iter().map(|d| d.residual).collect::<Vec<_>>(),
             "max_divergence_per_step": per_step.iter().map(|d| d.max_divergence).collect::<Vec<_>>(),
             "iterations_per_step": iterations_per_step,
+            "substeps_per_step": substeps_per_step,
             "timings": timings.iter().map(|t| serde_json::json!({
                 "label": t.label, "invocations": t.invocations, "ms": t.ms,
             })).collect::<Vec<_>>(),

@@ -622,3 +622,42 @@ fn load_zeros(b: &mut dyn Backend, grid: &Grid) {
         b.upload((*f).into(), &vec![0.0; grid.len(*f)]).expect("zero");
     }
 }
+
+/// `params.cfl` splits a step into `⌈dt · max|u| / (cfl · h)⌉` substeps (at most
+/// `params.max_substeps`): the same bits as that many steps of `dt / n` taken by hand, the
+/// queued splats in the first; without it every step is whole.
+pub fn cfl_splits_steps_into_substeps<B: Backend>(make: impl Fn() -> B) {
+    let mut scene = small_preset("taylor-green");
+    scene.params.dt *= 4.0;
+    let dt = scene.params.dt;
+    let h = scene.grid().expect("grid").h;
+    let splat =
+        Splat { center: [0.3, 0.4], radius: 0.2, velocity: [0.5, -0.2], dye: [0.1, 0.2, 0.3, 0.4], ..Splat::default() };
+    let mut whole = Simulation::new(scene.clone(), make()).expect("simulation");
+    whole.step(dt).expect("step");
+    assert_eq!(whole.last_substeps(), 1);
+    let mut split = scene.clone();
+    split.params.cfl = Some(0.5);
+    let mut a = Simulation::new(split.clone(), make()).expect("simulation");
+    let mut b = Simulation::new(scene, make()).expect("simulation");
+    for _ in 0..3 {
+        let speed = a.diagnostics().expect("diagnostics").max_velocity;
+        let n = ((f64::from(dt) * speed / (0.5 * f64::from(h))).ceil() as u32).clamp(1, 8);
+        assert!(n > 1, "the flow should need substeps: {speed} at dt {dt}, h {h}");
+        a.splat(carried(&a, splat)).expect("splat");
+        a.step(dt).expect("step");
+        assert_eq!(a.last_substeps(), n);
+        b.splat(carried(&b, splat)).expect("splat");
+        for _ in 0..n {
+            b.step(dt / n as f32).expect("step");
+        }
+    }
+    assert_eq!(a.steps(), 3);
+    for (field, (x, y)) in STATE_FIELDS.iter().zip(read_state(&mut a).iter().zip(&read_state(&mut b))) {
+        assert_eq!(bits_differ(x, y), 0, "{}: substeps differ from steps of dt/n", field.name());
+    }
+    split.params.max_substeps = 2;
+    let mut capped = Simulation::new(split, make()).expect("simulation");
+    capped.step(dt).expect("step");
+    assert_eq!(capped.last_substeps(), 2, "at most max_substeps");
+}

@@ -266,6 +266,11 @@ macro_rules! conformance {
             }
 
             #[test]
+            fn a_cfl_limit_splits_steps_into_substeps() {
+                $crate::api::cfl_splits_steps_into_substeps(|| $make);
+            }
+
+            #[test]
             fn transient_resources_that_share_memory_change_no_result() {
                 $crate::api::transient_sharing_changes_no_result(|| $make);
             }

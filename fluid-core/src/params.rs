@@ -25,6 +25,13 @@ pub struct SimParams {
     pub gravity: [f32; 2],
     /// Largest velocity component after forces, world units/s (default: none, no clamp).
     pub max_speed: Option<f32>,
+    /// Largest Courant number a step may take (cells the fastest face moves in it): a step
+    /// whose flow would move farther is split into as many equal substeps as that needs, at
+    /// most `max_substeps` (default: none, every step whole). Measuring the flow before each
+    /// step waits for the device.
+    pub cfl: Option<f32>,
+    /// Most substeps `cfl` may split a step into (default: `8`; 1 to 64).
+    pub max_substeps: u32,
     /// Kinematic viscosity ν, world units²/s, solved implicitly (default: `0`, inviscid).
     pub viscosity: f32,
     /// Jacobi sweeps of the implicit viscosity solve (default: `20`; at most
@@ -49,6 +56,8 @@ impl Default for SimParams {
             buoyancy: Buoyancy::default(),
             gravity: [0.0, 0.0],
             max_speed: None,
+            cfl: None,
+            max_substeps: 8,
             viscosity: 0.0,
             viscosity_iterations: 20,
             advection: Advection::default(),
@@ -377,6 +386,15 @@ impl SimParams {
             if s <= 0.0 {
                 return Err(Error::invalid("params.max_speed", s, "must be > 0 (leave it out for no clamp)"));
             }
+        }
+        if let Some(c) = self.cfl {
+            finite("params.cfl", c)?;
+            if c <= 0.0 {
+                return Err(Error::invalid("params.cfl", c, "must be > 0 (leave it out for whole steps)"));
+            }
+        }
+        if !(1..=64).contains(&self.max_substeps) {
+            return Err(Error::invalid("params.max_substeps", self.max_substeps, "must be 1 to 64"));
         }
         non_negative("params.viscosity", self.viscosity)?;
         if self.viscosity > 0.0 && self.viscosity_iterations == 0 {

@@ -63,6 +63,7 @@ pub struct Simulation<B: Backend = Box<dyn Backend>> {
     last_dt: f32,
     recording: Option<InputLog>,
     downscaled_from: Option<[u32; 2]>,
+    last_substeps: u32,
 }
 
 impl<B: Backend> std::fmt::Debug for Simulation<B> {
@@ -120,6 +121,7 @@ impl<B: Backend> Simulation<B> {
             last_dt,
             recording: None,
             downscaled_from: None,
+            last_substeps: 1,
         })
     }
 
@@ -144,6 +146,7 @@ impl<B: Backend> Simulation<B> {
         self.time = 0.0;
         self.steps = 0;
         self.last_dt = self.model.scene().params.dt;
+        self.last_substeps = 1;
         self.record(|| Input::Reset);
         Ok(())
     }
@@ -204,20 +207,51 @@ impl<B: Backend> Simulation<B> {
         Ok(())
     }
 
-    /// Advance by `dt` seconds: the scene's emitters and the queued splats are applied.
+    /// Advance by `dt` seconds: the scene's emitters and the queued splats are applied. With
+    /// `params.cfl` set, the flow is measured first (waiting for the device) and a step whose
+    /// fastest face would move more cells than that is split into equal substeps (at most
+    /// `params.max_substeps`): the queued splats go into the first, the emitters into each for
+    /// its part of `dt`. [`Simulation::last_substeps`] says how many; the step count grows by one.
     pub fn step(&mut self, dt: f32) -> Result<()> {
         if !dt.is_finite() || dt <= 0.0 {
             return Err(Error::invalid("dt", dt, "the time step must be a finite number > 0"));
         }
-        let mut splats = self.model.emitters(dt);
-        splats.append(&mut self.pending);
-        let inputs = StepInputs { dt, time: self.time, step: self.steps, splats };
-        self.model.step(&mut self.backend, &inputs)?;
+        let n = self.substeps(dt)?;
+        let sub = dt / n as f32;
+        let mut pending = std::mem::take(&mut self.pending);
+        for k in 0..n {
+            let mut splats = self.model.emitters(sub);
+            splats.append(&mut pending);
+            let inputs = StepInputs { dt: sub, time: self.time + k as f32 * sub, step: self.steps, splats };
+            self.model.step(&mut self.backend, &inputs)?;
+        }
         self.time += dt;
         self.steps += 1;
-        self.last_dt = dt;
+        self.last_dt = sub;
+        self.last_substeps = n;
         self.record(|| Input::Step { dt });
         Ok(())
+    }
+
+    /// Substeps a step of `dt` takes: `⌈dt · max |u| / (cfl · h)⌉` within
+    /// `[1, params.max_substeps]`, or 1 without `params.cfl`.
+    fn substeps(&mut self, dt: f32) -> Result<u32> {
+        let params = &self.model.scene().params;
+        let (Some(cfl), most) = (params.cfl, params.max_substeps) else { return Ok(1) };
+        let h = self.model.grid().h;
+        let inputs = self.pass_inputs();
+        let d = self.model.state_maxima(&mut self.backend, &inputs)?;
+        let courant = f64::from(dt) * d.max_velocity / f64::from(h);
+        // A state that is not finite takes one step (and fails its check after).
+        if !courant.is_finite() {
+            return Ok(1);
+        }
+        Ok(((courant / f64::from(cfl)).ceil() as u64).clamp(1, u64::from(most)) as u32)
+    }
+
+    /// Substeps the last step was split into (1 without `params.cfl`).
+    pub fn last_substeps(&self) -> u32 {
+        self.last_substeps
     }
 
     /// The resource that holds `field` now (derived fields such as `curl` brought up to date).
