@@ -22,16 +22,19 @@ use crate::support::{load, random_field, single};
 /// - Pure stencil arithmetic in the same order as the CPU (`divergence`, `jacobi`,
 ///   `subtract_gradient`, `residual`, `curl`, `diffuse_velocity`): 1e-6 relative L2 and 1e-5
 ///   max-abs — a GPU may fuse a multiply-add (one rounding instead of two), nothing else.
-/// - `apply_forces`: adds a division and a square root per cell (vorticity normal): 1e-5 / 1e-4.
+/// - `apply_forces`: adds a division and a square root per cell (vorticity normal): 1e-5 / 1e-4;
+///   `clamp_speed` likewise (a scale from a division and a square root).
 /// - `splat`: `exp` and `sqrt` differ by a few ulp between libm and GPU hardware: 1e-5 / 1e-4.
 /// - `advect_velocity`, `advect_cells`: three RK stages each feed a sampling position; a
 ///   one-ulp position difference moves the bilinear weights by ~1e-7 of a cell times the local
 ///   gradient, and `exp` of the dissipation differs by ulps: 1e-5 relative L2, 1e-4 max-abs.
 pub fn tolerance(kernel: Kernel) -> Tolerance {
     match kernel {
-        kernels::ADVECT_VELOCITY | kernels::ADVECT_CELLS | kernels::SPLAT | kernels::APPLY_FORCES => {
-            Tolerance { max_abs: 1e-4, rel_l2: 1e-5 }
-        }
+        kernels::ADVECT_VELOCITY
+        | kernels::ADVECT_CELLS
+        | kernels::SPLAT
+        | kernels::APPLY_FORCES
+        | kernels::CLAMP_SPEED => Tolerance { max_abs: 1e-4, rel_l2: 1e-5 },
         // Sums of up to ~10^3 products of values in [-1, 1] in the GPU's order (which may fuse
         // multiply-adds): f32 rounding of the sums, ~1e-7 of their size.
         kernels::CG_DOT => Tolerance { max_abs: 1e-3, rel_l2: 1e-6 },
@@ -165,6 +168,11 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
                 clamp_speed: 1,
             };
             vec![one(&[U, V, Density, Temperature, Curl], Some(ParamBlock::new(&p)))]
+        }
+        kernels::CLAMP_SPEED => {
+            // Random faces in [-2, 2] against a limit of 1.5: some scaled, some kept.
+            let p = ForceParams { max_speed: 1.5, clamp_speed: 1, ..ForceParams::default() };
+            vec![one(&[U, V, UTmp, VTmp], Some(ParamBlock::new(&p)))]
         }
         kernels::DIFFUSE_VELOCITY => {
             let p = DiffuseParams { viscosity: 0.05, _pad: [0; 3] };

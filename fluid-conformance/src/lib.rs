@@ -159,6 +159,11 @@ macro_rules! conformance {
             }
 
             #[test]
+            fn max_speed_holds_the_speed_not_each_component() {
+                $crate::physics::forces::max_speed_holds_the_speed(|| $make);
+            }
+
+            #[test]
             fn curl_and_vorticity_confinement_match_their_analytic_forms() {
                 $crate::physics::forces::vorticity_confinement(|| $make);
             }
@@ -200,6 +205,7 @@ macro_rules! conformance {
             splat => SPLAT,
             curl => CURL,
             apply_forces => APPLY_FORCES,
+            clamp_speed => CLAMP_SPEED,
             diffuse_velocity => DIFFUSE_VELOCITY,
             divergence => DIVERGENCE,
             jacobi => JACOBI,

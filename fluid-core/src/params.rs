@@ -23,7 +23,9 @@ pub struct SimParams {
     /// Uniform body acceleration (x, y), world units/s² (default: `[0, 0]`). In a closed box it is
     /// balanced by pressure; for smoke in air leave it zero and use `buoyancy`.
     pub gravity: [f32; 2],
-    /// Largest velocity component after forces, world units/s (default: none, no clamp).
+    /// Largest speed after forces, world units/s: each face's velocity (its own component and
+    /// the other averaged from the faces around it) is scaled down to it, so a diagonal flow
+    /// is held to it too (default: none, no limit).
     pub max_speed: Option<f32>,
     /// Largest Courant number a step may take (cells the fastest face moves in it): a step
     /// whose flow would move farther is split into as many equal substeps as that needs, at

@@ -86,7 +86,14 @@ static APPLY_FORCES_DESC: KernelDesc = tiled(
     &[f("u", RW), f("v", RW), f("density", R).optional(), f("temperature", R).optional(), f("curl", R)],
     Some(ParamsDesc::of::<ForceParams>()),
     Domain::Faces,
-    "gravity, buoyancy and vorticity confinement on the faces; the max-speed clamp",
+    "gravity, buoyancy and vorticity confinement on the faces",
+);
+static CLAMP_SPEED_DESC: KernelDesc = tiled(
+    "clamp_speed",
+    &[f("u", R), f("v", R), f("u_out", W), f("v_out", W)],
+    Some(ParamsDesc::of::<ForceParams>()),
+    Domain::Faces,
+    "each face scaled so that the speed there, with the other component averaged, is at most max_speed",
 );
 static DIFFUSE_VELOCITY_DESC: KernelDesc = tiled(
     "diffuse_velocity",
@@ -234,6 +241,8 @@ pub const SPLAT: Kernel = Kernel(&SPLAT_DESC);
 pub const CURL: Kernel = Kernel(&CURL_DESC);
 /// Forces on the faces.
 pub const APPLY_FORCES: Kernel = Kernel(&APPLY_FORCES_DESC);
+/// The max-speed limit on the faces.
+pub const CLAMP_SPEED: Kernel = Kernel(&CLAMP_SPEED_DESC);
 /// A sweep of implicit viscosity.
 pub const DIFFUSE_VELOCITY: Kernel = Kernel(&DIFFUSE_VELOCITY_DESC);
 /// Velocity divergence.
@@ -288,6 +297,7 @@ pub const ALL: &[Kernel] = &[
     SPLAT,
     CURL,
     APPLY_FORCES,
+    CLAMP_SPEED,
     DIFFUSE_VELOCITY,
     DIVERGENCE,
     JACOBI,

@@ -10,8 +10,8 @@ use crate::grid::FieldId::{
 use crate::grid::Grid;
 use crate::grid::builder::Builder;
 use crate::grid::kernels::{
-    ADVECT_CELLS, ADVECT_VELOCITY, APPLY_FORCES, CURL, DIFFUSE_VELOCITY, DIVERGENCE, MG_COARSE, RESIDUAL, SPLAT,
-    SUBTRACT_GRADIENT,
+    ADVECT_CELLS, ADVECT_VELOCITY, APPLY_FORCES, CLAMP_SPEED, CURL, DIFFUSE_VELOCITY, DIVERGENCE, MG_COARSE, RESIDUAL,
+    SPLAT, SUBTRACT_GRADIENT,
 };
 use crate::grid::pressure::{self, multigrid};
 use crate::grid::uniforms::{
@@ -96,13 +96,18 @@ fn push_step(b: &mut Builder, params: &SimParams) {
     let any_force = forces.gravity != [0.0, 0.0]
         || forces.density_weight != 0.0
         || forces.temperature_lift != 0.0
-        || forces.vorticity != 0.0
-        || forces.clamp_speed != 0;
+        || forces.vorticity != 0.0;
     if forces.vorticity != 0.0 {
         b.run_plain(CURL, &[U, V, Curl]);
     }
     if any_force {
         b.run(APPLY_FORCES, &[U, V, Density, Temperature, Curl], Some(&forces));
+    }
+    if forces.clamp_speed != 0 {
+        // The speed, not each component: a pass of its own (a face reads its neighbours').
+        b.run(CLAMP_SPEED, &[U, V, UTmp, VTmp], Some(&forces));
+        b.swap(U, UTmp);
+        b.swap(V, VTmp);
     }
 
     if params.viscosity > 0.0 {

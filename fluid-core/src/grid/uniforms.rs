@@ -112,9 +112,9 @@ pub struct ForceParams {
     pub ambient_temperature: f32,
     /// Vorticity confinement strength ε.
     pub vorticity: f32,
-    /// Largest |component| of velocity after forces; only when `clamp_speed` is 1.
+    /// Largest speed at a face after forces (`clamp_speed`'s limit); only when `clamp_speed` is 1.
     pub max_speed: f32,
-    /// 1 to clamp velocity components to ±`max_speed`.
+    /// 1 when the step limits the speed to `max_speed` (the `clamp_speed` kernel runs).
     pub clamp_speed: u32,
 }
 

@@ -1,6 +1,7 @@
 //! `apply_forces`: one invocation updates one u-face and one v-face with gravity, Boussinesq
 //! buoyancy (averaged from the two cells beside a v-face) and vorticity confinement
-//! `ε·h·(N × ω)` (averaged from the two cells beside a face), then clamps the components.
+//! `ε·h·(N × ω)` (averaged from the two cells beside a face). The max-speed limit is
+//! `clamp_speed`'s.
 
 use fluid_core::grid::uniforms::ForceParams;
 
@@ -34,23 +35,6 @@ pub fn buoyancy(p: &ForceParams, density: f32, temperature: f32) -> f32 {
     -p.density_weight * density + p.temperature_lift * (temperature - p.ambient_temperature)
 }
 
-#[inline(always)]
-fn clamp(p: &ForceParams, x: f32) -> f32 {
-    if p.clamp_speed == 0 {
-        return x;
-    }
-    // `f32::clamp`'s arithmetic (a NaN stays NaN) without its check that the bounds are
-    // ordered (`max_speed` is validated positive): that check's panic kept the face loops scalar.
-    let (lo, hi) = (-p.max_speed, p.max_speed);
-    if x < lo {
-        lo
-    } else if x > hi {
-        hi
-    } else {
-        x
-    }
-}
-
 /// New u at face `(i, j)` given its old value, with `conf(i, j)` the confinement force of cell
 /// `(i, j)` (computed on the spot or looked up).
 #[inline(always)]
@@ -73,7 +57,7 @@ fn force_u_face_with(
         let right = if i < g.nx { i } else { left };
         a += 0.5 * (conf(left, j).0 + conf(right, j).0);
     }
-    clamp(p, u + dt * a)
+    u + dt * a
 }
 
 /// New u at face `(i, j)` given its old value.
@@ -110,7 +94,7 @@ fn force_v_face_with(
     if p.vorticity != 0.0 {
         a += 0.5 * (conf(i, down).1 + conf(i, up).1);
     }
-    clamp(p, v + dt * a)
+    v + dt * a
 }
 
 /// New v at face `(i, j)` given its old value.
@@ -226,7 +210,7 @@ pub fn run<'a>(
                 if p.vorticity != 0.0 {
                     a += 0.5 * (fl + fr);
                 }
-                *x = clamp(p, *x + dt * a);
+                *x += dt * a;
             }
         },
     );
@@ -261,7 +245,7 @@ pub fn run<'a>(
                 if p.vorticity != 0.0 {
                     a += 0.5 * (fd + fu);
                 }
-                *x = clamp(p, *x + dt * a);
+                *x += dt * a;
             }
         },
     );

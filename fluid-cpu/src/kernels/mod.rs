@@ -18,6 +18,7 @@ pub(crate) const TABLE: &[(Kernel, KernelFn)] = &[
     (k::SPLAT, splat::dispatch),
     (k::CURL, curl::dispatch),
     (k::APPLY_FORCES, apply_forces::dispatch),
+    (k::CLAMP_SPEED, clamp_speed::dispatch),
     (k::DIFFUSE_VELOCITY, diffuse_velocity::dispatch),
     (k::DIVERGENCE, divergence::dispatch),
     (k::JACOBI, jacobi::dispatch),
@@ -53,6 +54,7 @@ pub mod cg_direction;
 pub mod cg_dot;
 pub mod cg_init;
 pub mod cg_update;
+pub mod clamp_speed;
 pub mod common;
 pub mod curl;
 pub mod diffuse_velocity;

@@ -1,6 +1,6 @@
 // One invocation: update u-face (i, j) and v-face (i, j) with gravity, Boussinesq buoyancy
 // (averaged from the two cells beside a v-face) and vorticity confinement e*h*(N x w)
-// (averaged from the two cells beside a face), then clamp the components.
+// (averaged from the two cells beside a face). The max-speed limit is clamp_speed's.
 
 @group(0) @binding(2) var<uniform> params: ForceParams;
 @group(1) @binding(0) var<storage, read_write> u: array<f32>;
@@ -40,10 +40,6 @@ fn buoyancy(c: u32) -> f32 {
     return -params.density_weight * density[c] + params.temperature_lift * (temperature[c] - params.ambient_temperature);
 }
 
-fn clamp_speed(x: f32) -> f32 {
-    return select(x, clamp(x, -params.max_speed, params.max_speed), params.clamp_speed != 0u);
-}
-
 @compute @workgroup_size(WG_X, WG_Y)
 fn apply_forces(@builtin(global_invocation_id) id: vec3<u32>) {
     let i = id.x;
@@ -64,7 +60,7 @@ fn apply_forces(@builtin(global_invocation_id) id: vec3<u32>) {
                 let right = select(left, ic, ic < grid.nx);
                 a += 0.5 * (confinement(left, j).x + confinement(right, j).x);
             }
-            u[k] = clamp_speed(u[k] + dt * a);
+            u[k] = u[k] + dt * a;
         }
     }
     if (i < grid.nx) {
@@ -82,7 +78,7 @@ fn apply_forces(@builtin(global_invocation_id) id: vec3<u32>) {
             if (params.vorticity != 0.0) {
                 a += 0.5 * (confinement(i, down).y + confinement(i, up).y);
             }
-            v[k] = clamp_speed(v[k] + dt * a);
+            v[k] = v[k] + dt * a;
         }
     }
 }
