@@ -475,12 +475,17 @@ fn is_checkpoint(arg: &str) -> bool {
     Path::new(arg).extension().is_some_and(|e| e == "fluid")
 }
 
+/// The checkpoint at `path`, opened for reading.
+fn open_checkpoint(path: &Path) -> Result<std::io::BufReader<std::fs::File>, Failure> {
+    let file = std::fs::File::open(path)
+        .map_err(|e| Failure { code: 2, message: format!("cannot read checkpoint {}: {e}", path.display()) })?;
+    Ok(std::io::BufReader::new(file))
+}
+
 /// The scene of the checkpoint at `path`, with `overrides` applied.
 fn checkpoint_scene(path: &Path, overrides: &[String]) -> Result<Scene, Failure> {
     let overrides = overrides.iter().map(|s| fluid::parse_override(s)).collect::<Result<Vec<_>, _>>()?;
-    let file = std::fs::File::open(path)
-        .map_err(|e| Failure { code: 2, message: format!("cannot read checkpoint {}: {e}", path.display()) })?;
-    let (header, _) = fluid::checkpoint::read_header(std::io::BufReader::new(file))?;
+    let (header, _) = fluid::checkpoint::read_header(open_checkpoint(path)?)?;
     Ok(header.scene.with_overrides(&format!("checkpoint {}", path.display()), &overrides)?)
 }
 
@@ -584,10 +589,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     let name = scene.name.clone();
     let asked = (scene.grid.nx, scene.grid.ny);
     let mut sim = if is_checkpoint(&args.scene) {
-        let path = Path::new(&args.scene);
-        let file = std::fs::File::open(path)
-            .map_err(|e| Failure { code: 2, message: format!("cannot read checkpoint {}: {e}", path.display()) })?;
-        let mut sim = Simulation::load(std::io::BufReader::new(file), backend)?;
+        let mut sim = Simulation::load(open_checkpoint(Path::new(&args.scene))?, backend)?;
         if sim.scene() != &scene {
             sim.set_scene(scene)?;
         }
@@ -806,9 +808,6 @@ fn write_dumps(sim: &mut Simulation, dumps: &[FieldId], out_dir: &Path) -> Resul
     Ok(written)
 }
 
-/// `data` (a field of `grid`, laid out as `Grid::shape` says) as a 32-bit float OpenEXR image,
-/// top row first: channel `Y`, or `R`, `G`, `B`, `A` for the dye. Written to `<path>.part` and
-/// renamed once whole.
 /// `fluid run --plan`: the memory plan of `scene` on `backend`, and what its budget makes of it.
 fn print_plan(scene: &Scene, backend: &dyn fluid::Backend) -> Result<(), Failure> {
     let budget = scene.storage.budget;
@@ -856,6 +855,9 @@ fn save_checkpoint(sim: &mut Simulation, out_dir: &Path) -> Result<PathBuf, Fail
     Ok(path)
 }
 
+/// `data` (a field of `grid`, laid out as `Grid::shape` says) as a 32-bit float OpenEXR image,
+/// top row first: channel `Y`, or `R`, `G`, `B`, `A` for the dye. Written to `<path>.part` and
+/// renamed once whole.
 fn save_exr(path: &Path, grid: &fluid::Grid, field: FieldId, data: &[f32]) -> Result<(), Failure> {
     use exr::prelude::{Image, SpecificChannels, Vec2, WritableImage};
     let shape = grid.shape(field);

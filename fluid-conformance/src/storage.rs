@@ -67,7 +67,7 @@ pub fn budget_is_never_exceeded<B: Backend>(make: impl Fn() -> B) {
     for (name, _) in PRESETS {
         let scene = small_preset(name);
         let backend = make();
-        let plan = Simulation::plan(&scene, &backend).expect("plan").plan;
+        let plan = fluid::storage::plan(&scene, &backend).expect("plan").plan;
         assert!(plan.resources() > 0 && plan.total() >= plan.resources(), "{name}: {plan:?}");
         drop(backend);
 

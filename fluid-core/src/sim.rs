@@ -90,16 +90,10 @@ impl<B: Backend> Simulation<B> {
         if scene.storage.budget.is_none() {
             return Simulation::with_model(model_for(scene)?, backend);
         }
-        let fitted = Simulation::plan(&scene, &backend)?;
-        let mut sim = Simulation::with_model(model_for(fitted.scene)?, backend)?;
+        let (fitted, model) = crate::storage::fit(&scene, &backend)?;
+        let mut sim = Simulation::with_model(model, backend)?;
         sim.downscaled_from = fitted.downscaled_from;
         Ok(sim)
-    }
-
-    /// What `scene` needs on `backend` under its `storage` settings, allocating nothing: its
-    /// plan, and the scene that would run (downscaled where its policy says so).
-    pub fn plan(scene: &Scene, backend: &B) -> Result<crate::storage::Fitted> {
-        crate::storage::plan(scene, backend)
     }
 
     /// The grid `[nx, ny]` the scene asked for, when its budget made [`Simulation::new`] run a
@@ -378,7 +372,9 @@ impl<B: Backend> Simulation<B> {
     /// grid is refused, naming both, and so is a scene that fails [`Scene::validate`]; after
     /// an error the simulation runs on unchanged.
     pub fn set_scene(&mut self, scene: Scene) -> Result<()> {
-        check_budget(&scene, &self.backend, "a running simulation keeps its grid")?;
+        if scene.storage.budget.is_some() {
+            check_budget(model_for(scene.clone())?.as_ref(), &self.backend, "a running simulation keeps its grid")?;
+        }
         let recorded = self.recording.is_some().then(|| scene.clone());
         self.model.set_scene(scene, &mut self.backend)?;
         if let Some(scene) = recorded {
@@ -482,7 +478,7 @@ impl<B: Backend> Simulation<B> {
             });
         }
         crate::checkpoint::check_matches(&header, model.resources())?;
-        check_budget(&header.scene, &backend, "a checkpoint keeps its grid")?;
+        check_budget(model.as_ref(), &backend, "a checkpoint keeps its grid")?;
         let mut values = Vec::with_capacity(header.resources.len());
         for s in &header.resources {
             values.push(reader.resource(s)?);
@@ -544,21 +540,15 @@ impl<B: Backend> Simulation<B> {
     }
 }
 
-/// An error unless `scene` fits its budget on `backend` as it is (`why` says why it cannot be
-/// downscaled).
-fn check_budget(scene: &Scene, backend: &dyn Backend, why: &str) -> Result<()> {
-    if let Some(budget) = scene.storage.budget {
-        let model = model_for(scene.clone())?;
-        let plan = crate::storage::MemoryPlan::new(model.resources(), &model.schedules(), backend);
-        if plan.total() > budget.0 {
-            return Err(Error::OverBudget {
-                needed: plan.total(),
-                allowed: budget.0,
-                detail: format!("{}x{} on {}; {why}", scene.grid.nx, scene.grid.ny, backend.name()),
-            });
-        }
-    }
-    Ok(())
+/// An error unless `model`'s scene fits its budget on `backend` as it is (`why` says why it
+/// cannot be downscaled).
+fn check_budget(model: &dyn Model, backend: &dyn Backend, why: &str) -> Result<()> {
+    let scene = model.scene();
+    let Some(budget) = scene.storage.budget else { return Ok(()) };
+    let plan = crate::storage::MemoryPlan::new(model.resources(), &model.schedules(), backend);
+    crate::storage::check_within(&plan, budget, || {
+        format!("{}x{} on {}; {why}", scene.grid.nx, scene.grid.ny, backend.name())
+    })
 }
 
 /// The model that runs `scene`: the grid fluid (a second family, the particle liquid, adds its

@@ -174,9 +174,12 @@ impl MemoryPlan {
 }
 
 /// What `scene` needs on `backend` under its `[storage]` settings, allocating nothing: its
-/// plan, and the scene that would run ([`fit`] with the model [`crate::Simulation`] runs).
+/// plan, and the scene that would run: as it is when it fits (or has no budget); with
+/// [`BudgetPolicy::Refuse`], [`Error::OverBudget`] when it does not; with
+/// [`BudgetPolicy::Downscale`], the largest grid of its box and shape that fits (an error when
+/// not even a 2-cell-high one does).
 pub fn plan(scene: &Scene, backend: &dyn Backend) -> Result<Fitted> {
-    fit(scene, backend, |s| crate::sim::model_for(s.clone()))
+    fit(scene, backend).map(|(fitted, _)| fitted)
 }
 
 /// A scene made to fit its budget on a backend.
@@ -188,6 +191,21 @@ pub struct Fitted {
     pub plan: MemoryPlan,
     /// The grid `[nx, ny]` asked for, when it was downscaled.
     pub downscaled_from: Option<[u32; 2]>,
+}
+
+/// A scene's model (what [`crate::Simulation`] runs) and its plan on `backend`.
+fn planned(scene: &Scene, backend: &dyn Backend) -> Result<(Box<dyn Model>, MemoryPlan)> {
+    let model = crate::sim::model_for(scene.clone())?;
+    let plan = MemoryPlan::new(model.resources(), &model.schedules(), backend);
+    Ok((model, plan))
+}
+
+/// An error unless `plan` fits in `budget`; `detail` names the grid and backend, and what to do.
+pub(crate) fn check_within(plan: &MemoryPlan, budget: Bytes, detail: impl FnOnce() -> String) -> Result<()> {
+    if plan.total() <= budget.0 {
+        return Ok(());
+    }
+    Err(Error::OverBudget { needed: plan.total(), allowed: budget.0, detail: detail() })
 }
 
 /// The width of the grid `m` cells high with the aspect of `nx × ny`.
@@ -208,44 +226,38 @@ fn resized(scene: &Scene, nx: u32, ny: u32) -> Result<Scene> {
     Ok(s)
 }
 
-/// The plan of `scene` on `backend` under its `[storage]`: as it is when it fits (or has no
-/// budget); with [`BudgetPolicy::Refuse`], [`Error::OverBudget`] when it does not; with
-/// [`BudgetPolicy::Downscale`], the largest grid of its box and shape that fits (an error
-/// when not even a 2-cell-high one does). `model` makes the model of a scene.
-pub fn fit(scene: &Scene, backend: &dyn Backend, model: impl Fn(&Scene) -> Result<Box<dyn Model>>) -> Result<Fitted> {
-    let plan_of = |s: &Scene| -> Result<MemoryPlan> {
-        let m = model(s)?;
-        Ok(MemoryPlan::new(m.resources(), &m.schedules(), backend))
-    };
-    let plan = plan_of(scene)?;
-    let Some(budget) = scene.storage.budget else {
-        return Ok(Fitted { scene: scene.clone(), plan, downscaled_from: None });
-    };
-    if plan.total() <= budget.0 {
-        return Ok(Fitted { scene: scene.clone(), plan, downscaled_from: None });
-    }
+/// [`plan`], with the model of the scene that runs (built once, for the plan and the run).
+pub(crate) fn fit(scene: &Scene, backend: &dyn Backend) -> Result<(Fitted, Box<dyn Model>)> {
+    let (model, plan) = planned(scene, backend)?;
+    let as_is = |model, plan| Ok((Fitted { scene: scene.clone(), plan, downscaled_from: None }, model));
+    let Some(budget) = scene.storage.budget else { return as_is(model, plan) };
     let (nx, ny) = (scene.grid.nx, scene.grid.ny);
-    let over = |needed: u64, detail: String| Error::OverBudget { needed, allowed: budget.0, detail };
     if scene.storage.policy == BudgetPolicy::Refuse {
-        let detail = format!(
-            "{nx}x{ny} on {}; raise the budget, shrink the grid, or set storage.policy = \"downscale\"",
-            backend.name()
-        );
-        return Err(over(plan.total(), detail));
+        check_within(&plan, budget, || {
+            format!(
+                "{nx}x{ny} on {}; raise the budget, shrink the grid, or set storage.policy = \"downscale\"",
+                backend.name()
+            )
+        })?;
+        return as_is(model, plan);
+    }
+    if plan.total() <= budget.0 {
+        return as_is(model, plan);
     }
     // The largest height whose grid fits (the plan grows with the grid); the width keeps the
     // box's aspect.
-    let at = |m: u32| -> Result<(Scene, MemoryPlan)> {
+    let at = |m: u32| -> Result<(Scene, Box<dyn Model>, MemoryPlan)> {
         let s = resized(scene, width(nx, ny, m), m)?;
-        let p = plan_of(&s)?;
-        Ok((s, p))
+        let (model, plan) = planned(&s, backend)?;
+        Ok((s, model, plan))
     };
-    let fits = |m: u32| at(m).map(|(_, p)| p.total() <= budget.0).unwrap_or(false);
+    let fits = |m: u32| at(m).map(|(_, _, p)| p.total() <= budget.0).unwrap_or(false);
     let (mut lo, mut hi) = (2u32, ny);
     if !fits(lo) {
-        let (_, p) = at(lo)?;
-        let detail = format!("even a {}x{lo} grid of its box does not fit on {}", width(nx, ny, lo), backend.name());
-        return Err(over(p.total(), detail));
+        let (_, _, p) = at(lo)?;
+        check_within(&p, budget, || {
+            format!("even a {}x{lo} grid of its box does not fit on {}", width(nx, ny, lo), backend.name())
+        })?;
     }
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
@@ -255,8 +267,8 @@ pub fn fit(scene: &Scene, backend: &dyn Backend, model: impl Fn(&Scene) -> Resul
             hi = mid;
         }
     }
-    let (scene, plan) = at(lo)?;
-    Ok(Fitted { scene, plan, downscaled_from: Some([nx, ny]) })
+    let (scene, model, plan) = at(lo)?;
+    Ok((Fitted { scene, plan, downscaled_from: Some([nx, ny]) }, model))
 }
 
 #[cfg(test)]

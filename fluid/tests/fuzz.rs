@@ -12,27 +12,29 @@ use fluid::{CpuBackend, PRESETS, Scene, Simulation, parse_override};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
+/// Every key path of `v` under `path` (dotted, arrays by index), tables and arrays included.
+fn walk(v: &toml::Value, path: String, out: &mut Vec<String>) {
+    match v {
+        toml::Value::Table(t) => {
+            for (k, v) in t {
+                let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                out.push(p.clone());
+                walk(v, p, out);
+            }
+        }
+        toml::Value::Array(a) => {
+            for (i, v) in a.iter().enumerate() {
+                let p = format!("{path}.{i}");
+                out.push(p.clone());
+                walk(v, p, out);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Keys the presets use (dotted, arrays by index), and a few they do not.
 fn keys() -> Vec<String> {
-    fn walk(v: &toml::Value, path: String, out: &mut Vec<String>) {
-        match v {
-            toml::Value::Table(t) => {
-                for (k, v) in t {
-                    let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
-                    out.push(p.clone());
-                    walk(v, p, out);
-                }
-            }
-            toml::Value::Array(a) => {
-                for (i, v) in a.iter().enumerate() {
-                    let p = format!("{path}.{i}");
-                    out.push(p.clone());
-                    walk(v, p, out);
-                }
-            }
-            _ => {}
-        }
-    }
     let mut out = Vec::new();
     for (_, text) in PRESETS {
         let table: toml::Value = toml::from_str(text).expect("preset");
@@ -422,19 +424,13 @@ fn damage(good: &[u8], e: &FileEdit) -> Vec<u8> {
         FileEdit::Header(edits) => {
             // After an earlier edit the header may not read: leave such a file as it is.
             let Ok((header, _)) = fluid::checkpoint::read_header(good) else { return bytes };
-            let old_len = u32::from_le_bytes([good[12], good[13], good[14], good[15]]) as usize;
             let mut table = toml::Table::try_from(&header).expect("table");
             edits.iter().for_each(|e| apply(&mut table, e));
             let Ok(text) = toml::to_string(&table) else { return bytes };
             // An earlier cut may have left less than the header's length says.
-            let Some(payload) = good.get(16 + old_len..good.len().saturating_sub(8)) else { return bytes };
-            let mut out = good[..12].to_vec();
-            out.extend((text.len() as u32).to_le_bytes());
-            out.extend(text.as_bytes());
-            out.extend(payload);
-            let sum = xxhash_rust::xxh3::xxh3_64(&out);
-            out.extend(sum.to_le_bytes());
-            bytes = out;
+            if let Some(out) = fluid_core::testing::with_header(good, &text) {
+                bytes = out;
+            }
         }
     }
     bytes
@@ -445,17 +441,18 @@ fn fuzzed_checkpoint_files_never_panic() {
     let files: Vec<Vec<u8>> = PRESETS.iter().map(|(_, text)| checkpoint_of(text)).collect();
     let header_keys = {
         let (header, _) = fluid::checkpoint::read_header(files[0].as_slice()).expect("header");
-        let mut keys = Vec::new();
-        fn walk(v: &toml::Value, path: String, out: &mut Vec<String>) {
+        // Leaves only (a header is edited value by value), and the tables and lists whole.
+        fn leaves(v: &toml::Value, path: String, out: &mut Vec<String>) {
             if let toml::Value::Table(t) = v {
                 for (k, v) in t {
-                    walk(v, if path.is_empty() { k.clone() } else { format!("{path}.{k}") }, out);
+                    leaves(v, if path.is_empty() { k.clone() } else { format!("{path}.{k}") }, out);
                 }
             } else {
                 out.push(path);
             }
         }
-        walk(&toml::Value::try_from(&header).expect("value"), String::new(), &mut keys);
+        let mut keys = Vec::new();
+        leaves(&toml::Value::try_from(&header).expect("value"), String::new(), &mut keys);
         keys.extend(["resources", "scene", "time", "queued"].map(String::from));
         keys
     };

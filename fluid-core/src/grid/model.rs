@@ -115,11 +115,9 @@ impl Model for GridModel {
                 // The chunks a solve may run: whole checks and the remainder, cold or warm.
                 let pr = params.pressure;
                 let every = pr.solver.check_every().min(pr.iterations);
-                for n in [every, pr.iterations % every] {
+                for n in [every, pr.iterations % every].into_iter().filter(|n| *n > 0) {
                     for warm in [false, true] {
-                        if n > 0 {
-                            all.push(step::solve(&self.grid, &pr, n, warm));
-                        }
+                        all.push(step::solve(&self.grid, &pr, n, warm));
                     }
                 }
             }

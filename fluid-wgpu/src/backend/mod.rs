@@ -43,6 +43,9 @@ struct Resources {
     map: Vec<usize>,
 }
 
+/// Bytes of the splat buffer at first (16 splats); more grow it to the next power of two.
+const SPLAT_BUF_FIRST: u64 = 16 * size_of::<fluid_core::grid::uniforms::SplatGpu>() as u64;
+
 /// The wgpu backend.
 pub struct WgpuBackend {
     device: wgpu::Device,
@@ -210,7 +213,7 @@ impl WgpuBackend {
         let s = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         let uniform_buf = uniform_buffer(&device, "fluid.uniform", 32, u);
         let step_buf = uniform_buffer(&device, "fluid.step", 16, u);
-        let splat_buf = uniform_buffer(&device, "fluid.splats", 48 * 16, s);
+        let splat_buf = uniform_buffer(&device, "fluid.splats", SPLAT_BUF_FIRST, s);
         let params_buf = uniform_buffer(&device, "fluid.params", (align * 16) as u64, u);
         let partials_buf = uniform_buffer(&device, "fluid.partials", 4 * u64::from(REDUCE_MAX_PARTIALS), s);
         let results_buf =
@@ -409,7 +412,7 @@ impl Backend for WgpuBackend {
         let target = Target { param_align: self.align as u32, workgroup: self.workgroup };
         let params =
             (self.align as u64 * 16).max(lower::params_bytes(schedules, resources, &target).next_power_of_two());
-        let splats = (48 * 16u64)
+        let splats = SPLAT_BUF_FIRST
             .max((fluid_core::splat::MAX_SPLATS * size_of::<fluid_core::grid::uniforms::SplatGpu>()) as u64)
             .next_power_of_two();
         let fixed = 32 + 16 + 4 * u64::from(REDUCE_MAX_PARTIALS) + 2 * 4 * RESULT_SLOTS as u64;
