@@ -415,6 +415,8 @@ fn file_edit(header_keys: Vec<String>) -> impl Strategy<Value = FileEdit> {
 fn damage(good: &[u8], e: &FileEdit) -> Vec<u8> {
     let mut bytes = good.to_vec();
     match e {
+        // An earlier cut may have left nothing to flip or cut.
+        FileEdit::Flip(..) | FileEdit::Truncate(_) if bytes.is_empty() => {}
         FileEdit::Flip(at, x) => {
             let at = at % bytes.len();
             bytes[at] ^= x;
