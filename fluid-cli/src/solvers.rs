@@ -188,7 +188,8 @@ impl Problem {
         backend.upload(FieldId::V.into(), &v)?;
         let inputs = StepInputs { dt: 1.0 / 60.0, ..StepInputs::default() };
         let mut divergence = Schedule::builder(grid.uniform_bytes(), [n, n]);
-        let ids = [FieldId::U, FieldId::V, FieldId::Divergence].map(fluid::ResourceId::from);
+        let ids = [FieldId::U, FieldId::V, FieldId::UFaces, FieldId::VFaces, FieldId::Divergence]
+            .map(fluid::ResourceId::from);
         divergence.dispatch(fluid_core::grid::kernels::DIVERGENCE, &ids, None, [n, n]);
         backend.run(&divergence.build(), &inputs)?;
         Ok(Problem { backend, grid, inputs, velocity: (u, v), precision })

@@ -21,10 +21,14 @@ fn run_dumps_every_field_with_the_documented_shape() {
         "grid.ny=16",
         "--set",
         "params.fields.dye=true",
+        "--set",
+        "params.pressure.solver=sor",
+        "--set",
+        "obstacles=[{shape = \"circle\", position = [0.5, 0.6], radius = 0.2}]",
         "--out",
         dir.to_str().expect("utf8"),
         "--dump",
-        "u,v,pressure,divergence,density,temperature,dye,solid,curl,dye",
+        "u,v,pressure,divergence,density,temperature,dye,solid,u_faces,v_faces,curl,dye",
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let expect: &[(&str, &[usize])] = &[
@@ -36,6 +40,8 @@ fn run_dumps_every_field_with_the_documented_shape() {
         ("temperature", &[16, 24]),
         ("dye", &[16, 24, 4]),
         ("solid", &[16, 24]),
+        ("u_faces", &[16, 25, 2]),
+        ("v_faces", &[17, 24, 2]),
         ("curl", &[16, 24]),
     ];
     for (name, shape) in expect {
@@ -655,4 +661,46 @@ fn the_plan_and_the_memory_budget() {
     let out = run(&["--set", "storage.budget=\"12 parsecs\""]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("storage.budget"), "{}", text(&out.stderr));
+}
+
+/// Bad obstacles and the solid fields of a scene without obstacles: a message naming the key
+/// and exit code 2.
+#[test]
+fn bad_obstacles_exit_2_naming_the_key() {
+    let cases: [(&[&str], &str); 4] = [
+        (&["--set", "obstacles=[{shape = \"circle\"}]", "--set", "params.pressure.solver=sor"], "obstacles[0].radius"),
+        (
+            &["--set", "obstacles=[{shape = \"polygon\", points = []}]", "--set", "params.pressure.solver=sor"],
+            "3 to 256 points",
+        ),
+        (
+            &["--set", "obstacles=[{shape = \"box\", size = [9, 9]}]", "--set", "params.pressure.solver=sor"],
+            "cover the whole box",
+        ),
+        (&["--set", "obstacles=[{shape = \"circle\", radius = 0.1}]"], "params.pressure.solver"),
+    ];
+    for (args, needle) in cases {
+        let mut all = vec!["run", "smoke", "--steps", "1", "--set", "grid.nx=16", "--set", "grid.ny=16"];
+        all.extend_from_slice(args);
+        let out = fluid(&all);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out.stderr));
+        assert!(text(&out.stderr).contains(needle), "{args:?}: {}", text(&out.stderr));
+    }
+    let dir = temp_dir("no-solid");
+    let out = fluid(&[
+        "run",
+        "smoke",
+        "--steps",
+        "1",
+        "--set",
+        "grid.nx=16",
+        "--set",
+        "grid.ny=16",
+        "--out",
+        dir.to_str().expect("utf8"),
+        "--dump",
+        "solid",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("no obstacles"), "{}", text(&out.stderr));
 }

@@ -15,7 +15,7 @@ use fluid_core::scene::SplitMix64;
 use fluid_core::{Kernel, Schedule};
 
 use crate::compare::{Tolerance, check, check_f64};
-use crate::support::{load, random_field, single};
+use crate::support::{random_field, single};
 
 /// The tolerance of each kernel against the CPU backend, and why.
 ///
@@ -50,6 +50,30 @@ pub fn tolerance(kernel: Kernel) -> Tolerance {
 /// and mixed boundaries (and one tiny periodic grid), and compare every field it writes with
 /// the CPU backend.
 pub fn kernel_parity<B: Backend>(make: impl Fn() -> B, kernel: Kernel) {
+    // The kernels with a path for obstacles run it too, on faces of random open fractions
+    // (some closed, some open, the rest between) and solid velocities; `rasterise_solids`
+    // only there, on a table of every shape, moving.
+    let solid_aware = [
+        kernels::SPLAT,
+        kernels::DIVERGENCE,
+        kernels::JACOBI,
+        kernels::SOR,
+        kernels::SUBTRACT_GRADIENT,
+        kernels::RESIDUAL,
+    ];
+    let modes: &[bool] = if kernel == kernels::RASTERISE_SOLIDS {
+        &[true]
+    } else if solid_aware.contains(&kernel) {
+        &[false, true]
+    } else {
+        &[false]
+    };
+    for &solids in modes {
+        kernel_parity_on(&make, kernel, solids);
+    }
+}
+
+fn kernel_parity_on<B: Backend>(make: &impl Fn() -> B, kernel: Kernel, solids: bool) {
     // Odd, non-square grids; one smaller than a GPU workgroup that wraps more than once.
     let cases = [
         (37, 23, Boundary::Wall, Boundary::Wall),
@@ -60,10 +84,14 @@ pub fn kernel_parity<B: Backend>(make: impl Fn() -> B, kernel: Kernel) {
         (71, 53, Boundary::Wall, Boundary::Wall),
     ];
     for (case, (nx, ny, bx, by)) in cases.into_iter().enumerate() {
-        let grid = Grid::new(nx, ny, 0.1, bx, by).expect("grid");
+        let grid = Grid { solids, ..Grid::new(nx, ny, 0.1, bx, by).expect("grid") };
         let mut rng = SplitMix64(1000 + case as u64);
         let mut fields: Vec<(FieldId, Vec<f32>)> =
             FieldId::STATE_AND_SCRATCH.iter().map(|f| (*f, random_field(&grid, *f, &mut rng))).collect();
+        let table = if solids { crate::support::obstacle_table(&grid) } else { Vec::new() };
+        if solids {
+            fields.push((FieldId::Obstacles, table.clone()));
+        }
         // A double-float pressure's low part lies within half an ulp of its high part.
         let hi = fields.iter().find(|(f, _)| *f == FieldId::Pressure).map(|(_, v)| v.clone()).expect("pressure");
         if let Some((_, lo)) = fields.iter_mut().find(|(f, _)| *f == FieldId::PressureLo) {
@@ -75,8 +103,8 @@ pub fn kernel_parity<B: Backend>(make: impl Fn() -> B, kernel: Kernel) {
         for (k, schedule) in kernel_schedules(&grid, kernel).iter().enumerate() {
             let mut cpu = CpuBackend::new().expect("cpu backend");
             let mut other = make();
-            load(&mut cpu, &grid, &fields);
-            load(&mut other, &grid, &fields);
+            crate::support::load_with_table(&mut cpu, &grid, &fields, table.len() / 4);
+            crate::support::load_with_table(&mut other, &grid, &fields, table.len() / 4);
             cpu.run(schedule, &inputs).expect("cpu run");
             other.run(schedule, &inputs).expect("run");
             let d = schedule.dispatches().next().expect("dispatch");
@@ -87,7 +115,8 @@ pub fn kernel_parity<B: Backend>(make: impl Fn() -> B, kernel: Kernel) {
                 let field = &FieldId::from_resource(*id).expect("a grid field");
                 let a = cpu.download(*id).expect("cpu download");
                 let b = other.download(*id).expect("download");
-                let name = format!("{}-{nx}x{ny}-{:?}-{:?}-{k}", kernel.name, bx, by).to_lowercase();
+                let solid = if solids { "-solids" } else { "" };
+                let name = format!("{}-{nx}x{ny}-{:?}-{:?}-{k}{solid}", kernel.name, bx, by).to_lowercase();
                 if *field == FieldId::PressureLo {
                     // The low part alone is rounding noise of the high part (one ulp of
                     // difference in the high part changes it entirely): check that it stays
@@ -155,7 +184,7 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
                 )
             })
             .collect(),
-        kernels::SPLAT => vec![one(&[U, V, Density, Temperature, Dye], None)],
+        kernels::SPLAT => vec![one(&[U, V, Density, Temperature, Dye, UFaces, VFaces], None)],
         kernels::CURL => vec![one(&[U, V, Curl], None)],
         kernels::APPLY_FORCES => {
             let p = ForceParams {
@@ -178,12 +207,12 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
             let p = DiffuseParams { viscosity: 0.05, _pad: [0; 3] };
             vec![one(&[U, V, UTmp, VTmp, UTmp2, VTmp2], Some(ParamBlock::new(&p)))]
         }
-        kernels::DIVERGENCE => vec![one(&[U, V, Divergence], None)],
+        kernels::DIVERGENCE => vec![one(&[U, V, UFaces, VFaces, Divergence], None)],
         kernels::JACOBI => [0u32, 1]
             .iter()
             .map(|&z| {
                 let p = JacobiParams { omega: 0.8, zero_initial: z, colour: 0, sweeps: 1 };
-                one(&[Pressure, Divergence, PressureTmp], Some(ParamBlock::new(&p)))
+                one(&[Pressure, Divergence, PressureTmp, UFaces, VFaces], Some(ParamBlock::new(&p)))
             })
             .collect(),
         // The full halo cold and warm, a partial one, and a single sweep.
@@ -198,7 +227,7 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
             .iter()
             .map(|&(z, colour)| {
                 let p = JacobiParams { omega: 1.7, zero_initial: z, colour, sweeps: 1 };
-                one(&[Pressure, Divergence, PressureTmp], Some(ParamBlock::new(&p)))
+                one(&[Pressure, Divergence, PressureTmp, UFaces, VFaces], Some(ParamBlock::new(&p)))
             })
             .collect(),
         kernels::RELAX => [(0u32, 1.0f32), (1, 1.3)]
@@ -344,8 +373,14 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
                 })
                 .collect()
         }
-        kernels::SUBTRACT_GRADIENT => vec![one(&[U, V, Pressure, PressureLo], None)],
-        kernels::RESIDUAL => vec![one(&[Pressure, PressureLo, Divergence, Scratch], None)],
+        kernels::SUBTRACT_GRADIENT => vec![one(&[U, V, Pressure, PressureLo, UFaces, VFaces], None)],
+        kernels::RESIDUAL => vec![one(&[Pressure, PressureLo, Divergence, Scratch, UFaces, VFaces], None)],
+        kernels::RASTERISE_SOLIDS => (1..=3)
+            .map(|fields| {
+                let p = AdvectParams { fields: fields | ADVECT_DYE, ..advect(1) };
+                one(&[Obstacles, UFaces, VFaces, Solid, Density, Temperature, Dye], Some(ParamBlock::new(&p)))
+            })
+            .collect(),
         other => panic!("no parity schedules for kernel {}", other.name),
     }
 }

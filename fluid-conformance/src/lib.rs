@@ -197,6 +197,26 @@ macro_rules! conformance {
             fn centred_plume_stays_mirror_symmetric() {
                 $crate::physics::flows::plume_symmetry(|| $make);
             }
+
+            #[test]
+            fn static_solids_close_their_faces_and_the_flow_round_them_is_projected() {
+                $crate::physics::obstacles::static_solids_are_tight(|| $make);
+            }
+
+            #[test]
+            fn a_moving_solid_pushes_the_fluid_and_follows_set_obstacle() {
+                $crate::physics::obstacles::a_moving_solid_pushes_the_fluid(|| $make);
+            }
+
+            #[test]
+            fn splats_add_nothing_inside_a_solid() {
+                $crate::physics::obstacles::splats_add_nothing_inside_a_solid(|| $make);
+            }
+
+            #[test]
+            fn a_scalar_keeps_its_total_and_stays_out_of_solids() {
+                $crate::physics::obstacles::a_scalar_stays_out_of_solids(|| $make);
+            }
         }
 
         $crate::conformance!(@kernels $make;
@@ -228,6 +248,7 @@ macro_rules! conformance {
             cg_apply => CG_APPLY,
             cg_update => CG_UPDATE,
             subtract_gradient => SUBTRACT_GRADIENT,
+            rasterise_solids => RASTERISE_SOLIDS,
             residual => RESIDUAL
         );
 

@@ -40,8 +40,8 @@ fn workload<B: Backend>(sim: &mut Simulation<B>, budget: u64, what: &str) {
     check(sim, "a step of the most splats");
     sim.checked_diagnostics().expect("diagnostics");
     check(sim, "diagnostics");
-    let fields = sim.scene().params.fields;
-    for f in FieldId::public().filter(|f| fields.carries(*f)) {
+    let carried: Vec<FieldId> = FieldId::public().filter(|f| sim.carries(*f) && f.samples()).collect();
+    for f in carried {
         sim.field(f).expect("field");
         sim.sample(f, &[[0.5 * w, 0.5 * h]]).expect("sample");
     }

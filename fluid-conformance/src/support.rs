@@ -68,16 +68,74 @@ pub(crate) fn single(
 
 /// Allocate every field of `grid` on `b` and upload `fields`.
 pub(crate) fn load<B: Backend>(b: &mut B, grid: &Grid, fields: &[(FieldId, Vec<f32>)]) {
-    b.allocate(GridFields::all(grid).resources()).expect("allocate");
+    load_with_table(b, grid, fields, 0);
+}
+
+/// [`load`] with an obstacle table of `rows` rows.
+pub(crate) fn load_with_table<B: Backend>(b: &mut B, grid: &Grid, fields: &[(FieldId, Vec<f32>)], rows: usize) {
+    let mut resources = GridFields::all(grid).resources().to_vec();
+    resources[FieldId::Obstacles.index()].len = rows as u64;
+    b.allocate(&resources).expect("allocate");
     for (f, data) in fields {
-        b.upload((*f).into(), data).expect("upload");
+        if !data.is_empty() {
+            b.upload((*f).into(), data).expect("upload");
+        }
     }
+}
+
+/// The table of one obstacle of each shape, placed by fractions of `grid`'s box, moving and
+/// turning: what the parity of `rasterise_solids` rasterises.
+pub(crate) fn obstacle_table(grid: &Grid) -> Vec<f32> {
+    use fluid_core::grid::solid::{Motion, Obstacle, Pose, Shape, table};
+    let (w, h) = (grid.width(), grid.height());
+    let s = w.min(h);
+    let at = |shape: Shape, x: f32, y: f32, angle: f32, k: f32| Obstacle {
+        shape,
+        pose: Pose { position: [x * w, y * h], angle },
+        motion: Motion { velocity: [0.3 * k, -0.2], angular_velocity: 0.5 - k },
+        since: -0.1 * k,
+    };
+    let obstacles = [
+        at(Shape::Circle { radius: 0.17 * s }, 0.25, 0.3, 0.0, 1.0),
+        at(Shape::Rect { half_size: [0.2 * s, 0.07 * s] }, 0.7, 0.25, 0.4, 0.5),
+        at(Shape::Capsule { half_length: 0.15 * s, radius: 0.06 * s }, 0.5, 0.75, -0.3, 0.0),
+        at(
+            Shape::Polygon {
+                points: vec![[-0.1 * s, -0.1 * s], [0.15 * s, -0.05 * s], [0.0, 0.0], [0.05 * s, 0.12 * s]],
+            },
+            0.8,
+            0.7,
+            0.2,
+            2.0,
+        ),
+        // Across the left edge: wraps on a periodic axis.
+        at(Shape::Circle { radius: 0.1 * s }, 0.02, 0.55, 0.0, 0.0),
+    ];
+    table(&obstacles).into_iter().flatten().collect()
 }
 
 pub(crate) fn random_field(grid: &Grid, field: FieldId, rng: &mut SplitMix64) -> Vec<f32> {
     let (lo, hi) = match field {
         FieldId::U | FieldId::V | FieldId::UTmp | FieldId::VTmp | FieldId::UTmp2 | FieldId::VTmp2 => (-2.0, 2.0),
         FieldId::Solid => (0.0, 0.0),
+        FieldId::Obstacles => return Vec::new(),
+        FieldId::UFaces | FieldId::VFaces => {
+            // Open fractions: a quarter closed, a quarter open, the rest between; velocities
+            // in [-1, 1].
+            return (0..grid.len(field) / 2)
+                .flat_map(|_| {
+                    let r = rng.next_f32();
+                    let open = if r < 0.25 {
+                        0.0
+                    } else if r < 0.5 {
+                        1.0
+                    } else {
+                        rng.next_f32()
+                    };
+                    [open, 2.0 * rng.next_f32() - 1.0]
+                })
+                .collect();
+        }
         _ => (0.05, 1.0),
     };
     (0..grid.len(field)).map(|_| lo + (hi - lo) * rng.next_f32()).collect()

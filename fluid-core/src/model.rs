@@ -6,6 +6,7 @@
 
 use crate::Result;
 use crate::backend::{Backend, StepInputs};
+use crate::grid::solid::{Motion, Obstacle, Pose};
 use crate::grid::step::STATE_FIELDS;
 use crate::grid::{FieldId, Grid};
 use crate::ir::resource::{ResourceDesc, ResourceId};
@@ -62,8 +63,29 @@ pub trait Model: Send + Sync + std::fmt::Debug {
     /// The scene's emitters for a step of `dt`, in world units.
     fn emitters(&self, dt: f32) -> Vec<Splat>;
 
+    /// Whether the model holds `field` (a public field its scene carries).
+    fn has(&self, field: FieldId) -> bool;
+
     /// Whether a user's splat can be applied (its amounts go to fields the model has).
     fn check_splat(&self, splat: &Splat) -> Result<()>;
+
+    /// Obstacle `index` placed at `pose` at simulated time `now`, moving with `motion` from
+    /// then on (see [`crate::sim::Simulation::set_obstacle`]).
+    fn set_obstacle(
+        &mut self,
+        backend: &mut dyn Backend,
+        index: usize,
+        pose: Pose,
+        motion: Motion,
+        now: f32,
+    ) -> Result<()>;
+
+    /// The obstacles as they stand in the model's table (each pose holds at its `since`).
+    fn obstacles(&self) -> &[Obstacle];
+
+    /// Its state resources were just written from a checkpoint: bring what the model keeps on
+    /// the host (the obstacles' table) in line with them.
+    fn restored(&mut self, backend: &mut dyn Backend) -> Result<()>;
 }
 
 /// Quality figures of the current state.

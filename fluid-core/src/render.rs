@@ -76,6 +76,9 @@ pub struct RenderSpec {
     pub background: Colour,
     /// Field value shown as ramp position 1 (default: `1`).
     pub scale: f32,
+    /// Colour of the obstacles, laid over the fluid by each cell's solid fraction, so their
+    /// edges are smooth (default: `"#5c6370"`; alpha 0 hides them).
+    pub obstacle: Colour,
 }
 
 impl Default for RenderSpec {
@@ -85,6 +88,7 @@ impl Default for RenderSpec {
             ramp: vec![(0.0, Colour([0, 0, 0, 0])), (1.0, Colour([255, 255, 255, 255]))],
             background: Colour([0, 0, 0, 255]),
             scale: 1.0,
+            obstacle: Colour([0x5c, 0x63, 0x70, 255]),
         }
     }
 }
@@ -187,6 +191,12 @@ impl RenderSpec {
     /// first (so +y is up in the picture). `ambient` is subtracted from temperature. Colours
     /// are sRGB; alpha is linear and straight (not premultiplied), as PNG stores it.
     pub fn render(&self, grid: &Grid, data: &[f32], ambient: f32) -> Vec<u8> {
+        self.render_with_solids(grid, data, None, ambient)
+    }
+
+    /// [`RenderSpec::render`] with the obstacles drawn over the fluid: `solid` is the `solid`
+    /// field (each cell's solid fraction), which weighs the obstacle colour's alpha.
+    pub fn render_with_solids(&self, grid: &Grid, data: &[f32], solid: Option<&[f32]>, ambient: f32) -> Vec<u8> {
         let (nx, ny) = (grid.nx as usize, grid.ny as usize);
         let bg = [
             srgb_to_linear(self.background.0[0]),
@@ -196,12 +206,30 @@ impl RenderSpec {
         let bg_alpha = f32::from(self.background.0[3]) / 255.0;
         let opaque = self.background.0[3] == 255;
         let stops = self.linear_stops();
+        let obstacle = [
+            srgb_to_linear(self.obstacle.0[0]),
+            srgb_to_linear(self.obstacle.0[1]),
+            srgb_to_linear(self.obstacle.0[2]),
+        ];
+        let obstacle_alpha = f32::from(self.obstacle.0[3]) / 255.0;
         let mut out = vec![0u8; nx * ny * 4];
         for row in 0..ny {
             let j = ny - 1 - row;
             for i in 0..nx {
                 let (src, a) = self.source(&stops, data, j * nx + i, ambient);
                 let px = &mut out[4 * (row * nx + i)..4 * (row * nx + i) + 4];
+                let s = solid.map_or(0.0, |s| s[j * nx + i].clamp(0.0, 1.0)) * obstacle_alpha;
+                if s > 0.0 {
+                    // The fluid over the background, then the obstacle over both (premultiplied).
+                    let alpha = a + bg_alpha * (1.0 - a);
+                    let out_alpha = s + alpha * (1.0 - s);
+                    for k in 0..3 {
+                        let fluid = src[k] + bg[k] * bg_alpha * (1.0 - a);
+                        px[k] = linear_to_srgb((obstacle[k] * s + fluid * (1.0 - s)) / out_alpha);
+                    }
+                    px[3] = (out_alpha.clamp(0.0, 1.0) * 255.0 + 0.5) as u8;
+                    continue;
+                }
                 if opaque {
                     for k in 0..3 {
                         px[k] = linear_to_srgb(src[k] + bg[k] * (1.0 - a));

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::backend::Backend;
 use crate::grid::FieldId;
+use crate::grid::solid::{Motion, Pose};
 use crate::scene::Scene;
 use crate::sim::Simulation;
 use crate::splat::Splat;
@@ -52,6 +53,19 @@ pub enum Input {
     },
     /// [`Simulation::reset`].
     Reset,
+    /// [`Simulation::set_obstacle`].
+    SetObstacle {
+        /// The obstacle's index.
+        index: usize,
+        /// Its position, world units.
+        position: [f32; 2],
+        /// Its angle, radians.
+        angle: f32,
+        /// Its velocity, world units per second.
+        velocity: [f32; 2],
+        /// Its angular velocity, radians per second.
+        angular_velocity: f32,
+    },
 }
 
 /// A session: the scene it started from and every input after.
@@ -98,6 +112,11 @@ impl InputLog {
                 Input::SetScene { scene } => sim.set_scene((**scene).clone()),
                 Input::SetField { field, values } => FieldId::parse(field).and_then(|f| sim.set_field(f, values)),
                 Input::Reset => sim.reset(),
+                Input::SetObstacle { index, position, angle, velocity, angular_velocity } => sim.set_obstacle(
+                    *index,
+                    Pose { position: *position, angle: *angle },
+                    Motion { velocity: *velocity, angular_velocity: *angular_velocity },
+                ),
             };
             done.map_err(|e| Error::invalid(format!("inputs.{k}"), kind(input), format!("the replay stops: {e}")))?;
         }
@@ -112,5 +131,6 @@ fn kind(input: &Input) -> &'static str {
         Input::SetScene { .. } => "set-scene",
         Input::SetField { .. } => "set-field",
         Input::Reset => "reset",
+        Input::SetObstacle { .. } => "set-obstacle",
     }
 }

@@ -3,6 +3,7 @@
 //! model's trait.
 
 use crate::backend::{Backend, PendingRead, StepInputs};
+use crate::grid::solid::{Motion, Obstacle, Pose};
 use crate::grid::{FieldId, Grid, SamplePlan};
 use crate::model::Model;
 use crate::params::SimParams;
@@ -347,6 +348,35 @@ impl<B: Backend> Simulation<B> {
         self.backend.wait_download(pending.read)
     }
 
+    /// Place obstacle `index` (in the scene's order) at `pose` now, moving with `motion` from
+    /// here on (world units, radians, per second): what a game moves a character or a paddle
+    /// with, frame by frame. The device rasterises the obstacle where it stands at the end of
+    /// each step, so nothing is re-recorded and no field is uploaded; the solid pushes the
+    /// fluid with its velocity (`motion`, plus `ω × r`). An index past the scene's obstacles
+    /// or a non-finite number is an error naming it.
+    pub fn set_obstacle(&mut self, index: usize, pose: Pose, motion: Motion) -> Result<()> {
+        self.model.set_obstacle(&mut self.backend, index, pose, motion, self.time)?;
+        self.record(|| Input::SetObstacle {
+            index,
+            position: pose.position,
+            angle: pose.angle,
+            velocity: motion.velocity,
+            angular_velocity: motion.angular_velocity,
+        });
+        Ok(())
+    }
+
+    /// Whether `field` can be read: a public field the scene carries (density, temperature and
+    /// dye as `params.fields` says, the solid fields only with obstacles).
+    pub fn carries(&self, field: FieldId) -> bool {
+        self.model.has(field)
+    }
+
+    /// The obstacles as they stand now (world units and radians), in the scene's order.
+    pub fn obstacles(&self) -> Vec<Obstacle> {
+        self.model.obstacles().iter().map(|o| o.at(self.time)).collect()
+    }
+
     /// Overwrite a field. Its values must be finite: a NaN or an infinity is refused with the
     /// field's name, the first bad index and its value, since a state fed one only blows up
     /// later. ([`Backend::upload`] on [`Simulation::backend_mut`] takes anything.)
@@ -442,8 +472,10 @@ impl<B: Backend> Simulation<B> {
         self.model.scene().check_render()?;
         let source = self.model.scene().render.field.source();
         let data = self.field(source)?;
+        let solid = if self.model.grid().solids { Some(self.field(FieldId::Solid)?) } else { None };
         let scene = self.model.scene();
-        Ok(scene.render.render(self.model.grid(), &data, scene.params.buoyancy.ambient_temperature))
+        let ambient = scene.params.buoyancy.ambient_temperature;
+        Ok(scene.render.render_with_solids(self.model.grid(), &data, solid.as_deref(), ambient))
     }
 
     /// Save the state to `w` as a checkpoint ([`crate::checkpoint`] gives the format): the
@@ -489,6 +521,7 @@ impl<B: Backend> Simulation<B> {
         for ((id, _), bytes) in ids.iter().zip(&values) {
             sim.backend.write(*id, bytes)?;
         }
+        sim.model.restored(&mut sim.backend)?;
         for splat in &header.queued {
             sim.splat(*splat)?;
         }

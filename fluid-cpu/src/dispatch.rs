@@ -13,6 +13,8 @@ pub struct Ctx<'a> {
     pub g: &'a G,
     /// The step's time step.
     pub dt: f32,
+    /// Simulated time at the start of the step.
+    pub time: f32,
     /// The step's splats, in the kernels' layout.
     pub splats: &'a [SplatGpu],
     /// Scratch the backend keeps between steps (`apply_forces`, `relax`, `mg_smooth2`).

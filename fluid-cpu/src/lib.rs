@@ -362,7 +362,13 @@ impl Backend for CpuBackend {
                         let lens: Vec<usize> =
                             d.resources.iter().map(|r| self.resources[r.index()].words() as usize).collect();
                         let slots = dispatch::bind(&mut self.buffers, &phys, &lens, d.kernel)?;
-                        let mut ctx = Ctx { g: &g, dt: inputs.dt, splats: &splats, scratch: &mut self.scratch };
+                        let mut ctx = Ctx {
+                            g: &g,
+                            dt: inputs.dt,
+                            time: inputs.time,
+                            splats: &splats,
+                            scratch: &mut self.scratch,
+                        };
                         if let Some(run) = kernels::entry(d.kernel) {
                             run(&mut ctx, d, slots);
                         }

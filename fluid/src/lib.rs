@@ -31,12 +31,16 @@
 
 pub use fluid_core::checkpoint;
 pub use fluid_core::grid::SamplePlan;
+pub use fluid_core::grid::solid::{Motion, Obstacle, Pose, Shape};
 pub use fluid_core::params::{
     ActiveFields, Advection, AdvectionScheme, Backtrace, Boundaries, Buoyancy, Dissipation, Interpolation, Precision,
     Pressure, PressureSolver,
 };
 pub use fluid_core::render::{RenderField, RenderSpec};
-pub use fluid_core::scene::{GridSpec, Initial, InitialVelocity, PRESETS, SplatSpec, check_name, parse_override};
+pub use fluid_core::scene::{
+    GridSpec, Initial, InitialVelocity, MAX_OBSTACLES, ObstacleSpec, PRESETS, ShapeKind, SplatSpec, check_name,
+    parse_override,
+};
 pub use fluid_core::splat::MAX_SPLATS;
 pub use fluid_core::storage;
 pub use fluid_core::{

@@ -285,9 +285,10 @@ fn smoke_with(extra: &[&str]) -> Scene {
     Scene::preset_with("smoke", &ov).expect("scene")
 }
 
-/// Whether the smoke preset carries `f` (it has no dye).
+/// Whether the smoke preset carries `f` (it has no dye, and no obstacles).
 fn a_carries(f: FieldId) -> bool {
-    smoke_with(&[]).params.fields.carries(f)
+    let obstacles = matches!(f, FieldId::Solid | FieldId::UFaces | FieldId::VFaces);
+    smoke_with(&[]).params.fields.carries(f) && !obstacles
 }
 
 fn bits(sim: &mut Simulation<CpuBackend>, field: FieldId) -> Vec<u32> {

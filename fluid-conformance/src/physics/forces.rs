@@ -41,7 +41,16 @@ pub fn splat_integrals<B: Backend>(make: impl Fn() -> B) {
                 dye: [0.2, 0.4, 0.6, 0.8],
             };
             let zero = |f: FieldId| (f, vec![0.0; grid.len(f)]);
-            let fields = [FieldId::U, FieldId::V, FieldId::Density, FieldId::Temperature, FieldId::Dye].map(zero);
+            let fields = [
+                FieldId::U,
+                FieldId::V,
+                FieldId::Density,
+                FieldId::Temperature,
+                FieldId::Dye,
+                FieldId::UFaces,
+                FieldId::VFaces,
+            ]
+            .map(zero);
             let mut b = run_alone(&make, &grid, kernels::SPLAT, None, &fields, vec![splat]);
             let r = f64::from(splat.radius);
             let (integral, rel, cells) = match falloff {

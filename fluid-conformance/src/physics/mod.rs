@@ -3,12 +3,13 @@
 //! Each function panics with a message that names the figure and its tolerance when the
 //! backend fails the check; [`crate::conformance!`] turns them into `#[test]`s. By topic:
 //! [`pressure`] (the solvers and the projection), [`advection`] (transport and backtraces),
-//! [`forces`] (splats, forces, dissipation and vorticity) and [`flows`] (whole flows with an
-//! exact answer).
+//! [`forces`] (splats, forces, dissipation and vorticity), [`flows`] (whole flows with an
+//! exact answer) and [`obstacles`] (solids in the flow).
 
 pub mod advection;
 pub mod flows;
 pub mod forces;
+pub mod obstacles;
 pub mod pressure;
 
 use fluid::{Backend, FieldId, Grid, Scene, StepInputs};

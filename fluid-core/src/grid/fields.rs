@@ -1,6 +1,7 @@
 //! The grid model's resources for one scene: a resource per [`FieldId`] (its id is the field's
 //! index), each declared with its shape and lifetime, empty where the scene does not need it.
 
+use crate::grid::solid::{self, Obstacle};
 use crate::grid::{FieldId, FieldKind, Grid};
 use crate::ir::resource::{Format, Lifetime, ResourceDesc, ResourceId, Shape};
 use crate::params::{PressureSolver, SimParams};
@@ -36,6 +37,13 @@ impl GridFields {
     /// `scratch` is transient, and so is the multigrid solver's workspace (each run loads its
     /// levels from the pressure): the two share memory ([`TRANSIENT_GROUP`]).
     pub fn declare(grid: &Grid, params: &SimParams) -> GridFields {
+        GridFields::declare_with(grid, params, &[])
+    }
+
+    /// [`GridFields::declare`] for a scene with `obstacles`: then also the solid fractions
+    /// (`solid`, `u_faces`, `v_faces`) and the obstacle table, as long as they need.
+    pub fn declare_with(grid: &Grid, params: &SimParams, obstacles: &[Obstacle]) -> GridFields {
+        let solids = !obstacles.is_empty();
         let carried = |f: FieldId| params.fields.carries(f);
         let solver = params.pressure.solver;
         let sweeps = matches!(solver, PressureSolver::Jacobi | PressureSolver::JacobiMultisweep | PressureSolver::Sor);
@@ -45,12 +53,16 @@ impl GridFields {
             FieldId::Dye | FieldId::DyeTmp => carried(FieldId::Dye),
             FieldId::UTmp2 | FieldId::VTmp2 => params.viscosity > 0.0,
             FieldId::PressureTmp => sweeps,
+            FieldId::Solid | FieldId::UFaces | FieldId::VFaces => solids,
             _ => true,
         };
+        let table = solid::table_len(obstacles) as u64;
         let workspace = workspace_len(grid, params);
         let mut fields = GridFields::build(grid, |f| {
             if f == FieldId::Multigrid {
                 workspace
+            } else if f == FieldId::Obstacles {
+                Some(table)
             } else if needed(f) {
                 None
             } else {
@@ -82,10 +94,14 @@ impl GridFields {
                     FieldKind::Dye => (Shape::Cells, Format::Vec4F32),
                     FieldKind::U => (Shape::XFaces, Format::F32),
                     FieldKind::V => (Shape::YFaces, Format::F32),
+                    FieldKind::UFaces => (Shape::XFaces, Format::Vec2F32),
+                    FieldKind::VFaces => (Shape::YFaces, Format::Vec2F32),
                     FieldKind::Levels => (Shape::Levels, Format::F32),
+                    FieldKind::Table => (Shape::Elements, Format::Vec4F32),
                 };
                 let elements = match f.kind() {
-                    FieldKind::Dye => grid.cells() as u64,
+                    FieldKind::Dye | FieldKind::Table => grid.len(f) as u64 / 4,
+                    FieldKind::UFaces | FieldKind::VFaces => grid.len(f) as u64 / 2,
                     _ => grid.len(f) as u64,
                 };
                 let lifetime = if f.is_state() { Lifetime::State } else { Lifetime::Scratch };

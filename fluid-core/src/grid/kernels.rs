@@ -33,6 +33,13 @@ const MG: Option<ParamsDesc> = Some(ParamsDesc::of::<MgParams>());
 const CG: Option<ParamsDesc> = Some(ParamsDesc::of::<CgParams>());
 const FILTER: Option<ParamsDesc> = Some(ParamsDesc::of::<FilterParams>());
 const SWEEP: &[Binding] = &[f("pressure", R), f("divergence", R), f("pressure_out", W)];
+const SWEEP_FACES: &[Binding] = &[
+    f("pressure", R),
+    f("divergence", R),
+    f("pressure_out", W),
+    Binding::vec2("u_faces", R).optional(),
+    Binding::vec2("v_faces", R).optional(),
+];
 const MG_ONLY: &[Binding] = &[f("mg", RW)];
 
 static ADVECT_VELOCITY_DESC: KernelDesc = tiled(
@@ -67,6 +74,8 @@ static SPLAT_DESC: KernelDesc = KernelDesc {
         f("density", RW).optional(),
         f("temperature", RW).optional(),
         Binding::vec4("dye", RW).optional(),
+        Binding::vec2("u_faces", R).optional(),
+        Binding::vec2("v_faces", R).optional(),
     ],
     params: None,
     splats: true,
@@ -102,15 +111,39 @@ static DIFFUSE_VELOCITY_DESC: KernelDesc = tiled(
     Domain::Faces,
     "one Jacobi sweep of implicit viscosity (I − ν dt ∇²) u = u₀",
 );
+static RASTERISE_SOLIDS_DESC: KernelDesc = tiled(
+    "rasterise_solids",
+    &[
+        Binding::vec4("obstacles", R),
+        Binding::vec2("u_faces", W),
+        Binding::vec2("v_faces", W),
+        f("solid", W),
+        f("density", RW).optional(),
+        f("temperature", RW).optional(),
+        Binding::vec4("dye", RW).optional(),
+    ],
+    ADVECT,
+    Domain::Faces,
+    "the obstacles where they stand at the step's end: each face's open fraction and solid velocity, \
+     each cell's solid fraction; the cell fields of cells wholly inside zeroed",
+);
+/// The faces' geometry, an optional pair (absent without obstacles).
+const FACES: [Binding; 2] = [Binding::vec2("u_faces", R).optional(), Binding::vec2("v_faces", R).optional()];
 static DIVERGENCE_DESC: KernelDesc = tiled(
     "divergence",
-    &[f("u", R), f("v", R), f("divergence", W)],
+    &[f("u", R), f("v", R), FACES[0], FACES[1], f("divergence", W)],
     None,
     Domain::Cells,
-    "velocity divergence at cell centres",
+    "velocity divergence at cell centres (with obstacles, each face's flux weighted by its open fraction, \
+     the solid's velocity through the rest)",
 );
-static JACOBI_DESC: KernelDesc =
-    tiled("jacobi", SWEEP, JACOBI_PARAMS, Domain::Cells, "one weighted-Jacobi sweep of the pressure Poisson equation");
+static JACOBI_DESC: KernelDesc = tiled(
+    "jacobi",
+    SWEEP_FACES,
+    JACOBI_PARAMS,
+    Domain::Cells,
+    "one weighted-Jacobi sweep of the pressure Poisson equation (faces weighted by their open fraction)",
+);
 static JACOBI_MULTISWEEP_DESC: KernelDesc = KernelDesc {
     name: "jacobi_multisweep",
     module: "jacobi_multisweep",
@@ -124,7 +157,7 @@ static JACOBI_MULTISWEEP_DESC: KernelDesc = KernelDesc {
 };
 static SOR_DESC: KernelDesc = tiled(
     "sor",
-    SWEEP,
+    SWEEP_FACES,
     JACOBI_PARAMS,
     Domain::Cells,
     "one colour pass of red-black SOR: the pass's colour relaxed, the other copied (ping-pong)",
@@ -218,14 +251,14 @@ static CG_APPLY_DESC: KernelDesc = cg("cg_apply", MG_ONLY, Workgroup::Tiled, "q 
 static CG_UPDATE_DESC: KernelDesc = cg("cg_update", MG_ONLY, Workgroup::Tiled, "x += α d in double-float, r −= α q");
 static SUBTRACT_GRADIENT_DESC: KernelDesc = tiled(
     "subtract_gradient",
-    &[f("u", RW), f("v", RW), f("pressure", R), f("pressure_lo", R)],
+    &[f("u", RW), f("v", RW), f("pressure", R), f("pressure_lo", R), FACES[0], FACES[1]],
     None,
     Domain::Faces,
-    "u −= dt ∇p on every face",
+    "u −= dt ∇p on every face (a face closed by an obstacle takes the solid's velocity)",
 );
 static RESIDUAL_DESC: KernelDesc = tiled(
     "residual",
-    &[f("pressure", R), f("pressure_lo", R), f("divergence", R), f("residual", W)],
+    &[f("pressure", R), f("pressure_lo", R), f("divergence", R), f("residual", W), FACES[0], FACES[1]],
     None,
     Domain::Cells,
     "per-cell residual b − A p of the pressure equation",
@@ -245,6 +278,8 @@ pub const APPLY_FORCES: Kernel = Kernel(&APPLY_FORCES_DESC);
 pub const CLAMP_SPEED: Kernel = Kernel(&CLAMP_SPEED_DESC);
 /// A sweep of implicit viscosity.
 pub const DIFFUSE_VELOCITY: Kernel = Kernel(&DIFFUSE_VELOCITY_DESC);
+/// The obstacles rasterised onto the faces and cells.
+pub const RASTERISE_SOLIDS: Kernel = Kernel(&RASTERISE_SOLIDS_DESC);
 /// Velocity divergence.
 pub const DIVERGENCE: Kernel = Kernel(&DIVERGENCE_DESC);
 /// A weighted-Jacobi pressure sweep.
@@ -299,6 +334,7 @@ pub const ALL: &[Kernel] = &[
     APPLY_FORCES,
     CLAMP_SPEED,
     DIFFUSE_VELOCITY,
+    RASTERISE_SOLIDS,
     DIVERGENCE,
     JACOBI,
     JACOBI_MULTISWEEP,

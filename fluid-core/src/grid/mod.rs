@@ -91,6 +91,10 @@ pub struct Grid {
     pub boundary_x: Boundary,
     /// Boundary along y (bottom and top sides).
     pub boundary_y: Boundary,
+    /// Whether obstacles cut its faces: the kernels then weight each face by its open
+    /// fraction (the `u_faces` and `v_faces` fields) and a closed face takes the solid's
+    /// velocity ([`solid`]).
+    pub solids: bool,
 }
 
 impl Grid {
@@ -131,7 +135,7 @@ impl Grid {
                 ));
             }
         }
-        Ok(Grid { nx, ny, h, boundary_x, boundary_y })
+        Ok(Grid { nx, ny, h, boundary_x, boundary_y, solids: false })
     }
 
     /// Number of cells.
@@ -167,7 +171,10 @@ impl Grid {
             FieldKind::Dye => vec![ny, nx, 4],
             FieldKind::U => vec![ny, nx + 1],
             FieldKind::V => vec![ny + 1, nx],
+            FieldKind::UFaces => vec![ny, nx + 1, 2],
+            FieldKind::VFaces => vec![ny + 1, nx, 2],
             FieldKind::Levels => vec![self.len(field)],
+            FieldKind::Table => vec![0, 4],
         }
     }
 
@@ -178,7 +185,7 @@ impl Grid {
     /// cell centre, a cell-centred field holds its first cell's value. Points must lie in the
     /// box `[0, width] × [0, height]`: another is an error naming it, never moved silently.
     pub fn sample(&self, field: FieldId, data: &[f32], points: &[[f32; 2]]) -> Result<Vec<f32>> {
-        if field.is_public() && field.kind() != FieldKind::Levels && data.len() != self.len(field) {
+        if field.is_public() && field.samples() && data.len() != self.len(field) {
             return Err(Error::FieldLength { field: field.name(), expected: self.len(field), got: data.len() });
         }
         self.sample_with(field, points, |indices| Ok(indices.iter().map(|&k| data[k]).collect()))
@@ -207,8 +214,8 @@ impl Grid {
     /// ([`crate::Backend::queue_download_at`]): the indices to read ([`SamplePlan::indices`])
     /// and what turns their values into the samples ([`SamplePlan::finish`]).
     pub fn sample_plan(&self, field: FieldId, points: &[[f32; 2]]) -> Result<SamplePlan> {
-        if !field.is_public() || field.kind() == FieldKind::Levels {
-            return Err(Error::invalid("field", field.name(), "only the public fields can be sampled"));
+        if !field.is_public() || !field.samples() {
+            return Err(Error::invalid("field", field.name(), "only the public fields of values can be sampled"));
         }
         let (nx, ny) = (self.nx as usize, self.ny as usize);
         // Sample points in cell units: cells and v sit half a cell in along x; cells and u along y.
@@ -278,7 +285,7 @@ impl Grid {
             boundary_x: self.boundary_x.code(),
             boundary_y: self.boundary_y.code(),
             zero: 0,
-            _pad: 0,
+            solids: u32::from(self.solids),
         }
     }
 }
@@ -294,6 +301,13 @@ pub enum FieldKind {
     U,
     /// y-velocity on y-faces.
     V,
+    /// Two values per x-face: its open fraction and the solid's x-velocity there.
+    UFaces,
+    /// Two values per y-face: its open fraction and the solid's y-velocity there.
+    VFaces,
+    /// A scene's obstacle table ([`solid::table`]): four values per row, as many rows as the
+    /// scene's obstacles need (none on a grid alone).
+    Table,
     /// The packed multigrid hierarchy ([`crate::grid::pressure::multigrid`]): a flat array.
     Levels,
 }
@@ -336,7 +350,7 @@ macro_rules! fields {
                         | FieldId::Density
                         | FieldId::Temperature
                         | FieldId::Dye
-                        | FieldId::Solid
+                        | FieldId::Obstacles
                 )
             }
         }
@@ -360,8 +374,17 @@ fields! {
     Temperature = "temperature", Cell, true;
     /// RGBA dye.
     Dye = "dye", Dye, true;
-    /// Solid mask: 1 inside obstacles, 0 in fluid.
+    /// Solid fraction of each cell: 1 − the mean open fraction of its four faces (1 inside an
+    /// obstacle, 0 in open fluid). Only with obstacles; rasterised by every step.
     Solid = "solid", Cell, true;
+    /// Per x-face: its open fraction (the part of it outside every obstacle) and the solid's
+    /// x-velocity there. Only with obstacles.
+    UFaces = "u_faces", UFaces, true;
+    /// Per y-face: its open fraction and the solid's y-velocity there. Only with obstacles.
+    VFaces = "v_faces", VFaces, true;
+    /// The obstacles as the device reads them ([`solid::table`]): state, so a checkpoint
+    /// keeps where they stand and how they move.
+    Obstacles = "obstacles", Table, false;
     /// Vorticity ω = ∂v/∂x − ∂u/∂y at cell centres. `Simulation`'s reads compute it from the
     /// current velocity; in a backend it holds what the last step used for vorticity
     /// confinement (the velocity before that step's forces; nothing when confinement is off).
@@ -415,8 +438,17 @@ impl FieldId {
             FieldKind::Dye => 4 * nx * ny,
             FieldKind::U => (nx + 1) * ny,
             FieldKind::V => nx * (ny + 1),
+            FieldKind::UFaces => 2 * (nx + 1) * ny,
+            FieldKind::VFaces => 2 * nx * (ny + 1),
             FieldKind::Levels => pressure::layout::buffer_len(nx as u32, ny as u32),
+            FieldKind::Table => 0,
         }
+    }
+
+    /// Whether it holds one value (or one RGBA colour) per sample point, which
+    /// [`Grid::sample`] interpolates: not the face geometry, the levels or a table.
+    pub fn samples(self) -> bool {
+        matches!(self.kind(), FieldKind::Cell | FieldKind::Dye | FieldKind::U | FieldKind::V)
     }
 
     /// Position of the dense index in [`FieldId::STATE_AND_SCRATCH`] (for backends' buffer tables).
@@ -581,6 +613,6 @@ mod tests {
             assert_eq!(FieldId::parse(f.name()).expect("known"), f);
         }
         assert!(FieldId::parse("u_tmp").is_err());
-        assert_eq!(FieldId::public().count(), 9);
+        assert_eq!(FieldId::public().count(), 11);
     }
 }

@@ -2,6 +2,7 @@
 //! scene, [`crate::grid::step`]), the solve that stops at a tolerance, and its diagnostics.
 
 use crate::backend::{Backend, StepInputs};
+use crate::grid::solid::{self, Motion, Obstacle, Pose};
 use crate::grid::step::{self, SLOT_MAX_DIVERGENCE, SLOT_RESIDUAL_SQ, SLOT_RHS_SQ, SLOT_STATE_MAX, STATE_FIELDS};
 use crate::grid::{FieldId, Grid, GridFields};
 use crate::ir::resource::{ResourceDesc, ResourceId};
@@ -45,6 +46,8 @@ pub struct GridModel {
     curl: Schedule,
     split: Option<Split>,
     last_iterations: u32,
+    /// The obstacles as the device's table holds them (poses at their `since`).
+    obstacles: Vec<Obstacle>,
 }
 
 impl GridModel {
@@ -52,8 +55,10 @@ impl GridModel {
     pub fn new(scene: Scene) -> Result<GridModel> {
         scene.validate()?;
         let grid = scene.grid()?;
+        let obstacles = scene.obstacles()?;
         Ok(GridModel {
-            fields: GridFields::declare(&grid, &scene.params),
+            fields: GridFields::declare_with(&grid, &scene.params, &obstacles),
+            obstacles,
             step: step::step(&grid, &scene.params),
             diagnostics: step::diagnostics(&grid),
             state: step::state_check(&grid),
@@ -68,6 +73,14 @@ impl GridModel {
     /// Its resources, by field.
     pub fn fields(&self) -> &GridFields {
         &self.fields
+    }
+
+    fn write_obstacles(&self, backend: &mut dyn Backend) -> Result<()> {
+        if self.obstacles.is_empty() {
+            return Ok(());
+        }
+        let rows = solid::table(&self.obstacles);
+        backend.write(FieldId::Obstacles.into(), bytemuck::cast_slice(&rows))
     }
 
     /// The relative residual ‖b − A p‖ / ‖b‖ of reduction results `r`: NaN when the state is,
@@ -129,6 +142,8 @@ impl Model for GridModel {
         for (field, data) in self.scene.initial_fields(&self.grid) {
             backend.upload(field.into(), &data)?;
         }
+        self.obstacles = self.scene.obstacles()?;
+        self.write_obstacles(backend)?;
         let params = &self.scene.params;
         let inputs = StepInputs { dt: params.dt, time: 0.0, step: 0, splats: self.scene.initial_splats(&self.grid) };
         backend.run(&step::initialize(&self.grid, params), &inputs)?;
@@ -193,8 +208,14 @@ impl Model for GridModel {
             return Err(Error::invalid("field", field.name(), "only the public fields can be read"));
         }
         if !self.fields.has(field) {
-            let why =
-                self.scene.params.fields.not_carried(field).unwrap_or_else(|| "the scene does not carry it".into());
+            let why = match field {
+                FieldId::Solid | FieldId::UFaces | FieldId::VFaces => {
+                    "the scene has no obstacles (add [[obstacles]] to it)".into()
+                }
+                _ => {
+                    self.scene.params.fields.not_carried(field).unwrap_or_else(|| "the scene does not carry it".into())
+                }
+            };
             return Err(Error::invalid("field", field.name(), why));
         }
         if field == FieldId::Curl {
@@ -207,7 +228,8 @@ impl Model for GridModel {
     fn set_scene(&mut self, scene: Scene, backend: &mut dyn Backend) -> Result<()> {
         scene.validate()?;
         let grid = scene.grid()?;
-        if grid != self.grid {
+        // Obstacles may come and go (the schedules follow); the box stays.
+        if (Grid { solids: self.grid.solids, ..grid }) != self.grid {
             let show = |g: &Grid| format!("{}x{}, h {}, {:?} x {:?}", g.nx, g.ny, g.h, g.boundary_x, g.boundary_y);
             return Err(Error::invalid(
                 "grid",
@@ -218,9 +240,17 @@ impl Model for GridModel {
                 ),
             ));
         }
-        let fields = GridFields::declare(&grid, &scene.params);
+        let obstacles = scene.obstacles()?;
+        let fields = GridFields::declare_with(&grid, &scene.params, &obstacles);
         // Fields the new scene adds start at zero; those it drops are freed.
         backend.allocate(fields.resources())?;
+        if obstacles != self.obstacles || fields != self.fields {
+            self.obstacles = obstacles;
+            self.write_obstacles(backend)?;
+            // The faces until the next step rasterises them where they stand then.
+            let inputs = StepInputs { dt: scene.params.dt, ..StepInputs::default() };
+            backend.run(&step::solids(&grid, &scene.params), &inputs)?;
+        }
         let (old, new) = (&self.scene.params.pressure, &scene.params.pressure);
         if old.solver != new.solver || old.precision != new.precision {
             // Only the double-float solvers write the low part; the others read it as given.
@@ -233,6 +263,12 @@ impl Model for GridModel {
         }
         self.split = Split::for_params(&grid, &scene.params);
         self.step = step::step(&grid, &scene.params);
+        if grid.solids != self.grid.solids {
+            self.diagnostics = step::diagnostics(&grid);
+            self.state = step::state_check(&grid);
+            self.curl = step::curl(&grid);
+            self.grid = grid;
+        }
         self.fields = fields;
         self.scene = scene;
         Ok(())
@@ -257,6 +293,49 @@ impl Model for GridModel {
                 return Err(Error::invalid(key, amount, format!("{why}, so the amount would be lost")));
             }
         }
+        Ok(())
+    }
+
+    fn has(&self, field: FieldId) -> bool {
+        field.is_public() && self.fields.has(field)
+    }
+
+    fn obstacles(&self) -> &[Obstacle] {
+        &self.obstacles
+    }
+
+    fn set_obstacle(
+        &mut self,
+        backend: &mut dyn Backend,
+        index: usize,
+        pose: Pose,
+        motion: Motion,
+        now: f32,
+    ) -> Result<()> {
+        let count = self.obstacles.len();
+        let Some(old) = self.obstacles.get(index) else {
+            let why = match count {
+                0 => "the scene has no obstacles".to_string(),
+                n => format!("the scene has {n} obstacles (indices 0 to {})", n - 1),
+            };
+            return Err(Error::invalid("obstacle", index, why));
+        };
+        let moved = Obstacle { pose, motion, since: now, ..old.clone() };
+        moved.validate(&format!("obstacles[{index}]"))?;
+        self.obstacles[index] = moved;
+        self.write_obstacles(backend)
+    }
+
+    fn restored(&mut self, backend: &mut dyn Backend) -> Result<()> {
+        if self.obstacles.is_empty() {
+            return Ok(());
+        }
+        let words = backend.read(FieldId::Obstacles.into())?;
+        let values: Vec<f32> = words.into_iter().map(f32::from_bits).collect();
+        let rows: Vec<[f32; 4]> = values.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect();
+        self.obstacles = solid::from_table(&rows, self.obstacles.len()).ok_or_else(|| Error::Checkpoint {
+            problem: "its obstacle table does not hold the scene's obstacles".into(),
+        })?;
         Ok(())
     }
 }

@@ -67,10 +67,12 @@ pub struct Motion {
 pub struct Obstacle {
     /// Its outline.
     pub shape: Shape,
-    /// Where it is now.
+    /// Where it is at time [`Obstacle::since`].
     pub pose: Pose,
     /// How it moves.
     pub motion: Motion,
+    /// The simulated time at which it stands at `pose` (seconds; 0 for a scene's obstacles).
+    pub since: f32,
 }
 
 fn finite(key: &str, what: &str, values: &[f32]) -> Result<()> {
@@ -209,7 +211,23 @@ impl Obstacle {
         finite(key, "position", &self.pose.position)?;
         finite(key, "angle", &[self.pose.angle])?;
         finite(key, "velocity", &self.motion.velocity)?;
-        finite(key, "angular_velocity", &[self.motion.angular_velocity])
+        finite(key, "angular_velocity", &[self.motion.angular_velocity])?;
+        finite(key, "since", &[self.since])
+    }
+
+    /// Where it stands at simulated time `time`: moved by its motion from `since`.
+    pub fn at(&self, time: f32) -> Obstacle {
+        Obstacle { since: time, ..self.advanced(time - self.since) }
+    }
+
+    /// The radius of a disc about its position that holds it.
+    pub fn bound(&self) -> f32 {
+        match &self.shape {
+            Shape::Circle { radius } => *radius,
+            Shape::Rect { half_size } => length(*half_size),
+            Shape::Capsule { half_length, radius } => half_length + radius,
+            Shape::Polygon { points } => points.iter().map(|p| length(*p)).fold(0.0, f32::max),
+        }
     }
 
     /// Signed distance from the world point `p` to its outline: negative inside.
@@ -250,22 +268,24 @@ pub fn open_fraction(a: f32, b: f32) -> f32 {
     }
 }
 
-/// The faces of a grid as `obstacles` leave them, laid out as `u` and `v`.
+/// The faces of a grid as `obstacles` leave them, laid out as `u` and `v`, and the cells.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SolidFaces {
     /// Open fraction of each x-face, in [0, 1].
     pub u_open: Vec<f32>,
     /// Open fraction of each y-face, in [0, 1].
     pub v_open: Vec<f32>,
-    /// x-velocity of the solid at each x-face's centre (0 where no solid reaches).
+    /// x-velocity of the solid at each x-face's centre (0 where the face is open).
     pub u_solid: Vec<f32>,
-    /// y-velocity of the solid at each y-face's centre (0 where no solid reaches).
+    /// y-velocity of the solid at each y-face's centre (0 where the face is open).
     pub v_solid: Vec<f32>,
+    /// Solid fraction of each cell: 1 − the mean open fraction of its four faces (1 inside).
+    pub solid: Vec<f32>,
 }
 
 /// The signed distance at `p` to the union of `obstacles` and the one nearest (or containing
 /// it most deeply); along a periodic axis a solid also stands one box length to each side.
-fn nearest<'a>(grid: &Grid, obstacles: &'a [Obstacle], p: [f32; 2]) -> (f32, Option<&'a Obstacle>) {
+pub fn nearest<'a>(grid: &Grid, obstacles: &'a [Obstacle], p: [f32; 2]) -> (f32, Option<&'a Obstacle>) {
     let shifts = |periodic: bool, len: f32| if periodic { vec![0.0, -len, len] } else { vec![0.0] };
     let xs = shifts(grid.boundary_x == Boundary::Periodic, grid.width());
     let ys = shifts(grid.boundary_y == Boundary::Periodic, grid.height());
@@ -283,13 +303,19 @@ fn nearest<'a>(grid: &Grid, obstacles: &'a [Obstacle], p: [f32; 2]) -> (f32, Opt
     best
 }
 
-/// The open fraction and solid velocity of every face of `grid` with `obstacles` where they
-/// stand now: the host reference of the rasterisation.
+/// The open fraction and solid velocity of every face of `grid`, and every cell's solid
+/// fraction, with `obstacles` where they stand now: the host reference of the rasterisation.
+/// On a periodic axis the last face and node are computed as the first, so both copies agree.
 pub fn rasterise(grid: &Grid, obstacles: &[Obstacle]) -> SolidFaces {
     let (nx, ny, h) = (grid.nx as usize, grid.ny as usize, grid.h);
+    let (px, py) = (grid.boundary_x == Boundary::Periodic, grid.boundary_y == Boundary::Periodic);
+    let canon = |k: usize, n: usize, periodic: bool| if periodic && k == n { 0 } else { k };
     let phi = |x: usize, y: usize| nearest(grid, obstacles, [x as f32 * h, y as f32 * h]).0;
     // Distances at the grid's nodes, each shared by up to four faces.
-    let nodes: Vec<f32> = (0..=ny).flat_map(|y| (0..=nx).map(move |x| (x, y))).map(|(x, y)| phi(x, y)).collect();
+    let nodes: Vec<f32> = (0..=ny)
+        .flat_map(|y| (0..=nx).map(move |x| (x, y)))
+        .map(|(x, y)| phi(canon(x, nx, px), canon(y, ny, py)))
+        .collect();
     let node = |x: usize, y: usize| nodes[y * (nx + 1) + x];
     let solid_velocity = |p: [f32; 2], axis: usize| match nearest(grid, obstacles, p) {
         (_, Some(o)) => o.velocity_at(p)[axis],
@@ -300,9 +326,11 @@ pub fn rasterise(grid: &Grid, obstacles: &[Obstacle]) -> SolidFaces {
         v_open: Vec::with_capacity(nx * (ny + 1)),
         u_solid: Vec::with_capacity((nx + 1) * ny),
         v_solid: Vec::with_capacity(nx * (ny + 1)),
+        solid: Vec::with_capacity(nx * ny),
     };
     for j in 0..ny {
         for i in 0..=nx {
+            let i = canon(i, nx, px);
             let open = open_fraction(node(i, j), node(i, j + 1));
             faces.u_open.push(open);
             let p = [i as f32 * h, (j as f32 + 0.5) * h];
@@ -310,6 +338,7 @@ pub fn rasterise(grid: &Grid, obstacles: &[Obstacle]) -> SolidFaces {
         }
     }
     for j in 0..=ny {
+        let j = canon(j, ny, py);
         for i in 0..nx {
             let open = open_fraction(node(i, j), node(i + 1, j));
             faces.v_open.push(open);
@@ -317,7 +346,105 @@ pub fn rasterise(grid: &Grid, obstacles: &[Obstacle]) -> SolidFaces {
             faces.v_solid.push(if open < 1.0 { solid_velocity(p, 1) } else { 0.0 });
         }
     }
+    for j in 0..ny {
+        for i in 0..nx {
+            let u = faces.u_open[j * (nx + 1) + i] + faces.u_open[j * (nx + 1) + i + 1];
+            let v = faces.v_open[j * nx + i] + faces.v_open[(j + 1) * nx + i];
+            faces.solid.push(cell_solid(u, v));
+        }
+    }
     faces
+}
+
+/// A cell's solid fraction from the sums of its x-faces' and its y-faces' open fractions
+/// (the kernels' arithmetic, in this order).
+pub fn cell_solid(u_open_sum: f32, v_open_sum: f32) -> f32 {
+    1.0 - 0.25 * (u_open_sum + v_open_sum)
+}
+
+// The obstacle table: what the device's rasterising kernel reads.
+
+/// `vec4` rows of one obstacle's header in the table; a polygon's points follow it, one row
+/// each (`[x, y, 0, 0]`).
+pub const TABLE_HEADER: usize = 3;
+
+/// Shape codes of the table.
+const CIRCLE: f32 = 0.0;
+const RECT: f32 = 1.0;
+const CAPSULE: f32 = 2.0;
+const POLYGON: f32 = 3.0;
+
+/// The rows of `obstacles` in the table, one after another: `[shape, a, b, bound]`,
+/// `[x, y, angle, since]`, `[vx, vy, ω, points]`, then a polygon's points. `a, b` are the
+/// radius (circle), the half sizes (box), the half length and radius (capsule); `bound` the
+/// radius of a disc about the position that holds the shape, which lets a kernel skip it.
+pub fn table(obstacles: &[Obstacle]) -> Vec<[f32; 4]> {
+    let mut rows = Vec::new();
+    for o in obstacles {
+        let (code, a, b, points): (f32, f32, f32, &[[f32; 2]]) = match &o.shape {
+            Shape::Circle { radius } => (CIRCLE, *radius, 0.0, &[]),
+            Shape::Rect { half_size } => (RECT, half_size[0], half_size[1], &[]),
+            Shape::Capsule { half_length, radius } => (CAPSULE, *half_length, *radius, &[]),
+            Shape::Polygon { points } => (POLYGON, 0.0, 0.0, points),
+        };
+        rows.push([code, a, b, o.bound()]);
+        rows.push([o.pose.position[0], o.pose.position[1], o.pose.angle, o.since]);
+        let m = o.motion;
+        rows.push([m.velocity[0], m.velocity[1], m.angular_velocity, points.len() as f32]);
+        rows.extend(points.iter().map(|p| [p[0], p[1], 0.0, 0.0]));
+    }
+    rows
+}
+
+/// Rows of the table of `obstacles`.
+pub fn table_len(obstacles: &[Obstacle]) -> usize {
+    obstacles
+        .iter()
+        .map(|o| TABLE_HEADER + if let Shape::Polygon { points } = &o.shape { points.len() } else { 0 })
+        .sum()
+}
+
+/// Every obstacle of a table, to its end (an entry cut short ends it).
+pub fn decode(rows: &[[f32; 4]]) -> Vec<Obstacle> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at + TABLE_HEADER <= rows.len() {
+        let points = if rows[at][0] == POLYGON { rows[at + 2][3] as usize } else { 0 };
+        match from_table(&rows[at..], 1) {
+            Some(mut one) => out.append(&mut one),
+            None => break,
+        }
+        at += TABLE_HEADER + points;
+    }
+    out
+}
+
+/// The obstacles of the first `count` entries of a table ([`table`]'s inverse); `None` when
+/// the rows do not hold that many well-formed entries.
+pub fn from_table(rows: &[[f32; 4]], count: usize) -> Option<Vec<Obstacle>> {
+    let mut out = Vec::with_capacity(count);
+    let mut at = 0;
+    for _ in 0..count {
+        let [code, a, b, _] = *rows.get(at)?;
+        let [x, y, angle, since] = *rows.get(at + 1)?;
+        let [vx, vy, w, n] = *rows.get(at + 2)?;
+        at += TABLE_HEADER;
+        let shape = match code {
+            CIRCLE => Shape::Circle { radius: a },
+            RECT => Shape::Rect { half_size: [a, b] },
+            CAPSULE => Shape::Capsule { half_length: a, radius: b },
+            POLYGON => {
+                let n = n as usize;
+                let points = rows.get(at..at + n)?.iter().map(|r| [r[0], r[1]]).collect();
+                at += n;
+                Shape::Polygon { points }
+            }
+            _ => return None,
+        };
+        let pose = Pose { position: [x, y], angle };
+        out.push(Obstacle { shape, pose, motion: Motion { velocity: [vx, vy], angular_velocity: w }, since });
+    }
+    Some(out)
 }
 
 #[cfg(test)]

@@ -4,14 +4,14 @@
 //! [`crate::grid::pressure`].
 
 use crate::grid::FieldId::{
-    self, Curl, Density, DensityTmp, Divergence, Dye, DyeTmp, Pressure, PressureLo, Scratch, Temperature,
-    TemperatureTmp, U, UTmp, UTmp2, V, VTmp, VTmp2,
+    self, Curl, Density, DensityTmp, Divergence, Dye, DyeTmp, Obstacles, Pressure, PressureLo, Scratch, Solid,
+    Temperature, TemperatureTmp, U, UFaces, UTmp, UTmp2, V, VFaces, VTmp, VTmp2,
 };
 use crate::grid::Grid;
 use crate::grid::builder::Builder;
 use crate::grid::kernels::{
-    ADVECT_CELLS, ADVECT_VELOCITY, APPLY_FORCES, CLAMP_SPEED, CURL, DIFFUSE_VELOCITY, DIVERGENCE, MG_COARSE, RESIDUAL,
-    SPLAT, SUBTRACT_GRADIENT,
+    ADVECT_CELLS, ADVECT_VELOCITY, APPLY_FORCES, CLAMP_SPEED, CURL, DIFFUSE_VELOCITY, DIVERGENCE, MG_COARSE,
+    RASTERISE_SOLIDS, RESIDUAL, SPLAT, SUBTRACT_GRADIENT,
 };
 use crate::grid::pressure::{self, multigrid};
 use crate::grid::uniforms::{
@@ -44,7 +44,8 @@ pub fn step(grid: &Grid, params: &SimParams) -> Schedule {
     b.build()
 }
 
-fn push_step(b: &mut Builder, params: &SimParams) {
+/// The advection parameters of a scene (also what tells `rasterise_solids` its cell fields).
+fn advect_params(params: &SimParams) -> AdvectParams {
     let d = &params.dissipation;
     let mut fields = 0;
     if params.fields.density {
@@ -56,7 +57,7 @@ fn push_step(b: &mut Builder, params: &SimParams) {
     if params.fields.dye {
         fields |= ADVECT_DYE;
     }
-    let advect = AdvectParams {
+    AdvectParams {
         order: params.advection.backtrace.order(),
         fields,
         velocity_dissipation: d.velocity,
@@ -65,7 +66,12 @@ fn push_step(b: &mut Builder, params: &SimParams) {
         dye_dissipation: d.dye,
         ambient_temperature: params.buoyancy.ambient_temperature,
         _pad: 0,
-    };
+    }
+}
+
+fn push_step(b: &mut Builder, params: &SimParams) {
+    let advect = advect_params(params);
+    let fields = advect.fields;
     b.run(ADVECT_VELOCITY, &[U, V, UTmp, VTmp], Some(&advect));
     b.swap(U, UTmp);
     b.swap(V, VTmp);
@@ -81,7 +87,8 @@ fn push_step(b: &mut Builder, params: &SimParams) {
             }
         }
     }
-    b.run_plain(SPLAT, &[U, V, Density, Temperature, Dye]);
+    push_solids(b, &advect);
+    b.run_plain(SPLAT, &[U, V, Density, Temperature, Dye, UFaces, VFaces]);
 
     let buoy = &params.buoyancy;
     let forces = ForceParams {
@@ -127,16 +134,24 @@ fn push_step(b: &mut Builder, params: &SimParams) {
     push_projection(b, params);
 }
 
+/// With obstacles, where they stand at the step's end: the faces' open fractions and solid
+/// velocities, the cells' solid fractions, the cell fields of cells wholly inside cleared.
+fn push_solids(b: &mut Builder, advect: &AdvectParams) {
+    if b.grid().solids {
+        b.run(RASTERISE_SOLIDS, &[Obstacles, UFaces, VFaces, Solid, Density, Temperature, Dye], Some(advect));
+    }
+}
+
 /// Divergence, the pressure solve, and the gradient subtraction.
 fn push_projection(b: &mut Builder, params: &SimParams) {
-    b.run_plain(DIVERGENCE, &[U, V, Divergence]);
+    b.run_plain(DIVERGENCE, &[U, V, UFaces, VFaces, Divergence]);
     if params.pressure.solver == PressureSolver::Relaxation {
         // The relaxation corrects the velocity itself; its pressure starts at zero each step.
         pressure::push_solve(b, &crate::params::Pressure { warm_start: false, ..params.pressure });
         return;
     }
     pressure::push_solve(b, &params.pressure);
-    b.run_plain(SUBTRACT_GRADIENT, &[U, V, Pressure, PressureLo]);
+    b.run_plain(SUBTRACT_GRADIENT, &[U, V, Pressure, PressureLo, UFaces, VFaces]);
 }
 
 /// A step split around its pressure solve, for solves that stop at a tolerance: everything up
@@ -153,7 +168,7 @@ pub fn step_split(grid: &Grid, params: &SimParams) -> (Schedule, Schedule) {
     }
     let mut after = Builder::new(grid);
     if params.pressure.solver != PressureSolver::Relaxation {
-        after.run_plain(SUBTRACT_GRADIENT, &[U, V, Pressure, PressureLo]);
+        after.run_plain(SUBTRACT_GRADIENT, &[U, V, Pressure, PressureLo, UFaces, VFaces]);
     }
     (before.build(), after.build())
 }
@@ -183,7 +198,7 @@ pub fn residual(grid: &Grid) -> Schedule {
 }
 
 fn push_residual(b: &mut Builder) {
-    b.run_plain(RESIDUAL, &[Pressure, PressureLo, Divergence, Scratch]);
+    b.run_plain(RESIDUAL, &[Pressure, PressureLo, Divergence, Scratch, UFaces, VFaces]);
     b.reduce(Scratch, ReduceOp::SumSquares, SLOT_RESIDUAL_SQ);
     b.reduce(Divergence, ReduceOp::SumSquares, SLOT_RHS_SQ);
 }
@@ -209,8 +224,16 @@ fn push_setup(b: &mut Builder, params: &SimParams) {
 pub fn initialize(grid: &Grid, params: &SimParams) -> Schedule {
     let mut b = Builder::new(grid);
     push_setup(&mut b, params);
-    b.run_plain(SPLAT, &[U, V, Density, Temperature, Dye]);
+    push_solids(&mut b, &advect_params(params));
+    b.run_plain(SPLAT, &[U, V, Density, Temperature, Dye, UFaces, VFaces]);
     push_projection(&mut b, params);
+    b.build()
+}
+
+/// Only the obstacles' rasterisation (nothing without obstacles).
+pub fn solids(grid: &Grid, params: &SimParams) -> Schedule {
+    let mut b = Builder::new(grid);
+    push_solids(&mut b, &advect_params(params));
     b.build()
 }
 
@@ -235,7 +258,7 @@ pub fn curl(grid: &Grid) -> Schedule {
 /// only the `scratch` field.
 pub fn diagnostics(grid: &Grid) -> Schedule {
     let mut b = Builder::new(grid);
-    b.run_plain(DIVERGENCE, &[U, V, Scratch]);
+    b.run_plain(DIVERGENCE, &[U, V, UFaces, VFaces, Scratch]);
     b.reduce(Scratch, ReduceOp::MaxAbs, SLOT_MAX_DIVERGENCE);
     push_residual(&mut b);
     push_state_max(&mut b);
@@ -262,7 +285,11 @@ fn push_state_max(b: &mut Builder) {
 /// Stencil neighbours are assumed to hit in cache. Divided by the time it gives the effective
 /// bandwidth that `fluid bench` compares with the device's copy bandwidth.
 pub fn bytes_moved(schedule: &Schedule, grid: &Grid) -> u64 {
-    let field_bytes = |id: crate::ResourceId| FieldId::from_resource(id).map_or(0, |f| grid.len(f) as u64 * 4);
+    // The obstacles' fields exist only with obstacles (bound to optional slots otherwise).
+    let geometry = |f: FieldId| matches!(f, UFaces | VFaces | Solid | Obstacles);
+    let field_bytes = |id: crate::ResourceId| {
+        FieldId::from_resource(id).filter(|f| grid.solids || !geometry(*f)).map_or(0, |f| grid.len(f) as u64 * 4)
+    };
     let mut total = 0u64;
     for op in schedule.ops() {
         match op {
@@ -333,7 +360,7 @@ mod tests {
         b.reduce(Density, ReduceOp::MaxAbs, 1);
         assert_eq!(bytes_moved(&b.build(), &g), u + cells);
         let mut b = Builder::new(&g);
-        b.run_plain(SUBTRACT_GRADIENT, &[U, V, Pressure, PressureLo]);
+        b.run_plain(SUBTRACT_GRADIENT, &[U, V, Pressure, PressureLo, UFaces, VFaces]);
         assert_eq!(bytes_moved(&b.build(), &g), 2 * (u + v) + 2 * cells);
         // Over a multigrid level, each slot once over the level's cells (`mg` read and written);
         // `mg_coarse` reads and writes the three arrays of every level it cycles: from 16 × 12,

@@ -40,8 +40,9 @@ pub struct GridUniform {
     /// no algebraic simplification (`(a + b) − a → b`, which Mesa applies to operations not
     /// marked exact, and naga cannot mark them) removes the rounding error it computes.
     pub zero: u32,
-    /// Padding to 16 bytes.
-    pub _pad: u32,
+    /// 1 when obstacles cut the faces ([`crate::Grid::solids`]): the kernels that bind
+    /// `u_faces` and `v_faces` weight each face by its open fraction.
+    pub solids: u32,
 }
 
 /// Falloff code for [`SplatGpu::falloff`]: `1 − d/r`, zero beyond `r` (the MAC seed).

@@ -66,6 +66,11 @@ impl Binding {
         Binding { name, access, element: Element::Vec4F32, optional: false }
     }
 
+    /// A slot of `vec2<f32>` values.
+    pub const fn vec2(name: &'static str, access: Access) -> Binding {
+        Binding { name, access, element: Element::Vec2F32, optional: false }
+    }
+
     /// The same slot, which may be bound to an empty resource.
     pub const fn optional(self) -> Binding {
         Binding { optional: true, ..self }

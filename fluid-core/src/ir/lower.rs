@@ -517,14 +517,24 @@ mod tests {
         let id = |f: FieldId| ResourceId::from(f);
         let mut b = Schedule::builder(grid.uniform_bytes(), [grid.nx, grid.ny]);
         b.dispatch(kernels::CURL, &[id(FieldId::U), id(FieldId::V), id(FieldId::Curl)], None, [8, 6]);
-        b.dispatch(kernels::DIVERGENCE, &[id(FieldId::U), id(FieldId::V), id(FieldId::Scratch)], None, [8, 6]);
+        b.dispatch(
+            kernels::DIVERGENCE,
+            &[id(FieldId::U), id(FieldId::V), id(FieldId::UFaces), id(FieldId::VFaces), id(FieldId::Scratch)],
+            None,
+            [8, 6],
+        );
         let ok = b.build();
         check_transients(&ok, &resources).expect("curl dead before scratch is written");
         let cases: [(&str, Schedule); 3] = [
             ("live at operation 1", {
                 let mut b = Schedule::builder(grid.uniform_bytes(), [grid.nx, grid.ny]);
                 b.dispatch(kernels::CURL, &[id(FieldId::U), id(FieldId::V), id(FieldId::Curl)], None, [8, 6]);
-                b.dispatch(kernels::DIVERGENCE, &[id(FieldId::U), id(FieldId::V), id(FieldId::Scratch)], None, [8, 6]);
+                b.dispatch(
+                    kernels::DIVERGENCE,
+                    &[id(FieldId::U), id(FieldId::V), id(FieldId::UFaces), id(FieldId::VFaces), id(FieldId::Scratch)],
+                    None,
+                    [8, 6],
+                );
                 b.reduce(id(FieldId::Curl), ReduceOp::MaxAbs, 0);
                 b.build()
             }),

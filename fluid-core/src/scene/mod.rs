@@ -30,6 +30,9 @@ use crate::render::RenderSpec;
 use crate::splat::{Falloff, GAUSSIAN_CUTOFF, Splat};
 use crate::{Error, Result};
 
+pub mod obstacles;
+pub use obstacles::{MAX_OBSTACLES, ObstacleSpec, ShapeKind};
+
 /// Grid section of a scene.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -156,6 +159,9 @@ pub struct Scene {
     /// The memory budget and what happens past it.
     #[serde(default)]
     pub storage: crate::storage::Storage,
+    /// Solids in the flow ([`obstacles`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub obstacles: Vec<ObstacleSpec>,
 }
 
 /// Built-in scenes: `(name, TOML)`.
@@ -488,7 +494,13 @@ impl Scene {
             None if self.grid.ny > 0 => 1.0 / self.grid.ny as f32,
             None => 1.0,
         };
-        Grid::new(self.grid.nx, self.grid.ny, h, self.params.boundary.x, self.params.boundary.y)
+        let grid = Grid::new(self.grid.nx, self.grid.ny, h, self.params.boundary.x, self.params.boundary.y)?;
+        Ok(Grid { solids: !self.obstacles.is_empty(), ..grid })
+    }
+
+    /// The scene's obstacles in world units, checked ([`obstacles::obstacles`]).
+    pub fn obstacles(&self) -> Result<Vec<crate::grid::solid::Obstacle>> {
+        obstacles::obstacles(&self.obstacles, &self.grid()?)
     }
 
     /// Check every value; errors name the key and the value.
@@ -546,7 +558,26 @@ impl Scene {
         }
         self.render.validate()?;
         self.check_carried()?;
+        self.obstacles()?;
+        self.check_solver_with_obstacles()?;
         Ok(())
+    }
+
+    /// The pressure solvers that weight faces by their open fraction are Jacobi and SOR; the
+    /// others are refused with obstacles, by name.
+    fn check_solver_with_obstacles(&self) -> Result<()> {
+        use crate::params::PressureSolver as P;
+        let solver = self.params.pressure.solver;
+        if self.obstacles.is_empty() || matches!(solver, P::Jacobi | P::Sor) {
+            return Ok(());
+        }
+        let name = toml::Value::try_from(solver).ok().and_then(|v| v.as_str().map(str::to_string));
+        Err(Error::invalid(
+            "params.pressure.solver",
+            name.unwrap_or_else(|| format!("{solver:?}")),
+            "this solver does not weight faces by their open fraction, so it cannot honour obstacles; \
+             with obstacles use \"sor\" or \"jacobi\"",
+        ))
     }
 
     /// Refuse settings that act on a cell field `params.fields` switches off, since they would

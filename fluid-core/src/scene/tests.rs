@@ -350,3 +350,71 @@ fn messages_stay_short_and_numbers_readable() {
     .to_string();
     assert!(e.contains("render.ramp[1]") && e.contains("[0, 1]"), "{e}");
 }
+
+/// A scene with `obstacles` (TOML of `[[obstacles]]` entries) and the SOR solver.
+fn with_obstacles(obstacles: &str) -> Result<Scene> {
+    let text = format!("[grid]\nnx = 40\nny = 20\n[params.pressure]\nsolver = \"sor\"\n{obstacles}");
+    Scene::from_toml(&text, "test")
+}
+
+/// Obstacles are written in fractions of the box (position by width and height, sizes by
+/// height), angles in degrees; each shape takes its own keys.
+#[test]
+fn obstacles_read_in_box_fractions_and_degrees() {
+    let s = with_obstacles(
+        "[[obstacles]]\nshape = \"box\"\nposition = [0.25, 0.5]\nsize = [0.4, 0.2]\nangle = 90\n\
+         velocity = [1.0, 0.0]\nangular_velocity = 180\n\
+         [[obstacles]]\nshape = \"capsule\"\nlength = 0.5\nradius = 0.1\n\
+         [[obstacles]]\nshape = \"polygon\"\nposition = [0.8, 0.5]\npoints = [[0, 0], [0.1, 0], [0, 0.1]]\n",
+    )
+    .expect("scene");
+    let grid = s.grid().expect("grid");
+    assert!(grid.solids);
+    let o = s.obstacles().expect("obstacles");
+    assert_eq!(o[0].pose.position, [0.5, 0.5]);
+    assert_eq!(o[0].shape, crate::grid::solid::Shape::Rect { half_size: [0.2, 0.1] });
+    assert!((o[0].pose.angle - std::f32::consts::FRAC_PI_2).abs() < 1e-6);
+    assert!((o[0].motion.angular_velocity - std::f32::consts::PI).abs() < 1e-6);
+    assert_eq!(o[1].shape, crate::grid::solid::Shape::Capsule { half_length: 0.25, radius: 0.1 });
+    assert_eq!(o[1].pose.position, [1.0, 0.5]);
+    assert_eq!(o[2].shape, crate::grid::solid::Shape::Polygon { points: vec![[0.0, 0.0], [0.1, 0.0], [0.0, 0.1]] });
+    let text = toml::to_string(&s).expect("serialise");
+    assert_eq!(Scene::from_toml(&text, "again").expect("reads back"), s);
+}
+
+/// Bad geometry is refused with the key and the reason.
+#[test]
+fn bad_obstacles_are_refused_by_name() {
+    let circle = |rest: &str| format!("[[obstacles]]\nshape = \"circle\"\n{rest}\n");
+    let cases = [
+        (circle(""), "obstacles[0].radius", "needs `radius`"),
+        (circle("radius = 0.1\nsize = [0.1, 0.1]"), "obstacles[0].size", "remove `size`"),
+        (circle("radius = 0.0"), "obstacles[0].radius", "> 0"),
+        (circle("radius = 0.1\nangle = nan"), "obstacles[0].angle", "finite"),
+        (circle("radius = 0.1\nvelocity = [inf, 0]"), "obstacles[0].velocity", "finite"),
+        (circle("radius = 0.1\nposition = [3.0, 0.5]"), "obstacles[0].position", "outside the box"),
+        (circle("radius = 5.0"), "obstacles", "cover the whole box"),
+        ("[[obstacles]]\nshape = \"box\"\nsize = [0.1, -1]\n".into(), "obstacles[0].size[1]", "> 0"),
+        ("[[obstacles]]\nshape = \"polygon\"\npoints = [[0, 0], [1, 1]]\n".into(), "obstacles[0].points", "3 to"),
+        ("[[obstacles]]\nshape = \"polygon\"\npoints = []\n".into(), "obstacles[0].points", "3 to"),
+        ("[[obstacles]]\nshape = \"capsule\"\nradius = 0.1\n".into(), "obstacles[0].length", "needs `length`"),
+    ];
+    for (toml, key, why) in cases {
+        let e = with_obstacles(&toml).expect_err(&toml).to_string();
+        assert!(e.contains(key) && e.contains(why), "{toml}: {e}");
+    }
+    let e = with_obstacles("[[obstacles]]\nshape = \"star\"\n").expect_err("unknown shape").to_string();
+    assert!(e.contains("star") && e.contains("circle"), "{e}");
+    let many: String = (0..=MAX_OBSTACLES).map(|_| circle("radius = 0.01")).collect();
+    let e = with_obstacles(&many).expect_err("too many").to_string();
+    assert!(e.contains("at most 64 obstacles"), "{e}");
+}
+
+/// Solvers that do not weight the faces by their open fraction refuse obstacles, by name.
+#[test]
+fn solvers_without_face_weights_refuse_obstacles() {
+    let text = "[grid]\nnx = 16\nny = 16\n[params.pressure]\nsolver = \"jacobi-multisweep\"\n\
+                [[obstacles]]\nshape = \"circle\"\nradius = 0.1\n";
+    let e = Scene::from_toml(text, "test").expect_err("refused").to_string();
+    assert!(e.contains("params.pressure.solver") && e.contains("jacobi-multisweep") && e.contains("obstacles"), "{e}");
+}

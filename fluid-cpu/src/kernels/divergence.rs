@@ -32,7 +32,10 @@ pub fn run(g: &G, u: &[f32], v: &[f32], out: &mut [f32]) {
 
 /// The table's entry: a dispatch of `divergence` on the CPU.
 pub(crate) fn dispatch(c: &mut Ctx<'_>, _d: &Dispatch, mut s: Slots<'_>) {
-    run(c.g, s.r(0), s.r(1), s.w(2));
+    if c.g.solids {
+        return super::solid::divergence(c.g, (s.r(0), s.r(1)), (s.r(2), s.r(3)), s.w(4));
+    }
+    run(c.g, s.r(0), s.r(1), s.w(4));
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ pub(crate) const TABLE: &[(Kernel, KernelFn)] = &[
     (k::APPLY_FORCES, apply_forces::dispatch),
     (k::CLAMP_SPEED, clamp_speed::dispatch),
     (k::DIFFUSE_VELOCITY, diffuse_velocity::dispatch),
+    (k::RASTERISE_SOLIDS, rasterise_solids::dispatch),
     (k::DIVERGENCE, divergence::dispatch),
     (k::JACOBI, jacobi::dispatch),
     (k::JACOBI_MULTISWEEP, jacobi_multisweep::dispatch),
@@ -71,8 +72,10 @@ pub mod mg_store;
 pub mod poisson_cols;
 pub mod poisson_rows;
 pub mod poisson_taps;
+pub mod rasterise_solids;
 pub mod relax;
 pub mod residual;
+pub mod solid;
 pub mod sor;
 pub mod splat;
 pub mod subtract_gradient;

@@ -387,6 +387,9 @@ pub fn run(g: &G, splats: &[SplatGpu], f: SplatFields<'_>) {
 /// The table's entry: a dispatch of `splat` on the CPU.
 pub(crate) fn dispatch(c: &mut Ctx<'_>, _d: &Dispatch, mut s: Slots<'_>) {
     let fields = SplatFields { u: s.w(0), v: s.w(1), density: s.w(2), temperature: s.w(3), dye: s.w(4) };
+    if c.g.solids {
+        return super::solid::splat(c.g, c.splats, fields, (s.r(5), s.r(6)));
+    }
     run(c.g, c.splats, fields);
 }
 

@@ -1,4 +1,5 @@
 // #include pressure_df
+// #include solid
 // One invocation: the residual of the pressure equation at cell (i, j) in divergence units,
 // r = div - dt lap p: the divergence the projected velocity keeps. The pressure is the
 // double-float pressure + pressure_lo, differenced as in df_differences.
@@ -7,6 +8,37 @@
 @group(1) @binding(1) var<storage, read> pressure_lo: array<f32>;
 @group(1) @binding(2) var<storage, read> divergence: array<f32>;
 @group(1) @binding(3) var<storage, read_write> residual_out: array<f32>;
+@group(1) @binding(4) var<storage, read> u_faces: array<vec2<f32>>;
+@group(1) @binding(5) var<storage, read> v_faces: array<vec2<f32>>;
+
+// df_differences with each neighbour weighted by the open fraction of the face between.
+fn weighted_df_differences(i: u32, j: u32) -> f32 {
+    let c = ci(i, j);
+    let hc = pressure[c];
+    let lc = pressure_lo[c];
+    var sum = 0.0;
+    let il = prev(i, grid.nx, px());
+    if (il != NONE) {
+        let k = ci(u32(il), j);
+        sum += u_faces[ui_(i, j)].x * ((pressure[k] - hc) + (pressure_lo[k] - lc));
+    }
+    let ir = next(i, grid.nx, px());
+    if (ir != NONE) {
+        let k = ci(u32(ir), j);
+        sum += u_faces[ui_(i + 1u, j)].x * ((pressure[k] - hc) + (pressure_lo[k] - lc));
+    }
+    let jd = prev(j, grid.ny, py());
+    if (jd != NONE) {
+        let k = ci(i, u32(jd));
+        sum += v_faces[vi_(i, j)].x * ((pressure[k] - hc) + (pressure_lo[k] - lc));
+    }
+    let ju = next(j, grid.ny, py());
+    if (ju != NONE) {
+        let k = ci(i, u32(ju));
+        sum += v_faces[vi_(i, j + 1u)].x * ((pressure[k] - hc) + (pressure_lo[k] - lc));
+    }
+    return sum;
+}
 
 @compute @workgroup_size(WG_X, WG_Y)
 fn residual(@builtin(global_invocation_id) id: vec3<u32>) {
@@ -17,5 +49,9 @@ fn residual(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     let c = ci(i, j);
     let k = inputs.dt * grid.inv_h * grid.inv_h;
+    if (grid.solids != 0u) {
+        residual_out[c] = divergence[c] - k * weighted_df_differences(i, j);
+        return;
+    }
     residual_out[c] = divergence[c] - k * df_differences(i, j);
 }

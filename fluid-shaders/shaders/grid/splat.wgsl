@@ -1,6 +1,8 @@
 // One invocation: add every splat of the step to u-face (i, j), v-face (i, j) and cell (i, j)
 // (density, temperature, dye), weighted by the splat's falloff at that sample's position.
-// Distances wrap on periodic axes. Samples that receive nothing are left unwritten.
+// Distances wrap on periodic axes. Samples that receive nothing are left unwritten. With
+// obstacles a face receives its open part of the velocity, a cell its open part of the rest.
+// #include solid
 
 @group(0) @binding(3) var<storage, read> splats: array<SplatGpu>;
 @group(1) @binding(0) var<storage, read_write> u: array<f32>;
@@ -8,6 +10,8 @@
 @group(1) @binding(2) var<storage, read_write> density: array<f32>;
 @group(1) @binding(3) var<storage, read_write> temperature: array<f32>;
 @group(1) @binding(4) var<storage, read_write> dye: array<vec4<f32>>;
+@group(1) @binding(5) var<storage, read> u_faces: array<vec2<f32>>;
+@group(1) @binding(6) var<storage, read> v_faces: array<vec2<f32>>;
 
 fn wrap_distance(d: f32, len: f32, periodic: bool) -> f32 {
     let a = abs(d);
@@ -38,6 +42,9 @@ fn splat(@builtin(global_invocation_id) id: vec3<u32>) {
         for (var k = 0u; k < inputs.splat_count; k++) {
             add += weight(splats[k], p) * splats[k].velocity.x;
         }
+        if (grid.solids != 0u) {
+            add *= u_open(i, j);
+        }
         if (add != 0.0) {
             u[ui_(i, j)] += add;
         }
@@ -47,6 +54,9 @@ fn splat(@builtin(global_invocation_id) id: vec3<u32>) {
         var add = 0.0;
         for (var k = 0u; k < inputs.splat_count; k++) {
             add += weight(splats[k], p) * splats[k].velocity.y;
+        }
+        if (grid.solids != 0u) {
+            add *= v_open(i, j);
         }
         if (add != 0.0) {
             v[vi_(i, j)] += add;
@@ -65,6 +75,12 @@ fn splat(@builtin(global_invocation_id) id: vec3<u32>) {
         }
         // Untouched samples are not written: outside every splat, or for fields a splat list
         // does not feed, the kernel costs only its reads of nothing.
+        if (grid.solids != 0u) {
+            let open = cell_open(i, j);
+            d *= open;
+            t *= open;
+            c *= open;
+        }
         let cell = ci(i, j);
         if (d != 0.0) {
             density[cell] += d;

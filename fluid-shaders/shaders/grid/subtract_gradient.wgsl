@@ -1,11 +1,15 @@
 // One invocation: make u-face (i, j) and v-face (i, j) divergence-free: u -= dt (p_right -
 // p_left) / h, the pressure the double-float pressure + pressure_lo (high and low parts
-// differenced separately). Wall faces stay zero.
+// differenced separately). Wall faces stay zero; with obstacles a closed face takes the
+// solid's velocity.
+// #include solid
 
 @group(1) @binding(0) var<storage, read_write> u: array<f32>;
 @group(1) @binding(1) var<storage, read_write> v: array<f32>;
 @group(1) @binding(2) var<storage, read> pressure: array<f32>;
 @group(1) @binding(3) var<storage, read> pressure_lo: array<f32>;
+@group(1) @binding(4) var<storage, read> u_faces: array<vec2<f32>>;
+@group(1) @binding(5) var<storage, read> v_faces: array<vec2<f32>>;
 
 // p[a] - p[b] of the double-float pressure.
 fn pressure_difference(a: u32, b: u32) -> f32 {
@@ -24,6 +28,8 @@ fn subtract_gradient(@builtin(global_invocation_id) id: vec3<u32>) {
         let f = ui_(i, j);
         if (u_on_wall(i)) {
             u[f] = 0.0;
+        } else if (grid.solids != 0u && u_faces[f].x == 0.0) {
+            u[f] = u_faces[f].y;
         } else {
             let ic = canon_u(i);
             let left = select(grid.nx - 1u, ic - 1u, ic > 0u);
@@ -34,6 +40,8 @@ fn subtract_gradient(@builtin(global_invocation_id) id: vec3<u32>) {
         let f = vi_(i, j);
         if (v_on_wall(j)) {
             v[f] = 0.0;
+        } else if (grid.solids != 0u && v_faces[f].x == 0.0) {
+            v[f] = v_faces[f].y;
         } else {
             let jc = canon_v(j);
             let down = select(grid.ny - 1u, jc - 1u, jc > 0u);

@@ -11,7 +11,8 @@ struct GridUniform {
     boundary_y: u32,
     // Always 0, unknown to the compiler (see opaque() in double_float.wgsl).
     zero: u32,
-    _pad1: u32,
+    // 1 when obstacles cut the faces (the kernels that bind u_faces / v_faces weight by them).
+    solids: u32,
 }
 
 struct StepUniform {

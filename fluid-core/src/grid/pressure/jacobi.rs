@@ -3,7 +3,7 @@
 //! sweep per dispatch; multi-sweep: up to [`MULTISWEEP_MAX`] sweeps per dispatch (a tile and its
 //! halo in workgroup memory), the same arithmetic.
 
-use crate::grid::FieldId::{Divergence, Pressure, PressureTmp};
+use crate::grid::FieldId::{Divergence, Pressure, PressureTmp, UFaces, VFaces};
 use crate::grid::builder::Builder;
 use crate::grid::kernels::{JACOBI, JACOBI_MULTISWEEP};
 use crate::grid::uniforms::{JacobiParams, MULTISWEEP_MAX};
@@ -17,7 +17,11 @@ pub(crate) fn push(b: &mut Builder, iterations: u32, omega: f32, warm: bool, fus
         let sweeps = if fused { (iterations - done).min(MULTISWEEP_MAX) } else { 1 };
         let p = JacobiParams { omega, zero_initial: super::cold(done, warm), colour: 0, sweeps };
         let dst = if src == Pressure { PressureTmp } else { Pressure };
-        b.run(if fused { JACOBI_MULTISWEEP } else { JACOBI }, &[src, Divergence, dst], Some(&p));
+        if fused {
+            b.run(JACOBI_MULTISWEEP, &[src, Divergence, dst], Some(&p));
+        } else {
+            b.run(JACOBI, &[src, Divergence, dst, UFaces, VFaces], Some(&p));
+        }
         src = dst;
         done += sweeps;
     }

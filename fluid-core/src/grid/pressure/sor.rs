@@ -3,7 +3,7 @@
 //! buffer of a ping-pong pair (the other colour copied), so passes are race-free and
 //! deterministic on any backend.
 
-use crate::grid::FieldId::{Divergence, Pressure, PressureTmp};
+use crate::grid::FieldId::{Divergence, Pressure, PressureTmp, UFaces, VFaces};
 use crate::grid::builder::Builder;
 use crate::grid::kernels::SOR;
 use crate::grid::uniforms::JacobiParams;
@@ -15,7 +15,7 @@ pub(crate) fn push(b: &mut Builder, iterations: u32, omega: f32, warm: bool) {
         for colour in [0, 1] {
             let p = JacobiParams { omega, zero_initial: super::cold(k, warm) * (1 - colour), colour, sweeps: 1 };
             let dst = if src == Pressure { PressureTmp } else { Pressure };
-            b.run(SOR, &[src, Divergence, dst], Some(&p));
+            b.run(SOR, &[src, Divergence, dst, UFaces, VFaces], Some(&p));
             src = dst;
         }
     }

@@ -2,7 +2,7 @@ use super::*;
 use std::f32::consts::PI;
 
 fn at(shape: Shape, position: [f32; 2], angle: f32) -> Obstacle {
-    Obstacle { shape, pose: Pose { position, angle }, motion: Motion::default() }
+    Obstacle { shape, pose: Pose { position, angle }, motion: Motion::default(), since: 0.0 }
 }
 
 fn close(a: f32, b: f32, tol: f32) -> bool {

@@ -36,6 +36,8 @@ pub struct G {
     pub px: bool,
     /// y wraps.
     pub py: bool,
+    /// Obstacles cut the faces: the face kernels take their paths in `kernels::solid`.
+    pub solids: bool,
     /// [`G::wall_windows`], computed once: the AVX2 samples test it for every batch.
     windows: bool,
 }
@@ -46,7 +48,7 @@ impl G {
         let (nx, ny) = (u.nx as usize, u.ny as usize);
         let px = Boundary::from_code(u.boundary_x) == Boundary::Periodic;
         let py = Boundary::from_code(u.boundary_y) == Boundary::Periodic;
-        G { nx, ny, h: u.h, inv_h: u.inv_h, px, py, windows: !px && !py && nx > 1 && ny > 1 }
+        G { nx, ny, h: u.h, inv_h: u.inv_h, px, py, solids: u.solids != 0, windows: !px && !py && nx > 1 && ny > 1 }
     }
 
     /// Row length of a field kind.
@@ -55,7 +57,10 @@ impl G {
             FieldKind::Cell | FieldKind::V => self.nx,
             FieldKind::Dye => 4 * self.nx,
             FieldKind::U => self.nx + 1,
+            FieldKind::UFaces => 2 * (self.nx + 1),
+            FieldKind::VFaces => 2 * self.nx,
             FieldKind::Levels => self.nx,
+            FieldKind::Table => 4,
         }
     }
 

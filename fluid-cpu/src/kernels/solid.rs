@@ -1,0 +1,242 @@
+//! The paths of the face kernels when obstacles cut the grid ([`G::solids`]): each face
+//! weighted by its open fraction, a closed face carrying the solid's velocity (twin of
+//! `fluid-shaders/shaders/shared/solid.wgsl` and the branches of the kernels that include it).
+//! `uf` and `vf` are the `u_faces` and `v_faces` fields: per face its open fraction and the
+//! solid's velocity, interleaved. Plain per-sample code over parallel rows: these paths run only
+//! in scenes with obstacles, where the weights' reads dominate anyway.
+
+use fluid_core::grid::uniforms::{JacobiParams, SplatGpu};
+
+use super::common::{G, flush_subnormal, for_each_row, next, prev, rows_mut};
+use super::splat::{SplatFields, splat_cell, splat_u_face, splat_v_face};
+use rayon::prelude::*;
+
+/// Open fraction of x-face `(i, j)`.
+#[inline(always)]
+pub fn u_open(g: &G, uf: &[f32], i: usize, j: usize) -> f32 {
+    uf[2 * g.u(i, j)]
+}
+
+/// Open fraction of y-face `(i, j)`.
+#[inline(always)]
+pub fn v_open(g: &G, vf: &[f32], i: usize, j: usize) -> f32 {
+    vf[2 * g.v(i, j)]
+}
+
+/// What crosses x-face `(i, j)` whose fluid velocity is `vel` (nothing through a wall).
+#[inline(always)]
+fn u_flux(g: &G, uf: &[f32], vel: f32, i: usize, j: usize) -> f32 {
+    if g.u_on_wall(i) {
+        return 0.0;
+    }
+    let (f, s) = (uf[2 * g.u(i, j)], uf[2 * g.u(i, j) + 1]);
+    f * vel + (1.0 - f) * s
+}
+
+#[inline(always)]
+fn v_flux(g: &G, vf: &[f32], vel: f32, i: usize, j: usize) -> f32 {
+    if g.v_on_wall(j) {
+        return 0.0;
+    }
+    let (f, s) = (vf[2 * g.v(i, j)], vf[2 * g.v(i, j) + 1]);
+    f * vel + (1.0 - f) * s
+}
+
+/// The open part of cell `(i, j)`: the mean open fraction of its four faces.
+#[inline(always)]
+pub fn cell_open(g: &G, uf: &[f32], vf: &[f32], i: usize, j: usize) -> f32 {
+    0.25 * ((u_open(g, uf, i, j) + u_open(g, uf, i + 1, j)) + (v_open(g, vf, i, j) + v_open(g, vf, i, j + 1)))
+}
+
+/// Divergence of cell `(i, j)` from the faces' fluxes.
+pub fn divergence_cell(g: &G, (u, v): (&[f32], &[f32]), (uf, vf): (&[f32], &[f32]), i: usize, j: usize) -> f32 {
+    let right = u_flux(g, uf, u[g.u(i + 1, j)], i + 1, j);
+    let left = u_flux(g, uf, u[g.u(i, j)], i, j);
+    let top = v_flux(g, vf, v[g.v(i, j + 1)], i, j + 1);
+    let bottom = v_flux(g, vf, v[g.v(i, j)], i, j);
+    (right - left + top - bottom) * g.inv_h
+}
+
+/// `divergence` with obstacles.
+pub fn divergence(g: &G, uv: (&[f32], &[f32]), faces: (&[f32], &[f32]), out: &mut [f32]) {
+    for_each_row(out, g.nx, |j, row| {
+        for (i, d) in row.iter_mut().enumerate() {
+            *d = divergence_cell(g, uv, faces, i, j);
+        }
+    });
+}
+
+/// The neighbours of cell `(i, j)` that are not walls, each weighted by the open fraction of
+/// the face between: `(Σ w f(k), Σ w)` in the order left, right, down, up, `k` the neighbour.
+#[inline(always)]
+fn weighted(g: &G, (uf, vf): (&[f32], &[f32]), i: usize, j: usize, f: impl Fn(usize) -> f32) -> (f32, f32) {
+    let (mut sum, mut n) = (0.0f32, 0.0f32);
+    if let Some(il) = prev(i, g.nx, g.px) {
+        let w = u_open(g, uf, i, j);
+        sum += w * f(g.c(il, j));
+        n += w;
+    }
+    if let Some(ir) = next(i, g.nx, g.px) {
+        let w = u_open(g, uf, i + 1, j);
+        sum += w * f(g.c(ir, j));
+        n += w;
+    }
+    if let Some(jd) = prev(j, g.ny, g.py) {
+        let w = v_open(g, vf, i, j);
+        sum += w * f(g.c(i, jd));
+        n += w;
+    }
+    if let Some(ju) = next(j, g.ny, g.py) {
+        let w = v_open(g, vf, i, j + 1);
+        sum += w * f(g.c(i, ju));
+        n += w;
+    }
+    (sum, n)
+}
+
+/// A sweep's new value of cell `(i, j)`: `relax` says whether the cell is relaxed this pass
+/// (Jacobi: always; SOR: its colour); the others keep their value (0 from a cold start).
+fn sweep_cell(
+    g: &G,
+    params: &JacobiParams,
+    scale: f32,
+    (p, div): (&[f32], &[f32]),
+    faces: (&[f32], &[f32]),
+    i: usize,
+    j: usize,
+    relax: bool,
+) -> f32 {
+    let c = g.c(i, j);
+    let (sum, n) = weighted(g, faces, i, j, |k| p[k]);
+    if params.zero_initial != 0 {
+        return if relax && n != 0.0 { flush_subnormal(params.omega * scale * div[c] / n) } else { 0.0 };
+    }
+    if !relax || n == 0.0 {
+        return p[c];
+    }
+    let pj = (sum + scale * div[c]) / n;
+    flush_subnormal(p[c] + params.omega * (pj - p[c]))
+}
+
+/// `jacobi` (`colour: None`) or a `sor` pass with obstacles.
+pub fn sweep(
+    g: &G,
+    params: &JacobiParams,
+    dt: f32,
+    pd: (&[f32], &[f32]),
+    faces: (&[f32], &[f32]),
+    colour: Option<u32>,
+    out: &mut [f32],
+) {
+    let scale = -g.h * g.h / dt;
+    for_each_row(out, g.nx, |j, row| {
+        for (i, x) in row.iter_mut().enumerate() {
+            let relax = colour.is_none_or(|c| ((i + j) & 1) as u32 == c);
+            *x = sweep_cell(g, params, scale, pd, faces, i, j, relax);
+        }
+    });
+}
+
+/// `residual` with obstacles: `div − dt/h² Σ w (p_nbr − p)`, double-float differences.
+pub fn residual(g: &G, dt: f32, (hi, lo, div): (&[f32], &[f32], &[f32]), faces: (&[f32], &[f32]), out: &mut [f32]) {
+    let k = dt * g.inv_h * g.inv_h;
+    for_each_row(out, g.nx, |j, row| {
+        for (i, x) in row.iter_mut().enumerate() {
+            let c = g.c(i, j);
+            let (sum, _) = weighted(g, faces, i, j, |n| (hi[n] - hi[c]) + (lo[n] - lo[c]));
+            *x = div[c] - k * sum;
+        }
+    });
+}
+
+/// `subtract_gradient` with obstacles: an open face as without them, a closed one the solid's
+/// velocity.
+pub fn subtract_gradient(
+    g: &G,
+    dt: f32,
+    (u, v): (&mut [f32], &mut [f32]),
+    (hi, lo): (&[f32], &[f32]),
+    (uf, vf): (&[f32], &[f32]),
+) {
+    let k = dt * g.inv_h;
+    let diff = |a: usize, b: usize| (hi[a] - hi[b]) + (lo[a] - lo[b]);
+    for_each_row(u, g.nx + 1, |j, row| {
+        for (i, x) in row.iter_mut().enumerate() {
+            let f = 2 * g.u(i, j);
+            *x = if g.u_on_wall(i) {
+                0.0
+            } else if uf[f] == 0.0 {
+                uf[f + 1]
+            } else {
+                let ic = g.ui(i);
+                let left = if ic > 0 { ic - 1 } else { g.nx - 1 };
+                *x - k * diff(g.c(ic, j), g.c(left, j))
+            };
+        }
+    });
+    for_each_row(v, g.nx, |j, row| {
+        for (i, x) in row.iter_mut().enumerate() {
+            let f = 2 * g.v(i, j);
+            *x = if g.v_on_wall(j) {
+                0.0
+            } else if vf[f] == 0.0 {
+                vf[f + 1]
+            } else {
+                let jc = g.vj(j);
+                let down = if jc > 0 { jc - 1 } else { g.ny - 1 };
+                *x - k * diff(g.c(i, jc), g.c(i, down))
+            };
+        }
+    });
+}
+
+/// `splat` with obstacles: a face gets its open part of the velocity, a cell its open part
+/// of the rest. Samples that receive nothing are left alone.
+pub fn splat(g: &G, splats: &[SplatGpu], f: SplatFields<'_>, (uf, vf): (&[f32], &[f32])) {
+    if splats.is_empty() {
+        return;
+    }
+    for_each_row(f.u, g.nx + 1, |j, row| {
+        for (i, x) in row.iter_mut().enumerate() {
+            if !g.u_on_wall(i) {
+                let add = splat_u_face(g, splats, i, j) * u_open(g, uf, i, j);
+                if add != 0.0 {
+                    *x += add;
+                }
+            }
+        }
+    });
+    for_each_row(f.v, g.nx, |j, row| {
+        if g.v_on_wall(j) {
+            return;
+        }
+        for (i, x) in row.iter_mut().enumerate() {
+            let add = splat_v_face(g, splats, i, j) * v_open(g, vf, i, j);
+            if add != 0.0 {
+                *x += add;
+            }
+        }
+    });
+    let nx = g.nx;
+    rows_mut(f.density, nx, g.ny)
+        .zip(rows_mut(f.temperature, nx, g.ny))
+        .zip(rows_mut(f.dye, 4 * nx, g.ny))
+        .enumerate()
+        .for_each(|(j, ((d_row, t_row), c_row))| {
+            for i in 0..nx {
+                let open = cell_open(g, uf, vf, i, j);
+                let a = splat_cell(g, splats, i, j).map(|x| x * open);
+                if !d_row.is_empty() && a[0] != 0.0 {
+                    d_row[i] += a[0];
+                }
+                if !t_row.is_empty() && a[1] != 0.0 {
+                    t_row[i] += a[1];
+                }
+                if !c_row.is_empty() && a[2..].iter().any(|x| *x != 0.0) {
+                    for (x, s) in c_row[4 * i..4 * i + 4].iter_mut().zip(&a[2..]) {
+                        *x += s;
+                    }
+                }
+            }
+        });
+}

@@ -1,0 +1,228 @@
+// One invocation per face pair (i, j): the obstacles where they stand at the step's end
+// (time + dt) rasterised onto x-face (i, j), y-face (i, j) and cell (i, j) (twin of
+// fluid-cpu/src/kernels/rasterise_solids.rs, whose reference is fluid_core::grid::solid).
+// A face's open fraction comes from the signed distance at its two end nodes, taken as linear
+// between them; a face not wholly open carries the velocity of the nearest solid at its
+// centre, v + w x r. A cell's solid fraction is 1 - the mean open fraction of its faces; a
+// cell wholly inside holds no density or dye and the ambient temperature. The table (fluid_core::grid::solid::table)
+// is walked to its end: per obstacle [shape, a, b, bound], [x, y, angle, since],
+// [vx, vy, w, points], then a polygon's points.
+
+@group(0) @binding(2) var<uniform> params: AdvectParams;
+@group(1) @binding(0) var<storage, read> obstacles: array<vec4<f32>>;
+@group(1) @binding(1) var<storage, read_write> u_faces: array<vec2<f32>>;
+@group(1) @binding(2) var<storage, read_write> v_faces: array<vec2<f32>>;
+@group(1) @binding(3) var<storage, read_write> solid: array<f32>;
+@group(1) @binding(4) var<storage, read_write> density: array<f32>;
+@group(1) @binding(5) var<storage, read_write> temperature: array<f32>;
+@group(1) @binding(6) var<storage, read_write> dye: array<vec4<f32>>;
+
+const SHAPE_CIRCLE: f32 = 0.0;
+const SHAPE_RECT: f32 = 1.0;
+const SHAPE_CAPSULE: f32 = 2.0;
+
+fn segment_distance_sq(p: vec2<f32>, a: vec2<f32>, b: vec2<f32>) -> f32 {
+    let ab = b - a;
+    let ap = p - a;
+    let len2 = ab.x * ab.x + ab.y * ab.y;
+    var t = 0.0;
+    if (len2 > 0.0) {
+        t = clamp((ap.x * ab.x + ap.y * ab.y) / len2, 0.0, 1.0);
+    }
+    let d = vec2<f32>(ap.x - t * ab.x, ap.y - t * ab.y);
+    return d.x * d.x + d.y * d.y;
+}
+
+fn len2d(p: vec2<f32>) -> f32 {
+    return sqrt(p.x * p.x + p.y * p.y);
+}
+
+// Signed distance from p (in the shape's frame) to the outline of the obstacle at row `at`.
+fn local_distance(at: u32, p: vec2<f32>) -> f32 {
+    let head = obstacles[at];
+    let code = head.x;
+    if (code == SHAPE_CIRCLE) {
+        return len2d(p) - head.y;
+    }
+    if (code == SHAPE_RECT) {
+        let d = vec2<f32>(abs(p.x) - head.y, abs(p.y) - head.z);
+        return len2d(vec2<f32>(max(d.x, 0.0), max(d.y, 0.0))) + min(max(d.x, d.y), 0.0);
+    }
+    if (code == SHAPE_CAPSULE) {
+        return len2d(vec2<f32>(p.x - clamp(p.x, -head.y, head.y), p.y)) - head.z;
+    }
+    // A polygon: the nearest edge, inside by the even-odd rule along +x.
+    let n = u32(obstacles[at + 2u].w);
+    let first = at + 3u;
+    var d2 = 1e38;
+    var inside = false;
+    for (var k = 0u; k < n; k++) {
+        let a = obstacles[first + k].xy;
+        let b = obstacles[first + select(k + 1u, 0u, k + 1u == n)].xy;
+        d2 = min(d2, segment_distance_sq(p, a, b));
+        if ((a.y > p.y) != (b.y > p.y)) {
+            let x = a.x + (p.y - a.y) / (b.y - a.y) * (b.x - a.x);
+            if (p.x < x) {
+                inside = !inside;
+            }
+        }
+    }
+    return select(sqrt(d2), -sqrt(d2), inside);
+}
+
+struct Placed {
+    position: vec2<f32>,
+    angle: f32,
+}
+
+// Where the obstacle at row `at` stands at time t.
+fn placed(at: u32, t: f32) -> Placed {
+    let pose = obstacles[at + 1u];
+    let motion = obstacles[at + 2u];
+    let dt = t - pose.w;
+    var r: Placed;
+    r.position = vec2<f32>(pose.x + motion.x * dt, pose.y + motion.y * dt);
+    r.angle = pose.z + motion.z * dt;
+    return r;
+}
+
+// Signed distance from world point p to the obstacle at row `at` placed at `q`; skipped (its
+// bounding disc's distance, a lower bound) when p is more than two cells outside that disc.
+fn distance_to(at: u32, q: Placed, p: vec2<f32>) -> f32 {
+    let r = vec2<f32>(p.x - q.position.x, p.y - q.position.y);
+    let far = len2d(r) - obstacles[at].w;
+    if (far > 2.0 * grid.h) {
+        return far;
+    }
+    let s = sin(q.angle);
+    let c = cos(q.angle);
+    return local_distance(at, vec2<f32>(c * r.x + s * r.y, c * r.y - s * r.x));
+}
+
+struct Nearest {
+    d: f32,
+    at: u32,
+    found: bool,
+}
+
+// The signed distance at p to the union of the obstacles and the one nearest; along a
+// periodic axis each also stands one box length to either side (shifts 0, -L, +L).
+fn nearest(p: vec2<f32>, t: f32) -> Nearest {
+    var best: Nearest;
+    best.d = 1e38;
+    best.at = 0u;
+    best.found = false;
+    let rows = arrayLength(&obstacles);
+    let w = f32(grid.nx) * grid.h;
+    let hgt = f32(grid.ny) * grid.h;
+    let nsx = select(1u, 3u, px());
+    let nsy = select(1u, 3u, py());
+    var at = 0u;
+    loop {
+        if (at + 3u > rows) {
+            break;
+        }
+        let q = placed(at, t);
+        for (var sx = 0u; sx < nsx; sx++) {
+            let dx = select(select(w, -w, sx == 1u), 0.0, sx == 0u);
+            for (var sy = 0u; sy < nsy; sy++) {
+                let dy = select(select(hgt, -hgt, sy == 1u), 0.0, sy == 0u);
+                let d = distance_to(at, q, vec2<f32>(p.x + dx, p.y + dy));
+                if (d < best.d) {
+                    best.d = d;
+                    best.at = at;
+                    best.found = true;
+                }
+            }
+        }
+        let points = select(0u, u32(obstacles[at + 2u].w), obstacles[at].x == 3.0);
+        at += 3u + points;
+    }
+    return best;
+}
+
+// Velocity of the solid material of the obstacle at row `at` at world point p, time t.
+fn solid_velocity(at: u32, t: f32, p: vec2<f32>) -> vec2<f32> {
+    let q = placed(at, t);
+    let m = obstacles[at + 2u];
+    let r = p - q.position;
+    return vec2<f32>(m.x - m.z * r.y, m.y + m.z * r.x);
+}
+
+fn open_fraction(a: f32, b: f32) -> f32 {
+    if (a > 0.0 && b > 0.0) {
+        return 1.0;
+    }
+    if (a <= 0.0 && b <= 0.0) {
+        return 0.0;
+    }
+    if (a > 0.0) {
+        return a / (a - b);
+    }
+    return b / (b - a);
+}
+
+// Signed distance at node (x, y), the last node of a periodic axis computed as the first.
+fn node(x: u32, y: u32, t: f32) -> f32 {
+    let xc = select(x, 0u, px() && x == grid.nx);
+    let yc = select(y, 0u, py() && y == grid.ny);
+    return nearest(vec2<f32>(f32(xc) * grid.h, f32(yc) * grid.h), t).d;
+}
+
+// The face between nodes a and b whose centre is `centre`: its open fraction and the solid's
+// velocity component `axis` there.
+fn face(a: f32, b: f32, centre: vec2<f32>, axis: u32, t: f32) -> vec2<f32> {
+    let open = open_fraction(a, b);
+    var vel = 0.0;
+    if (open < 1.0) {
+        let n = nearest(centre, t);
+        if (n.found) {
+            vel = solid_velocity(n.at, t, centre)[axis];
+        }
+    }
+    return vec2<f32>(open, vel);
+}
+
+@compute @workgroup_size(WG_X, WG_Y)
+fn rasterise_solids(@builtin(global_invocation_id) id: vec3<u32>) {
+    let i = id.x;
+    let j = id.y;
+    if (i > grid.nx || j > grid.ny) {
+        return;
+    }
+    let t = inputs.time + inputs.dt;
+    let n00 = node(i, j, t);
+    if (j < grid.ny) {
+        let ic = canon_u(i);
+        let a = select(n00, node(ic, j, t), ic != i);
+        let centre = vec2<f32>(f32(ic) * grid.h, (f32(j) + 0.5) * grid.h);
+        u_faces[ui_(i, j)] = face(a, node(ic, j + 1u, t), centre, 0u, t);
+    }
+    if (i < grid.nx) {
+        let jc = canon_v(j);
+        let a = select(n00, node(i, jc, t), jc != j);
+        let centre = vec2<f32>((f32(i) + 0.5) * grid.h, f32(jc) * grid.h);
+        v_faces[vi_(i, j)] = face(a, node(i + 1u, jc, t), centre, 1u, t);
+    }
+    if (i < grid.nx && j < grid.ny) {
+        let n10 = node(i + 1u, j, t);
+        let n01 = node(i, j + 1u, t);
+        let n11 = node(i + 1u, j + 1u, t);
+        let us = open_fraction(n00, n01) + open_fraction(n10, n11);
+        let vs = open_fraction(n00, n10) + open_fraction(n01, n11);
+        let s = 1.0 - 0.25 * (us + vs);
+        let c = ci(i, j);
+        solid[c] = s;
+        if (s == 1.0) {
+            if ((params.fields & ADVECT_DENSITY) != 0u) {
+                density[c] = 0.0;
+            }
+            if ((params.fields & ADVECT_TEMPERATURE) != 0u) {
+                temperature[c] = params.ambient_temperature;
+            }
+            if ((params.fields & ADVECT_DYE) != 0u) {
+                dye[c] = vec4<f32>(0.0);
+            }
+        }
+    }
+}
