@@ -677,7 +677,10 @@ fn bad_obstacles_exit_2_naming_the_key() {
             &["--set", "obstacles=[{shape = \"box\", size = [9, 9]}]", "--set", "params.pressure.solver=sor"],
             "cover the whole box",
         ),
-        (&["--set", "obstacles=[{shape = \"circle\", radius = 0.1}]"], "params.pressure.solver"),
+        (
+            &["--set", "obstacles=[{shape = \"circle\", radius = 0.1}]", "--set", "params.pressure.solver=relaxation"],
+            "params.pressure.solver",
+        ),
     ];
     for (args, needle) in cases {
         let mut all = vec!["run", "smoke", "--steps", "1", "--set", "grid.nx=16", "--set", "grid.ny=16"];

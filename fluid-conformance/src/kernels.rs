@@ -60,8 +60,13 @@ pub fn kernel_parity<B: Backend>(make: impl Fn() -> B, kernel: Kernel) {
         kernels::SOR,
         kernels::SUBTRACT_GRADIENT,
         kernels::RESIDUAL,
+        kernels::MG_LOAD,
+        kernels::MG_SMOOTH,
+        kernels::MG_RESTRICT,
+        kernels::CG_INIT,
+        kernels::CG_APPLY,
     ];
-    let modes: &[bool] = if kernel == kernels::RASTERISE_SOLIDS {
+    let modes: &[bool] = if kernel == kernels::RASTERISE_SOLIDS || kernel == kernels::MG_WEIGHTS {
         &[true]
     } else if solid_aware.contains(&kernel) {
         &[false, true]
@@ -247,7 +252,13 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
             let whole = [top.nx, top.ny];
             match kernel {
                 kernels::CG_INIT => (0..2)
-                    .map(|flag| cg(&[Pressure, PressureLo, Divergence, Multigrid], CgParams { flag, ..base }, whole))
+                    .map(|flag| {
+                        cg(
+                            &[Pressure, PressureLo, Divergence, Multigrid, UFaces, VFaces],
+                            CgParams { flag, ..base },
+                            whole,
+                        )
+                    })
                     .collect(),
                 kernels::CG_DOT => vec![
                     cg(&[Multigrid], CgParams { flag: 0, ..base }, [count * 256, 1]),
@@ -259,7 +270,7 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
                     .iter()
                     .map(|&(flag, slot)| cg(&[Multigrid], CgParams { flag, slot, ..base }, whole))
                     .collect(),
-                kernels::CG_APPLY => vec![cg(&[Multigrid], base, whole)],
+                kernels::CG_APPLY => vec![cg(&[Multigrid, UFaces, VFaces], base, whole)],
                 _ => (0..2).map(|slot| cg(&[Multigrid], CgParams { slot, ..base }, whole)).collect(),
             }
         }
@@ -295,14 +306,14 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
             .iter()
             .map(|&(colour, zero_initial)| {
                 let p = MgParams { colour, zero_initial, ..on(&levels[0]) };
-                mg(&[Pressure, PressureLo, Divergence, Multigrid], p, &levels[0])
+                mg(&[Pressure, PressureLo, Divergence, Multigrid, UFaces, VFaces], p, &levels[0])
             })
             .collect(),
         kernels::MG_SMOOTH => levels
             .iter()
             .take(2)
             .flat_map(|l| [(0, 1.0), (1, 1.0), (0, 1.3)].map(|(colour, omega)| (l, colour, omega)))
-            .map(|(l, colour, omega)| mg(&[Multigrid], MgParams { colour, omega, ..on(l) }, l))
+            .map(|(l, colour, omega)| mg(&[Multigrid, MgFaces], MgParams { colour, omega, ..on(l) }, l))
             .collect(),
         // Both colour orders, from zero or not, over-relaxed, on the first two levels; with the
         // coarse correction added first (the post-smoothing of a V-cycle).
@@ -344,8 +355,17 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
             out
         }
         kernels::MG_RESTRICT => {
-            levels.windows(2).take(2).map(|w| mg(&[Multigrid], transfer(&w[0], &w[1]), &w[1])).collect()
+            levels.windows(2).take(2).map(|w| mg(&[Multigrid, MgFaces], transfer(&w[0], &w[1]), &w[1])).collect()
         }
+        // Level 0 from the faces, then the next two levels from the finer ones.
+        kernels::MG_WEIGHTS => std::iter::once(mg(&[UFaces, VFaces, MgFaces], on(&levels[0]), &levels[0]))
+            .chain(
+                levels
+                    .windows(2)
+                    .take(2)
+                    .map(|w| mg(&[UFaces, VFaces, MgFaces], MgParams { colour: 1, ..transfer(&w[0], &w[1]) }, &w[1])),
+            )
+            .collect(),
         kernels::MG_PROLONG => {
             levels.windows(2).take(2).map(|w| mg(&[Multigrid], transfer(&w[0], &w[1]), &w[0])).collect()
         }

@@ -209,6 +209,11 @@ macro_rules! conformance {
             }
 
             #[test]
+            fn multigrid_and_mgpcg_keep_their_pace_round_solids() {
+                $crate::physics::obstacles::solvers_converge_round_solids(|| $make);
+            }
+
+            #[test]
             fn splats_add_nothing_inside_a_solid() {
                 $crate::physics::obstacles::splats_add_nothing_inside_a_solid(|| $make);
             }
@@ -239,6 +244,7 @@ macro_rules! conformance {
             mg_prolong => MG_PROLONG,
             mg_coarse => MG_COARSE,
             mg_store => MG_STORE,
+            mg_weights => MG_WEIGHTS,
             poisson_taps => POISSON_TAPS,
             poisson_rows => POISSON_ROWS,
             poisson_cols => POISSON_COLS,
@@ -363,6 +369,16 @@ macro_rules! conformance {
             #[test]
             fn preset_taylor_green_matches_the_cpu_backend() {
                 $crate::presets::preset_parity(|| $make, "taylor-green");
+            }
+
+            #[test]
+            fn preset_obstacles_matches_the_cpu_backend() {
+                $crate::presets::preset_parity(|| $make, "obstacles");
+            }
+
+            #[test]
+            fn preset_paddle_matches_the_cpu_backend() {
+                $crate::presets::preset_parity(|| $make, "paddle");
             }
         }
 

@@ -17,7 +17,7 @@ pub const RANDOM_SCENE_STEPS: u32 = 10;
 /// Scene `seed` of the random-scene parity check, as `--set` overrides of a preset: a random
 /// grid of 9 to 48 cells a side, boundaries, pressure solver (each in turn, with a random
 /// iteration count in its useful range, warm start and precision), backtrace order,
-/// viscosity, vorticity confinement, gravity, speed clamp and dissipation. The presets fix
+/// viscosity, vorticity confinement, gravity, speed clamp, dissipation and an obstacle. The presets fix
 /// one combination each; these mix them, so that a kernel's treatment of one setting is
 /// checked beside the others (a periodic axis under multigrid, MGPCG with viscosity, an
 /// odd grid under the Poisson filter). Combinations a scene refuses are drawn again.
@@ -58,6 +58,23 @@ pub fn random_scene(seed: u64) -> (String, Vec<String>, Scene) {
             set.push("params.max_speed=1.5".into());
         }
         set.push(format!("params.dissipation.density={}", [0.0, 0.5][pick(2) as usize]));
+        if pick(2) == 0 {
+            // An obstacle of any shape, anywhere, turned, perhaps moving and spinning (a
+            // solver that cannot honour it refuses the scene, which is drawn again).
+            let shape = ["circle", "box", "capsule", "polygon"][pick(4) as usize];
+            let size = match shape {
+                "circle" => "radius = 0.15",
+                "box" => "size = [0.3, 0.1]",
+                "capsule" => "length = 0.3, radius = 0.06",
+                _ => "points = [[-0.15, -0.1], [0.15, -0.05], [0.0, 0.0], [0.02, 0.15]]",
+            };
+            let (x, y) = (0.1 + 0.008 * pick(100) as f32, 0.1 + 0.008 * pick(100) as f32);
+            let (angle, speed, spin) = (pick(180), [0.0, 0.3][pick(2) as usize], [0, 90][pick(2) as usize]);
+            set.push(format!(
+                "obstacles=[{{shape = \"{shape}\", position = [{x}, {y}], {size}, angle = {angle}, \
+                 velocity = [{speed}, -0.1], angular_velocity = {spin}}}]"
+            ));
+        }
         let overrides: Vec<_> = set.iter().map(|s| fluid::parse_override(s).expect("override")).collect();
         if let Ok(scene) = Scene::preset_with(preset, &overrides) {
             return (preset.to_string(), set, scene);

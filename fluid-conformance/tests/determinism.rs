@@ -27,11 +27,9 @@ fn run(threads: usize, preset: &str) -> Vec<Vec<u32>> {
         }
         sim.step(dt).expect("step");
     }
-    let carried = sim.scene().params.fields;
-    let mut fields: Vec<Vec<u32>> = FieldId::public()
-        .filter(|f| carried.carries(*f))
-        .map(|f| sim.field(f).expect("field").iter().map(|x| x.to_bits()).collect())
-        .collect();
+    let carried: Vec<FieldId> = FieldId::public().filter(|f| sim.carries(*f)).collect();
+    let mut fields: Vec<Vec<u32>> =
+        carried.into_iter().map(|f| sim.field(f).expect("field").iter().map(|x| x.to_bits()).collect()).collect();
     let d = sim.diagnostics().expect("diagnostics");
     fields.push(vec![d.max_divergence.to_bits() as u32, d.residual.to_bits() as u32]);
     fields
@@ -39,7 +37,7 @@ fn run(threads: usize, preset: &str) -> Vec<Vec<u32>> {
 
 #[test]
 fn one_thread_and_many_threads_agree_bit_for_bit() {
-    for preset in ["smoke", "ink"] {
+    for preset in ["smoke", "ink", "obstacles", "paddle"] {
         let one = run(1, preset);
         for threads in [2, 3, 8] {
             let many = run(threads, preset);

@@ -63,6 +63,10 @@ impl GridFields {
                 workspace
             } else if f == FieldId::Obstacles {
                 Some(table)
+            } else if f == FieldId::MgFaces {
+                let levels = matches!(solver, PressureSolver::Multigrid | PressureSolver::Mgpcg);
+                let (nx, ny) = (grid.nx, grid.ny);
+                Some(if solids && levels { mg_faces_len(nx, ny) } else { 0 })
             } else if needed(f) {
                 None
             } else {
@@ -141,6 +145,12 @@ impl GridFields {
     pub fn bytes(&self) -> u64 {
         self.resources.iter().map(ResourceDesc::bytes).sum()
     }
+}
+
+/// Values of the multigrid levels' face weights ([`FieldId::MgFaces`]): two per cell of every
+/// level.
+pub fn mg_faces_len(nx: u32, ny: u32) -> u64 {
+    crate::grid::pressure::layout::levels_len(nx, ny) / 3 * 2
 }
 
 /// Values of the pressure solver's workspace (the `multigrid` resource): the level hierarchy

@@ -184,11 +184,16 @@ const fn level(name: &'static str, bindings: &'static [Binding], doc: &'static s
 }
 static MG_LOAD_DESC: KernelDesc = level(
     "mg_load",
-    &[f("pressure", RW), f("pressure_lo", RW), f("divergence", R), f("mg", RW)],
+    &[f("pressure", RW), f("pressure_lo", RW), f("divergence", R), f("mg", RW), FACES[0], FACES[1]],
     "level 0 of the hierarchy from the fields: b and the iterate, or b as the double-float pressure's residual",
 );
-static MG_SMOOTH_DESC: KernelDesc =
-    level("mg_smooth", MG_ONLY, "one red-black Gauss–Seidel colour pass on a level (ping-pong)");
+/// A level's face weights, an optional slot (absent without obstacles).
+const MG_FACES_SLOT: Binding = f("mg_faces", R).optional();
+static MG_SMOOTH_DESC: KernelDesc = level(
+    "mg_smooth",
+    &[f("mg", RW), MG_FACES_SLOT],
+    "one red-black Gauss–Seidel colour pass on a level (ping-pong; the stencil weighted by the level's faces with obstacles)",
+);
 static MG_SMOOTH2_DESC: KernelDesc = KernelDesc {
     workgroup: Workgroup::Covers(SMOOTH2_TILE, SMOOTH2_TILE),
     ..level(
@@ -197,8 +202,16 @@ static MG_SMOOTH2_DESC: KernelDesc = KernelDesc {
         "two red-black iterations on a level in one dispatch, with the restriction or the prolongation beside",
     )
 };
-static MG_RESTRICT_DESC: KernelDesc =
-    level("mg_restrict", MG_ONLY, "a level's residual summed into the coarser level's b; its iterate zeroed");
+static MG_RESTRICT_DESC: KernelDesc = level(
+    "mg_restrict",
+    &[f("mg", RW), MG_FACES_SLOT],
+    "a level's residual summed into the coarser level's b; its iterate zeroed",
+);
+static MG_WEIGHTS_DESC: KernelDesc = level(
+    "mg_weights",
+    &[Binding::vec2("u_faces", R), Binding::vec2("v_faces", R), f("mg_faces", W)],
+    "a multigrid level's face weights with obstacles: level 0 from the grid's faces, a coarser one from the finer",
+);
 static MG_PROLONG_DESC: KernelDesc =
     level("mg_prolong", MG_ONLY, "the coarser level's correction interpolated into a level's iterate");
 static MG_COARSE_DESC: KernelDesc = KernelDesc {
@@ -240,14 +253,14 @@ const fn cg(name: &'static str, bindings: &'static [Binding], workgroup: Workgro
 }
 static CG_INIT_DESC: KernelDesc = cg(
     "cg_init",
-    &[f("pressure", R), f("pressure_lo", R), f("divergence", R), f("mg", RW)],
+    &[f("pressure", R), f("pressure_lo", R), f("divergence", R), f("mg", RW), FACES[0], FACES[1]],
     Workgroup::Tiled,
     "x = the double-float pressure (or zero), r = b − A x",
 );
 static CG_DOT_DESC: KernelDesc =
     cg("cg_dot", MG_ONLY, Workgroup::Covers(256, 1), "a dot product's partial sums, or their sum into a scalar");
 static CG_DIRECTION_DESC: KernelDesc = cg("cg_direction", MG_ONLY, Workgroup::Tiled, "d = z + β d");
-static CG_APPLY_DESC: KernelDesc = cg("cg_apply", MG_ONLY, Workgroup::Tiled, "q = A d");
+static CG_APPLY_DESC: KernelDesc = cg("cg_apply", &[f("mg", RW), FACES[0], FACES[1]], Workgroup::Tiled, "q = A d");
 static CG_UPDATE_DESC: KernelDesc = cg("cg_update", MG_ONLY, Workgroup::Tiled, "x += α d in double-float, r −= α q");
 static SUBTRACT_GRADIENT_DESC: KernelDesc = tiled(
     "subtract_gradient",
@@ -296,6 +309,8 @@ pub const MG_LOAD: Kernel = Kernel(&MG_LOAD_DESC);
 pub const MG_SMOOTH: Kernel = Kernel(&MG_SMOOTH_DESC);
 /// Multigrid: two smoothing iterations and a transfer.
 pub const MG_SMOOTH2: Kernel = Kernel(&MG_SMOOTH2_DESC);
+/// Multigrid: the levels' face weights.
+pub const MG_WEIGHTS: Kernel = Kernel(&MG_WEIGHTS_DESC);
 /// Multigrid: restriction.
 pub const MG_RESTRICT: Kernel = Kernel(&MG_RESTRICT_DESC);
 /// Multigrid: prolongation.
@@ -344,6 +359,7 @@ pub const ALL: &[Kernel] = &[
     MG_SMOOTH,
     MG_SMOOTH2,
     MG_RESTRICT,
+    MG_WEIGHTS,
     MG_PROLONG,
     MG_COARSE,
     MG_STORE,

@@ -414,6 +414,9 @@ fields! {
     Scratch = "scratch", Cell, false;
     /// The multigrid solver's levels, packed (see [`crate::grid::pressure::multigrid`]).
     Multigrid = "multigrid", Levels, false;
+    /// With obstacles, the open fractions of every multigrid level's faces (each cell's right
+    /// and top face), laid out like the levels: the weights of their stencils.
+    MgFaces = "mg_faces", Levels, false;
 }
 
 impl FieldId {

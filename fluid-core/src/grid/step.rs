@@ -87,7 +87,7 @@ fn push_step(b: &mut Builder, params: &SimParams) {
             }
         }
     }
-    push_solids(b, &advect);
+    push_solids(b, params);
     b.run_plain(SPLAT, &[U, V, Density, Temperature, Dye, UFaces, VFaces]);
 
     let buoy = &params.buoyancy;
@@ -136,9 +136,13 @@ fn push_step(b: &mut Builder, params: &SimParams) {
 
 /// With obstacles, where they stand at the step's end: the faces' open fractions and solid
 /// velocities, the cells' solid fractions, the cell fields of cells wholly inside cleared.
-fn push_solids(b: &mut Builder, advect: &AdvectParams) {
+fn push_solids(b: &mut Builder, params: &SimParams) {
     if b.grid().solids {
-        b.run(RASTERISE_SOLIDS, &[Obstacles, UFaces, VFaces, Solid, Density, Temperature, Dye], Some(advect));
+        let advect = advect_params(params);
+        b.run(RASTERISE_SOLIDS, &[Obstacles, UFaces, VFaces, Solid, Density, Temperature, Dye], Some(&advect));
+        if matches!(params.pressure.solver, PressureSolver::Multigrid | PressureSolver::Mgpcg) {
+            multigrid::push_faces(b);
+        }
     }
 }
 
@@ -224,7 +228,7 @@ fn push_setup(b: &mut Builder, params: &SimParams) {
 pub fn initialize(grid: &Grid, params: &SimParams) -> Schedule {
     let mut b = Builder::new(grid);
     push_setup(&mut b, params);
-    push_solids(&mut b, &advect_params(params));
+    push_solids(&mut b, params);
     b.run_plain(SPLAT, &[U, V, Density, Temperature, Dye, UFaces, VFaces]);
     push_projection(&mut b, params);
     b.build()
@@ -233,7 +237,7 @@ pub fn initialize(grid: &Grid, params: &SimParams) -> Schedule {
 /// Only the obstacles' rasterisation (nothing without obstacles).
 pub fn solids(grid: &Grid, params: &SimParams) -> Schedule {
     let mut b = Builder::new(grid);
-    push_solids(&mut b, &advect_params(params));
+    push_solids(&mut b, params);
     b.build()
 }
 
@@ -286,7 +290,8 @@ fn push_state_max(b: &mut Builder) {
 /// bandwidth that `fluid bench` compares with the device's copy bandwidth.
 pub fn bytes_moved(schedule: &Schedule, grid: &Grid) -> u64 {
     // The obstacles' fields exist only with obstacles (bound to optional slots otherwise).
-    let geometry = |f: FieldId| matches!(f, UFaces | VFaces | Solid | Obstacles);
+    let geometry = |f: FieldId| matches!(f, UFaces | VFaces | Solid | Obstacles | FieldId::MgFaces);
+    let absent = |id: &crate::ResourceId| !grid.solids && FieldId::from_resource(*id).is_some_and(geometry);
     let field_bytes = |id: crate::ResourceId| {
         FieldId::from_resource(id).filter(|f| grid.solids || !geometry(*f)).map_or(0, |f| grid.len(f) as u64 * 4)
     };
@@ -305,8 +310,10 @@ pub fn bytes_moved(schedule: &Schedule, grid: &Grid) -> u64 {
                 // Kernels over a multigrid level: each slot read (and written) once over the
                 // level's cells.
                 let cells = u64::from(d.extent[0]) * u64::from(d.extent[1]) * 4;
-                for slot in d.kernel.bindings {
-                    total += if slot.access == Access::ReadWrite { 2 * cells } else { cells };
+                for (slot, id) in d.kernel.bindings.iter().zip(&d.resources) {
+                    if !absent(id) {
+                        total += if slot.access == Access::ReadWrite { 2 * cells } else { cells };
+                    }
                 }
             }
             Op::Dispatch(d) => {
@@ -367,7 +374,7 @@ mod tests {
         // the levels 16 × 12, 8 × 6 and 4 × 3, 252 cells.
         let mut b = Builder::new(&g);
         let level = MgParams { nx: 16, ny: 12, ..MgParams::default() };
-        b.run_over(kernels::MG_SMOOTH, &[FieldId::Multigrid], Some(&level), [9, 5]);
+        b.run_over(kernels::MG_SMOOTH, &[FieldId::Multigrid, FieldId::MgFaces], Some(&level), [9, 5]);
         assert_eq!(bytes_moved(&b.build(), &g), 2 * 9 * 5 * 4);
         let mut b = Builder::new(&g);
         b.run_over(MG_COARSE, &[FieldId::Multigrid], Some(&level), [multigrid::COARSE_THREADS, 1]);

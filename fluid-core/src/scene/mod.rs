@@ -170,6 +170,8 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("ink", include_str!("../../../scenes/ink.toml")),
     ("taylor-green", include_str!("../../../scenes/taylor-green.toml")),
     ("stable-fluid", include_str!("../../../scenes/stable-fluid.toml")),
+    ("obstacles", include_str!("../../../scenes/obstacles.toml")),
+    ("paddle", include_str!("../../../scenes/paddle.toml")),
 ];
 
 fn preset_names() -> String {
@@ -563,12 +565,12 @@ impl Scene {
         Ok(())
     }
 
-    /// The pressure solvers that weight faces by their open fraction are Jacobi and SOR; the
-    /// others are refused with obstacles, by name.
+    /// The pressure solvers that weight faces by their open fraction are multigrid, MGPCG,
+    /// Jacobi and SOR; the others are refused with obstacles, by name.
     fn check_solver_with_obstacles(&self) -> Result<()> {
         use crate::params::PressureSolver as P;
         let solver = self.params.pressure.solver;
-        if self.obstacles.is_empty() || matches!(solver, P::Jacobi | P::Sor) {
+        if self.obstacles.is_empty() || matches!(solver, P::Jacobi | P::Sor | P::Multigrid | P::Mgpcg) {
             return Ok(());
         }
         let name = toml::Value::try_from(solver).ok().and_then(|v| v.as_str().map(str::to_string));
@@ -576,7 +578,7 @@ impl Scene {
             "params.pressure.solver",
             name.unwrap_or_else(|| format!("{solver:?}")),
             "this solver does not weight faces by their open fraction, so it cannot honour obstacles; \
-             with obstacles use \"sor\" or \"jacobi\"",
+             with obstacles use \"multigrid\", \"mgpcg\", \"sor\" or \"jacobi\"",
         ))
     }
 

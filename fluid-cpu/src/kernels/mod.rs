@@ -30,6 +30,7 @@ pub(crate) const TABLE: &[(Kernel, KernelFn)] = &[
     (k::MG_SMOOTH, mg_smooth::dispatch),
     (k::MG_SMOOTH2, mg_smooth2::dispatch),
     (k::MG_RESTRICT, mg_restrict::dispatch),
+    (k::MG_WEIGHTS, mg_weights::dispatch),
     (k::MG_PROLONG, mg_prolong::dispatch),
     (k::MG_COARSE, mg_coarse::dispatch),
     (k::MG_STORE, mg_store::dispatch),
@@ -69,6 +70,7 @@ pub mod mg_restrict;
 pub mod mg_smooth;
 pub mod mg_smooth2;
 pub mod mg_store;
+pub mod mg_weights;
 pub mod poisson_cols;
 pub mod poisson_rows;
 pub mod poisson_taps;

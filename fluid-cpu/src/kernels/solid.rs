@@ -240,3 +240,176 @@ pub fn splat(g: &G, splats: &[SplatGpu], f: SplatFields<'_>, (uf, vf): (&[f32], 
             }
         });
 }
+
+// The pressure solvers on multigrid levels with obstacles.
+
+/// `b` of level 0 in `mg_load`'s residual mode, or `r` of `cg_init`: `scale div + Σ w ((hi_k −
+/// hi_c) + (lo_k − lo_c))` at cell `(i, j)`.
+#[inline(always)]
+pub fn weighted_residual_b(
+    g: &G,
+    scale: f32,
+    (hi, lo, div): (&[f32], &[f32], &[f32]),
+    faces: (&[f32], &[f32]),
+    i: usize,
+    j: usize,
+) -> f32 {
+    let c = g.c(i, j);
+    let (sum, _) = weighted(g, faces, i, j, |k| (hi[k] - hi[c]) + (lo[k] - lo[c]));
+    scale * div[c] + sum
+}
+
+/// `mg_load` in residual mode, warm, with obstacles: level 0's `b` at `mg[b..]`.
+pub fn mg_load_residual(g: &G, scale: f32, fields: (&[f32], &[f32], &[f32]), faces: (&[f32], &[f32]), b: &mut [f32]) {
+    for_each_row(b, g.nx, |j, row| {
+        for (i, x) in row.iter_mut().enumerate() {
+            *x = weighted_residual_b(g, scale, fields, faces, i, j);
+        }
+    });
+}
+
+/// `cg_apply` with obstacles: `q = −Σ w (d_k − d_c)` on level 0.
+pub fn cg_apply(g: &G, d: &[f32], faces: (&[f32], &[f32]), q: &mut [f32]) {
+    for_each_row(q, g.nx, |j, row| {
+        for (i, x) in row.iter_mut().enumerate() {
+            let c = g.c(i, j);
+            let (sum, _) = weighted(g, faces, i, j, |k| d[k] - d[c]);
+            *x = -sum;
+        }
+    });
+}
+
+/// The neighbours of cell `(i, j)` of a multigrid level of `nx × ny` cells whose face weights
+/// start at `w` in `faces` (right faces, then top faces), weighted: `(Σ w p_nbr, Σ w)` left,
+/// right, down, up, reading the iterate through `p(k)` (`k` the neighbour's cell).
+#[inline(always)]
+fn level_weighted(
+    g: &G,
+    faces: &[f32],
+    w: usize,
+    (nx, ny): (usize, usize),
+    i: usize,
+    j: usize,
+    p: impl Fn(usize) -> f32,
+) -> (f32, f32) {
+    let cells = nx * ny;
+    let (mut sum, mut n) = (0.0f32, 0.0f32);
+    let c = j * nx + i;
+    if let Some(il) = prev(i, nx, g.px) {
+        let wt = faces[w + j * nx + il];
+        sum += wt * p(j * nx + il);
+        n += wt;
+    }
+    if let Some(ir) = next(i, nx, g.px) {
+        let wt = faces[w + c];
+        sum += wt * p(j * nx + ir);
+        n += wt;
+    }
+    if let Some(jd) = prev(j, ny, g.py) {
+        let wt = faces[w + cells + jd * nx + i];
+        sum += wt * p(jd * nx + i);
+        n += wt;
+    }
+    if let Some(ju) = next(j, ny, g.py) {
+        let wt = faces[w + cells + c];
+        sum += wt * p(ju * nx + i);
+        n += wt;
+    }
+    (sum, n)
+}
+
+/// Where the face weights of the level whose `b` starts at `b` start.
+fn faces_at(b: u32) -> usize {
+    2 * (b as usize / 3)
+}
+
+/// `mg_smooth` with obstacles: one colour pass over the level's weighted stencil.
+pub fn mg_smooth(g: &G, params: &fluid_core::grid::uniforms::MgParams, mg: &mut [f32], faces: &[f32]) {
+    let (nx, ny) = (params.nx as usize, params.ny as usize);
+    let (b, src, dst) = (params.b as usize, params.p as usize, params.tmp as usize);
+    let w = faces_at(params.b);
+    let zero = params.zero_initial != 0;
+    let read: &[f32] = mg;
+    let out: Vec<f32> = (0..nx * ny)
+        .into_par_iter()
+        .map(|c| {
+            let (i, j) = (c % nx, c / nx);
+            let old = if zero { 0.0 } else { read[src + c] };
+            if ((i + j) & 1) as u32 != params.colour {
+                return old;
+            }
+            let (sum, n) = level_weighted(g, faces, w, (nx, ny), i, j, |k| if zero { 0.0 } else { read[src + k] });
+            if n == 0.0 {
+                return old;
+            }
+            let pj = (sum + read[b + c]) / n;
+            old + params.omega * (pj - old)
+        })
+        .collect();
+    mg[dst..dst + nx * ny].copy_from_slice(&out);
+}
+
+/// `mg_restrict` with obstacles: the level's weighted residual summed into the coarser `b`.
+pub fn mg_restrict(g: &G, params: &fluid_core::grid::uniforms::MgParams, mg: &mut [f32], faces: &[f32]) {
+    let (nx, ny) = (params.nx as usize, params.ny as usize);
+    let (cnx, cny) = (params.cnx as usize, params.cny as usize);
+    let (b, p) = (params.b as usize, params.p as usize);
+    let w = faces_at(params.b);
+    let read: &[f32] = mg;
+    let out: Vec<f32> = (0..cnx * cny)
+        .into_par_iter()
+        .map(|cc| {
+            let (ci, cj) = (cc % cnx, cc / cnx);
+            let mut r = 0.0f32;
+            for (a, bb) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+                let (i, j) = (2 * ci + a, 2 * cj + bb);
+                if i < nx && j < ny {
+                    let c = j * nx + i;
+                    let (sum, n) = level_weighted(g, faces, w, (nx, ny), i, j, |k| read[p + k]);
+                    r += read[b + c] - (n * read[p + c] - sum);
+                }
+            }
+            r
+        })
+        .collect();
+    let (cb, cp) = (params.cb as usize, params.cp as usize);
+    mg[cb..cb + cnx * cny].copy_from_slice(&out);
+    mg[cp..cp + cnx * cny].fill(0.0);
+}
+
+/// `mg_faces`: a level's face weights (mode 0: level 0 from the grid's faces; mode 1: a coarse
+/// level from the finer one, each coarse face the mean of the fine faces it covers).
+pub fn mg_faces(g: &G, params: &fluid_core::grid::uniforms::MgParams, (uf, vf): (&[f32], &[f32]), faces: &mut [f32]) {
+    let (nx, ny) = (params.nx as usize, params.ny as usize);
+    let fine = faces_at(params.b);
+    if params.colour == 0 {
+        for j in 0..ny {
+            for i in 0..nx {
+                let c = j * nx + i;
+                faces[fine + c] = u_open(g, uf, i + 1, j);
+                faces[fine + nx * ny + c] = v_open(g, vf, i, j + 1);
+            }
+        }
+        return;
+    }
+    let (cnx, cny) = (params.cnx as usize, params.cny as usize);
+    let coarse = faces_at(params.cb);
+    let top = fine + nx * ny;
+    for j in 0..cny {
+        for i in 0..cnx {
+            let (fi, j0) = ((2 * i + 1).min(nx - 1), 2 * j);
+            let mut right = faces[fine + j0 * nx + fi];
+            if j0 + 1 < ny {
+                right = 0.5 * (right + faces[fine + (j0 + 1) * nx + fi]);
+            }
+            let (fj, i0) = ((2 * j + 1).min(ny - 1), 2 * i);
+            let mut up = faces[top + fj * nx + i0];
+            if i0 + 1 < nx {
+                up = 0.5 * (up + faces[top + fj * nx + i0 + 1]);
+            }
+            let c = j * cnx + i;
+            faces[coarse + c] = right;
+            faces[coarse + cnx * cny + c] = up;
+        }
+    }
+}

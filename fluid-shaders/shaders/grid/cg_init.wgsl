@@ -1,13 +1,16 @@
 // #include pressure_df
+// #include pressure_df_solid
 // One invocation: cell (i, j): the start of MGPCG (twin of fluid-cpu/src/kernels/cg_init.rs):
 // x = the previous double-float pressure (or zero; the low part after the high part),
-// r = b - A x with b = -h^2 div / dt, A in difference form.
+// r = b - A x with b = -h^2 div / dt, A in difference form (weighted by the faces with obstacles).
 
 @group(0) @binding(2) var<uniform> params: CgParams;
 @group(1) @binding(0) var<storage, read> pressure: array<f32>;
 @group(1) @binding(1) var<storage, read> pressure_lo: array<f32>;
 @group(1) @binding(2) var<storage, read> divergence: array<f32>;
 @group(1) @binding(3) var<storage, read_write> mg: array<f32>;
+@group(1) @binding(4) var<storage, read> u_faces: array<vec2<f32>>;
+@group(1) @binding(5) var<storage, read> v_faces: array<vec2<f32>>;
 
 @compute @workgroup_size(WG_X, WG_Y)
 fn cg_init(@builtin(global_invocation_id) id: vec3<u32>) {
@@ -27,5 +30,5 @@ fn cg_init(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     mg[params.x + c] = pressure[c];
     mg[params.x + n + c] = pressure_lo[c];
-    mg[params.r + c] = b + df_differences(i, j);
+    mg[params.r + c] = b + any_df_differences(i, j);
 }

@@ -1,5 +1,6 @@
 // #include pressure_df
 // #include solid
+// #include pressure_df_solid
 // One invocation: the residual of the pressure equation at cell (i, j) in divergence units,
 // r = div - dt lap p: the divergence the projected velocity keeps. The pressure is the
 // double-float pressure + pressure_lo, differenced as in df_differences.
@@ -10,35 +11,6 @@
 @group(1) @binding(3) var<storage, read_write> residual_out: array<f32>;
 @group(1) @binding(4) var<storage, read> u_faces: array<vec2<f32>>;
 @group(1) @binding(5) var<storage, read> v_faces: array<vec2<f32>>;
-
-// df_differences with each neighbour weighted by the open fraction of the face between.
-fn weighted_df_differences(i: u32, j: u32) -> f32 {
-    let c = ci(i, j);
-    let hc = pressure[c];
-    let lc = pressure_lo[c];
-    var sum = 0.0;
-    let il = prev(i, grid.nx, px());
-    if (il != NONE) {
-        let k = ci(u32(il), j);
-        sum += u_faces[ui_(i, j)].x * ((pressure[k] - hc) + (pressure_lo[k] - lc));
-    }
-    let ir = next(i, grid.nx, px());
-    if (ir != NONE) {
-        let k = ci(u32(ir), j);
-        sum += u_faces[ui_(i + 1u, j)].x * ((pressure[k] - hc) + (pressure_lo[k] - lc));
-    }
-    let jd = prev(j, grid.ny, py());
-    if (jd != NONE) {
-        let k = ci(i, u32(jd));
-        sum += v_faces[vi_(i, j)].x * ((pressure[k] - hc) + (pressure_lo[k] - lc));
-    }
-    let ju = next(j, grid.ny, py());
-    if (ju != NONE) {
-        let k = ci(i, u32(ju));
-        sum += v_faces[vi_(i, j + 1u)].x * ((pressure[k] - hc) + (pressure_lo[k] - lc));
-    }
-    return sum;
-}
 
 @compute @workgroup_size(WG_X, WG_Y)
 fn residual(@builtin(global_invocation_id) id: vec3<u32>) {

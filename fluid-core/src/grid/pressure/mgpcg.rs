@@ -6,7 +6,7 @@
 //! The vectors live in the solver's workspace after the multigrid levels ([`cg_layout`]):
 //! `r` is level 0's `b` and `z = M r` level 0's `p`, so the V-cycle preconditions in place.
 
-use crate::grid::FieldId::{Divergence, Multigrid, Pressure, PressureLo};
+use crate::grid::FieldId::{Divergence, Multigrid, Pressure, PressureLo, UFaces, VFaces};
 use crate::grid::kernels::{CG_APPLY, CG_DIRECTION, CG_DOT, CG_INIT, CG_UPDATE, MG_STORE};
 use crate::grid::pressure::multigrid::{self, STORE_PAIR};
 
@@ -63,14 +63,14 @@ pub(crate) fn push(b: &mut Builder, iterations: u32, omega: f32, cold: bool) {
                 b.run_over(MG_STORE, &[Multigrid, Pressure, PressureLo], Some(&store), whole);
             }
             let init = CgParams { flag: u32::from(cold && k == 0), ..base };
-            b.run_over(CG_INIT, &[Pressure, PressureLo, Divergence, Multigrid], Some(&init), whole);
+            b.run_over(CG_INIT, &[Pressure, PressureLo, Divergence, Multigrid, UFaces, VFaces], Some(&init), whole);
         }
         let first = k % CG_RESTART == 0;
         let slot = k % 2;
         multigrid::push_vcycle(b, &levels, omega, true, true);
         dot(b, top.b, top.p, slot);
         b.run_over(CG_DIRECTION, &[Multigrid], Some(&CgParams { slot, flag: u32::from(first), ..base }), whole);
-        b.run_over(CG_APPLY, &[Multigrid], Some(&base), whole);
+        b.run_over(CG_APPLY, &[Multigrid, UFaces, VFaces], Some(&base), whole);
         dot(b, l.d, l.q, 2);
         b.run_over(CG_UPDATE, &[Multigrid], Some(&CgParams { slot, ..base }), whole);
     }

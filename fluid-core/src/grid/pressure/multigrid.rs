@@ -9,9 +9,9 @@
 //! workspace [`crate::FieldId::Multigrid`]: per level `b`, `p`, `tmp` (the ping-pong partner of
 //! `p`), `cells` values each, levels in order.
 
-use crate::grid::FieldId::{Divergence, Multigrid, Pressure, PressureLo};
+use crate::grid::FieldId::{Divergence, MgFaces, Multigrid, Pressure, PressureLo, UFaces, VFaces};
 use crate::grid::builder::Builder;
-use crate::grid::kernels::{MG_COARSE, MG_LOAD, MG_PROLONG, MG_RESTRICT, MG_SMOOTH, MG_SMOOTH2, MG_STORE};
+use crate::grid::kernels::{MG_COARSE, MG_LOAD, MG_PROLONG, MG_RESTRICT, MG_SMOOTH, MG_SMOOTH2, MG_STORE, MG_WEIGHTS};
 use crate::grid::uniforms::MgParams;
 
 pub use super::layout::{
@@ -167,7 +167,7 @@ pub(crate) fn push(b: &mut Builder, cycles: u32, omega: f32, cold: bool, df: boo
     let base = top.params();
     let whole = [top.nx, top.ny];
     let (load_fields, store_fields) =
-        ([Pressure, PressureLo, Divergence, Multigrid], [Multigrid, Pressure, PressureLo]);
+        ([Pressure, PressureLo, Divergence, Multigrid, UFaces, VFaces], [Multigrid, Pressure, PressureLo]);
     if df {
         for k in 0..cycles {
             let first_cold = cold && k == 0;
@@ -197,8 +197,24 @@ pub(crate) fn push(b: &mut Builder, cycles: u32, omega: f32, cold: bool, df: boo
 }
 
 /// One V-cycle over `levels` (see [`v_cycle`]).
+///
+/// With obstacles the cycle is plain: its tiled kernels (`mg_smooth2`, `mg_coarse`) keep the
+/// unweighted stencil, the plain ones weigh it by the levels' faces ([`push_faces`]).
 pub(crate) fn push_vcycle(b: &mut Builder, levels: &[Level], omega: f32, symmetric: bool, from_zero: bool) {
-    push_steps(b, v_cycle(levels, omega, symmetric, from_zero, true));
+    let dispatched = !b.grid().solids;
+    push_steps(b, v_cycle(levels, omega, symmetric, from_zero, dispatched));
+}
+
+/// With obstacles, every level's face weights: level 0's from the grid's faces (after the
+/// step's rasterisation), each coarser level's the mean of the finer faces it covers.
+pub(crate) fn push_faces(b: &mut Builder) {
+    let levels = levels(b.grid().nx, b.grid().ny);
+    let top = MgParams { colour: 0, ..levels[0].params() };
+    b.run_over(MG_WEIGHTS, &[UFaces, VFaces, MgFaces], Some(&top), [top.nx, top.ny]);
+    for w in levels.windows(2) {
+        let p = MgParams { colour: 1, ..w[0].transfer(&w[1]) };
+        b.run_over(MG_WEIGHTS, &[UFaces, VFaces, MgFaces], Some(&p), [p.cnx, p.cny]);
+    }
 }
 
 /// [`push_vcycle`] of a double-float solve, when level 0 is not part of the coarse step (returns
@@ -207,6 +223,9 @@ pub(crate) fn push_vcycle(b: &mut Builder, levels: &[Level], omega: f32, symmetr
 /// and its last step (the post-smoothing pair) adds the result to the pressure
 /// ([`SMOOTH2_ACCUMULATE`]).
 fn push_vcycle_double_float(b: &mut Builder, levels: &[Level], omega: f32, symmetric: bool, loaded: bool) -> bool {
+    if b.grid().solids {
+        return false;
+    }
     let mut steps = v_cycle(levels, omega, symmetric, true, true);
     let (Some(Step::Smooth2(_)), Some(Step::Smooth2(_))) = (steps.first(), steps.last()) else {
         return false;
@@ -225,11 +244,11 @@ fn push_vcycle_double_float(b: &mut Builder, levels: &[Level], omega: f32, symme
 fn push_steps(b: &mut Builder, steps: Vec<Step>) {
     for step in steps {
         match step {
-            Step::Smooth(p) => b.run_over(MG_SMOOTH, &[Multigrid], Some(&p), [p.nx, p.ny]),
+            Step::Smooth(p) => b.run_over(MG_SMOOTH, &[Multigrid, MgFaces], Some(&p), [p.nx, p.ny]),
             Step::Smooth2(p) => {
                 b.run_over(MG_SMOOTH2, &[Multigrid, Pressure, PressureLo, Divergence], Some(&p), [p.nx, p.ny]);
             }
-            Step::Restrict(p) => b.run_over(MG_RESTRICT, &[Multigrid], Some(&p), [p.cnx, p.cny]),
+            Step::Restrict(p) => b.run_over(MG_RESTRICT, &[Multigrid, MgFaces], Some(&p), [p.cnx, p.cny]),
             Step::Prolong(p) => b.run_over(MG_PROLONG, &[Multigrid], Some(&p), [p.nx, p.ny]),
             // One workgroup.
             Step::Coarse(p) => b.run_over(MG_COARSE, &[Multigrid], Some(&p), [COARSE_THREADS, 1]),

@@ -1,0 +1,75 @@
+// Shared by the multigrid kernels that bind `mg_faces` (the open fractions of every level's
+// faces; after the `multigrid` snippet): the level's stencil with each neighbour weighted by
+// the face between, and the smoothing and restriction over it (twin of the multigrid paths in
+// fluid-cpu/src/kernels/solid.rs). A level whose `b` starts at `b` keeps its cells' right-face
+// weights at 2 (b / 3) and their top-face weights after them (`mg_faces` is laid out like the
+// levels, two arrays per level instead of three).
+
+fn faces_at(b: u32) -> u32 {
+    return 2u * (b / 3u);
+}
+
+fn weighted_level_neighbours(p: u32, nx: u32, ny: u32, b: u32, i: u32, j: u32) -> LevelSum {
+    let w = faces_at(b);
+    let cells = nx * ny;
+    var r: LevelSum;
+    r.sum = 0.0;
+    r.n = 0.0;
+    let il = prev(i, nx, px());
+    if (il != NONE) {
+        let k = j * nx + u32(il);
+        r.sum += mg_faces[w + k] * mg[p + k];
+        r.n += mg_faces[w + k];
+    }
+    let ir = next(i, nx, px());
+    if (ir != NONE) {
+        let k = j * nx + u32(ir);
+        r.sum += mg_faces[w + j * nx + i] * mg[p + k];
+        r.n += mg_faces[w + j * nx + i];
+    }
+    let jd = prev(j, ny, py());
+    if (jd != NONE) {
+        let k = u32(jd) * nx + i;
+        r.sum += mg_faces[w + cells + k] * mg[p + k];
+        r.n += mg_faces[w + cells + k];
+    }
+    let ju = next(j, ny, py());
+    if (ju != NONE) {
+        let k = u32(ju) * nx + i;
+        r.sum += mg_faces[w + cells + j * nx + i] * mg[p + k];
+        r.n += mg_faces[w + cells + j * nx + i];
+    }
+    return r;
+}
+
+// smooth_cell over the weighted stencil.
+fn weighted_smooth_cell(nx: u32, ny: u32, b: u32, src: u32, dst: u32, colour: u32, zero: bool, omega: f32, i: u32, j: u32) {
+    let c = j * nx + i;
+    let old = select(mg[src + c], 0.0, zero);
+    if (((i + j) & 1u) != colour) {
+        mg[dst + c] = old;
+        return;
+    }
+    var nb = weighted_level_neighbours(src, nx, ny, b, i, j);
+    if (zero) {
+        nb.sum = 0.0;
+    }
+    mg[dst + c] = relaxed(old, nb, mg[b + c], omega);
+}
+
+// restrict_cell over the weighted stencil.
+fn weighted_restrict_cell(nx: u32, ny: u32, b: u32, p: u32, cnx: u32, cb: u32, cp: u32, ci: u32, cj: u32) {
+    var r = 0.0;
+    for (var k = 0u; k < 4u; k++) {
+        let i = 2u * ci + (k & 1u);
+        let j = 2u * cj + (k >> 1u);
+        if (i < nx && j < ny) {
+            let c = j * nx + i;
+            let nb = weighted_level_neighbours(p, nx, ny, b, i, j);
+            r += mg[b + c] - (nb.n * mg[p + c] - nb.sum);
+        }
+    }
+    let c = cj * cnx + ci;
+    mg[cb + c] = r;
+    mg[cp + c] = 0.0;
+}
