@@ -160,7 +160,7 @@ pub struct Scene {
     #[serde(default)]
     pub storage: crate::storage::Storage,
     /// Solids in the flow ([`obstacles`]).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub obstacles: Vec<ObstacleSpec>,
 }
 

@@ -418,3 +418,13 @@ fn solvers_without_face_weights_refuse_obstacles() {
     let e = Scene::from_toml(text, "test").expect_err("refused").to_string();
     assert!(e.contains("params.pressure.solver") && e.contains("jacobi-multisweep") && e.contains("obstacles"), "{e}");
 }
+
+/// `--set 'obstacles=[]'` clears a preset's obstacles (the key exists even when empty).
+#[test]
+fn obstacles_can_be_cleared_and_set_by_override() {
+    let none = Scene::preset_with("obstacles", &[parse_override("obstacles=[]").expect("parse")]).expect("cleared");
+    assert!(none.obstacles.is_empty() && !none.grid().expect("grid").solids);
+    let one = parse_override("obstacles=[{shape = \"circle\", radius = 0.1}]").expect("parse");
+    let s = Scene::preset_with("smoke", &[one]).expect("set");
+    assert_eq!(s.obstacles.len(), 1);
+}
