@@ -97,10 +97,13 @@ fn numpy_check() -> Result<(), String> {
             // an error.
             "--set",
             "params.fields.dye=true",
+            // The solid fields exist only with obstacles: one disc in the upper half.
+            "--set",
+            "obstacles=[{shape = \"circle\", position = [0.5, 0.75], radius = 0.15}]",
             "--out",
             dir_s,
             "--dump",
-            "u,v,pressure,divergence,density,temperature,dye,solid,curl",
+            "u,v,pressure,divergence,density,temperature,dye,solid,u_faces,v_faces,curl",
         ],
         &[],
     )?;
