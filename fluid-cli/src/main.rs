@@ -98,9 +98,9 @@ struct RunArgs {
     /// Backend: cpu, wgpu or vulkan.
     #[arg(long, default_value = "cpu")]
     backend: String,
-    /// Steps to run.
-    #[arg(long, default_value_t = 300)]
-    steps: u32,
+    /// Steps to run (default: the scene's `steps`, else 300).
+    #[arg(long)]
+    steps: Option<u32>,
     /// Output folder (default: out/<scene name>).
     #[arg(long)]
     out: Option<PathBuf>,
@@ -153,6 +153,10 @@ struct RunArgs {
     /// Print per-kernel timings.
     #[arg(long)]
     timings: bool,
+    /// Record the velocity at a point every step into DIR/probes.csv (step, time, then u and v
+    /// of each probe); X,Y are fractions of the box (0 to 1 across it); repeatable.
+    #[arg(long = "probe", value_name = "X,Y")]
+    probes: Vec<String>,
 }
 
 /// A failure with the exit code it deserves: 2 for bad input, 1 for everything else.
@@ -512,6 +516,22 @@ fn load_scene(arg: &str, overrides: &[String]) -> Result<Scene, Failure> {
 }
 
 /// The fields named, each once (`--dump dye,dye` writes dye.npy once).
+/// `--probe X,Y` points, each a fraction of the box along both axes.
+fn parse_probes(texts: &[String]) -> Result<Vec<[f32; 2]>, Failure> {
+    texts
+        .iter()
+        .map(|t| {
+            let parts: Vec<Option<f32>> = t.split(',').map(|x| x.trim().parse::<f32>().ok()).collect();
+            match parts[..] {
+                [Some(x), Some(y)] if (0.0..=1.0).contains(&x) && (0.0..=1.0).contains(&y) => Ok([x, y]),
+                _ => {
+                    Err(Error::invalid("--probe", t, "two fractions of the box, each from 0 to 1, e.g. 0.4,0.5").into())
+                }
+            }
+        })
+        .collect()
+}
+
 fn field_list(names: &[String]) -> Result<Vec<FieldId>, Failure> {
     let mut fields = Vec::new();
     for name in names {
@@ -526,9 +546,10 @@ fn field_list(names: &[String]) -> Result<Vec<FieldId>, Failure> {
 fn run(args: &RunArgs) -> Result<(), Failure> {
     // Check everything the user typed before any work starts.
     let (dumps, exr) = (field_list(&args.dump)?, field_list(&args.exr)?);
-    if args.steps == 0 {
+    if args.steps == Some(0) {
         return Err(Error::invalid("--steps", 0, "run at least one step").into());
     }
+    let probes = parse_probes(&args.probes)?;
     if args.frame_every == Some(0) {
         return Err(Error::invalid("--frame-every", 0, "must be at least 1").into());
     }
@@ -541,7 +562,8 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         return Err(Error::invalid("--threads", args.threads, why).into());
     }
     let scene = load_scene(&args.scene, &args.set)?;
-    let flipbook = args.flipbook.as_deref().map(|f| Flipbook::parse(f, args.steps)).transpose()?;
+    let steps = args.steps.or(scene.steps).unwrap_or(300);
+    let flipbook = args.flipbook.as_deref().map(|f| Flipbook::parse(f, steps)).transpose()?;
     if args.transparent {
         if args.gif {
             let why = "a GIF has no partial transparency: use --png or --flipbook";
@@ -576,7 +598,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     check_dumps_fit(&scene, &args.backend, &dumps)?;
     let out_dir = args.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&scene.name));
     let frames_wanted = args.png || args.gif || !exr.is_empty();
-    if frames_wanted || flipbook.is_some() || !dumps.is_empty() || args.save_every.is_some() {
+    if frames_wanted || flipbook.is_some() || !dumps.is_empty() || args.save_every.is_some() || !probes.is_empty() {
         if out_dir.exists() && !out_dir.is_dir() {
             return Err(Failure {
                 code: 2,
@@ -616,7 +638,9 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             asked.0, asked.1, grid.nx, grid.ny
         );
     }
-    let every = args.frame_every.unwrap_or((args.steps / 100).max(1));
+    let every = args.frame_every.unwrap_or((steps / 100).max(1));
+    let probe_points: Vec<[f32; 2]> = probes.iter().map(|p| [p[0] * grid.width(), p[1] * grid.height()]).collect();
+    let mut probe_rows: Vec<String> = Vec::new();
     let mut frames = 0usize;
     let mut written: Vec<PathBuf> = Vec::new();
     let gif_path = out_dir.join(format!("{name}.gif"));
@@ -624,7 +648,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     let mut atlas = flipbook.map(|book| Atlas::new(book, grid.nx, grid.ny));
 
     // Cleared however the loop ends, so that an error's message is not printed over the bar.
-    let bar = ClearOnDrop(indicatif::ProgressBar::new(u64::from(args.steps)));
+    let bar = ClearOnDrop(indicatif::ProgressBar::new(u64::from(steps)));
     bar.0.set_style(
         indicatif::ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} steps {per_sec} eta {eta}")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
@@ -636,7 +660,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     let mut per_step: Vec<fluid::Diagnostics> = Vec::new();
     let mut iterations_per_step: Vec<u32> = Vec::new();
     let mut substeps_per_step: Vec<u32> = Vec::new();
-    for k in 1..=args.steps {
+    for k in 1..=steps {
         let t0 = Instant::now();
         sim.step(dt)?;
         // A GPU backend returns once the step is queued: ms/step is the step's time until the
@@ -662,7 +686,12 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             }
             return Err(e.into());
         }
-        if frames_wanted && (k % every == 0 || k == args.steps) {
+        if !probe_points.is_empty() {
+            let (u, v) = (sim.sample(FieldId::U, &probe_points)?, sim.sample(FieldId::V, &probe_points)?);
+            let values: Vec<String> = u.iter().zip(&v).map(|(u, v)| format!("{u},{v}")).collect();
+            probe_rows.push(format!("{k},{},{}", sim.time(), values.join(",")));
+        }
+        if frames_wanted && (k % every == 0 || k == steps) {
             if args.png || args.gif {
                 let rgba = sim.render()?;
                 if args.png {
@@ -687,7 +716,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             atlas.push(&sim.render()?);
         }
         if let Some(every) = args.save_every
-            && (k % every == 0 || k == args.steps)
+            && (k % every == 0 || k == steps)
         {
             written.push(save_checkpoint(&mut sim, &out_dir)?);
         }
@@ -703,13 +732,20 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         written.extend(atlas.write(&out_dir, &name, dt)?);
     }
     written.extend(write_dumps(&mut sim, &dumps, &out_dir)?);
+    if !probes.is_empty() {
+        let path = out_dir.join("probes.csv");
+        let header: Vec<String> = (0..probes.len()).map(|k| format!("u{k},v{k}")).collect();
+        let text = format!("step,time,{}\n{}\n", header.join(","), probe_rows.join("\n"));
+        std::fs::write(&path, text).map_err(|e| io_failure(&path, e))?;
+        written.push(path);
+    }
     let timings = if timing_on { sim.backend_mut().take_timings()? } else { Vec::new() };
     // With --json the last step's diagnostics are this state's: nothing has stepped since.
     let diag = match per_step.last() {
         Some(d) => *d,
         None => sim.checked_diagnostics()?,
     };
-    let ms_per_step = stepping.as_secs_f64() * 1e3 / f64::from(args.steps);
+    let ms_per_step = stepping.as_secs_f64() * 1e3 / f64::from(steps);
     let device = sim.backend_mut().device();
     let backend_name = sim.backend_mut().name();
     // What the backend holds for this scene, from its own accounting (every backend of the
@@ -723,7 +759,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             "device": device,
             "grid": [grid.nx, grid.ny],
             "downscaled_from": sim.downscaled_from(),
-            "steps": args.steps,
+            "steps": steps,
             "ms_per_step": ms_per_step,
             "max_divergence": diag.max_divergence,
             "residual": diag.residual,
@@ -749,7 +785,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         println!(
             "{name}: {}x{} on {backend_name} ({device}): {} steps, {ms_per_step:.3} ms/step, \
              max |div u| {:.3e} /s, relative residual {:.3e}, CFL {:.2}",
-            grid.nx, grid.ny, args.steps, diag.max_divergence, diag.residual, diag.cfl
+            grid.nx, grid.ny, steps, diag.max_divergence, diag.residual, diag.cfl
         );
         if let Some(m) = &memory {
             let mib = |bytes: u64| bytes as f64 / 1048576.0;
@@ -766,7 +802,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         if !timings.is_empty() {
             println!("{:<24} {:>8} {:>12} {:>10}", "kernel", "calls", "total ms", "ms/step");
             for t in &timings {
-                println!("{:<24} {:>8} {:>12.3} {:>10.4}", t.label, t.invocations, t.ms, t.ms / f64::from(args.steps));
+                println!("{:<24} {:>8} {:>12.3} {:>10.4}", t.label, t.invocations, t.ms, t.ms / f64::from(steps));
             }
         }
         for p in &written {

@@ -328,7 +328,21 @@ fn bad_input_gets_a_clear_message_and_exit_code_2() {
     bad(&["run", "smoke", "--backend", "wgpu", "--threads", "4"], &["--threads", "4", "the wgpu backend has none"]);
     bad(&["run", "smoke", "--set", "params.pressure.solver=magic"], &["magic"]);
     bad(&["run", "smoke", "--set", "novalue"], &["novalue", "key=value"]);
-    bad(&["run", "smoke", "--set", "params.boundary.x=open"], &["open", "not supported"]);
+    bad(
+        &["run", "smoke", "--set", "params.boundary.x=periodic", "--set", "params.boundary.left=inflow"],
+        &["params.boundary.left", "params.boundary.x", "periodic"],
+    );
+    bad(
+        &["run", "smoke", "--set", "params.boundary.top={type=\"wall\", velocity=1}"],
+        &["params.boundary.top.velocity", "no-slip"],
+    );
+    bad(
+        &["run", "smoke", "--set", "params.boundary.top=open", "--set", "params.pressure.solver=poisson-filter"],
+        &["poisson-filter", "open or inflow sides"],
+    );
+    bad(&["run", "smoke", "--set", "params.boundary.top=lava"], &["params.boundary.top", "lava"]);
+    bad(&["run", "wind-tunnel", "--probe", "1.5,0.5"], &["--probe", "1.5,0.5", "fractions"]);
+    bad(&["run", "smoke", "--set", "steps=0"], &["steps", "0"]);
     bad(&["run", "smoke", "--backend", "metal"], &["metal", "cpu"]);
     bad(&["bench", "--backends", "cpu,metal", "--sizes", "8", "--steps", "1"], &["metal", "known backends"]);
     bad(&["bench", "--backends", "cpu", "--sizes", "0,16", "--steps", "1"], &["--sizes", "[0, 16]", "positive"]);

@@ -9,6 +9,7 @@ use fluid_core::grid::uniforms::{
     ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, CgParams, DiffuseParams, FilterParams, ForceParams,
     JacobiParams, MULTISWEEP_MAX, MgParams, TapsParams,
 };
+use fluid_core::grid::{Inflow, Side};
 use fluid_core::ir::kernel::Access;
 use fluid_core::ir::schedule::ParamBlock;
 use fluid_core::scene::SplitMix64;
@@ -55,6 +56,7 @@ pub fn kernel_parity<B: Backend>(make: impl Fn() -> B, kernel: Kernel) {
     // only there, on a table of every shape, moving.
     let solid_aware = [
         kernels::SPLAT,
+        kernels::DIFFUSE_VELOCITY,
         kernels::DIVERGENCE,
         kernels::JACOBI,
         kernels::SOR,
@@ -88,8 +90,31 @@ fn kernel_parity_on<B: Backend>(make: &impl Fn() -> B, kernel: Kernel, solids: b
         // Large enough for interior GPU tiles (fast paths that skip boundary checks).
         (71, 53, Boundary::Wall, Boundary::Wall),
     ];
-    for (case, (nx, ny, bx, by)) in cases.into_iter().enumerate() {
+    // Then every kind of side: an inflow (parabolic, carrying smoke in stripes), outflows and
+    // a moving no-slip wall; and a closed box of no-slip walls, a lid on top.
+    let inflow = Side::Inflow(Inflow {
+        speed: 0.8,
+        parabolic: true,
+        density: 0.9,
+        temperature: 1.5,
+        dye: [0.2, 0.4, 0.6, 0.8],
+        stripes: 3,
+    });
+    let no_slip = |speed| Side::Wall { no_slip: true, speed };
+    let sides = [
+        (37, 23, [inflow, Side::Open, no_slip(0.7), Side::Open]),
+        (29, 31, [no_slip(0.0), no_slip(-0.3), no_slip(0.0), no_slip(1.0)]),
+    ];
+    let cases = cases
+        .map(|(nx, ny, bx, by)| (nx, ny, bx, by, None))
+        .into_iter()
+        .chain(sides.map(|(nx, ny, sides)| (nx, ny, Boundary::Wall, Boundary::Wall, Some(sides))));
+    for (case, (nx, ny, bx, by, sides)) in cases.enumerate() {
         let grid = Grid { solids, ..Grid::new(nx, ny, 0.1, bx, by).expect("grid") };
+        let grid = match sides {
+            Some(sides) => grid.with_sides(sides).expect("sides"),
+            None => grid,
+        };
         let mut rng = SplitMix64(1000 + case as u64);
         let mut fields: Vec<(FieldId, Vec<f32>)> =
             FieldId::STATE_AND_SCRATCH.iter().map(|f| (*f, random_field(&grid, *f, &mut rng))).collect();
@@ -121,7 +146,7 @@ fn kernel_parity_on<B: Backend>(make: &impl Fn() -> B, kernel: Kernel, solids: b
                 let a = cpu.download(*id).expect("cpu download");
                 let b = other.download(*id).expect("download");
                 let solid = if solids { "-solids" } else { "" };
-                let name = format!("{}-{nx}x{ny}-{:?}-{:?}-{k}{solid}", kernel.name, bx, by).to_lowercase();
+                let name = format!("{}-{case}-{nx}x{ny}-{:?}-{:?}-{k}{solid}", kernel.name, bx, by).to_lowercase();
                 if *field == FieldId::PressureLo {
                     // The low part alone is rounding noise of the high part (one ulp of
                     // difference in the high part changes it entirely): check that it stays
@@ -209,8 +234,9 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
             vec![one(&[U, V, UTmp, VTmp], Some(ParamBlock::new(&p)))]
         }
         kernels::DIFFUSE_VELOCITY => {
-            let p = DiffuseParams { viscosity: 0.05, _pad: [0; 3] };
-            vec![one(&[U, V, UTmp, VTmp, UTmp2, VTmp2], Some(ParamBlock::new(&p)))]
+            let p = |no_slip| ParamBlock::new(&DiffuseParams { viscosity: 0.05, no_slip, _pad: [0; 2] });
+            let fields = [U, V, UTmp, VTmp, UTmp2, VTmp2, UFaces, VFaces];
+            vec![one(&fields, Some(p(1))), one(&fields, Some(p(0)))]
         }
         kernels::DIVERGENCE => vec![one(&[U, V, UFaces, VFaces, Divergence], None)],
         kernels::JACOBI => [0u32, 1]

@@ -222,6 +222,31 @@ macro_rules! conformance {
             fn a_scalar_keeps_its_total_and_stays_out_of_solids() {
                 $crate::physics::obstacles::a_scalar_stays_out_of_solids(|| $make);
             }
+
+            #[test]
+            fn a_channel_carries_its_inflow_out_through_its_outflow() {
+                $crate::physics::boundaries::a_channel_carries_its_inflow(|| $make);
+            }
+
+            #[test]
+            fn an_outflow_lets_a_puff_leave_whole() {
+                $crate::physics::boundaries::outflow_carries_what_leaves(|| $make);
+            }
+
+            #[test]
+            fn an_inflow_carries_smoke_in_stripes() {
+                $crate::physics::boundaries::an_inflow_carries_smoke_in_stripes(|| $make);
+            }
+
+            #[test]
+            fn no_slip_walls_hold_a_poiseuille_profile() {
+                $crate::physics::boundaries::no_slip_walls_hold_a_poiseuille_profile(|| $make);
+            }
+
+            #[test]
+            fn the_lid_driven_cavity_matches_ghia() {
+                $crate::physics::boundaries::the_cavity_matches_ghia(|| $make);
+            }
         }
 
         $crate::conformance!(@kernels $make;
@@ -379,6 +404,16 @@ macro_rules! conformance {
             #[test]
             fn preset_paddle_matches_the_cpu_backend() {
                 $crate::presets::preset_parity(|| $make, "paddle");
+            }
+
+            #[test]
+            fn preset_cavity_matches_the_cpu_backend() {
+                $crate::presets::preset_parity(|| $make, "cavity");
+            }
+
+            #[test]
+            fn preset_wind_tunnel_matches_the_cpu_backend() {
+                $crate::presets::preset_parity(|| $make, "wind-tunnel");
             }
         }
 

@@ -17,7 +17,8 @@ pub const RANDOM_SCENE_STEPS: u32 = 10;
 /// Scene `seed` of the random-scene parity check, as `--set` overrides of a preset: a random
 /// grid of 9 to 48 cells a side, boundaries, pressure solver (each in turn, with a random
 /// iteration count in its useful range, warm start and precision), backtrace order,
-/// viscosity, vorticity confinement, gravity, speed clamp, dissipation and an obstacle. The presets fix
+/// viscosity, vorticity confinement, gravity, speed clamp, dissipation, an obstacle and the kind of
+/// each side (walls, no-slip walls and lids, outflows, inflows). The presets fix
 /// one combination each; these mix them, so that a kernel's treatment of one setting is
 /// checked beside the others (a periodic axis under multigrid, MGPCG with viscosity, an
 /// odd grid under the Poisson filter). Combinations a scene refuses are drawn again.
@@ -27,8 +28,38 @@ pub fn random_scene(seed: u64) -> (String, Vec<String>, Scene) {
     loop {
         let preset = ["smoke", "ink", "taylor-green", "stable-fluid"][pick(4) as usize];
         let mut set = vec![format!("grid.nx={}", 9 + pick(40)), format!("grid.ny={}", 9 + pick(40))];
-        for axis in ["x", "y"] {
-            set.push(format!("params.boundary.{axis}={}", ["wall", "periodic"][pick(2) as usize]));
+        let mut periodic = [false; 2];
+        for (k, axis) in ["x", "y"].into_iter().enumerate() {
+            periodic[k] = pick(2) == 1;
+            set.push(format!("params.boundary.{axis}={}", ["wall", "periodic"][usize::from(periodic[k])]));
+        }
+        // The sides of a wall axis: a wall, a moving no-slip wall, an outflow or an inflow
+        // (carrying smoke, in stripes or not); an inflow gets an outflow opposite where none
+        // was drawn, so that what enters can leave.
+        let names = ["left", "right", "bottom", "top"];
+        let mut kinds = [0u64; 4];
+        for (k, kind) in kinds.iter_mut().enumerate() {
+            if !periodic[k / 2] {
+                *kind = pick(5);
+            }
+        }
+        if kinds.contains(&3) && !kinds.contains(&2) {
+            let k = kinds.iter().position(|k| *k == 3).expect("an inflow");
+            kinds[k ^ 1] = 2;
+        }
+        for (k, kind) in kinds.into_iter().enumerate() {
+            let side = match kind {
+                1 => format!("{{type = \"no-slip\", velocity = {}}}", [0.0, 0.8][pick(2) as usize]),
+                2 => "\"open\"".to_string(),
+                3 => format!(
+                    "{{type = \"inflow\", velocity = 0.6, profile = \"{}\", density = 0.8, dye = [0.9, 0.3, 0.1, 1.0], \
+                     stripes = {}}}",
+                    ["uniform", "parabolic"][pick(2) as usize],
+                    pick(4)
+                ),
+                _ => continue,
+            };
+            set.push(format!("params.boundary.{}={side}", names[k]));
         }
         // Every solver in turn, so that each is in the sample whatever the draws.
         let solver = ["jacobi", "jacobi-multisweep", "sor", "multigrid", "mgpcg", "poisson-filter", "relaxation"]

@@ -68,3 +68,12 @@ fn debug_names_the_backend_and_its_threads() {
     let text = format!("{:?}", fluid_cpu::CpuBackend::with_threads(3).expect("cpu backend"));
     assert!(text.starts_with("CpuBackend") && text.contains("threads: 3"), "{text}");
 }
+
+/// The vortex street behind a cylinder sheds at Williamson's Strouhal number (on the CPU
+/// only: 3000 steps of a 256 × 64 channel are minutes on a software GPU).
+#[test]
+fn a_cylinder_sheds_at_the_strouhal_number() {
+    fluid_conformance::physics::boundaries::a_cylinder_sheds_at_the_strouhal_number(|| {
+        fluid_cpu::CpuBackend::new().expect("cpu backend")
+    });
+}

@@ -348,7 +348,7 @@ impl Backend for CpuBackend {
         }
         self.check(schedule)?;
         inputs.check_splats()?;
-        let g = G::new(&bytemuck::cast(*schedule.uniform()));
+        let g = G::new(&bytemuck::pod_read_unaligned(schedule.uniform()));
         self.reserve_scratch(&g, schedule)?;
         let splats: Vec<SplatGpu> = inputs.gpu_splats(schedule.uniform());
         self.reductions = vec![0.0; schedule.reduction_slots()];
@@ -396,7 +396,7 @@ impl Backend for CpuBackend {
         // Reads and writes copy straight from and to the caller's memory: only the kernels'
         // scratch, which a schedule grows and which never shrinks.
         let need = (schedules.iter())
-            .map(|s| scratch_len(&G::new(&bytemuck::cast(*s.uniform())), self.threads(), s))
+            .map(|s| scratch_len(&G::new(&bytemuck::pod_read_unaligned(s.uniform())), self.threads(), s))
             .max()
             .unwrap_or(0);
         4 * need.max(self.scratch.capacity()) as u64

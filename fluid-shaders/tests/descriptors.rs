@@ -81,7 +81,7 @@ fn every_descriptor_says_what_its_shader_declares() {
         assert_eq!(group1.count(), k.bindings.len(), "{}: group 1 bindings", k.name);
         // Group 0: the model's uniform, the step's, the parameter block, the splats.
         let model = global(&module, 0, 0).unwrap_or_else(|| panic!("{}: no model uniform", k.name));
-        assert_eq!(uniform(&module, model), ("GridUniform".to_string(), 32), "{}: binding 0", k.name);
+        assert_eq!(uniform(&module, model), ("GridUniform".to_string(), 192), "{}: binding 0", k.name);
         let step = global(&module, 0, 1).unwrap_or_else(|| panic!("{}: no step uniform", k.name));
         assert_eq!(uniform(&module, step), ("StepUniform".to_string(), 16), "{}: binding 1", k.name);
         match (k.params, global(&module, 0, 2)) {

@@ -30,11 +30,11 @@
 //! backends of the build.
 
 pub use fluid_core::checkpoint;
-pub use fluid_core::grid::SamplePlan;
 pub use fluid_core::grid::solid::{Motion, Obstacle, Pose, Shape};
+pub use fluid_core::grid::{Inflow, SamplePlan, Side};
 pub use fluid_core::params::{
     ActiveFields, Advection, AdvectionScheme, Backtrace, Boundaries, Buoyancy, Dissipation, Interpolation, Precision,
-    Pressure, PressureSolver,
+    Pressure, PressureSolver, Profile, SideSpec, SideType, Slip,
 };
 pub use fluid_core::render::{RenderField, RenderSpec};
 pub use fluid_core::scene::{

@@ -4,9 +4,11 @@
 //! backend fails the check; [`crate::conformance!`] turns them into `#[test]`s. By topic:
 //! [`pressure`] (the solvers and the projection), [`advection`] (transport and backtraces),
 //! [`forces`] (splats, forces, dissipation and vorticity), [`flows`] (whole flows with an
-//! exact answer) and [`obstacles`] (solids in the flow).
+//! exact answer), [`obstacles`] (solids in the flow) and [`boundaries`] (inflows, outflows, no-slip
+//! walls and the classical validation flows).
 
 pub mod advection;
+pub mod boundaries;
 pub mod flows;
 pub mod forces;
 pub mod obstacles;

@@ -49,8 +49,8 @@ impl StepInputs {
     /// The splats in the kernels' layout for the grid of a schedule's `uniform`. On a periodic
     /// axis a centre past the box moves into it by whole box lengths (the kernels measure the
     /// minimum image from a centre inside the box); a centre inside stays as it is, bit for bit.
-    pub fn gpu_splats(&self, uniform: &[u8; 32]) -> Vec<SplatGpu> {
-        let grid: GridUniform = bytemuck::cast(*uniform);
+    pub fn gpu_splats(&self, uniform: &[u8; crate::ir::schedule::UNIFORM_BYTES]) -> Vec<SplatGpu> {
+        let grid: GridUniform = bytemuck::pod_read_unaligned(uniform);
         let periodic = Boundary::Periodic.code();
         let lengths = [
             (grid.boundary_x == periodic).then_some(grid.nx as f32 * grid.h),

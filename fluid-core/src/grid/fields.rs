@@ -43,7 +43,7 @@ impl GridFields {
     /// [`GridFields::declare`] for a scene with `obstacles`: then also the solid fractions
     /// (`solid`, `u_faces`, `v_faces`) and the obstacle table, as long as they need.
     pub fn declare_with(grid: &Grid, params: &SimParams, obstacles: &[Obstacle]) -> GridFields {
-        let solids = !obstacles.is_empty();
+        let solids = grid.solids || !obstacles.is_empty();
         let carried = |f: FieldId| params.fields.carries(f);
         let solver = params.pressure.solver;
         let sweeps = matches!(solver, PressureSolver::Jacobi | PressureSolver::JacobiMultisweep | PressureSolver::Sor);

@@ -106,10 +106,10 @@ static CLAMP_SPEED_DESC: KernelDesc = tiled(
 );
 static DIFFUSE_VELOCITY_DESC: KernelDesc = tiled(
     "diffuse_velocity",
-    &[f("u0", R), f("v0", R), f("u", R), f("v", R), f("u_out", W), f("v_out", W)],
+    &[f("u0", R), f("v0", R), f("u", R), f("v", R), f("u_out", W), f("v_out", W), FACES[0], FACES[1]],
     Some(ParamsDesc::of::<DiffuseParams>()),
     Domain::Faces,
-    "one Jacobi sweep of implicit viscosity (I − ν dt ∇²) u = u₀",
+    "one Jacobi sweep of implicit viscosity (I − ν dt ∇²) u = u₀ (obstacles no-slip or free-slip)",
 );
 static RASTERISE_SOLIDS_DESC: KernelDesc = tiled(
     "rasterise_solids",

@@ -39,7 +39,7 @@ pub enum Boundary {
     /// Solid wall: no flow through it (normal velocity zero), free slip along it.
     #[default]
     Wall,
-    /// Outflow: fluid may leave but does not wrap. Not supported yet (returns `Unsupported`).
+    /// Outflow: fluid leaves, nothing wraps, the pressure is zero past the side.
     Open,
     /// The axis wraps: what leaves one side enters the other.
     Periodic,
@@ -61,6 +61,107 @@ impl Boundary {
             1 => Boundary::Open,
             2 => Boundary::Periodic,
             _ => Boundary::Wall,
+        }
+    }
+}
+
+/// One side of the box as the velocity sees it. The sides of a periodic axis are
+/// [`Side::Periodic`]; [`Grid::with_sides`] sets the others.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Side {
+    /// A solid wall: nothing crosses it. Free slip, or no slip holding the tangential
+    /// velocity at `speed` (along +x on the bottom and top, +y on the left and right: a
+    /// moving lid); the viscous step and the velocity's sampling near the wall honour it.
+    Wall {
+        /// Whether the fluid sticks to it.
+        no_slip: bool,
+        /// Tangential velocity of a no-slip wall, world units per second.
+        speed: f32,
+    },
+    /// Outflow: the pressure is zero past the side; what reaches it leaves.
+    Open,
+    /// Fluid enters, carrying smoke, heat and dye ([`Inflow`]).
+    Inflow(Inflow),
+    /// The paired side's neighbour: the axis wraps.
+    Periodic,
+}
+
+/// An inflow side: fluid enters at `speed` (world units per second, along the inward normal),
+/// uniformly across the side or in a parabola peaking at `speed` mid-side and zero at its
+/// ends, carrying `density`, `temperature` and `dye` in (all across the side, or in `stripes`
+/// equal bands with gaps between: streaklines).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Inflow {
+    /// Inward normal velocity (its peak for a parabola).
+    pub speed: f32,
+    /// The parabolic profile instead of a uniform one.
+    pub parabolic: bool,
+    /// Smoke density carried in.
+    pub density: f32,
+    /// Temperature carried in.
+    pub temperature: f32,
+    /// Dye (RGBA) carried in.
+    pub dye: [f32; 4],
+    /// 0: carried in across the whole side; n: in n bands, each followed by a gap as wide.
+    pub stripes: u32,
+}
+
+/// The four sides, in the order of [`Grid::sides`].
+pub const SIDE_NAMES: [&str; 4] = ["left", "right", "bottom", "top"];
+
+impl Side {
+    /// The side as its axis' [`Boundary`] gives it.
+    pub fn of(boundary: Boundary) -> Side {
+        match boundary {
+            Boundary::Wall => Side::Wall { no_slip: false, speed: 0.0 },
+            Boundary::Open => Side::Open,
+            Boundary::Periodic => Side::Periodic,
+        }
+    }
+
+    /// Its kind as a scene names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Side::Wall { no_slip: false, .. } => "wall",
+            Side::Wall { no_slip: true, .. } => "no-slip",
+            Side::Open => "open",
+            Side::Inflow(_) => "inflow",
+            Side::Periodic => "periodic",
+        }
+    }
+
+    /// Its code in the grid uniform (`SIDE_*` in `common.wgsl`).
+    pub fn code(self) -> u32 {
+        match self {
+            Side::Wall { no_slip: false, .. } => 0,
+            Side::Open => 1,
+            Side::Periodic => 2,
+            Side::Inflow(Inflow { parabolic: false, .. }) => 3,
+            Side::Wall { no_slip: true, .. } => 4,
+            Side::Inflow(Inflow { parabolic: true, .. }) => 5,
+        }
+    }
+
+    /// The speed the grid uniform carries: a no-slip wall's tangential one, an inflow's.
+    pub fn speed(self) -> f32 {
+        match self {
+            Side::Wall { no_slip: true, speed } | Side::Inflow(Inflow { speed, .. }) => speed,
+            _ => 0.0,
+        }
+    }
+
+    /// Whether the kernels must weigh faces ([`Grid::solids`]) for it: an outflow's
+    /// boundary faces are unknowns of the pressure solve, an inflow's carry its velocity.
+    pub fn needs_faces(self) -> bool {
+        matches!(self, Side::Open | Side::Inflow(_))
+    }
+
+    /// What an inflow carries in, as the grid uniform holds it: `[density, temperature,
+    /// stripes, 0]` and the dye (zeros for other sides).
+    pub fn carry(self) -> ([f32; 4], [f32; 4]) {
+        match self {
+            Side::Inflow(f) => ([f.density, f.temperature, f.stripes as f32, 0.0], f.dye),
+            _ => ([0.0; 4], [0.0; 4]),
         }
     }
 }
@@ -95,6 +196,9 @@ pub struct Grid {
     /// fraction (the `u_faces` and `v_faces` fields) and a closed face takes the solid's
     /// velocity ([`solid`]).
     pub solids: bool,
+    /// Left, right, bottom and top sides ([`Grid::with_sides`]); by default each is what its
+    /// axis' boundary says ([`Side::of`]).
+    pub sides: [Side; 4],
 }
 
 impl Grid {
@@ -135,7 +239,40 @@ impl Grid {
                 ));
             }
         }
-        Ok(Grid { nx, ny, h, boundary_x, boundary_y, solids: false })
+        let sides = [Side::of(boundary_x), Side::of(boundary_x), Side::of(boundary_y), Side::of(boundary_y)];
+        Ok(Grid { nx, ny, h, boundary_x, boundary_y, solids: sides.iter().any(|s| s.needs_faces()), sides })
+    }
+
+    /// This grid with its sides set one by one (left, right, bottom, top). A side of a
+    /// periodic axis must be [`Side::Periodic`] and only there; speeds must be finite. Open
+    /// and inflow sides turn on the face weights ([`Grid::solids`]).
+    pub fn with_sides(self, sides: [Side; 4]) -> Result<Grid> {
+        for (k, side) in sides.iter().enumerate() {
+            let key = format!("params.boundary.{}", SIDE_NAMES[k]);
+            let axis = if k < 2 { self.boundary_x } else { self.boundary_y };
+            let periodic = axis == Boundary::Periodic;
+            if periodic != (*side == Side::Periodic) {
+                let axis_key = if k < 2 { "params.boundary.x" } else { "params.boundary.y" };
+                return Err(Error::invalid(
+                    key,
+                    side.name(),
+                    if periodic {
+                        format!("`{axis_key}` is periodic: its sides wrap onto each other and take no other kind")
+                    } else {
+                        format!("a side is periodic only when its axis is (`{axis_key} = \"periodic\"`)")
+                    },
+                ));
+            }
+            if !side.speed().is_finite() {
+                return Err(Error::invalid(format!("{key}.velocity"), side.speed(), "a speed must be finite"));
+            }
+            let (carry, dye) = side.carry();
+            if carry.iter().chain(&dye).any(|x| !x.is_finite()) {
+                return Err(Error::invalid(key, side.name(), "what an inflow carries must be finite"));
+            }
+        }
+        let faces = sides.iter().any(|s| s.needs_faces());
+        Ok(Grid { sides, solids: self.solids || faces, ..self })
     }
 
     /// Number of cells.
@@ -271,8 +408,10 @@ impl Grid {
     }
 
     /// [`Grid::uniform`] as the bytes a schedule carries ([`crate::Schedule::builder`]).
-    pub fn uniform_bytes(&self) -> [u8; 32] {
-        bytemuck::cast(self.uniform())
+    pub fn uniform_bytes(&self) -> [u8; crate::ir::schedule::UNIFORM_BYTES] {
+        let mut bytes = [0; crate::ir::schedule::UNIFORM_BYTES];
+        bytes.copy_from_slice(bytemuck::bytes_of(&self.uniform()));
+        bytes
     }
 
     /// The uniform block every kernel sees.
@@ -286,6 +425,10 @@ impl Grid {
             boundary_y: self.boundary_y.code(),
             zero: 0,
             solids: u32::from(self.solids),
+            sides: self.sides.map(Side::code),
+            side_speed: self.sides.map(Side::speed),
+            side_carry: self.sides.map(|s| s.carry().0),
+            side_dye: self.sides.map(|s| s.carry().1),
         }
     }
 }

@@ -228,8 +228,8 @@ impl Model for GridModel {
     fn set_scene(&mut self, scene: Scene, backend: &mut dyn Backend) -> Result<()> {
         scene.validate()?;
         let grid = scene.grid()?;
-        // Obstacles may come and go (the schedules follow); the box stays.
-        if (Grid { solids: self.grid.solids, ..grid }) != self.grid {
+        // Obstacles and the sides' kinds may change (the schedules follow); the box stays.
+        if (Grid { solids: self.grid.solids, sides: self.grid.sides, ..grid }) != self.grid {
             let show = |g: &Grid| format!("{}x{}, h {}, {:?} x {:?}", g.nx, g.ny, g.h, g.boundary_x, g.boundary_y);
             return Err(Error::invalid(
                 "grid",
@@ -244,7 +244,7 @@ impl Model for GridModel {
         let fields = GridFields::declare_with(&grid, &scene.params, &obstacles);
         // Fields the new scene adds start at zero; those it drops are freed.
         backend.allocate(fields.resources())?;
-        if obstacles != self.obstacles || fields != self.fields {
+        if obstacles != self.obstacles || fields != self.fields || grid.sides != self.grid.sides {
             self.obstacles = obstacles;
             self.write_obstacles(backend)?;
             // The faces until the next step rasterises them where they stand then.
@@ -263,7 +263,7 @@ impl Model for GridModel {
         }
         self.split = Split::for_params(&grid, &scene.params);
         self.step = step::step(&grid, &scene.params);
-        if grid.solids != self.grid.solids {
+        if grid != self.grid {
             self.diagnostics = step::diagnostics(&grid);
             self.state = step::state_check(&grid);
             self.curl = step::curl(&grid);

@@ -398,10 +398,13 @@ pub fn table(obstacles: &[Obstacle]) -> Vec<[f32; 4]> {
 
 /// Rows of the table of `obstacles`.
 pub fn table_len(obstacles: &[Obstacle]) -> usize {
-    obstacles
+    let rows: usize = obstacles
         .iter()
         .map(|o| TABLE_HEADER + if let Shape::Polygon { points } = &o.shape { points.len() } else { 0 })
-        .sum()
+        .sum();
+    // One empty row without obstacles (open or inflow sides still rasterise the faces): a
+    // binding cannot be empty, and a row too short for an entry ends the walk.
+    rows.max(1)
 }
 
 /// Every obstacle of a table, to its end (an entry cut short ends it).

@@ -118,13 +118,14 @@ fn push_step(b: &mut Builder, params: &SimParams) {
     }
 
     if params.viscosity > 0.0 {
-        let p = DiffuseParams { viscosity: params.viscosity, _pad: [0; 3] };
+        let no_slip = u32::from(params.obstacle_slip == crate::params::Slip::NoSlip);
+        let p = DiffuseParams { viscosity: params.viscosity, no_slip, _pad: [0; 2] };
         // The right-hand side stays in u/v; iterates alternate between the two scratch pairs.
         let pairs = [(UTmp, VTmp), (UTmp2, VTmp2)];
         let mut src = (U, V);
         for k in 0..params.viscosity_iterations as usize {
             let dst = pairs[k % 2];
-            b.run(DIFFUSE_VELOCITY, &[U, V, src.0, src.1, dst.0, dst.1], Some(&p));
+            b.run(DIFFUSE_VELOCITY, &[U, V, src.0, src.1, dst.0, dst.1, UFaces, VFaces], Some(&p));
             src = dst;
         }
         b.swap(U, src.0);

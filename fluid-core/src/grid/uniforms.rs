@@ -43,6 +43,14 @@ pub struct GridUniform {
     /// 1 when obstacles cut the faces ([`crate::Grid::solids`]): the kernels that bind
     /// `u_faces` and `v_faces` weight each face by its open fraction.
     pub solids: u32,
+    /// [`crate::grid::Side::code`] of the left, right, bottom and top sides.
+    pub sides: [u32; 4],
+    /// [`crate::grid::Side::speed`] of each side.
+    pub side_speed: [f32; 4],
+    /// [`crate::grid::Side::carry`] of each side: density, temperature, stripes, 0.
+    pub side_carry: [[f32; 4]; 4],
+    /// The dye each side carries in.
+    pub side_dye: [[f32; 4]; 4],
 }
 
 /// Falloff code for [`SplatGpu::falloff`]: `1 − d/r`, zero beyond `r` (the MAC seed).
@@ -125,8 +133,11 @@ pub struct ForceParams {
 pub struct DiffuseParams {
     /// Kinematic viscosity ν, world units²/s.
     pub viscosity: f32,
+    /// 1: a face an obstacle closes holds the fluid beside it at the solid's velocity (no
+    /// slip); 0: it drops out of its neighbours' sums (free slip).
+    pub no_slip: u32,
     /// Padding.
-    pub _pad: [u32; 3],
+    pub _pad: [u32; 2],
 }
 
 /// Parameters of the pressure sweeps: `jacobi`, `jacobi_multisweep`, `sor`, `relax`.
@@ -255,7 +266,7 @@ pub struct FilterParams {
 }
 
 const _: () = {
-    assert!(size_of::<GridUniform>() == 32);
+    assert!(size_of::<GridUniform>() == crate::ir::schedule::UNIFORM_BYTES);
     assert!(size_of::<SplatGpu>() == 48);
     assert!(size_of::<AdvectParams>() == 32);
     assert!(size_of::<ForceParams>() == 32);

@@ -466,7 +466,7 @@ mod tests {
         let e = lower(&step::curl(&grid), fields.resources(), &start, &TARGET).expect_err("a short assignment");
         assert!(e.to_string().contains("assignment"), "{e}");
         let keys = ResourceDesc::new("keys", crate::Shape::Elements, crate::Format::U32, crate::Lifetime::Scratch, 10);
-        let mut b = Schedule::builder([0; 32], [0, 0]);
+        let mut b = Schedule::builder([0; crate::ir::schedule::UNIFORM_BYTES], [0, 0]);
         b.reduce(ResourceId(0), ReduceOp::MaxAbs, 0);
         let e = lower(&b.build(), &[keys], &[0], &TARGET).expect_err("u32 words");
         assert!(e.to_string().contains("not f32"), "{e}");

@@ -140,6 +140,9 @@ pub enum Op {
 /// Most reduction result slots a schedule may write.
 pub const RESULT_SLOTS: usize = 16;
 
+/// Bytes of the model's uniform block (group 0, binding 0 of every kernel).
+pub const UNIFORM_BYTES: usize = 192;
+
 /// The ordered operations of one step (or pass), with the model uniform every kernel sees.
 ///
 /// Built by a [`ScheduleBuilder`] and immutable after: its [`Schedule::id`], a hash of its
@@ -149,7 +152,7 @@ pub const RESULT_SLOTS: usize = 16;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Schedule {
     id: u64,
-    uniform: [u8; 32],
+    uniform: [u8; UNIFORM_BYTES],
     grid: [u32; 2],
     ops: Vec<Op>,
 }
@@ -162,7 +165,7 @@ impl Schedule {
     }
 
     /// The model's uniform block (group 0, binding 0 of every kernel).
-    pub fn uniform(&self) -> &[u8; 32] {
+    pub fn uniform(&self) -> &[u8; UNIFORM_BYTES] {
         &self.uniform
     }
 
@@ -198,7 +201,7 @@ impl Schedule {
     }
 
     /// A builder of a schedule for the model uniform `uniform` on the model grid `grid`.
-    pub fn builder(uniform: [u8; 32], grid: [u32; 2]) -> ScheduleBuilder {
+    pub fn builder(uniform: [u8; UNIFORM_BYTES], grid: [u32; 2]) -> ScheduleBuilder {
         ScheduleBuilder { uniform, grid, ops: Vec::new() }
     }
 }
@@ -206,7 +209,7 @@ impl Schedule {
 /// Collects a schedule's operations; [`ScheduleBuilder::build`] gives it its identity.
 #[derive(Clone, Debug)]
 pub struct ScheduleBuilder {
-    uniform: [u8; 32],
+    uniform: [u8; UNIFORM_BYTES],
     grid: [u32; 2],
     ops: Vec<Op>,
 }

@@ -139,6 +139,9 @@ pub struct Scene {
     /// One line saying what it shows.
     #[serde(default)]
     pub description: String,
+    /// Steps `fluid run` takes unless told (default: none, the CLI's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps: Option<u32>,
     /// The grid (required).
     pub grid: GridSpec,
     /// Parameters (default: [`SimParams::default`]).
@@ -172,6 +175,8 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("stable-fluid", include_str!("../../../scenes/stable-fluid.toml")),
     ("obstacles", include_str!("../../../scenes/obstacles.toml")),
     ("paddle", include_str!("../../../scenes/paddle.toml")),
+    ("cavity", include_str!("../../../scenes/cavity.toml")),
+    ("wind-tunnel", include_str!("../../../scenes/wind-tunnel.toml")),
 ];
 
 fn preset_names() -> String {
@@ -496,8 +501,10 @@ impl Scene {
             None if self.grid.ny > 0 => 1.0 / self.grid.ny as f32,
             None => 1.0,
         };
-        let grid = Grid::new(self.grid.nx, self.grid.ny, h, self.params.boundary.x, self.params.boundary.y)?;
-        Ok(Grid { solids: !self.obstacles.is_empty(), ..grid })
+        let b = &self.params.boundary;
+        let grid = Grid::new(self.grid.nx, self.grid.ny, h, b.x, b.y)?;
+        let grid = Grid { solids: !self.obstacles.is_empty(), ..grid };
+        grid.with_sides(b.sides(self.params.buoyancy.ambient_temperature))
     }
 
     /// The scene's obstacles in world units, checked ([`obstacles::obstacles`]).
@@ -510,8 +517,12 @@ impl Scene {
         if !self.name.is_empty() {
             check_name(&self.name)?;
         }
-        self.grid()?;
+        // The parameters first: the grid's sides take the ambient temperature from them.
         self.params.validate()?;
+        self.grid()?;
+        if self.steps == Some(0) {
+            return Err(Error::invalid("steps", 0, "a scene's default run takes at least one step"));
+        }
         let grid = self.grid()?;
         for (list, key) in [(&self.emitters, "emitters"), (&self.splats, "splats")] {
             if list.len() > crate::splat::MAX_SPLATS {
@@ -566,19 +577,22 @@ impl Scene {
     }
 
     /// The pressure solvers that weight faces by their open fraction are multigrid, MGPCG,
-    /// Jacobi and SOR; the others are refused with obstacles, by name.
+    /// Jacobi and SOR; the others are refused with obstacles, open or inflow sides, by name.
     fn check_solver_with_obstacles(&self) -> Result<()> {
         use crate::params::PressureSolver as P;
         let solver = self.params.pressure.solver;
-        if self.obstacles.is_empty() || matches!(solver, P::Jacobi | P::Sor | P::Multigrid | P::Mgpcg) {
+        if !self.grid()?.solids || matches!(solver, P::Jacobi | P::Sor | P::Multigrid | P::Mgpcg) {
             return Ok(());
         }
         let name = toml::Value::try_from(solver).ok().and_then(|v| v.as_str().map(str::to_string));
+        let what = if self.obstacles.is_empty() { "open or inflow sides" } else { "obstacles" };
         Err(Error::invalid(
             "params.pressure.solver",
             name.unwrap_or_else(|| format!("{solver:?}")),
-            "this solver does not weight faces by their open fraction, so it cannot honour obstacles; \
-             with obstacles use \"multigrid\", \"mgpcg\", \"sor\" or \"jacobi\"",
+            format!(
+                "this solver does not weight faces by their open fraction (it was derived for a closed or periodic \
+                 box), so it cannot honour {what}; use \"multigrid\", \"mgpcg\", \"sor\" or \"jacobi\""
+            ),
         ))
     }
 

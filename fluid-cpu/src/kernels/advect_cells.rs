@@ -66,9 +66,9 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], f: CellFields
     let arch = crate::simd::arch();
     #[cfg(target_arch = "x86_64")]
     let avx2 = Avx2::get().filter(|_| g.walls_two_wide());
-    rows_mut(f.density_out, nx, g.ny)
-        .zip(rows_mut(f.temperature_out, nx, g.ny))
-        .zip(rows_mut(f.dye_out, 4 * nx, g.ny))
+    rows_mut(&mut *f.density_out, nx, g.ny)
+        .zip(rows_mut(&mut *f.temperature_out, nx, g.ny))
+        .zip(rows_mut(&mut *f.dye_out, 4 * nx, g.ny))
         .with_min_len(min_rows)
         .enumerate()
         .for_each(|(j, ((d_row, t_row), c_row))| {
@@ -154,6 +154,83 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], f: CellFields
                     }
                 },
             )
+        });
+    if g.has_inflow() {
+        let decay = [decay_d, decay_t, decay_c];
+        inflow(g, p, s, (u, v), decay, (on_d, on_t, on_c), f);
+    }
+}
+
+/// The heaviest inflow side at point `(x, y)` (cell units) and its weight: 0 at the first
+/// cell's centre, 1 at the ghost's past the side and beyond.
+#[inline(always)]
+pub fn inflow_weight(g: &G, x: f32, y: f32) -> (f32, usize) {
+    let w = [0.5 - x, x - (g.nx as f32 - 0.5), 0.5 - y, y - (g.ny as f32 - 0.5)];
+    let mut best = (0.0f32, 0usize);
+    for (k, w) in w.into_iter().enumerate() {
+        let wk = w.clamp(0.0, 1.0);
+        if g.side_inflow(k) && wk > best.0 {
+            best = (wk, k);
+        }
+    }
+    best
+}
+
+/// 1 where side `k` carries smoke and dye at `(x, y)`: everywhere, or in its bands (`2n + 1`
+/// equal slots along the side, the odd ones bands).
+#[inline(always)]
+pub fn in_band(g: &G, k: usize, x: f32, y: f32) -> f32 {
+    let n = g.side_carry[k][2];
+    if n == 0.0 {
+        return 1.0;
+    }
+    let s = (if k < 2 { y / g.ny as f32 } else { x / g.nx as f32 }).clamp(0.0, 1.0);
+    let slot = (s * (2.0 * n + 1.0)).floor() as u32;
+    if slot & 1 == 1 { 1.0 } else { 0.0 }
+}
+
+/// Near an inflow side the ghost cell past it holds what the inflow carries: each cell whose
+/// point traced back lies within half a cell of the side or beyond blends its advected value
+/// toward it (the twin of the blend in `advect_cells.wgsl`, after the same backtrace).
+fn inflow(
+    g: &G,
+    p: &AdvectParams,
+    s: f32,
+    (u, v): (&[f32], &[f32]),
+    [decay_d, decay_t, decay_c]: [f32; 3],
+    (on_d, on_t, on_c): (bool, bool, bool),
+    f: CellFields<'_>,
+) {
+    let amb = p.ambient_temperature;
+    let nx = g.nx;
+    rows_mut(f.density_out, nx, g.ny)
+        .zip(rows_mut(f.temperature_out, nx, g.ny))
+        .zip(rows_mut(f.dye_out, 4 * nx, g.ny))
+        .enumerate()
+        .for_each(|(j, ((d_row, t_row), c_row))| {
+            for i in 0..nx {
+                let (bx, by) = backtrace(g, u, v, p.order, s, i as f32 + 0.5, j as f32 + 0.5);
+                let (w, k) = inflow_weight(g, bx, by);
+                if w <= 0.0 {
+                    continue;
+                }
+                let band = in_band(g, k, bx, by);
+                let carry = g.side_carry[k];
+                if on_d {
+                    let d = d_row[i];
+                    d_row[i] = d + w * (band * carry[0] * decay_d - d);
+                }
+                if on_t {
+                    let t = t_row[i];
+                    t_row[i] = t + w * ((amb + (carry[1] - amb) * decay_t) - t);
+                }
+                if on_c {
+                    for (ch, x) in c_row[4 * i..4 * i + 4].iter_mut().enumerate() {
+                        let c = *x;
+                        *x = c + w * (band * g.side_dye[k][ch] * decay_c - c);
+                    }
+                }
+            }
         });
 }
 

@@ -17,7 +17,7 @@ use fluid_core::ir::schedule::Dispatch;
 #[inline(always)]
 pub fn advect_u_face(g: &G, p: &AdvectParams, dt: f32, decay: f32, u: &[f32], v: &[f32], i: usize, j: usize) -> f32 {
     if g.u_on_wall(i) {
-        return 0.0;
+        return g.wall_u(i, j);
     }
     let (x, y) = (g.ui(i) as f32, j as f32 + 0.5);
     let (bx, by) = backtrace(g, u, v, p.order, dt * g.inv_h, x, y);
@@ -28,7 +28,7 @@ pub fn advect_u_face(g: &G, p: &AdvectParams, dt: f32, decay: f32, u: &[f32], v:
 #[inline(always)]
 pub fn advect_v_face(g: &G, p: &AdvectParams, dt: f32, decay: f32, u: &[f32], v: &[f32], i: usize, j: usize) -> f32 {
     if g.v_on_wall(j) {
-        return 0.0;
+        return g.wall_v(i, j);
     }
     let (x, y) = (i as f32 + 0.5, g.vj(j) as f32);
     let (bx, by) = backtrace(g, u, v, p.order, dt * g.inv_h, x, y);
@@ -64,7 +64,7 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], u_out: &mut [
                     let (bx, by) = a.backtrace(g, u, v, p.order, s, (xs, a.splat(y)), (a.load(k1.0), a.load(k1.1)));
                     let val = a.store(a.mul(a.sample_u(g, u, bx, by), a.splat(decay)));
                     for (k, out) in chunk.iter_mut().enumerate() {
-                        *out = if g.u_on_wall(i0 + k) { 0.0 } else { val[k] };
+                        *out = if g.u_on_wall(i0 + k) { g.wall_u(i0 + k, j) } else { val[k] };
                     }
                     continue;
                 }
@@ -75,7 +75,7 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], u_out: &mut [
                 let (bx, by) = backtrace_lanes(g, u, v, p.order, s, &xs, &[y; LANES], k1);
                 let val = sample_u_lanes(g, u, &bx, &by);
                 for (k, out) in chunk.iter_mut().enumerate() {
-                    *out = if g.u_on_wall(i0 + k) { 0.0 } else { val[k] * decay };
+                    *out = if g.u_on_wall(i0 + k) { g.wall_u(i0 + k, j) } else { val[k] * decay };
                 }
             }
         },
@@ -90,7 +90,9 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], u_out: &mut [
             for (c, chunk) in row.chunks_mut(LANES).enumerate() {
                 let i0 = c * LANES;
                 if wall {
-                    chunk.fill(0.0);
+                    for (k, out) in chunk.iter_mut().enumerate() {
+                        *out = g.wall_v(i0 + k, j);
+                    }
                     continue;
                 }
                 #[cfg(target_arch = "x86_64")]

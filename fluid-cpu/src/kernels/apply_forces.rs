@@ -48,7 +48,7 @@ fn force_u_face_with(
     j: usize,
 ) -> f32 {
     if g.u_on_wall(i) {
-        return 0.0;
+        return g.wall_u(i, j);
     }
     let i = g.ui(i);
     let mut a = p.gravity[0];
@@ -81,7 +81,7 @@ fn force_v_face_with(
     j: usize,
 ) -> f32 {
     if g.v_on_wall(j) {
-        return 0.0;
+        return g.wall_v(i, j);
     }
     let j = g.vj(j);
     let down = prev(j, g.ny, g.py).unwrap_or(j);

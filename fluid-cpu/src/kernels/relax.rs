@@ -1,10 +1,11 @@
 //! `relax`: one iteration of the MAC seed's relaxation on the velocity. Each cell measures its
 //! net inflow over its open (non-wall) faces, `d = (u_left − u_right + v_down − v_up) / n`, and
 //! asks each open face to carry `d` more outwards; a face shared by two cells takes the average
-//! of their two requests, scaled by ω: `u ← u + ω (d_left − d_right) / 2`. Wall faces keep their
-//! (zero) velocity. That correction is the gradient of `P = ω h d / (2 dt)`, which the kernel
-//! accumulates into `pressure` (reset on the first iteration), so the residual of the pressure
-//! equation measures what is left; in pressure terms the iteration is weighted Jacobi with ω/2.
+//! of their two requests, scaled by ω: `u ← u + ω (d_left − d_right) / 2`. The box's edge faces
+//! keep their velocity (the solver is refused with open or inflow sides). That correction is
+//! the gradient of `P = ω h d / (2 dt)`, which the kernel accumulates into `pressure` (reset on
+//! the first iteration), so the residual of the pressure equation measures what is left; in
+//! pressure terms the iteration is weighted Jacobi with ω/2.
 
 use fluid_core::grid::uniforms::JacobiParams;
 
@@ -27,7 +28,7 @@ pub fn inflow(g: &G, u: &[f32], v: &[f32], i: usize, j: usize) -> f32 {
 #[inline(always)]
 pub fn relax_u_face(g: &G, omega: f32, u: &[f32], v: &[f32], i: usize, j: usize) -> f32 {
     let old = u[g.u(i, j)];
-    if g.u_on_wall(i) {
+    if g.u_on_edge(i) {
         return old;
     }
     let right = g.ui(i);
@@ -39,7 +40,7 @@ pub fn relax_u_face(g: &G, omega: f32, u: &[f32], v: &[f32], i: usize, j: usize)
 #[inline(always)]
 pub fn relax_v_face(g: &G, omega: f32, u: &[f32], v: &[f32], i: usize, j: usize) -> f32 {
     let old = v[g.v(i, j)];
-    if g.v_on_wall(j) {
+    if g.v_on_edge(j) {
         return old;
     }
     let up = g.vj(j);
@@ -134,7 +135,7 @@ pub fn run(
         #[inline(always)]
         |j, row| {
             let old = &v[g.v(0, j)..][..nx];
-            if g.v_on_wall(j) {
+            if g.v_on_edge(j) {
                 row.copy_from_slice(old);
                 return;
             }

@@ -7,7 +7,7 @@
 
 use fluid_core::grid::uniforms::{JacobiParams, SplatGpu};
 
-use super::common::{G, flush_subnormal, for_each_row, next, prev, rows_mut};
+use super::common::{BOTTOM, G, LEFT, RIGHT, TOP, flush_subnormal, for_each_row, next, prev, rows_mut, split_around};
 use super::splat::{SplatFields, splat_cell, splat_u_face, splat_v_face};
 use rayon::prelude::*;
 
@@ -23,11 +23,16 @@ pub fn v_open(g: &G, vf: &[f32], i: usize, j: usize) -> f32 {
     vf[2 * g.v(i, j)]
 }
 
-/// What crosses x-face `(i, j)` whose fluid velocity is `vel` (nothing through a wall).
+/// What crosses x-face `(i, j)` whose fluid velocity is `vel`: the open part carries it, the
+/// closed part the solid's velocity; a wall face its given velocity (zero, or an inflow's), an
+/// open side's edge face the fluid's.
 #[inline(always)]
 fn u_flux(g: &G, uf: &[f32], vel: f32, i: usize, j: usize) -> f32 {
     if g.u_on_wall(i) {
-        return 0.0;
+        return g.wall_u(i, j);
+    }
+    if g.u_on_edge(i) {
+        return vel;
     }
     let (f, s) = (uf[2 * g.u(i, j)], uf[2 * g.u(i, j) + 1]);
     f * vel + (1.0 - f) * s
@@ -36,7 +41,10 @@ fn u_flux(g: &G, uf: &[f32], vel: f32, i: usize, j: usize) -> f32 {
 #[inline(always)]
 fn v_flux(g: &G, vf: &[f32], vel: f32, i: usize, j: usize) -> f32 {
     if g.v_on_wall(j) {
-        return 0.0;
+        return g.wall_v(i, j);
+    }
+    if g.v_on_edge(j) {
+        return vel;
     }
     let (f, s) = (vf[2 * g.v(i, j)], vf[2 * g.v(i, j) + 1]);
     f * vel + (1.0 - f) * s
@@ -66,30 +74,32 @@ pub fn divergence(g: &G, uv: (&[f32], &[f32]), faces: (&[f32], &[f32]), out: &mu
     });
 }
 
-/// The neighbours of cell `(i, j)` that are not walls, each weighted by the open fraction of
-/// the face between: `(Σ w f(k), Σ w)` in the order left, right, down, up, `k` the neighbour.
+/// The neighbours of cell `(i, j)`, each weighted by the open fraction of the face between:
+/// `(Σ w f(k), Σ w)` in the order left, right, down, up, `k` the neighbour. Past the box's
+/// edge the weight is the side's [`G::edge_weight`] and the term `w · edge`: the pressure is
+/// zero there.
 #[inline(always)]
-fn weighted(g: &G, (uf, vf): (&[f32], &[f32]), i: usize, j: usize, f: impl Fn(usize) -> f32) -> (f32, f32) {
+fn weighted(g: &G, (uf, vf): (&[f32], &[f32]), i: usize, j: usize, edge: f32, f: impl Fn(usize) -> f32) -> (f32, f32) {
     let (mut sum, mut n) = (0.0f32, 0.0f32);
-    if let Some(il) = prev(i, g.nx, g.px) {
-        let w = u_open(g, uf, i, j);
-        sum += w * f(g.c(il, j));
+    let mut add = |w: f32, x: f32| {
+        sum += w * x;
         n += w;
+    };
+    match prev(i, g.nx, g.px) {
+        Some(il) => add(u_open(g, uf, i, j), f(g.c(il, j))),
+        None => add(g.edge_weight(LEFT), edge),
     }
-    if let Some(ir) = next(i, g.nx, g.px) {
-        let w = u_open(g, uf, i + 1, j);
-        sum += w * f(g.c(ir, j));
-        n += w;
+    match next(i, g.nx, g.px) {
+        Some(ir) => add(u_open(g, uf, i + 1, j), f(g.c(ir, j))),
+        None => add(g.edge_weight(RIGHT), edge),
     }
-    if let Some(jd) = prev(j, g.ny, g.py) {
-        let w = v_open(g, vf, i, j);
-        sum += w * f(g.c(i, jd));
-        n += w;
+    match prev(j, g.ny, g.py) {
+        Some(jd) => add(v_open(g, vf, i, j), f(g.c(i, jd))),
+        None => add(g.edge_weight(BOTTOM), edge),
     }
-    if let Some(ju) = next(j, g.ny, g.py) {
-        let w = v_open(g, vf, i, j + 1);
-        sum += w * f(g.c(i, ju));
-        n += w;
+    match next(j, g.ny, g.py) {
+        Some(ju) => add(v_open(g, vf, i, j + 1), f(g.c(i, ju))),
+        None => add(g.edge_weight(TOP), edge),
     }
     (sum, n)
 }
@@ -107,7 +117,7 @@ fn sweep_cell(
     relax: bool,
 ) -> f32 {
     let c = g.c(i, j);
-    let (sum, n) = weighted(g, faces, i, j, |k| p[k]);
+    let (sum, n) = weighted(g, faces, i, j, 0.0, |k| p[k]);
     if params.zero_initial != 0 {
         return if relax && n != 0.0 { flush_subnormal(params.omega * scale * div[c] / n) } else { 0.0 };
     }
@@ -143,7 +153,8 @@ pub fn residual(g: &G, dt: f32, (hi, lo, div): (&[f32], &[f32], &[f32]), faces: 
     for_each_row(out, g.nx, |j, row| {
         for (i, x) in row.iter_mut().enumerate() {
             let c = g.c(i, j);
-            let (sum, _) = weighted(g, faces, i, j, |n| (hi[n] - hi[c]) + (lo[n] - lo[c]));
+            let edge = (0.0 - hi[c]) + (0.0 - lo[c]);
+            let (sum, _) = weighted(g, faces, i, j, edge, |n| (hi[n] - hi[c]) + (lo[n] - lo[c]));
             *x = div[c] - k * sum;
         }
     });
@@ -164,7 +175,12 @@ pub fn subtract_gradient(
         for (i, x) in row.iter_mut().enumerate() {
             let f = 2 * g.u(i, j);
             *x = if g.u_on_wall(i) {
-                0.0
+                g.wall_u(i, j)
+            } else if g.u_on_edge(i) {
+                // An open side, wholly open whatever an obstacle covers: zero pressure past it.
+                let c = g.c(if i == 0 { 0 } else { g.nx - 1 }, j);
+                let inside = hi[c] + lo[c];
+                *x - k * if i == 0 { inside } else { -inside }
             } else if uf[f] == 0.0 {
                 uf[f + 1]
             } else {
@@ -178,7 +194,11 @@ pub fn subtract_gradient(
         for (i, x) in row.iter_mut().enumerate() {
             let f = 2 * g.v(i, j);
             *x = if g.v_on_wall(j) {
-                0.0
+                g.wall_v(i, j)
+            } else if g.v_on_edge(j) {
+                let c = g.c(i, if j == 0 { 0 } else { g.ny - 1 });
+                let inside = hi[c] + lo[c];
+                *x - k * if j == 0 { inside } else { -inside }
             } else if vf[f] == 0.0 {
                 vf[f + 1]
             } else {
@@ -255,7 +275,8 @@ pub fn weighted_residual_b(
     j: usize,
 ) -> f32 {
     let c = g.c(i, j);
-    let (sum, _) = weighted(g, faces, i, j, |k| (hi[k] - hi[c]) + (lo[k] - lo[c]));
+    let edge = (0.0 - hi[c]) + (0.0 - lo[c]);
+    let (sum, _) = weighted(g, faces, i, j, edge, |k| (hi[k] - hi[c]) + (lo[k] - lo[c]));
     scale * div[c] + sum
 }
 
@@ -273,7 +294,7 @@ pub fn cg_apply(g: &G, d: &[f32], faces: (&[f32], &[f32]), q: &mut [f32]) {
     for_each_row(q, g.nx, |j, row| {
         for (i, x) in row.iter_mut().enumerate() {
             let c = g.c(i, j);
-            let (sum, _) = weighted(g, faces, i, j, |k| d[k] - d[c]);
+            let (sum, _) = weighted(g, faces, i, j, 0.0 - d[c], |k| d[k] - d[c]);
             *x = -sum;
         }
     });
@@ -295,25 +316,41 @@ fn level_weighted(
     let cells = nx * ny;
     let (mut sum, mut n) = (0.0f32, 0.0f32);
     let c = j * nx + i;
+    // Past the box's edge the level's value is zero. Its zero lies half a level-0 cell past
+    // the edge, so the weight is 2r / (r + 1), r the level's cell in level-0 cells (twin of
+    // level_edge_weight in multigrid_solid.wgsl).
+    let weight = |side: usize, n: usize, n0: usize| {
+        let r = n0 as f32 / n as f32;
+        g.edge_weight(side) * (2.0 * r / (r + 1.0))
+    };
+    let edge = |side: usize| if side < 2 { weight(side, nx, g.nx) } else { weight(side, ny, g.ny) };
     if let Some(il) = prev(i, nx, g.px) {
         let wt = faces[w + j * nx + il];
         sum += wt * p(j * nx + il);
         n += wt;
+    } else {
+        n += edge(LEFT);
     }
     if let Some(ir) = next(i, nx, g.px) {
         let wt = faces[w + c];
         sum += wt * p(j * nx + ir);
         n += wt;
+    } else {
+        n += edge(RIGHT);
     }
     if let Some(jd) = prev(j, ny, g.py) {
         let wt = faces[w + cells + jd * nx + i];
         sum += wt * p(jd * nx + i);
         n += wt;
+    } else {
+        n += edge(BOTTOM);
     }
     if let Some(ju) = next(j, ny, g.py) {
         let wt = faces[w + cells + c];
         sum += wt * p(ju * nx + i);
         n += wt;
+    } else {
+        n += edge(TOP);
     }
     (sum, n)
 }
@@ -323,30 +360,40 @@ fn faces_at(b: u32) -> usize {
     2 * (b as usize / 3)
 }
 
-/// `mg_smooth` with obstacles: one colour pass over the level's weighted stencil.
+/// `mg_smooth` with obstacles: one colour pass over the level's weighted stencil, written in
+/// place of `tmp` while the iterate and right-hand side are read around it (small levels on
+/// one thread: their passes are many and short).
 pub fn mg_smooth(g: &G, params: &fluid_core::grid::uniforms::MgParams, mg: &mut [f32], faces: &[f32]) {
     let (nx, ny) = (params.nx as usize, params.ny as usize);
-    let (b, src, dst) = (params.b as usize, params.p as usize, params.tmp as usize);
+    let (b, src) = (params.b as usize, params.p as usize);
     let w = faces_at(params.b);
     let zero = params.zero_initial != 0;
-    let read: &[f32] = mg;
-    let out: Vec<f32> = (0..nx * ny)
-        .into_par_iter()
-        .map(|c| {
-            let (i, j) = (c % nx, c / nx);
-            let old = if zero { 0.0 } else { read[src + c] };
+    let (out, read) = split_around(mg, params.tmp as usize, nx * ny);
+    let row = |j: usize, row: &mut [f32]| {
+        for (i, x) in row.iter_mut().enumerate() {
+            let c = j * nx + i;
+            let old = if zero { 0.0 } else { read.get(src + c) };
+            *x = old;
             if ((i + j) & 1) as u32 != params.colour {
-                return old;
+                continue;
             }
-            let (sum, n) = level_weighted(g, faces, w, (nx, ny), i, j, |k| if zero { 0.0 } else { read[src + k] });
-            if n == 0.0 {
-                return old;
+            let (sum, n) = level_weighted(g, faces, w, (nx, ny), i, j, |k| if zero { 0.0 } else { read.get(src + k) });
+            if n != 0.0 {
+                let pj = (sum + read.get(b + c)) / n;
+                *x = old + params.omega * (pj - old);
             }
-            let pj = (sum + read[b + c]) / n;
-            old + params.omega * (pj - old)
-        })
-        .collect();
-    mg[dst..dst + nx * ny].copy_from_slice(&out);
+        }
+    };
+    level_rows(out, nx, row);
+}
+
+/// Rows of `nx` values of a level, in parallel where the level is large.
+fn level_rows(out: &mut [f32], nx: usize, f: impl Fn(usize, &mut [f32]) + Sync) {
+    if out.len() < 16384 {
+        out.chunks_mut(nx).enumerate().for_each(|(j, r)| f(j, r));
+    } else {
+        out.par_chunks_mut(nx).enumerate().for_each(|(j, r)| f(j, r));
+    }
 }
 
 /// `mg_restrict` with obstacles: the level's weighted residual summed into the coarser `b`.
@@ -355,25 +402,24 @@ pub fn mg_restrict(g: &G, params: &fluid_core::grid::uniforms::MgParams, mg: &mu
     let (cnx, cny) = (params.cnx as usize, params.cny as usize);
     let (b, p) = (params.b as usize, params.p as usize);
     let w = faces_at(params.b);
-    let read: &[f32] = mg;
-    let out: Vec<f32> = (0..cnx * cny)
-        .into_par_iter()
-        .map(|cc| {
-            let (ci, cj) = (cc % cnx, cc / cnx);
+    // The coarse level's b and p follow the fine level's arrays: b first, then p.
+    let (cb, cp) = (params.cb as usize, params.cp as usize);
+    let (out, read) = split_around(mg, cb, cnx * cny);
+    let row = |cj: usize, row: &mut [f32]| {
+        for (ci, x) in row.iter_mut().enumerate() {
             let mut r = 0.0f32;
             for (a, bb) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
                 let (i, j) = (2 * ci + a, 2 * cj + bb);
                 if i < nx && j < ny {
                     let c = j * nx + i;
-                    let (sum, n) = level_weighted(g, faces, w, (nx, ny), i, j, |k| read[p + k]);
-                    r += read[b + c] - (n * read[p + c] - sum);
+                    let (sum, n) = level_weighted(g, faces, w, (nx, ny), i, j, |k| read.get(p + k));
+                    r += read.get(b + c) - (n * read.get(p + c) - sum);
                 }
             }
-            r
-        })
-        .collect();
-    let (cb, cp) = (params.cb as usize, params.cp as usize);
-    mg[cb..cb + cnx * cny].copy_from_slice(&out);
+            *x = r;
+        }
+    };
+    level_rows(out, cnx, row);
     mg[cp..cp + cnx * cny].fill(0.0);
 }
 

@@ -1,6 +1,42 @@
 // #include velocity
 // One invocation: trace cell (i, j)'s centre back along the velocity and sample density,
 // temperature and dye there (those whose bit is set), applying each field's dissipation.
+// Near an inflow side the ghost cell past it holds what the inflow carries: a point traced
+// back within half a cell of the side or beyond blends toward it (inflow_weight).
+
+struct Carried {
+    w: f32,
+    k: u32,
+}
+
+// The heaviest inflow side at point b (cell units): weight 0 at the first cell's centre, 1 at
+// the ghost's and beyond.
+fn inflow_weight(b: vec2<f32>) -> Carried {
+    var r: Carried;
+    r.w = 0.0;
+    r.k = 0u;
+    let w = array<f32, 4>(0.5 - b.x, b.x - (f32(grid.nx) - 0.5), 0.5 - b.y, b.y - (f32(grid.ny) - 0.5));
+    for (var k = 0u; k < 4u; k++) {
+        let wk = clamp(w[k], 0.0, 1.0);
+        if (side_inflow(k) && wk > r.w) {
+            r.w = wk;
+            r.k = k;
+        }
+    }
+    return r;
+}
+
+// 1 where side k carries smoke and dye at b: everywhere, or in its bands (2n + 1 equal slots
+// along the side, the odd ones bands).
+fn in_band(k: u32, b: vec2<f32>) -> f32 {
+    let n = grid.side_carry[k].z;
+    if (n == 0.0) {
+        return 1.0;
+    }
+    let s = clamp(select(b.x / f32(grid.nx), b.y / f32(grid.ny), k < 2u), 0.0, 1.0);
+    let slot = u32(floor(s * (2.0 * n + 1.0)));
+    return select(0.0, 1.0, (slot & 1u) == 1u);
+}
 
 @group(0) @binding(2) var<uniform> params: AdvectParams;
 @group(1) @binding(0) var<storage, read> u: array<f32>;
@@ -29,20 +65,26 @@ fn advect_cells(@builtin(global_invocation_id) id: vec3<u32>) {
     let c01 = ci(sx.i0, sy.i1);
     let c11 = ci(sx.i1, sy.i1);
     let c = ci(i, j);
+    let inflow = inflow_weight(b);
+    let carry = grid.side_carry[inflow.k];
+    let band = in_band(inflow.k, b);
     if ((params.fields & ADVECT_DENSITY) != 0u) {
         let decay = exp(-params.density_dissipation * dt);
-        density_out[c] = lerp2(density[c00], density[c10], density[c01], density[c11], sx.t, sy.t) * decay;
+        let d = lerp2(density[c00], density[c10], density[c01], density[c11], sx.t, sy.t) * decay;
+        density_out[c] = select(d, d + inflow.w * (band * carry.x * decay - d), inflow.w > 0.0);
     }
     if ((params.fields & ADVECT_TEMPERATURE) != 0u) {
         let decay = exp(-params.temperature_dissipation * dt);
         let amb = params.ambient_temperature;
         let t = lerp2(temperature[c00], temperature[c10], temperature[c01], temperature[c11], sx.t, sy.t);
-        temperature_out[c] = amb + (t - amb) * decay;
+        let td = amb + (t - amb) * decay;
+        temperature_out[c] = select(td, td + inflow.w * ((amb + (carry.y - amb) * decay) - td), inflow.w > 0.0);
     }
     if ((params.fields & ADVECT_DYE) != 0u) {
         let decay = exp(-params.dye_dissipation * dt);
         let a = dye[c00] + (dye[c10] - dye[c00]) * sx.t;
         let bb = dye[c01] + (dye[c11] - dye[c01]) * sx.t;
-        dye_out[c] = (a + (bb - a) * sy.t) * decay;
+        let cd = (a + (bb - a) * sy.t) * decay;
+        dye_out[c] = select(cd, cd + inflow.w * (band * grid.side_dye[inflow.k] * decay - cd), inflow.w > 0.0);
     }
 }

@@ -19,7 +19,7 @@ fn advect_velocity(@builtin(global_invocation_id) id: vec3<u32>) {
     let decay = exp(-params.velocity_dissipation * dt);
     let s = dt * grid.inv_h;
     if (j < grid.ny) {
-        var val = 0.0;
+        var val = wall_u(i, j);
         if (!u_on_wall(i)) {
             let p = vec2<f32>(f32(canon_u(i)), f32(j) + 0.5);
             val = sample_u(backtrace(p, params.order, s)) * decay;
@@ -27,7 +27,7 @@ fn advect_velocity(@builtin(global_invocation_id) id: vec3<u32>) {
         u_out[ui_(i, j)] = val;
     }
     if (i < grid.nx) {
-        var val = 0.0;
+        var val = wall_v(i, j);
         if (!v_on_wall(j)) {
             let p = vec2<f32>(f32(i) + 0.5, f32(canon_v(j)));
             val = sample_v(backtrace(p, params.order, s)) * decay;

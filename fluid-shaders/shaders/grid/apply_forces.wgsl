@@ -51,7 +51,7 @@ fn apply_forces(@builtin(global_invocation_id) id: vec3<u32>) {
     if (j < grid.ny) {
         let k = ui_(i, j);
         if (u_on_wall(i)) {
-            u[k] = 0.0;
+            u[k] = wall_u(i, j);
         } else {
             let ic = canon_u(i);
             var a = params.gravity.x;
@@ -66,7 +66,7 @@ fn apply_forces(@builtin(global_invocation_id) id: vec3<u32>) {
     if (i < grid.nx) {
         let k = vi_(i, j);
         if (v_on_wall(j)) {
-            v[k] = 0.0;
+            v[k] = wall_v(i, j);
         } else {
             let jc = canon_v(j);
             let down = or_self(prev(jc, grid.ny, py()), jc);

@@ -24,21 +24,30 @@ fn cg_apply(@builtin(global_invocation_id) id: vec3<u32>) {
     var sum = 0.0;
     let s = grid.solids != 0u;
     if (s) {
+        // Past the box's edge d is zero, weighted by the side's edge_weight.
         let il = prev(i, nx, px());
         if (il != NONE) {
             sum += u_faces[ui_(i, j)].x * (mg[d + j * nx + u32(il)] - dc);
+        } else {
+            sum += edge_weight(LEFT) * (0.0 - dc);
         }
         let ir = next(i, nx, px());
         if (ir != NONE) {
             sum += u_faces[ui_(i + 1u, j)].x * (mg[d + j * nx + u32(ir)] - dc);
+        } else {
+            sum += edge_weight(RIGHT) * (0.0 - dc);
         }
         let jd = prev(j, ny, py());
         if (jd != NONE) {
             sum += v_faces[vi_(i, j)].x * (mg[d + u32(jd) * nx + i] - dc);
+        } else {
+            sum += edge_weight(BOTTOM) * (0.0 - dc);
         }
         let ju = next(j, ny, py());
         if (ju != NONE) {
             sum += v_faces[vi_(i, j + 1u)].x * (mg[d + u32(ju) * nx + i] - dc);
+        } else {
+            sum += edge_weight(TOP) * (0.0 - dc);
         }
         mg[params.q + c] = -sum;
         return;

@@ -1,7 +1,8 @@
 // #include solid
 // One invocation: the divergence (u_right - u_left + v_top - v_bottom) / h of cell (i, j);
-// with obstacles each face's flux is its open part's fluid velocity plus its closed part's
-// solid velocity (wall faces carry nothing).
+// with face weights each face's flux is its open part's fluid velocity plus its closed part's
+// solid velocity; a wall face carries its given velocity (zero, or an inflow's), an open
+// side's edge face its fluid's.
 
 @group(1) @binding(0) var<storage, read> u: array<f32>;
 @group(1) @binding(1) var<storage, read> v: array<f32>;
@@ -10,10 +11,22 @@
 @group(1) @binding(4) var<storage, read_write> divergence_out: array<f32>;
 
 fn flux_u(i: u32, j: u32) -> f32 {
-    return select(u_flux(u[ui_(i, j)], i, j), 0.0, u_on_wall(i));
+    if (u_on_wall(i)) {
+        return wall_u(i, j);
+    }
+    if (u_on_edge(i)) {
+        return u[ui_(i, j)];
+    }
+    return u_flux(u[ui_(i, j)], i, j);
 }
 fn flux_v(i: u32, j: u32) -> f32 {
-    return select(v_flux(v[vi_(i, j)], i, j), 0.0, v_on_wall(j));
+    if (v_on_wall(j)) {
+        return wall_v(i, j);
+    }
+    if (v_on_edge(j)) {
+        return v[vi_(i, j)];
+    }
+    return v_flux(v[vi_(i, j)], i, j);
 }
 
 @compute @workgroup_size(WG_X, WG_Y)

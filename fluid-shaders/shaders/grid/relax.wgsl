@@ -1,7 +1,7 @@
 // One invocation: u-face (i, j), v-face (i, j) and cell (i, j) of one iteration of the MAC
 // seed's relaxation (twin of fluid-cpu/src/kernels/relax.rs): each cell's net inflow over its
 // open faces, d = (u_left - u_right + v_down - v_up) / n; each face takes the average of its two
-// cells' requests, u += omega (d_left - d_right) / 2; wall faces keep their velocity; the cell
+// cells' requests, u += omega (d_left - d_right) / 2; edge faces keep their velocity; the cell
 // accumulates the equivalent pressure omega h d / (2 dt).
 
 @group(0) @binding(2) var<uniform> params: JacobiParams;
@@ -38,7 +38,7 @@ fn relax(@builtin(global_invocation_id) id: vec3<u32>) {
     let omega = params.omega;
     if (j < grid.ny) {
         let f = ui_(i, j);
-        if (u_on_wall(i)) {
+        if (u_on_edge(i)) {
             u_out[f] = u[f];
         } else {
             let right = canon_u(i);
@@ -48,7 +48,7 @@ fn relax(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     if (i < grid.nx) {
         let f = vi_(i, j);
-        if (v_on_wall(j)) {
+        if (v_on_edge(j)) {
             v_out[f] = v[f];
         } else {
             let up = canon_v(j);

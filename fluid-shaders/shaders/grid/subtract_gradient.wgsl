@@ -1,7 +1,8 @@
 // One invocation: make u-face (i, j) and v-face (i, j) divergence-free: u -= dt (p_right -
 // p_left) / h, the pressure the double-float pressure + pressure_lo (high and low parts
-// differenced separately). Wall faces stay zero; with obstacles a closed face takes the
-// solid's velocity.
+// differenced separately). Wall faces keep their given velocity; with face weights a closed
+// face takes the solid's, and an open side's edge face (wholly open, whatever an obstacle
+// covers) sees zero pressure past it.
 // #include solid
 
 @group(1) @binding(0) var<storage, read_write> u: array<f32>;
@@ -27,7 +28,11 @@ fn subtract_gradient(@builtin(global_invocation_id) id: vec3<u32>) {
     if (j < grid.ny) {
         let f = ui_(i, j);
         if (u_on_wall(i)) {
-            u[f] = 0.0;
+            u[f] = wall_u(i, j);
+        } else if (u_on_edge(i)) {
+            let c = ci(select(grid.nx - 1u, 0u, i == 0u), j);
+            let inside = pressure[c] + pressure_lo[c];
+            u[f] = u[f] - k * select(-inside, inside, i == 0u);
         } else if (grid.solids != 0u && u_faces[f].x == 0.0) {
             u[f] = u_faces[f].y;
         } else {
@@ -39,7 +44,11 @@ fn subtract_gradient(@builtin(global_invocation_id) id: vec3<u32>) {
     if (i < grid.nx) {
         let f = vi_(i, j);
         if (v_on_wall(j)) {
-            v[f] = 0.0;
+            v[f] = wall_v(i, j);
+        } else if (v_on_edge(j)) {
+            let c = ci(i, select(grid.ny - 1u, 0u, j == 0u));
+            let inside = pressure[c] + pressure_lo[c];
+            v[f] = v[f] - k * select(-inside, inside, j == 0u);
         } else if (grid.solids != 0u && v_faces[f].x == 0.0) {
             v[f] = v_faces[f].y;
         } else {

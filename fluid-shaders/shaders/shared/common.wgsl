@@ -11,8 +11,16 @@ struct GridUniform {
     boundary_y: u32,
     // Always 0, unknown to the compiler (see opaque() in double_float.wgsl).
     zero: u32,
-    // 1 when obstacles cut the faces (the kernels that bind u_faces / v_faces weight by them).
+    // 1 when obstacles, open or inflow sides make the kernels that bind u_faces / v_faces
+    // weight by them.
     solids: u32,
+    // Per side (left, right, bottom, top): SIDE_* code, speed (a no-slip wall's tangential
+    // one, an inflow's inward one), what an inflow carries ([density, temperature, stripes, 0])
+    // and its dye.
+    sides: vec4<u32>,
+    side_speed: vec4<f32>,
+    side_carry: array<vec4<f32>, 4>,
+    side_dye: array<vec4<f32>, 4>,
 }
 
 struct StepUniform {
@@ -55,9 +63,9 @@ struct ForceParams {
 
 struct DiffuseParams {
     viscosity: f32,
+    no_slip: u32,
     _pad0: u32,
     _pad1: u32,
-    _pad2: u32,
 }
 
 struct MgParams {
@@ -128,6 +136,14 @@ const WG_X: u32 = 16u;
 const WG_Y: u32 = 16u;
 
 const BOUNDARY_PERIODIC: u32 = 2u;
+const SIDE_OPEN: u32 = 1u;
+const SIDE_INFLOW: u32 = 3u;
+const SIDE_NO_SLIP: u32 = 4u;
+const SIDE_INFLOW_PARABOLIC: u32 = 5u;
+const LEFT: u32 = 0u;
+const RIGHT: u32 = 1u;
+const BOTTOM: u32 = 2u;
+const TOP: u32 = 3u;
 const ADVECT_DENSITY: u32 = 1u;
 const ADVECT_TEMPERATURE: u32 = 2u;
 const ADVECT_DYE: u32 = 4u;
@@ -148,9 +164,48 @@ fn ci(i: u32, j: u32) -> u32 { return j * grid.nx + i; }
 fn ui_(i: u32, j: u32) -> u32 { return j * (grid.nx + 1u) + i; }
 fn vi_(i: u32, j: u32) -> u32 { return j * grid.nx + i; }
 
-// Wall faces always carry zero velocity.
-fn u_on_wall(i: u32) -> bool { return !px() && (i == 0u || i == grid.nx); }
-fn v_on_wall(j: u32) -> bool { return !py() && (j == 0u || j == grid.ny); }
+fn side_open(k: u32) -> bool { return grid.sides[k] == SIDE_OPEN; }
+// The pressure solve's weight of the box's edge on side k: 1 past an open side (zero pressure
+// there), 0 past a closed one. The rasterised fractions of edge faces are not read.
+fn edge_weight(k: u32) -> f32 { return select(0.0, 1.0, side_open(k)); }
+fn side_inflow(k: u32) -> bool { return grid.sides[k] == SIDE_INFLOW || grid.sides[k] == SIDE_INFLOW_PARABOLIC; }
+
+// The faces on the box's edge (not along a periodic axis).
+fn u_on_edge(i: u32) -> bool { return !px() && (i == 0u || i == grid.nx); }
+fn v_on_edge(j: u32) -> bool { return !py() && (j == 0u || j == grid.ny); }
+
+// Wall faces: the edge faces of closed sides (walls and inflows), whose velocity is given
+// (wall_u / wall_v); an open side's edge faces are unknowns like the inner ones.
+fn u_on_wall(i: u32) -> bool { return u_on_edge(i) && !side_open(select(RIGHT, LEFT, i == 0u)); }
+fn v_on_wall(j: u32) -> bool { return v_on_edge(j) && !side_open(select(TOP, BOTTOM, j == 0u)); }
+
+// Inward speed of side k at s in [0, 1] along it: an inflow's (uniform, or a parabola peaking
+// mid-side), zero elsewhere.
+fn inflow_speed(k: u32, s: f32) -> f32 {
+    let code = grid.sides[k];
+    if (code == SIDE_INFLOW) {
+        return grid.side_speed[k];
+    }
+    if (code == SIDE_INFLOW_PARABOLIC) {
+        return grid.side_speed[k] * 4.0 * s * (1.0 - s);
+    }
+    return 0.0;
+}
+
+// The velocity of wall face u (i, j) / v (i, j): zero on a wall, the inflow on an inflow.
+fn wall_u(i: u32, j: u32) -> f32 {
+    let s = (f32(j) + 0.5) / f32(grid.ny);
+    return select(-inflow_speed(RIGHT, s), inflow_speed(LEFT, s), i == 0u);
+}
+fn wall_v(i: u32, j: u32) -> f32 {
+    let s = (f32(i) + 0.5) / f32(grid.nx);
+    return select(-inflow_speed(TOP, s), inflow_speed(BOTTOM, s), j == 0u);
+}
+
+// Sides that fix the tangential velocity (the viscous step's ghost 2 v_side - v): a no-slip
+// wall at its speed, an inflow at zero.
+fn holds_tangent(k: u32) -> bool { return grid.sides[k] == SIDE_NO_SLIP || side_inflow(k); }
+fn tangent_speed(k: u32) -> f32 { return select(0.0, grid.side_speed[k], grid.sides[k] == SIDE_NO_SLIP); }
 
 // Canonical face index: on a periodic axis face n is face 0.
 fn canon_u(i: u32) -> u32 { return select(i, 0u, px() && i == grid.nx); }

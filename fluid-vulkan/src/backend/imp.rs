@@ -220,7 +220,11 @@ impl Backend for VulkanBackend {
         // The splat buffer and the ring of step-input staging buffers, grown to the most splats.
         let splats = (fluid_core::splat::MAX_SPLATS.next_power_of_two() * size_of::<SplatGpu>()) as u64;
         let step_inputs = splats + PAD + RING as u64 * (SPLATS_OFFSET + splats + PAD);
-        let fixed = 32 + 16 + 4 * u64::from(REDUCE_MAX_PARTIALS) + 2 * 4 * RESULT_SLOTS as u64 + 5 * PAD;
+        let fixed = fluid_core::ir::schedule::UNIFORM_BYTES as u64
+            + 16
+            + 4 * u64::from(REDUCE_MAX_PARTIALS)
+            + 2 * 4 * RESULT_SLOTS as u64
+            + 5 * PAD;
         // The kept read-back buffers, and one whole resource read or written through a staging
         // buffer of its own.
         let reads = (1 + super::reads::SPARE_READS as u64) * (backend::Gather::KEPT_BYTES + PAD);

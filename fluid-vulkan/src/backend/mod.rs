@@ -123,7 +123,7 @@ pub struct VulkanBackend {
     max_binding: u64,
     uniform_buf: Arc<Buffer>,
     /// The model uniform written to `uniform_buf` (the last schedule's).
-    uniform: Option<[u8; 32]>,
+    uniform: Option<[u8; fluid_core::ir::schedule::UNIFORM_BYTES]>,
     step_buf: Arc<Buffer>,
     splat_buf: Arc<Buffer>,
     partials: Arc<Buffer>,
@@ -285,7 +285,8 @@ impl VulkanBackend {
         let buffer = |name: &str, size: u64, usage, location| -> Result<Arc<Buffer>> {
             Ok(Arc::new(Buffer::new(&ctx, name, size, usage, location, false)?))
         };
-        let uniform_buf = buffer("fluid.uniform", 32, uniform, Location::Upload)?;
+        let uniform_buf =
+            buffer("fluid.uniform", fluid_core::ir::schedule::UNIFORM_BYTES as u64, uniform, Location::Upload)?;
         let step_buf = buffer("fluid.step", 16, uniform, Location::Device)?;
         let partials = buffer("fluid.partials", 4 * u64::from(REDUCE_MAX_PARTIALS), storage, Location::Device)?;
         let results = buffer(

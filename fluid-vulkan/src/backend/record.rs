@@ -116,7 +116,8 @@ impl VulkanBackend {
         let mut set0: HashMap<&'static str, Arc<DescriptorSet>> = HashMap::new();
         for name in sets.0.keys() {
             let k = &self.kernels[name];
-            let mut writes = vec![(0, &self.uniform_buf, 32), (1, &self.step_buf, 16)];
+            let mut writes =
+                vec![(0, &self.uniform_buf, fluid_core::ir::schedule::UNIFORM_BYTES as u64), (1, &self.step_buf, 16)];
             if k.kernel.params.is_some() {
                 writes.push((2, &params, PARAMS_BINDING));
             }

@@ -60,7 +60,7 @@ pub struct WgpuBackend {
     workgroup: (u32, u32),
     uniform_buf: wgpu::Buffer,
     /// The model uniform written to `uniform_buf` (the last schedule's).
-    uniform: Option<[u8; 32]>,
+    uniform: Option<[u8; fluid_core::ir::schedule::UNIFORM_BYTES]>,
     step_buf: wgpu::Buffer,
     splat_buf: wgpu::Buffer,
     params_buf: wgpu::Buffer,
@@ -211,7 +211,7 @@ impl WgpuBackend {
         let align = limits.min_uniform_buffer_offset_alignment.max(256) as usize;
         let u = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST;
         let s = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
-        let uniform_buf = uniform_buffer(&device, "fluid.uniform", 32, u);
+        let uniform_buf = uniform_buffer(&device, "fluid.uniform", fluid_core::ir::schedule::UNIFORM_BYTES as u64, u);
         let step_buf = uniform_buffer(&device, "fluid.step", 16, u);
         let splat_buf = uniform_buffer(&device, "fluid.splats", SPLAT_BUF_FIRST, s);
         let params_buf = uniform_buffer(&device, "fluid.params", (align * 16) as u64, u);
@@ -415,7 +415,10 @@ impl Backend for WgpuBackend {
         let splats = SPLAT_BUF_FIRST
             .max((fluid_core::splat::MAX_SPLATS * size_of::<fluid_core::grid::uniforms::SplatGpu>()) as u64)
             .next_power_of_two();
-        let fixed = 32 + 16 + 4 * u64::from(REDUCE_MAX_PARTIALS) + 2 * 4 * RESULT_SLOTS as u64;
+        let fixed = fluid_core::ir::schedule::UNIFORM_BYTES as u64
+            + 16
+            + 4 * u64::from(REDUCE_MAX_PARTIALS)
+            + 2 * 4 * RESULT_SLOTS as u64;
         // The kept read-back buffers, and one whole resource read through its own.
         let reads = (1 + reads::SPARE_READS as u64) * backend::Gather::KEPT_BYTES;
         let largest = resources.iter().map(ResourceDesc::bytes).max().unwrap_or(0);

@@ -202,7 +202,29 @@ pub(crate) fn push(b: &mut Builder, cycles: u32, omega: f32, cold: bool, df: boo
 /// unweighted stencil, the plain ones weigh it by the levels' faces ([`push_faces`]).
 pub(crate) fn push_vcycle(b: &mut Builder, levels: &[Level], omega: f32, symmetric: bool, from_zero: bool) {
     let dispatched = !b.grid().solids;
-    push_steps(b, v_cycle(levels, omega, symmetric, from_zero, dispatched));
+    let mut steps = v_cycle(levels, omega, symmetric, from_zero, dispatched);
+    if b.grid().sides.contains(&crate::grid::Side::Open) {
+        over_relax_coarsest(&mut steps, levels);
+    }
+    push_steps(b, steps);
+}
+
+/// With an open side the slowest error is a quarter wave along the box, pinned to zero at
+/// that side only; the coarsest level's Gauss–Seidel crossing it takes ~n² iterations where a
+/// closed box's takes ~n (its constant mode is no error). Successive over-relaxation at the
+/// optimal ω = 2 / (1 + sin(π / 2n)) for that mode crosses it in ~n: without it a 4 × 1
+/// channel's V-cycle cut the residual 0.9× instead of 0.1×.
+fn over_relax_coarsest(steps: &mut [Step], levels: &[Level]) {
+    let Some(last) = levels.last() else { return };
+    let n = last.nx.max(last.ny) as f32;
+    let omega = 2.0 / (1.0 + (std::f32::consts::PI / (2.0 * n)).sin());
+    for step in steps {
+        if let Step::Smooth(p) = step
+            && p.b == last.b
+        {
+            p.omega = omega;
+        }
+    }
 }
 
 /// With obstacles, every level's face weights: level 0's from the grid's faces (after the

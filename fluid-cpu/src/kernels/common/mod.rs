@@ -36,8 +36,17 @@ pub struct G {
     pub px: bool,
     /// y wraps.
     pub py: bool,
-    /// Obstacles cut the faces: the face kernels take their paths in `kernels::solid`.
+    /// Obstacles, open or inflow sides weigh the faces: the face kernels take their paths in
+    /// `kernels::solid`.
     pub solids: bool,
+    /// Side codes (left, right, bottom, top; `Side::code`).
+    pub sides: [u32; 4],
+    /// Side speeds (`Side::speed`).
+    pub side_speed: [f32; 4],
+    /// What each side carries in: density, temperature, stripes, 0.
+    pub side_carry: [[f32; 4]; 4],
+    /// The dye each side carries in.
+    pub side_dye: [[f32; 4]; 4],
     /// [`G::wall_windows`], computed once: the AVX2 samples test it for every batch.
     windows: bool,
 }
@@ -48,7 +57,20 @@ impl G {
         let (nx, ny) = (u.nx as usize, u.ny as usize);
         let px = Boundary::from_code(u.boundary_x) == Boundary::Periodic;
         let py = Boundary::from_code(u.boundary_y) == Boundary::Periodic;
-        G { nx, ny, h: u.h, inv_h: u.inv_h, px, py, solids: u.solids != 0, windows: !px && !py && nx > 1 && ny > 1 }
+        G {
+            nx,
+            ny,
+            h: u.h,
+            inv_h: u.inv_h,
+            px,
+            py,
+            solids: u.solids != 0,
+            sides: u.sides,
+            side_speed: u.side_speed,
+            side_carry: u.side_carry,
+            side_dye: u.side_dye,
+            windows: !px && !py && nx > 1 && ny > 1,
+        }
     }
 
     /// Row length of a field kind.
@@ -82,16 +104,87 @@ impl G {
         j * self.nx + i
     }
 
-    /// Whether u-face column `i` lies on a wall (its velocity is always zero).
+    /// Whether u-face column `i` lies on the box's edge (not along a periodic axis).
+    #[inline(always)]
+    pub fn u_on_edge(&self, i: usize) -> bool {
+        !self.px && (i == 0 || i == self.nx)
+    }
+
+    /// Whether v-face row `j` lies on the box's edge.
+    #[inline(always)]
+    pub fn v_on_edge(&self, j: usize) -> bool {
+        !self.py && (j == 0 || j == self.ny)
+    }
+
+    /// Whether side `k` (left, right, bottom, top) is open.
+    #[inline(always)]
+    pub fn side_open(&self, k: usize) -> bool {
+        self.sides[k] == SIDE_OPEN
+    }
+
+    /// The pressure solve's weight of the box's edge on side `k`: 1 past an open side (zero
+    /// pressure there), 0 past a closed one.
+    #[inline(always)]
+    pub fn edge_weight(&self, k: usize) -> f32 {
+        if self.side_open(k) { 1.0 } else { 0.0 }
+    }
+
+    /// Whether side `k` is an inflow.
+    #[inline(always)]
+    pub fn side_inflow(&self, k: usize) -> bool {
+        self.sides[k] == SIDE_INFLOW || self.sides[k] == SIDE_INFLOW_PARABOLIC
+    }
+
+    /// Whether u-face column `i` lies on a wall: an edge of a closed side (a wall or an
+    /// inflow), whose velocity is given ([`G::wall_u`]).
     #[inline(always)]
     pub fn u_on_wall(&self, i: usize) -> bool {
-        !self.px && (i == 0 || i == self.nx)
+        self.u_on_edge(i) && !self.side_open(if i == 0 { LEFT } else { RIGHT })
     }
 
     /// Whether v-face row `j` lies on a wall.
     #[inline(always)]
     pub fn v_on_wall(&self, j: usize) -> bool {
-        !self.py && (j == 0 || j == self.ny)
+        self.v_on_edge(j) && !self.side_open(if j == 0 { BOTTOM } else { TOP })
+    }
+
+    /// Inward speed of side `k` at `s` in [0, 1] along it: an inflow's, zero elsewhere.
+    #[inline(always)]
+    pub fn inflow_speed(&self, k: usize, s: f32) -> f32 {
+        match self.sides[k] {
+            SIDE_INFLOW => self.side_speed[k],
+            SIDE_INFLOW_PARABOLIC => self.side_speed[k] * 4.0 * s * (1.0 - s),
+            _ => 0.0,
+        }
+    }
+
+    /// The velocity of wall u-face `(i, j)`: zero on a wall, the inflow's on an inflow.
+    #[inline(always)]
+    pub fn wall_u(&self, i: usize, j: usize) -> f32 {
+        let s = (j as f32 + 0.5) / self.ny as f32;
+        if i == 0 { self.inflow_speed(LEFT, s) } else { -self.inflow_speed(RIGHT, s) }
+    }
+
+    /// The velocity of wall v-face `(i, j)`.
+    #[inline(always)]
+    pub fn wall_v(&self, i: usize, j: usize) -> f32 {
+        let s = (i as f32 + 0.5) / self.nx as f32;
+        if j == 0 { self.inflow_speed(BOTTOM, s) } else { -self.inflow_speed(TOP, s) }
+    }
+
+    /// Whether side `k` fixes the tangential velocity (a no-slip wall, an inflow), and at what.
+    #[inline(always)]
+    pub fn held_tangent(&self, k: usize) -> Option<f32> {
+        match self.sides[k] {
+            SIDE_NO_SLIP => Some(self.side_speed[k]),
+            _ if self.side_inflow(k) => Some(0.0),
+            _ => None,
+        }
+    }
+
+    /// Whether any side is an inflow.
+    pub fn has_inflow(&self) -> bool {
+        (0..4).any(|k| self.side_inflow(k))
     }
 
     /// Walls on both axes and at least two cells along each: then every bilinear stencil of
@@ -121,6 +214,23 @@ impl G {
         if self.py && j == self.ny { 0 } else { j }
     }
 }
+
+/// Side codes of the grid uniform (`fluid_core::grid::Side::code`).
+pub const SIDE_OPEN: u32 = 1;
+/// An inflow, uniform.
+pub const SIDE_INFLOW: u32 = 3;
+/// A no-slip wall.
+pub const SIDE_NO_SLIP: u32 = 4;
+/// An inflow, parabolic.
+pub const SIDE_INFLOW_PARABOLIC: u32 = 5;
+/// Index of the left side.
+pub const LEFT: usize = 0;
+/// The right side.
+pub const RIGHT: usize = 1;
+/// The bottom side.
+pub const BOTTOM: usize = 2;
+/// The top side.
+pub const TOP: usize = 3;
 
 /// Neighbour `i − 1` of cell column `i` along an axis of `n` cells: wraps when periodic,
 /// `None` past a wall.
