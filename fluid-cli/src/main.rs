@@ -502,9 +502,10 @@ fn load_scene(arg: &str, overrides: &[String]) -> Result<Scene, Failure> {
     let path = Path::new(arg);
     let is_file = arg.ends_with(".toml") || path.is_file();
     if is_file {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Failure { code: 2, message: format!("cannot read scene {}: {e}", path.display()) })?;
-        let mut scene = Scene::from_toml_with(&text, &path.display().to_string(), &overrides)?;
+        if !path.is_file() {
+            return Err(Failure { code: 2, message: format!("cannot read scene {}: no such file", path.display()) });
+        }
+        let mut scene = Scene::from_file(path, &overrides)?;
         if scene.name.is_empty() {
             scene.name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
             fluid::check_name(&scene.name)?;

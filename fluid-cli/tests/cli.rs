@@ -680,9 +680,49 @@ fn the_plan_and_the_memory_budget() {
 /// Bad obstacles and the solid fields of a scene without obstacles: a message naming the key
 /// and exit code 2.
 #[test]
+fn a_scene_files_mask_is_read_beside_it() {
+    let dir = temp_dir("mask-scene");
+    std::fs::create_dir_all(dir.join("art")).expect("dir");
+    std::fs::copy("../scenes/grate.png", dir.join("art/slats.png")).expect("copy");
+    let scene = "name = \"masked\"\n[grid]\nnx = 128\nny = 128\n[params.pressure]\nsolver = \"sor\"\n\
+                 [[obstacles]]\nshape = \"mask\"\nimage = \"art/slats.png\"\nsize = [0.8, 0.2]\n";
+    std::fs::write(dir.join("masked.toml"), scene).expect("scene");
+    let out_dir = dir.join("out");
+    let out = fluid(&[
+        "run",
+        dir.join("masked.toml").to_str().expect("utf8"),
+        "--steps",
+        "2",
+        "--out",
+        out_dir.to_str().expect("utf8"),
+        "--dump",
+        "solid",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (shape, bytes) = npy(&out_dir.join("solid.npy"));
+    assert_eq!(shape, vec![128, 128]);
+    let solid: Vec<f32> = bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+    // The grate's opaque pixels are 64.2 % of its 102.4 × 25.6 cells: 1683 cells of solid.
+    let area: f32 = solid.iter().sum();
+    assert!((area / 1683.0 - 1.0).abs() < 0.03, "{area} cells of solid");
+}
+
+#[test]
 fn bad_obstacles_exit_2_naming_the_key() {
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 7] = [
         (&["--set", "obstacles=[{shape = \"circle\"}]", "--set", "params.pressure.solver=sor"], "obstacles[0].radius"),
+        (
+            &["--set", "obstacles=[{shape = \"mask\", image = \"nope.png\", size = [0.5, 0.5]}]"],
+            "`obstacles[0].image`: nope.png (cannot read it",
+        ),
+        (&["--set", "obstacles=[{shape = \"mask\", image = \"Cargo.toml\", size = [0.5, 0.5]}]"], "not an image"),
+        (
+            &[
+                "--set",
+                "obstacles=[{shape = \"mask\", image = \"grate.png\", size = [0.5, 0.5], invert = true, threshold = 0}]",
+            ],
+            "no pixel is solid",
+        ),
         (
             &["--set", "obstacles=[{shape = \"polygon\", points = []}]", "--set", "params.pressure.solver=sor"],
             "3 to 256 points",

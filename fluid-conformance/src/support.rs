@@ -110,6 +110,19 @@ pub(crate) fn obstacle_table(grid: &Grid) -> Vec<f32> {
         ),
         // Across the left edge: wraps on a periodic axis.
         at(Shape::Circle { radius: 0.1 * s }, 0.02, 0.55, 0.0, 0.0),
+        // A mask: an L of 7 × 5 pixels, turned and moving.
+        at(
+            Shape::mask(
+                [0.14 * s, 0.1 * s],
+                7,
+                5,
+                &(0..35).map(|k| (k % 7 < 3 && k / 7 > 0) || (k / 7 >= 3 && k % 7 > 0)).collect::<Vec<_>>(),
+            ),
+            0.45,
+            0.45,
+            0.6,
+            1.5,
+        ),
     ];
     table(&obstacles).into_iter().flatten().collect()
 }

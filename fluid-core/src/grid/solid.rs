@@ -42,7 +42,21 @@ pub enum Shape {
         /// The vertices.
         points: Vec<[f32; 2]>,
     },
+    /// An image's solid pixels stretched over a rectangle ([`Shape::mask`]), as the signed
+    /// distance at each pixel's centre, bilinear between them.
+    Mask {
+        /// Half the rectangle's width and height.
+        half_size: [f32; 2],
+        /// Pixels across and down.
+        pixels: [u32; 2],
+        /// Signed distance at each pixel's centre, world units, row by row from the top.
+        sdf: Vec<f32>,
+    },
 }
+
+/// Most pixels along a mask's longer side: an image is sampled down to it (its signed
+/// distances live in the obstacle table, and the host computes them pixel against pixel).
+pub const MAX_MASK_PIXELS: u32 = 96;
 
 /// Where a solid is: its position (world units) and its angle (radians, counter-clockwise).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -113,6 +127,32 @@ fn segments_cross(a: [f32; 2], b: [f32; 2], c: [f32; 2], d: [f32; 2]) -> bool {
 }
 
 impl Shape {
+    /// A mask of `solid` (`width × height` values, row by row from the top: whether each
+    /// pixel is solid) stretched over a rectangle of half size `half_size`: the signed
+    /// distance at each pixel's centre to the nearest pixel of the other kind, less half a
+    /// pixel (the outline between them).
+    pub fn mask(half_size: [f32; 2], width: u32, height: u32, solid: &[bool]) -> Shape {
+        let (w, h) = (width as usize, height as usize);
+        let (dx, dy) = (2.0 * half_size[0] / width as f32, 2.0 * half_size[1] / height as f32);
+        let half = 0.5 * dx.min(dy);
+        let sdf = (0..w * h)
+            .map(|k| {
+                let (x, y) = (k % w, k / w);
+                let mut best = f32::INFINITY;
+                for (m, other) in solid.iter().enumerate() {
+                    if *other != solid[k] {
+                        let (ox, oy) = ((m % w) as f32 - x as f32, (m / w) as f32 - y as f32);
+                        best = best.min((ox * dx) * (ox * dx) + (oy * dy) * (oy * dy));
+                    }
+                }
+                // All one kind: far from any outline.
+                let d = if best.is_finite() { best.sqrt() - half } else { half_size[0] + half_size[1] };
+                if solid[k] { -d } else { d }
+            })
+            .collect();
+        Shape::Mask { half_size, pixels: [width, height], sdf }
+    }
+
     /// An error naming the value unless the shape is well formed: finite numbers, positive
     /// sizes, a polygon of 3 to [`MAX_POLYGON_POINTS`] vertices enclosing an area, its edges
     /// crossing nowhere. `key` names it in messages (`obstacles[2]`).
@@ -157,6 +197,17 @@ impl Shape {
                 }
                 Ok(())
             }
+            Shape::Mask { half_size, pixels, sdf } => {
+                positive(key, "size[0]", half_size[0])?;
+                positive(key, "size[1]", half_size[1])?;
+                if pixels[0] == 0 || pixels[1] == 0 || sdf.len() != (pixels[0] * pixels[1]) as usize {
+                    return Err(Error::invalid(format!("{key}.image"), format!("{pixels:?}"), "an empty mask"));
+                }
+                if sdf.iter().all(|d| *d > 0.0) {
+                    return Err(Error::invalid(format!("{key}.image"), "no solid pixel", "the mask has nothing solid"));
+                }
+                Ok(())
+            }
         }
     }
 
@@ -188,8 +239,30 @@ impl Shape {
                 }
                 if inside { -d2.sqrt() } else { d2.sqrt() }
             }
+            Shape::Mask { half_size, pixels, sdf } => mask_distance(*half_size, *pixels, |k| sdf[k], p),
         }
     }
+}
+
+/// A mask's signed distance at `p` (twin of the mask branch of `rasterise_solids.wgsl`): the
+/// pixels' distances bilinear at `p`'s place in the image (clamped to its edge), plus the
+/// distance to the rectangle outside it.
+pub fn mask_distance(half_size: [f32; 2], pixels: [u32; 2], sdf: impl Fn(usize) -> f32, p: [f32; 2]) -> f32 {
+    let (w, h) = (pixels[0], pixels[1]);
+    let fx = (p[0] + half_size[0]) / (2.0 * half_size[0]) * w as f32 - 0.5;
+    let fy = (half_size[1] - p[1]) / (2.0 * half_size[1]) * h as f32 - 0.5;
+    let cx = fx.max(0.0).min((w - 1) as f32);
+    let cy = fy.max(0.0).min((h - 1) as f32);
+    let (x0, y0) = (cx as u32, cy as u32);
+    let (x1, y1) = ((x0 + 1).min(w - 1), (y0 + 1).min(h - 1));
+    let (tx, ty) = (cx - x0 as f32, cy - y0 as f32);
+    let at = |x: u32, y: u32| sdf((y * w + x) as usize);
+    let a = at(x0, y0) + (at(x1, y0) - at(x0, y0)) * tx;
+    let b = at(x0, y1) + (at(x1, y1) - at(x0, y1)) * tx;
+    let inside = a + (b - a) * ty;
+    let d = [p[0].abs() - half_size[0], p[1].abs() - half_size[1]];
+    let outside = length([d[0].max(0.0), d[1].max(0.0)]);
+    if outside > 0.0 { outside + inside.max(0.0) } else { inside }
 }
 
 fn length(p: [f32; 2]) -> f32 {
@@ -227,6 +300,7 @@ impl Obstacle {
             Shape::Rect { half_size } => length(*half_size),
             Shape::Capsule { half_length, radius } => half_length + radius,
             Shape::Polygon { points } => points.iter().map(|p| length(*p)).fold(0.0, f32::max),
+            Shape::Mask { half_size, .. } => length(*half_size),
         }
     }
 
@@ -373,35 +447,52 @@ const CIRCLE: f32 = 0.0;
 const RECT: f32 = 1.0;
 const CAPSULE: f32 = 2.0;
 const POLYGON: f32 = 3.0;
+const MASK: f32 = 4.0;
+
+/// Rows an entry holds after its header: a polygon's points; a mask's `[width, height, 0,
+/// 0]` and its distances, four to a row.
+fn extra_rows(shape: &Shape) -> usize {
+    match shape {
+        Shape::Polygon { points } => points.len(),
+        Shape::Mask { sdf, .. } => 1 + sdf.len().div_ceil(4),
+        _ => 0,
+    }
+}
 
 /// The rows of `obstacles` in the table, one after another: `[shape, a, b, bound]`,
-/// `[x, y, angle, since]`, `[vx, vy, ω, points]`, then a polygon's points. `a, b` are the
-/// radius (circle), the half sizes (box), the half length and radius (capsule); `bound` the
+/// `[x, y, angle, since]`, `[vx, vy, ω, extra]`, then `extra` rows: a polygon's points, or a
+/// mask's `[width, height, 0, 0]` and its distances, four to a row. `a, b` are the radius
+/// (circle), the half sizes (box, mask), the half length and radius (capsule); `bound` the
 /// radius of a disc about the position that holds the shape, which lets a kernel skip it.
 pub fn table(obstacles: &[Obstacle]) -> Vec<[f32; 4]> {
     let mut rows = Vec::new();
     for o in obstacles {
-        let (code, a, b, points): (f32, f32, f32, &[[f32; 2]]) = match &o.shape {
-            Shape::Circle { radius } => (CIRCLE, *radius, 0.0, &[]),
-            Shape::Rect { half_size } => (RECT, half_size[0], half_size[1], &[]),
-            Shape::Capsule { half_length, radius } => (CAPSULE, *half_length, *radius, &[]),
-            Shape::Polygon { points } => (POLYGON, 0.0, 0.0, points),
+        let (code, a, b) = match &o.shape {
+            Shape::Circle { radius } => (CIRCLE, *radius, 0.0),
+            Shape::Rect { half_size } => (RECT, half_size[0], half_size[1]),
+            Shape::Capsule { half_length, radius } => (CAPSULE, *half_length, *radius),
+            Shape::Polygon { .. } => (POLYGON, 0.0, 0.0),
+            Shape::Mask { half_size, .. } => (MASK, half_size[0], half_size[1]),
         };
         rows.push([code, a, b, o.bound()]);
         rows.push([o.pose.position[0], o.pose.position[1], o.pose.angle, o.since]);
         let m = o.motion;
-        rows.push([m.velocity[0], m.velocity[1], m.angular_velocity, points.len() as f32]);
-        rows.extend(points.iter().map(|p| [p[0], p[1], 0.0, 0.0]));
+        rows.push([m.velocity[0], m.velocity[1], m.angular_velocity, extra_rows(&o.shape) as f32]);
+        match &o.shape {
+            Shape::Polygon { points } => rows.extend(points.iter().map(|p| [p[0], p[1], 0.0, 0.0])),
+            Shape::Mask { pixels, sdf, .. } => {
+                rows.push([pixels[0] as f32, pixels[1] as f32, 0.0, 0.0]);
+                rows.extend(sdf.chunks(4).map(|c| std::array::from_fn(|k| c.get(k).copied().unwrap_or(0.0))));
+            }
+            _ => {}
+        }
     }
     rows
 }
 
 /// Rows of the table of `obstacles`.
 pub fn table_len(obstacles: &[Obstacle]) -> usize {
-    let rows: usize = obstacles
-        .iter()
-        .map(|o| TABLE_HEADER + if let Shape::Polygon { points } = &o.shape { points.len() } else { 0 })
-        .sum();
+    let rows: usize = obstacles.iter().map(|o| TABLE_HEADER + extra_rows(&o.shape)).sum();
     // One empty row without obstacles (open or inflow sides still rasterise the faces): a
     // binding cannot be empty, and a row too short for an entry ends the walk.
     rows.max(1)
@@ -412,7 +503,7 @@ pub fn decode(rows: &[[f32; 4]]) -> Vec<Obstacle> {
     let mut out = Vec::new();
     let mut at = 0;
     while at + TABLE_HEADER <= rows.len() {
-        let points = if rows[at][0] == POLYGON { rows[at + 2][3] as usize } else { 0 };
+        let points = if rows[at][0] == POLYGON || rows[at][0] == MASK { rows[at + 2][3] as usize } else { 0 };
         match from_table(&rows[at..], 1) {
             Some(mut one) => out.append(&mut one),
             None => break,
@@ -441,6 +532,15 @@ pub fn from_table(rows: &[[f32; 4]], count: usize) -> Option<Vec<Obstacle>> {
                 let points = rows.get(at..at + n)?.iter().map(|r| [r[0], r[1]]).collect();
                 at += n;
                 Shape::Polygon { points }
+            }
+            MASK => {
+                let [w, h, _, _] = *rows.get(at)?;
+                let (w, h) = (w as u32, h as u32);
+                let count = (w * h) as usize;
+                let rows_of = count.div_ceil(4);
+                let sdf = rows.get(at + 1..at + 1 + rows_of)?.iter().flatten().take(count).copied().collect();
+                at += 1 + rows_of;
+                Shape::Mask { half_size: [a, b], pixels: [w, h], sdf }
             }
             _ => return None,
         };

@@ -31,7 +31,7 @@ use crate::splat::{Falloff, GAUSSIAN_CUTOFF, Splat};
 use crate::{Error, Result};
 
 pub mod obstacles;
-pub use obstacles::{MAX_OBSTACLES, ObstacleSpec, ShapeKind};
+pub use obstacles::{MAX_OBSTACLES, MaskChannel, ObstacleSpec, PRESET_IMAGES, ShapeKind};
 
 /// Grid section of a scene.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -444,8 +444,27 @@ impl Scene {
         Scene::from_toml_with(text, origin, &[])
     }
 
+    /// Read a scene file and apply `key=value` overrides before checking it; files it names
+    /// (an obstacle's `image`) are found relative to the file's folder.
+    pub fn from_file(path: &std::path::Path, overrides: &[(String, toml::Value)]) -> Result<Scene> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::Scene { origin: shorten(&path.display().to_string()), message: e.to_string() })?;
+        Scene::parse(&text, &path.display().to_string(), overrides, path.parent())
+    }
+
     /// Parse a scene and apply `key=value` overrides (see [`parse_override`]) before checking it.
+    /// A relative `image` is read from the working folder (or, by its bare name, from the
+    /// images the built-in scenes ship).
     pub fn from_toml_with(text: &str, origin: &str, overrides: &[(String, toml::Value)]) -> Result<Scene> {
+        Scene::parse(text, origin, overrides, None)
+    }
+
+    fn parse(
+        text: &str,
+        origin: &str,
+        overrides: &[(String, toml::Value)],
+        folder: Option<&std::path::Path>,
+    ) -> Result<Scene> {
         let scene_err =
             |e: toml::de::Error| Error::Scene { origin: shorten(origin), message: shorten_lines(&e.to_string()) };
         let mut table: toml::Table = toml::from_str(text).map_err(scene_err)?;
@@ -465,6 +484,16 @@ impl Scene {
             })?
         };
         check_tables_as_tables(&table, &scene)?;
+        let mut scene = scene;
+        if let Some(folder) = folder {
+            for o in &mut scene.obstacles {
+                if let Some(image) = &o.image
+                    && std::path::Path::new(image).is_relative()
+                {
+                    o.image = Some(folder.join(image).display().to_string());
+                }
+            }
+        }
         scene.validate()?;
         Ok(scene)
     }

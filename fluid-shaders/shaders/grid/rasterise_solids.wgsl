@@ -6,7 +6,8 @@
 // centre, v + w x r. A cell's solid fraction is 1 - the mean open fraction of its faces; a
 // cell wholly inside holds no density or dye and the ambient temperature. The table (fluid_core::grid::solid::table)
 // is walked to its end: per obstacle [shape, a, b, bound], [x, y, angle, since],
-// [vx, vy, w, points], then a polygon's points.
+// [vx, vy, w, extra], then `extra` rows: a polygon's points, or a mask's [width, height, 0, 0]
+// and its distances, four to a row.
 
 @group(0) @binding(2) var<uniform> params: AdvectParams;
 @group(1) @binding(0) var<storage, read> obstacles: array<vec4<f32>>;
@@ -20,6 +21,44 @@
 const SHAPE_CIRCLE: f32 = 0.0;
 const SHAPE_RECT: f32 = 1.0;
 const SHAPE_CAPSULE: f32 = 2.0;
+const SHAPE_MASK: f32 = 4.0;
+
+// Distance k of the mask whose entry starts at row `at` (after its [width, height] row).
+fn mask_sdf(at: u32, k: u32) -> f32 {
+    let row = obstacles[at + 4u + k / 4u];
+    return row[k % 4u];
+}
+
+// A mask's signed distance at p (twin of fluid_core::grid::solid::mask_distance): its pixels'
+// distances bilinear at p's place in the image, clamped to its edge, plus the distance to its
+// rectangle outside it.
+fn mask_distance(at: u32, p: vec2<f32>) -> f32 {
+    let hs = obstacles[at].yz;
+    let dims = obstacles[at + 3u];
+    let w = u32(dims.x);
+    let h = u32(dims.y);
+    let fx = (p.x + hs.x) / (2.0 * hs.x) * f32(w) - 0.5;
+    let fy = (hs.y - p.y) / (2.0 * hs.y) * f32(h) - 0.5;
+    let cx = min(max(fx, 0.0), f32(w - 1u));
+    let cy = min(max(fy, 0.0), f32(h - 1u));
+    let x0 = u32(cx);
+    let y0 = u32(cy);
+    let x1 = min(x0 + 1u, w - 1u);
+    let y1 = min(y0 + 1u, h - 1u);
+    let tx = cx - f32(x0);
+    let ty = cy - f32(y0);
+    let s00 = mask_sdf(at, y0 * w + x0);
+    let s01 = mask_sdf(at, y1 * w + x0);
+    let a = s00 + (mask_sdf(at, y0 * w + x1) - s00) * tx;
+    let b = s01 + (mask_sdf(at, y1 * w + x1) - s01) * tx;
+    let inside = a + (b - a) * ty;
+    let d = vec2<f32>(abs(p.x) - hs.x, abs(p.y) - hs.y);
+    let outside = len2d(vec2<f32>(max(d.x, 0.0), max(d.y, 0.0)));
+    if (outside > 0.0) {
+        return outside + max(inside, 0.0);
+    }
+    return inside;
+}
 
 fn segment_distance_sq(p: vec2<f32>, a: vec2<f32>, b: vec2<f32>) -> f32 {
     let ab = b - a;
@@ -50,6 +89,9 @@ fn local_distance(at: u32, p: vec2<f32>) -> f32 {
     }
     if (code == SHAPE_CAPSULE) {
         return len2d(vec2<f32>(p.x - clamp(p.x, -head.y, head.y), p.y)) - head.z;
+    }
+    if (code == SHAPE_MASK) {
+        return mask_distance(at, p);
     }
     // A polygon: the nearest edge, inside by the even-odd rule along +x.
     let n = u32(obstacles[at + 2u].w);
@@ -135,7 +177,8 @@ fn nearest(p: vec2<f32>, t: f32) -> Nearest {
                 }
             }
         }
-        let points = select(0u, u32(obstacles[at + 2u].w), obstacles[at].x == 3.0);
+        // The rows after the header: a polygon's points, a mask's size and distances.
+        let points = select(0u, u32(obstacles[at + 2u].w), obstacles[at].x >= 3.0);
         at += 3u + points;
     }
     return best;

@@ -143,3 +143,31 @@ fn closed_faces_carry_the_solids_velocity_and_wrap() {
     assert_eq!(u(30, 15).0, 0.0, "the disc wraps round");
     assert_eq!(u(15, 15), (1.0, 0.0), "far away: open, no solid velocity");
 }
+
+/// A mask of a filled rectangle (with a margin of empty pixels) is that rectangle within 0.15
+/// (three quarters of a pixel) over the image, and on the right side of it everywhere round
+/// it; its table entry comes back whole.
+#[test]
+fn a_mask_of_a_rectangle_is_that_rectangle() {
+    // 20 × 10 pixels of 0.2 over [-2, 2] × [-1, 1]; solid: columns 5..15, rows 2..8.
+    let solid: Vec<bool> = (0..200).map(|k| (5..15).contains(&(k % 20)) && (2..8).contains(&(k / 20))).collect();
+    let mask = Shape::mask([2.0, 1.0], 20, 10, &solid);
+    let rect = Shape::Rect { half_size: [1.0, 0.6] };
+    let mut worst = 0.0f32;
+    for j in 0..=60 {
+        for i in 0..=100 {
+            let p = [-2.5 + 0.05 * i as f32, -1.5 + 0.05 * j as f32];
+            let (m, r) = (mask.local_distance(p), rect.local_distance(p));
+            if p[0].abs() <= 2.0 && p[1].abs() <= 1.0 {
+                worst = worst.max((m - r).abs());
+            }
+            assert!(r.abs() < 0.15 || (m > 0.0) == (r > 0.0), "at {p:?} the mask says {m}, the rectangle {r}");
+        }
+    }
+    assert!(worst < 0.15, "over the image the mask is up to {worst} from the rectangle it draws");
+    let o = Obstacle { shape: mask, pose: Pose { position: [3.0, 2.0], angle: 0.4 }, ..at(rect, [0.0; 2], 0.0) };
+    let rows = table(std::slice::from_ref(&o));
+    assert_eq!(rows.len(), table_len(std::slice::from_ref(&o)));
+    assert_eq!(from_table(&rows, 1), Some(vec![o.clone()]));
+    assert_eq!(decode(&rows), vec![o]);
+}
