@@ -71,7 +71,7 @@ pub struct BenchRow {
 }
 
 /// The scene on an `n × n` grid (as `--set grid.nx=n --set grid.ny=n` would give), checked.
-fn resized(scene: &Scene, n: u32) -> Result<Scene> {
+pub(crate) fn resized(scene: &Scene, n: u32) -> Result<Scene> {
     let mut s = scene.clone();
     s.grid.nx = n;
     s.grid.ny = n;

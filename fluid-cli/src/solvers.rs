@@ -10,6 +10,9 @@
 //! solves, each ended by waiting for the device. A target is "not reached" when the iterations
 //! needed exceed the solver's cap (Jacobi and SOR: 2^14, multigrid: 64 V-cycles) or the f32
 //! floor of the residual stops the descent.
+//!
+//! With a scene (`--scene`), the box takes its sides and obstacles at each size (`n × n`, as
+//! `fluid bench` resizes it): the solve runs round the solids, weighted by their faces.
 
 use std::time::Instant;
 
@@ -18,7 +21,7 @@ use fluid_core::params::{Precision, Pressure, PressureSolver};
 use fluid_core::{GridFields, Schedule};
 use serde::Serialize;
 
-use fluid::{Backend, Boundary, Error, FieldId, Grid, Result, StepInputs};
+use fluid::{Backend, Boundary, Error, FieldId, Grid, Result, Scene, StepInputs};
 
 /// What to measure.
 #[derive(Clone, Debug)]
@@ -38,6 +41,8 @@ pub struct SolverBenchConfig {
     /// `multigrid`'s precision (`None`: its default, double-float); the other solvers have none
     /// to choose.
     pub precision: Option<Precision>,
+    /// A scene whose sides and obstacles the box takes (`None`: a walled empty box).
+    pub scene: Option<Scene>,
 }
 
 impl Default for SolverBenchConfig {
@@ -50,6 +55,7 @@ impl Default for SolverBenchConfig {
             budget_ms: 2.0,
             threads: 0,
             precision: None,
+            scene: None,
         }
     }
 }
@@ -151,9 +157,35 @@ impl Problem {
         if solver == PressureSolver::Multigrid { self.precision } else { None }
     }
 
-    fn new(mut backend: Box<dyn Backend>, n: u32, precision: Option<Precision>) -> Result<Problem> {
-        let grid = Grid::new(n, n, 1.0 / n as f32, Boundary::Wall, Boundary::Wall)?;
-        backend.allocate(GridFields::all(&grid).resources())?;
+    fn new(
+        mut backend: Box<dyn Backend>,
+        n: u32,
+        precision: Option<Precision>,
+        scene: Option<&Scene>,
+    ) -> Result<Problem> {
+        let inputs = StepInputs { dt: 1.0 / 60.0, ..StepInputs::default() };
+        let grid = match scene {
+            None => {
+                let grid = Grid::new(n, n, 1.0 / n as f32, Boundary::Wall, Boundary::Wall)?;
+                backend.allocate(GridFields::all(&grid).resources())?;
+                grid
+            }
+            Some(scene) => {
+                let scene = crate::bench::resized(scene, n)?;
+                let (grid, obstacles) = (scene.grid()?, scene.obstacles()?);
+                backend.allocate(GridFields::all_with(&grid, &obstacles).resources())?;
+                if !obstacles.is_empty() {
+                    let rows = fluid_core::grid::solid::table(&obstacles);
+                    let bytes: Vec<u8> = rows.iter().flatten().flat_map(|x| x.to_ne_bytes()).collect();
+                    backend.write(FieldId::Obstacles.into(), &bytes)?;
+                    // The faces round the solids, on every multigrid level.
+                    let mut params = scene.params.clone();
+                    params.pressure.solver = PressureSolver::Multigrid;
+                    backend.run(&step::solids(&grid, &params), &inputs)?;
+                }
+                grid
+            }
+        };
         let mut rng = fluid_core::scene::SplitMix64(5);
         let (nx, ny) = (n as usize, n as usize);
         // Large-scale flow (a random 9 x 9 lattice, bilinearly interpolated) plus 10 % noise: the
@@ -186,11 +218,10 @@ impl Problem {
         v[ny * nx..].fill(0.0);
         backend.upload(FieldId::U.into(), &u)?;
         backend.upload(FieldId::V.into(), &v)?;
-        let inputs = StepInputs { dt: 1.0 / 60.0, ..StepInputs::default() };
-        let mut divergence = Schedule::builder(grid.uniform_bytes(), [n, n]);
+        let mut divergence = Schedule::builder(grid.uniform_bytes(), [grid.nx, grid.ny]);
         let ids = [FieldId::U, FieldId::V, FieldId::UFaces, FieldId::VFaces, FieldId::Divergence]
             .map(fluid::ResourceId::from);
-        divergence.dispatch(fluid_core::grid::kernels::DIVERGENCE, &ids, None, [n, n]);
+        divergence.dispatch(fluid_core::grid::kernels::DIVERGENCE, &ids, None, [grid.nx, grid.ny]);
         backend.run(&divergence.build(), &inputs)?;
         Ok(Problem { backend, grid, inputs, velocity: (u, v), precision })
     }
@@ -276,10 +307,19 @@ pub fn run(cfg: &SolverBenchConfig, mut progress: impl FnMut(&str)) -> Result<Ve
     for name in &cfg.backends {
         fluid::check_backend_name(name)?;
     }
+    // A solver that cannot honour the scene's obstacles or sides is refused up front, by name.
+    if let Some(scene) = &cfg.scene {
+        for &solver in &cfg.solvers {
+            let mut s = scene.clone();
+            s.params.pressure.solver = solver;
+            s.validate()?;
+        }
+    }
     let mut rows = Vec::new();
     for name in &cfg.backends {
         for &n in &cfg.sizes {
-            let mut problem = Problem::new(fluid::backend_with_threads(name, cfg.threads)?, n, cfg.precision)?;
+            let backend = fluid::backend_with_threads(name, cfg.threads)?;
+            let mut problem = Problem::new(backend, n, cfg.precision, cfg.scene.as_ref())?;
             let adapter = problem.backend.device();
             for &solver in &cfg.solvers {
                 progress(&format!("{name}: {n}x{n}: {}", solver_name(solver)));
@@ -309,7 +349,7 @@ pub fn run(cfg: &SolverBenchConfig, mut progress: impl FnMut(&str)) -> Result<Ve
                 rows.push(SolverRow {
                     backend: name.clone(),
                     adapter: adapter.clone(),
-                    grid: [n, n],
+                    grid: [problem.grid.nx, problem.grid.ny],
                     solver: match problem.precision(solver) {
                         Some(Precision::Single) => format!("{} (single)", solver_name(solver)),
                         _ => solver_name(solver).into(),

@@ -165,6 +165,25 @@ fn bench_solvers_reports_iterations_and_time_to_each_residual() {
     }
 }
 
+/// With `--scene`, the solvers run round that scene's obstacles (the obstacles preset, its
+/// grate's slats a cell or two thick at 64²): MGPCG reaches 1e-6 in at most 20 iterations and
+/// multigrid reaches it; a solver that refuses obstacles is named.
+#[test]
+fn bench_solvers_round_a_scenes_obstacles() {
+    let args = ["bench", "solvers", "--scene", "obstacles", "--sizes", "64", "--backends", "cpu", "--json"];
+    let out = fluid(&[&args[..], &["--solvers", "multigrid,mgpcg,sor", "--budget-ms", "0.2"]].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON array");
+    let it = |solver: &str, k: usize| {
+        let row = rows.as_array().expect("rows").iter().find(|r| r["solver"] == solver).expect("row");
+        assert_eq!(row["grid"], serde_json::json!([64, 64]), "{row}");
+        row["reached"][k]["iterations"].as_u64().unwrap_or(u64::MAX)
+    };
+    assert!(it("multigrid", 2) <= 64 && it("mgpcg", 2) <= 20, "{rows}");
+    assert!(it("sor", 1) > it("multigrid", 1), "{rows}");
+    bad(&[&args[..], &["--solvers", "relaxation"]].concat(), &["params.pressure.solver", "relaxation"]);
+}
+
 #[cfg(all(feature = "wgpu", feature = "vulkan"))]
 #[test]
 fn bench_leaves_out_the_gpu_backends_that_do_not_open_unless_they_are_named() {

@@ -368,7 +368,7 @@ fn bad_input_gets_a_clear_message_and_exit_code_2() {
     bad(&["bench", "--solvers", "jacobi", "--sizes", "8", "--steps", "1"], &["--solvers", "`fluid bench solvers`"]);
     bad(&["bench", "--budget-ms", "3", "--sizes", "8"], &["--budget-ms", "`fluid bench solvers`"]);
     bad(&["bench", "solvers", "--steps", "3", "--sizes", "8"], &["--steps", "scene benchmark"]);
-    bad(&["bench", "solvers", "--set", "grid.nx=8", "--sizes", "8"], &["--set", "scene benchmark"]);
+    bad(&["bench", "solvers", "--parity-steps", "2", "--sizes", "8"], &["--parity-steps", "scene benchmark"]);
     // Flipbooks and transparency: a layout that parses, enough steps, an atlas a texture holds.
     bad(&["run", "smoke", "--flipbook", "8by8"], &["--flipbook", "8by8", "COLSxROWS"]);
     bad(&["run", "smoke", "--flipbook", "0x4"], &["--flipbook", "0x4"]);
@@ -709,13 +709,30 @@ fn a_scene_files_mask_is_read_beside_it() {
 
 #[test]
 fn bad_obstacles_exit_2_naming_the_key() {
+    let path =
+        |keys: &str, extra: &str| format!("obstacles=[{{shape = \"circle\", radius = 0.1, path = [{keys}]{extra}}}]");
+    let (one, back) = ("{time = 0, position = [0.5, 0.5]}", "{time = 0, position = [0.2, 0.5]}");
+    let (late, gone) =
+        ("{time = 1, position = [0.5, 0.5]}", "{time = 0, position = [5, 5]}, {time = 1, position = [6, 5]}");
+    let paths = [
+        (path(one, ""), "`obstacles[0].path`: 1 keys (a path needs at least two keys"),
+        (path(&format!("{late}, {back}"), ""), "`obstacles[0].path[1].time`: 0 (key times must increase"),
+        (path(&format!("{one}, {late}"), ", velocity = [1, 0]"), "`obstacles[0].velocity`: set (a path gives"),
+        (path(gone, ""), "`obstacles[0].path`: every key (it lies wholly outside"),
+        ("obstacles=[{shape = \"circle\", radius = 0.1, repeat = true}]".to_string(), "`obstacles[0].repeat`"),
+    ];
+    for (set, needle) in &paths {
+        let out = fluid(&["run", "paddle", "--steps", "1", "--set", "grid.nx=16", "--set", "grid.ny=16", "--set", set]);
+        assert_eq!(out.status.code(), Some(2), "{set}: {}", text(&out.stderr));
+        assert!(text(&out.stderr).contains(needle), "{set}: wanted {needle:?} in {}", text(&out.stderr));
+    }
     let cases: [(&[&str], &str); 7] = [
         (&["--set", "obstacles=[{shape = \"circle\"}]", "--set", "params.pressure.solver=sor"], "obstacles[0].radius"),
         (
             &["--set", "obstacles=[{shape = \"mask\", image = \"nope.png\", size = [0.5, 0.5]}]"],
             "`obstacles[0].image`: nope.png (cannot read it",
         ),
-        (&["--set", "obstacles=[{shape = \"mask\", image = \"Cargo.toml\", size = [0.5, 0.5]}]"], "not an image"),
+        (&["--set", "obstacles=[{shape = \"mask\", image = \"Cargo.toml\", size = [0.5, 0.5]}]"], "not a PNG image"),
         (
             &[
                 "--set",

@@ -209,6 +209,11 @@ macro_rules! conformance {
             }
 
             #[test]
+            fn a_solid_on_a_keyframed_path_passes_its_keys() {
+                $crate::physics::obstacles::a_solid_follows_its_path(|| $make);
+            }
+
+            #[test]
             fn multigrid_and_mgpcg_keep_their_pace_round_solids() {
                 $crate::physics::obstacles::solvers_converge_round_solids(|| $make);
             }

@@ -144,6 +144,41 @@ pub fn a_moving_solid_pushes_the_fluid<B: Backend>(make: impl Fn() -> B) {
     assert_eq!((at(0.2, 0.3), at(0.35, 0.5)), (1.0, 0.0), "the disc left its old place for its new one");
 }
 
+/// A disc on a keyframed path (right at 2 for 0.05 s, then down at 4 for 0.05 s, then still):
+/// it stands at each key at its time, the faces it closes move at its leg's velocity, and it
+/// stays at the last key; placed by hand it leaves the path.
+pub fn a_solid_follows_its_path<B: Backend>(make: impl Fn() -> B) {
+    let disc = "[[obstacles]]\nshape = \"circle\"\nradius = 0.1\npath = [\
+                { time = 0.0, position = [0.3, 0.5] }, { time = 0.05, position = [0.4, 0.5] }, \
+                { time = 0.1, position = [0.4, 0.3] }]\n";
+    let mut sim = Simulation::new(scene(64, 64, "sor", 200, disc), make()).expect("simulation");
+    let check = |sim: &mut Simulation<B>, steps: usize, want: [f32; 2], velocity: [f32; 2]| {
+        for _ in 0..steps {
+            sim.step(0.01).expect("step");
+        }
+        let o = &sim.obstacles()[0];
+        let p = o.pose.position;
+        assert!((p[0] - want[0]).abs() < 1e-5 && (p[1] - want[1]).abs() < 1e-5, "t={}: at {p:?}", sim.time());
+        let v = o.motion.velocity;
+        assert!((v[0] - velocity[0]).abs() < 1e-5 && (v[1] - velocity[1]).abs() < 1e-5, "t={}: {v:?}", sim.time());
+        let closed = closed_faces_carry_the_solid(sim, "on its path");
+        assert!(closed > 50, "the disc closes {closed} faces");
+        let (solid, grid) = (sim.field(FieldId::Solid).expect("solid"), *sim.grid());
+        let at = |x: f32, y: f32| solid[(y / grid.h) as usize * grid.nx as usize + (x / grid.h) as usize];
+        assert_eq!(at(want[0], want[1]), 1.0, "t={}: no solid at its centre", sim.time());
+    };
+    check(&mut sim, 5, [0.4, 0.5], [2.0, 0.0]);
+    check(&mut sim, 5, [0.4, 0.3], [0.0, -4.0]);
+    check(&mut sim, 3, [0.4, 0.3], [0.0, 0.0]);
+    sim.set_obstacle(
+        0,
+        Pose { position: [0.7, 0.7], angle: 0.0 },
+        Motion { velocity: [0.0, 1.0], angular_velocity: 0.0 },
+    )
+    .expect("set");
+    check(&mut sim, 2, [0.7, 0.72], [0.0, 1.0]);
+}
+
 /// A splat centred inside a disc, reaching no farther than two cells short of its outline,
 /// adds nothing anywhere; one outside it adds its amount.
 pub fn splats_add_nothing_inside_a_solid<B: Backend>(make: impl Fn() -> B) {

@@ -88,6 +88,17 @@ impl GridFields {
         GridFields::build(grid, |f| (f == FieldId::Multigrid).then_some(workspace))
     }
 
+    /// [`GridFields::all`] round `obstacles`: their table, and multigrid's faces of every level.
+    pub fn all_with(grid: &Grid, obstacles: &[Obstacle]) -> GridFields {
+        let workspace = crate::grid::pressure::layout::buffer_len(grid.nx, grid.ny) as u64;
+        GridFields::build(grid, |f| match f {
+            FieldId::Multigrid => Some(workspace),
+            FieldId::Obstacles => Some(solid::table_len(obstacles) as u64),
+            FieldId::MgFaces if grid.solids => Some(mg_faces_len(grid.nx, grid.ny)),
+            _ => None,
+        })
+    }
+
     /// `len(f)`: `Some(n)` overrides the field's length, `None` keeps it.
     fn build(grid: &Grid, len: impl Fn(FieldId) -> Option<u64>) -> GridFields {
         let resources = FieldId::STATE_AND_SCRATCH

@@ -2,7 +2,7 @@
 //! scene, [`crate::grid::step`]), the solve that stops at a tolerance, and its diagnostics.
 
 use crate::backend::{Backend, StepInputs};
-use crate::grid::solid::{self, Motion, Obstacle, Pose};
+use crate::grid::solid::{self, KeyPath, Motion, Obstacle, Pose};
 use crate::grid::step::{self, SLOT_MAX_DIVERGENCE, SLOT_RESIDUAL_SQ, SLOT_RHS_SQ, SLOT_STATE_MAX, STATE_FIELDS};
 use crate::grid::{FieldId, Grid, GridFields};
 use crate::ir::resource::{ResourceDesc, ResourceId};
@@ -48,7 +48,12 @@ pub struct GridModel {
     last_iterations: u32,
     /// The obstacles as the device's table holds them (poses at their `since`).
     obstacles: Vec<Obstacle>,
+    /// Each obstacle's keyframed path, if it follows one, and the leg the table holds.
+    paths: Vec<Followed>,
 }
+
+/// An obstacle's keyframed path and the leg the table holds (`None`: none yet).
+type Followed = Option<(KeyPath, Option<i64>)>;
 
 impl GridModel {
     /// The model of a checked `scene`.
@@ -59,6 +64,7 @@ impl GridModel {
         Ok(GridModel {
             fields: GridFields::declare_with(&grid, &scene.params, &obstacles),
             obstacles,
+            paths: Self::paths(&scene)?,
             step: step::step(&grid, &scene.params),
             diagnostics: step::diagnostics(&grid),
             state: step::state_check(&grid),
@@ -73,6 +79,26 @@ impl GridModel {
     /// Its resources, by field.
     pub fn fields(&self) -> &GridFields {
         &self.fields
+    }
+
+    fn paths(scene: &Scene) -> Result<Vec<Followed>> {
+        Ok(scene.obstacle_paths()?.into_iter().map(|p| p.map(|p| (p, None))).collect())
+    }
+
+    /// Obstacles on a path take the leg in force at the middle of the step from `time` to
+    /// `time + dt`; the table is written only when a leg changes.
+    fn follow_paths(&mut self, backend: &mut dyn Backend, time: f32, dt: f32) -> Result<()> {
+        let mut changed = false;
+        for (obstacle, path) in self.obstacles.iter_mut().zip(&mut self.paths) {
+            let Some((path, current)) = path else { continue };
+            let leg = path.leg(time + 0.5 * dt);
+            if *current != Some(leg.id) {
+                *current = Some(leg.id);
+                (obstacle.pose, obstacle.motion, obstacle.since) = (leg.pose, leg.motion, leg.since);
+                changed = true;
+            }
+        }
+        if changed { self.write_obstacles(backend) } else { Ok(()) }
     }
 
     fn write_obstacles(&self, backend: &mut dyn Backend) -> Result<()> {
@@ -143,6 +169,7 @@ impl Model for GridModel {
             backend.upload(field.into(), &data)?;
         }
         self.obstacles = self.scene.obstacles()?;
+        self.paths = Self::paths(&self.scene)?;
         self.write_obstacles(backend)?;
         let params = &self.scene.params;
         let inputs = StepInputs { dt: params.dt, time: 0.0, step: 0, splats: self.scene.initial_splats(&self.grid) };
@@ -152,6 +179,7 @@ impl Model for GridModel {
     }
 
     fn step(&mut self, backend: &mut dyn Backend, inputs: &StepInputs) -> Result<()> {
+        self.follow_paths(backend, inputs.time, inputs.dt)?;
         let pr = self.scene.params.pressure;
         let (Some(split), Some(tolerance)) = (self.split.as_mut(), pr.tolerance) else {
             backend.run(&self.step, inputs)?;
@@ -241,6 +269,7 @@ impl Model for GridModel {
             ));
         }
         let obstacles = scene.obstacles()?;
+        let paths = Self::paths(&scene)?;
         let fields = GridFields::declare_with(&grid, &scene.params, &obstacles);
         // Fields the new scene adds start at zero; those it drops are freed.
         backend.allocate(fields.resources())?;
@@ -251,6 +280,8 @@ impl Model for GridModel {
             let inputs = StepInputs { dt: scene.params.dt, ..StepInputs::default() };
             backend.run(&step::solids(&grid, &scene.params), &inputs)?;
         }
+        // Obstacles on a path take their leg at the next step.
+        self.paths = paths;
         let (old, new) = (&self.scene.params.pressure, &scene.params.pressure);
         if old.solver != new.solver || old.precision != new.precision {
             // Only the double-float solvers write the low part; the others read it as given.
@@ -323,6 +354,10 @@ impl Model for GridModel {
         let moved = Obstacle { pose, motion, since: now, ..old.clone() };
         moved.validate(&format!("obstacles[{index}]"))?;
         self.obstacles[index] = moved;
+        // Placed by hand, it leaves its path.
+        if let Some(path) = self.paths.get_mut(index) {
+            *path = None;
+        }
         self.write_obstacles(backend)
     }
 
@@ -336,6 +371,10 @@ impl Model for GridModel {
         self.obstacles = solid::from_table(&rows, self.obstacles.len()).ok_or_else(|| Error::Checkpoint {
             problem: "its obstacle table does not hold the scene's obstacles".into(),
         })?;
+        // Obstacles on a path take their leg at the next step, from the restored time.
+        for (_, leg) in self.paths.iter_mut().flatten() {
+            *leg = None;
+        }
         Ok(())
     }
 }

@@ -89,6 +89,90 @@ pub struct Obstacle {
     pub since: f32,
 }
 
+/// A keyframed path: poses at times, an obstacle moving between each two at a constant
+/// velocity and angular velocity, so that it pushes the fluid as it goes. Before the first key
+/// it waits there; after the last it stays there, or with `repeat` starts over from the first
+/// (give the last key the first's pose for a closed loop).
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeyPath {
+    /// `(time, pose)`: seconds of simulated time, strictly increasing, at least two keys.
+    pub keys: Vec<(f32, Pose)>,
+    /// Whether it starts over after its last key.
+    pub repeat: bool,
+}
+
+/// One straight stretch of a [`KeyPath`]: the pose it starts from, at `since`, and its motion.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Leg {
+    /// Which stretch: changes whenever the leg does (repeats count on).
+    pub id: i64,
+    /// The pose at `since`.
+    pub pose: Pose,
+    /// The motion along it.
+    pub motion: Motion,
+    /// Simulated time at which it stands at `pose`.
+    pub since: f32,
+}
+
+impl KeyPath {
+    /// An error naming the value unless it has at least two keys, finite poses and strictly
+    /// increasing finite times. `key` names it in messages (`obstacles[2]`).
+    pub fn validate(&self, key: &str) -> Result<()> {
+        if self.keys.len() < 2 {
+            let why = "a path needs at least two keys (one pose is a still obstacle: give `position`)";
+            return Err(Error::invalid(format!("{key}.path"), format!("{} keys", self.keys.len()), why));
+        }
+        for (k, (time, pose)) in self.keys.iter().enumerate() {
+            let at = format!("path[{k}]");
+            finite(key, &format!("{at}.time"), &[*time])?;
+            finite(key, &format!("{at}.position"), &pose.position)?;
+            finite(key, &format!("{at}.angle"), &[pose.angle])?;
+            if k > 0 && *time <= self.keys[k - 1].0 {
+                let why = format!("key times must increase (key {} is at {})", k - 1, self.keys[k - 1].0);
+                return Err(Error::invalid(format!("{key}.{at}.time"), time, why));
+            }
+        }
+        for k in 0..self.keys.len() - 1 {
+            let m = self.leg(self.keys[k].0).motion;
+            if !(m.velocity.iter().all(|v| v.is_finite()) && m.angular_velocity.is_finite()) {
+                let why = "keys so close in time for their distance that the speed between them is not a finite number";
+                return Err(Error::invalid(format!("{key}.path[{}].time", k + 1), self.keys[k + 1].0, why));
+            }
+        }
+        Ok(())
+    }
+
+    /// The leg in force at simulated time `time`.
+    pub fn leg(&self, time: f32) -> Leg {
+        let (first, last) = (self.keys[0], self.keys[self.keys.len() - 1]);
+        let still = |id, (t, pose): (f32, Pose)| Leg { id, pose, motion: Motion::default(), since: t };
+        if time < first.0 {
+            return still(-1, first);
+        }
+        let period = last.0 - first.0;
+        let (cycle, local) = if self.repeat {
+            let cycle = ((time - first.0) / period).floor();
+            // Rounding may leave `local` a hair past the last key: that is the next cycle's start.
+            let local = (time - cycle * period).clamp(first.0, last.0);
+            if local >= last.0 { (cycle + 1.0, first.0) } else { (cycle, local) }
+        } else if time >= last.0 {
+            return still(self.keys.len() as i64 - 1, last);
+        } else {
+            (0.0, time)
+        };
+        let k = self.keys.windows(2).position(|w| local < w[1].0).unwrap_or(self.keys.len() - 2);
+        let ((t0, a), (t1, b)) = (self.keys[k], self.keys[k + 1]);
+        let span = t1 - t0;
+        let motion = Motion {
+            velocity: [(b.position[0] - a.position[0]) / span, (b.position[1] - a.position[1]) / span],
+            angular_velocity: (b.angle - a.angle) / span,
+        };
+        // Saturating: a time far past any cycle count still gives an id, never a panic.
+        let id = (cycle as i64).saturating_mul(self.keys.len() as i64).saturating_add(k as i64);
+        Leg { id, pose: a, motion, since: t0 + cycle * period }
+    }
+}
+
 fn finite(key: &str, what: &str, values: &[f32]) -> Result<()> {
     match values.iter().find(|x| !x.is_finite()) {
         Some(x) => Err(Error::invalid(format!("{key}.{what}"), x, "must be a finite number")),
@@ -135,18 +219,14 @@ impl Shape {
         let (w, h) = (width as usize, height as usize);
         let (dx, dy) = (2.0 * half_size[0] / width as f32, 2.0 * half_size[1] / height as f32);
         let half = 0.5 * dx.min(dy);
+        // Squared distances to the nearest pixel centre of the other kind, exact, in O(pixels).
+        let to_solid = squared_distances(w, h, dx, dy, |k| solid[k]);
+        let to_open = squared_distances(w, h, dx, dy, |k| !solid[k]);
         let sdf = (0..w * h)
             .map(|k| {
-                let (x, y) = (k % w, k / w);
-                let mut best = f32::INFINITY;
-                for (m, other) in solid.iter().enumerate() {
-                    if *other != solid[k] {
-                        let (ox, oy) = ((m % w) as f32 - x as f32, (m / w) as f32 - y as f32);
-                        best = best.min((ox * dx) * (ox * dx) + (oy * dy) * (oy * dy));
-                    }
-                }
+                let best = if solid[k] { to_open[k] } else { to_solid[k] };
                 // All one kind: far from any outline.
-                let d = if best.is_finite() { best.sqrt() - half } else { half_size[0] + half_size[1] };
+                let d = if best.is_finite() { best.sqrt() as f32 - half } else { half_size[0] + half_size[1] };
                 if solid[k] { -d } else { d }
             })
             .collect();
@@ -242,6 +322,65 @@ impl Shape {
             Shape::Mask { half_size, pixels, sdf } => mask_distance(*half_size, *pixels, |k| sdf[k], p),
         }
     }
+}
+
+/// The squared distance from every pixel centre of a `w × h` image (pixels `dx × dy` apart) to
+/// the nearest one where `feature` holds (infinite where none does): the separable transform of
+/// Felzenszwalb & Huttenlocher (2012), a column pass then a row pass of lower envelopes of
+/// parabolas.
+fn squared_distances(w: usize, h: usize, dx: f32, dy: f32, feature: impl Fn(usize) -> bool) -> Vec<f64> {
+    let mut grid = vec![0.0f64; w * h];
+    let mut line = Vec::new();
+    for x in 0..w {
+        line.clear();
+        line.extend((0..h).map(|y| if feature(y * w + x) { 0.0 } else { f64::INFINITY }));
+        for (y, d) in envelope(&line, f64::from(dy) * f64::from(dy)).into_iter().enumerate() {
+            grid[y * w + x] = d;
+        }
+    }
+    for y in 0..h {
+        let row = envelope(&grid[y * w..(y + 1) * w], f64::from(dx) * f64::from(dx));
+        grid[y * w..(y + 1) * w].copy_from_slice(&row);
+    }
+    grid
+}
+
+/// `min over q of f[q] + step2 · (p − q)²` for every `p`: the one-dimensional transform.
+fn envelope(f: &[f64], step2: f64) -> Vec<f64> {
+    let n = f.len();
+    let sites: Vec<usize> = (0..n).filter(|&q| f[q].is_finite()).collect();
+    if sites.is_empty() {
+        return vec![f64::INFINITY; n];
+    }
+    // Where the parabola of `q` comes below that of `r` (r < q).
+    let meet = |r: usize, q: usize| {
+        let (rf, qf) = (r as f64, q as f64);
+        ((f[q] / step2 + qf * qf) - (f[r] / step2 + rf * rf)) / (2.0 * (qf - rf))
+    };
+    let mut hull: Vec<usize> = Vec::with_capacity(sites.len());
+    let mut from: Vec<f64> = Vec::with_capacity(sites.len());
+    for &q in &sites {
+        while let Some(&r) = hull.last() {
+            if meet(r, q) <= *from.last().unwrap_or(&f64::NEG_INFINITY) {
+                hull.pop();
+                from.pop();
+            } else {
+                break;
+            }
+        }
+        from.push(hull.last().map_or(f64::NEG_INFINITY, |&r| meet(r, q)));
+        hull.push(q);
+    }
+    let mut k = 0;
+    (0..n)
+        .map(|p| {
+            while k + 1 < hull.len() && from[k + 1] <= p as f64 {
+                k += 1;
+            }
+            let q = hull[k];
+            f[q] + step2 * (p as f64 - q as f64).powi(2)
+        })
+        .collect()
 }
 
 /// A mask's signed distance at `p` (twin of the mask branch of `rasterise_solids.wgsl`): the

@@ -31,7 +31,7 @@ use crate::splat::{Falloff, GAUSSIAN_CUTOFF, Splat};
 use crate::{Error, Result};
 
 pub mod obstacles;
-pub use obstacles::{MAX_OBSTACLES, MaskChannel, ObstacleSpec, PRESET_IMAGES, ShapeKind};
+pub use obstacles::{MAX_OBSTACLES, MaskChannel, ObstacleSpec, PRESET_IMAGES, PathKey, ShapeKind};
 
 /// Grid section of a scene.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -539,6 +539,12 @@ impl Scene {
     /// The scene's obstacles in world units, checked ([`obstacles::obstacles`]).
     pub fn obstacles(&self) -> Result<Vec<crate::grid::solid::Obstacle>> {
         obstacles::obstacles(&self.obstacles, &self.grid()?)
+    }
+
+    /// The keyframed paths of the scene's obstacles in world units, in their order
+    /// ([`obstacles::paths`]).
+    pub fn obstacle_paths(&self) -> Result<Vec<Option<crate::grid::solid::KeyPath>>> {
+        obstacles::paths(&self.obstacles, &self.grid()?)
     }
 
     /// Check every value; errors name the key and the value.

@@ -16,11 +16,14 @@
 //! angle = 30.0                # degrees, counter-clockwise
 //! velocity = [0.0, 0.0]       # world units / s
 //! angular_velocity = 0.0      # degrees / s, counter-clockwise
+//! # path = [{ time = 0, position = [0.2, 0.5], angle = 0 }, { time = 2, position = [0.8, 0.5] }]
+//! #                           # keyframes instead of position, angle and the velocities;
+//! # repeat = false            # start over after the last key
 //! ```
 
 use serde::{Deserialize, Serialize};
 
-use crate::grid::solid::{MAX_MASK_PIXELS, Motion, Obstacle, Pose, Shape};
+use crate::grid::solid::{KeyPath, MAX_MASK_PIXELS, Motion, Obstacle, Pose, Shape};
 use crate::grid::{Boundary, Grid};
 use crate::{Error, Result};
 
@@ -100,10 +103,95 @@ pub struct ObstacleSpec {
     /// Angular velocity about `position`, degrees per second counter-clockwise (default 0).
     #[serde(default)]
     pub angular_velocity: f32,
+    /// A keyframed path instead of `position`, `angle`, `velocity` and `angular_velocity`:
+    /// poses at times, moved between at constant speed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<Vec<PathKey>>,
+    /// Whether the path starts over after its last key (default false: it stops there).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub repeat: bool,
+}
+
+/// One key of an obstacle's path.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PathKey {
+    /// Simulated time, seconds.
+    pub time: f32,
+    /// The centre then, fractions of the box's width and height.
+    pub position: [f32; 2],
+    /// The angle then, degrees counter-clockwise (default 0); 360 apart is a whole turn.
+    #[serde(default)]
+    pub angle: f32,
 }
 
 fn centre() -> [f32; 2] {
     [0.5, 0.5]
+}
+
+/// A PNG's size and the level in 0..=1 of `channel` at each pixel, rows from the top. An image
+/// without alpha is opaque; luminance weighs the channels as Rec. 709 does.
+fn png_levels(bytes: &[u8], channel: MaskChannel) -> std::result::Result<(u32, u32, Vec<f32>), String> {
+    let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+    decoder.set_transformations(png::Transformations::normalize_to_color8());
+    let mut reader = decoder.read_info().map_err(|e| e.to_string())?;
+    let size = reader.output_buffer_size().ok_or("too large to decode")?;
+    let mut buffer = vec![0; size];
+    let frame = reader.next_frame(&mut buffer).map_err(|e| e.to_string())?;
+    let (w, h) = (frame.width, frame.height);
+    if frame.bit_depth != png::BitDepth::Eight {
+        return Err(format!("{:?} samples after conversion to 8 bits", frame.bit_depth));
+    }
+    let bytes = &buffer[..frame.buffer_size()];
+    let step = frame.color_type.samples();
+    let level = |p: &[u8]| -> f32 {
+        let [r, g, b, a] = match frame.color_type {
+            png::ColorType::Grayscale => [p[0], p[0], p[0], 255],
+            png::ColorType::GrayscaleAlpha => [p[0], p[0], p[0], p[1]],
+            png::ColorType::Rgb | png::ColorType::Indexed => [p[0], p[1], p[2], 255],
+            png::ColorType::Rgba => [p[0], p[1], p[2], p[3]],
+        };
+        match channel {
+            MaskChannel::Alpha => f32::from(a) / 255.0,
+            MaskChannel::Luminance => (0.2126 * f32::from(r) + 0.7152 * f32::from(g) + 0.0722 * f32::from(b)) / 255.0,
+        }
+    };
+    Ok((w, h, bytes.chunks_exact(step).map(level).collect()))
+}
+
+/// `levels` (`from` pixels) sampled down to `to` pixels: each new pixel the mean of the old
+/// ones it covers, weighted by how much of each it covers.
+fn box_average(levels: &[f32], from: (u32, u32), to: (u32, u32)) -> Vec<f32> {
+    if from == to {
+        return levels.to_vec();
+    }
+    // Per axis: for each new pixel, the old pixels it overlaps and by how much.
+    let spans = |n0: u32, n: u32| -> Vec<Vec<(usize, f32)>> {
+        let ratio = n0 as f32 / n as f32;
+        (0..n)
+            .map(|i| {
+                let (lo, hi) = (i as f32 * ratio, (i + 1) as f32 * ratio);
+                let first = lo.floor() as usize;
+                let last = (hi.ceil() as usize).min(n0 as usize);
+                (first..last).map(|k| (k, (hi.min(k as f32 + 1.0) - lo.max(k as f32)).max(0.0))).collect()
+            })
+            .collect()
+    };
+    let (xs, ys) = (spans(from.0, to.0), spans(from.1, to.1));
+    let mut out = Vec::with_capacity((to.0 * to.1) as usize);
+    for row in &ys {
+        for column in &xs {
+            let (mut sum, mut weight) = (0.0, 0.0);
+            for &(y, wy) in row {
+                for &(x, wx) in column {
+                    sum += wx * wy * levels[y * from.0 as usize + x];
+                    weight += wx * wy;
+                }
+            }
+            out.push(if weight > 0.0 { sum / weight } else { 0.0 });
+        }
+    }
+    out
 }
 
 impl ObstacleSpec {
@@ -125,21 +213,12 @@ impl ObstacleSpec {
                 None => return Err(Error::invalid(key, &path, format!("cannot read it: {e}"))),
             },
         };
-        let image = image::load_from_memory(&bytes)
-            .map_err(|e| Error::invalid(key, &path, format!("not an image this program reads: {e}")))?;
-        let (w0, h0) = (image.width(), image.height());
+        let (w0, h0, levels) = png_levels(&bytes, self.channel.unwrap_or_default())
+            .map_err(|e| Error::invalid(key, &path, format!("not a PNG image this program reads: {e}")))?;
         let scale = (MAX_MASK_PIXELS as f32 / w0.max(h0) as f32).min(1.0);
         let (w, h) = (((w0 as f32 * scale).round() as u32).max(1), ((h0 as f32 * scale).round() as u32).max(1));
-        let image =
-            if (w, h) == (w0, h0) { image } else { image.resize_exact(w, h, image::imageops::FilterType::Triangle) };
-        let rgba = image.to_rgba8();
-        let level = |p: &image::Rgba<u8>| match self.channel.unwrap_or_default() {
-            MaskChannel::Alpha => f32::from(p[3]) / 255.0,
-            MaskChannel::Luminance => {
-                (0.2126 * f32::from(p[0]) + 0.7152 * f32::from(p[1]) + 0.0722 * f32::from(p[2])) / 255.0
-            }
-        };
-        let solid: Vec<bool> = rgba.pixels().map(|p| (level(p) >= threshold) != self.invert).collect();
+        let levels = box_average(&levels, (w0, h0), (w, h));
+        let solid: Vec<bool> = levels.iter().map(|&l| (l >= threshold) != self.invert).collect();
         if !solid.contains(&true) {
             let why = format!("no pixel is solid at threshold {threshold} (check `channel`, `threshold` and `invert`)");
             return Err(Error::invalid(key, &path, why));
@@ -147,8 +226,50 @@ impl ObstacleSpec {
         Ok((w, h, solid))
     }
 
+    /// Its keyframed path in world units, checked (`None` without one). A path replaces the
+    /// fixed pose and motion, so those keys must be left out. `key` names it in messages.
+    pub fn to_path(&self, grid: &Grid, key: &str) -> Result<Option<KeyPath>> {
+        let Some(keys) = &self.path else {
+            if self.repeat {
+                let why = "`repeat` belongs to a path; add `path` or remove it";
+                return Err(Error::invalid(format!("{key}.repeat"), true, why));
+            }
+            return Ok(None);
+        };
+        let fixed = [
+            ("position", self.position != centre()),
+            ("angle", self.angle != 0.0),
+            ("velocity", self.velocity != [0.0; 2]),
+            ("angular_velocity", self.angular_velocity != 0.0),
+        ];
+        if let Some((k, _)) = fixed.iter().find(|(_, set)| *set) {
+            let why = format!("a path gives the pose and motion over time; remove `{k}`");
+            return Err(Error::invalid(format!("{key}.{k}"), "set", why));
+        }
+        let pose = |k: &PathKey| Pose {
+            position: [k.position[0] * grid.width(), k.position[1] * grid.height()],
+            angle: k.angle.to_radians(),
+        };
+        let path = KeyPath { keys: keys.iter().map(|k| (k.time, pose(k))).collect(), repeat: self.repeat };
+        path.validate(key).map_err(|e| match e {
+            // Positions were scaled to world units: name the value as written.
+            Error::InvalidValue { key: k, reason, .. } if k.ends_with(".position") => {
+                let at = k
+                    .trim_end_matches(".position")
+                    .rsplit('[')
+                    .next()
+                    .and_then(|n| n.trim_end_matches(']').parse::<usize>().ok());
+                let p = at.and_then(|i| keys.get(i)).map(|k| k.position).unwrap_or_default();
+                Error::invalid(k, format!("{p:?}"), reason)
+            }
+            e => e,
+        })?;
+        Ok(Some(path))
+    }
+
     /// The solid in world units on `grid`, checked: the keys its shape needs and no others,
-    /// finite values, positive sizes. `key` names it in messages (`obstacles[2]`).
+    /// finite values, positive sizes. `key` names it in messages (`obstacles[2]`). With a path
+    /// it stands where the path has it at time 0.
     pub fn to_obstacle(&self, grid: &Grid, key: &str) -> Result<Obstacle> {
         let height = grid.height();
         let name = |k: &str| format!("{key}.{k}");
@@ -217,7 +338,13 @@ impl ObstacleSpec {
             angle: self.angle.to_radians(),
         };
         let motion = Motion { velocity: self.velocity, angular_velocity: self.angular_velocity.to_radians() };
-        let obstacle = Obstacle { shape, pose, motion, since: 0.0 };
+        let obstacle = match self.to_path(grid, key)? {
+            Some(path) => {
+                let leg = path.leg(0.0);
+                Obstacle { shape, pose: leg.pose, motion: leg.motion, since: leg.since }.at(0.0)
+            }
+            None => Obstacle { shape, pose, motion, since: 0.0 },
+        };
         obstacle.validate(key).map_err(|e| match (e, self.shape) {
             // Sizes were scaled to world units: name the value as written.
             (Error::InvalidValue { key: k, reason, .. }, ShapeKind::Circle | ShapeKind::Capsule)
@@ -245,18 +372,24 @@ pub fn obstacles(specs: &[ObstacleSpec], grid: &Grid) -> Result<Vec<Obstacle>> {
     for (k, spec) in specs.iter().enumerate() {
         let key = format!("obstacles[{k}]");
         let o = spec.to_obstacle(grid, &key)?;
-        // Entirely past a wall it would never touch the fluid: a mistake, as for splats.
-        let axes = [(grid.boundary_x, grid.width(), 0), (grid.boundary_y, grid.height(), 1)];
-        for (boundary, len, axis) in axes {
-            let c = o.pose.position[axis];
-            if boundary != Boundary::Periodic && (c + o.bound() <= 0.0 || c - o.bound() >= len) {
-                let p = spec.position;
-                return Err(Error::invalid(
-                    format!("{key}.position"),
-                    format!("[{}, {}]", p[0], p[1]),
-                    "it lies wholly outside the box (a position is a fraction of the box: 0 to 1 across it)",
-                ));
+        // Entirely past a wall it would never touch the fluid: a mistake, as for splats. A
+        // path may start or end outside, so long as one of its keys reaches in.
+        let reaches = |c: [f32; 2]| {
+            let axes = [(grid.boundary_x, grid.width(), 0), (grid.boundary_y, grid.height(), 1)];
+            axes.iter().all(|&(boundary, len, axis)| {
+                boundary == Boundary::Periodic || (c[axis] + o.bound() > 0.0 && c[axis] - o.bound() < len)
+            })
+        };
+        let outside = "it lies wholly outside the box (a position is a fraction of the box: 0 to 1 across it)";
+        match spec.to_path(grid, &key)? {
+            Some(path) if !path.keys.iter().any(|(_, p)| reaches(p.position)) => {
+                return Err(Error::invalid(format!("{key}.path"), "every key", outside));
             }
+            None if !reaches(o.pose.position) => {
+                let p = spec.position;
+                return Err(Error::invalid(format!("{key}.position"), format!("[{}, {}]", p[0], p[1]), outside));
+            }
+            _ => {}
         }
         out.push(o);
     }
@@ -270,6 +403,12 @@ pub fn obstacles(specs: &[ObstacleSpec], grid: &Grid) -> Result<Vec<Obstacle>> {
     Ok(out)
 }
 
+/// The keyframed paths of a scene's obstacles in world units, in their order (`None` for an
+/// obstacle without one).
+pub fn paths(specs: &[ObstacleSpec], grid: &Grid) -> Result<Vec<Option<KeyPath>>> {
+    specs.iter().enumerate().map(|(k, spec)| spec.to_path(grid, &format!("obstacles[{k}]"))).collect()
+}
+
 /// Whether every point of a lattice over the box (65 × 65 and every cell centre of a grid
 /// smaller than that) lies inside an obstacle.
 fn covers_the_box(grid: &Grid, obstacles: &[Obstacle]) -> bool {
@@ -280,4 +419,68 @@ fn covers_the_box(grid: &Grid, obstacles: &[Obstacle]) -> bool {
             obstacles.iter().any(|o| o.distance(p) < 0.0)
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn encode(
+        w: u32,
+        h: u32,
+        color: png::ColorType,
+        depth: png::BitDepth,
+        data: &[u8],
+        palette: Option<&[u8]>,
+    ) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        let mut encoder = png::Encoder::new(&mut bytes, w, h);
+        encoder.set_color(color);
+        encoder.set_depth(depth);
+        if let Some(p) = palette {
+            encoder.set_palette(p.to_vec());
+        }
+        encoder.write_header().and_then(|mut w| w.write_image_data(data)).expect("encode a test PNG");
+        bytes
+    }
+
+    /// Every PNG colour type and depth reads as the same levels: a 2×1 image, black
+    /// transparent then white opaque.
+    #[test]
+    fn every_png_colour_type_reads_as_levels() {
+        use png::{BitDepth::*, ColorType::*};
+        type Case = (png::ColorType, png::BitDepth, Vec<u8>, Option<Vec<u8>>, [f32; 2]);
+        let cases: Vec<Case> = vec![
+            (Grayscale, Eight, vec![0, 255], None, [1.0, 1.0]),
+            (Grayscale, One, vec![0b0100_0000], None, [1.0, 1.0]),
+            (Grayscale, Sixteen, vec![0, 0, 255, 255], None, [1.0, 1.0]),
+            (GrayscaleAlpha, Eight, vec![0, 0, 255, 255], None, [0.0, 1.0]),
+            (Rgb, Eight, vec![0, 0, 0, 255, 255, 255], None, [1.0, 1.0]),
+            (Rgba, Eight, vec![0, 0, 0, 0, 255, 255, 255, 255], None, [0.0, 1.0]),
+            (Rgba, Sixteen, vec![0; 8].into_iter().chain([255; 8]).collect(), None, [0.0, 1.0]),
+            (Indexed, Eight, vec![0, 1], Some(vec![0, 0, 0, 255, 255, 255]), [1.0, 1.0]),
+        ];
+        for (color, depth, data, palette, alpha) in cases {
+            let bytes = encode(2, 1, color, depth, &data, palette.as_deref());
+            let (w, h, a) = png_levels(&bytes, MaskChannel::Alpha).expect("alpha");
+            let (_, _, l) = png_levels(&bytes, MaskChannel::Luminance).expect("luminance");
+            assert_eq!((w, h), (2, 1));
+            assert_eq!(a, alpha, "{color:?} {depth:?} alpha");
+            assert!(l[0].abs() < 1e-6 && (l[1] - 1.0).abs() < 1e-5, "{color:?} {depth:?} luminance {l:?}");
+        }
+        assert!(png_levels(b"not a png", MaskChannel::Alpha).is_err());
+    }
+
+    /// Sampling down keeps the mean and weighs partly covered pixels by their cover.
+    #[test]
+    fn box_average_weighs_partly_covered_pixels() {
+        let levels = [0.0, 1.0, 1.0, 0.0, 0.0, 1.0];
+        let down = box_average(&levels, (3, 2), (2, 1));
+        // The left half covers column 0 and half of column 1 in both rows: (0 + 0.5 + 0 + 0) / 3;
+        // the right half the rest: (0.5 + 1 + 0 + 1) / 3.
+        assert!((down[0] - 1.0 / 6.0).abs() < 1e-6 && (down[1] - 5.0 / 6.0).abs() < 1e-6, "{down:?}");
+        assert_eq!(box_average(&levels, (3, 2), (3, 2)), levels);
+        let half = box_average(&[1.0; 12], (4, 3), (2, 2));
+        assert!(half.iter().all(|v| (v - 1.0).abs() < 1e-6));
+    }
 }

@@ -171,3 +171,86 @@ fn a_mask_of_a_rectangle_is_that_rectangle() {
     assert_eq!(from_table(&rows, 1), Some(vec![o.clone()]));
     assert_eq!(decode(&rows), vec![o]);
 }
+
+/// The mask's distance transform equals the distance to the nearest pixel of the other kind
+/// found by visiting every pixel, on random masks of uneven sizes and pixel aspect.
+#[test]
+fn mask_distances_match_a_search_of_every_pixel() {
+    let mut state = 0x9e37_79b9_u32;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        state
+    };
+    for (w, h, half_size) in [(1, 1, [1.0, 1.0]), (7, 3, [2.0, 0.5]), (13, 17, [1.0, 3.0]), (32, 24, [4.0, 4.0])] {
+        for density in [1, 8, 50] {
+            let solid: Vec<bool> = (0..w * h).map(|_| next() % 100 < density).collect();
+            if !solid.contains(&true) {
+                continue;
+            }
+            let Shape::Mask { sdf, .. } = Shape::mask(half_size, w as u32, h as u32, &solid) else { unreachable!() };
+            let (dx, dy) = (2.0 * half_size[0] / w as f32, 2.0 * half_size[1] / h as f32);
+            for k in 0..w * h {
+                let mut best = f32::INFINITY;
+                for m in 0..w * h {
+                    if solid[m] != solid[k] {
+                        let (ox, oy) = ((m % w) as f32 - (k % w) as f32, (m / w) as f32 - (k / w) as f32);
+                        best = best.min((ox * dx).powi(2) + (oy * dy).powi(2));
+                    }
+                }
+                let d = if best.is_finite() { best.sqrt() - 0.5 * dx.min(dy) } else { half_size[0] + half_size[1] };
+                let want = if solid[k] { -d } else { d };
+                assert!(close(sdf[k], want, 1e-5 * (1.0 + want.abs())), "{w}x{h} pixel {k}: {} vs {want}", sdf[k]);
+            }
+        }
+    }
+}
+
+/// A path's legs move the obstacle through every key at its time, wait before the first,
+/// stop at the last or start over with `repeat`.
+#[test]
+fn key_paths_pass_through_their_keys() {
+    let pose = |x: f32, y: f32, angle: f32| Pose { position: [x, y], angle };
+    let keys = vec![(1.0, pose(0.0, 0.0, 0.0)), (2.0, pose(2.0, 0.0, 1.0)), (4.0, pose(2.0, 4.0, 1.0))];
+    let mut path = KeyPath { keys: keys.clone(), repeat: false };
+    path.validate("obstacles[0]").expect("a good path");
+    let circle = at(Shape::Circle { radius: 1.0 }, [0.0, 0.0], 0.0);
+    let where_at = |path: &KeyPath, t: f32| {
+        let leg = path.leg(t);
+        let o = Obstacle { pose: leg.pose, motion: leg.motion, since: leg.since, ..circle.clone() }.at(t);
+        (o.pose.position, o.pose.angle, leg.id)
+    };
+    for (t, want, angle) in [
+        (0.0, [0.0, 0.0], 0.0),
+        (1.5, [1.0, 0.0], 0.5),
+        (2.0, [2.0, 0.0], 1.0),
+        (3.0, [2.0, 2.0], 1.0),
+        (9.0, [2.0, 4.0], 1.0),
+    ] {
+        let (p, a, _) = where_at(&path, t);
+        assert!(close(p[0], want[0], 1e-5) && close(p[1], want[1], 1e-5) && close(a, angle, 1e-6), "t={t}: {p:?} {a}");
+    }
+    assert_eq!(path.leg(9.0).motion, Motion::default());
+    assert_ne!(path.leg(1.5).id, path.leg(2.5).id);
+    path.repeat = true;
+    // Period 3 s: t = 5.5 is t = 2.5 again, on the second leg of the second cycle.
+    let (p, _, id) = where_at(&path, 5.5);
+    assert!(close(p[0], 2.0, 1e-5) && close(p[1], 1.0, 1e-5), "{p:?}");
+    assert_ne!(id, path.leg(2.5).id);
+    let (p, _, _) = where_at(&path, 7.0);
+    assert!(close(p[0], 0.0, 1e-5) && close(p[1], 0.0, 1e-5), "a cycle's end starts over: {p:?}");
+    for (bad, name) in [
+        (KeyPath { keys: keys[..1].to_vec(), repeat: false }, "obstacles[0].path"),
+        (KeyPath { keys: vec![keys[0], keys[0]], repeat: false }, "obstacles[0].path[1].time"),
+        (
+            KeyPath { keys: vec![keys[0], (3.0, pose(f32::NAN, 0.0, 0.0))], repeat: false },
+            "obstacles[0].path[1].position",
+        ),
+    ] {
+        match bad.validate("obstacles[0]") {
+            Err(Error::InvalidValue { key, .. }) => assert_eq!(key, name),
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+}

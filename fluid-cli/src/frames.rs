@@ -1,0 +1,254 @@
+//! Frames written to files: PNG pictures, OpenEXR fields, flipbook atlases and GIFs.
+
+use super::*;
+
+/// `data` (a field of `grid`, laid out as `Grid::shape` says) as a 32-bit float OpenEXR image,
+/// top row first: channel `Y`, or `R`, `G`, `B`, `A` for the dye. Written to `<path>.part` and
+/// renamed once whole.
+pub(crate) fn save_exr(path: &Path, grid: &fluid::Grid, field: FieldId, data: &[f32]) -> Result<(), Failure> {
+    use exr::prelude::{Image, SpecificChannels, Vec2, WritableImage};
+    let shape = grid.shape(field);
+    let (h, w) = (shape[0], shape[1]);
+    let written = whole::write_whole(path, |part| {
+        let written = if shape.len() == 3 {
+            let px = |p: Vec2<usize>| {
+                let c = 4 * ((h - 1 - p.1) * w + p.0);
+                (data[c], data[c + 1], data[c + 2], data[c + 3])
+            };
+            Image::from_channels((w, h), SpecificChannels::rgba(px)).write().to_file(part)
+        } else {
+            let px = |p: Vec2<usize>| (data[(h - 1 - p.1) * w + p.0],);
+            let channels = SpecificChannels::build().with_channel("Y").with_pixel_fn(px);
+            Image::from_channels((w, h), channels).write().to_file(part)
+        };
+        written.map_err(std::io::Error::other)
+    });
+    written.map_err(|e| io_failure(path, e))
+}
+
+pub(crate) fn save_png(path: &Path, w: u32, h: u32, rgba: &[u8]) -> Result<(), Failure> {
+    image::save_buffer(path, rgba, w, h, image::ExtendedColorType::Rgba8).map_err(|e| io_failure(path, e))
+}
+
+/// Most pixels along either side of a flipbook atlas (what game engines take as one texture).
+pub(crate) const MAX_ATLAS_SIDE: u32 = 16384;
+
+/// A flipbook's layout: `columns × rows` frames over a run of `steps` steps.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Flipbook {
+    columns: u32,
+    rows: u32,
+    steps: u32,
+}
+
+impl Flipbook {
+    /// `COLSxROWS`, e.g. `8x8`: at least one of each, no more frames than steps.
+    pub(crate) fn parse(text: &str, steps: u32) -> Result<Flipbook, Failure> {
+        let bad = |why: String| Failure::from(Error::invalid("--flipbook", text, why));
+        let (c, r) = text.split_once(['x', 'X']).ok_or_else(|| bad("expected COLSxROWS, e.g. 8x8".into()))?;
+        let parse = |s: &str| s.trim().parse::<u32>().ok().filter(|n| (1..=1024).contains(n));
+        let (Some(columns), Some(rows)) = (parse(c), parse(r)) else {
+            return Err(bad("columns and rows are whole numbers from 1 to 1024, e.g. 8x8".into()));
+        };
+        let frames = u64::from(columns) * u64::from(rows);
+        if frames > u64::from(steps) {
+            return Err(bad(format!("{frames} frames need at least as many steps, and the run has {steps}")));
+        }
+        Ok(Flipbook { columns, rows, steps })
+    }
+
+    pub(crate) fn frames(&self) -> u32 {
+        self.columns * self.rows
+    }
+
+    /// An error unless the atlas of `grid`'s frames fits [`MAX_ATLAS_SIDE`] both ways.
+    pub(crate) fn check_size(&self, grid: &fluid::Grid) -> Result<(), Failure> {
+        let (w, h) = (u64::from(self.columns) * u64::from(grid.nx), u64::from(self.rows) * u64::from(grid.ny));
+        if w > u64::from(MAX_ATLAS_SIDE) || h > u64::from(MAX_ATLAS_SIDE) {
+            let why = format!(
+                "the atlas would be {w} x {h} pixels, more than {MAX_ATLAS_SIDE} along a side: fewer frames or a smaller grid"
+            );
+            return Err(Error::invalid("--flipbook", format!("{}x{}", self.columns, self.rows), why).into());
+        }
+        Ok(())
+    }
+}
+
+/// The frames of a flipbook as they come, in one RGBA8 atlas.
+pub(crate) struct Atlas {
+    book: Flipbook,
+    frame: (usize, usize),
+    pixels: Vec<u8>,
+    taken: u32,
+}
+
+impl Atlas {
+    pub(crate) fn new(book: Flipbook, nx: u32, ny: u32) -> Atlas {
+        let (w, h) = (nx as usize, ny as usize);
+        let pixels = vec![0; 4 * w * h * book.frames() as usize];
+        Atlas { book, frame: (w, h), pixels, taken: 0 }
+    }
+
+    /// Whether step `k` (1-based) is the next frame's: frame `f` is at step
+    /// ⌊(f + 1) · steps / frames⌋, so they are evenly spread and the last is the last step.
+    pub(crate) fn wants(&self, k: u32) -> bool {
+        let f = u64::from(self.taken);
+        f < u64::from(self.book.frames())
+            && u64::from(k) == (f + 1) * u64::from(self.book.steps) / u64::from(self.book.frames())
+    }
+
+    /// Place the next frame (`nx × ny` RGBA8, top row first) in its tile.
+    pub(crate) fn push(&mut self, rgba: &[u8]) {
+        let (w, h) = self.frame;
+        let (col, row) = ((self.taken % self.book.columns) as usize, (self.taken / self.book.columns) as usize);
+        let stride = 4 * w * self.book.columns as usize;
+        for y in 0..h {
+            let dst = (row * h + y) * stride + 4 * col * w;
+            self.pixels[dst..dst + 4 * w].copy_from_slice(&rgba[4 * w * y..4 * w * (y + 1)]);
+        }
+        self.taken += 1;
+    }
+
+    /// Write `DIR/<name>_flipbook.png` and its `.json`; the paths.
+    pub(crate) fn write(self, dir: &Path, name: &str, dt: f32) -> Result<Vec<PathBuf>, Failure> {
+        let (w, h) = self.frame;
+        let (cols, rows) = (self.book.columns, self.book.rows);
+        let png = dir.join(format!("{name}_flipbook.png"));
+        save_png(&png, w as u32 * cols, h as u32 * rows, &self.pixels)?;
+        let seconds_per_frame = f64::from(dt) * f64::from(self.book.steps) / f64::from(self.book.frames());
+        let layout = serde_json::json!({
+            "image": png.file_name().map(|n| n.to_string_lossy().into_owned()),
+            "columns": cols,
+            "rows": rows,
+            "frames": self.book.frames(),
+            "frame_width": w,
+            "frame_height": h,
+            "order": "row by row from the top left",
+            "fps": 1.0 / seconds_per_frame,
+            "seconds_per_frame": seconds_per_frame,
+        });
+        let json = dir.join(format!("{name}_flipbook.json"));
+        let text = serde_json::to_string_pretty(&layout).map_err(|e| io_failure(&json, e))?;
+        std::fs::write(&json, text + "\n").map_err(|e| io_failure(&json, e))?;
+        Ok(vec![png, json])
+    }
+}
+
+/// An animated GIF written as the frames come: frames of 40 ms, looping, each with its own
+/// palette (what `image`'s GIF encoder wrote at speed 10, byte for byte). The quantisation is
+/// most of a GIF's time, so frames wait in a batch of a few per core and each batch's palettes
+/// are computed on every core, then compressed and written in order: memory holds one batch,
+/// not the whole run. The file is `<path>.part` until [`GifWriter::finish`] renames it; a run
+/// that fails before then removes it.
+pub(crate) struct GifWriter {
+    path: PathBuf,
+    part: PathBuf,
+    size: (u16, u16),
+    /// `None` once finished.
+    enc: Option<gif::Encoder<std::io::BufWriter<std::fs::File>>>,
+    batch: Vec<Vec<u8>>,
+    workers: usize,
+}
+
+impl GifWriter {
+    pub(crate) fn create(path: &Path, w: u32, h: u32) -> Result<GifWriter, Failure> {
+        let (Ok(gw), Ok(gh)) = (u16::try_from(w), u16::try_from(h)) else {
+            return Err(io_failure(path, format!("a GIF is at most 65535 pixels wide and high, not {w} x {h}")));
+        };
+        let part = whole::part_path(path);
+        let file = std::fs::File::create(&part).map_err(|e| io_failure(&part, e))?;
+        let mut enc =
+            gif::Encoder::new(std::io::BufWriter::new(file), gw, gh, &[]).map_err(|e| io_failure(&part, e))?;
+        enc.set_repeat(gif::Repeat::Infinite).map_err(|e| io_failure(&part, e))?;
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Ok(GifWriter { path: path.to_path_buf(), part, size: (gw, gh), enc: Some(enc), batch: Vec::new(), workers })
+    }
+
+    /// Add a frame (`w × h` RGBA8, top row first).
+    pub(crate) fn push(&mut self, rgba: Vec<u8>) -> Result<(), Failure> {
+        let (w, h) = (usize::from(self.size.0), usize::from(self.size.1));
+        if rgba.len() != 4 * w * h {
+            return Err(io_failure(&self.path, format!("a frame of {} bytes is not {w} x {h} RGBA", rgba.len())));
+        }
+        self.batch.push(rgba);
+        if self.batch.len() >= 4 * self.workers { self.write_batch() } else { Ok(()) }
+    }
+
+    pub(crate) fn write_batch(&mut self) -> Result<(), Failure> {
+        let (gw, gh) = self.size;
+        let quantise = |rgba: &Vec<u8>| {
+            let mut frame = gif::Frame::from_rgba_speed(gw, gh, &mut rgba.clone(), 10);
+            frame.delay = 4;
+            frame.dispose = gif::DisposalMethod::Background;
+            frame
+        };
+        let per = self.batch.len().div_ceil(self.workers).max(1);
+        let batch = &self.batch;
+        let quantised: Vec<gif::Frame<'static>> = std::thread::scope(|s| {
+            let jobs: Vec<_> = batch
+                .chunks(per)
+                .map(|chunk| s.spawn(move || chunk.iter().map(quantise).collect::<Vec<_>>()))
+                .collect();
+            jobs.into_iter().flat_map(|j| j.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+        });
+        let Some(enc) = self.enc.as_mut() else {
+            return Err(io_failure(&self.part, "the GIF is already finished"));
+        };
+        for frame in &quantised {
+            enc.write_frame(frame).map_err(|e| io_failure(&self.part, e))?;
+        }
+        self.batch.clear();
+        Ok(())
+    }
+
+    /// Write what is left and the trailer, flush, and give the file its name.
+    pub(crate) fn finish(mut self) -> Result<(), Failure> {
+        self.write_batch()?;
+        let Some(enc) = self.enc.take() else {
+            return Err(io_failure(&self.part, "the GIF is already finished"));
+        };
+        // Write the trailer and flush here, so that a failure is reported rather than dropped
+        // (a full disk shows here, when the buffer is written); a failure removes the file.
+        let done = enc.into_inner().map_err(|e| io_failure(&self.part, e)).and_then(|mut out| {
+            std::io::Write::flush(&mut out).map_err(|e| io_failure(&self.part, e))?;
+            drop(out);
+            std::fs::rename(&self.part, &self.path).map_err(|e| io_failure(&self.path, e))
+        });
+        if done.is_err() {
+            let _ = std::fs::remove_file(&self.part);
+        }
+        done
+    }
+}
+
+impl Drop for GifWriter {
+    fn drop(&mut self) {
+        if self.enc.take().is_some() {
+            // Not finished: the run failed. The half-written file is of no use.
+            let _ = std::fs::remove_file(&self.part);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A GIF that cannot be finished leaves no `.part` file: here its name is taken by a
+    /// folder, so the last step, the rename, fails.
+    #[test]
+    fn a_gif_that_fails_to_finish_leaves_nothing() {
+        let dir = std::env::temp_dir().join(format!("fluid-gif-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = dir.join("taken.gif");
+        std::fs::create_dir_all(path.join("inside")).expect("a folder where the GIF goes");
+        let mut gif = GifWriter::create(&path, 4, 2).map_err(|e| e.message).expect("create");
+        gif.push(vec![128; 4 * 4 * 2]).map_err(|e| e.message).expect("frame");
+        let part = gif.part.clone();
+        assert!(part.exists());
+        let Err(e) = gif.finish() else { panic!("finished a GIF whose name is a folder") };
+        assert!(e.message.contains("taken.gif"), "{}", e.message);
+        assert!(!part.exists(), "{} left behind", part.display());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
