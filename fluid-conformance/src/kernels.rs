@@ -58,6 +58,7 @@ pub fn kernel_parity<B: Backend>(make: impl Fn() -> B, kernel: Kernel) {
         kernels::SPLAT,
         kernels::DIFFUSE_VELOCITY,
         kernels::DIVERGENCE,
+        kernels::APPLY_FORCES,
         kernels::JACOBI,
         kernels::SOR,
         kernels::SUBTRACT_GRADIENT,
@@ -226,7 +227,7 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
                 max_speed: 1.5,
                 clamp_speed: 1,
             };
-            vec![one(&[U, V, Density, Temperature, Curl], Some(ParamBlock::new(&p)))]
+            vec![one(&[U, V, Density, Temperature, Curl, Solid], Some(ParamBlock::new(&p)))]
         }
         kernels::CLAMP_SPEED => {
             // Random faces in [-2, 2] against a limit of 1.5: some scaled, some kept.

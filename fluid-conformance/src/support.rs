@@ -130,8 +130,22 @@ pub(crate) fn obstacle_table(grid: &Grid) -> Vec<f32> {
 pub(crate) fn random_field(grid: &Grid, field: FieldId, rng: &mut SplitMix64) -> Vec<f32> {
     let (lo, hi) = match field {
         FieldId::U | FieldId::V | FieldId::UTmp | FieldId::VTmp | FieldId::UTmp2 | FieldId::VTmp2 => (-2.0, 2.0),
-        FieldId::Solid => (0.0, 0.0),
         FieldId::Obstacles => return Vec::new(),
+        FieldId::Solid => {
+            // Solid fractions: a quarter wholly solid, half wholly fluid, the rest between.
+            return (0..grid.len(field))
+                .map(|_| {
+                    let r = rng.next_f32();
+                    if r < 0.25 {
+                        1.0
+                    } else if r < 0.75 {
+                        0.0
+                    } else {
+                        rng.next_f32()
+                    }
+                })
+                .collect();
+        }
         FieldId::UFaces | FieldId::VFaces => {
             // Open fractions: a quarter closed, a quarter open, the rest between; velocities
             // in [-1, 1].

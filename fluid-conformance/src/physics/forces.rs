@@ -365,6 +365,7 @@ pub fn vorticity_confinement<B: Backend>(make: impl Fn() -> B) {
             (FieldId::Density, vec![0.0; nx * ny]),
             (FieldId::Temperature, vec![0.0; nx * ny]),
             (FieldId::Curl, curl),
+            (FieldId::Solid, Vec::new()),
         ],
         Vec::new(),
     );

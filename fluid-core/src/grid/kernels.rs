@@ -92,10 +92,17 @@ static CURL_DESC: KernelDesc = tiled(
 );
 static APPLY_FORCES_DESC: KernelDesc = tiled(
     "apply_forces",
-    &[f("u", RW), f("v", RW), f("density", R).optional(), f("temperature", R).optional(), f("curl", R)],
+    &[
+        f("u", RW),
+        f("v", RW),
+        f("density", R).optional(),
+        f("temperature", R).optional(),
+        f("curl", R),
+        f("solid", R).optional(),
+    ],
     Some(ParamsDesc::of::<ForceParams>()),
     Domain::Faces,
-    "gravity, buoyancy and vorticity confinement on the faces",
+    "gravity, buoyancy and vorticity confinement on the faces (none from or in solid cells)",
 );
 static CLAMP_SPEED_DESC: KernelDesc = tiled(
     "clamp_speed",

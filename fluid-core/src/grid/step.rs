@@ -108,7 +108,7 @@ fn push_step(b: &mut Builder, params: &SimParams) {
         b.run_plain(CURL, &[U, V, Curl]);
     }
     if any_force {
-        b.run(APPLY_FORCES, &[U, V, Density, Temperature, Curl], Some(&forces));
+        b.run(APPLY_FORCES, &[U, V, Density, Temperature, Curl, Solid], Some(&forces));
     }
     if forces.clamp_speed != 0 {
         // The speed, not each component: a pass of its own (a face reads its neighbours').

@@ -29,6 +29,33 @@ pub fn confinement(g: &G, p: &ForceParams, curl: &[f32], i: usize, j: usize) -> 
     (p.vorticity * g.h * ny * w, -p.vorticity * g.h * nx * w)
 }
 
+/// [`confinement`] with solids (`solid`: each cell's solid fraction): none in a cell wholly
+/// inside a solid, and a neighbour wholly inside one taken as a wall (one-sided difference),
+/// so that a solid's own rotation does not steer the fluid's.
+#[inline(always)]
+pub fn confinement_round_solids(g: &G, p: &ForceParams, curl: &[f32], solid: &[f32], i: usize, j: usize) -> (f32, f32) {
+    let fluid = |i: usize, j: usize| solid[g.c(i, j)] < 1.0;
+    if !fluid(i, j) {
+        return (0.0, 0.0);
+    }
+    let or_self = |k: Option<usize>, s: usize, open: &dyn Fn(usize) -> bool| k.filter(|&k| open(k)).unwrap_or(s);
+    let (il, ir) =
+        (or_self(prev(i, g.nx, g.px), i, &|k| fluid(k, j)), or_self(next(i, g.nx, g.px), i, &|k| fluid(k, j)));
+    let (jd, ju) =
+        (or_self(prev(j, g.ny, g.py), j, &|k| fluid(i, k)), or_self(next(j, g.ny, g.py), j, &|k| fluid(i, k)));
+    let sx = f32::from(u8::from(il != i)) + f32::from(u8::from(ir != i));
+    let sy = f32::from(u8::from(jd != j)) + f32::from(u8::from(ju != j));
+    let w = curl[g.c(i, j)];
+    let gx = if sx > 0.0 { (curl[g.c(ir, j)].abs() - curl[g.c(il, j)].abs()) / (sx * g.h) } else { 0.0 };
+    let gy = if sy > 0.0 { (curl[g.c(i, ju)].abs() - curl[g.c(i, jd)].abs()) / (sy * g.h) } else { 0.0 };
+    let len = (gx * gx + gy * gy).sqrt();
+    if len <= 1e-20 {
+        return (0.0, 0.0);
+    }
+    let (nx, ny) = (gx / len, gy / len);
+    (p.vorticity * g.h * ny * w, -p.vorticity * g.h * nx * w)
+}
+
 /// Upward buoyant acceleration of cell `(i, j)`.
 #[inline(always)]
 pub fn buoyancy(p: &ForceParams, density: f32, temperature: f32) -> f32 {
@@ -155,6 +182,7 @@ pub fn run<'a>(
     density: &'a [f32],
     temperature: &'a [f32],
     curl: &[f32],
+    solid: &[f32],
     scratch: &mut Vec<f32>,
 ) {
     let (nx, ny) = (g.nx, g.ny);
@@ -171,6 +199,12 @@ pub fn run<'a>(
                 arch,
                 #[inline(always)]
                 || {
+                    if g.solids {
+                        for i in 0..nx {
+                            (rx[i], ry[i]) = confinement_round_solids(g, p, curl, solid, i, j);
+                        }
+                        return;
+                    }
                     if nx < 3 || j == 0 || j + 1 >= ny {
                         for i in 0..nx {
                             (rx[i], ry[i]) = confinement(g, p, curl, i, j);
@@ -268,7 +302,7 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
         }
     }
     let (u, v) = (s.w(0), s.w(1));
-    run(c.g, &p, c.dt, u, v, density, temperature, s.r(4), c.scratch);
+    run(c.g, &p, c.dt, u, v, density, temperature, s.r(4), s.r(5), c.scratch);
 }
 
 #[cfg(test)]
@@ -302,7 +336,7 @@ mod tests {
                     clamp_speed: 1,
                 };
                 let (mut u, mut v) = (u0.clone(), v0.clone());
-                run(&g, &p, 0.05, &mut u, &mut v, &den, &tem, &curl, &mut Vec::new());
+                run(&g, &p, 0.05, &mut u, &mut v, &den, &tem, &curl, &[], &mut Vec::new());
                 for j in 0..11 {
                     for i in 0..=17 {
                         let want = force_u_face(&g, &p, 0.05, &curl, u0[g.u(i, j)], i, j);
@@ -317,5 +351,38 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Round solids: a cell wholly inside one has no confinement force, a cell with no solid
+    /// neighbour has the force it would have without solids, and a neighbour wholly inside a
+    /// solid (a fast-turning one: |ω| 50) counts as a wall.
+    #[test]
+    fn confinement_ignores_solid_cells() {
+        let plain_grid = Grid::new(9, 7, 0.1, Boundary::Wall, Boundary::Wall).expect("grid");
+        let g = G::new(&Grid { solids: true, ..plain_grid }.uniform());
+        let plain = G::new(&plain_grid.uniform());
+        let p = ForceParams { vorticity: 0.8, ..ForceParams::default() };
+        let mut rng = fluid_core::scene::SplitMix64(4);
+        let mut curl: Vec<f32> = (0..63).map(|_| rng.next_f32() - 0.5).collect();
+        let mut solid = vec![0.0f32; 63];
+        for (i, j) in [(5, 3), (6, 3), (5, 4)] {
+            solid[g.c(i, j)] = 1.0;
+            curl[g.c(i, j)] = 50.0;
+        }
+        solid[g.c(2, 2)] = 0.5; // partly solid: still fluid
+        assert_eq!(confinement_round_solids(&g, &p, &curl, &solid, 5, 3), (0.0, 0.0));
+        for (i, j) in [(1, 1), (2, 2), (3, 3), (7, 5)] {
+            assert_eq!(confinement_round_solids(&g, &p, &curl, &solid, i, j), confinement(&plain, &p, &curl, i, j));
+        }
+        // Cell (4, 3): its right neighbour is solid, so ∂|ω|/∂x is one-sided to its left.
+        let at = |i: usize, j: usize| curl[g.c(i, j)].abs();
+        let (gx, gy) = ((at(4, 3) - at(3, 3)) / 0.1, (at(4, 4) - at(4, 2)) / 0.2);
+        let len = (gx * gx + gy * gy).sqrt();
+        let w = curl[g.c(4, 3)];
+        let want = (0.8 * 0.1 * (gy / len) * w, -0.8 * 0.1 * (gx / len) * w);
+        let got = confinement_round_solids(&g, &p, &curl, &solid, 4, 3);
+        assert!((got.0 - want.0).abs() < 1e-6 && (got.1 - want.1).abs() < 1e-6, "{got:?} vs {want:?}");
+        // The solid's |ω| of 50 would otherwise dominate the direction.
+        assert!((confinement(&plain, &p, &curl, 4, 3).0 - got.0).abs() > 1e-3);
     }
 }

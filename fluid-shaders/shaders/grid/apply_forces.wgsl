@@ -8,17 +8,34 @@
 @group(1) @binding(2) var<storage, read> density: array<f32>;
 @group(1) @binding(3) var<storage, read> temperature: array<f32>;
 @group(1) @binding(4) var<storage, read> curl: array<f32>;
+@group(1) @binding(5) var<storage, read> solid: array<f32>;
 
 fn or_self(k: i32, self_: u32) -> u32 { return select(u32(k), self_, k == NONE); }
 
-// The confinement force of cell (i, j).
+// Whether cell (i, j) holds fluid (is not wholly inside a solid); read only with solids.
+fn fluid_cell(i: u32, j: u32) -> bool { return solid[ci(i, j)] < 1.0; }
+
+// The confinement force of cell (i, j). With solids, a cell wholly inside one has none, and a
+// neighbour wholly inside one is treated as a wall (one-sided difference): the solid's own
+// rotation does not steer the fluid's.
 fn confinement(i: u32, j: u32) -> vec2<f32> {
-    let il = or_self(prev(i, grid.nx, px()), i);
-    let ir = or_self(next(i, grid.nx, px()), i);
-    let jd = or_self(prev(j, grid.ny, py()), j);
-    let ju = or_self(next(j, grid.ny, py()), j);
-    let sx = select(f32(i32(ir) - i32(il)), 2.0, px());
-    let sy = select(f32(i32(ju) - i32(jd)), 2.0, py());
+    var il = or_self(prev(i, grid.nx, px()), i);
+    var ir = or_self(next(i, grid.nx, px()), i);
+    var jd = or_self(prev(j, grid.ny, py()), j);
+    var ju = or_self(next(j, grid.ny, py()), j);
+    var sx = select(f32(i32(ir) - i32(il)), 2.0, px());
+    var sy = select(f32(i32(ju) - i32(jd)), 2.0, py());
+    if (grid.solids != 0u) {
+        if (!fluid_cell(i, j)) {
+            return vec2<f32>(0.0);
+        }
+        il = select(i, il, fluid_cell(il, j));
+        ir = select(i, ir, fluid_cell(ir, j));
+        jd = select(j, jd, fluid_cell(i, jd));
+        ju = select(j, ju, fluid_cell(i, ju));
+        sx = f32(il != i) + f32(ir != i);
+        sy = f32(jd != j) + f32(ju != j);
+    }
     let w = curl[ci(i, j)];
     var gx = 0.0;
     if (sx > 0.0) {
