@@ -66,6 +66,7 @@ pub fn kernel_parity<B: Backend>(make: impl Fn() -> B, kernel: Kernel) {
         kernels::MG_LOAD,
         kernels::MG_SMOOTH,
         kernels::MG_RESTRICT,
+        kernels::MG_COARSE,
         kernels::CG_INIT,
         kernels::CG_APPLY,
     ];
@@ -402,11 +403,12 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
             .iter()
             .filter(|l| fluid_core::grid::pressure::multigrid::fits_coarse(l))
             .take(2)
-            .flat_map(|l| [(0, 0), (1, 0), (0, 1)].map(|(colour, zero_initial)| (l, colour, zero_initial)))
+            // Colour bit 1: the coarsest level over-relaxed (an open side).
+            .flat_map(|l| [(0, 0), (1, 0), (0, 1), (3, 0)].map(|(colour, zero_initial)| (l, colour, zero_initial)))
             .map(|(l, colour, zero_initial)| {
                 let p = MgParams { colour, zero_initial, omega: 1.15, ..on(l) };
                 let threads = fluid_core::grid::pressure::multigrid::COARSE_THREADS;
-                single(grid, kernel, &[Multigrid], Some(ParamBlock::new(&p)), [threads, 1])
+                single(grid, kernel, &[Multigrid, MgFaces], Some(ParamBlock::new(&p)), [threads, 1])
             })
             .collect(),
         // Every mode; the pair and the sum from MGPCG's x (its low part follows it).

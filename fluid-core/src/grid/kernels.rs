@@ -223,7 +223,11 @@ static MG_PROLONG_DESC: KernelDesc =
     level("mg_prolong", MG_ONLY, "the coarser level's correction interpolated into a level's iterate");
 static MG_COARSE_DESC: KernelDesc = KernelDesc {
     workgroup: Workgroup::Covers(COARSE_THREADS, 1),
-    ..level("mg_coarse", MG_ONLY, "the rest of a V-cycle from a small level, in one workgroup")
+    ..level(
+        "mg_coarse",
+        &[f("mg", RW), MG_FACES_SLOT],
+        "the rest of a V-cycle from a small level, in one workgroup (weighted by the levels' faces with obstacles)",
+    )
 };
 static MG_STORE_DESC: KernelDesc = level(
     "mg_store",

@@ -300,10 +300,11 @@ pub fn bytes_moved(schedule: &Schedule, grid: &Grid) -> u64 {
     for op in schedule.ops() {
         match op {
             Op::Dispatch(d) if d.kernel == MG_COARSE => {
-                // Every array of every level it cycles, read and written once.
+                // Every array of every level it cycles, read and written once, and with solids
+                // each level's two face weights read once.
                 if let Some(p) = d.params::<MgParams>() {
                     for l in multigrid::levels_from(p.nx, p.ny, p.b) {
-                        total += 2 * 3 * u64::from(l.cells()) * 4;
+                        total += (2 * 3 + if grid.solids { 2 } else { 0 }) * u64::from(l.cells()) * 4;
                     }
                 }
             }
@@ -378,7 +379,7 @@ mod tests {
         b.run_over(kernels::MG_SMOOTH, &[FieldId::Multigrid, FieldId::MgFaces], Some(&level), [9, 5]);
         assert_eq!(bytes_moved(&b.build(), &g), 2 * 9 * 5 * 4);
         let mut b = Builder::new(&g);
-        b.run_over(MG_COARSE, &[FieldId::Multigrid], Some(&level), [multigrid::COARSE_THREADS, 1]);
+        b.run_over(MG_COARSE, &[FieldId::Multigrid, FieldId::MgFaces], Some(&level), [multigrid::COARSE_THREADS, 1]);
         assert_eq!(bytes_moved(&b.build(), &g), 2 * 3 * 252 * 4);
     }
 

@@ -457,7 +457,7 @@ mod tests {
                 Step::Smooth2(p) => run(g, &p, mg, None, &mut Vec::new()),
                 Step::Restrict(p) => mg_restrict::run(g, &p, mg),
                 Step::Prolong(p) => mg_prolong::run(g, &p, mg),
-                Step::Coarse(p) => mg_coarse::run(g, &p, mg),
+                Step::Coarse(p) => mg_coarse::run(g, &p, mg, &[]),
             }
         }
     }

@@ -1,4 +1,5 @@
 // #include multigrid
+// #include multigrid_solid
 // One workgroup: the rest of a multigrid V-cycle from a small level down to the coarsest and
 // back up: the steps of fluid_core::multigrid::v_cycle in their order, each a loop of the
 // workgroup's threads over the level's cells (the per-cell work of mg_smooth, mg_restrict and
@@ -9,12 +10,15 @@
 // latency however few its cells; here it costs a barrier (twin of
 // fluid-cpu/src/kernels/mg_coarse.rs).
 //
-// params: the first level (nx, ny, b; its p and tmp follow b), omega, colour = 1 for the
-// symmetric cycle (the MGPCG preconditioner), zero_initial = 1 when the level starts from zero.
-// The coarser levels are derived by the rule of fluid_core::multigrid::levels.
+// params: the first level (nx, ny, b; its p and tmp follow b), omega, colour bit 0 for the
+// symmetric cycle (the MGPCG preconditioner), bit 1 to over-relax the coarsest level (an open
+// side), zero_initial = 1 when the level starts from zero. The coarser levels are derived by
+// the rule of fluid_core::multigrid::levels. With obstacles every pass weighs the stencil by
+// the levels' faces, read from mg_faces at the levels' places in the whole buffer.
 
 @group(0) @binding(2) var<uniform> params: MgParams;
 @group(1) @binding(0) var<storage, read_write> mg_buffer: array<f32>;
+@group(1) @binding(1) var<storage, read> mg_faces: array<f32>;
 
 // The levels in workgroup memory, at offsets relative to the first level's b. Named `mg` so
 // that the per-cell functions of shared/multigrid.wgsl work on it.
@@ -77,9 +81,11 @@ fn level_count() -> u32 {
 // thread's colour made it either update or copy all); tmp is left as the two-array form leaves
 // it, the state after the first half of the last iteration (the first half writes its cells
 // there too; the second half saves each cell's value before updating it).
-fn smooth_level(index: u32, t: vec2<u32>, l: CoarseLevel, iterations: u32, reversed: bool, from_zero: bool) {
-    if ((px() && (l.nx & 1u) == 1u) || (py() && (l.ny & 1u) == 1u)) {
-        smooth_level_copying(t, l, iterations, reversed, from_zero);
+fn smooth_level(index: u32, t: vec2<u32>, l: CoarseLevel, iterations: u32, reversed: bool, from_zero: bool, omega: f32) {
+    // With solids every cell takes the weighted stencil, in the passes' own form (its branch
+    // kept out of the in-place loop, which the box without solids runs).
+    if (grid.solids != 0u || (px() && (l.nx & 1u) == 1u) || (py() && (l.ny & 1u) == 1u)) {
+        smooth_level_copying(t, l, iterations, reversed, from_zero, omega);
         return;
     }
     let n = cells(l);
@@ -104,7 +110,7 @@ fn smooth_level(index: u32, t: vec2<u32>, l: CoarseLevel, iterations: u32, rever
                     if (half == 1u) {
                         mg[tmp + c] = old;
                     }
-                    let v = relaxed(old, nb, mg[l.b + c], params.omega);
+                    let v = relaxed(old, nb, mg[l.b + c], omega);
                     mg[p + c] = v;
                     if (half == 0u) {
                         mg[tmp + c] = v;
@@ -128,8 +134,9 @@ fn smooth_level(index: u32, t: vec2<u32>, l: CoarseLevel, iterations: u32, rever
 }
 
 // smooth_level as the passes of mg_smooth: every cell of the level, p -> tmp -> p.
-fn smooth_level_copying(t: vec2<u32>, l: CoarseLevel, iterations: u32, reversed: bool, from_zero: bool) {
+fn smooth_level_copying(t: vec2<u32>, l: CoarseLevel, iterations: u32, reversed: bool, from_zero: bool, omega: f32) {
     let n = cells(l);
+    let w = faces_at(params.b + l.b);
     let p = l.b + n;
     let tmp = l.b + 2u * n;
     for (var k = 0u; k < iterations; k++) {
@@ -140,7 +147,11 @@ fn smooth_level_copying(t: vec2<u32>, l: CoarseLevel, iterations: u32, reversed:
             let zero = from_zero && k == 0u && half == 0u;
             for (var j = t.y; j < l.ny; j += MC_SIDE) {
                 for (var i = t.x; i < l.nx; i += MC_SIDE) {
-                    smooth_cell(l.nx, l.ny, l.b, src, dst, colour, zero, params.omega, i, j);
+                    if (grid.solids != 0u) {
+                        weighted_smooth_cell(l.nx, l.ny, l.b, w, src, dst, colour, zero, omega, i, j);
+                    } else {
+                        smooth_cell(l.nx, l.ny, l.b, src, dst, colour, zero, omega, i, j);
+                    }
                 }
             }
             workgroupBarrier();
@@ -151,9 +162,14 @@ fn smooth_level_copying(t: vec2<u32>, l: CoarseLevel, iterations: u32, reversed:
 fn restrict_level(t: vec2<u32>, f: CoarseLevel, c: CoarseLevel) {
     let fp = f.b + cells(f);
     let cp = c.b + cells(c);
+    let w = faces_at(params.b + f.b);
     for (var j = t.y; j < c.ny; j += MC_SIDE) {
         for (var i = t.x; i < c.nx; i += MC_SIDE) {
-            restrict_cell(f.nx, f.ny, f.b, fp, c.nx, c.b, cp, i, j);
+            if (grid.solids != 0u) {
+                weighted_restrict_cell(f.nx, f.ny, f.b, w, fp, c.nx, c.b, cp, i, j);
+            } else {
+                restrict_cell(f.nx, f.ny, f.b, fp, c.nx, c.b, cp, i, j);
+            }
         }
     }
     workgroupBarrier();
@@ -181,21 +197,26 @@ fn mg_coarse(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(local_invoca
         mg[k] = mg_buffer[params.b + k];
     }
     workgroupBarrier();
-    let symmetric = params.colour != 0u;
+    let symmetric = (params.colour & 1u) != 0u;
     let from_zero = params.zero_initial != 0u;
+    let omega = params.omega;
     for (var l = 0u; l < last; l++) {
-        smooth_level(index, t, level_at(l), 2u, false, from_zero && l == 0u);
+        smooth_level(index, t, level_at(l), 2u, false, from_zero && l == 0u, omega);
         restrict_level(t, level_at(l), level_at(l + 1u));
     }
     let coarsest = level_at(last);
     let iterations = clamp(2u * max(coarsest.nx, coarsest.ny), 8u, MC_MAX_COARSE_ITERATIONS);
-    smooth_level(index, t, coarsest, iterations, false, from_zero && last == 0u);
+    // fluid_core::multigrid::coarsest_omega: an open side's quarter wave crosses in ~n.
+    let n = f32(max(coarsest.nx, coarsest.ny));
+    let over = 2.0 / (1.0 + sin(3.14159265358979 / (2.0 * n)));
+    let coarse_omega = select(omega, over, (params.colour & 2u) != 0u);
+    smooth_level(index, t, coarsest, iterations, false, from_zero && last == 0u, coarse_omega);
     if (symmetric) {
-        smooth_level(index, t, coarsest, iterations, true, false);
+        smooth_level(index, t, coarsest, iterations, true, false, coarse_omega);
     }
     for (var l = last; l > 0u; l--) {
         prolong_level(t, level_at(l - 1u), level_at(l));
-        smooth_level(index, t, level_at(l - 1u), 2u, symmetric, false);
+        smooth_level(index, t, level_at(l - 1u), 2u, symmetric, false, omega);
     }
     // Every array back (the barrier after the last step made them visible).
     for (var k = index; k < end; k += MC_SIDE * MC_SIDE) {

@@ -15,7 +15,7 @@ fn mg_restrict(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
     if (grid.solids != 0u) {
-        weighted_restrict_cell(params.nx, params.ny, params.b, params.p, params.cnx, params.cb, params.cp, id.x, id.y);
+        weighted_restrict_cell(params.nx, params.ny, params.b, faces_at(params.b), params.p, params.cnx, params.cb, params.cp, id.x, id.y);
         return;
     }
     restrict_cell(params.nx, params.ny, params.b, params.p, params.cnx, params.cb, params.cp, id.x, id.y);

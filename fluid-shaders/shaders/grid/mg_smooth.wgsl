@@ -16,7 +16,7 @@ fn mg_smooth(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     let zero = params.zero_initial != 0u;
     if (grid.solids != 0u) {
-        weighted_smooth_cell(params.nx, params.ny, params.b, params.p, params.tmp, params.colour, zero, params.omega, id.x, id.y);
+        weighted_smooth_cell(params.nx, params.ny, params.b, faces_at(params.b), params.p, params.tmp, params.colour, zero, params.omega, id.x, id.y);
         return;
     }
     smooth_cell(params.nx, params.ny, params.b, params.p, params.tmp, params.colour, zero, params.omega, id.x, id.y);

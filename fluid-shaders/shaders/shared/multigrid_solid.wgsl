@@ -19,8 +19,8 @@ fn level_edge_weight(k: u32, n: u32, n0: u32) -> f32 {
     return edge_weight(k) * (2.0 * r / (r + 1.0));
 }
 
-fn weighted_level_neighbours(p: u32, nx: u32, ny: u32, b: u32, i: u32, j: u32) -> LevelSum {
-    let w = faces_at(b);
+// The neighbours of cell (i, j) of a level whose face weights start at w (faces_at(b)).
+fn weighted_level_neighbours(p: u32, nx: u32, ny: u32, w: u32, i: u32, j: u32) -> LevelSum {
     let cells = nx * ny;
     var r: LevelSum;
     r.sum = 0.0;
@@ -61,14 +61,14 @@ fn weighted_level_neighbours(p: u32, nx: u32, ny: u32, b: u32, i: u32, j: u32) -
 }
 
 // smooth_cell over the weighted stencil.
-fn weighted_smooth_cell(nx: u32, ny: u32, b: u32, src: u32, dst: u32, colour: u32, zero: bool, omega: f32, i: u32, j: u32) {
+fn weighted_smooth_cell(nx: u32, ny: u32, b: u32, w: u32, src: u32, dst: u32, colour: u32, zero: bool, omega: f32, i: u32, j: u32) {
     let c = j * nx + i;
     let old = select(mg[src + c], 0.0, zero);
     if (((i + j) & 1u) != colour) {
         mg[dst + c] = old;
         return;
     }
-    var nb = weighted_level_neighbours(src, nx, ny, b, i, j);
+    var nb = weighted_level_neighbours(src, nx, ny, w, i, j);
     if (zero) {
         nb.sum = 0.0;
     }
@@ -76,14 +76,14 @@ fn weighted_smooth_cell(nx: u32, ny: u32, b: u32, src: u32, dst: u32, colour: u3
 }
 
 // restrict_cell over the weighted stencil.
-fn weighted_restrict_cell(nx: u32, ny: u32, b: u32, p: u32, cnx: u32, cb: u32, cp: u32, ci: u32, cj: u32) {
+fn weighted_restrict_cell(nx: u32, ny: u32, b: u32, w: u32, p: u32, cnx: u32, cb: u32, cp: u32, ci: u32, cj: u32) {
     var r = 0.0;
     for (var k = 0u; k < 4u; k++) {
         let i = 2u * ci + (k & 1u);
         let j = 2u * cj + (k >> 1u);
         if (i < nx && j < ny) {
             let c = j * nx + i;
-            let nb = weighted_level_neighbours(p, nx, ny, b, i, j);
+            let nb = weighted_level_neighbours(p, nx, ny, w, i, j);
             r += mg[b + c] - (nb.n * mg[p + c] - nb.sum);
         }
     }

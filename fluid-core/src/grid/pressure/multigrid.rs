@@ -97,20 +97,36 @@ pub fn smooth2_passes(p: &MgParams) -> [MgParams; 4] {
 /// Both forms leave every level's `p` with the same values.
 pub fn v_cycle(levels: &[Level], omega: f32, symmetric: bool, from_zero: bool, dispatched: bool) -> Vec<Step> {
     let mut out = Vec::new();
-    push_cycle(&mut out, levels, omega, symmetric, from_zero, dispatched);
+    push_cycle(&mut out, levels, omega, symmetric, from_zero, dispatched, dispatched);
     out
 }
 
-fn push_cycle(out: &mut Vec<Step>, levels: &[Level], omega: f32, symmetric: bool, from_zero: bool, coarse: bool) {
+/// The V-cycle round obstacles: plain passes (weighted by the levels' faces) on the levels
+/// above the coarse part, and that part one [`Step::Coarse`], which weighs them too.
+pub fn v_cycle_round_solids(levels: &[Level], omega: f32, symmetric: bool, from_zero: bool) -> Vec<Step> {
+    let mut out = Vec::new();
+    push_cycle(&mut out, levels, omega, symmetric, from_zero, false, true);
+    out
+}
+
+fn push_cycle(
+    out: &mut Vec<Step>,
+    levels: &[Level],
+    omega: f32,
+    symmetric: bool,
+    from_zero: bool,
+    smooth2: bool,
+    coarse: bool,
+) {
     let lv = levels[0];
-    if coarse && levels.len() > 1 && !fits_coarse(&lv) {
+    if smooth2 && levels.len() > 1 && !fits_coarse(&lv) {
         // Pre-smoothing p -> tmp and the restriction of its residual in one step; the
         // prolongation into the iterate in tmp and post-smoothing tmp -> p in another.
         let transfer = MgParams { p: lv.tmp, tmp: lv.p, ..lv.transfer(&levels[1]) };
         let zero_initial = u32::from(from_zero);
         let pre = MgParams { p: lv.p, tmp: lv.tmp, colour: SMOOTH2_RESTRICT, zero_initial, omega, ..transfer };
         out.push(Step::Smooth2(pre));
-        push_cycle(out, &levels[1..], omega, symmetric, false, coarse);
+        push_cycle(out, &levels[1..], omega, symmetric, false, smooth2, coarse);
         // The prolongation folded into the post-smoothing pair.
         let colour = u32::from(symmetric);
         out.push(Step::Smooth2(MgParams { p: lv.tmp, tmp: lv.p, colour, zero_initial: 0, omega, ..transfer }));
@@ -132,7 +148,7 @@ fn push_cycle(out: &mut Vec<Step>, levels: &[Level], omega: f32, symmetric: bool
     let transfer = lv.transfer(&levels[1]);
     push_smooth(out, &lv, 2, omega, false, from_zero);
     out.push(Step::Restrict(transfer));
-    push_cycle(out, &levels[1..], omega, symmetric, false, coarse);
+    push_cycle(out, &levels[1..], omega, symmetric, false, smooth2, coarse);
     out.push(Step::Prolong(transfer));
     push_smooth(out, &lv, 2, omega, symmetric, false);
 }
@@ -198,33 +214,47 @@ pub(crate) fn push(b: &mut Builder, cycles: u32, omega: f32, cold: bool, df: boo
 
 /// One V-cycle over `levels` (see [`v_cycle`]).
 ///
-/// With obstacles the cycle is plain: its tiled kernels (`mg_smooth2`, `mg_coarse`) keep the
-/// unweighted stencil, the plain ones weigh it by the levels' faces ([`push_faces`]).
+/// With obstacles the levels above the coarse part run plain passes ([`v_cycle_round_solids`]):
+/// `mg_smooth2` keeps the unweighted stencil, the plain kernels and `mg_coarse` weigh it by
+/// the levels' faces ([`push_faces`]).
 pub(crate) fn push_vcycle(b: &mut Builder, levels: &[Level], omega: f32, symmetric: bool, from_zero: bool) {
-    let dispatched = !b.grid().solids;
-    let mut steps = v_cycle(levels, omega, symmetric, from_zero, dispatched);
+    let mut steps = if b.grid().solids {
+        v_cycle_round_solids(levels, omega, symmetric, from_zero)
+    } else {
+        v_cycle(levels, omega, symmetric, from_zero, true)
+    };
     if b.grid().sides.contains(&crate::grid::Side::Open) {
         over_relax_coarsest(&mut steps, levels);
     }
     push_steps(b, steps);
 }
 
+/// The bit of a [`Step::Coarse`]'s `colour` that over-relaxes its coarsest level as
+/// [`over_relax_coarsest`] does the plain cycle's (bit 0 is the symmetric cycle).
+pub const COARSE_OVER_RELAX: u32 = 2;
+
 /// With an open side the slowest error is a quarter wave along the box, pinned to zero at
 /// that side only; the coarsest level's Gauss–Seidel crossing it takes ~n² iterations where a
 /// closed box's takes ~n (its constant mode is no error). Successive over-relaxation at the
 /// optimal ω = 2 / (1 + sin(π / 2n)) for that mode crosses it in ~n: without it a 4 × 1
 /// channel's V-cycle cut the residual 0.9× instead of 0.1×.
-fn over_relax_coarsest(steps: &mut [Step], levels: &[Level]) {
+/// A coarse step takes it as [`COARSE_OVER_RELAX`].
+pub fn over_relax_coarsest(steps: &mut [Step], levels: &[Level]) {
     let Some(last) = levels.last() else { return };
-    let n = last.nx.max(last.ny) as f32;
-    let omega = 2.0 / (1.0 + (std::f32::consts::PI / (2.0 * n)).sin());
+    let omega = coarsest_omega(last);
     for step in steps {
-        if let Step::Smooth(p) = step
-            && p.b == last.b
-        {
-            p.omega = omega;
+        match step {
+            Step::Smooth(p) if p.b == last.b => p.omega = omega,
+            Step::Coarse(p) => p.colour |= COARSE_OVER_RELAX,
+            _ => {}
         }
     }
+}
+
+/// The over-relaxation of the coarsest level with an open side (twin of `mg_coarse.wgsl`).
+pub fn coarsest_omega(last: &Level) -> f32 {
+    let n = last.nx.max(last.ny) as f32;
+    2.0 / (1.0 + (std::f32::consts::PI / (2.0 * n)).sin())
 }
 
 /// With obstacles, every level's face weights: level 0's from the grid's faces (after the
@@ -273,7 +303,7 @@ fn push_steps(b: &mut Builder, steps: Vec<Step>) {
             Step::Restrict(p) => b.run_over(MG_RESTRICT, &[Multigrid, MgFaces], Some(&p), [p.cnx, p.cny]),
             Step::Prolong(p) => b.run_over(MG_PROLONG, &[Multigrid], Some(&p), [p.nx, p.ny]),
             // One workgroup.
-            Step::Coarse(p) => b.run_over(MG_COARSE, &[Multigrid], Some(&p), [COARSE_THREADS, 1]),
+            Step::Coarse(p) => b.run_over(MG_COARSE, &[Multigrid, MgFaces], Some(&p), [COARSE_THREADS, 1]),
         }
     }
 }
