@@ -132,8 +132,8 @@ impl KeyPath {
                 return Err(Error::invalid(format!("{key}.{at}.time"), time, why));
             }
         }
-        for k in 0..self.keys.len() - 1 {
-            let m = self.leg(self.keys[k].0).motion;
+        for (k, pair) in self.keys.windows(2).enumerate() {
+            let m = motion_between(pair[0], pair[1]);
             if !(m.velocity.iter().all(|v| v.is_finite()) && m.angular_velocity.is_finite()) {
                 let why = "keys so close in time for their distance that the speed between them is not a finite number";
                 return Err(Error::invalid(format!("{key}.path[{}].time", k + 1), self.keys[k + 1].0, why));
@@ -161,15 +161,20 @@ impl KeyPath {
             (0.0, time)
         };
         let k = self.keys.windows(2).position(|w| local < w[1].0).unwrap_or(self.keys.len() - 2);
-        let ((t0, a), (t1, b)) = (self.keys[k], self.keys[k + 1]);
-        let span = t1 - t0;
-        let motion = Motion {
-            velocity: [(b.position[0] - a.position[0]) / span, (b.position[1] - a.position[1]) / span],
-            angular_velocity: (b.angle - a.angle) / span,
-        };
+        let (t0, a) = self.keys[k];
+        let motion = motion_between(self.keys[k], self.keys[k + 1]);
         // Saturating: a time far past any cycle count still gives an id, never a panic.
         let id = (cycle as i64).saturating_mul(self.keys.len() as i64).saturating_add(k as i64);
         Leg { id, pose: a, motion, since: t0 + cycle * period }
+    }
+}
+
+/// The constant velocity and turn that carry pose `a` at its time to `b` at its.
+fn motion_between((t0, a): (f32, Pose), (t1, b): (f32, Pose)) -> Motion {
+    let span = t1 - t0;
+    Motion {
+        velocity: [(b.position[0] - a.position[0]) / span, (b.position[1] - a.position[1]) / span],
+        angular_velocity: (b.angle - a.angle) / span,
     }
 }
 

@@ -271,6 +271,11 @@ impl ObstacleSpec {
     /// finite values, positive sizes. `key` names it in messages (`obstacles[2]`). With a path
     /// it stands where the path has it at time 0.
     pub fn to_obstacle(&self, grid: &Grid, key: &str) -> Result<Obstacle> {
+        self.placed(grid, key).map(|(obstacle, _)| obstacle)
+    }
+
+    /// [`ObstacleSpec::to_obstacle`] and [`ObstacleSpec::to_path`] together, the path built once.
+    fn placed(&self, grid: &Grid, key: &str) -> Result<(Obstacle, Option<KeyPath>)> {
         let height = grid.height();
         let name = |k: &str| format!("{key}.{k}");
         let shape_name = match self.shape {
@@ -338,7 +343,8 @@ impl ObstacleSpec {
             angle: self.angle.to_radians(),
         };
         let motion = Motion { velocity: self.velocity, angular_velocity: self.angular_velocity.to_radians() };
-        let obstacle = match self.to_path(grid, key)? {
+        let path = self.to_path(grid, key)?;
+        let obstacle = match &path {
             Some(path) => {
                 let leg = path.leg(0.0);
                 Obstacle { shape, pose: leg.pose, motion: leg.motion, since: leg.since }.at(0.0)
@@ -357,7 +363,7 @@ impl ObstacleSpec {
             }
             (e, _) => e,
         })?;
-        Ok(obstacle)
+        Ok((obstacle, path))
     }
 }
 
@@ -371,7 +377,7 @@ pub fn obstacles(specs: &[ObstacleSpec], grid: &Grid) -> Result<Vec<Obstacle>> {
     let mut out = Vec::with_capacity(specs.len());
     for (k, spec) in specs.iter().enumerate() {
         let key = format!("obstacles[{k}]");
-        let o = spec.to_obstacle(grid, &key)?;
+        let (o, path) = spec.placed(grid, &key)?;
         // Entirely past a wall it would never touch the fluid: a mistake, as for splats. A
         // path may start or end outside, so long as one of its keys reaches in.
         let reaches = |c: [f32; 2]| {
@@ -381,7 +387,7 @@ pub fn obstacles(specs: &[ObstacleSpec], grid: &Grid) -> Result<Vec<Obstacle>> {
             })
         };
         let outside = "it lies wholly outside the box (a position is a fraction of the box: 0 to 1 across it)";
-        match spec.to_path(grid, &key)? {
+        match path {
             Some(path) if !path.keys.iter().any(|(_, p)| reaches(p.position)) => {
                 return Err(Error::invalid(format!("{key}.path"), "every key", outside));
             }

@@ -18,6 +18,20 @@ pub fn confinement(g: &G, p: &ForceParams, curl: &[f32], i: usize, j: usize) -> 
     let (jd, ju) = (prev(j, g.ny, g.py).unwrap_or(j), next(j, g.ny, g.py).unwrap_or(j));
     let sx = if g.px { 2.0 } else { (ir - il) as f32 };
     let sy = if g.py { 2.0 } else { (ju - jd) as f32 };
+    confinement_from(g, p, curl, (i, j), [il, ir, jd, ju], [sx, sy])
+}
+
+/// The confinement force at cell `(i, j)` from the |ω| differences between its neighbours
+/// `[left, right, down, up]`, `spacing` cells apart along x and y (0: no difference).
+#[inline(always)]
+fn confinement_from(
+    g: &G,
+    p: &ForceParams,
+    curl: &[f32],
+    (i, j): (usize, usize),
+    [il, ir, jd, ju]: [usize; 4],
+    [sx, sy]: [f32; 2],
+) -> (f32, f32) {
     let w = curl[g.c(i, j)];
     let gx = if sx > 0.0 { (curl[g.c(ir, j)].abs() - curl[g.c(il, j)].abs()) / (sx * g.h) } else { 0.0 };
     let gy = if sy > 0.0 { (curl[g.c(i, ju)].abs() - curl[g.c(i, jd)].abs()) / (sy * g.h) } else { 0.0 };
@@ -45,15 +59,7 @@ pub fn confinement_round_solids(g: &G, p: &ForceParams, curl: &[f32], solid: &[f
         (or_self(prev(j, g.ny, g.py), j, &|k| fluid(i, k)), or_self(next(j, g.ny, g.py), j, &|k| fluid(i, k)));
     let sx = f32::from(u8::from(il != i)) + f32::from(u8::from(ir != i));
     let sy = f32::from(u8::from(jd != j)) + f32::from(u8::from(ju != j));
-    let w = curl[g.c(i, j)];
-    let gx = if sx > 0.0 { (curl[g.c(ir, j)].abs() - curl[g.c(il, j)].abs()) / (sx * g.h) } else { 0.0 };
-    let gy = if sy > 0.0 { (curl[g.c(i, ju)].abs() - curl[g.c(i, jd)].abs()) / (sy * g.h) } else { 0.0 };
-    let len = (gx * gx + gy * gy).sqrt();
-    if len <= 1e-20 {
-        return (0.0, 0.0);
-    }
-    let (nx, ny) = (gx / len, gy / len);
-    (p.vorticity * g.h * ny * w, -p.vorticity * g.h * nx * w)
+    confinement_from(g, p, curl, (i, j), [il, ir, jd, ju], [sx, sy])
 }
 
 /// Upward buoyant acceleration of cell `(i, j)`.
