@@ -52,8 +52,9 @@ pub fn tolerance(kernel: Kernel) -> Tolerance {
 /// the CPU backend.
 pub fn kernel_parity<B: Backend>(make: impl Fn() -> B, kernel: Kernel) {
     // The kernels with a path for obstacles run it too, on faces of random open fractions
-    // (some closed, some open, the rest between) and solid velocities; `rasterise_solids`
-    // only there, on a table of every shape, moving.
+    // (some closed, some open, the rest between) and solid velocities; `rasterise_solids`,
+    // `mg_weights` and `mg_smooth2_solid` only there (`rasterise_solids` on a table of every
+    // shape, moving).
     let solid_aware = [
         kernels::SPLAT,
         kernels::DIFFUSE_VELOCITY,
@@ -70,13 +71,14 @@ pub fn kernel_parity<B: Backend>(make: impl Fn() -> B, kernel: Kernel) {
         kernels::CG_INIT,
         kernels::CG_APPLY,
     ];
-    let modes: &[bool] = if kernel == kernels::RASTERISE_SOLIDS || kernel == kernels::MG_WEIGHTS {
-        &[true]
-    } else if solid_aware.contains(&kernel) {
-        &[false, true]
-    } else {
-        &[false]
-    };
+    let modes: &[bool] =
+        if [kernels::RASTERISE_SOLIDS, kernels::MG_WEIGHTS, kernels::MG_SMOOTH2_SOLID].contains(&kernel) {
+            &[true]
+        } else if solid_aware.contains(&kernel) {
+            &[false, true]
+        } else {
+            &[false]
+        };
     for &solids in modes {
         kernel_parity_on(&make, kernel, solids);
     }
@@ -345,28 +347,25 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
             .collect(),
         // Both colour orders, from zero or not, over-relaxed, on the first two levels; with the
         // coarse correction added first (the post-smoothing of a V-cycle).
-        kernels::MG_SMOOTH2 => {
+        kernels::MG_SMOOTH2 | kernels::MG_SMOOTH2_SOLID => {
+            const SMOOTH2_FIELDS: [FieldId; 7] = [Multigrid, Pressure, PressureLo, Divergence, UFaces, VFaces, MgFaces];
             let mut out: Vec<Schedule> = levels
                 .iter()
                 .take(2)
                 .flat_map(|l| [(0, 0, 1.0), (1, 0, 1.15), (0, 1, 1.15)].map(|(colour, z, omega)| (l, colour, z, omega)))
                 .map(|(l, colour, zero_initial, omega)| {
-                    mg(
-                        &[Multigrid, Pressure, PressureLo, Divergence],
-                        MgParams { colour, zero_initial, omega, ..on(l) },
-                        l,
-                    )
+                    mg(&SMOOTH2_FIELDS, MgParams { colour, zero_initial, omega, ..on(l) }, l)
                 })
                 .collect();
             for w in levels.windows(2).take(2) {
                 let p = MgParams { p: w[0].tmp, tmp: w[0].p, colour: 1, omega: 1.15, ..transfer(&w[0], &w[1]) };
-                out.push(mg(&[Multigrid, Pressure, PressureLo, Divergence], p, &w[0]));
+                out.push(mg(&SMOOTH2_FIELDS, p, &w[0]));
                 // And with the restriction afterwards (the pre-smoothing of a V-cycle), both
                 // colour orders, from zero or not.
                 use fluid_core::grid::pressure::multigrid::SMOOTH2_RESTRICT;
                 for (colour, zero_initial) in [(SMOOTH2_RESTRICT, 1), (SMOOTH2_RESTRICT | 1, 0)] {
                     let p = MgParams { colour, zero_initial, omega: 1.15, ..transfer(&w[0], &w[1]) };
-                    out.push(mg(&[Multigrid, Pressure, PressureLo, Divergence], p, &w[0]));
+                    out.push(mg(&SMOOTH2_FIELDS, p, &w[0]));
                 }
             }
             // Level 0's post-smoothing of a double-float solve, the result added to the pressure,
@@ -375,10 +374,10 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
             if let [l0, l1, ..] = levels[..] {
                 let colour = SMOOTH2_ACCUMULATE | 1;
                 let p = MgParams { p: l0.tmp, tmp: l0.p, colour, omega: 1.15, ..transfer(&l0, &l1) };
-                out.push(mg(&[Multigrid, Pressure, PressureLo, Divergence], p, &l0));
+                out.push(mg(&SMOOTH2_FIELDS, p, &l0));
                 let colour = SMOOTH2_LOAD_RESIDUAL | SMOOTH2_RESTRICT;
                 let p = MgParams { colour, zero_initial: 1, omega: 1.15, ..transfer(&l0, &l1) };
-                out.push(mg(&[Multigrid, Pressure, PressureLo, Divergence], p, &l0));
+                out.push(mg(&SMOOTH2_FIELDS, p, &l0));
             }
             out
         }

@@ -270,6 +270,7 @@ macro_rules! conformance {
             mg_load => MG_LOAD,
             mg_smooth => MG_SMOOTH,
             mg_smooth2 => MG_SMOOTH2,
+            mg_smooth2_solid => MG_SMOOTH2_SOLID,
             mg_restrict => MG_RESTRICT,
             mg_prolong => MG_PROLONG,
             mg_coarse => MG_COARSE,

@@ -201,13 +201,20 @@ static MG_SMOOTH_DESC: KernelDesc = level(
     &[f("mg", RW), MG_FACES_SLOT],
     "one red-black Gauss–Seidel colour pass on a level (ping-pong; the stencil weighted by the level's faces with obstacles)",
 );
+/// `mg_smooth2`'s bindings: the faces for its twin with obstacles.
+const SMOOTH2_FIELDS: &[Binding] =
+    &[f("mg", RW), f("pressure", RW), f("pressure_lo", RW), f("divergence", R), FACES[0], FACES[1], MG_FACES_SLOT];
 static MG_SMOOTH2_DESC: KernelDesc = KernelDesc {
     workgroup: Workgroup::Covers(SMOOTH2_TILE, SMOOTH2_TILE),
     ..level(
         "mg_smooth2",
-        &[f("mg", RW), f("pressure", RW), f("pressure_lo", RW), f("divergence", R)],
+        SMOOTH2_FIELDS,
         "two red-black iterations on a level in one dispatch, with the restriction or the prolongation beside",
     )
+};
+static MG_SMOOTH2_SOLID_DESC: KernelDesc = KernelDesc {
+    workgroup: Workgroup::Covers(SMOOTH2_TILE, SMOOTH2_TILE),
+    ..level("mg_smooth2_solid", SMOOTH2_FIELDS, "mg_smooth2 with obstacles: the stencil weighted by the level's faces")
 };
 static MG_RESTRICT_DESC: KernelDesc = level(
     "mg_restrict",
@@ -320,6 +327,8 @@ pub const MG_LOAD: Kernel = Kernel(&MG_LOAD_DESC);
 pub const MG_SMOOTH: Kernel = Kernel(&MG_SMOOTH_DESC);
 /// Multigrid: two smoothing iterations and a transfer.
 pub const MG_SMOOTH2: Kernel = Kernel(&MG_SMOOTH2_DESC);
+/// Multigrid: two smoothing iterations and a transfer, with obstacles.
+pub const MG_SMOOTH2_SOLID: Kernel = Kernel(&MG_SMOOTH2_SOLID_DESC);
 /// Multigrid: the levels' face weights.
 pub const MG_WEIGHTS: Kernel = Kernel(&MG_WEIGHTS_DESC);
 /// Multigrid: restriction.
@@ -369,6 +378,7 @@ pub const ALL: &[Kernel] = &[
     MG_LOAD,
     MG_SMOOTH,
     MG_SMOOTH2,
+    MG_SMOOTH2_SOLID,
     MG_RESTRICT,
     MG_WEIGHTS,
     MG_PROLONG,

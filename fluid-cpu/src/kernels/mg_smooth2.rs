@@ -3,7 +3,8 @@
 //! adds it) into `tmp`, `p` left as it was; with the `SMOOTH2_RESTRICT` bit of `colour`, then
 //! the result's residual restricted into the coarser level instead, as `mg_restrict` does.
 //! The four [`super::mg_smooth`] passes of [`fluid_core::grid::pressure::multigrid::smooth2_passes`], one after
-//! the other, define the answer.
+//! the other, define the answer. `mg_smooth2_solid`, its twin with obstacles, is those passes
+//! through the weighted kernels ([`super::solid::mg_smooth`], [`super::solid::mg_restrict`]).
 //!
 //! On the GPU a workgroup loads its tile plus a halo of five cells and runs the four passes in
 //! workgroup memory. Here a job does the same with a band of rows: over the band and up to five
@@ -26,7 +27,7 @@ use fluid_core::grid::uniforms::MgParams;
 use rayon::prelude::*;
 
 use super::common::{G, Rows, df_accumulate, for_each_row};
-use super::{mg_load, mg_prolong, mg_restrict, mg_smooth};
+use super::{mg_load, mg_prolong, mg_restrict, mg_smooth, solid};
 use crate::dispatch::{Ctx, Slots};
 use fluid_core::ir::schedule::Dispatch;
 
@@ -90,7 +91,7 @@ pub fn run(g: &G, params: &MgParams, mg: &mut [f32], mut pressure: Option<Pressu
     let (nx, ny) = (params.nx as usize, params.ny as usize);
     let band = band_rows(nx, ny, rayon::current_num_threads());
     if !bands(g, params, mg, pressure.as_mut(), scratch, band) {
-        whole_level(g, params, mg, pressure);
+        whole_level(g, params, mg, pressure, None);
     }
 }
 
@@ -348,37 +349,57 @@ fn prolongs(params: &MgParams) -> bool {
     params.cnx > 0 && params.colour & SMOOTH2_RESTRICT == 0
 }
 
+/// The faces with obstacles: the grid's (`u_faces`, `v_faces`) and the levels' (`mg_faces`).
+pub struct Solids<'a> {
+    /// The grid's faces, for level 0's right-hand side from the pressure.
+    pub grid: (&'a [f32], &'a [f32]),
+    /// Every level's face weights.
+    pub levels: &'a [f32],
+}
+
 /// The call through the whole level, for any layout: the right-hand side, the four passes
 /// ping-pong through the packed buffer (`p` → `tmp` → `p` …, after the correction into `p`),
-/// the result moved to `tmp` and `p` restored, then the restriction and the sum.
-fn whole_level(g: &G, params: &MgParams, mg: &mut [f32], pressure: Option<Pressure<'_>>) {
+/// the result moved to `tmp` and `p` restored, then the restriction and the sum. With
+/// `solids`, through the weighted kernels (the bands do not take that path: it runs only with
+/// obstacles, where the weighted passes are plain per-cell code anyway).
+fn whole_level(g: &G, params: &MgParams, mg: &mut [f32], pressure: Option<Pressure<'_>>, solids: Option<Solids<'_>>) {
     let cells = (params.nx * params.ny) as usize;
     let (p, tmp) = (params.p as usize, params.tmp as usize);
     if params.colour & SMOOTH2_LOAD_RESIDUAL != 0
         && let Some(pr) = &pressure
     {
         let scale = -g.h * g.h / pr.dt;
-        let b = params.b as usize;
-        for_each_row(
-            &mut mg[b..b + cells],
-            g.nx,
-            #[inline(always)]
-            |j, row| {
-                mg_load::residual_b_row(g, scale, pr.hi, pr.lo, pr.div, j, row);
-            },
-        );
+        let b = &mut mg[params.b as usize..params.b as usize + cells];
+        match &solids {
+            Some(s) => solid::mg_load_residual(g, scale, (pr.hi, pr.lo, pr.div), s.grid, b),
+            None => for_each_row(
+                b,
+                g.nx,
+                #[inline(always)]
+                |j, row| {
+                    mg_load::residual_b_row(g, scale, pr.hi, pr.lo, pr.div, j, row);
+                },
+            ),
+        }
     }
     let before = mg[p..p + cells].to_vec();
     if prolongs(params) {
         mg_prolong::run(g, params, mg);
     }
     for pass in smooth2_passes(params) {
-        mg_smooth::run(g, &pass, mg);
+        match &solids {
+            Some(s) => solid::mg_smooth(g, &pass, mg, s.levels),
+            None => mg_smooth::run(g, &pass, mg),
+        }
     }
     mg.copy_within(p..p + cells, tmp);
     mg[p..p + cells].copy_from_slice(&before);
     if params.colour & SMOOTH2_RESTRICT != 0 {
-        mg_restrict::run(g, &MgParams { p: params.tmp, ..*params }, mg);
+        let fine = MgParams { p: params.tmp, ..*params };
+        match &solids {
+            Some(s) => solid::mg_restrict(g, &fine, mg, s.levels),
+            None => mg_restrict::run(g, &fine, mg),
+        }
     }
     if params.colour & SMOOTH2_ACCUMULATE != 0
         && let Some(pr) = pressure
@@ -440,6 +461,15 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
     let mg = s.w(0);
     let pressure = Pressure { hi: s.w(1), lo: s.w(2), div: s.r(3), dt: c.dt };
     run(c.g, &p, mg, Some(pressure), c.scratch);
+}
+
+/// The table's entry: a dispatch of `mg_smooth2_solid` (with obstacles) on the CPU.
+pub(crate) fn dispatch_solid(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+    let p: MgParams = d.params().unwrap_or_default();
+    let mg = s.w(0);
+    let pressure = Pressure { hi: s.w(1), lo: s.w(2), div: s.r(3), dt: c.dt };
+    let solids = Solids { grid: (s.r(4), s.r(5)), levels: s.r(6) };
+    whole_level(c.g, &p, mg, Some(pressure), Some(solids));
 }
 
 #[cfg(test)]
@@ -512,7 +542,7 @@ mod tests {
                 let mut want = start.clone();
                 let (mut want_hi, mut want_lo) = (hi0.clone(), lo0.clone());
                 let pr = Pressure { hi: &mut want_hi, lo: &mut want_lo, div: &div, dt: 0.02 };
-                whole_level(&g, &params, &mut want, Some(pr));
+                whole_level(&g, &params, &mut want, Some(pr), None);
                 for band in [2, 4, 6, 10, 32, 64] {
                     let mut got = start.clone();
                     let (mut hi, mut lo) = (hi0.clone(), lo0.clone());
@@ -550,7 +580,7 @@ mod tests {
         let (mut want_hi, mut want_lo) = (hi0.clone(), vec![0.0; cells]);
         let mut whole = start.clone();
         let pr = Pressure { hi: &mut want_hi, lo: &mut want_lo, div: &div, dt: 0.02 };
-        whole_level(&g, &both, &mut whole, Some(pr));
+        whole_level(&g, &both, &mut whole, Some(pr), None);
         assert!(same(&via_run, &whole) && same(&hi, &want_hi) && same(&lo, &want_lo));
         // The coarse b written over the end of tmp.
         let overlapping = MgParams { colour: SMOOTH2_RESTRICT, cb: base.tmp + 5, ..base };
@@ -574,6 +604,69 @@ mod tests {
                 let mut scratch = vec![0.0; len];
                 assert!(bands(&g, &params, &mut mg, None, &mut scratch, band));
                 assert_eq!(scratch.len(), len, "{nx}x{ny} level {}x{}", params.nx, params.ny);
+            }
+        }
+    }
+
+    /// Round obstacles too: the pairs through the weighted passes leave every level's `p` bit
+    /// for bit as the plain weighted cycle does, on faces of random open fractions (some
+    /// closed, some open), walls, periodic and open sides.
+    #[test]
+    fn the_dispatched_cycle_computes_the_plain_one_round_solids() {
+        use fluid_core::grid::Side;
+        for (nx, ny, bx, by, open) in [
+            (150, 90, Boundary::Wall, Boundary::Wall, false),
+            (151, 77, Boundary::Periodic, Boundary::Wall, false),
+            (97, 130, Boundary::Wall, Boundary::Wall, true),
+        ] {
+            let grid = Grid { solids: true, ..Grid::new(nx, ny, 0.1, bx, by).expect("grid") };
+            let grid = if open {
+                let wall = Side::Wall { no_slip: false, speed: 0.0 };
+                grid.with_sides([wall, Side::Open, wall, Side::Open]).expect("sides")
+            } else {
+                grid
+            };
+            let g = G::new(&grid.uniform());
+            let levels = levels(nx, ny);
+            let fraction = |x: f32| (1.5 * x.abs() - 0.25).clamp(0.0, 1.0);
+            let uf: Vec<f32> = random(2 * ((nx + 1) * ny) as usize, 11).into_iter().map(fraction).collect();
+            let vf: Vec<f32> = random(2 * (nx * (ny + 1)) as usize, 12).into_iter().map(fraction).collect();
+            let mut faces = vec![0.0; 2 * buffer_len(nx, ny) / 3 + 2];
+            solid::mg_faces(&g, &MgParams { colour: 0, ..levels[0].params() }, (&uf, &vf), &mut faces);
+            for w in levels.windows(2) {
+                solid::mg_faces(&g, &MgParams { colour: 1, ..w[0].transfer(&w[1]) }, (&uf, &vf), &mut faces);
+            }
+            let start = random(buffer_len(nx, ny), 99);
+            for (symmetric, from_zero) in [(false, false), (true, true), (false, true)] {
+                let mut plain = start.clone();
+                for step in v_cycle(&levels, 1.15, symmetric, from_zero, false) {
+                    match step {
+                        Step::Smooth(p) => solid::mg_smooth(&g, &p, &mut plain, &faces),
+                        Step::Restrict(p) => solid::mg_restrict(&g, &p, &mut plain, &faces),
+                        Step::Prolong(p) => mg_prolong::run(&g, &p, &mut plain),
+                        _ => unreachable!("the plain cycle has no pairs"),
+                    }
+                }
+                let mut dispatched = start.clone();
+                for step in v_cycle(&levels, 1.15, symmetric, from_zero, true) {
+                    match step {
+                        Step::Smooth2(p) => {
+                            let solids = Solids { grid: (&uf, &vf), levels: &faces };
+                            whole_level(&g, &p, &mut dispatched, None, Some(solids));
+                        }
+                        Step::Coarse(p) => mg_coarse::run(&g, &p, &mut dispatched, &faces),
+                        _ => unreachable!("the dispatched cycle has pairs and a coarse step"),
+                    }
+                }
+                for lv in &levels {
+                    let range = lv.p as usize..(lv.p + lv.cells()) as usize;
+                    assert!(
+                        same(&plain[range.clone()], &dispatched[range]),
+                        "{nx}x{ny} {bx:?}/{by:?} open {open}, level {}x{}, symmetric {symmetric}, from zero {from_zero}",
+                        lv.nx,
+                        lv.ny
+                    );
+                }
             }
         }
     }

@@ -29,6 +29,7 @@ pub(crate) const TABLE: &[(Kernel, KernelFn)] = &[
     (k::MG_LOAD, mg_load::dispatch),
     (k::MG_SMOOTH, mg_smooth::dispatch),
     (k::MG_SMOOTH2, mg_smooth2::dispatch),
+    (k::MG_SMOOTH2_SOLID, mg_smooth2::dispatch_solid),
     (k::MG_RESTRICT, mg_restrict::dispatch),
     (k::MG_WEIGHTS, mg_weights::dispatch),
     (k::MG_PROLONG, mg_prolong::dispatch),

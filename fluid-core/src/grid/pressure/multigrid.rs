@@ -11,7 +11,9 @@
 
 use crate::grid::FieldId::{Divergence, MgFaces, Multigrid, Pressure, PressureLo, UFaces, VFaces};
 use crate::grid::builder::Builder;
-use crate::grid::kernels::{MG_COARSE, MG_LOAD, MG_PROLONG, MG_RESTRICT, MG_SMOOTH, MG_SMOOTH2, MG_STORE, MG_WEIGHTS};
+use crate::grid::kernels::{
+    MG_COARSE, MG_LOAD, MG_PROLONG, MG_RESTRICT, MG_SMOOTH, MG_SMOOTH2, MG_SMOOTH2_SOLID, MG_STORE, MG_WEIGHTS,
+};
 use crate::grid::uniforms::MgParams;
 
 pub use super::layout::{
@@ -97,42 +99,26 @@ pub fn smooth2_passes(p: &MgParams) -> [MgParams; 4] {
 /// Both forms leave every level's `p` with the same values.
 pub fn v_cycle(levels: &[Level], omega: f32, symmetric: bool, from_zero: bool, dispatched: bool) -> Vec<Step> {
     let mut out = Vec::new();
-    push_cycle(&mut out, levels, omega, symmetric, from_zero, dispatched, dispatched);
+    push_cycle(&mut out, levels, omega, symmetric, from_zero, dispatched);
     out
 }
 
-/// The V-cycle round obstacles: plain passes (weighted by the levels' faces) on the levels
-/// above the coarse part, and that part one [`Step::Coarse`], which weighs them too.
-pub fn v_cycle_round_solids(levels: &[Level], omega: f32, symmetric: bool, from_zero: bool) -> Vec<Step> {
-    let mut out = Vec::new();
-    push_cycle(&mut out, levels, omega, symmetric, from_zero, false, true);
-    out
-}
-
-fn push_cycle(
-    out: &mut Vec<Step>,
-    levels: &[Level],
-    omega: f32,
-    symmetric: bool,
-    from_zero: bool,
-    smooth2: bool,
-    coarse: bool,
-) {
+fn push_cycle(out: &mut Vec<Step>, levels: &[Level], omega: f32, symmetric: bool, from_zero: bool, dispatched: bool) {
     let lv = levels[0];
-    if smooth2 && levels.len() > 1 && !fits_coarse(&lv) {
+    if dispatched && levels.len() > 1 && !fits_coarse(&lv) {
         // Pre-smoothing p -> tmp and the restriction of its residual in one step; the
         // prolongation into the iterate in tmp and post-smoothing tmp -> p in another.
         let transfer = MgParams { p: lv.tmp, tmp: lv.p, ..lv.transfer(&levels[1]) };
         let zero_initial = u32::from(from_zero);
         let pre = MgParams { p: lv.p, tmp: lv.tmp, colour: SMOOTH2_RESTRICT, zero_initial, omega, ..transfer };
         out.push(Step::Smooth2(pre));
-        push_cycle(out, &levels[1..], omega, symmetric, false, smooth2, coarse);
+        push_cycle(out, &levels[1..], omega, symmetric, false, dispatched);
         // The prolongation folded into the post-smoothing pair.
         let colour = u32::from(symmetric);
         out.push(Step::Smooth2(MgParams { p: lv.tmp, tmp: lv.p, colour, zero_initial: 0, omega, ..transfer }));
         return;
     }
-    if coarse && fits_coarse(&lv) {
+    if dispatched && fits_coarse(&lv) {
         let p = MgParams { colour: u32::from(symmetric), zero_initial: u32::from(from_zero), omega, ..lv.params() };
         out.push(Step::Coarse(p));
         return;
@@ -148,7 +134,7 @@ fn push_cycle(
     let transfer = lv.transfer(&levels[1]);
     push_smooth(out, &lv, 2, omega, false, from_zero);
     out.push(Step::Restrict(transfer));
-    push_cycle(out, &levels[1..], omega, symmetric, false, smooth2, coarse);
+    push_cycle(out, &levels[1..], omega, symmetric, false, dispatched);
     out.push(Step::Prolong(transfer));
     push_smooth(out, &lv, 2, omega, symmetric, false);
 }
@@ -212,17 +198,10 @@ pub(crate) fn push(b: &mut Builder, cycles: u32, omega: f32, cold: bool, df: boo
     b.run_over(MG_STORE, &store_fields, Some(&store), whole);
 }
 
-/// One V-cycle over `levels` (see [`v_cycle`]).
-///
-/// With obstacles the levels above the coarse part run plain passes ([`v_cycle_round_solids`]):
-/// `mg_smooth2` keeps the unweighted stencil, the plain kernels and `mg_coarse` weigh it by
-/// the levels' faces ([`push_faces`]).
+/// One V-cycle over `levels` (see [`v_cycle`]). With obstacles every kernel of it weighs the
+/// stencil by the levels' faces ([`push_faces`]); the smoothing pairs are `mg_smooth2_solid`.
 pub(crate) fn push_vcycle(b: &mut Builder, levels: &[Level], omega: f32, symmetric: bool, from_zero: bool) {
-    let mut steps = if b.grid().solids {
-        v_cycle_round_solids(levels, omega, symmetric, from_zero)
-    } else {
-        v_cycle(levels, omega, symmetric, from_zero, true)
-    };
+    let mut steps = v_cycle(levels, omega, symmetric, from_zero, true);
     if b.grid().sides.contains(&crate::grid::Side::Open) {
         over_relax_coarsest(&mut steps, levels);
     }
@@ -275,9 +254,6 @@ pub(crate) fn push_faces(b: &mut Builder) {
 /// and its last step (the post-smoothing pair) adds the result to the pressure
 /// ([`SMOOTH2_ACCUMULATE`]).
 fn push_vcycle_double_float(b: &mut Builder, levels: &[Level], omega: f32, symmetric: bool, loaded: bool) -> bool {
-    if b.grid().solids {
-        return false;
-    }
     let mut steps = v_cycle(levels, omega, symmetric, true, true);
     let (Some(Step::Smooth2(_)), Some(Step::Smooth2(_))) = (steps.first(), steps.last()) else {
         return false;
@@ -294,11 +270,13 @@ fn push_vcycle_double_float(b: &mut Builder, levels: &[Level], omega: f32, symme
 
 /// The dispatches of V-cycle steps.
 fn push_steps(b: &mut Builder, steps: Vec<Step>) {
+    let smooth2 = if b.grid().solids { MG_SMOOTH2_SOLID } else { MG_SMOOTH2 };
     for step in steps {
         match step {
             Step::Smooth(p) => b.run_over(MG_SMOOTH, &[Multigrid, MgFaces], Some(&p), [p.nx, p.ny]),
             Step::Smooth2(p) => {
-                b.run_over(MG_SMOOTH2, &[Multigrid, Pressure, PressureLo, Divergence], Some(&p), [p.nx, p.ny]);
+                let fields = [Multigrid, Pressure, PressureLo, Divergence, UFaces, VFaces, MgFaces];
+                b.run_over(smooth2, &fields, Some(&p), [p.nx, p.ny]);
             }
             Step::Restrict(p) => b.run_over(MG_RESTRICT, &[Multigrid, MgFaces], Some(&p), [p.cnx, p.cny]),
             Step::Prolong(p) => b.run_over(MG_PROLONG, &[Multigrid], Some(&p), [p.nx, p.ny]),

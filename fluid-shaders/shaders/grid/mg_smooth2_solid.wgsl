@@ -1,0 +1,15 @@
+// #include multigrid
+// #include tile
+// #include double_float
+// #include pressure_df
+// #include pressure_df_solid
+// #include multigrid_solid
+// #include smooth2
+// Two red-black iterations on a multigrid level in one dispatch, with obstacles: the stencil weighted by the levels' faces (shared/smooth2.wgsl).
+
+const S2_WEIGHTED: bool = true;
+
+@compute @workgroup_size(256)
+fn mg_smooth2_solid(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg: vec3<u32>) {
+    smooth2(lid, wg);
+}
