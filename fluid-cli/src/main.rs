@@ -371,10 +371,17 @@ fn bench_solvers(args: &BenchArgs, scene: Option<Scene>) -> Result<(), Failure> 
     if !(args.budget_ms.is_finite() && args.budget_ms > 0.0) {
         return Err(Error::invalid("--budget-ms", args.budget_ms, "a positive number of milliseconds").into());
     }
+    let list = args.solvers.iter().map(|s| solvers::parse_solver(s)).collect::<Result<Vec<_>, _>>()?;
+    if let Some(p) = &args.precision
+        && !list.contains(&fluid_core::params::PressureSolver::Multigrid)
+    {
+        let why = "it sets multigrid's precision, and --solvers names no multigrid; this run would ignore it";
+        return Err(Error::invalid("--precision", p, why).into());
+    }
     let cfg = solvers::SolverBenchConfig {
         sizes: args.sizes.clone(),
         backends: args.backends(),
-        solvers: args.solvers.iter().map(|s| solvers::parse_solver(s)).collect::<Result<Vec<_>, _>>()?,
+        solvers: list,
         budget_ms: args.budget_ms,
         threads: args.threads,
         precision: args.precision.as_deref().map(|p| match p {

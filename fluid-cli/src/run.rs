@@ -14,11 +14,18 @@ pub(crate) fn open_checkpoint(path: &Path) -> Result<std::io::BufReader<std::fs:
     Ok(std::io::BufReader::new(file))
 }
 
-/// The scene of the checkpoint at `path`, with `overrides` applied.
+/// The scene of the checkpoint at `path`, with `overrides` applied and checked like a scene
+/// file's (a file's name is its output folder: one edited to leave `out/` is refused before
+/// anything is written); without a name it takes the file's, as a scene file does.
 pub(crate) fn checkpoint_scene(path: &Path, overrides: &[String]) -> Result<Scene, Failure> {
     let overrides = overrides.iter().map(|s| fluid::parse_override(s)).collect::<Result<Vec<_>, _>>()?;
     let (header, _) = fluid::checkpoint::read_header(open_checkpoint(path)?)?;
-    Ok(header.scene.with_overrides(&format!("checkpoint {}", path.display()), &overrides)?)
+    let mut scene = header.scene.with_overrides(&format!("checkpoint {}", path.display()), &overrides)?;
+    if scene.name.is_empty() {
+        scene.name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        fluid::check_name(&scene.name)?;
+    }
+    Ok(scene)
 }
 
 pub(crate) fn load_scene(arg: &str, overrides: &[String]) -> Result<Scene, Failure> {

@@ -369,6 +369,12 @@ fn bad_input_gets_a_clear_message_and_exit_code_2() {
     bad(&["bench", "--budget-ms", "3", "--sizes", "8"], &["--budget-ms", "`fluid bench solvers`"]);
     bad(&["bench", "solvers", "--steps", "3", "--sizes", "8"], &["--steps", "scene benchmark"]);
     bad(&["bench", "solvers", "--parity-steps", "2", "--sizes", "8"], &["--parity-steps", "scene benchmark"]);
+    bad(&["bench", "--precision", "single", "--sizes", "8"], &["--precision", "`fluid bench solvers`"]);
+    bad(&["bench", "--jacobi", "solvers", "--sizes", "8"], &["--jacobi", "scene benchmark"]);
+    bad(
+        &["bench", "solvers", "--solvers", "jacobi", "--precision", "single", "--sizes", "8"],
+        &["--precision", "no multigrid"],
+    );
     // Flipbooks and transparency: a layout that parses, enough steps, an atlas a texture holds.
     bad(&["run", "smoke", "--flipbook", "8by8"], &["--flipbook", "8by8", "COLSxROWS"]);
     bad(&["run", "smoke", "--flipbook", "0x4"], &["--flipbook", "0x4"]);
@@ -634,6 +640,23 @@ fn a_run_continued_from_its_checkpoint_ends_with_the_same_bits() {
     let out = fluid(&["run", "smoke", "--steps", "1", "--save-every", "0"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("--save-every"), "{}", text(&out.stderr));
+    // A checkpoint's name is checked as a scene file's: one edited to leave out/ is refused
+    // before any folder is made (run from an empty folder, where out/../zz would appear).
+    let bytes = std::fs::read(first.join("checkpoint_000006.fluid")).expect("read");
+    let at = bytes.windows(14).position(|w| w == b"name = \"smoke\"").expect("the scene's name in the header");
+    let mut edited = bytes.clone();
+    edited[at..at + 14].copy_from_slice(b"name = \"../zz\"");
+    let cwd = temp_dir("checkpoint-name");
+    std::fs::write(cwd.join("evil.fluid"), edited).expect("write");
+    let out = Command::new(env!("CARGO_BIN_EXE_fluid"))
+        .args(["run", "evil.fluid", "--steps", "1", "--png"])
+        .current_dir(&cwd)
+        .output()
+        .expect("run fluid");
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("`name`") && err.contains("../zz"), "{err}");
+    assert!(!cwd.join("zz").exists() && !cwd.join("out").exists(), "nothing is made");
 }
 
 #[test]

@@ -154,11 +154,11 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
-    /// Shorthand for [`Error::InvalidValue`]. The value is shortened (`shorten`), and a number written
+    /// Shorthand for [`Error::InvalidValue`]. The key and value are shortened (`shorten`), and a number written
     /// out in more than 15 digits (how `f32` prints 1e30) is shown in scientific notation.
     pub fn invalid(key: impl Into<String>, value: impl ToString, reason: impl Into<String>) -> Self {
         Error::InvalidValue {
-            key: key.into(),
+            key: shorten(&key.into()),
             value: shorten(&readable_number(value.to_string())),
             reason: reason.into(),
         }

@@ -386,7 +386,7 @@ impl Grid {
             if !inside(p[0], self.width()) || !inside(p[1], self.height()) {
                 return Err(Error::invalid(
                     format!("points[{k}]"),
-                    format!("[{}, {}]", p[0], p[1]),
+                    format!("[{:?}, {:?}]", p[0], p[1]),
                     format!("a sample point must lie in the box [0, {}] x [0, {}]", self.width(), self.height()),
                 ));
             }

@@ -265,14 +265,17 @@ fn apply_override(root: &mut toml::Table, key: &str, value: toml::Value) -> Resu
         if t.contains_key(parts[depth]) || parts[depth + 1].parse::<usize>().is_err() {
             return Ok(());
         }
-        let whole = parts[..=depth].join(".");
+        let whole = shorten(&parts[..=depth].join("."));
         Err(fail(format!(
             "the scene has no `{whole}`, so it has no element {}: set the whole array, e.g. `{whole}=[{{…}}]`",
-            parts[depth + 1]
+            shorten(parts[depth + 1])
         )))
     };
+    if parts.len() > MAX_KEY_PARTS {
+        return Err(fail(format!("the key has {} dotted parts; a scene key has at most {MAX_KEY_PARTS}", parts.len())));
+    }
     for (depth, part) in path.iter().enumerate() {
-        let here = parts[..depth].join(".");
+        let here = shorten(&parts[..depth].join("."));
         node = Some(match node {
             None => {
                 creatable(root, depth)?;
@@ -286,7 +289,7 @@ fn apply_override(root: &mut toml::Table, key: &str, value: toml::Value) -> Resu
             Some(_) => return Err(fail(format!("`{here}` is not a table or an array"))),
         });
     }
-    let here = path.join(".");
+    let here = shorten(&path.join("."));
     match node {
         None => set_entry(root, last, value, &parts.join(".")).map_err(fail)?,
         Some(toml::Value::Table(t)) => set_entry(t, last, value, &parts.join(".")).map_err(fail)?,
@@ -333,10 +336,14 @@ fn set_value(slot: &mut toml::Value, value: toml::Value, path: &str) -> std::res
         (toml::Value::Table(old), toml::Value::Table(new)) => {
             new.into_iter().try_for_each(|(k, v)| set_entry(old, &k, v, &format!("{path}.{k}")))
         }
-        (toml::Value::Table(_), value) => Err(format!(
-            "`{path}` is a table: set its keys (`{path}.<key>=…`, or `{path}={{<key>=…}}`), not {} `{value}`",
-            value.type_str()
-        )),
+        (toml::Value::Table(_), value) => {
+            let path = shorten(path);
+            Err(format!(
+                "`{path}` is a table: set its keys (`{path}.<key>=…`, or `{path}={{<key>=…}}`), not {} `{}`",
+                value.type_str(),
+                shorten(&value.to_string())
+            ))
+        }
         (slot, value) => {
             *slot = value;
             Ok(())
@@ -351,7 +358,7 @@ fn element<'a>(a: &'a mut [toml::Value], index: &str) -> std::result::Result<&'a
         .parse::<usize>()
         .ok()
         .and_then(|i| a.get_mut(i))
-        .ok_or_else(|| format!("is an array of {len}: `{index}` is not an index in 0..{len}"))
+        .ok_or_else(|| format!("is an array of {len}: `{}` is not an index in 0..{len}", shorten(index)))
 }
 
 /// Check that every table of the scene was written as a table. serde also reads a struct from
@@ -383,7 +390,7 @@ fn check_tables_as_tables(written: &toml::Table, scene: &Scene) -> Result<()> {
     }
     fn walk_table(written: &toml::Table, shape: &toml::Table, key: &str) -> Result<()> {
         written.iter().try_for_each(|(k, v)| {
-            let path = if key.is_empty() { k.clone() } else { format!("{key}.{k}") };
+            let path = shorten(&if key.is_empty() { k.clone() } else { format!("{key}.{k}") });
             match shape.get(k) {
                 Some(shape) => walk(v, shape, &path),
                 // serde lets unknown keys through where `deny_unknown_fields` cannot act (a
@@ -502,6 +509,7 @@ impl Scene {
     /// [`Scene::from_toml_with`] applies them to a file; `origin` names it in errors.
     pub fn with_overrides(&self, origin: &str, overrides: &[(String, toml::Value)]) -> Result<Scene> {
         if overrides.is_empty() {
+            self.validate()?;
             return Ok(self.clone());
         }
         let text = toml::to_string(self)
@@ -575,7 +583,7 @@ impl Scene {
                     if boundary != Boundary::Periodic && (-c >= splat.reach() || c - len >= splat.reach()) {
                         return Err(Error::invalid(
                             format!("{key}[{i}].center"),
-                            format!("[{}, {}]", s.center[0], s.center[1]),
+                            format!("[{:?}, {:?}]", s.center[0], s.center[1]),
                             format!(
                                 "it lies past the box's wall along {axis} by more than its falloff reaches ({}), \
                                  so it would add nothing (a centre is a fraction of the box: 0 to 1 across it)",

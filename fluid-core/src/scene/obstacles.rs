@@ -92,7 +92,7 @@ pub struct ObstacleSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub channel: Option<MaskChannel>,
     /// Mask: solid where the channel stays below the threshold instead (default false).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default)]
     pub invert: bool,
     /// Rotation, degrees counter-clockwise (default 0).
     #[serde(default)]
@@ -108,7 +108,7 @@ pub struct ObstacleSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<Vec<PathKey>>,
     /// Whether the path starts over after its last key (default false: it stops there).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default)]
     pub repeat: bool,
 }
 
@@ -393,7 +393,7 @@ pub fn obstacles(specs: &[ObstacleSpec], grid: &Grid) -> Result<Vec<Obstacle>> {
             }
             None if !reaches(o.pose.position) => {
                 let p = spec.position;
-                return Err(Error::invalid(format!("{key}.position"), format!("[{}, {}]", p[0], p[1]), outside));
+                return Err(Error::invalid(format!("{key}.position"), format!("[{:?}, {:?}]", p[0], p[1]), outside));
             }
             _ => {}
         }

@@ -304,6 +304,25 @@ fn override_keys_have_a_bounded_depth() {
     assert!(e.contains(&format!("{} dotted parts", MAX_KEY_PARTS + 1)), "{e}");
     let ok = vec!["a"; MAX_KEY_PARTS].join(".") + "=1";
     parse_override(&ok).expect("at the bound");
+    // A key handed to the library without `parse_override` is held to the same bound.
+    let raw = (vec!["a"; 25_000].join("."), toml::Value::Integer(1));
+    let e = Scene::preset("smoke").and_then(|s| s.with_overrides("test", &[raw])).expect_err("deep").to_string();
+    assert!(e.contains("25000 dotted parts") && e.len() < 1000, "{}", &e[..e.len().min(2000)]);
+}
+
+/// A scene file nested deeper than any scene is refused by the parser's bound, with a
+/// message, not a stack overflow: arrays, inline tables and table headers.
+#[test]
+fn deeply_nested_scene_files_are_refused() {
+    let n = 25_000;
+    for text in [
+        format!("x = {}{}", "[".repeat(n), "]".repeat(n)),
+        format!("x = {}1{}", "{a=".repeat(n), "}".repeat(n)),
+        format!("[{}]", vec!["a"; n].join(".")),
+    ] {
+        let e = Scene::from_toml(&text, "test").expect_err("deep").to_string();
+        assert!(e.len() < 2000, "{} bytes", e.len());
+    }
 }
 
 /// Scene files are held to the shape `--set` is held to: no array longer than its type, no
@@ -320,6 +339,10 @@ fn extra_array_elements_and_unread_keys_are_refused() {
         assert!(needles.iter().all(|n| e.contains(n)), "{extra}: {e}");
     }
     Scene::from_toml(&format!("{base}[initial.velocity]\nkind = \"zero\"\n"), "test").expect("a unit variant");
+    // Defaults written out are keys like any other, false flags included.
+    let written = "[[obstacles]]\nshape = \"circle\"\nradius = 0.1\nposition = [0.5, 0.5]\ninvert = false\n\
+                   repeat = false\npath = [{ time = 0.0, position = [0.5, 0.5] }, { time = 1.0, position = [0.4, 0.5] }]\n";
+    Scene::from_toml(&format!("{base}{written}"), "test").expect("false flags written out");
 }
 
 /// Messages quote at most a few hundred characters of a value, wherever it came from, and
@@ -349,6 +372,25 @@ fn messages_stay_short_and_numbers_readable() {
     .expect_err("a stop past 1")
     .to_string();
     assert!(e.contains("render.ramp[1]") && e.contains("[0, 1]"), "{e}");
+    // Keys, indices and values quoted in the reasons are cut too.
+    let long = "k".repeat(100_000);
+    for item in [
+        format!("params={long}"),
+        format!("emitters.{long}.radius=1"),
+        format!("{long}.0=1"),
+        format!("params.{long}=1"),
+    ] {
+        let e = Scene::preset_with("smoke", &[parse_override(&item).expect("override")]).expect_err("bad").to_string();
+        assert!(e.len() < 2000, "{}: {} bytes", &item[..20], e.len());
+    }
+    let text = format!("[grid]\nnx = 16\nny = 16\n[initial.velocity]\nkind = \"zero\"\n{long} = 1\n");
+    let e = Scene::from_toml(&text, "test").expect_err("unknown key").to_string();
+    assert!(e.len() < 2000, "{} bytes", e.len());
+    // Numbers inside arrays print as f32 does in Debug form, 1e30 not 31 digits.
+    let e = Scene::preset_with("smoke", &[parse_override("emitters.0.center=[1e30, 0.5]").expect("override")])
+        .expect_err("far away")
+        .to_string();
+    assert!(e.contains("1e30") && !e.contains("0000000000"), "{e}");
 }
 
 /// A scene with `obstacles` (TOML of `[[obstacles]]` entries) and the SOR solver.
