@@ -58,6 +58,7 @@ pub fn kernel_parity<B: Backend>(make: impl Fn() -> B, kernel: Kernel) {
     let solid_aware = [
         kernels::SPLAT,
         kernels::DIFFUSE_VELOCITY,
+        kernels::DIFFUSE_TEMPERATURE,
         kernels::DIVERGENCE,
         kernels::APPLY_FORCES,
         kernels::JACOBI,
@@ -241,6 +242,10 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
             let p = |no_slip| ParamBlock::new(&DiffuseParams { viscosity: 0.05, no_slip, _pad: [0; 2] });
             let fields = [U, V, UTmp, VTmp, UTmp2, VTmp2, UFaces, VFaces];
             vec![one(&fields, Some(p(1))), one(&fields, Some(p(0)))]
+        }
+        kernels::DIFFUSE_TEMPERATURE => {
+            let p = ParamBlock::new(&DiffuseParams { viscosity: 0.05, no_slip: 0, _pad: [0; 2] });
+            vec![one(&[Temperature, TemperatureTmp, Scratch, UFaces, VFaces], Some(p))]
         }
         kernels::DIVERGENCE => vec![one(&[U, V, UFaces, VFaces, Divergence], None)],
         kernels::JACOBI => [0u32, 1]

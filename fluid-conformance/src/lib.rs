@@ -194,6 +194,11 @@ macro_rules! conformance {
             }
 
             #[test]
+            fn heat_diffuses_at_the_analytic_rate() {
+                $crate::physics::flows::heat_mode_decay(|| $make);
+            }
+
+            #[test]
             fn centred_plume_stays_mirror_symmetric() {
                 $crate::physics::flows::plume_symmetry(|| $make);
             }
@@ -262,6 +267,7 @@ macro_rules! conformance {
             apply_forces => APPLY_FORCES,
             clamp_speed => CLAMP_SPEED,
             diffuse_velocity => DIFFUSE_VELOCITY,
+            diffuse_temperature => DIFFUSE_TEMPERATURE,
             divergence => DIVERGENCE,
             jacobi => JACOBI,
             jacobi_multisweep => JACOBI_MULTISWEEP,

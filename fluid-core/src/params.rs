@@ -39,6 +39,13 @@ pub struct SimParams {
     /// Jacobi sweeps of the implicit viscosity solve (default: `20`; at most
     /// [`MAX_ITERATIONS`]).
     pub viscosity_iterations: u32,
+    /// Thermal diffusivity κ, world units²/s: the temperature diffuses, solved implicitly
+    /// (default: `0`, none). Walls, open sides and obstacles insulate; an inflow holds the
+    /// temperature it carries.
+    pub thermal_diffusivity: f32,
+    /// Jacobi sweeps of the implicit heat diffusion (default: `20`; at most
+    /// [`MAX_ITERATIONS`]).
+    pub thermal_iterations: u32,
     /// How obstacle surfaces hold the fluid in the viscous step (default: `no-slip`).
     pub obstacle_slip: Slip,
     /// How quantities are carried by the flow (default: semi-Lagrangian, RK2, bilinear).
@@ -64,6 +71,8 @@ impl Default for SimParams {
             max_substeps: 8,
             viscosity: 0.0,
             viscosity_iterations: 20,
+            thermal_diffusivity: 0.0,
+            thermal_iterations: 20,
             obstacle_slip: Slip::NoSlip,
             advection: Advection::default(),
             pressure: Pressure::default(),
@@ -594,6 +603,18 @@ impl SimParams {
             ));
         }
         iterations("params.viscosity_iterations", self.viscosity_iterations)?;
+        non_negative("params.thermal_diffusivity", self.thermal_diffusivity)?;
+        if self.thermal_diffusivity > 0.0 {
+            if self.thermal_iterations == 0 {
+                let why = "heat diffusion needs at least one sweep";
+                return Err(Error::invalid("params.thermal_iterations", 0, why));
+            }
+            if !self.fields.temperature {
+                let why = "there is no temperature to diffuse: the scene sets params.fields.temperature = false";
+                return Err(Error::invalid("params.thermal_diffusivity", self.thermal_diffusivity, why));
+            }
+        }
+        iterations("params.thermal_iterations", self.thermal_iterations)?;
         if self.pressure.iterations == 0 {
             return Err(Error::invalid("params.pressure.iterations", 0, "the projection needs at least one sweep"));
         }
@@ -740,6 +761,21 @@ mod tests {
         let e = p.validate().expect_err("too many diffusion sweeps").to_string();
         assert!(e.contains("params.viscosity_iterations") && e.contains("100001"), "{e}");
         p.viscosity_iterations = 20;
+        p.thermal_diffusivity = -1.0;
+        let e = p.validate().expect_err("negative diffusivity").to_string();
+        assert!(e.contains("params.thermal_diffusivity") && e.contains("-1"), "{e}");
+        p.thermal_diffusivity = 0.01;
+        p.thermal_iterations = 0;
+        assert!(p.validate().expect_err("no sweep").to_string().contains("params.thermal_iterations"));
+        p.thermal_iterations = MAX_ITERATIONS + 1;
+        assert!(p.validate().expect_err("too many").to_string().contains("100001"));
+        p.thermal_iterations = 20;
+        p.fields.temperature = false;
+        let e = p.validate().expect_err("nothing to diffuse").to_string();
+        assert!(e.contains("params.thermal_diffusivity") && e.contains("fields.temperature"), "{e}");
+        p.fields.temperature = true;
+        p.validate().expect("heat diffusion");
+        p.thermal_diffusivity = 0.0;
         p.pressure.rank = 2;
         let e = p.validate().expect_err("a rank without the filter").to_string();
         assert!(e.contains("params.pressure.rank") && e.contains("poisson-filter"), "{e}");

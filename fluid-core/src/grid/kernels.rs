@@ -118,6 +118,13 @@ static DIFFUSE_VELOCITY_DESC: KernelDesc = tiled(
     Domain::Faces,
     "one Jacobi sweep of implicit viscosity (I − ν dt ∇²) u = u₀ (obstacles no-slip or free-slip)",
 );
+static DIFFUSE_TEMPERATURE_DESC: KernelDesc = tiled(
+    "diffuse_temperature",
+    &[f("t0", R), f("t", R), f("t_out", W), FACES[0], FACES[1]],
+    Some(ParamsDesc::of::<DiffuseParams>()),
+    Domain::Cells,
+    "one Jacobi sweep of implicit heat diffusion (I − κ dt ∇²) T = T₀ (walls, open sides and obstacles insulate)",
+);
 static RASTERISE_SOLIDS_DESC: KernelDesc = tiled(
     "rasterise_solids",
     &[
@@ -311,6 +318,8 @@ pub const CLAMP_SPEED: Kernel = Kernel(&CLAMP_SPEED_DESC);
 pub const DIFFUSE_VELOCITY: Kernel = Kernel(&DIFFUSE_VELOCITY_DESC);
 /// The obstacles rasterised onto the faces and cells.
 pub const RASTERISE_SOLIDS: Kernel = Kernel(&RASTERISE_SOLIDS_DESC);
+/// Heat diffusion: one sweep.
+pub const DIFFUSE_TEMPERATURE: Kernel = Kernel(&DIFFUSE_TEMPERATURE_DESC);
 /// Velocity divergence.
 pub const DIVERGENCE: Kernel = Kernel(&DIVERGENCE_DESC);
 /// A weighted-Jacobi pressure sweep.
@@ -370,6 +379,7 @@ pub const ALL: &[Kernel] = &[
     CLAMP_SPEED,
     DIFFUSE_VELOCITY,
     RASTERISE_SOLIDS,
+    DIFFUSE_TEMPERATURE,
     DIVERGENCE,
     JACOBI,
     JACOBI_MULTISWEEP,

@@ -10,8 +10,8 @@ use crate::grid::FieldId::{
 use crate::grid::Grid;
 use crate::grid::builder::Builder;
 use crate::grid::kernels::{
-    ADVECT_CELLS, ADVECT_VELOCITY, APPLY_FORCES, CLAMP_SPEED, CURL, DIFFUSE_VELOCITY, DIVERGENCE, MG_COARSE,
-    RASTERISE_SOLIDS, RESIDUAL, SPLAT, SUBTRACT_GRADIENT,
+    ADVECT_CELLS, ADVECT_VELOCITY, APPLY_FORCES, CLAMP_SPEED, CURL, DIFFUSE_TEMPERATURE, DIFFUSE_VELOCITY, DIVERGENCE,
+    MG_COARSE, RASTERISE_SOLIDS, RESIDUAL, SPLAT, SUBTRACT_GRADIENT,
 };
 use crate::grid::pressure::{self, multigrid};
 use crate::grid::uniforms::{
@@ -89,6 +89,7 @@ fn push_step(b: &mut Builder, params: &SimParams) {
     }
     push_solids(b, params);
     b.run_plain(SPLAT, &[U, V, Density, Temperature, Dye, UFaces, VFaces]);
+    push_heat(b, params);
 
     let buoy = &params.buoyancy;
     let forces = ForceParams {
@@ -145,6 +146,24 @@ fn push_solids(b: &mut Builder, params: &SimParams) {
             multigrid::push_faces(b);
         }
     }
+}
+
+/// Implicit heat diffusion: Jacobi sweeps with the right-hand side in `temperature`, the
+/// iterate alternating between `scratch` and `temperature_tmp` so that the last lands in the
+/// latter, which then becomes the temperature (`scratch` is transient: it never becomes state).
+fn push_heat(b: &mut Builder, params: &SimParams) {
+    if params.thermal_diffusivity <= 0.0 || !params.fields.temperature {
+        return;
+    }
+    let p = DiffuseParams { viscosity: params.thermal_diffusivity, no_slip: 0, _pad: [0; 2] };
+    let sweeps = params.thermal_iterations as usize;
+    let mut src = Temperature;
+    for k in 0..sweeps {
+        let dst = if (sweeps - 1 - k).is_multiple_of(2) { TemperatureTmp } else { Scratch };
+        b.run(DIFFUSE_TEMPERATURE, &[Temperature, src, dst, UFaces, VFaces], Some(&p));
+        src = dst;
+    }
+    b.swap(Temperature, TemperatureTmp);
 }
 
 /// Divergence, the pressure solve, and the gradient subtraction.

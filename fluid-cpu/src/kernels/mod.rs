@@ -20,6 +20,7 @@ pub(crate) const TABLE: &[(Kernel, KernelFn)] = &[
     (k::APPLY_FORCES, apply_forces::dispatch),
     (k::CLAMP_SPEED, clamp_speed::dispatch),
     (k::DIFFUSE_VELOCITY, diffuse_velocity::dispatch),
+    (k::DIFFUSE_TEMPERATURE, diffuse_temperature::dispatch),
     (k::RASTERISE_SOLIDS, rasterise_solids::dispatch),
     (k::DIVERGENCE, divergence::dispatch),
     (k::JACOBI, jacobi::dispatch),
@@ -60,6 +61,7 @@ pub mod cg_update;
 pub mod clamp_speed;
 pub mod common;
 pub mod curl;
+pub mod diffuse_temperature;
 pub mod diffuse_velocity;
 pub mod divergence;
 pub mod jacobi;

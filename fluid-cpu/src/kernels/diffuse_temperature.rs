@@ -1,0 +1,60 @@
+//! `diffuse_temperature`: one invocation performs one Jacobi sweep of implicit heat diffusion
+//! `(I − κ dt ∇²) T = T₀` at one cell: `T ← (T₀ + a Σ w T_nbr) / (1 + a Σ w)`,
+//! `a = κ dt / h²`, each neighbour weighted by the open fraction of the face between (1
+//! without obstacles): obstacles, walls and open sides insulate; past an inflow its ghost cell
+//! holds the temperature it carries; periodic axes wrap.
+
+use fluid_core::grid::uniforms::DiffuseParams;
+
+use super::common::{BOTTOM, G, LEFT, RIGHT, TOP, for_each_row, next, prev};
+use crate::dispatch::{Ctx, Slots};
+use fluid_core::ir::schedule::Dispatch;
+
+/// One sweep at cell `(i, j)`; `faces`: `u_faces` and `v_faces` with obstacles.
+#[inline(always)]
+pub fn diffuse_temperature_cell(
+    g: &G,
+    a: f32,
+    (t0, t): (&[f32], &[f32]),
+    faces: Option<(&[f32], &[f32])>,
+    i: usize,
+    j: usize,
+) -> f32 {
+    let uw = |i: usize, j: usize| faces.map_or(1.0, |(uf, _)| uf[2 * g.u(i, j)]);
+    let vw = |i: usize, j: usize| faces.map_or(1.0, |(_, vf)| vf[2 * g.v(i, j)]);
+    let (mut sum, mut n) = (0.0f32, 0.0f32);
+    let mut add = |neighbour: Option<(f32, usize)>, side: usize| match neighbour {
+        Some((w, k)) => {
+            sum += w * t[k];
+            n += w;
+        }
+        None if g.side_inflow(side) => {
+            sum += g.side_carry[side][1];
+            n += 1.0;
+        }
+        None => {}
+    };
+    add(prev(i, g.nx, g.px).map(|il| (uw(i, j), g.c(il, j))), LEFT);
+    add(next(i, g.nx, g.px).map(|ir| (uw(i + 1, j), g.c(ir, j))), RIGHT);
+    add(prev(j, g.ny, g.py).map(|jd| (vw(i, j), g.c(i, jd))), BOTTOM);
+    add(next(j, g.ny, g.py).map(|ju| (vw(i, j + 1), g.c(i, ju))), TOP);
+    let c = g.c(i, j);
+    (t0[c] + a * sum) / (1.0 + a * n)
+}
+
+/// One sweep over every cell into `out`.
+pub fn run(g: &G, p: &DiffuseParams, dt: f32, t0: &[f32], t: &[f32], faces: Option<(&[f32], &[f32])>, out: &mut [f32]) {
+    let a = p.viscosity * dt * g.inv_h * g.inv_h;
+    for_each_row(out, g.nx, |j, row| {
+        for (i, x) in row.iter_mut().enumerate() {
+            *x = diffuse_temperature_cell(g, a, (t0, t), faces, i, j);
+        }
+    });
+}
+
+/// The table's entry.
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+    let p: DiffuseParams = d.params().unwrap_or_default();
+    let faces = c.g.solids.then(|| (s.r(3), s.r(4)));
+    run(c.g, &p, c.dt, s.r(0), s.r(1), faces, s.w(2));
+}

@@ -1,0 +1,70 @@
+// One invocation: one Jacobi sweep of implicit heat diffusion (I - kappa dt lap) T = T0 at
+// cell (i, j): T <- (T0 + a sum(w T_nbr)) / (1 + a sum(w)), a = kappa dt / h^2 (kappa in
+// DiffuseParams.viscosity), each neighbour weighted by the open fraction of the face between
+// (1 without obstacles), so obstacles insulate; walls and open sides insulate too (no
+// neighbour: zero flux); past an inflow its ghost cell holds the temperature it carries;
+// periodic axes wrap (twin of fluid-cpu/src/kernels/diffuse_temperature.rs).
+
+@group(0) @binding(2) var<uniform> params: DiffuseParams;
+@group(1) @binding(0) var<storage, read> t0: array<f32>;
+@group(1) @binding(1) var<storage, read> t: array<f32>;
+@group(1) @binding(2) var<storage, read_write> t_out: array<f32>;
+@group(1) @binding(3) var<storage, read> u_faces: array<vec2<f32>>;
+@group(1) @binding(4) var<storage, read> v_faces: array<vec2<f32>>;
+
+fn u_weight(i: u32, j: u32) -> f32 {
+    return select(1.0, u_faces[ui_(i, j)].x, grid.solids != 0u);
+}
+fn v_weight(i: u32, j: u32) -> f32 {
+    return select(1.0, v_faces[vi_(i, j)].x, grid.solids != 0u);
+}
+
+@compute @workgroup_size(WG_X, WG_Y)
+fn diffuse_temperature(@builtin(global_invocation_id) id: vec3<u32>) {
+    let i = id.x;
+    let j = id.y;
+    if (i >= grid.nx || j >= grid.ny) {
+        return;
+    }
+    let a = params.viscosity * inputs.dt * grid.inv_h * grid.inv_h;
+    var sum = 0.0;
+    var n = 0.0;
+    let il = prev(i, grid.nx, px());
+    if (il != NONE) {
+        let w = u_weight(i, j);
+        sum += w * t[ci(u32(il), j)];
+        n += w;
+    } else if (side_inflow(LEFT)) {
+        sum += grid.side_carry[LEFT].y;
+        n += 1.0;
+    }
+    let ir = next(i, grid.nx, px());
+    if (ir != NONE) {
+        let w = u_weight(i + 1u, j);
+        sum += w * t[ci(u32(ir), j)];
+        n += w;
+    } else if (side_inflow(RIGHT)) {
+        sum += grid.side_carry[RIGHT].y;
+        n += 1.0;
+    }
+    let jd = prev(j, grid.ny, py());
+    if (jd != NONE) {
+        let w = v_weight(i, j);
+        sum += w * t[ci(i, u32(jd))];
+        n += w;
+    } else if (side_inflow(BOTTOM)) {
+        sum += grid.side_carry[BOTTOM].y;
+        n += 1.0;
+    }
+    let ju = next(j, grid.ny, py());
+    if (ju != NONE) {
+        let w = v_weight(i, j + 1u);
+        sum += w * t[ci(i, u32(ju))];
+        n += w;
+    } else if (side_inflow(TOP)) {
+        sum += grid.side_carry[TOP].y;
+        n += 1.0;
+    }
+    let c = ci(i, j);
+    t_out[c] = (t0[c] + a * sum) / (1.0 + a * n);
+}
