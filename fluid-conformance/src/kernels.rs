@@ -96,7 +96,8 @@ fn kernel_parity_on<B: Backend>(make: &impl Fn() -> B, kernel: Kernel, solids: b
         (71, 53, Boundary::Wall, Boundary::Wall),
     ];
     // Then every kind of side: an inflow (parabolic, carrying smoke in stripes), outflows and
-    // a moving no-slip wall; and a closed box of no-slip walls, a lid on top.
+    // a moving no-slip wall; and a closed box of no-slip walls, a lid on top, the left and
+    // right walls held at temperatures.
     let inflow = Side::Inflow(Inflow {
         speed: 0.8,
         parabolic: true,
@@ -105,10 +106,11 @@ fn kernel_parity_on<B: Backend>(make: &impl Fn() -> B, kernel: Kernel, solids: b
         dye: [0.2, 0.4, 0.6, 0.8],
         stripes: 3,
     });
-    let no_slip = |speed| Side::Wall { no_slip: true, speed };
+    let no_slip = |speed| Side::Wall { no_slip: true, speed, temperature: None };
+    let held = |speed, t| Side::Wall { no_slip: true, speed, temperature: Some(t) };
     let sides = [
         (37, 23, [inflow, Side::Open, no_slip(0.7), Side::Open]),
-        (29, 31, [no_slip(0.0), no_slip(-0.3), no_slip(0.0), no_slip(1.0)]),
+        (29, 31, [held(0.0, 1.0), held(-0.3, -0.5), no_slip(0.0), no_slip(1.0)]),
     ];
     let cases = cases
         .map(|(nx, ny, bx, by)| (nx, ny, bx, by, None))

@@ -199,6 +199,11 @@ macro_rules! conformance {
             }
 
             #[test]
+            fn walls_held_at_two_temperatures_conduct_linearly() {
+                $crate::physics::flows::held_walls_conduct_linearly(|| $make);
+            }
+
+            #[test]
             fn centred_plume_stays_mirror_symmetric() {
                 $crate::physics::flows::plume_symmetry(|| $make);
             }
@@ -256,6 +261,11 @@ macro_rules! conformance {
             #[test]
             fn the_lid_driven_cavity_matches_ghia() {
                 $crate::physics::boundaries::the_cavity_matches_ghia(|| $make);
+            }
+
+            #[test]
+            fn the_heated_cavity_matches_de_vahl_davis() {
+                $crate::physics::boundaries::the_heated_cavity_matches_de_vahl_davis(|| $make);
             }
         }
 

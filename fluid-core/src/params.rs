@@ -409,7 +409,9 @@ pub struct SideSpec {
     /// Smoke density an inflow carries in (default: `0`).
     #[serde(default)]
     pub density: f32,
-    /// Temperature an inflow carries in (default: the ambient temperature).
+    /// Temperature an inflow carries in (default: the ambient temperature), or a wall holds
+    /// through heat diffusion (default: none, the wall insulates; needs
+    /// `params.thermal_diffusivity` > 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f32>,
     /// Dye (RGBA) an inflow carries in (default: none).
@@ -438,8 +440,8 @@ impl SideSpec {
     /// The side the grid carries.
     pub fn side(&self, ambient: f32) -> Side {
         match self.kind {
-            SideType::Wall => Side::Wall { no_slip: false, speed: 0.0 },
-            SideType::NoSlip => Side::Wall { no_slip: true, speed: self.velocity },
+            SideType::Wall => Side::Wall { no_slip: false, speed: 0.0, temperature: self.temperature },
+            SideType::NoSlip => Side::Wall { no_slip: true, speed: self.velocity, temperature: self.temperature },
             SideType::Open => Side::Open,
             SideType::Inflow => Side::Inflow(Inflow {
                 speed: self.velocity,
@@ -465,17 +467,20 @@ impl SideSpec {
             return Err(Error::invalid(format!("{key}.stripes"), self.stripes, "at most 1024 bands"));
         }
         let inflow = self.kind == SideType::Inflow;
-        let carries = self.density != 0.0
-            || self.temperature.is_some()
-            || self.dye != [0.0; 4]
-            || self.stripes != 0
-            || self.profile != Profile::Uniform;
+        let carries =
+            self.density != 0.0 || self.dye != [0.0; 4] || self.stripes != 0 || self.profile != Profile::Uniform;
         if !inflow && carries {
             return Err(Error::invalid(
                 key,
                 format!("{:?}", self.kind).to_lowercase(),
-                "`profile`, `density`, `temperature`, `dye` and `stripes` belong to an inflow (`type = \"inflow\"`)",
+                "`profile`, `density`, `dye` and `stripes` belong to an inflow (`type = \"inflow\"`)",
             ));
+        }
+        if self.kind == SideType::Open
+            && let Some(t) = self.temperature
+        {
+            let why = "an open side holds no temperature: what leaves takes its own (a wall or an inflow may hold one)";
+            return Err(Error::invalid(format!("{key}.temperature"), t, why));
         }
         if matches!(self.kind, SideType::Wall | SideType::Open) && self.velocity != 0.0 {
             return Err(Error::invalid(
@@ -706,6 +711,17 @@ impl SimParams {
             }
         }
         self.boundary.validate()?;
+        let given = [self.boundary.left, self.boundary.right, self.boundary.bottom, self.boundary.top];
+        for (name, spec) in crate::grid::SIDE_NAMES.iter().zip(given) {
+            if let Some(spec) = spec
+                && let (SideType::Wall | SideType::NoSlip, Some(t)) = (spec.kind, spec.temperature)
+                && (self.thermal_diffusivity <= 0.0 || !self.fields.temperature)
+            {
+                let why = "a wall's temperature enters the fluid by heat diffusion: set params.thermal_diffusivity > 0 \
+                           (with the temperature field on)";
+                return Err(Error::invalid(format!("params.boundary.{name}.temperature"), t, why));
+            }
+        }
         Ok(())
     }
 }
@@ -731,6 +747,24 @@ mod tests {
         for solver in [Jacobi, JacobiMultisweep, Sor, PoissonFilter, Relaxation] {
             assert_eq!(of(solver, None), Precision::Single, "{solver:?}");
         }
+    }
+
+    #[test]
+    fn a_wall_holds_a_temperature_only_through_heat_diffusion() {
+        let held = SideSpec { temperature: Some(1.0), ..SideSpec::new(SideType::Wall) };
+        let mut p = SimParams::default();
+        p.boundary.left = Some(held);
+        let e = p.validate().expect_err("no diffusion").to_string();
+        assert!(e.contains("params.boundary.left.temperature") && e.contains("thermal_diffusivity"), "{e}");
+        p.thermal_diffusivity = 0.01;
+        p.validate().expect("a held wall");
+        assert_eq!(p.boundary.sides(0.0)[0], Side::Wall { no_slip: false, speed: 0.0, temperature: Some(1.0) });
+        assert_eq!(p.boundary.sides(0.0)[0].carry().0, [0.0, 1.0, 0.0, 1.0]);
+        p.boundary.left = Some(SideSpec { temperature: Some(1.0), ..SideSpec::new(SideType::Open) });
+        let e = p.validate().expect_err("an open side").to_string();
+        assert!(e.contains("params.boundary.left.temperature") && e.contains("open side"), "{e}");
+        p.boundary.left = Some(SideSpec { density: 1.0, ..SideSpec::new(SideType::NoSlip) });
+        assert!(p.validate().expect_err("density on a wall").to_string().contains("belong to an inflow"));
     }
 
     #[test]

@@ -197,6 +197,39 @@ pub fn heat_mode_decay<B: Backend>(make: impl Fn() -> B) {
     }
 }
 
+/// Conduction between walls held at two temperatures reaches the linear profile.
+///
+/// A 32 × 4 box of width 1 at rest, the left wall held at T = 1, the right at T = 0, the top
+/// and bottom insulating, κ = 0.1: the steady temperature is `1 − x` (the wall faces at their
+/// temperatures, so cell i holds `1 − (i + ½) h` exactly on the grid). After 10 s (the slowest
+/// mode has decayed by e^(−κ π² t) ≈ 5e-5) every cell lies within 1e-3 of it; an insulating
+/// wall would leave the mean at ½ with no gradient, a wall at the cell's own edge (a missing
+/// half cell) would bend the profile by h/2 at each end.
+pub fn held_walls_conduct_linearly<B: Backend>(make: impl Fn() -> B) {
+    let (nx, ny, dt) = (32u32, 4u32, 0.05f64);
+    let h = 1.0 / f64::from(nx);
+    let scene = test_scene(
+        "conduction",
+        nx,
+        ny,
+        h,
+        dt,
+        "thermal_diffusivity = 0.1\nthermal_iterations = 40\n\
+         fields = { density = false, temperature = true, dye = false }\n\
+         boundary = { left = { type = \"wall\", temperature = 1.0 }, right = { type = \"wall\", temperature = 0.0 } }\n\
+         pressure = { solver = \"jacobi\", iterations = 2 }",
+    );
+    let mut sim = Simulation::new(scene, make()).expect("simulation");
+    for _ in 0..200 {
+        sim.step(dt as f32).expect("step");
+    }
+    let t = sim.field(FieldId::Temperature).expect("temperature");
+    for (c, x) in t.iter().enumerate() {
+        let want = 1.0 - ((c % nx as usize) as f64 + 0.5) * h;
+        assert!((f64::from(*x) - want).abs() < 1e-3, "cell {c}: T = {x}, the linear profile {want:.5}");
+    }
+}
+
 /// A fluid at rest under gravity and a stable stratification stays at rest.
 ///
 /// In a closed 48 × 40 box, uniform gravity and a buoyancy force from a temperature that rises

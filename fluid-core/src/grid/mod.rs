@@ -77,6 +77,8 @@ pub enum Side {
         no_slip: bool,
         /// Tangential velocity of a no-slip wall, world units per second.
         speed: f32,
+        /// The temperature the wall holds through heat diffusion (`None`: it insulates).
+        temperature: Option<f32>,
     },
     /// Outflow: the pressure is zero past the side; what reaches it leaves.
     Open,
@@ -113,7 +115,7 @@ impl Side {
     /// The side as its axis' [`Boundary`] gives it.
     pub fn of(boundary: Boundary) -> Side {
         match boundary {
-            Boundary::Wall => Side::Wall { no_slip: false, speed: 0.0 },
+            Boundary::Wall => Side::Wall { no_slip: false, speed: 0.0, temperature: None },
             Boundary::Open => Side::Open,
             Boundary::Periodic => Side::Periodic,
         }
@@ -145,7 +147,7 @@ impl Side {
     /// The speed the grid uniform carries: a no-slip wall's tangential one, an inflow's.
     pub fn speed(self) -> f32 {
         match self {
-            Side::Wall { no_slip: true, speed } | Side::Inflow(Inflow { speed, .. }) => speed,
+            Side::Wall { no_slip: true, speed, .. } | Side::Inflow(Inflow { speed, .. }) => speed,
             _ => 0.0,
         }
     }
@@ -157,10 +159,12 @@ impl Side {
     }
 
     /// What an inflow carries in, as the grid uniform holds it: `[density, temperature,
-    /// stripes, 0]` and the dye (zeros for other sides).
+    /// stripes, 0]` and the dye; a wall held at a temperature `[0, temperature, 0, 1]` (the
+    /// last value says it is held); zeros for other sides.
     pub fn carry(self) -> ([f32; 4], [f32; 4]) {
         match self {
             Side::Inflow(f) => ([f.density, f.temperature, f.stripes as f32, 0.0], f.dye),
+            Side::Wall { temperature: Some(t), .. } => ([0.0, t, 0.0, 1.0], [0.0; 4]),
             _ => ([0.0; 4], [0.0; 4]),
         }
     }

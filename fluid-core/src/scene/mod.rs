@@ -177,6 +177,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("paddle", include_str!("../../../scenes/paddle.toml")),
     ("cavity", include_str!("../../../scenes/cavity.toml")),
     ("wind-tunnel", include_str!("../../../scenes/wind-tunnel.toml")),
+    ("convection", include_str!("../../../scenes/convection.toml")),
 ];
 
 fn preset_names() -> String {

@@ -1,8 +1,9 @@
 //! `diffuse_temperature`: one invocation performs one Jacobi sweep of implicit heat diffusion
 //! `(I − κ dt ∇²) T = T₀` at one cell: `T ← (T₀ + a Σ w T_nbr) / (1 + a Σ w)`,
 //! `a = κ dt / h²`, each neighbour weighted by the open fraction of the face between (1
-//! without obstacles): obstacles, walls and open sides insulate; past an inflow its ghost cell
-//! holds the temperature it carries; periodic axes wrap.
+//! without obstacles): obstacles, walls and open sides insulate, unless a wall is held at a
+//! temperature; past an inflow its ghost cell holds the temperature it carries; periodic axes
+//! wrap.
 
 use fluid_core::grid::uniforms::DiffuseParams;
 
@@ -28,9 +29,15 @@ pub fn diffuse_temperature_cell(
             sum += w * t[k];
             n += w;
         }
+        // Past an inflow its ghost cell at the temperature it carries; past a wall held at
+        // T the ghost 2 T − T_c (the wall face at T); nothing past the others (no flux).
         None if g.side_inflow(side) => {
             sum += g.side_carry[side][1];
             n += 1.0;
+        }
+        None if g.side_carry[side][3] != 0.0 => {
+            sum += 2.0 * g.side_carry[side][1];
+            n += 2.0;
         }
         None => {}
     };

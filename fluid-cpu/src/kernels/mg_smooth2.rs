@@ -621,7 +621,7 @@ mod tests {
         ] {
             let grid = Grid { solids: true, ..Grid::new(nx, ny, 0.1, bx, by).expect("grid") };
             let grid = if open {
-                let wall = Side::Wall { no_slip: false, speed: 0.0 };
+                let wall = Side::Wall { no_slip: false, speed: 0.0, temperature: None };
                 grid.with_sides([wall, Side::Open, wall, Side::Open]).expect("sides")
             } else {
                 grid

@@ -2,8 +2,8 @@
 // cell (i, j): T <- (T0 + a sum(w T_nbr)) / (1 + a sum(w)), a = kappa dt / h^2 (kappa in
 // DiffuseParams.viscosity), each neighbour weighted by the open fraction of the face between
 // (1 without obstacles), so obstacles insulate; walls and open sides insulate too (no
-// neighbour: zero flux); past an inflow its ghost cell holds the temperature it carries;
-// periodic axes wrap (twin of fluid-cpu/src/kernels/diffuse_temperature.rs).
+// neighbour: zero flux) unless a wall is held at a temperature (`edge_term`); past an inflow
+// its ghost cell holds the temperature it carries; periodic axes wrap (twin of fluid-cpu/src/kernels/diffuse_temperature.rs).
 
 @group(0) @binding(2) var<uniform> params: DiffuseParams;
 @group(1) @binding(0) var<storage, read> t0: array<f32>;
@@ -17,6 +17,19 @@ fn u_weight(i: u32, j: u32) -> f32 {
 }
 fn v_weight(i: u32, j: u32) -> f32 {
     return select(1.0, v_faces[vi_(i, j)].x, grid.solids != 0u);
+}
+
+// What the box's edge on side k adds to (sum, n): past an inflow its ghost cell at the
+// temperature it carries; past a wall held at T the ghost 2 T - T_c (the wall face at T);
+// nothing past the others (no flux).
+fn edge_term(k: u32) -> vec2<f32> {
+    if (side_inflow(k)) {
+        return vec2<f32>(grid.side_carry[k].y, 1.0);
+    }
+    if (grid.side_carry[k].w != 0.0) {
+        return vec2<f32>(2.0 * grid.side_carry[k].y, 2.0);
+    }
+    return vec2<f32>(0.0);
 }
 
 @compute @workgroup_size(WG_X, WG_Y)
@@ -34,36 +47,40 @@ fn diffuse_temperature(@builtin(global_invocation_id) id: vec3<u32>) {
         let w = u_weight(i, j);
         sum += w * t[ci(u32(il), j)];
         n += w;
-    } else if (side_inflow(LEFT)) {
-        sum += grid.side_carry[LEFT].y;
-        n += 1.0;
+    } else {
+        let e = edge_term(LEFT);
+        sum += e.x;
+        n += e.y;
     }
     let ir = next(i, grid.nx, px());
     if (ir != NONE) {
         let w = u_weight(i + 1u, j);
         sum += w * t[ci(u32(ir), j)];
         n += w;
-    } else if (side_inflow(RIGHT)) {
-        sum += grid.side_carry[RIGHT].y;
-        n += 1.0;
+    } else {
+        let e = edge_term(RIGHT);
+        sum += e.x;
+        n += e.y;
     }
     let jd = prev(j, grid.ny, py());
     if (jd != NONE) {
         let w = v_weight(i, j);
         sum += w * t[ci(i, u32(jd))];
         n += w;
-    } else if (side_inflow(BOTTOM)) {
-        sum += grid.side_carry[BOTTOM].y;
-        n += 1.0;
+    } else {
+        let e = edge_term(BOTTOM);
+        sum += e.x;
+        n += e.y;
     }
     let ju = next(j, grid.ny, py());
     if (ju != NONE) {
         let w = v_weight(i, j + 1u);
         sum += w * t[ci(i, u32(ju))];
         n += w;
-    } else if (side_inflow(TOP)) {
-        sum += grid.side_carry[TOP].y;
-        n += 1.0;
+    } else {
+        let e = edge_term(TOP);
+        sum += e.x;
+        n += e.y;
     }
     let c = ci(i, j);
     t_out[c] = (t0[c] + a * sum) / (1.0 + a * n);
