@@ -136,7 +136,7 @@ struct RunArgs {
     #[arg(long, value_name = "COLSxROWS")]
     flipbook: Option<String>,
     /// After the last step write DIR/<field>.npy for each field: u, v, pressure, divergence,
-    /// density, temperature, dye, curl, and with obstacles solid (each cell's solid fraction),
+    /// density, temperature, dye, fuel, curl, and with obstacles solid (each cell's solid fraction),
     /// u_faces and v_faces (each face's open fraction and solid velocity, [rows, cols, 2]).
     #[arg(long, value_delimiter = ',', value_name = "FIELD,...")]
     dump: Vec<String>,

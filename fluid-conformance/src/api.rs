@@ -588,6 +588,7 @@ pub fn every_splat_applies_up_to_the_cap<B: Backend>(make: impl Fn() -> B) {
             density: 1e-3,
             temperature: 1e-3,
             dye: [1e-3, 0.0, 2e-3, 1e-3],
+            fuel: 0.0,
         })
         .collect();
     let fields = [

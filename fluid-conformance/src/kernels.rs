@@ -6,8 +6,8 @@ use fluid::{Backend, Boundary, CpuBackend, FieldId, Grid, Splat, StepInputs};
 use fluid_core::grid::kernels;
 use fluid_core::grid::pressure::multigrid::{LOAD_COPY, LOAD_RESIDUAL, STORE_ADD, STORE_COPY, STORE_PAIR};
 use fluid_core::grid::uniforms::{
-    ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, CgParams, DiffuseParams, FilterParams, ForceParams,
-    JacobiParams, MULTISWEEP_MAX, MgParams, TapsParams,
+    ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, BurnParams, CARRY_FUEL, CgParams, DiffuseParams,
+    FilterParams, ForceParams, JacobiParams, MULTISWEEP_MAX, MgParams, TapsParams, TurbulenceParams,
 };
 use fluid_core::grid::{Inflow, Side};
 use fluid_core::ir::kernel::Access;
@@ -25,15 +25,21 @@ use crate::support::{random_field, single};
 ///   max-abs — a GPU may fuse a multiply-add (one rounding instead of two), nothing else.
 /// - `apply_forces`: adds a division and a square root per cell (vorticity normal): 1e-5 / 1e-4;
 ///   `clamp_speed` likewise (a scale from a division and a square root).
-/// - `splat`: `exp` and `sqrt` differ by a few ulp between libm and GPU hardware: 1e-5 / 1e-4.
-/// - `advect_velocity`, `advect_cells`: three RK stages each feed a sampling position; a
+/// - `splat`: `exp` and `sqrt` differ by a few ulp between libm and GPU hardware: 1e-5 / 1e-4;
+///   `burn` likewise (its `exp` of the burn rate); `turbulence` (differences of noise that a
+///   fused multiply-add rounds differently, divided by h).
+/// - `advect_velocity`, `advect_cells`, `advect_fuel`: three RK stages each feed a sampling position; a
 ///   one-ulp position difference moves the bilinear weights by ~1e-7 of a cell times the local
 ///   gradient, and `exp` of the dissipation differs by ulps: 1e-5 relative L2, 1e-4 max-abs.
 pub fn tolerance(kernel: Kernel) -> Tolerance {
     match kernel {
         kernels::ADVECT_VELOCITY
         | kernels::ADVECT_CELLS
+        | kernels::ADVECT_FUEL
+        | kernels::BURN
         | kernels::SPLAT
+        | kernels::SPLAT_FUEL
+        | kernels::TURBULENCE
         | kernels::APPLY_FORCES
         | kernels::CLAMP_SPEED => Tolerance { max_abs: 1e-4, rel_l2: 1e-5 },
         // Sums of up to ~10^3 products of values in [-1, 1] in the GPU's order (which may fuse
@@ -57,6 +63,8 @@ pub fn kernel_parity<B: Backend>(make: impl Fn() -> B, kernel: Kernel) {
     // shape, moving).
     let solid_aware = [
         kernels::SPLAT,
+        kernels::SPLAT_FUEL,
+        kernels::TURBULENCE,
         kernels::DIFFUSE_VELOCITY,
         kernels::DIFFUSE_TEMPERATURE,
         kernels::DIVERGENCE,
@@ -201,13 +209,13 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
                     c: &fluid_core::grid::pressure::multigrid::Level| f.transfer(c);
     let advect = |order: u32| AdvectParams {
         order,
-        fields: ADVECT_DENSITY | ADVECT_TEMPERATURE | ADVECT_DYE,
+        fields: ADVECT_DENSITY | ADVECT_TEMPERATURE | ADVECT_DYE | CARRY_FUEL,
         velocity_dissipation: 0.3,
         density_dissipation: 0.2,
         temperature_dissipation: 0.7,
         dye_dissipation: 0.1,
         ambient_temperature: 0.4,
-        _pad: 0,
+        fuel_dissipation: 0.25,
     };
     match kernel {
         kernels::ADVECT_VELOCITY => {
@@ -221,8 +229,44 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
                 )
             })
             .collect(),
+        kernels::ADVECT_FUEL => {
+            (1..=3).map(|o| one(&[U, V, Fuel, FuelTmp], Some(ParamBlock::new(&advect(o))))).collect()
+        }
+        // Random fuel of either sign and temperatures either side of ignition: cells that burn
+        // and cells that do not; with soot and expansion, and with neither.
+        kernels::BURN => [(0.6f32, 0.8f32), (0.0, 0.0)]
+            .iter()
+            .map(|&(soot, expansion)| {
+                let p = BurnParams { rate: 3.0, ignition: 0.1, heat: 1.7, soot, expansion, _pad: [0; 3] };
+                one(&[Fuel, Temperature, Density, Expansion], Some(ParamBlock::new(&p)))
+            })
+            .collect(),
+        kernels::EXPAND => vec![one(&[Expansion, Divergence], None)],
         kernels::SPLAT => vec![one(&[U, V, Density, Temperature, Dye, UFaces, VFaces], None)],
+        kernels::SPLAT_FUEL => vec![one(&[Fuel, UFaces, VFaces], None)],
         kernels::CURL => vec![one(&[U, V, Curl], None)],
+        // Three octaves, with and without a mask; on periodic axes the lattice wraps.
+        kernels::TURBULENCE => [0u32, 1]
+            .iter()
+            .map(|&mask| {
+                let period = |periodic: bool, n: u32| if periodic { n } else { 0 };
+                let p = TurbulenceParams {
+                    amplitude: 3.0,
+                    speed: 0.7,
+                    inv_scale: [2.5, 3.0],
+                    period: [
+                        period(grid.boundary_x == Boundary::Periodic, 9),
+                        period(grid.boundary_y == Boundary::Periodic, 7),
+                    ],
+                    octaves: 3,
+                    mask,
+                    mask_offset: 0.1,
+                    mask_full: 0.8,
+                    _pad: [0; 2],
+                };
+                one(&[U, V, Density, UFaces, VFaces], Some(ParamBlock::new(&p)))
+            })
+            .collect(),
         kernels::APPLY_FORCES => {
             let p = ForceParams {
                 gravity: [0.3, -0.8],
@@ -432,8 +476,11 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
         kernels::RESIDUAL => vec![one(&[Pressure, PressureLo, Divergence, Scratch, UFaces, VFaces], None)],
         kernels::RASTERISE_SOLIDS => (1..=3)
             .map(|fields| {
-                let p = AdvectParams { fields: fields | ADVECT_DYE, ..advect(1) };
-                one(&[Obstacles, UFaces, VFaces, Solid, Density, Temperature, Dye], Some(ParamBlock::new(&p)))
+                let p = AdvectParams {
+                    fields: fields | ADVECT_DYE | if fields == 2 { CARRY_FUEL } else { 0 },
+                    ..advect(1)
+                };
+                one(&[Obstacles, UFaces, VFaces, Solid, Density, Temperature, Dye, Fuel], Some(ParamBlock::new(&p)))
             })
             .collect(),
         other => panic!("no parity schedules for kernel {}", other.name),
@@ -456,6 +503,7 @@ fn random_splats(grid: &Grid, rng: &mut SplitMix64) -> Vec<Splat> {
             density: rng.next_f32(),
             temperature: 2.0 * rng.next_f32(),
             dye: [rng.next_f32(), rng.next_f32(), rng.next_f32(), rng.next_f32()],
+            fuel: if k == 1 { 0.0 } else { 1.5 * rng.next_f32() },
         })
         .collect()
 }

@@ -199,6 +199,21 @@ macro_rules! conformance {
             }
 
             #[test]
+            fn curl_noise_turbulence_is_divergence_free() {
+                $crate::physics::forces::turbulence_is_divergence_free(|| $make);
+            }
+
+            #[test]
+            fn combustion_conserves_fuel_and_smoke() {
+                $crate::physics::combustion::combustion_conserves_fuel_and_smoke(|| $make);
+            }
+
+            #[test]
+            fn the_expansion_of_burning_stays_in_the_velocity() {
+                $crate::physics::combustion::expansion_stays_in_the_velocity(|| $make);
+            }
+
+            #[test]
             fn walls_held_at_two_temperatures_conduct_linearly() {
                 $crate::physics::flows::held_walls_conduct_linearly(|| $make);
             }
@@ -272,9 +287,14 @@ macro_rules! conformance {
         $crate::conformance!(@kernels $make;
             advect_velocity => ADVECT_VELOCITY,
             advect_cells => ADVECT_CELLS,
+            advect_fuel => ADVECT_FUEL,
+            burn => BURN,
+            expand => EXPAND,
             splat => SPLAT,
+            splat_fuel => SPLAT_FUEL,
             curl => CURL,
             apply_forces => APPLY_FORCES,
+            turbulence => TURBULENCE,
             clamp_speed => CLAMP_SPEED,
             diffuse_velocity => DIFFUSE_VELOCITY,
             diffuse_temperature => DIFFUSE_TEMPERATURE,
@@ -436,6 +456,16 @@ macro_rules! conformance {
             #[test]
             fn preset_wind_tunnel_matches_the_cpu_backend() {
                 $crate::presets::preset_parity(|| $make, "wind-tunnel");
+            }
+
+            #[test]
+            fn preset_fire_matches_the_cpu_backend() {
+                $crate::presets::preset_parity(|| $make, "fire");
+            }
+
+            #[test]
+            fn preset_explosion_matches_the_cpu_backend() {
+                $crate::presets::preset_parity(|| $make, "explosion");
             }
         }
 

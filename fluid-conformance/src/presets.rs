@@ -34,6 +34,7 @@ pub fn preset_parity<B: Backend>(make: impl Fn() -> B, preset: &str) {
                 density: 0.5,
                 temperature: 1.0,
                 dye: [0.3, 0.6, 0.1, 0.8],
+                fuel: 0.5,
             };
             cpu.splat(carried(&cpu, s)).expect("splat");
             other.splat(carried(&other, s)).expect("splat");

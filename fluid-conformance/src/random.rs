@@ -138,6 +138,7 @@ pub fn random_scenes_parity<B: Backend>(make: impl Fn() -> B) {
                     density: 0.7,
                     temperature: 1.0,
                     dye: [0.2, 0.5, 0.9, 1.0],
+                    fuel: 0.7,
                 };
                 cpu.splat(carried(&cpu, s)).expect("splat");
                 other.splat(carried(&other, s)).expect("splat");

@@ -54,8 +54,12 @@ pub struct SimParams {
     pub pressure: Pressure,
     /// Boundary of each axis (default: `wall` on both).
     pub boundary: Boundaries,
-    /// Which cell fields the step carries (default: all `true`).
+    /// Which cell fields the step carries (default: density, temperature and dye; no fuel).
     pub fields: ActiveFields,
+    /// Combustion: fuel burning above an ignition temperature (default: off).
+    pub combustion: Combustion,
+    /// Curl-noise turbulence (default: off).
+    pub turbulence: Turbulence,
 }
 
 impl Default for SimParams {
@@ -78,6 +82,8 @@ impl Default for SimParams {
             pressure: Pressure::default(),
             boundary: Boundaries::default(),
             fields: ActiveFields::default(),
+            combustion: Combustion::default(),
+            turbulence: Turbulence::default(),
         }
     }
 }
@@ -95,6 +101,95 @@ pub struct Dissipation {
     pub temperature: f32,
     /// Dye (default: `0`).
     pub dye: f32,
+    /// Fuel (default: `0`).
+    pub fuel: f32,
+}
+
+/// Combustion. Where the temperature is at or above `ignition`, a fraction `1 − exp(−rate·dt)`
+/// of a cell's fuel burns each step (fuel decays as `exp(−rate·t)` while it is hot enough);
+/// each unit burnt adds `heat` to the temperature, `soot` to the density (smoke) and, with
+/// `expansion`, that much volume per unit (a divergence source the projection honours, so a
+/// flame front pushes outward). Fuel comes from splats and emitters (`fuel`), needs
+/// `params.fields.fuel`, and is carried by the flow like the other cell fields.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Combustion {
+    /// Fraction of the fuel burnt per second above ignition, 1/s (default: `0`, no burning).
+    pub rate: f32,
+    /// Temperature at and above which fuel burns (default: `0.5`).
+    pub ignition: f32,
+    /// Temperature added per unit of fuel burnt (default: `1`).
+    pub heat: f32,
+    /// Density (smoke) made per unit of fuel burnt (default: `0`).
+    pub soot: f32,
+    /// Volume made per unit of fuel burnt, world units² (default: `0`, none). Needs an open
+    /// side for the gas to leave by.
+    pub expansion: f32,
+}
+
+impl Default for Combustion {
+    fn default() -> Self {
+        Combustion { rate: 0.0, ignition: 0.5, heat: 1.0, soot: 0.0, expansion: 0.0 }
+    }
+}
+
+/// Curl-noise turbulence: a force that is the curl of a stream function made of value noise
+/// (a hashed lattice in x, y and time, smoothly interpolated, in `octaves` of doubling
+/// frequency and halving weight), so that on its own it neither compresses nor expands the
+/// fluid. The noise evolves in time at `speed`; on a periodic axis it wraps with the box
+/// (its scale rounded so that a whole number of lattice cells spans the axis). It may be
+/// weighted by the smoke or the heat, so that it stirs only where they are.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Turbulence {
+    /// Acceleration scale, world units/s² (default: `0`, off).
+    pub amplitude: f32,
+    /// Size of the largest eddies (one lattice cell of the first octave), world units
+    /// (default: `0.1`).
+    pub scale: f32,
+    /// How fast the noise changes: lattice cells of its time axis per second (default: `1`;
+    /// `0` freezes it).
+    pub speed: f32,
+    /// Octaves, 1 to 4 (default: `2`).
+    pub octaves: u32,
+    /// Where it acts (default: `none`, everywhere).
+    pub mask: TurbulenceMask,
+    /// The mask field's value (above ambient, for temperature) at which the force is whole;
+    /// less weakens it in proportion (default: `1`).
+    pub mask_full: f32,
+}
+
+impl Default for Turbulence {
+    fn default() -> Self {
+        Turbulence { amplitude: 0.0, scale: 0.1, speed: 1.0, octaves: 2, mask: TurbulenceMask::None, mask_full: 1.0 }
+    }
+}
+
+impl Turbulence {
+    /// Whether it acts.
+    pub fn on(&self) -> bool {
+        self.amplitude != 0.0
+    }
+}
+
+/// Which field weights the turbulence.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TurbulenceMask {
+    /// Everywhere alike.
+    #[default]
+    None,
+    /// In proportion to the density (where the smoke is).
+    Density,
+    /// In proportion to the temperature above ambient (where the heat is).
+    Temperature,
+}
+
+impl Combustion {
+    /// Whether anything burns.
+    pub fn on(&self) -> bool {
+        self.rate > 0.0
+    }
 }
 
 /// Boussinesq buoyancy along +y: `a = −density_weight·ρ + temperature_lift·(T − ambient)`.
@@ -503,22 +598,25 @@ pub struct ActiveFields {
     pub temperature: bool,
     /// RGBA dye (default: `true`).
     pub dye: bool,
+    /// Fuel for combustion (default: `false`).
+    pub fuel: bool,
 }
 
 impl Default for ActiveFields {
     fn default() -> Self {
-        ActiveFields { density: true, temperature: true, dye: true }
+        ActiveFields { density: true, temperature: true, dye: true, fuel: false }
     }
 }
 
 impl ActiveFields {
-    /// Whether the step carries `field`: false only for a density, temperature or dye switched
-    /// off here (nothing moves or fades it; it holds only what splats put there).
+    /// Whether the step carries `field`: false only for a density, temperature, dye or fuel
+    /// switched off here (nothing moves or fades it; it holds only what splats put there).
     pub fn carries(&self, field: FieldId) -> bool {
         match field {
             FieldId::Density => self.density,
             FieldId::Temperature => self.temperature,
             FieldId::Dye => self.dye,
+            FieldId::Fuel => self.fuel,
             _ => true,
         }
     }
@@ -578,6 +676,9 @@ impl SimParams {
         non_negative("params.dissipation.density", self.dissipation.density)?;
         non_negative("params.dissipation.temperature", self.dissipation.temperature)?;
         non_negative("params.dissipation.dye", self.dissipation.dye)?;
+        non_negative("params.dissipation.fuel", self.dissipation.fuel)?;
+        self.validate_combustion()?;
+        self.validate_turbulence()?;
         non_negative("params.vorticity", self.vorticity)?;
         finite("params.buoyancy.density_weight", self.buoyancy.density_weight)?;
         finite("params.buoyancy.temperature_lift", self.buoyancy.temperature_lift)?;
@@ -720,6 +821,70 @@ impl SimParams {
                 let why = "a wall's temperature enters the fluid by heat diffusion: set params.thermal_diffusivity > 0 \
                            (with the temperature field on)";
                 return Err(Error::invalid(format!("params.boundary.{name}.temperature"), t, why));
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_turbulence(&self) -> Result<()> {
+        let t = &self.turbulence;
+        finite("params.turbulence.amplitude", t.amplitude)?;
+        finite("params.turbulence.scale", t.scale)?;
+        if t.scale <= 0.0 {
+            return Err(Error::invalid("params.turbulence.scale", t.scale, "the eddies' size must be > 0"));
+        }
+        non_negative("params.turbulence.speed", t.speed)?;
+        if !(1..=4).contains(&t.octaves) {
+            return Err(Error::invalid("params.turbulence.octaves", t.octaves, "must be 1 to 4"));
+        }
+        finite("params.turbulence.mask_full", t.mask_full)?;
+        if t.mask_full <= 0.0 {
+            return Err(Error::invalid("params.turbulence.mask_full", t.mask_full, "must be > 0"));
+        }
+        let needs = match t.mask {
+            TurbulenceMask::Density if !self.fields.density => Some("density"),
+            TurbulenceMask::Temperature if !self.fields.temperature => Some("temperature"),
+            _ => None,
+        };
+        if let (true, Some(field)) = (t.on(), needs) {
+            let why = format!("the mask's field is off (params.fields.{field} = false)");
+            return Err(Error::invalid("params.turbulence.mask", field, why));
+        }
+        Ok(())
+    }
+
+    fn validate_combustion(&self) -> Result<()> {
+        let c = &self.combustion;
+        non_negative("params.combustion.rate", c.rate)?;
+        finite("params.combustion.ignition", c.ignition)?;
+        non_negative("params.combustion.heat", c.heat)?;
+        non_negative("params.combustion.soot", c.soot)?;
+        non_negative("params.combustion.expansion", c.expansion)?;
+        if !c.on() {
+            return Ok(());
+        }
+        if !self.fields.fuel {
+            let why = "nothing burns without fuel: set params.fields.fuel = true (and give emitters `fuel`)";
+            return Err(Error::invalid("params.combustion.rate", c.rate, why));
+        }
+        if !self.fields.temperature {
+            let why = "fuel ignites by temperature: the scene sets params.fields.temperature = false";
+            return Err(Error::invalid("params.combustion.rate", c.rate, why));
+        }
+        if c.soot > 0.0 && !self.fields.density {
+            let why = "soot is density: the scene sets params.fields.density = false";
+            return Err(Error::invalid("params.combustion.soot", c.soot, why));
+        }
+        if c.expansion > 0.0 {
+            if self.pressure.solver == PressureSolver::Relaxation {
+                let why = "the relaxation solver projects the velocity in place and takes no divergence source; \
+                           choose another params.pressure.solver";
+                return Err(Error::invalid("params.combustion.expansion", c.expansion, why));
+            }
+            let sides = self.boundary.sides(self.buoyancy.ambient_temperature);
+            if !sides.iter().any(|s| matches!(s, Side::Open)) {
+                let why = "expanding gas needs a way out: give the box an open side (params.boundary)";
+                return Err(Error::invalid("params.combustion.expansion", c.expansion, why));
             }
         }
         Ok(())

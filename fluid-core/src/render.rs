@@ -47,6 +47,8 @@ pub enum RenderField {
     Dye,
     /// |vorticity| through the ramp.
     Curl,
+    /// Unburnt fuel through the ramp.
+    Fuel,
 }
 
 impl RenderField {
@@ -57,6 +59,7 @@ impl RenderField {
             RenderField::Temperature => FieldId::Temperature,
             RenderField::Dye => FieldId::Dye,
             RenderField::Curl => FieldId::Curl,
+            RenderField::Fuel => FieldId::Fuel,
         }
     }
 }

@@ -1,4 +1,4 @@
-//! Splats: local additions of density, heat, dye and velocity.
+//! Splats: local additions of density, heat, dye, fuel and velocity.
 
 use serde::{Deserialize, Serialize};
 
@@ -40,6 +40,13 @@ pub struct Splat {
     pub temperature: f32,
     /// RGBA dye added at the centre.
     pub dye: [f32; 4],
+    /// Fuel added at the centre (burns with `params.combustion`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fuel: f32,
+}
+
+fn is_zero(x: &f32) -> bool {
+    *x == 0.0
 }
 
 impl Splat {
@@ -51,6 +58,7 @@ impl Splat {
             density: if fields.density { self.density } else { 0.0 },
             temperature: if fields.temperature { self.temperature } else { 0.0 },
             dye: if fields.dye { self.dye } else { [0.0; 4] },
+            fuel: if fields.fuel { self.fuel } else { 0.0 },
             ..self
         }
     }
@@ -72,6 +80,7 @@ impl Splat {
             ("dye[1]", self.dye[1]),
             ("dye[2]", self.dye[2]),
             ("dye[3]", self.dye[3]),
+            ("fuel", self.fuel),
         ] {
             finite(&format!("{key}.{k}"), x)?;
         }
@@ -94,6 +103,7 @@ impl Splat {
             density: self.density * s,
             temperature: self.temperature * s,
             dye: self.dye.map(|x| x * s),
+            fuel: self.fuel * s,
             ..*self
         }
     }
@@ -111,6 +121,8 @@ impl Splat {
             density: self.density,
             temperature: self.temperature,
             dye: self.dye,
+            fuel: self.fuel,
+            _pad: [0.0; 3],
         }
     }
 }

@@ -39,6 +39,7 @@ pub fn splat_integrals<B: Backend>(make: impl Fn() -> B) {
                 density: 1.5,
                 temperature: 0.7,
                 dye: [0.2, 0.4, 0.6, 0.8],
+                fuel: 0.0,
             };
             let zero = |f: FieldId| (f, vec![0.0; grid.len(f)]);
             let fields = [
@@ -568,5 +569,38 @@ pub fn max_speed_holds_the_speed<B: Backend>(make: impl Fn() -> B) {
                 assert!((x - want).abs() < 2e-6, "{}: {x}, expected {want} (limited: {limited})", field.name());
             }
         }
+    }
+}
+
+/// Curl-noise turbulence neither compresses nor expands the fluid: from rest, the velocity one
+/// step of it makes enters the projection with a divergence of rounding size (the force is
+/// the curl of a stream function sampled at the cell corners), between walls and on periodic
+/// axes (where the noise's lattice wraps with the box); and it does push (its velocity is of
+/// the order of `amplitude · dt`).
+pub fn turbulence_is_divergence_free<B: Backend>(make: impl Fn() -> B) {
+    use super::test_scene;
+    let (amplitude, dt) = (4.0f32, 0.02f32);
+    for boundary in ["wall", "periodic"] {
+        let scene = test_scene(
+            "turbulence",
+            40,
+            32,
+            0.025,
+            f64::from(dt),
+            &format!(
+                "turbulence = {{ amplitude = {amplitude}, scale = 0.15, speed = 2.0, octaves = 3 }}\n\
+                 boundary = {{ x = \"{boundary}\", y = \"{boundary}\" }}\n\
+                 pressure = {{ solver = \"jacobi\", iterations = 2 }}"
+            ),
+        );
+        let mut sim = Simulation::new(scene, make()).expect("simulation");
+        sim.step(dt).expect("step");
+        let u = sim.field(FieldId::U).expect("u");
+        let div = sim.field(FieldId::Divergence).expect("divergence");
+        let peak = u.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+        assert!(peak > 0.1 * amplitude * dt && peak < 10.0 * amplitude * dt, "{boundary}: peak u {peak}");
+        let worst = div.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+        let scale = peak / 0.025;
+        assert!(worst < 1e-4 * scale, "{boundary}: divergence {worst:.3e} of a force of scale {scale:.3e}");
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod advection;
 pub mod boundaries;
+pub mod combustion;
 pub mod flows;
 pub mod forces;
 pub mod obstacles;

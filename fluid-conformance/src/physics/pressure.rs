@@ -6,7 +6,7 @@ use fluid::{Backend, FieldId, Grid, GridFields, StepInputs};
 use fluid_core::grid::step::{self, SLOT_MAX_DIVERGENCE};
 
 /// Divergence `(u_{i+1} − u_i + v_{j+1} − v_j)/h` in f64.
-fn divergence(grid: &Grid, u: &[f32], v: &[f32]) -> Vec<f64> {
+pub(crate) fn divergence(grid: &Grid, u: &[f32], v: &[f32]) -> Vec<f64> {
     let (nx, ny, h) = (grid.nx as usize, grid.ny as usize, f64::from(grid.h));
     let mut d = vec![0.0; nx * ny];
     for j in 0..ny {

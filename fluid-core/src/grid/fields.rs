@@ -51,6 +51,8 @@ impl GridFields {
             FieldId::Density | FieldId::DensityTmp => carried(FieldId::Density),
             FieldId::Temperature | FieldId::TemperatureTmp => carried(FieldId::Temperature),
             FieldId::Dye | FieldId::DyeTmp => carried(FieldId::Dye),
+            FieldId::Fuel | FieldId::FuelTmp => carried(FieldId::Fuel),
+            FieldId::Expansion => params.combustion.on() && params.combustion.expansion > 0.0,
             FieldId::UTmp2 | FieldId::VTmp2 => params.viscosity > 0.0,
             FieldId::PressureTmp => sweeps,
             FieldId::Solid | FieldId::UFaces | FieldId::VFaces => solids,

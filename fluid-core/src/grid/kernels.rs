@@ -6,8 +6,8 @@
 
 use crate::grid::pressure::layout::{COARSE_THREADS, SMOOTH2_TILE};
 use crate::grid::uniforms::{
-    AdvectParams, CgParams, DiffuseParams, FilterParams, ForceParams, JacobiParams, MULTISWEEP_TILE, MgParams,
-    TapsParams,
+    AdvectParams, BurnParams, CgParams, DiffuseParams, FilterParams, ForceParams, JacobiParams, MULTISWEEP_TILE,
+    MgParams, TapsParams, TurbulenceParams,
 };
 use crate::ir::kernel::Access::{Read as R, ReadWrite as RW, Write as W};
 use crate::ir::kernel::{Binding, Domain, Kernel, KernelDesc, ParamsDesc, Workgroup};
@@ -65,6 +65,27 @@ static ADVECT_CELLS_DESC: KernelDesc = tiled(
     Domain::Cells,
     "semi-Lagrangian advection of the cell fields the scene carries, with their dissipation",
 );
+static ADVECT_FUEL_DESC: KernelDesc = tiled(
+    "advect_fuel",
+    &[f("u", R), f("v", R), f("fuel", R), f("fuel_out", W)],
+    ADVECT,
+    Domain::Cells,
+    "semi-Lagrangian advection of the fuel, with its dissipation (an inflow carries none)",
+);
+static BURN_DESC: KernelDesc = tiled(
+    "burn",
+    &[f("fuel", RW), f("temperature", RW), f("density", RW).optional(), f("expansion", W).optional()],
+    Some(ParamsDesc::of::<BurnParams>()),
+    Domain::Cells,
+    "fuel at or above the ignition temperature burns into heat, smoke and (optionally) a divergence source",
+);
+static EXPAND_DESC: KernelDesc = tiled(
+    "expand",
+    &[f("expansion", R), f("divergence", RW)],
+    None,
+    Domain::Cells,
+    "the combustion's divergence source taken from the projection's right-hand side",
+);
 static SPLAT_DESC: KernelDesc = KernelDesc {
     name: "splat",
     module: "splat",
@@ -82,6 +103,17 @@ static SPLAT_DESC: KernelDesc = KernelDesc {
     domain: Domain::Faces,
     workgroup: Workgroup::Tiled,
     doc: "the step's splats added to velocity, density, temperature and dye",
+};
+static SPLAT_FUEL_DESC: KernelDesc = KernelDesc {
+    name: "splat_fuel",
+    module: "splat_fuel",
+    bindings: &[f("fuel", RW), Binding::vec2("u_faces", R).optional(), Binding::vec2("v_faces", R).optional()],
+    params: None,
+    splats: true,
+    domain: Domain::Cells,
+    workgroup: Workgroup::Tiled,
+    doc: "the step's splats' fuel added to the fuel (a kernel of its own: within `splat` it would bind more \
+          storage buffers than portable devices allow)",
 };
 static CURL_DESC: KernelDesc = tiled(
     "curl",
@@ -103,6 +135,13 @@ static APPLY_FORCES_DESC: KernelDesc = tiled(
     Some(ParamsDesc::of::<ForceParams>()),
     Domain::Faces,
     "gravity, buoyancy and vorticity confinement on the faces (none from or in solid cells)",
+);
+static TURBULENCE_DESC: KernelDesc = tiled(
+    "turbulence",
+    &[f("u", RW), f("v", RW), f("mask", R).optional(), FACES[0], FACES[1]],
+    Some(ParamsDesc::of::<TurbulenceParams>()),
+    Domain::Faces,
+    "curl-noise turbulence on the faces (optionally weighted by a cell field; open parts with obstacles)",
 );
 static CLAMP_SPEED_DESC: KernelDesc = tiled(
     "clamp_speed",
@@ -135,6 +174,7 @@ static RASTERISE_SOLIDS_DESC: KernelDesc = tiled(
         f("density", RW).optional(),
         f("temperature", RW).optional(),
         Binding::vec4("dye", RW).optional(),
+        f("fuel", RW).optional(),
     ],
     ADVECT,
     Domain::Faces,
@@ -306,8 +346,18 @@ static RESIDUAL_DESC: KernelDesc = tiled(
 pub const ADVECT_VELOCITY: Kernel = Kernel(&ADVECT_VELOCITY_DESC);
 /// Semi-Lagrangian advection of density, temperature and dye.
 pub const ADVECT_CELLS: Kernel = Kernel(&ADVECT_CELLS_DESC);
+/// Semi-Lagrangian advection of the fuel.
+pub const ADVECT_FUEL: Kernel = Kernel(&ADVECT_FUEL_DESC);
+/// Combustion: fuel into heat, smoke and expansion.
+pub const BURN: Kernel = Kernel(&BURN_DESC);
+/// The combustion's expansion into the projection's right-hand side.
+pub const EXPAND: Kernel = Kernel(&EXPAND_DESC);
 /// The step's splats.
 pub const SPLAT: Kernel = Kernel(&SPLAT_DESC);
+/// Curl-noise turbulence.
+pub const TURBULENCE: Kernel = Kernel(&TURBULENCE_DESC);
+/// The step's splats' fuel.
+pub const SPLAT_FUEL: Kernel = Kernel(&SPLAT_FUEL_DESC);
 /// Vorticity at cell centres.
 pub const CURL: Kernel = Kernel(&CURL_DESC);
 /// Forces on the faces.
@@ -373,9 +423,14 @@ pub const RESIDUAL: Kernel = Kernel(&RESIDUAL_DESC);
 pub const ALL: &[Kernel] = &[
     ADVECT_VELOCITY,
     ADVECT_CELLS,
+    ADVECT_FUEL,
+    BURN,
+    EXPAND,
     SPLAT,
+    SPLAT_FUEL,
     CURL,
     APPLY_FORCES,
+    TURBULENCE,
     CLAMP_SPEED,
     DIFFUSE_VELOCITY,
     RASTERISE_SOLIDS,

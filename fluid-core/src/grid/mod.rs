@@ -497,6 +497,7 @@ macro_rules! fields {
                         | FieldId::Density
                         | FieldId::Temperature
                         | FieldId::Dye
+                        | FieldId::Fuel
                         | FieldId::Obstacles
                 )
             }
@@ -521,6 +522,8 @@ fields! {
     Temperature = "temperature", Cell, true;
     /// RGBA dye.
     Dye = "dye", Dye, true;
+    /// Fuel: burns above the ignition temperature into heat and smoke (`params.combustion`).
+    Fuel = "fuel", Cell, true;
     /// Solid fraction of each cell: 1 − the mean open fraction of its four faces (1 inside an
     /// obstacle, 0 in open fluid). Only with obstacles; rasterised by every step.
     Solid = "solid", Cell, true;
@@ -557,6 +560,11 @@ fields! {
     TemperatureTmp = "temperature_tmp", Cell, false;
     /// Ping-pong partner of `dye`.
     DyeTmp = "dye_tmp", Dye, false;
+    /// Ping-pong partner of `fuel`.
+    FuelTmp = "fuel_tmp", Cell, false;
+    /// The step's divergence source from combustion (volume made per second per unit area),
+    /// which the projection leaves in the velocity. Only with `params.combustion.expansion`.
+    Expansion = "expansion", Cell, false;
     /// Cell scratch for diagnostics (the divergence after projection, residuals).
     Scratch = "scratch", Cell, false;
     /// The multigrid solver's levels, packed (see [`crate::grid::pressure::multigrid`]).
@@ -763,6 +771,6 @@ mod tests {
             assert_eq!(FieldId::parse(f.name()).expect("known"), f);
         }
         assert!(FieldId::parse("u_tmp").is_err());
-        assert_eq!(FieldId::public().count(), 11);
+        assert_eq!(FieldId::public().count(), 12);
     }
 }

@@ -4,18 +4,20 @@
 //! [`crate::grid::pressure`].
 
 use crate::grid::FieldId::{
-    self, Curl, Density, DensityTmp, Divergence, Dye, DyeTmp, Obstacles, Pressure, PressureLo, Scratch, Solid,
-    Temperature, TemperatureTmp, U, UFaces, UTmp, UTmp2, V, VFaces, VTmp, VTmp2,
+    self, Curl, Density, DensityTmp, Divergence, Dye, DyeTmp, Expansion, Fuel, FuelTmp, Obstacles, Pressure,
+    PressureLo, Scratch, Solid, Temperature, TemperatureTmp, U, UFaces, UTmp, UTmp2, V, VFaces, VTmp, VTmp2,
 };
 use crate::grid::Grid;
 use crate::grid::builder::Builder;
 use crate::grid::kernels::{
-    ADVECT_CELLS, ADVECT_VELOCITY, APPLY_FORCES, CLAMP_SPEED, CURL, DIFFUSE_TEMPERATURE, DIFFUSE_VELOCITY, DIVERGENCE,
-    MG_COARSE, RASTERISE_SOLIDS, RESIDUAL, SPLAT, SUBTRACT_GRADIENT,
+    ADVECT_CELLS, ADVECT_FUEL, ADVECT_VELOCITY, APPLY_FORCES, BURN, CLAMP_SPEED, CURL, DIFFUSE_TEMPERATURE,
+    DIFFUSE_VELOCITY, DIVERGENCE, EXPAND, MG_COARSE, RASTERISE_SOLIDS, RESIDUAL, SPLAT, SPLAT_FUEL, SUBTRACT_GRADIENT,
+    TURBULENCE,
 };
 use crate::grid::pressure::{self, multigrid};
 use crate::grid::uniforms::{
-    ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, DiffuseParams, ForceParams, MgParams,
+    ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, BurnParams, CARRY_FUEL, DiffuseParams, ForceParams,
+    MgParams, TurbulenceParams,
 };
 use crate::ir::kernel::{Access, Domain};
 use crate::ir::schedule::{Op, ReduceOp, Schedule};
@@ -31,7 +33,7 @@ pub const SLOT_RHS_SQ: usize = 2;
 /// [`STATE_FIELDS`] (NaN or inf when the field holds one).
 pub const SLOT_STATE_MAX: usize = 3;
 /// The fields of the state whose max |x| [`diagnostics`] reduces, from [`SLOT_STATE_MAX`] on.
-pub const STATE_FIELDS: [FieldId; 6] = [U, V, Pressure, Density, Temperature, Dye];
+pub const STATE_FIELDS: [FieldId; 7] = [U, V, Pressure, Density, Temperature, Dye, Fuel];
 
 /// One full step: advect velocity → advect cell fields (+ dissipation) → splats and emitters →
 /// curl → forces (buoyancy, gravity, vorticity confinement, speed clamp) → implicit viscosity
@@ -57,6 +59,9 @@ fn advect_params(params: &SimParams) -> AdvectParams {
     if params.fields.dye {
         fields |= ADVECT_DYE;
     }
+    if params.fields.fuel {
+        fields |= CARRY_FUEL;
+    }
     AdvectParams {
         order: params.advection.backtrace.order(),
         fields,
@@ -65,7 +70,7 @@ fn advect_params(params: &SimParams) -> AdvectParams {
         temperature_dissipation: d.temperature,
         dye_dissipation: d.dye,
         ambient_temperature: params.buoyancy.ambient_temperature,
-        _pad: 0,
+        fuel_dissipation: d.fuel,
     }
 }
 
@@ -75,7 +80,7 @@ fn push_step(b: &mut Builder, params: &SimParams) {
     b.run(ADVECT_VELOCITY, &[U, V, UTmp, VTmp], Some(&advect));
     b.swap(U, UTmp);
     b.swap(V, VTmp);
-    if fields != 0 {
+    if fields & (ADVECT_DENSITY | ADVECT_TEMPERATURE | ADVECT_DYE) != 0 {
         b.run(ADVECT_CELLS, &[U, V, Density, Temperature, Dye, DensityTmp, TemperatureTmp, DyeTmp], Some(&advect));
         for (on, a, t) in [
             (params.fields.density, Density, DensityTmp),
@@ -87,8 +92,13 @@ fn push_step(b: &mut Builder, params: &SimParams) {
             }
         }
     }
+    if fields & CARRY_FUEL != 0 {
+        b.run(ADVECT_FUEL, &[U, V, Fuel, FuelTmp], Some(&advect));
+        b.swap(Fuel, FuelTmp);
+    }
     push_solids(b, params);
-    b.run_plain(SPLAT, &[U, V, Density, Temperature, Dye, UFaces, VFaces]);
+    push_splats(b, params);
+    push_burn(b, params);
     push_heat(b, params);
 
     let buoy = &params.buoyancy;
@@ -111,6 +121,7 @@ fn push_step(b: &mut Builder, params: &SimParams) {
     if any_force {
         b.run(APPLY_FORCES, &[U, V, Density, Temperature, Curl, Solid], Some(&forces));
     }
+    push_turbulence(b, params);
     if forces.clamp_speed != 0 {
         // The speed, not each component: a pass of its own (a face reads its neighbours').
         b.run(CLAMP_SPEED, &[U, V, UTmp, VTmp], Some(&forces));
@@ -141,10 +152,77 @@ fn push_step(b: &mut Builder, params: &SimParams) {
 fn push_solids(b: &mut Builder, params: &SimParams) {
     if b.grid().solids {
         let advect = advect_params(params);
-        b.run(RASTERISE_SOLIDS, &[Obstacles, UFaces, VFaces, Solid, Density, Temperature, Dye], Some(&advect));
+        b.run(RASTERISE_SOLIDS, &[Obstacles, UFaces, VFaces, Solid, Density, Temperature, Dye, Fuel], Some(&advect));
         if matches!(params.pressure.solver, PressureSolver::Multigrid | PressureSolver::Mgpcg) {
             multigrid::push_faces(b);
         }
+    }
+}
+
+/// The step's splats (and emitters), and their fuel where the scene carries it.
+fn push_splats(b: &mut Builder, params: &SimParams) {
+    b.run_plain(SPLAT, &[U, V, Density, Temperature, Dye, UFaces, VFaces]);
+    if params.fields.fuel {
+        b.run_plain(SPLAT_FUEL, &[Fuel, UFaces, VFaces]);
+    }
+}
+
+/// The turbulence's parameters in the kernels' layout: on a periodic axis the lattice's scale
+/// is rounded so that a whole number of its cells spans the box.
+pub fn turbulence_params(grid: &Grid, params: &SimParams) -> TurbulenceParams {
+    use crate::params::TurbulenceMask;
+    let t = &params.turbulence;
+    let axis = |len: f32, periodic: bool| -> (f32, u32) {
+        if periodic {
+            let n = (len / t.scale).round().max(1.0);
+            (n / len, n as u32)
+        } else {
+            (1.0 / t.scale, 0)
+        }
+    };
+    let (sx, px) = axis(grid.width(), grid.boundary_x == crate::Boundary::Periodic);
+    let (sy, py) = axis(grid.height(), grid.boundary_y == crate::Boundary::Periodic);
+    let (mask, offset) = match t.mask {
+        TurbulenceMask::None => (0, 0.0),
+        TurbulenceMask::Density => (1, 0.0),
+        TurbulenceMask::Temperature => (1, params.buoyancy.ambient_temperature),
+    };
+    TurbulenceParams {
+        amplitude: t.amplitude,
+        speed: t.speed,
+        inv_scale: [sx, sy],
+        period: [px, py],
+        octaves: t.octaves,
+        mask,
+        mask_offset: offset,
+        mask_full: t.mask_full,
+        _pad: [0; 2],
+    }
+}
+
+/// Curl-noise turbulence, after the other forces.
+fn push_turbulence(b: &mut Builder, params: &SimParams) {
+    use crate::params::TurbulenceMask;
+    if !params.turbulence.on() {
+        return;
+    }
+    let p = turbulence_params(b.grid(), params);
+    let mask = if params.turbulence.mask == TurbulenceMask::Temperature { Temperature } else { Density };
+    b.run(TURBULENCE, &[U, V, mask, UFaces, VFaces], Some(&p));
+}
+
+/// The combustion's parameters in the kernels' layout.
+fn burn_params(params: &SimParams) -> BurnParams {
+    let c = &params.combustion;
+    BurnParams { rate: c.rate, ignition: c.ignition, heat: c.heat, soot: c.soot, expansion: c.expansion, _pad: [0; 3] }
+}
+
+/// Combustion after the splats (so that fuel and sparks added this step burn in it) and before
+/// heat diffusion and the forces (so that buoyancy lifts the heat it releases).
+fn push_burn(b: &mut Builder, params: &SimParams) {
+    if params.combustion.on() && params.fields.fuel {
+        let p = burn_params(params);
+        b.run(BURN, &[Fuel, Temperature, Density, Expansion], Some(&p));
     }
 }
 
@@ -169,6 +247,9 @@ fn push_heat(b: &mut Builder, params: &SimParams) {
 /// Divergence, the pressure solve, and the gradient subtraction.
 fn push_projection(b: &mut Builder, params: &SimParams) {
     b.run_plain(DIVERGENCE, &[U, V, UFaces, VFaces, Divergence]);
+    if params.combustion.on() && params.fields.fuel && params.combustion.expansion > 0.0 {
+        b.run_plain(EXPAND, &[Expansion, Divergence]);
+    }
     if params.pressure.solver == PressureSolver::Relaxation {
         // The relaxation corrects the velocity itself; its pressure starts at zero each step.
         pressure::push_solve(b, &crate::params::Pressure { warm_start: false, ..params.pressure });
@@ -184,8 +265,9 @@ fn push_projection(b: &mut Builder, params: &SimParams) {
 pub fn step_split(grid: &Grid, params: &SimParams) -> (Schedule, Schedule) {
     let mut full = Builder::new(grid);
     push_step(&mut full, params);
-    let divergence =
-        full.ops().iter().rposition(|op| matches!(op, Op::Dispatch(d) if d.kernel == DIVERGENCE)).unwrap_or(0);
+    let divergence = (full.ops().iter())
+        .rposition(|op| matches!(op, Op::Dispatch(d) if d.kernel == DIVERGENCE || d.kernel == EXPAND))
+        .unwrap_or(0);
     let mut before = Schedule::builder(grid.uniform_bytes(), [grid.nx, grid.ny]);
     for op in &full.ops()[..=divergence] {
         before.push(op.clone());
@@ -249,7 +331,7 @@ pub fn initialize(grid: &Grid, params: &SimParams) -> Schedule {
     let mut b = Builder::new(grid);
     push_setup(&mut b, params);
     push_solids(&mut b, params);
-    b.run_plain(SPLAT, &[U, V, Density, Temperature, Dye, UFaces, VFaces]);
+    push_splats(&mut b, params);
     push_projection(&mut b, params);
     b.build()
 }
@@ -340,7 +422,14 @@ pub fn bytes_moved(schedule: &Schedule, grid: &Grid) -> u64 {
             Op::Dispatch(d) => {
                 // A fused multi-sweep dispatch moves the data of one sweep.
                 let advect = d.params::<AdvectParams>().filter(|_| d.kernel == ADVECT_CELLS);
+                let burn = d.params::<BurnParams>().filter(|_| d.kernel == BURN);
                 for (slot, id) in d.kernel.bindings.iter().zip(&d.resources) {
+                    if let Some(p) = burn
+                        && ((slot.name == "density" && p.soot == 0.0)
+                            || (slot.name == "expansion" && p.expansion == 0.0))
+                    {
+                        continue;
+                    }
                     if let Some(p) = advect {
                         let bit = match slot.name {
                             "density" | "density_out" => ADVECT_DENSITY,

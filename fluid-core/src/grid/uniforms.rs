@@ -17,7 +17,18 @@ macro_rules! params_blocks {
     };
 }
 
-params_blocks!(AdvectParams, ForceParams, DiffuseParams, JacobiParams, MgParams, CgParams, TapsParams, FilterParams);
+params_blocks!(
+    AdvectParams,
+    ForceParams,
+    BurnParams,
+    TurbulenceParams,
+    DiffuseParams,
+    JacobiParams,
+    MgParams,
+    CgParams,
+    TapsParams,
+    FilterParams
+);
 
 /// The grid, seen by every kernel.
 #[repr(C)]
@@ -76,6 +87,10 @@ pub struct SplatGpu {
     pub temperature: f32,
     /// RGBA dye added at the centre.
     pub dye: [f32; 4],
+    /// Fuel added at the centre.
+    pub fuel: f32,
+    /// Padding (the struct is 16-byte aligned in WGSL).
+    pub _pad: [f32; 3],
 }
 
 /// Bit of [`AdvectParams::fields`]: advect density.
@@ -84,6 +99,9 @@ pub const ADVECT_DENSITY: u32 = 1;
 pub const ADVECT_TEMPERATURE: u32 = 2;
 /// Bit of [`AdvectParams::fields`]: advect dye.
 pub const ADVECT_DYE: u32 = 4;
+/// Bit of [`AdvectParams::fields`]: the scene carries fuel (`advect_fuel` moves it;
+/// `rasterise_solids` clears it inside obstacles).
+pub const CARRY_FUEL: u32 = 8;
 
 /// Parameters of `advect_velocity` and `advect_cells`.
 #[repr(C)]
@@ -103,8 +121,8 @@ pub struct AdvectParams {
     pub dye_dissipation: f32,
     /// Ambient temperature.
     pub ambient_temperature: f32,
-    /// Padding.
-    pub _pad: u32,
+    /// Dissipation rate of fuel, 1/s (`advect_fuel`).
+    pub fuel_dissipation: f32,
 }
 
 /// Parameters of `apply_forces`.
@@ -125,6 +143,48 @@ pub struct ForceParams {
     pub max_speed: f32,
     /// 1 when the step limits the speed to `max_speed` (the `clamp_speed` kernel runs).
     pub clamp_speed: u32,
+}
+
+/// Parameters of `burn` and `expand` (see [`crate::params::Combustion`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct BurnParams {
+    /// Fraction of the fuel burnt per second above ignition: `1 − exp(−rate·dt)` per step.
+    pub rate: f32,
+    /// Temperature at and above which fuel burns.
+    pub ignition: f32,
+    /// Temperature released per unit of fuel burnt.
+    pub heat: f32,
+    /// Density (smoke) made per unit of fuel burnt.
+    pub soot: f32,
+    /// Volume made per unit of fuel burnt (a divergence source).
+    pub expansion: f32,
+    /// Padding.
+    pub _pad: [u32; 3],
+}
+
+/// Parameters of `turbulence` (see [`crate::params::Turbulence`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct TurbulenceParams {
+    /// Acceleration scale, world units/s².
+    pub amplitude: f32,
+    /// Lattice units per second along the noise's time axis.
+    pub speed: f32,
+    /// Lattice cells per world unit along x and y (the first octave).
+    pub inv_scale: [f32; 2],
+    /// Lattice cells across a periodic axis (the first octave), 0 on the others.
+    pub period: [u32; 2],
+    /// Octaves, each of twice the frequency and half the weight of the one before.
+    pub octaves: u32,
+    /// 0: no mask; 1: weighted by the bound cell field.
+    pub mask: u32,
+    /// Subtracted from the mask field (the ambient temperature for heat).
+    pub mask_offset: f32,
+    /// The mask field's value (less the offset) at which the force is whole.
+    pub mask_full: f32,
+    /// Padding.
+    pub _pad: [u32; 2],
 }
 
 /// Parameters of `diffuse_velocity`.
@@ -267,7 +327,9 @@ pub struct FilterParams {
 
 const _: () = {
     assert!(size_of::<GridUniform>() == crate::ir::schedule::UNIFORM_BYTES);
-    assert!(size_of::<SplatGpu>() == 48);
+    assert!(size_of::<SplatGpu>() == 64);
+    assert!(size_of::<BurnParams>() == 32);
+    assert!(size_of::<TurbulenceParams>() == 48);
     assert!(size_of::<AdvectParams>() == 32);
     assert!(size_of::<ForceParams>() == 32);
     assert!(size_of::<DiffuseParams>() == 16);

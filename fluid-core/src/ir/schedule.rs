@@ -333,11 +333,15 @@ mod tests {
         );
     }
 
-    /// Every kernel's bindings fit a dispatch's inline list.
+    /// Every kernel's bindings fit a dispatch's inline list, and its storage buffers (the
+    /// splat list included) the 8 per stage that WebGPU's default limits, which the wgpu
+    /// backend asks for, allow.
     #[test]
     fn every_kernel_fits_the_binding_list() {
         for k in crate::kernels() {
             assert!(k.bindings.len() <= super::MAX_BINDINGS, "{}: {} bindings", k.name, k.bindings.len());
+            let storage = k.bindings.len() + usize::from(k.splats);
+            assert!(storage <= 8, "{}: {storage} storage buffers, at most 8", k.name);
         }
     }
 }

@@ -65,6 +65,13 @@ pub struct SplatSpec {
     pub temperature: f32,
     /// Premultiplied RGBA dye (per second for emitters) (default: `[0, 0, 0, 0]`).
     pub dye: [f32; 4],
+    /// Fuel (per second for emitters) (default: `0`); burns with `params.combustion`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub fuel: f32,
+}
+
+fn is_zero(x: &f32) -> bool {
+    *x == 0.0
 }
 
 impl Default for SplatSpec {
@@ -77,6 +84,7 @@ impl Default for SplatSpec {
             density: 0.0,
             temperature: 0.0,
             dye: [0.0; 4],
+            fuel: 0.0,
         }
     }
 }
@@ -92,6 +100,7 @@ impl SplatSpec {
             density: self.density,
             temperature: self.temperature,
             dye: self.dye,
+            fuel: self.fuel,
         }
     }
 }
@@ -178,6 +187,9 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("cavity", include_str!("../../../scenes/cavity.toml")),
     ("wind-tunnel", include_str!("../../../scenes/wind-tunnel.toml")),
     ("convection", include_str!("../../../scenes/convection.toml")),
+    ("fire", include_str!("../../../scenes/fire.toml")),
+    ("candle", include_str!("../../../scenes/candle.toml")),
+    ("explosion", include_str!("../../../scenes/explosion.toml")),
 ];
 
 fn preset_names() -> String {
@@ -668,6 +680,9 @@ impl Scene {
                 }
                 if s.dye != [0.0; 4] {
                     refuse(format!("{key}[{i}].dye"), format!("{:?}", s.dye), FieldId::Dye)?;
+                }
+                if s.fuel != 0.0 {
+                    refuse(format!("{key}[{i}].fuel"), s.fuel.to_string(), FieldId::Fuel)?;
                 }
             }
         }

@@ -15,9 +15,14 @@ use crate::dispatch::KernelFn;
 pub(crate) const TABLE: &[(Kernel, KernelFn)] = &[
     (k::ADVECT_VELOCITY, advect_velocity::dispatch),
     (k::ADVECT_CELLS, advect_cells::dispatch),
+    (k::ADVECT_FUEL, advect_fuel::dispatch),
+    (k::BURN, burn::dispatch),
+    (k::EXPAND, expand::dispatch),
     (k::SPLAT, splat::dispatch),
+    (k::SPLAT_FUEL, splat::dispatch_fuel),
     (k::CURL, curl::dispatch),
     (k::APPLY_FORCES, apply_forces::dispatch),
+    (k::TURBULENCE, turbulence::dispatch),
     (k::CLAMP_SPEED, clamp_speed::dispatch),
     (k::DIFFUSE_VELOCITY, diffuse_velocity::dispatch),
     (k::DIFFUSE_TEMPERATURE, diffuse_temperature::dispatch),
@@ -49,10 +54,12 @@ pub(crate) const TABLE: &[(Kernel, KernelFn)] = &[
 ];
 
 pub mod advect_cells;
+pub mod advect_fuel;
 pub mod advect_velocity;
 pub mod apply_forces;
 #[cfg(target_arch = "x86_64")]
 pub mod avx2;
+pub mod burn;
 pub mod cg_apply;
 pub mod cg_direction;
 pub mod cg_dot;
@@ -64,6 +71,7 @@ pub mod curl;
 pub mod diffuse_temperature;
 pub mod diffuse_velocity;
 pub mod divergence;
+pub mod expand;
 pub mod jacobi;
 pub mod jacobi_multisweep;
 pub mod mg_coarse;
@@ -84,6 +92,7 @@ pub mod solid;
 pub mod sor;
 pub mod splat;
 pub mod subtract_gradient;
+pub mod turbulence;
 
 /// The CPU entry of `kernel`, from [`TABLE`].
 pub(crate) fn entry(kernel: Kernel) -> Option<KernelFn> {

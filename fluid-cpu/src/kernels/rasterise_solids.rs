@@ -5,7 +5,7 @@
 //! bit-equal).
 
 use fluid_core::grid::solid::{self, Obstacle, cell_solid, nearest, open_fraction};
-use fluid_core::grid::uniforms::{ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams};
+use fluid_core::grid::uniforms::{ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, CARRY_FUEL};
 use fluid_core::{Boundary, Grid};
 use rayon::prelude::*;
 
@@ -27,6 +27,8 @@ pub struct Outputs<'a> {
     pub temperature: &'a mut [f32],
     /// Dye (empty when not carried).
     pub dye: &'a mut [f32],
+    /// Fuel (empty when not carried).
+    pub fuel: &'a mut [f32],
 }
 
 /// Rasterise the table `rows` at time `t` into `out`.
@@ -94,6 +96,9 @@ pub fn run(g: &G, params: &AdvectParams, rows: &[f32], t: f32, out: Outputs<'_>)
     if fields & ADVECT_DYE != 0 {
         out.dye.par_chunks_mut(4).enumerate().filter(|(c, _)| inside(*c)).for_each(|(_, x)| x.fill(0.0));
     }
+    if fields & CARRY_FUEL != 0 {
+        out.fuel.par_iter_mut().enumerate().filter(|(c, _)| inside(*c)).for_each(|(_, x)| *x = 0.0);
+    }
 }
 
 /// Rows of `cols` values of `out`, in parallel (`f` gets the row index).
@@ -105,8 +110,15 @@ fn for_each_face_row(out: &mut [f32], cols: usize, f: impl Fn(usize, &mut [f32])
 pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
     let params: AdvectParams = d.params().unwrap_or_default();
     let rows = s.r(0);
-    let out =
-        Outputs { u_faces: s.w(1), v_faces: s.w(2), solid: s.w(3), density: s.w(4), temperature: s.w(5), dye: s.w(6) };
+    let out = Outputs {
+        u_faces: s.w(1),
+        v_faces: s.w(2),
+        solid: s.w(3),
+        density: s.w(4),
+        temperature: s.w(5),
+        dye: s.w(6),
+        fuel: s.w(7),
+    };
     run(c.g, &params, rows, c.time + c.dt, out);
 }
 
@@ -149,6 +161,7 @@ mod tests {
                 density: &mut d,
                 temperature: &mut [],
                 dye: &mut [],
+                fuel: &mut [],
             };
             run(&g, &params, &rows, 1.5, out);
             let at: Vec<Obstacle> = obstacles.iter().map(|o| o.at(1.5)).collect();

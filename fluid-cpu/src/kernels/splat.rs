@@ -1,6 +1,6 @@
 //! `splat`: one invocation adds every splat of the step to one u-face, one v-face and one cell
 //! (density, temperature, dye), weighted by the splat's falloff at that sample's position.
-//! Distances wrap on periodic axes. Adding zero is skipped (as the shader skips the write),
+//! Distances wrap on periodic axes. `splat_fuel` ([`run_fuel`]) adds their fuel, cell by cell. Adding zero is skipped (as the shader skips the write),
 //! which keeps `-0.0` as it is.
 //!
 //! The batched [`run`] evaluates the gaussian as the product of its two axis factors,
@@ -384,6 +384,37 @@ pub fn run(g: &G, splats: &[SplatGpu], f: SplatFields<'_>) {
         );
 }
 
+/// Fuel a splat list adds to cell `(i, j)` (the exact falloff of [`splat_weight`], summed in
+/// the splats' order as the shader does).
+#[inline(always)]
+pub fn splat_fuel_cell(g: &G, splats: &[SplatGpu], i: usize, j: usize) -> f32 {
+    let (x, y) = ((i as f32 + 0.5) * g.h, (j as f32 + 0.5) * g.h);
+    let mut add = 0.0f32;
+    for s in splats {
+        add += splat_weight(s, distance2(g, s, x, y)) * s.fuel;
+    }
+    add
+}
+
+/// Add the fuel of `splats` to `fuel` (empty when the scene carries none); with obstacles
+/// (`faces`) each cell receives its open part.
+pub fn run_fuel(g: &G, splats: &[SplatGpu], fuel: &mut [f32], faces: Option<(&[f32], &[f32])>) {
+    if fuel.is_empty() || splats.iter().all(|s| s.fuel == 0.0) {
+        return;
+    }
+    super::common::for_each_row(fuel, g.nx, |j, row| {
+        for (i, x) in row.iter_mut().enumerate() {
+            let mut add = splat_fuel_cell(g, splats, i, j);
+            if let Some((uf, vf)) = faces {
+                add *= super::solid::cell_open(g, uf, vf, i, j);
+            }
+            if add != 0.0 {
+                *x += add;
+            }
+        }
+    });
+}
+
 /// The table's entry: a dispatch of `splat` on the CPU.
 pub(crate) fn dispatch(c: &mut Ctx<'_>, _d: &Dispatch, mut s: Slots<'_>) {
     let fields = SplatFields { u: s.w(0), v: s.w(1), density: s.w(2), temperature: s.w(3), dye: s.w(4) };
@@ -391,6 +422,13 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, _d: &Dispatch, mut s: Slots<'_>) {
         return super::solid::splat(c.g, c.splats, fields, (s.r(5), s.r(6)));
     }
     run(c.g, c.splats, fields);
+}
+
+/// The table's entry of `splat_fuel`.
+pub(crate) fn dispatch_fuel(c: &mut Ctx<'_>, _d: &Dispatch, mut s: Slots<'_>) {
+    let fuel = s.w(0);
+    let faces = c.g.solids.then(|| (s.r(1), s.r(2)));
+    run_fuel(c.g, c.splats, fuel, faces);
 }
 
 #[cfg(test)]
@@ -445,6 +483,7 @@ mod tests {
                     density: 1.5,
                     temperature: 2.0,
                     dye: [1.0, 0.5, 0.25, 1.0],
+                    ..SplatGpu::default()
                 },
                 SplatGpu {
                     center: [1.7, 1.1],
@@ -454,6 +493,7 @@ mod tests {
                     density: 0.5,
                     temperature: -1.0,
                     dye: [0.0, 1.0, 2.0, 0.5],
+                    ..SplatGpu::default()
                 },
                 // Dye only, then velocity only: the channels no splat adds to are skipped.
                 SplatGpu {
@@ -464,6 +504,7 @@ mod tests {
                     density: 0.0,
                     temperature: 0.0,
                     dye: [0.0, 0.0, 3.0, 0.0],
+                    ..SplatGpu::default()
                 },
                 SplatGpu {
                     center: [0.5, 0.5],
@@ -473,6 +514,7 @@ mod tests {
                     density: 0.0,
                     temperature: 0.0,
                     dye: [0.0; 4],
+                    ..SplatGpu::default()
                 },
             ];
             for one in [&splats[..1], &splats[1..2], &splats[..2], &splats[2..3], &splats[3..], &splats[1..]] {

@@ -4,28 +4,6 @@
 // Near an inflow side the ghost cell past it holds what the inflow carries: a point traced
 // back within half a cell of the side or beyond blends toward it (inflow_weight).
 
-struct Carried {
-    w: f32,
-    k: u32,
-}
-
-// The heaviest inflow side at point b (cell units): weight 0 at the first cell's centre, 1 at
-// the ghost's and beyond.
-fn inflow_weight(b: vec2<f32>) -> Carried {
-    var r: Carried;
-    r.w = 0.0;
-    r.k = 0u;
-    let w = array<f32, 4>(0.5 - b.x, b.x - (f32(grid.nx) - 0.5), 0.5 - b.y, b.y - (f32(grid.ny) - 0.5));
-    for (var k = 0u; k < 4u; k++) {
-        let wk = clamp(w[k], 0.0, 1.0);
-        if (side_inflow(k) && wk > r.w) {
-            r.w = wk;
-            r.k = k;
-        }
-    }
-    return r;
-}
-
 // 1 where side k carries smoke and dye at b: everywhere, or in its bands (2n + 1 equal slots
 // along the side, the odd ones bands).
 fn in_band(k: u32, b: vec2<f32>) -> f32 {

@@ -17,6 +17,7 @@
 @group(1) @binding(4) var<storage, read_write> density: array<f32>;
 @group(1) @binding(5) var<storage, read_write> temperature: array<f32>;
 @group(1) @binding(6) var<storage, read_write> dye: array<vec4<f32>>;
+@group(1) @binding(7) var<storage, read_write> fuel: array<f32>;
 
 const SHAPE_CIRCLE: f32 = 0.0;
 const SHAPE_RECT: f32 = 1.0;
@@ -265,6 +266,9 @@ fn rasterise_solids(@builtin(global_invocation_id) id: vec3<u32>) {
             }
             if ((params.fields & ADVECT_DYE) != 0u) {
                 dye[c] = vec4<f32>(0.0);
+            }
+            if ((params.fields & CARRY_FUEL) != 0u) {
+                fuel[c] = 0.0;
             }
         }
     }

@@ -3,6 +3,7 @@
 // Distances wrap on periodic axes. Samples that receive nothing are left unwritten. With
 // obstacles a face receives its open part of the velocity, a cell its open part of the rest.
 // #include solid
+// #include splat_weight
 
 @group(0) @binding(3) var<storage, read> splats: array<SplatGpu>;
 @group(1) @binding(0) var<storage, read_write> u: array<f32>;
@@ -12,22 +13,6 @@
 @group(1) @binding(4) var<storage, read_write> dye: array<vec4<f32>>;
 @group(1) @binding(5) var<storage, read> u_faces: array<vec2<f32>>;
 @group(1) @binding(6) var<storage, read> v_faces: array<vec2<f32>>;
-
-fn wrap_distance(d: f32, len: f32, periodic: bool) -> f32 {
-    let a = abs(d);
-    return select(a, min(a, len - a), periodic);
-}
-
-fn weight(s: SplatGpu, p: vec2<f32>) -> f32 {
-    let dx = wrap_distance(p.x - s.center.x, f32(grid.nx) * grid.h, px());
-    let dy = wrap_distance(p.y - s.center.y, f32(grid.ny) * grid.h, py());
-    let d2 = dx * dx + dy * dy;
-    if (s.falloff == FALLOFF_GAUSSIAN) {
-        let x = d2 / (s.radius * s.radius);
-        return select(0.0, exp(-x), x < GAUSSIAN_CUTOFF * GAUSSIAN_CUTOFF);
-    }
-    return max(1.0 - sqrt(d2) / s.radius, 0.0);
-}
 
 @compute @workgroup_size(WG_X, WG_Y)
 fn splat(@builtin(global_invocation_id) id: vec3<u32>) {

@@ -38,6 +38,10 @@ struct SplatGpu {
     density: f32,
     temperature: f32,
     dye: vec4<f32>,
+    fuel: f32,
+    _pad0: f32,
+    _pad1: f32,
+    _pad2: f32,
 }
 
 struct AdvectParams {
@@ -48,7 +52,7 @@ struct AdvectParams {
     temperature_dissipation: f32,
     dye_dissipation: f32,
     ambient_temperature: f32,
-    _pad: u32,
+    fuel_dissipation: f32,
 }
 
 struct ForceParams {
@@ -59,6 +63,30 @@ struct ForceParams {
     vorticity: f32,
     max_speed: f32,
     clamp_speed: u32,
+}
+
+struct BurnParams {
+    rate: f32,
+    ignition: f32,
+    heat: f32,
+    soot: f32,
+    expansion: f32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+struct TurbulenceParams {
+    amplitude: f32,
+    speed: f32,
+    inv_scale: vec2<f32>,
+    period: vec2<u32>,
+    octaves: u32,
+    mask: u32,
+    mask_offset: f32,
+    mask_full: f32,
+    _pad0: u32,
+    _pad1: u32,
 }
 
 struct DiffuseParams {
@@ -147,6 +175,7 @@ const TOP: u32 = 3u;
 const ADVECT_DENSITY: u32 = 1u;
 const ADVECT_TEMPERATURE: u32 = 2u;
 const ADVECT_DYE: u32 = 4u;
+const CARRY_FUEL: u32 = 8u;
 const FALLOFF_GAUSSIAN: u32 = 1u;
 const GAUSSIAN_CUTOFF: f32 = 4.0;
 const NONE: i32 = -1;

@@ -33,3 +33,25 @@ fn backtrace(p: vec2<f32>, order: u32, s: f32) -> vec2<f32> {
     let k3 = velocity_at(p - 0.75 * s * k2);
     return p - s * (2.0 / 9.0 * k1 + 3.0 / 9.0 * k2 + 4.0 / 9.0 * k3);
 }
+
+struct Carried {
+    w: f32,
+    k: u32,
+}
+
+// The heaviest inflow side at point b (cell units): weight 0 at the first cell's centre, 1 at
+// the ghost's and beyond.
+fn inflow_weight(b: vec2<f32>) -> Carried {
+    var r: Carried;
+    r.w = 0.0;
+    r.k = 0u;
+    let w = array<f32, 4>(0.5 - b.x, b.x - (f32(grid.nx) - 0.5), 0.5 - b.y, b.y - (f32(grid.ny) - 0.5));
+    for (var k = 0u; k < 4u; k++) {
+        let wk = clamp(w[k], 0.0, 1.0);
+        if (side_inflow(k) && wk > r.w) {
+            r.w = wk;
+            r.k = k;
+        }
+    }
+    return r;
+}
