@@ -192,6 +192,18 @@ impl Combustion {
     }
 }
 
+impl SimParams {
+    /// Whether the step burns fuel (combustion on, with fuel to burn).
+    pub fn burns(&self) -> bool {
+        self.combustion.on() && self.fields.fuel
+    }
+
+    /// Whether the burning makes volume (the `expansion` field and the `expand` pass).
+    pub fn expands(&self) -> bool {
+        self.burns() && self.combustion.expansion > 0.0
+    }
+}
+
 /// Boussinesq buoyancy along +y: `a = −density_weight·ρ + temperature_lift·(T − ambient)`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

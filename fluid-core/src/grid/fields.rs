@@ -52,7 +52,7 @@ impl GridFields {
             FieldId::Temperature | FieldId::TemperatureTmp => carried(FieldId::Temperature),
             FieldId::Dye | FieldId::DyeTmp => carried(FieldId::Dye),
             FieldId::Fuel | FieldId::FuelTmp => carried(FieldId::Fuel),
-            FieldId::Expansion => params.combustion.on() && params.combustion.expansion > 0.0,
+            FieldId::Expansion => params.expands(),
             FieldId::UTmp2 | FieldId::VTmp2 => params.viscosity > 0.0,
             FieldId::PressureTmp => sweeps,
             FieldId::Solid | FieldId::UFaces | FieldId::VFaces => solids,

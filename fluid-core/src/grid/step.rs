@@ -220,7 +220,7 @@ fn burn_params(params: &SimParams) -> BurnParams {
 /// Combustion after the splats (so that fuel and sparks added this step burn in it) and before
 /// heat diffusion and the forces (so that buoyancy lifts the heat it releases).
 fn push_burn(b: &mut Builder, params: &SimParams) {
-    if params.combustion.on() && params.fields.fuel {
+    if params.burns() {
         let p = burn_params(params);
         b.run(BURN, &[Fuel, Temperature, Density, Expansion], Some(&p));
     }
@@ -247,7 +247,7 @@ fn push_heat(b: &mut Builder, params: &SimParams) {
 /// Divergence, the pressure solve, and the gradient subtraction.
 fn push_projection(b: &mut Builder, params: &SimParams) {
     b.run_plain(DIVERGENCE, &[U, V, UFaces, VFaces, Divergence]);
-    if params.combustion.on() && params.fields.fuel && params.combustion.expansion > 0.0 {
+    if params.expands() {
         b.run_plain(EXPAND, &[Expansion, Divergence]);
     }
     if params.pressure.solver == PressureSolver::Relaxation {

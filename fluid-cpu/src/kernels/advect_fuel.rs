@@ -4,8 +4,8 @@
 
 use fluid_core::grid::uniforms::AdvectParams;
 
-use super::advect_cells::{cell_source, inflow_weight};
-use super::common::{G, backtrace, bilerp, for_each_row};
+use super::advect_cells::inflow_weight;
+use super::common::{G, backtrace, bilerp, for_each_row, stencil};
 use crate::dispatch::{Ctx, Slots};
 use fluid_core::ir::schedule::Dispatch;
 
@@ -20,12 +20,12 @@ pub fn advect_fuel_cell(
     i: usize,
     j: usize,
 ) -> f32 {
-    let (sx, sy) = cell_source(g, p, dt, u, v, i, j);
+    let (bx, by) = backtrace(g, u, v, p.order, dt * g.inv_h, i as f32 + 0.5, j as f32 + 0.5);
+    let (sx, sy) = (stencil(bx - 0.5, g.nx, false, g.px), stencil(by - 0.5, g.ny, false, g.py));
     let f = bilerp(fuel, g.nx, 1, 0, sx, sy) * (-p.fuel_dissipation * dt).exp();
     if !g.has_inflow() {
         return f;
     }
-    let (bx, by) = backtrace(g, u, v, p.order, dt * g.inv_h, i as f32 + 0.5, j as f32 + 0.5);
     let (w, _) = inflow_weight(g, bx, by);
     if w > 0.0 { f - w * f } else { f }
 }

@@ -22,10 +22,10 @@ pub struct BurnFields<'a> {
     pub expansion: &'a mut [f32],
 }
 
-/// Fuel burnt at a cell holding fuel `f` at temperature `t`.
+/// Fuel burnt at a cell holding fuel `f` at temperature `t`; `None` where nothing burns.
 #[inline(always)]
-pub fn burnt(p: &BurnParams, dt: f32, f: f32, t: f32) -> f32 {
-    if t >= p.ignition && f > 0.0 { f * (1.0 - (-p.rate * dt).exp()) } else { 0.0 }
+pub fn burnt(p: &BurnParams, dt: f32, f: f32, t: f32) -> Option<f32> {
+    (t >= p.ignition && f > 0.0).then(|| f * (1.0 - (-p.rate * dt).exp()))
 }
 
 /// Burn every cell of `g`.
@@ -42,7 +42,7 @@ pub fn run(g: &G, p: &BurnParams, dt: f32, f: BurnFields<'_>) {
             for i in 0..f_row.len() {
                 let (f, t) = (f_row[i], t_row[i]);
                 let b = burnt(p, dt, f, t);
-                if t >= p.ignition && f > 0.0 {
+                if let Some(b) = b {
                     f_row[i] = f - b;
                     t_row[i] = t + p.heat * b;
                     if soot && !d_row.is_empty() {
@@ -50,7 +50,7 @@ pub fn run(g: &G, p: &BurnParams, dt: f32, f: BurnFields<'_>) {
                     }
                 }
                 if expand && !e_row.is_empty() {
-                    e_row[i] = p.expansion * b / dt;
+                    e_row[i] = p.expansion * b.unwrap_or(0.0) / dt;
                 }
             }
         });
