@@ -7,7 +7,8 @@ use fluid_core::grid::kernels;
 use fluid_core::grid::pressure::multigrid::{LOAD_COPY, LOAD_RESIDUAL, STORE_ADD, STORE_COPY, STORE_PAIR};
 use fluid_core::grid::uniforms::{
     ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, BurnParams, CARRY_FUEL, CgParams, DiffuseParams,
-    FilterParams, ForceParams, JacobiParams, MULTISWEEP_MAX, MgParams, TapsParams, TurbulenceParams,
+    FilterParams, ForceParams, JacobiParams, MULTISWEEP_MAX, MgParams, SHARP_BFECC, SHARP_CUBIC, SHARP_DYE,
+    SHARP_MACCORMACK, SHARP_SCALAR, SharpParams, TapsParams, TensionParams, TurbulenceParams,
 };
 use fluid_core::grid::{Inflow, Side};
 use fluid_core::ir::kernel::Access;
@@ -36,6 +37,12 @@ pub fn tolerance(kernel: Kernel) -> Tolerance {
         kernels::ADVECT_VELOCITY
         | kernels::ADVECT_CELLS
         | kernels::ADVECT_FUEL
+        | kernels::BACK_VELOCITY
+        | kernels::BACK_CELLS
+        | kernels::SHARP_VELOCITY
+        | kernels::SHARP_CELLS
+        | kernels::CURVATURE
+        | kernels::SURFACE_TENSION
         | kernels::BURN
         | kernels::SPLAT
         | kernels::SPLAT_FUEL
@@ -217,6 +224,15 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
         ambient_temperature: 0.4,
         fuel_dissipation: 0.25,
     };
+    let sharp = |order: u32, scheme: u32, fields: u32| SharpParams {
+        order,
+        scheme,
+        fields,
+        rate: 0.3,
+        ambient: 0.4,
+        dye_rate: 0.1,
+        _pad: [0; 2],
+    };
     match kernel {
         kernels::ADVECT_VELOCITY => {
             (1..=3).map(|o| one(&[U, V, UTmp, VTmp], Some(ParamBlock::new(&advect(o))))).collect()
@@ -231,6 +247,33 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
             .collect(),
         kernels::ADVECT_FUEL => {
             (1..=3).map(|o| one(&[U, V, Fuel, FuelTmp], Some(ParamBlock::new(&advect(o))))).collect()
+        }
+        kernels::BACK_VELOCITY => {
+            (1..=3).map(|o| one(&[U, V, UTmp, VTmp, UBack, VBack], Some(ParamBlock::new(&sharp(o, 0, 0))))).collect()
+        }
+        kernels::BACK_CELLS => (1..=3)
+            .map(|o| {
+                let p = sharp(o, 0, SHARP_SCALAR | SHARP_DYE);
+                one(&[U, V, TemperatureTmp, Back, DyeTmp, DyeBack], Some(ParamBlock::new(&p)))
+            })
+            .collect(),
+        // Each scheme on random fields, semi-Lagrangian values and round trips: the limiter
+        // clamps many of them.
+        kernels::SHARP_VELOCITY => [SHARP_MACCORMACK, SHARP_BFECC, SHARP_CUBIC]
+            .iter()
+            .map(|&s| one(&[U, V, UBack, VBack, UTmp, VTmp], Some(ParamBlock::new(&sharp(2, s, 0)))))
+            .collect(),
+        kernels::SHARP_CELLS => [SHARP_MACCORMACK, SHARP_BFECC, SHARP_CUBIC]
+            .iter()
+            .map(|&s| {
+                let p = sharp(3, s, SHARP_SCALAR | SHARP_DYE);
+                one(&[U, V, Temperature, Back, TemperatureTmp, Dye, DyeBack, DyeTmp], Some(ParamBlock::new(&p)))
+            })
+            .collect(),
+        kernels::CURVATURE => vec![one(&[Density, Scratch], None)],
+        kernels::SURFACE_TENSION => {
+            let p = TensionParams { strength: 0.02, _pad: [0; 3] };
+            vec![one(&[Density, Scratch, U, V], Some(ParamBlock::new(&p)))]
         }
         // Random fuel of either sign and temperatures either side of ignition: cells that burn
         // and cells that do not; with soot and expansion, and with neither.

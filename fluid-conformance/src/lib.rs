@@ -79,6 +79,11 @@ macro_rules! conformance {
             }
 
             #[test]
+            fn sharp_advection_keeps_taylor_green_within_1_percent() {
+                $crate::physics::flows::sharp_advection_keeps_taylor_green_within_1_percent(|| $make);
+            }
+
+            #[test]
             fn projection_matches_the_jacobi_residual_recurrence() {
                 $crate::physics::pressure::projection_random_field(|| $make);
             }
@@ -144,6 +149,11 @@ macro_rules! conformance {
             }
 
             #[test]
+            fn the_limiter_of_maccormack_and_bfecc_makes_no_new_extrema() {
+                $crate::physics::advection::the_limiter_makes_no_new_extrema(|| $make);
+            }
+
+            #[test]
             fn uniform_flow_carries_a_shear_wave_with_the_exact_damping_and_lag() {
                 $crate::physics::advection::shear_wave_advection(|| $make);
             }
@@ -156,6 +166,11 @@ macro_rules! conformance {
             #[test]
             fn uniform_forces_and_decay_follow_their_exact_recurrences() {
                 $crate::physics::forces::uniform_forces(|| $make);
+            }
+
+            #[test]
+            fn surface_tension_pulls_a_blob_round() {
+                $crate::physics::forces::surface_tension_rounds_a_blob(|| $make);
             }
 
             #[test]
@@ -288,6 +303,12 @@ macro_rules! conformance {
             advect_velocity => ADVECT_VELOCITY,
             advect_cells => ADVECT_CELLS,
             advect_fuel => ADVECT_FUEL,
+            back_velocity => BACK_VELOCITY,
+            back_cells => BACK_CELLS,
+            sharp_velocity => SHARP_VELOCITY,
+            sharp_cells => SHARP_CELLS,
+            curvature => CURVATURE,
+            surface_tension => SURFACE_TENSION,
             burn => BURN,
             expand => EXPAND,
             splat => SPLAT,
@@ -466,6 +487,11 @@ macro_rules! conformance {
             #[test]
             fn preset_explosion_matches_the_cpu_backend() {
                 $crate::presets::preset_parity(|| $make, "explosion");
+            }
+
+            #[test]
+            fn preset_blobs_matches_the_cpu_backend() {
+                $crate::presets::preset_parity(|| $make, "blobs");
             }
         }
 

@@ -60,6 +60,10 @@ pub struct SimParams {
     pub combustion: Combustion,
     /// Curl-noise turbulence (default: off).
     pub turbulence: Turbulence,
+    /// Surface tension of the density, σ (world units³/s²): the force `σ κ ∇ρ` with the
+    /// curvature `κ = −∇·(∇ρ/|∇ρ|)` of the density's level sets pulls blobs round (default:
+    /// `0`, off).
+    pub surface_tension: f32,
 }
 
 impl Default for SimParams {
@@ -84,6 +88,7 @@ impl Default for SimParams {
             fields: ActiveFields::default(),
             combustion: Combustion::default(),
             turbulence: Turbulence::default(),
+            surface_tension: 0.0,
         }
     }
 }
@@ -247,6 +252,20 @@ pub enum AdvectionScheme {
     /// Trace back along the velocity and sample there (Stam 1999).
     #[default]
     SemiLagrangian,
+    /// MacCormack (Selle et al. 2008): the semi-Lagrangian value plus half the error of a
+    /// forward-and-back round trip, clamped to the range of the backtrace's stencil. Two
+    /// advections a step.
+    Maccormack,
+    /// BFECC (Kim et al. 2005): advect the field corrected by half the round trip's error,
+    /// clamped to the range of the backtrace's stencil. Three advections a step.
+    Bfecc,
+}
+
+impl AdvectionScheme {
+    /// Whether it runs the round trip (MacCormack or BFECC).
+    pub fn round_trip(self) -> bool {
+        self != AdvectionScheme::SemiLagrangian
+    }
 }
 
 /// Sampling filter.
@@ -256,18 +275,32 @@ pub enum Interpolation {
     /// Bilinear.
     #[default]
     Bilinear,
+    /// Monotone cubic (Fedkiw, Stam & Jensen 2001): a cubic through the 4 × 4 samples round the
+    /// point, its slopes limited so that it never leaves the range of the two samples it lies
+    /// between. Sharper than bilinear at the cost of 16 reads; semi-Lagrangian schemes only.
+    MonotoneCubic,
 }
 
 /// Advection settings.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Advection {
-    /// Scheme (default: `semi-lagrangian`).
+    /// Scheme of the cell fields (density, temperature, dye, fuel), and of the velocity unless
+    /// `velocity` says otherwise (default: `semi-lagrangian`).
     pub scheme: AdvectionScheme,
+    /// Scheme of the velocity (default: `scheme`'s).
+    pub velocity: Option<AdvectionScheme>,
     /// Backtrace integrator (default: `rk2`).
     pub backtrace: Backtrace,
     /// Sampling (default: `bilinear`).
     pub interpolation: Interpolation,
+}
+
+impl Advection {
+    /// The velocity's scheme.
+    pub fn velocity_scheme(&self) -> AdvectionScheme {
+        self.velocity.unwrap_or(self.scheme)
+    }
 }
 
 /// Pressure solvers.
@@ -691,6 +724,19 @@ impl SimParams {
         non_negative("params.dissipation.fuel", self.dissipation.fuel)?;
         self.validate_combustion()?;
         self.validate_turbulence()?;
+        non_negative("params.surface_tension", self.surface_tension)?;
+        if self.surface_tension > 0.0 && !self.fields.density {
+            let why = "surface tension pulls on the density: the scene sets params.fields.density = false";
+            return Err(Error::invalid("params.surface_tension", self.surface_tension, why));
+        }
+        let a = &self.advection;
+        if a.interpolation == Interpolation::MonotoneCubic
+            && (a.scheme.round_trip() || a.velocity_scheme().round_trip())
+        {
+            let why = "monotone cubic sampling is a semi-Lagrangian scheme: MacCormack and BFECC sample bilinearly; \
+                       choose one (params.advection.scheme, params.advection.velocity)";
+            return Err(Error::invalid("params.advection.interpolation", "monotone-cubic", why));
+        }
         non_negative("params.vorticity", self.vorticity)?;
         finite("params.buoyancy.density_weight", self.buoyancy.density_weight)?;
         finite("params.buoyancy.temperature_lift", self.buoyancy.temperature_lift)?;

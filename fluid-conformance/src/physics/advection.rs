@@ -274,3 +274,81 @@ pub fn backtrace_order<B: Backend>(make: impl Fn() -> B) {
         assert!(checked > 1000, "order {order}: only {checked} cells checked");
     }
 }
+
+/// The limiter of MacCormack and BFECC: a corrected value is clamped to the range of the
+/// samples its backtrace lands between, so no step makes a new maximum or minimum.
+///
+/// Density, temperature, fuel and the four dye channels start as sharp random patterns (cells
+/// of values drawn in `[0.2, 0.9]`, each channel its own) in a 48 × 40 box, walls across x and
+/// periodic along y, stirred by a random divergence-free flow with no dissipation. Unlimited,
+/// the round trip's correction overshoots at such edges at once. Over 30 steps every field
+/// stays within its starting range to 1e-6 (f32 rounding of the dissipation map), and the
+/// scheme is seen to act: it leaves the density far from where semi-Lagrangian advection does.
+pub fn the_limiter_makes_no_new_extrema<B: Backend>(make: impl Fn() -> B) {
+    let (nx, ny) = (48u32, 40u32);
+    let run = |scheme: &str| -> Vec<f32> {
+        let scene = test_scene(
+            "limiter",
+            nx,
+            ny,
+            1.0 / 40.0,
+            0.02,
+            &format!(
+                "fields = {{ density = true, temperature = true, dye = true, fuel = true }}\n\
+                 boundary = {{ x = \"wall\", y = \"periodic\" }}\n\
+                 advection = {{ scheme = \"{scheme}\", backtrace = \"rk2\" }}\n\
+                 buoyancy = {{ temperature_lift = 0.0, density_weight = 0.0, ambient_temperature = 0.5 }}\n\
+                 pressure = {{ solver = \"multigrid\", iterations = 4 }}\n\
+                 [initial.velocity]\n\
+                 kind = \"random\"\n\
+                 amplitude = 1.5\n\
+                 seed = 11"
+            ),
+        );
+        let mut sim = Simulation::new(scene, make()).expect("simulation");
+        let cells = (nx * ny) as usize;
+        let mut rng = fluid_core::scene::SplitMix64(29);
+        let mut pattern = |n: usize| -> Vec<f32> {
+            // Blocks of 3 × 3 cells, each one value: edges a cell wide everywhere.
+            let blocks = (nx as usize).div_ceil(3) * (ny as usize).div_ceil(3);
+            let values: Vec<f32> = (0..n * blocks).map(|_| 0.2 + 0.7 * rng.next_f32()).collect();
+            (0..cells * n)
+                .map(|k| {
+                    let (c, ch) = (k / n, k % n);
+                    let (i, j) = (c % nx as usize, c / nx as usize);
+                    values[((j / 3) * (nx as usize).div_ceil(3) + i / 3) * n + ch]
+                })
+                .collect()
+        };
+        let fields = [(FieldId::Density, 1), (FieldId::Temperature, 1), (FieldId::Fuel, 1), (FieldId::Dye, 4)];
+        let start: Vec<Vec<f32>> = fields.iter().map(|&(_, n)| pattern(n)).collect();
+        for ((f, _), data) in fields.iter().zip(&start) {
+            sim.set_field(*f, data).expect("set");
+        }
+        let bounds = |data: &[f32], n: usize, ch: usize| {
+            data.iter().skip(ch).step_by(n).fold((f32::MAX, f32::MIN), |(lo, hi), &x| (lo.min(x), hi.max(x)))
+        };
+        for step in 1..=30 {
+            sim.step(0.02).expect("step");
+            for ((f, n), data) in fields.iter().zip(&start) {
+                let now = sim.field(*f).expect("field");
+                for ch in 0..*n {
+                    let (lo0, hi0) = bounds(data, *n, ch);
+                    let (lo, hi) = bounds(&now, *n, ch);
+                    assert!(
+                        lo >= lo0 - 1e-6 && hi <= hi0 + 1e-6,
+                        "{scheme}: step {step}: {} channel {ch} spans [{lo}, {hi}], beyond its start [{lo0}, {hi0}]",
+                        f.name()
+                    );
+                }
+            }
+        }
+        sim.field(FieldId::Density).expect("density")
+    };
+    let sl = run("semi-lagrangian");
+    for scheme in ["maccormack", "bfecc"] {
+        let sharp = run(scheme);
+        let apart = sl.iter().zip(&sharp).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+        assert!(apart > 0.05, "{scheme}: at most {apart} from semi-Lagrangian advection: the scheme did not act");
+    }
+}

@@ -53,6 +53,12 @@ impl GridFields {
             FieldId::Dye | FieldId::DyeTmp => carried(FieldId::Dye),
             FieldId::Fuel | FieldId::FuelTmp => carried(FieldId::Fuel),
             FieldId::Expansion => params.expands(),
+            FieldId::UBack | FieldId::VBack => params.advection.velocity_scheme().round_trip(),
+            FieldId::Back => {
+                params.advection.scheme.round_trip()
+                    && (carried(FieldId::Density) || carried(FieldId::Temperature) || carried(FieldId::Fuel))
+            }
+            FieldId::DyeBack => params.advection.scheme.round_trip() && carried(FieldId::Dye),
             FieldId::UTmp2 | FieldId::VTmp2 => params.viscosity > 0.0,
             FieldId::PressureTmp => sweeps,
             FieldId::Solid | FieldId::UFaces | FieldId::VFaces => solids,

@@ -7,7 +7,7 @@
 use crate::grid::pressure::layout::{COARSE_THREADS, SMOOTH2_TILE};
 use crate::grid::uniforms::{
     AdvectParams, BurnParams, CgParams, DiffuseParams, FilterParams, ForceParams, JacobiParams, MULTISWEEP_TILE,
-    MgParams, TapsParams, TurbulenceParams,
+    MgParams, SharpParams, TapsParams, TensionParams, TurbulenceParams,
 };
 use crate::ir::kernel::Access::{Read as R, ReadWrite as RW, Write as W};
 use crate::ir::kernel::{Binding, Domain, Kernel, KernelDesc, ParamsDesc, Workgroup};
@@ -28,6 +28,7 @@ const fn tiled(
 }
 
 const ADVECT: Option<ParamsDesc> = Some(ParamsDesc::of::<AdvectParams>());
+const SHARP: Option<ParamsDesc> = Some(ParamsDesc::of::<SharpParams>());
 const JACOBI_PARAMS: Option<ParamsDesc> = Some(ParamsDesc::of::<JacobiParams>());
 const MG: Option<ParamsDesc> = Some(ParamsDesc::of::<MgParams>());
 const CG: Option<ParamsDesc> = Some(ParamsDesc::of::<CgParams>());
@@ -71,6 +72,64 @@ static ADVECT_FUEL_DESC: KernelDesc = tiled(
     ADVECT,
     Domain::Cells,
     "semi-Lagrangian advection of the fuel, with its dissipation (an inflow carries none)",
+);
+static BACK_VELOCITY_DESC: KernelDesc = tiled(
+    "back_velocity",
+    &[f("u", R), f("v", R), f("u_hat", R), f("v_hat", R), f("u_back", W), f("v_back", W)],
+    SHARP,
+    Domain::Faces,
+    "the backward half of a round trip: the advected velocity traced forward, its dissipation undone",
+);
+static BACK_CELLS_DESC: KernelDesc = tiled(
+    "back_cells",
+    &[
+        f("u", R),
+        f("v", R),
+        f("hat", R).optional(),
+        f("q_back", W).optional(),
+        Binding::vec4("dye_hat", R).optional(),
+        Binding::vec4("dye_back", W).optional(),
+    ],
+    SHARP,
+    Domain::Cells,
+    "the backward half of a round trip: an advected scalar and the dye traced forward",
+);
+static SHARP_VELOCITY_DESC: KernelDesc = tiled(
+    "sharp_velocity",
+    &[f("u", R), f("v", R), f("u_back", R).optional(), f("v_back", R).optional(), f("u_out", RW), f("v_out", RW)],
+    SHARP,
+    Domain::Faces,
+    "MacCormack, BFECC (limited to the stencil's range) or monotone cubic value of the velocity",
+);
+static SHARP_CELLS_DESC: KernelDesc = tiled(
+    "sharp_cells",
+    &[
+        f("u", R),
+        f("v", R),
+        f("q", R).optional(),
+        f("q_back", R).optional(),
+        f("q_out", RW).optional(),
+        Binding::vec4("dye", R).optional(),
+        Binding::vec4("dye_back", R).optional(),
+        Binding::vec4("dye_out", RW).optional(),
+    ],
+    SHARP,
+    Domain::Cells,
+    "MacCormack, BFECC (limited to the stencil's range) or monotone cubic value of a scalar and the dye",
+);
+static CURVATURE_DESC: KernelDesc = tiled(
+    "curvature",
+    &[f("density", R), f("kappa_h", W)],
+    None,
+    Domain::Cells,
+    "the curvature κ = −∇·(∇ρ/|∇ρ|) of the density's level sets, from normals at the cell corners",
+);
+static SURFACE_TENSION_DESC: KernelDesc = tiled(
+    "surface_tension",
+    &[f("density", R), f("kappa_h", R), f("u", RW), f("v", RW)],
+    Some(ParamsDesc::of::<TensionParams>()),
+    Domain::Faces,
+    "surface tension σ κ ∇ρ on every open face",
 );
 static BURN_DESC: KernelDesc = tiled(
     "burn",
@@ -348,6 +407,18 @@ pub const ADVECT_VELOCITY: Kernel = Kernel(&ADVECT_VELOCITY_DESC);
 pub const ADVECT_CELLS: Kernel = Kernel(&ADVECT_CELLS_DESC);
 /// Semi-Lagrangian advection of the fuel.
 pub const ADVECT_FUEL: Kernel = Kernel(&ADVECT_FUEL_DESC);
+/// The backward pass of MacCormack and BFECC for the velocity.
+pub const BACK_VELOCITY: Kernel = Kernel(&BACK_VELOCITY_DESC);
+/// The backward pass of MacCormack and BFECC for a scalar and the dye.
+pub const BACK_CELLS: Kernel = Kernel(&BACK_CELLS_DESC);
+/// The sharper advection of the velocity.
+pub const SHARP_VELOCITY: Kernel = Kernel(&SHARP_VELOCITY_DESC);
+/// The sharper advection of a scalar and the dye.
+pub const SHARP_CELLS: Kernel = Kernel(&SHARP_CELLS_DESC);
+/// The curvature of the density's level sets.
+pub const CURVATURE: Kernel = Kernel(&CURVATURE_DESC);
+/// Surface tension on the faces.
+pub const SURFACE_TENSION: Kernel = Kernel(&SURFACE_TENSION_DESC);
 /// Combustion: fuel into heat, smoke and expansion.
 pub const BURN: Kernel = Kernel(&BURN_DESC);
 /// The combustion's expansion into the projection's right-hand side.
@@ -424,6 +495,12 @@ pub const ALL: &[Kernel] = &[
     ADVECT_VELOCITY,
     ADVECT_CELLS,
     ADVECT_FUEL,
+    BACK_VELOCITY,
+    BACK_CELLS,
+    SHARP_VELOCITY,
+    SHARP_CELLS,
+    CURVATURE,
+    SURFACE_TENSION,
     BURN,
     EXPAND,
     SPLAT,

@@ -572,6 +572,14 @@ fields! {
     /// With obstacles, the open fractions of every multigrid level's faces (each cell's right
     /// and top face), laid out like the levels: the weights of their stencils.
     MgFaces = "mg_faces", Levels, false;
+    /// The velocity's round trip (forward, then back) for MacCormack and BFECC advection: u.
+    UBack = "u_back", U, false;
+    /// The velocity's round trip: v.
+    VBack = "v_back", V, false;
+    /// A scalar's round trip (density, temperature and fuel in turn).
+    Back = "back", Cell, false;
+    /// The dye's round trip.
+    DyeBack = "dye_back", Dye, false;
 }
 
 impl FieldId {

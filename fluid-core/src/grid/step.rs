@@ -4,24 +4,26 @@
 //! [`crate::grid::pressure`].
 
 use crate::grid::FieldId::{
-    self, Curl, Density, DensityTmp, Divergence, Dye, DyeTmp, Expansion, Fuel, FuelTmp, Obstacles, Pressure,
-    PressureLo, Scratch, Solid, Temperature, TemperatureTmp, U, UFaces, UTmp, UTmp2, V, VFaces, VTmp, VTmp2,
+    self, Back, Curl, Density, DensityTmp, Divergence, Dye, DyeBack, DyeTmp, Expansion, Fuel, FuelTmp, Obstacles,
+    Pressure, PressureLo, Scratch, Solid, Temperature, TemperatureTmp, U, UBack, UFaces, UTmp, UTmp2, V, VBack, VFaces,
+    VTmp, VTmp2,
 };
 use crate::grid::Grid;
 use crate::grid::builder::Builder;
 use crate::grid::kernels::{
-    ADVECT_CELLS, ADVECT_FUEL, ADVECT_VELOCITY, APPLY_FORCES, BURN, CLAMP_SPEED, CURL, DIFFUSE_TEMPERATURE,
-    DIFFUSE_VELOCITY, DIVERGENCE, EXPAND, MG_COARSE, RASTERISE_SOLIDS, RESIDUAL, SPLAT, SPLAT_FUEL, SUBTRACT_GRADIENT,
-    TURBULENCE,
+    ADVECT_CELLS, ADVECT_FUEL, ADVECT_VELOCITY, APPLY_FORCES, BACK_CELLS, BACK_VELOCITY, BURN, CLAMP_SPEED, CURL,
+    CURVATURE, DIFFUSE_TEMPERATURE, DIFFUSE_VELOCITY, DIVERGENCE, EXPAND, MG_COARSE, RASTERISE_SOLIDS, RESIDUAL,
+    SHARP_CELLS, SHARP_VELOCITY, SPLAT, SPLAT_FUEL, SUBTRACT_GRADIENT, SURFACE_TENSION, TURBULENCE,
 };
 use crate::grid::pressure::{self, multigrid};
 use crate::grid::uniforms::{
     ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, BurnParams, CARRY_FUEL, DiffuseParams, ForceParams,
-    MgParams, TurbulenceParams,
+    MgParams, SHARP_BFECC, SHARP_CUBIC, SHARP_DYE, SHARP_MACCORMACK, SHARP_SCALAR, SharpParams, TensionParams,
+    TurbulenceParams,
 };
 use crate::ir::kernel::{Access, Domain};
 use crate::ir::schedule::{Op, ReduceOp, Schedule};
-use crate::params::{PressureSolver, SimParams};
+use crate::params::{AdvectionScheme, Interpolation, PressureSolver, SimParams};
 
 /// Result slot of [`diagnostics`]: max |∇·u| of the current velocity.
 pub const SLOT_MAX_DIVERGENCE: usize = 0;
@@ -74,14 +76,69 @@ fn advect_params(params: &SimParams) -> AdvectParams {
     }
 }
 
+/// The sharper pass a scheme adds to the semi-Lagrangian one ([`SharpParams::scheme`]), if any.
+fn sharp_scheme(scheme: AdvectionScheme, interpolation: Interpolation) -> Option<u32> {
+    match (scheme, interpolation) {
+        (AdvectionScheme::Maccormack, _) => Some(SHARP_MACCORMACK),
+        (AdvectionScheme::Bfecc, _) => Some(SHARP_BFECC),
+        (AdvectionScheme::SemiLagrangian, Interpolation::MonotoneCubic) => Some(SHARP_CUBIC),
+        (AdvectionScheme::SemiLagrangian, Interpolation::Bilinear) => None,
+    }
+}
+
+/// The sharper passes of one scalar (`q`, advected into `hat`) and, with `dye`, of the dye:
+/// the round trip into the `back` fields, then the corrected value over the semi-Lagrangian
+/// one. The cubic scheme needs no round trip.
+fn push_sharp_cells(b: &mut Builder, p: SharpParams, q: FieldId, hat: FieldId) {
+    if p.scheme != SHARP_CUBIC {
+        b.run(BACK_CELLS, &[U, V, hat, Back, DyeTmp, DyeBack], Some(&p));
+    }
+    b.run(SHARP_CELLS, &[U, V, q, Back, hat, Dye, DyeBack, DyeTmp], Some(&p));
+}
+
 fn push_step(b: &mut Builder, params: &SimParams) {
     let advect = advect_params(params);
     let fields = advect.fields;
+    let interpolation = params.advection.interpolation;
+    let sharp = |scheme: u32, rate: f32, ambient: f32, fields: u32| SharpParams {
+        order: advect.order,
+        scheme,
+        fields,
+        rate,
+        ambient,
+        dye_rate: advect.dye_dissipation,
+        _pad: [0; 2],
+    };
     b.run(ADVECT_VELOCITY, &[U, V, UTmp, VTmp], Some(&advect));
+    if let Some(scheme) = sharp_scheme(params.advection.velocity_scheme(), interpolation) {
+        let p = sharp(scheme, advect.velocity_dissipation, 0.0, 0);
+        if scheme != SHARP_CUBIC {
+            b.run(BACK_VELOCITY, &[U, V, UTmp, VTmp, UBack, VBack], Some(&p));
+        }
+        b.run(SHARP_VELOCITY, &[U, V, UBack, VBack, UTmp, VTmp], Some(&p));
+    }
     b.swap(U, UTmp);
     b.swap(V, VTmp);
+    let cells_scheme = sharp_scheme(params.advection.scheme, interpolation);
     if fields & (ADVECT_DENSITY | ADVECT_TEMPERATURE | ADVECT_DYE) != 0 {
         b.run(ADVECT_CELLS, &[U, V, Density, Temperature, Dye, DensityTmp, TemperatureTmp, DyeTmp], Some(&advect));
+        if let Some(scheme) = cells_scheme {
+            // The dye rides with the first scalar pass (one backtrace serves both).
+            let mut dye = if params.fields.dye { SHARP_DYE } else { 0 };
+            let scalar = |on: bool| if on { SHARP_SCALAR } else { 0 };
+            let d = &params.dissipation;
+            let amb = advect.ambient_temperature;
+            for (on, q, hat, rate, ambient) in [
+                (params.fields.density, Density, DensityTmp, d.density, 0.0),
+                (params.fields.temperature, Temperature, TemperatureTmp, d.temperature, amb),
+            ] {
+                let which = scalar(on) | dye;
+                if which != 0 {
+                    push_sharp_cells(b, sharp(scheme, rate, ambient, which), q, hat);
+                    dye = 0;
+                }
+            }
+        }
         for (on, a, t) in [
             (params.fields.density, Density, DensityTmp),
             (params.fields.temperature, Temperature, TemperatureTmp),
@@ -94,6 +151,9 @@ fn push_step(b: &mut Builder, params: &SimParams) {
     }
     if fields & CARRY_FUEL != 0 {
         b.run(ADVECT_FUEL, &[U, V, Fuel, FuelTmp], Some(&advect));
+        if let Some(scheme) = cells_scheme {
+            push_sharp_cells(b, sharp(scheme, advect.fuel_dissipation, 0.0, SHARP_SCALAR), Fuel, FuelTmp);
+        }
         b.swap(Fuel, FuelTmp);
     }
     push_solids(b, params);
@@ -122,6 +182,12 @@ fn push_step(b: &mut Builder, params: &SimParams) {
         b.run(APPLY_FORCES, &[U, V, Density, Temperature, Curl, Solid], Some(&forces));
     }
     push_turbulence(b, params);
+    if params.surface_tension > 0.0 {
+        // `scratch` holds the curvature until the force is applied (no solve between).
+        b.run_plain(CURVATURE, &[Density, Scratch]);
+        let p = TensionParams { strength: params.surface_tension, _pad: [0; 3] };
+        b.run(SURFACE_TENSION, &[Density, Scratch, U, V], Some(&p));
+    }
     if forces.clamp_speed != 0 {
         // The speed, not each component: a pass of its own (a face reads its neighbours').
         b.run(CLAMP_SPEED, &[U, V, UTmp, VTmp], Some(&forces));

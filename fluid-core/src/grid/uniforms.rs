@@ -19,6 +19,8 @@ macro_rules! params_blocks {
 
 params_blocks!(
     AdvectParams,
+    SharpParams,
+    TensionParams,
     ForceParams,
     BurnParams,
     TurbulenceParams,
@@ -123,6 +125,51 @@ pub struct AdvectParams {
     pub ambient_temperature: f32,
     /// Dissipation rate of fuel, 1/s (`advect_fuel`).
     pub fuel_dissipation: f32,
+}
+
+/// [`SharpParams::scheme`]: MacCormack (Selle et al. 2008): the forward value corrected by
+/// half the error of a forward-and-back round trip.
+pub const SHARP_MACCORMACK: u32 = 1;
+/// [`SharpParams::scheme`]: BFECC (Kim et al. 2005): advect the field corrected by half the
+/// round trip's error.
+pub const SHARP_BFECC: u32 = 2;
+/// [`SharpParams::scheme`]: semi-Lagrangian with monotone cubic sampling (Fedkiw et al. 2001).
+pub const SHARP_CUBIC: u32 = 3;
+/// Bit of [`SharpParams::fields`]: the scalar slot holds a field to advect.
+pub const SHARP_SCALAR: u32 = 1;
+/// Bit of [`SharpParams::fields`]: the dye slots hold the dye.
+pub const SHARP_DYE: u32 = 2;
+
+/// Parameters of the sharper advection passes (`back_velocity`, `back_cells`,
+/// `sharp_velocity`, `sharp_cells`). Dissipation maps a value `x` to
+/// `ambient + (x − ambient)·exp(−rate·dt)`; the backward pass applies its inverse.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct SharpParams {
+    /// Backtrace order, as [`AdvectParams::order`].
+    pub order: u32,
+    /// [`SHARP_MACCORMACK`], [`SHARP_BFECC`] or [`SHARP_CUBIC`].
+    pub scheme: u32,
+    /// Which slots hold fields ([`SHARP_SCALAR`] | [`SHARP_DYE`]; velocity kernels ignore it).
+    pub fields: u32,
+    /// Dissipation rate of the scalar (or of the velocity), 1/s.
+    pub rate: f32,
+    /// What the scalar relaxes to (the ambient temperature; 0 for the others).
+    pub ambient: f32,
+    /// Dissipation rate of the dye, 1/s.
+    pub dye_rate: f32,
+    /// Padding.
+    pub _pad: [u32; 2],
+}
+
+/// Parameters of `surface_tension`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct TensionParams {
+    /// σ: the force is `σ κ ∇ρ`.
+    pub strength: f32,
+    /// Padding.
+    pub _pad: [u32; 3],
 }
 
 /// Parameters of `apply_forces`.

@@ -180,6 +180,7 @@ pub struct Scene {
 pub const PRESETS: &[(&str, &str)] = &[
     ("smoke", include_str!("../../../scenes/smoke.toml")),
     ("ink", include_str!("../../../scenes/ink.toml")),
+    ("blobs", include_str!("../../../scenes/blobs.toml")),
     ("taylor-green", include_str!("../../../scenes/taylor-green.toml")),
     ("stable-fluid", include_str!("../../../scenes/stable-fluid.toml")),
     ("obstacles", include_str!("../../../scenes/obstacles.toml")),

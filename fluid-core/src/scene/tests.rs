@@ -200,6 +200,14 @@ fn settings_on_a_field_the_step_does_not_carry_are_refused() {
         ),
         ("ink", &["emitters.1.density=0.5"], &["emitters[1].density", "0.5", "params.fields.density"]),
         ("smoke", &["splats=[{dye=[1, 0, 0, 1]}]"], &["splats[0].dye", "[1.0, 0.0, 0.0, 1.0]", "params.fields.dye"]),
+        ("blobs", &["params.fields.density=false"], &["params.surface_tension", "0.0006", "params.fields.density"]),
+        ("blobs", &["params.surface_tension=-1"], &["params.surface_tension", "-1"]),
+        (
+            "ink",
+            &["params.advection.interpolation=\"monotone-cubic\""],
+            &["params.advection.interpolation", "monotone-cubic", "MacCormack"],
+        ),
+        ("ink", &["params.advection.scheme=\"upwind\""], &["upwind", "maccormack", "bfecc"]),
     ] {
         let e = over(preset, items).expect_err("refused").to_string();
         for n in needles {
@@ -209,6 +217,8 @@ fn settings_on_a_field_the_step_does_not_carry_are_refused() {
     // With the field carried, or the setting gone, each is fine.
     over("smoke", &["params.fields.dye=true", "splats=[{dye=[1, 0, 0, 1]}]"]).expect("dye carried");
     over("ink", &["params.fields.density=true", "emitters.1.density=0.5"]).expect("density carried");
+    over("ink", &["params.advection.interpolation=\"monotone-cubic\"", "params.advection.scheme=\"semi-lagrangian\""])
+        .expect("cubic with semi-Lagrangian everywhere");
     // Drawing: only checked by whoever draws (`render.field` defaults to density).
     let ink = over("ink", &["render.field=\"density\""]).expect("a scene that never draws may keep it");
     let e = ink.check_render().expect_err("blank picture").to_string();

@@ -16,6 +16,12 @@ pub(crate) const TABLE: &[(Kernel, KernelFn)] = &[
     (k::ADVECT_VELOCITY, advect_velocity::dispatch),
     (k::ADVECT_CELLS, advect_cells::dispatch),
     (k::ADVECT_FUEL, advect_fuel::dispatch),
+    (k::BACK_VELOCITY, back_velocity::dispatch),
+    (k::BACK_CELLS, back_cells::dispatch),
+    (k::SHARP_VELOCITY, sharp_velocity::dispatch),
+    (k::SHARP_CELLS, sharp_cells::dispatch),
+    (k::CURVATURE, curvature::dispatch),
+    (k::SURFACE_TENSION, surface_tension::dispatch),
     (k::BURN, burn::dispatch),
     (k::EXPAND, expand::dispatch),
     (k::SPLAT, splat::dispatch),
@@ -59,6 +65,8 @@ pub mod advect_velocity;
 pub mod apply_forces;
 #[cfg(target_arch = "x86_64")]
 pub mod avx2;
+pub mod back_cells;
+pub mod back_velocity;
 pub mod burn;
 pub mod cg_apply;
 pub mod cg_direction;
@@ -68,6 +76,7 @@ pub mod cg_update;
 pub mod clamp_speed;
 pub mod common;
 pub mod curl;
+pub mod curvature;
 pub mod diffuse_temperature;
 pub mod diffuse_velocity;
 pub mod divergence;
@@ -88,10 +97,13 @@ pub mod poisson_taps;
 pub mod rasterise_solids;
 pub mod relax;
 pub mod residual;
+pub mod sharp_cells;
+pub mod sharp_velocity;
 pub mod solid;
 pub mod sor;
 pub mod splat;
 pub mod subtract_gradient;
+pub mod surface_tension;
 pub mod turbulence;
 
 /// The CPU entry of `kernel`, from [`TABLE`].

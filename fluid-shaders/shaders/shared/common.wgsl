@@ -55,6 +55,24 @@ struct AdvectParams {
     fuel_dissipation: f32,
 }
 
+struct SharpParams {
+    order: u32,
+    scheme: u32,
+    fields: u32,
+    rate: f32,
+    ambient: f32,
+    dye_rate: f32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+struct TensionParams {
+    strength: f32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
 struct ForceParams {
     gravity: vec2<f32>,
     density_weight: f32,

@@ -2,6 +2,7 @@
 //! Index helpers, boundary handling, bilinear sampling and the backtrace.
 
 mod lanes;
+pub mod sharp;
 
 use fluid_core::grid::uniforms::GridUniform;
 use fluid_core::{Boundary, FieldKind};
