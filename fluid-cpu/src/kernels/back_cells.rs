@@ -4,23 +4,18 @@
 
 use fluid_core::grid::uniforms::{SHARP_DYE, SHARP_SCALAR, SharpParams};
 
-use super::common::sharp::{Axis, Lattice, dissipate};
-use super::common::{G, backtrace, bilerp, bilerp4, for_each_row};
+use super::common::sharp::{Lattice, dissipate, for_each_traced};
+use super::common::{bilerp, bilerp4, for_each_row};
 use crate::dispatch::{Ctx, Slots};
 use fluid_core::ir::schedule::Dispatch;
-
-/// The stencil of the point cell `(i, j)`'s centre reaches in `dt`.
-#[inline(always)]
-pub fn forward_window(g: &G, p: &SharpParams, dt: f32, (u, v): (&[f32], &[f32]), i: usize, j: usize) -> (Axis, Axis) {
-    let (bx, by) = backtrace(g, u, v, p.order, -dt * g.inv_h, i as f32 + 0.5, j as f32 + 0.5);
-    Lattice::Cells.window(g, bx, by)
-}
 
 /// The table's entry.
 pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
     let p: SharpParams = d.params().unwrap_or_default();
     let (g, dt) = (c.g, c.dt);
     let uv = (s.r(0), s.r(1));
+    let trace = (p.order, -dt * g.inv_h);
+    let x_of = |i: usize| i as f32 + 0.5;
     if p.fields & SHARP_SCALAR != 0 {
         let (hat, undo) = (s.r(2), (p.rate * dt).exp());
         for_each_row(
@@ -28,10 +23,10 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
             g.nx,
             #[inline(always)]
             |j, row| {
-                for (i, x) in row.iter_mut().enumerate() {
-                    let (sx, sy) = forward_window(g, &p, dt, uv, i, j);
-                    *x = dissipate(bilerp(hat, g.nx, 1, 0, sx, sy), p.ambient, undo);
-                }
+                for_each_traced(g, uv, trace, g.nx, x_of, j as f32 + 0.5, |i, x, y| {
+                    let (sx, sy) = Lattice::Cells.window(g, x, y);
+                    row[i] = dissipate(bilerp(hat, g.nx, 1, 0, sx, sy), p.ambient, undo);
+                });
             },
         );
     }
@@ -42,13 +37,13 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
             4 * g.nx,
             #[inline(always)]
             |j, row| {
-                for (i, x) in row.chunks_exact_mut(4).enumerate() {
-                    let (sx, sy) = forward_window(g, &p, dt, uv, i, j);
+                for_each_traced(g, uv, trace, g.nx, x_of, j as f32 + 0.5, |i, x, y| {
+                    let (sx, sy) = Lattice::Cells.window(g, x, y);
                     let rgba = bilerp4(hat, g.nx, sx, sy);
                     for ch in 0..4 {
-                        x[ch] = rgba[ch] * undo;
+                        row[4 * i + ch] = rgba[ch] * undo;
                     }
-                }
+                });
             },
         );
     }

@@ -4,41 +4,35 @@
 
 use fluid_core::grid::uniforms::SharpParams;
 
-use super::common::sharp::Lattice;
-use super::common::{G, backtrace, bilerp, for_each_row};
+use super::common::sharp::{Lattice, for_each_traced};
+use super::common::{G, bilerp, for_each_row};
 use crate::dispatch::{Ctx, Slots};
 use fluid_core::ir::schedule::Dispatch;
 
-/// The round trip's u at face `(i, j)`.
+/// The round trip's value on `lattice` (u or v) of the advected field `hat` at the point
+/// `(x, y)` a face reaches.
 #[inline(always)]
-pub fn back_u_face(g: &G, p: &SharpParams, dt: f32, (u, v): (&[f32], &[f32]), hat: &[f32], i: usize, j: usize) -> f32 {
-    let (bx, by) = backtrace(g, u, v, p.order, -dt * g.inv_h, g.ui(i) as f32, j as f32 + 0.5);
-    let (sx, sy) = Lattice::U.window(g, bx, by);
-    bilerp(hat, g.nx + 1, 1, 0, sx, sy) * (p.rate * dt).exp()
-}
-
-/// The round trip's v at face `(i, j)`.
-#[inline(always)]
-pub fn back_v_face(g: &G, p: &SharpParams, dt: f32, (u, v): (&[f32], &[f32]), hat: &[f32], i: usize, j: usize) -> f32 {
-    let (bx, by) = backtrace(g, u, v, p.order, -dt * g.inv_h, i as f32 + 0.5, g.vj(j) as f32);
-    let (sx, sy) = Lattice::V.window(g, bx, by);
-    bilerp(hat, g.nx, 1, 0, sx, sy) * (p.rate * dt).exp()
+pub fn back_face(g: &G, lattice: Lattice, hat: &[f32], undo: f32, x: f32, y: f32) -> f32 {
+    let (sx, sy) = lattice.window(g, x, y);
+    bilerp(hat, lattice.cols(g), 1, 0, sx, sy) * undo
 }
 
 /// The table's entry.
 pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
     let p: SharpParams = d.params().unwrap_or_default();
-    let (g, dt) = (c.g, c.dt);
+    let g = c.g;
     let uv = (s.r(0), s.r(1));
     let (u_hat, v_hat) = (s.r(2), s.r(3));
+    let (trace, undo) = ((p.order, -c.dt * g.inv_h), (p.rate * c.dt).exp());
     for_each_row(
         s.w(4),
         g.nx + 1,
         #[inline(always)]
         |j, row| {
-            for (i, x) in row.iter_mut().enumerate() {
-                *x = back_u_face(g, &p, dt, uv, u_hat, i, j);
-            }
+            let x_of = |i: usize| g.ui(i) as f32;
+            for_each_traced(g, uv, trace, g.nx + 1, x_of, j as f32 + 0.5, |i, x, y| {
+                row[i] = back_face(g, Lattice::U, u_hat, undo, x, y);
+            });
         },
     );
     for_each_row(
@@ -46,9 +40,10 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
         g.nx,
         #[inline(always)]
         |j, row| {
-            for (i, x) in row.iter_mut().enumerate() {
-                *x = back_v_face(g, &p, dt, uv, v_hat, i, j);
-            }
+            let x_of = |i: usize| i as f32 + 0.5;
+            for_each_traced(g, uv, trace, g.nx, x_of, g.vj(j) as f32, |i, x, y| {
+                row[i] = back_face(g, Lattice::V, v_hat, undo, x, y);
+            });
         },
     );
 }

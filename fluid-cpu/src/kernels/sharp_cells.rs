@@ -7,27 +7,16 @@
 use fluid_core::grid::uniforms::{SHARP_CUBIC, SHARP_DYE, SHARP_MACCORMACK, SHARP_SCALAR, SharpParams};
 
 use super::advect_cells::inflow_weight;
-use super::common::sharp::{Axis, Lattice, corners, cubic, dissipate, lerp2, range};
-use super::common::{G, backtrace, for_each_row};
+use super::common::sharp::{Axis, Lattice, corners, cubic, dissipate, for_each_traced, lerp2, range};
+use super::common::{G, for_each_row};
 use crate::dispatch::{Ctx, Slots};
 use fluid_core::ir::schedule::Dispatch;
 
-/// The stencil of the point cell `(i, j)`'s centre comes from, or `None` where it reaches an
-/// inflow (the cell keeps its semi-Lagrangian value).
+/// Whether a cell whose point traced back lies at `(x, y)` keeps its semi-Lagrangian value
+/// (the point reaches an inflow).
 #[inline(always)]
-pub fn source_window(
-    g: &G,
-    p: &SharpParams,
-    dt: f32,
-    (u, v): (&[f32], &[f32]),
-    i: usize,
-    j: usize,
-) -> Option<(Axis, Axis)> {
-    let (bx, by) = backtrace(g, u, v, p.order, dt * g.inv_h, i as f32 + 0.5, j as f32 + 0.5);
-    if g.has_inflow() && inflow_weight(g, bx, by).0 > 0.0 {
-        return None;
-    }
-    Some(Lattice::Cells.window(g, bx, by))
+pub fn keeps(g: &G, x: f32, y: f32) -> bool {
+    g.has_inflow() && inflow_weight(g, x, y).0 > 0.0
 }
 
 /// Channel `ch` of a cell's new value: the field `q` and its round trip `back` with
@@ -65,6 +54,8 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
     let p: SharpParams = d.params().unwrap_or_default();
     let (g, dt) = (c.g, c.dt);
     let uv = (s.r(0), s.r(1));
+    let trace = (p.order, dt * g.inv_h);
+    let x_of = |i: usize| i as f32 + 0.5;
     if p.fields & SHARP_SCALAR != 0 {
         let (q, back) = (s.r(2), s.r(3));
         let dis = (p.ambient, (-p.rate * dt).exp());
@@ -73,11 +64,12 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
             g.nx,
             #[inline(always)]
             |j, row| {
-                for (i, x) in row.iter_mut().enumerate() {
-                    if let Some(w) = source_window(g, &p, dt, uv, i, j) {
-                        *x = sharpen(g, &p, (q, back), (1, 0), w, g.c(i, j), *x, dis);
+                for_each_traced(g, uv, trace, g.nx, x_of, j as f32 + 0.5, |i, x, y| {
+                    if !keeps(g, x, y) {
+                        let w = Lattice::Cells.window(g, x, y);
+                        row[i] = sharpen(g, &p, (q, back), (1, 0), w, g.c(i, j), row[i], dis);
                     }
-                }
+                });
             },
         );
     }
@@ -89,13 +81,14 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
             4 * g.nx,
             #[inline(always)]
             |j, row| {
-                for (i, x) in row.chunks_exact_mut(4).enumerate() {
-                    if let Some(w) = source_window(g, &p, dt, uv, i, j) {
-                        for (ch, x) in x.iter_mut().enumerate() {
-                            *x = sharpen(g, &p, (q, back), (4, ch), w, g.c(i, j), *x, dis);
+                for_each_traced(g, uv, trace, g.nx, x_of, j as f32 + 0.5, |i, x, y| {
+                    if !keeps(g, x, y) {
+                        let w = Lattice::Cells.window(g, x, y);
+                        for ch in 0..4 {
+                            row[4 * i + ch] = sharpen(g, &p, (q, back), (4, ch), w, g.c(i, j), row[4 * i + ch], dis);
                         }
                     }
-                }
+                });
             },
         );
     }

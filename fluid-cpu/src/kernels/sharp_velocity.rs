@@ -6,8 +6,8 @@
 
 use fluid_core::grid::uniforms::{SHARP_CUBIC, SHARP_MACCORMACK, SharpParams};
 
-use super::common::sharp::{Axis, Lattice, corners, cubic, lerp2, range};
-use super::common::{G, backtrace, for_each_row};
+use super::common::sharp::{Axis, Lattice, corners, cubic, for_each_traced, lerp2, range};
+use super::common::{G, for_each_row};
 use crate::dispatch::{Ctx, Slots};
 use fluid_core::ir::schedule::Dispatch;
 
@@ -40,60 +40,25 @@ pub fn sharpen(
     x.max(lo * decay).min(hi * decay)
 }
 
-/// The new u at face `(i, j)`.
-#[inline(always)]
-pub fn sharp_u_face(
-    g: &G,
-    p: &SharpParams,
-    dt: f32,
-    (u, v): (&[f32], &[f32]),
-    back: &[f32],
-    hat: f32,
-    i: usize,
-    j: usize,
-) -> f32 {
-    if g.u_on_wall(i) {
-        return hat;
-    }
-    let (bx, by) = backtrace(g, u, v, p.order, dt * g.inv_h, g.ui(i) as f32, j as f32 + 0.5);
-    let w = Lattice::U.window(g, bx, by);
-    sharpen(g, p, Lattice::U, (u, back), w, g.u(i, j), hat, (-p.rate * dt).exp())
-}
-
-/// The new v at face `(i, j)`.
-#[inline(always)]
-pub fn sharp_v_face(
-    g: &G,
-    p: &SharpParams,
-    dt: f32,
-    (u, v): (&[f32], &[f32]),
-    back: &[f32],
-    hat: f32,
-    i: usize,
-    j: usize,
-) -> f32 {
-    if g.v_on_wall(j) {
-        return hat;
-    }
-    let (bx, by) = backtrace(g, u, v, p.order, dt * g.inv_h, i as f32 + 0.5, g.vj(j) as f32);
-    let w = Lattice::V.window(g, bx, by);
-    sharpen(g, p, Lattice::V, (v, back), w, g.v(i, j), hat, (-p.rate * dt).exp())
-}
-
 /// The table's entry.
 pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
     let p: SharpParams = d.params().unwrap_or_default();
-    let (g, dt) = (c.g, c.dt);
+    let g = c.g;
     let uv = (s.r(0), s.r(1));
     let (u_back, v_back) = (s.r(2), s.r(3));
+    let (trace, decay) = ((p.order, c.dt * g.inv_h), (-p.rate * c.dt).exp());
     for_each_row(
         s.w(4),
         g.nx + 1,
         #[inline(always)]
         |j, row| {
-            for (i, x) in row.iter_mut().enumerate() {
-                *x = sharp_u_face(g, &p, dt, uv, u_back, *x, i, j);
-            }
+            let x_of = |i: usize| g.ui(i) as f32;
+            for_each_traced(g, uv, trace, g.nx + 1, x_of, j as f32 + 0.5, |i, x, y| {
+                if !g.u_on_wall(i) {
+                    let w = Lattice::U.window(g, x, y);
+                    row[i] = sharpen(g, &p, Lattice::U, (uv.0, u_back), w, g.u(i, j), row[i], decay);
+                }
+            });
         },
     );
     for_each_row(
@@ -101,9 +66,14 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
         g.nx,
         #[inline(always)]
         |j, row| {
-            for (i, x) in row.iter_mut().enumerate() {
-                *x = sharp_v_face(g, &p, dt, uv, v_back, *x, i, j);
+            if g.v_on_wall(j) {
+                return;
             }
+            let x_of = |i: usize| i as f32 + 0.5;
+            for_each_traced(g, uv, trace, g.nx, x_of, g.vj(j) as f32, |i, x, y| {
+                let w = Lattice::V.window(g, x, y);
+                row[i] = sharpen(g, &p, Lattice::V, (uv.1, v_back), w, g.v(i, j), row[i], decay);
+            });
         },
     );
 }

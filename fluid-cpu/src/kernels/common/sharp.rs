@@ -2,7 +2,7 @@
 //! `shared/sharp.wgsl`. The stencil of a point on any of the grid's three lattices, its
 //! four-sample extension and monotone cubic interpolation.
 
-use super::{G, stencil};
+use super::{G, LANES, backtrace_lanes, stencil, velocity_lanes};
 
 /// An axis of a bilinear stencil: `(i0, i1, t)`.
 pub type Axis = (usize, usize, f32);
@@ -100,4 +100,28 @@ pub fn cubic(g: &G, lattice: Lattice, data: &[f32], channels: usize, ch: usize, 
     let at = |i: usize, j: usize| data[(j * cols + i) * channels + ch];
     let row = |j: usize| mono_cubic(at(xm, j), at(sx.0, j), at(sx.1, j), at(xp, j), sx.2);
     mono_cubic(row(ym), row(sy.0), row(sy.1), row(yp), sy.2)
+}
+
+/// Trace the `n` samples of a row back by `s` (cells per unit velocity; negative: forward),
+/// [`LANES`] at a time through [`backtrace_lanes`], and hand each sample's point to `f(i, x,
+/// y)`. `x_of(i)` is sample `i`'s x and `y` the row's (cell units).
+#[inline(always)]
+pub fn for_each_traced(
+    g: &G,
+    (u, v): (&[f32], &[f32]),
+    (order, s): (u32, f32),
+    n: usize,
+    x_of: impl Fn(usize) -> f32,
+    y: f32,
+    mut f: impl FnMut(usize, f32, f32),
+) {
+    for i0 in (0..n).step_by(LANES) {
+        let xs: [f32; LANES] = std::array::from_fn(|k| x_of((i0 + k).min(n - 1)));
+        let ys = [y; LANES];
+        let k1 = velocity_lanes(g, u, v, &xs, &ys);
+        let (bx, by) = backtrace_lanes(g, u, v, order, s, &xs, &ys, k1);
+        for k in 0..LANES.min(n - i0) {
+            f(i0 + k, bx[k], by[k]);
+        }
+    }
 }
