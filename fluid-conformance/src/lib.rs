@@ -239,6 +239,11 @@ macro_rules! conformance {
             }
 
             #[test]
+            fn the_smoke_plume_has_no_seam_up_its_axis() {
+                $crate::physics::flows::smoke_has_no_seam(|| $make);
+            }
+
+            #[test]
             fn static_solids_close_their_faces_and_the_flow_round_them_is_projected() {
                 $crate::physics::obstacles::static_solids_are_tight(|| $make);
             }
