@@ -33,7 +33,20 @@ if ! python3 -c 'import numpy' >/dev/null 2>&1; then
 fi
 python3 -c 'import numpy; print("test.sh: numpy", numpy.__version__)'
 
-if ! ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json >/dev/null 2>&1 \
+# Debian 12's own lavapipe (Mesa 22.3) leaks host memory on every submission, ~9 MB a smoke
+# step at 64² (the Vulkan suite outgrew 24 GiB), and ran these kernels ~9x slower than Mesa 25:
+# on Debian 12 lavapipe comes from bookworm-backports unless a Mesa 24 or later is installed.
+old_lavapipe() {
+  local v
+  v=$(dpkg-query -W -f='${Version}' mesa-vulkan-drivers 2>/dev/null) || return 0
+  dpkg --compare-versions "$v" lt 24
+}
+if grep -qs '^VERSION_CODENAME=bookworm' /etc/os-release && old_lavapipe; then
+  echo 'deb http://deb.debian.org/debian bookworm-backports main' \
+    | as_root tee /etc/apt/sources.list.d/fluid-bookworm-backports.list >/dev/null
+  updated=
+  install -t bookworm-backports mesa-vulkan-drivers libvulkan1
+elif ! ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json >/dev/null 2>&1 \
    || ! ldconfig -p 2>/dev/null | grep -q 'libvulkan.so.1'; then
   install mesa-vulkan-drivers libvulkan1
 fi
