@@ -163,10 +163,11 @@ fn bad_scenes_say_why() {
 #[test]
 fn splats_past_a_wall_are_refused_and_wrap_on_periodic_axes() {
     let over = |items: &[&str]| {
-        let ov: Vec<_> = items.iter().map(|s| parse_override(s).expect("override")).collect();
+        let base = ["emitters.0.radius=0.05", "emitters.0.center=[0.5, 0.08]"];
+        let ov: Vec<_> = base.iter().chain(items).map(|s| parse_override(s).expect("override")).collect();
         Scene::preset_with("smoke", &ov)
     };
-    // The smoke emitter: gaussian, radius 0.05 of the height, so it reaches 0.2 (x is a
+    // The smoke emitter, set to gaussian of radius 0.05 of the height: it reaches 0.2 (x is a
     // fraction of the width, 0.75 of the height: 0.2 / 0.75 of it).
     let e = over(&["emitters.0.center.0=-0.27"]).expect_err("past the left wall").to_string();
     assert!(e.contains("emitters[0].center") && e.contains("[-0.27, 0.08]") && e.contains("along x"), "{e}");
@@ -192,10 +193,15 @@ fn settings_on_a_field_the_step_does_not_carry_are_refused() {
     };
     for (preset, items, needles) in [
         ("smoke", &["params.fields.density=false"][..], &["params.buoyancy.density_weight", "0.4"][..]),
-        ("smoke", &["params.fields.temperature=false"], &["params.buoyancy.temperature_lift", "1"]),
+        ("smoke", &["params.fields.temperature=false"], &["params.thermal_diffusivity", "0.001"]),
         (
             "smoke",
-            &["params.fields.temperature=false", "params.buoyancy.temperature_lift=0"],
+            &["params.fields.temperature=false", "params.thermal_diffusivity=0"],
+            &["params.buoyancy.temperature_lift", "1"],
+        ),
+        (
+            "smoke",
+            &["params.fields.temperature=false", "params.buoyancy.temperature_lift=0", "params.thermal_diffusivity=0"],
             &["emitters[0].temperature", "8", "params.fields.temperature = false"],
         ),
         ("ink", &["emitters.1.density=0.5"], &["emitters[1].density", "0.5", "params.fields.density"]),
