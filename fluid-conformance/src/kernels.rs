@@ -88,7 +88,9 @@ pub fn kernel_parity<B: Backend>(make: impl Fn() -> B, kernel: Kernel) {
         kernels::CG_APPLY,
     ];
     let modes: &[bool] =
-        if [kernels::RASTERISE_SOLIDS, kernels::MG_WEIGHTS, kernels::MG_SMOOTH2_SOLID].contains(&kernel) {
+        if [kernels::RASTERISE_SOLIDS, kernels::HOLD_HEAT, kernels::MG_WEIGHTS, kernels::MG_SMOOTH2_SOLID]
+            .contains(&kernel)
+        {
             &[true]
         } else if solid_aware.contains(&kernel) {
             &[false, true]
@@ -328,14 +330,19 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
             vec![one(&[U, V, UTmp, VTmp], Some(ParamBlock::new(&p)))]
         }
         kernels::DIFFUSE_VELOCITY => {
-            let p = |no_slip| ParamBlock::new(&DiffuseParams { viscosity: 0.05, no_slip, _pad: [0; 2] });
+            let p = |no_slip| ParamBlock::new(&DiffuseParams { viscosity: 0.05, no_slip, held: 0, _pad: 0 });
             let fields = [U, V, UTmp, VTmp, UTmp2, VTmp2, UFaces, VFaces];
             vec![one(&fields, Some(p(1))), one(&fields, Some(p(0)))]
         }
-        kernels::DIFFUSE_TEMPERATURE => {
-            let p = ParamBlock::new(&DiffuseParams { viscosity: 0.05, no_slip: 0, _pad: [0; 2] });
-            vec![one(&[Temperature, TemperatureTmp, Scratch, UFaces, VFaces], Some(p))]
-        }
+        // Every solid insulating, and a fifth of the cells held.
+        kernels::DIFFUSE_TEMPERATURE => [0, 1]
+            .iter()
+            .map(|&held| {
+                let p = ParamBlock::new(&DiffuseParams { viscosity: 0.05, no_slip: 0, held, _pad: 0 });
+                one(&[Temperature, TemperatureTmp, Scratch, UFaces, VFaces, Held], Some(p))
+            })
+            .collect(),
+        kernels::HOLD_HEAT => vec![one(&[Obstacles, Temperature, Held], None)],
         kernels::DIVERGENCE => vec![one(&[U, V, UFaces, VFaces, Divergence], None)],
         kernels::JACOBI => [0u32, 1]
             .iter()

@@ -299,6 +299,11 @@ macro_rules! conformance {
             }
 
             #[test]
+            fn a_held_obstacle_conducts_linearly() {
+                $crate::physics::flows::held_obstacle_conducts_linearly(|| $make);
+            }
+
+            #[test]
             fn the_heated_cavity_matches_de_vahl_davis() {
                 $crate::physics::boundaries::the_heated_cavity_matches_de_vahl_davis(|| $make);
             }
@@ -324,6 +329,7 @@ macro_rules! conformance {
             clamp_speed => CLAMP_SPEED,
             diffuse_velocity => DIFFUSE_VELOCITY,
             diffuse_temperature => DIFFUSE_TEMPERATURE,
+            hold_heat => HOLD_HEAT,
             divergence => DIVERGENCE,
             jacobi => JACOBI,
             jacobi_multisweep => JACOBI_MULTISWEEP,
@@ -497,6 +503,11 @@ macro_rules! conformance {
             #[test]
             fn preset_blobs_matches_the_cpu_backend() {
                 $crate::presets::preset_parity(|| $make, "blobs");
+            }
+
+            #[test]
+            fn preset_radiator_matches_the_cpu_backend() {
+                $crate::presets::preset_parity(|| $make, "radiator");
             }
         }
 

@@ -94,6 +94,8 @@ pub(crate) fn obstacle_table(grid: &Grid) -> Vec<f32> {
         pose: Pose { position: [x * w, y * h], angle },
         motion: Motion { velocity: [0.3 * k, -0.2], angular_velocity: 0.5 - k },
         since: -0.1 * k,
+        // Every other shape held at a temperature (a circle and the capsule, the polygon).
+        temperature: (k == 1.0 || k == 0.0 || k == 2.0).then_some(1.5 - 0.4 * k),
     };
     let obstacles = [
         at(Shape::Circle { radius: 0.17 * s }, 0.25, 0.3, 0.0, 1.0),
@@ -131,6 +133,8 @@ pub(crate) fn random_field(grid: &Grid, field: FieldId, rng: &mut SplitMix64) ->
     let (lo, hi) = match field {
         FieldId::U | FieldId::V | FieldId::UTmp | FieldId::VTmp | FieldId::UTmp2 | FieldId::VTmp2 => (-2.0, 2.0),
         FieldId::Obstacles => return Vec::new(),
+        // Cells inside a solid held at a temperature: a fifth of them.
+        FieldId::Held => return (0..grid.len(field)).map(|_| f32::from(rng.next_f32() < 0.2)).collect(),
         FieldId::Solid => {
             // Solid fractions: a quarter wholly solid, half wholly fluid, the rest between.
             return (0..grid.len(field))

@@ -27,8 +27,9 @@ use crate::{Error, Result};
 
 /// The first bytes of every checkpoint.
 pub const MAGIC: &[u8; 8] = b"FLUIDCKP";
-/// The version this build writes and reads.
-pub const VERSION: u32 = 1;
+/// The version this build writes and reads (2: each obstacle's entry in the table has four
+/// header rows, the fourth its held temperature).
+pub const VERSION: u32 = 2;
 /// The longest header read (a scene is a few kilobytes; this bounds what a damaged length asks for).
 pub const MAX_HEADER: u32 = 16 << 20;
 

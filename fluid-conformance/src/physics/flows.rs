@@ -278,6 +278,41 @@ pub fn held_walls_conduct_linearly<B: Backend>(make: impl Fn() -> B) {
     }
 }
 
+/// Conduction from an obstacle held at a temperature reaches the linear profile.
+///
+/// The box of [`held_walls_conduct_linearly`], both walls insulating but the right one held
+/// at T = 0, and a slab four cells thick along the left wall held at T = 1 (its edge on the
+/// face between cells 3 and 4). The held cells keep T = 1 and their faces conduct whole, so
+/// the steady temperature falls linearly from 1 at cell 3's centre to 0 at the right wall:
+/// `(1 − x) / (1 − 3.5 h)`, exact on the grid. After 10 s every fluid cell lies within 1e-3 of
+/// it, and the slab's cells hold 1 exactly. An insulating slab would leave the fluid at 0.
+pub fn held_obstacle_conducts_linearly<B: Backend>(make: impl Fn() -> B) {
+    let (nx, ny, dt) = (32u32, 4u32, 0.05f64);
+    let h = 1.0 / f64::from(nx);
+    let scene = test_scene(
+        "held-slab",
+        nx,
+        ny,
+        h,
+        dt,
+        "thermal_diffusivity = 0.1\nthermal_iterations = 40\n\
+         fields = { density = false, temperature = true, dye = false }\n\
+         boundary = { right = { type = \"wall\", temperature = 0.0 } }\n\
+         pressure = { solver = \"jacobi\", iterations = 2 }\n\
+         [[obstacles]]\nshape = \"box\"\nposition = [0.0625, 0.5]\nsize = [1.0, 2.0]\ntemperature = 1.0",
+    );
+    let mut sim = Simulation::new(scene, make()).expect("simulation");
+    for _ in 0..200 {
+        sim.step(dt as f32).expect("step");
+    }
+    let t = sim.field(FieldId::Temperature).expect("temperature");
+    for (c, x) in t.iter().enumerate() {
+        let i = c % nx as usize;
+        let want = if i < 4 { 1.0 } else { (1.0 - (i as f64 + 0.5) * h) / (1.0 - 3.5 * h) };
+        assert!((f64::from(*x) - want).abs() < 1e-3, "cell {c}: T = {x}, the linear profile {want:.5}");
+    }
+}
+
 /// A fluid at rest under gravity and a stable stratification stays at rest.
 ///
 /// In a closed 48 × 40 box, uniform gravity and a buoyancy force from a temperature that rises

@@ -62,6 +62,7 @@ impl GridFields {
             FieldId::UTmp2 | FieldId::VTmp2 => params.viscosity > 0.0,
             FieldId::PressureTmp => sweeps,
             FieldId::Solid | FieldId::UFaces | FieldId::VFaces => solids,
+            FieldId::Held => grid.held,
             _ => true,
         };
         let table = solid::table_len(obstacles) as u64;

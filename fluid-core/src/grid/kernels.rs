@@ -218,10 +218,18 @@ static DIFFUSE_VELOCITY_DESC: KernelDesc = tiled(
 );
 static DIFFUSE_TEMPERATURE_DESC: KernelDesc = tiled(
     "diffuse_temperature",
-    &[f("t0", R), f("t", R), f("t_out", W), FACES[0], FACES[1]],
+    &[f("t0", R), f("t", R), f("t_out", W), FACES[0], FACES[1], f("held", R).optional()],
     Some(ParamsDesc::of::<DiffuseParams>()),
     Domain::Cells,
-    "one Jacobi sweep of implicit heat diffusion (I − κ dt ∇²) T = T₀ (walls, open sides and obstacles insulate)",
+    "one Jacobi sweep of implicit heat diffusion (I − κ dt ∇²) T = T₀ (walls, open sides and obstacles \
+     insulate unless held at a temperature)",
+);
+static HOLD_HEAT_DESC: KernelDesc = tiled(
+    "hold_heat",
+    &[Binding::vec4("obstacles", R), f("temperature", RW), f("held", W)],
+    None,
+    Domain::Cells,
+    "the cells whose centre lies inside an obstacle held at a temperature: marked, and set to it",
 );
 static RASTERISE_SOLIDS_DESC: KernelDesc = tiled(
     "rasterise_solids",
@@ -441,6 +449,8 @@ pub const DIFFUSE_VELOCITY: Kernel = Kernel(&DIFFUSE_VELOCITY_DESC);
 pub const RASTERISE_SOLIDS: Kernel = Kernel(&RASTERISE_SOLIDS_DESC);
 /// Heat diffusion: one sweep.
 pub const DIFFUSE_TEMPERATURE: Kernel = Kernel(&DIFFUSE_TEMPERATURE_DESC);
+/// The cells of obstacles held at a temperature.
+pub const HOLD_HEAT: Kernel = Kernel(&HOLD_HEAT_DESC);
 /// Velocity divergence.
 pub const DIVERGENCE: Kernel = Kernel(&DIVERGENCE_DESC);
 /// A weighted-Jacobi pressure sweep.
@@ -511,6 +521,7 @@ pub const ALL: &[Kernel] = &[
     CLAMP_SPEED,
     DIFFUSE_VELOCITY,
     RASTERISE_SOLIDS,
+    HOLD_HEAT,
     DIFFUSE_TEMPERATURE,
     DIVERGENCE,
     JACOBI,

@@ -200,6 +200,10 @@ pub struct Grid {
     /// fraction (the `u_faces` and `v_faces` fields) and a closed face takes the solid's
     /// velocity ([`solid`]).
     pub solids: bool,
+    /// Whether some obstacle is held at a temperature: each step then marks the cells whose
+    /// centre lies inside one (`held`), which keep its temperature and conduct heat to their
+    /// neighbours.
+    pub held: bool,
     /// Left, right, bottom and top sides ([`Grid::with_sides`]); by default each is what its
     /// axis' boundary says ([`Side::of`]).
     pub sides: [Side; 4],
@@ -244,7 +248,8 @@ impl Grid {
             }
         }
         let sides = [Side::of(boundary_x), Side::of(boundary_x), Side::of(boundary_y), Side::of(boundary_y)];
-        Ok(Grid { nx, ny, h, boundary_x, boundary_y, solids: sides.iter().any(|s| s.needs_faces()), sides })
+        let solids = sides.iter().any(|s| s.needs_faces());
+        Ok(Grid { nx, ny, h, boundary_x, boundary_y, solids, held: false, sides })
     }
 
     /// This grid with its sides set one by one (left, right, bottom, top). A side of a
@@ -580,6 +585,9 @@ fields! {
     Back = "back", Cell, false;
     /// The dye's round trip.
     DyeBack = "dye_back", Dye, false;
+    /// 1 in the cells whose centre lies inside an obstacle held at a temperature, else 0
+    /// (rasterised with the obstacles each step). Only when some obstacle is held.
+    Held = "held", Cell, false;
 }
 
 impl FieldId {

@@ -257,7 +257,7 @@ impl Model for GridModel {
         scene.validate()?;
         let grid = scene.grid()?;
         // Obstacles and the sides' kinds may change (the schedules follow); the box stays.
-        if (Grid { solids: self.grid.solids, sides: self.grid.sides, ..grid }) != self.grid {
+        if (Grid { solids: self.grid.solids, held: self.grid.held, sides: self.grid.sides, ..grid }) != self.grid {
             let show = |g: &Grid| format!("{}x{}, h {}, {:?} x {:?}", g.nx, g.ny, g.h, g.boundary_x, g.boundary_y);
             return Err(Error::invalid(
                 "grid",

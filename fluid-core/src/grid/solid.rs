@@ -87,6 +87,9 @@ pub struct Obstacle {
     pub motion: Motion,
     /// The simulated time at which it stands at `pose` (seconds; 0 for a scene's obstacles).
     pub since: f32,
+    /// The temperature it is held at (its cells keep it and conduct heat to the fluid); `None`
+    /// for an insulating solid.
+    pub temperature: Option<f32>,
 }
 
 /// A keyframed path: poses at times, an obstacle moving between each two at a constant
@@ -429,6 +432,7 @@ impl Obstacle {
         finite(key, "angle", &[self.pose.angle])?;
         finite(key, "velocity", &self.motion.velocity)?;
         finite(key, "angular_velocity", &[self.motion.angular_velocity])?;
+        finite(key, "temperature", self.temperature.as_slice())?;
         finite(key, "since", &[self.since])
     }
 
@@ -584,7 +588,7 @@ pub fn cell_solid(u_open_sum: f32, v_open_sum: f32) -> f32 {
 
 /// `vec4` rows of one obstacle's header in the table; a polygon's points follow it, one row
 /// each (`[x, y, 0, 0]`).
-pub const TABLE_HEADER: usize = 3;
+pub const TABLE_HEADER: usize = 4;
 
 /// Shape codes of the table.
 const CIRCLE: f32 = 0.0;
@@ -604,8 +608,9 @@ fn extra_rows(shape: &Shape) -> usize {
 }
 
 /// The rows of `obstacles` in the table, one after another: `[shape, a, b, bound]`,
-/// `[x, y, angle, since]`, `[vx, vy, ω, extra]`, then `extra` rows: a polygon's points, or a
-/// mask's `[width, height, 0, 0]` and its distances, four to a row. `a, b` are the radius
+/// `[x, y, angle, since]`, `[vx, vy, ω, extra]`, `[held, temperature, 0, 0]` (`held` 1 for a
+/// solid held at `temperature`, 0 for an insulating one), then `extra` rows: a polygon's
+/// points, or a mask's `[width, height, 0, 0]` and its distances, four to a row. `a, b` are the radius
 /// (circle), the half sizes (box, mask), the half length and radius (capsule); `bound` the
 /// radius of a disc about the position that holds the shape, which lets a kernel skip it.
 pub fn table(obstacles: &[Obstacle]) -> Vec<[f32; 4]> {
@@ -622,6 +627,8 @@ pub fn table(obstacles: &[Obstacle]) -> Vec<[f32; 4]> {
         rows.push([o.pose.position[0], o.pose.position[1], o.pose.angle, o.since]);
         let m = o.motion;
         rows.push([m.velocity[0], m.velocity[1], m.angular_velocity, extra_rows(&o.shape) as f32]);
+        let held = o.temperature.map_or([0.0; 2], |t| [1.0, t]);
+        rows.push([held[0], held[1], 0.0, 0.0]);
         match &o.shape {
             Shape::Polygon { points } => rows.extend(points.iter().map(|p| [p[0], p[1], 0.0, 0.0])),
             Shape::Mask { pixels, sdf, .. } => {
@@ -666,6 +673,7 @@ pub fn from_table(rows: &[[f32; 4]], count: usize) -> Option<Vec<Obstacle>> {
         let [code, a, b, _] = *rows.get(at)?;
         let [x, y, angle, since] = *rows.get(at + 1)?;
         let [vx, vy, w, n] = *rows.get(at + 2)?;
+        let [held, t, _, _] = *rows.get(at + 3)?;
         at += TABLE_HEADER;
         let shape = match code {
             CIRCLE => Shape::Circle { radius: a },
@@ -689,7 +697,9 @@ pub fn from_table(rows: &[[f32; 4]], count: usize) -> Option<Vec<Obstacle>> {
             _ => return None,
         };
         let pose = Pose { position: [x, y], angle };
-        out.push(Obstacle { shape, pose, motion: Motion { velocity: [vx, vy], angular_velocity: w }, since });
+        let motion = Motion { velocity: [vx, vy], angular_velocity: w };
+        let temperature = (held != 0.0).then_some(t);
+        out.push(Obstacle { shape, pose, motion, since, temperature });
     }
     Some(out)
 }

@@ -4,7 +4,7 @@
 //! [`crate::grid::pressure`].
 
 use crate::grid::FieldId::{
-    self, Back, Curl, Density, DensityTmp, Divergence, Dye, DyeBack, DyeTmp, Expansion, Fuel, FuelTmp, Obstacles,
+    self, Back, Curl, Density, DensityTmp, Divergence, Dye, DyeBack, DyeTmp, Expansion, Fuel, FuelTmp, Held, Obstacles,
     Pressure, PressureLo, Scratch, Solid, Temperature, TemperatureTmp, U, UBack, UFaces, UTmp, UTmp2, V, VBack, VFaces,
     VTmp, VTmp2,
 };
@@ -12,8 +12,8 @@ use crate::grid::Grid;
 use crate::grid::builder::Builder;
 use crate::grid::kernels::{
     ADVECT_CELLS, ADVECT_FUEL, ADVECT_VELOCITY, APPLY_FORCES, BACK_CELLS, BACK_VELOCITY, BURN, CLAMP_SPEED, CURL,
-    CURVATURE, DIFFUSE_TEMPERATURE, DIFFUSE_VELOCITY, DIVERGENCE, EXPAND, MG_COARSE, RASTERISE_SOLIDS, RESIDUAL,
-    SHARP_CELLS, SHARP_VELOCITY, SPLAT, SPLAT_FUEL, SUBTRACT_GRADIENT, SURFACE_TENSION, TURBULENCE,
+    CURVATURE, DIFFUSE_TEMPERATURE, DIFFUSE_VELOCITY, DIVERGENCE, EXPAND, HOLD_HEAT, MG_COARSE, RASTERISE_SOLIDS,
+    RESIDUAL, SHARP_CELLS, SHARP_VELOCITY, SPLAT, SPLAT_FUEL, SUBTRACT_GRADIENT, SURFACE_TENSION, TURBULENCE,
 };
 use crate::grid::pressure::{self, multigrid};
 use crate::grid::uniforms::{
@@ -197,7 +197,7 @@ fn push_step(b: &mut Builder, params: &SimParams) {
 
     if params.viscosity > 0.0 {
         let no_slip = u32::from(params.obstacle_slip == crate::params::Slip::NoSlip);
-        let p = DiffuseParams { viscosity: params.viscosity, no_slip, _pad: [0; 2] };
+        let p = DiffuseParams { viscosity: params.viscosity, no_slip, held: 0, _pad: 0 };
         // The right-hand side stays in u/v; iterates alternate between the two scratch pairs.
         let pairs = [(UTmp, VTmp), (UTmp2, VTmp2)];
         let mut src = (U, V);
@@ -219,6 +219,9 @@ fn push_solids(b: &mut Builder, params: &SimParams) {
     if b.grid().solids {
         let advect = advect_params(params);
         b.run(RASTERISE_SOLIDS, &[Obstacles, UFaces, VFaces, Solid, Density, Temperature, Dye, Fuel], Some(&advect));
+        if b.grid().held {
+            b.run_plain(HOLD_HEAT, &[Obstacles, Temperature, Held]);
+        }
         if matches!(params.pressure.solver, PressureSolver::Multigrid | PressureSolver::Mgpcg) {
             multigrid::push_faces(b);
         }
@@ -299,12 +302,13 @@ fn push_heat(b: &mut Builder, params: &SimParams) {
     if params.thermal_diffusivity <= 0.0 || !params.fields.temperature {
         return;
     }
-    let p = DiffuseParams { viscosity: params.thermal_diffusivity, no_slip: 0, _pad: [0; 2] };
+    let held = u32::from(b.grid().held);
+    let p = DiffuseParams { viscosity: params.thermal_diffusivity, no_slip: 0, held, _pad: 0 };
     let sweeps = params.thermal_iterations as usize;
     let mut src = Temperature;
     for k in 0..sweeps {
         let dst = if (sweeps - 1 - k).is_multiple_of(2) { TemperatureTmp } else { Scratch };
-        b.run(DIFFUSE_TEMPERATURE, &[Temperature, src, dst, UFaces, VFaces], Some(&p));
+        b.run(DIFFUSE_TEMPERATURE, &[Temperature, src, dst, UFaces, VFaces, Held], Some(&p));
         src = dst;
     }
     b.swap(Temperature, TemperatureTmp);

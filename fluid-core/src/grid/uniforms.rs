@@ -243,8 +243,11 @@ pub struct DiffuseParams {
     /// 1: a face an obstacle closes holds the fluid beside it at the solid's velocity (no
     /// slip); 0: it drops out of its neighbours' sums (free slip).
     pub no_slip: u32,
+    /// Heat only: 1 when obstacles hold temperatures (the `held` cells keep theirs and
+    /// conduct through every face), 0 when every solid insulates.
+    pub held: u32,
     /// Padding.
-    pub _pad: [u32; 2],
+    pub _pad: u32,
 }
 
 /// Parameters of the pressure sweeps: `jacobi`, `jacobi_multisweep`, `sor`, `relax`.

@@ -188,6 +188,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("cavity", include_str!("../../../scenes/cavity.toml")),
     ("wind-tunnel", include_str!("../../../scenes/wind-tunnel.toml")),
     ("convection", include_str!("../../../scenes/convection.toml")),
+    ("radiator", include_str!("../../../scenes/radiator.toml")),
     ("fire", include_str!("../../../scenes/fire.toml")),
     ("candle", include_str!("../../../scenes/candle.toml")),
     ("explosion", include_str!("../../../scenes/explosion.toml")),
@@ -554,7 +555,8 @@ impl Scene {
         };
         let b = &self.params.boundary;
         let grid = Grid::new(self.grid.nx, self.grid.ny, h, b.x, b.y)?;
-        let grid = Grid { solids: !self.obstacles.is_empty(), ..grid };
+        let held = self.params.fields.temperature && self.obstacles.iter().any(|o| o.temperature.is_some());
+        let grid = Grid { solids: !self.obstacles.is_empty(), held, ..grid };
         grid.with_sides(b.sides(self.params.buoyancy.ambient_temperature))
     }
 
@@ -629,6 +631,16 @@ impl Scene {
         self.render.validate()?;
         self.check_carried()?;
         self.obstacles()?;
+        if let Some(k) = self.obstacles.iter().position(|o| o.temperature.is_some())
+            && !self.params.fields.temperature
+        {
+            let why = "a solid held at a temperature needs the temperature field (`params.fields.temperature = true`)";
+            return Err(Error::invalid(
+                format!("obstacles[{k}].temperature"),
+                self.obstacles[k].temperature.unwrap_or(0.0),
+                why,
+            ));
+        }
         self.check_solver_with_obstacles()?;
         Ok(())
     }

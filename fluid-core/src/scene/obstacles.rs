@@ -110,6 +110,10 @@ pub struct ObstacleSpec {
     /// Whether the path starts over after its last key (default false: it stops there).
     #[serde(default)]
     pub repeat: bool,
+    /// The temperature the solid is held at: its cells keep it and conduct heat to the fluid
+    /// (with `params.thermal_diffusivity`). Left out, the solid insulates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f32>,
 }
 
 /// One key of an obstacle's path.
@@ -344,12 +348,13 @@ impl ObstacleSpec {
         };
         let motion = Motion { velocity: self.velocity, angular_velocity: self.angular_velocity.to_radians() };
         let path = self.to_path(grid, key)?;
+        let temperature = self.temperature;
         let obstacle = match &path {
             Some(path) => {
                 let leg = path.leg(0.0);
-                Obstacle { shape, pose: leg.pose, motion: leg.motion, since: leg.since }.at(0.0)
+                Obstacle { shape, pose: leg.pose, motion: leg.motion, since: leg.since, temperature }.at(0.0)
             }
-            None => Obstacle { shape, pose, motion, since: 0.0 },
+            None => Obstacle { shape, pose, motion, since: 0.0, temperature },
         };
         obstacle.validate(key).map_err(|e| match (e, self.shape) {
             // Sizes were scaled to world units: name the value as written.

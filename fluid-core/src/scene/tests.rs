@@ -463,6 +463,15 @@ fn bad_obstacles_are_refused_by_name() {
     }
     let e = with_obstacles("[[obstacles]]\nshape = \"star\"\n").expect_err("unknown shape").to_string();
     assert!(e.contains("star") && e.contains("circle"), "{e}");
+    let hot =
+        "[params.fields]\ntemperature = false\n[[obstacles]]\nshape = \"circle\"\nradius = 0.1\ntemperature = 2.0\n";
+    let e = with_obstacles(hot).expect_err("held without a temperature field").to_string();
+    assert!(e.contains("obstacles[0].temperature") && e.contains("params.fields.temperature"), "{e}");
+    let e = with_obstacles(&circle("radius = 0.1\ntemperature = nan")).expect_err("NaN").to_string();
+    assert!(e.contains("obstacles[0].temperature") && e.contains("finite"), "{e}");
+    let held = with_obstacles(&circle("radius = 0.1\ntemperature = 2.0")).expect("held");
+    assert!(held.grid().expect("grid").held);
+    assert_eq!(held.obstacles().expect("obstacles")[0].temperature, Some(2.0));
     let many: String = (0..=MAX_OBSTACLES).map(|_| circle("radius = 0.01")).collect();
     let e = with_obstacles(&many).expect_err("too many").to_string();
     assert!(e.contains("at most 64 obstacles"), "{e}");

@@ -33,6 +33,7 @@ pub(crate) const TABLE: &[(Kernel, KernelFn)] = &[
     (k::DIFFUSE_VELOCITY, diffuse_velocity::dispatch),
     (k::DIFFUSE_TEMPERATURE, diffuse_temperature::dispatch),
     (k::RASTERISE_SOLIDS, rasterise_solids::dispatch),
+    (k::HOLD_HEAT, hold_heat::dispatch),
     (k::DIVERGENCE, divergence::dispatch),
     (k::JACOBI, jacobi::dispatch),
     (k::JACOBI_MULTISWEEP, jacobi_multisweep::dispatch),
@@ -81,6 +82,7 @@ pub mod diffuse_temperature;
 pub mod diffuse_velocity;
 pub mod divergence;
 pub mod expand;
+pub mod hold_heat;
 pub mod jacobi;
 pub mod jacobi_multisweep;
 pub mod mg_coarse;

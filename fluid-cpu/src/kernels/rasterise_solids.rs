@@ -145,6 +145,7 @@ mod tests {
                 pose: Pose { position: [3.0 + 6.5 * k as f32, 9.0 - k as f32], angle: 0.3 * k as f32 },
                 motion: Motion { velocity: [0.5, -0.25], angular_velocity: 0.7 },
                 since: 0.25,
+                temperature: None,
             })
             .collect();
         for (bx, by) in [(Boundary::Wall, Boundary::Wall), (Boundary::Periodic, Boundary::Periodic)] {

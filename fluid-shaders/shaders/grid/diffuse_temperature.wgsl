@@ -3,7 +3,9 @@
 // DiffuseParams.viscosity), each neighbour weighted by the open fraction of the face between
 // (1 without obstacles), so obstacles insulate; walls and open sides insulate too (no
 // neighbour: zero flux) unless a wall is held at a temperature (`edge_term`); past an inflow
-// its ghost cell holds the temperature it carries; periodic axes wrap (twin of fluid-cpu/src/kernels/diffuse_temperature.rs).
+// its ghost cell holds the temperature it carries; periodic axes wrap. With params.held, a
+// `held` cell (inside an obstacle held at a temperature) keeps its temperature and its faces
+// conduct whole (twin of fluid-cpu/src/kernels/diffuse_temperature.rs).
 
 @group(0) @binding(2) var<uniform> params: DiffuseParams;
 @group(1) @binding(0) var<storage, read> t0: array<f32>;
@@ -11,6 +13,16 @@
 @group(1) @binding(2) var<storage, read_write> t_out: array<f32>;
 @group(1) @binding(3) var<storage, read> u_faces: array<vec2<f32>>;
 @group(1) @binding(4) var<storage, read> v_faces: array<vec2<f32>>;
+@group(1) @binding(5) var<storage, read> held: array<f32>;
+
+fn is_held(c: u32) -> bool {
+    return params.held != 0u && held[c] != 0.0;
+}
+
+// The weight of the face to neighbour cell c: whole to a held cell.
+fn conducts(w: f32, c: u32) -> f32 {
+    return select(w, 1.0, is_held(c));
+}
 
 fn u_weight(i: u32, j: u32) -> f32 {
     return select(1.0, u_faces[ui_(i, j)].x, grid.solids != 0u);
@@ -39,13 +51,19 @@ fn diffuse_temperature(@builtin(global_invocation_id) id: vec3<u32>) {
     if (i >= grid.nx || j >= grid.ny) {
         return;
     }
+    let c = ci(i, j);
+    if (is_held(c)) {
+        t_out[c] = t0[c];
+        return;
+    }
     let a = params.viscosity * inputs.dt * grid.inv_h * grid.inv_h;
     var sum = 0.0;
     var n = 0.0;
     let il = prev(i, grid.nx, px());
     if (il != NONE) {
-        let w = u_weight(i, j);
-        sum += w * t[ci(u32(il), j)];
+        let k = ci(u32(il), j);
+        let w = conducts(u_weight(i, j), k);
+        sum += w * t[k];
         n += w;
     } else {
         let e = edge_term(LEFT);
@@ -54,8 +72,9 @@ fn diffuse_temperature(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     let ir = next(i, grid.nx, px());
     if (ir != NONE) {
-        let w = u_weight(i + 1u, j);
-        sum += w * t[ci(u32(ir), j)];
+        let k = ci(u32(ir), j);
+        let w = conducts(u_weight(i + 1u, j), k);
+        sum += w * t[k];
         n += w;
     } else {
         let e = edge_term(RIGHT);
@@ -64,8 +83,9 @@ fn diffuse_temperature(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     let jd = prev(j, grid.ny, py());
     if (jd != NONE) {
-        let w = v_weight(i, j);
-        sum += w * t[ci(i, u32(jd))];
+        let k = ci(i, u32(jd));
+        let w = conducts(v_weight(i, j), k);
+        sum += w * t[k];
         n += w;
     } else {
         let e = edge_term(BOTTOM);
@@ -74,14 +94,14 @@ fn diffuse_temperature(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     let ju = next(j, grid.ny, py());
     if (ju != NONE) {
-        let w = v_weight(i, j + 1u);
-        sum += w * t[ci(i, u32(ju))];
+        let k = ci(i, u32(ju));
+        let w = conducts(v_weight(i, j + 1u), k);
+        sum += w * t[k];
         n += w;
     } else {
         let e = edge_term(TOP);
         sum += e.x;
         n += e.y;
     }
-    let c = ci(i, j);
     t_out[c] = (t0[c] + a * sum) / (1.0 + a * n);
 }

@@ -110,7 +110,7 @@ struct TurbulenceParams {
 struct DiffuseParams {
     viscosity: f32,
     no_slip: u32,
-    _pad0: u32,
+    held: u32,
     _pad1: u32,
 }
 
