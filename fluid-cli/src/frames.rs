@@ -61,9 +61,10 @@ impl Flipbook {
         self.columns * self.rows
     }
 
-    /// An error unless the atlas of `grid`'s frames fits [`MAX_ATLAS_SIDE`] both ways.
-    pub(crate) fn check_size(&self, grid: &fluid::Grid) -> Result<(), Failure> {
-        let (w, h) = (u64::from(self.columns) * u64::from(grid.nx), u64::from(self.rows) * u64::from(grid.ny));
+    /// An error unless the atlas of frames `frame` pixels in size fits [`MAX_ATLAS_SIDE`] both
+    /// ways.
+    pub(crate) fn check_size(&self, (fw, fh): (u32, u32)) -> Result<(), Failure> {
+        let (w, h) = (u64::from(self.columns) * u64::from(fw), u64::from(self.rows) * u64::from(fh));
         if w > u64::from(MAX_ATLAS_SIDE) || h > u64::from(MAX_ATLAS_SIDE) {
             let why = format!(
                 "the atlas would be {w} x {h} pixels, more than {MAX_ATLAS_SIDE} along a side: fewer frames or a smaller grid"

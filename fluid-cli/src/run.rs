@@ -117,7 +117,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Failure> {
         scene.check_render()?;
     }
     if let Some(book) = &flipbook {
-        book.check_size(&scene.grid()?)?;
+        book.check_size(scene.render.size(&scene.grid()?))?;
     }
     for (option, fields) in [("--dump", &dumps), ("--exr", &exr)] {
         for field in fields {
@@ -179,8 +179,9 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Failure> {
     let mut frames = 0usize;
     let mut written: Vec<PathBuf> = Vec::new();
     let gif_path = out_dir.join(format!("{name}.gif"));
-    let mut gif = if args.gif { Some(GifWriter::create(&gif_path, grid.nx, grid.ny)?) } else { None };
-    let mut atlas = flipbook.map(|book| Atlas::new(book, grid.nx, grid.ny));
+    let (width, height) = sim.scene().render.size(&grid);
+    let mut gif = if args.gif { Some(GifWriter::create(&gif_path, width, height)?) } else { None };
+    let mut atlas = flipbook.map(|book| Atlas::new(book, width, height));
 
     // Cleared however the loop ends, so that an error's message is not printed over the bar.
     let bar = ClearOnDrop(indicatif::ProgressBar::new(u64::from(steps)));
@@ -231,7 +232,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Failure> {
                 let rgba = sim.render()?;
                 if args.png {
                     let path = out_dir.join(format!("frame_{frames:05}.png"));
-                    save_png(&path, grid.nx, grid.ny, &rgba)?;
+                    save_png(&path, width, height, &rgba)?;
                     written.push(path);
                 }
                 if let Some(gif) = gif.as_mut() {

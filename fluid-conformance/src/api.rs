@@ -600,8 +600,10 @@ pub fn every_splat_applies_up_to_the_cap<B: Backend>(make: impl Fn() -> B) {
         FieldId::UFaces,
         FieldId::VFaces,
     ];
+    let dye = fluid_core::grid::uniforms::DyeParams { factor: 1, ..Default::default() };
+    let params = Some(fluid_core::ir::schedule::ParamBlock::new(&dye));
     let schedule =
-        crate::support::single(&grid, fluid_core::grid::kernels::SPLAT, &fields, None, [grid.nx + 1, grid.ny + 1]);
+        crate::support::single(&grid, fluid_core::grid::kernels::SPLAT, &fields, params, [grid.nx + 1, grid.ny + 1]);
     let apply = |b: &mut dyn Backend, splats: Vec<Splat>| {
         load_zeros(b, &grid);
         let inputs = StepInputs { dt: 0.1, splats, ..StepInputs::default() };

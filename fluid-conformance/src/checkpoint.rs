@@ -130,8 +130,9 @@ pub fn damaged_files_are_refused<B: Backend>(make: impl Fn() -> B) {
     foreign[..8].copy_from_slice(b"NOTMINE!");
     expect(&foreign, "not a checkpoint");
     let mut future = good.clone();
-    future[8..12].copy_from_slice(&2u32.to_le_bytes());
-    expect(&future, "version 2 is newer");
+    let next = fluid_core::checkpoint::VERSION + 1;
+    future[8..12].copy_from_slice(&next.to_le_bytes());
+    expect(&future, &format!("version {next} is newer"));
     let mut huge = good.clone();
     huge[12..16].copy_from_slice(&u32::MAX.to_le_bytes());
     expect(&huge, "longer than");

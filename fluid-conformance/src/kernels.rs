@@ -7,7 +7,7 @@ use fluid_core::grid::kernels;
 use fluid_core::grid::pressure::multigrid::{LOAD_COPY, LOAD_RESIDUAL, STORE_ADD, STORE_COPY, STORE_PAIR};
 use fluid_core::grid::uniforms::{
     ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, BurnParams, CARRY_FUEL, CgParams, DiffuseParams,
-    FilterParams, ForceParams, JacobiParams, MULTISWEEP_MAX, MgParams, SHARP_BFECC, SHARP_CUBIC, SHARP_DYE,
+    DyeParams, FilterParams, ForceParams, JacobiParams, MULTISWEEP_MAX, MgParams, SHARP_BFECC, SHARP_CUBIC, SHARP_DYE,
     SHARP_MACCORMACK, SHARP_SCALAR, SharpParams, TapsParams, TensionParams, TurbulenceParams,
 };
 use fluid_core::grid::{Inflow, Side};
@@ -46,6 +46,8 @@ pub fn tolerance(kernel: Kernel) -> Tolerance {
         | kernels::BURN
         | kernels::SPLAT
         | kernels::SPLAT_FUEL
+        | kernels::SPLAT_FINE_DYE
+        | kernels::ADVECT_FINE_DYE
         | kernels::TURBULENCE
         | kernels::APPLY_FORCES
         | kernels::CLAMP_SPEED => Tolerance { max_abs: 1e-4, rel_l2: 1e-5 },
@@ -70,6 +72,7 @@ pub fn kernel_parity<B: Backend>(make: impl Fn() -> B, kernel: Kernel) {
     // shape, moving).
     let solid_aware = [
         kernels::SPLAT,
+        kernels::SPLAT_FINE_DYE,
         kernels::SPLAT_FUEL,
         kernels::TURBULENCE,
         kernels::DIFFUSE_VELOCITY,
@@ -134,7 +137,9 @@ fn kernel_parity_on<B: Backend>(make: &impl Fn() -> B, kernel: Kernel, solids: b
         .into_iter()
         .chain(sides.map(|(nx, ny, sides)| (nx, ny, Boundary::Wall, Boundary::Wall, Some(sides))));
     for (case, (nx, ny, bx, by, sides)) in cases.enumerate() {
-        let grid = Grid { solids, ..Grid::new(nx, ny, 0.1, bx, by).expect("grid") };
+        // The finer dye's kernels on a dye grid three times finer.
+        let dye_factor = if [kernels::ADVECT_FINE_DYE, kernels::SPLAT_FINE_DYE].contains(&kernel) { 3 } else { 1 };
+        let grid = Grid { solids, dye_factor, ..Grid::new(nx, ny, 0.1, bx, by).expect("grid") };
         let grid = match sides {
             Some(sides) => grid.with_sides(sides).expect("sides"),
             None => grid,
@@ -287,7 +292,24 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
             })
             .collect(),
         kernels::EXPAND => vec![one(&[Expansion, Divergence], None)],
-        kernels::SPLAT => vec![one(&[U, V, Density, Temperature, Dye, UFaces, VFaces], None)],
+        kernels::SPLAT => {
+            let p = DyeParams { order: 1, factor: 1, dissipation: 0.0, _pad: 0 };
+            vec![one(&[U, V, Density, Temperature, Dye, UFaces, VFaces], Some(ParamBlock::new(&p)))]
+        }
+        kernels::ADVECT_FINE_DYE | kernels::SPLAT_FINE_DYE => {
+            let (fx, fy) = grid.dye_dims();
+            (1..=3)
+                .map(|order| {
+                    let p = DyeParams { order, factor: grid.dye_factor, dissipation: 0.3, _pad: 0 };
+                    let fields: &[FieldId] = if kernel == kernels::ADVECT_FINE_DYE {
+                        &[U, V, Dye, DyeTmp]
+                    } else {
+                        &[Dye, Solid, UFaces, VFaces]
+                    };
+                    single(grid, kernel, fields, Some(ParamBlock::new(&p)), [fx, fy])
+                })
+                .collect()
+        }
         kernels::SPLAT_FUEL => vec![one(&[Fuel, UFaces, VFaces], None)],
         kernels::CURL => vec![one(&[U, V, Curl], None)],
         // Three octaves, with and without a mask; on periodic axes the lattice wraps.

@@ -299,6 +299,11 @@ macro_rules! conformance {
             }
 
             #[test]
+            fn the_finer_dye_moves_exactly_with_a_uniform_flow() {
+                $crate::physics::flows::fine_dye_moves_exactly(|| $make);
+            }
+
+            #[test]
             fn a_held_obstacle_conducts_linearly() {
                 $crate::physics::flows::held_obstacle_conducts_linearly(|| $make);
             }
@@ -323,6 +328,8 @@ macro_rules! conformance {
             expand => EXPAND,
             splat => SPLAT,
             splat_fuel => SPLAT_FUEL,
+            splat_fine_dye => SPLAT_FINE_DYE,
+            advect_fine_dye => ADVECT_FINE_DYE,
             curl => CURL,
             apply_forces => APPLY_FORCES,
             turbulence => TURBULENCE,

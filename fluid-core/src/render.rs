@@ -190,8 +190,17 @@ impl RenderSpec {
         stops[stops.len() - 1].1
     }
 
-    /// Draw `data` (the field [`RenderField::source`] names) to RGBA8, `nx × ny` pixels, top row
-    /// first (so +y is up in the picture). `ambient` is subtracted from temperature. Colours
+    /// Pixels across and down of a picture of `grid`: one per cell of the drawn field (the
+    /// dye's own, finer grid for the dye, [`Grid::dye_dims`]).
+    pub fn size(&self, grid: &Grid) -> (u32, u32) {
+        match self.field {
+            RenderField::Dye => grid.dye_dims(),
+            _ => (grid.nx, grid.ny),
+        }
+    }
+
+    /// Draw `data` (the field [`RenderField::source`] names) to RGBA8, one pixel per cell of
+    /// that field ([`RenderSpec::size`]), top row first (so +y is up in the picture). `ambient` is subtracted from temperature. Colours
     /// are sRGB; alpha is linear and straight (not premultiplied), as PNG stores it.
     pub fn render(&self, grid: &Grid, data: &[f32], ambient: f32) -> Vec<u8> {
         self.render_with_solids(grid, data, None, ambient)
@@ -200,7 +209,10 @@ impl RenderSpec {
     /// [`RenderSpec::render`] with the obstacles drawn over the fluid: `solid` is the `solid`
     /// field (each cell's solid fraction), which weighs the obstacle colour's alpha.
     pub fn render_with_solids(&self, grid: &Grid, data: &[f32], solid: Option<&[f32]>, ambient: f32) -> Vec<u8> {
-        let (nx, ny) = (grid.nx as usize, grid.ny as usize);
+        let (nx, ny) = self.size(grid);
+        let (nx, ny) = (nx as usize, ny as usize);
+        // Pixels per cell of the grid the solid fractions live on.
+        let f = nx / grid.nx.max(1) as usize;
         let bg = [
             srgb_to_linear(self.background.0[0]),
             srgb_to_linear(self.background.0[1]),
@@ -221,7 +233,7 @@ impl RenderSpec {
             for i in 0..nx {
                 let (src, a) = self.source(&stops, data, j * nx + i, ambient);
                 let px = &mut out[4 * (row * nx + i)..4 * (row * nx + i) + 4];
-                let s = solid.map_or(0.0, |s| s[j * nx + i].clamp(0.0, 1.0)) * obstacle_alpha;
+                let s = solid.map_or(0.0, |s| s[(j / f) * (nx / f) + i / f].clamp(0.0, 1.0)) * obstacle_alpha;
                 if s > 0.0 {
                     // The fluid over the background, then the obstacle over both (premultiplied).
                     let alpha = a + bg_alpha * (1.0 - a);

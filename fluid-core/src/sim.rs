@@ -466,7 +466,8 @@ impl<B: Backend> Simulation<B> {
         self.judge(&d)
     }
 
-    /// The current frame as RGBA8, `nx × ny`, top row first, drawn as the scene's `[render]` says.
+    /// The current frame as RGBA8 ([`crate::render::RenderSpec::size`] pixels: the dye's at its
+    /// own resolution), top row first, drawn as the scene's `[render]` says.
     /// A field the scene does not carry (`params.fields`) is an error ([`Scene::check_render`]).
     pub fn render(&mut self) -> Result<Vec<u8>> {
         self.model.scene().check_render()?;

@@ -52,7 +52,9 @@ pub fn splat_integrals<B: Backend>(make: impl Fn() -> B) {
                 FieldId::VFaces,
             ]
             .map(zero);
-            let mut b = run_alone(&make, &grid, kernels::SPLAT, None, &fields, vec![splat]);
+            let dye = fluid_core::grid::uniforms::DyeParams { factor: 1, ..Default::default() };
+            let p = Some(ParamBlock::new(&dye));
+            let mut b = run_alone(&make, &grid, kernels::SPLAT, p, &fields, vec![splat]);
             let r = f64::from(splat.radius);
             let (integral, rel, cells) = match falloff {
                 Falloff::Gaussian => (PI * r * r, 1e-5, 1e-4),

@@ -6,8 +6,8 @@
 
 use crate::grid::pressure::layout::{COARSE_THREADS, SMOOTH2_TILE};
 use crate::grid::uniforms::{
-    AdvectParams, BurnParams, CgParams, DiffuseParams, FilterParams, ForceParams, JacobiParams, MULTISWEEP_TILE,
-    MgParams, SharpParams, TapsParams, TensionParams, TurbulenceParams,
+    AdvectParams, BurnParams, CgParams, DiffuseParams, DyeParams, FilterParams, ForceParams, JacobiParams,
+    MULTISWEEP_TILE, MgParams, SharpParams, TapsParams, TensionParams, TurbulenceParams,
 };
 use crate::ir::kernel::Access::{Read as R, ReadWrite as RW, Write as W};
 use crate::ir::kernel::{Binding, Domain, Kernel, KernelDesc, ParamsDesc, Workgroup};
@@ -29,6 +29,7 @@ const fn tiled(
 
 const ADVECT: Option<ParamsDesc> = Some(ParamsDesc::of::<AdvectParams>());
 const SHARP: Option<ParamsDesc> = Some(ParamsDesc::of::<SharpParams>());
+const DYE: Option<ParamsDesc> = Some(ParamsDesc::of::<DyeParams>());
 const JACOBI_PARAMS: Option<ParamsDesc> = Some(ParamsDesc::of::<JacobiParams>());
 const MG: Option<ParamsDesc> = Some(ParamsDesc::of::<MgParams>());
 const CG: Option<ParamsDesc> = Some(ParamsDesc::of::<CgParams>());
@@ -157,7 +158,7 @@ static SPLAT_DESC: KernelDesc = KernelDesc {
         Binding::vec2("u_faces", R).optional(),
         Binding::vec2("v_faces", R).optional(),
     ],
-    params: None,
+    params: DYE,
     splats: true,
     domain: Domain::Faces,
     workgroup: Workgroup::Tiled,
@@ -174,6 +175,23 @@ static SPLAT_FUEL_DESC: KernelDesc = KernelDesc {
     doc: "the step's splats' fuel added to the fuel (a kernel of its own: within `splat` it would bind more \
           storage buffers than portable devices allow)",
 };
+static SPLAT_FINE_DYE_DESC: KernelDesc = KernelDesc {
+    name: "splat_fine_dye",
+    module: "splat_fine_dye",
+    bindings: &[Binding::vec4("dye", RW), f("solid", R).optional(), FACES[0], FACES[1]],
+    params: DYE,
+    splats: true,
+    domain: Domain::Given,
+    workgroup: Workgroup::Tiled,
+    doc: "the finer dye: cleared where its cell is wholly solid, then the step's splats' dye added",
+};
+static ADVECT_FINE_DYE_DESC: KernelDesc = tiled(
+    "advect_fine_dye",
+    &[f("u", R), f("v", R), Binding::vec4("dye", R), Binding::vec4("dye_out", W)],
+    DYE,
+    Domain::Given,
+    "semi-Lagrangian advection of the finer dye, with its dissipation",
+);
 static CURL_DESC: KernelDesc = tiled(
     "curl",
     &[f("u", R), f("v", R), f("curl", W)],
@@ -437,6 +455,10 @@ pub const SPLAT: Kernel = Kernel(&SPLAT_DESC);
 pub const TURBULENCE: Kernel = Kernel(&TURBULENCE_DESC);
 /// The step's splats' fuel.
 pub const SPLAT_FUEL: Kernel = Kernel(&SPLAT_FUEL_DESC);
+/// The step's splats on the finer dye.
+pub const SPLAT_FINE_DYE: Kernel = Kernel(&SPLAT_FINE_DYE_DESC);
+/// Advection of the finer dye.
+pub const ADVECT_FINE_DYE: Kernel = Kernel(&ADVECT_FINE_DYE_DESC);
 /// Vorticity at cell centres.
 pub const CURL: Kernel = Kernel(&CURL_DESC);
 /// Forces on the faces.
@@ -515,6 +537,8 @@ pub const ALL: &[Kernel] = &[
     EXPAND,
     SPLAT,
     SPLAT_FUEL,
+    SPLAT_FINE_DYE,
+    ADVECT_FINE_DYE,
     CURL,
     APPLY_FORCES,
     TURBULENCE,

@@ -204,6 +204,9 @@ pub struct Grid {
     /// centre lies inside one (`held`), which keep its temperature and conduct heat to their
     /// neighbours.
     pub held: bool,
+    /// The dye's cells per velocity cell along each axis (1 by default): the dye lives on a
+    /// grid this many times finer, `dye_factor·nx × dye_factor·ny` ([`Grid::dye_dims`]).
+    pub dye_factor: u32,
     /// Left, right, bottom and top sides ([`Grid::with_sides`]); by default each is what its
     /// axis' boundary says ([`Side::of`]).
     pub sides: [Side; 4],
@@ -249,7 +252,7 @@ impl Grid {
         }
         let sides = [Side::of(boundary_x), Side::of(boundary_x), Side::of(boundary_y), Side::of(boundary_y)];
         let solids = sides.iter().any(|s| s.needs_faces());
-        Ok(Grid { nx, ny, h, boundary_x, boundary_y, solids, held: false, sides })
+        Ok(Grid { nx, ny, h, boundary_x, boundary_y, solids, held: false, dye_factor: 1, sides })
     }
 
     /// This grid with its sides set one by one (left, right, bottom, top). A side of a
@@ -304,17 +307,29 @@ impl Grid {
         self.ny as f32 * self.h
     }
 
-    /// Number of `f32` values of a field.
+    /// The dye's cells along x and y: `dye_factor` times the grid's.
+    pub fn dye_dims(&self) -> (u32, u32) {
+        (self.nx * self.dye_factor, self.ny * self.dye_factor)
+    }
+
+    /// Number of `f32` values of a field (the dye's on its own, finer grid).
     pub fn len(&self, field: FieldId) -> usize {
-        field.len_for(self.nx, self.ny)
+        match field.kind() {
+            FieldKind::Dye => {
+                let (x, y) = self.dye_dims();
+                field.len_for(x, y)
+            }
+            _ => field.len_for(self.nx, self.ny),
+        }
     }
 
     /// Shape `[rows, cols]` (and `4` channels for dye) of a field, as written to `.npy`.
     pub fn shape(&self, field: FieldId) -> Vec<usize> {
         let (nx, ny) = (self.nx as usize, self.ny as usize);
+        let (dx, dy) = self.dye_dims();
         match field.kind() {
             FieldKind::Cell => vec![ny, nx],
-            FieldKind::Dye => vec![ny, nx, 4],
+            FieldKind::Dye => vec![dy as usize, dx as usize, 4],
             FieldKind::U => vec![ny, nx + 1],
             FieldKind::V => vec![ny + 1, nx],
             FieldKind::UFaces => vec![ny, nx + 1, 2],
@@ -363,7 +378,10 @@ impl Grid {
         if !field.is_public() || !field.samples() {
             return Err(Error::invalid("field", field.name(), "only the public fields of values can be sampled"));
         }
-        let (nx, ny) = (self.nx as usize, self.ny as usize);
+        // The dye lives on its own, finer grid: its cells are h / dye_factor.
+        let scale = if field.kind() == FieldKind::Dye { self.dye_factor } else { 1 };
+        let (nx, ny) = ((self.nx * scale) as usize, (self.ny * scale) as usize);
+        let h = self.h / scale as f32;
         // Sample points in cell units: cells and v sit half a cell in along x; cells and u along y.
         let (ox, oy, cols, rows) = match field.kind() {
             FieldKind::U => (0.0, 0.5, nx + 1, ny),
@@ -399,8 +417,8 @@ impl Grid {
                     format!("a sample point must lie in the box [0, {}] x [0, {}]", self.width(), self.height()),
                 ));
             }
-            let (i0, i1, tx) = axis(p[0] / self.h - ox, nx, cols, self.boundary_x);
-            let (j0, j1, ty) = axis(p[1] / self.h - oy, ny, rows, self.boundary_y);
+            let (i0, i1, tx) = axis(p[0] / h - ox, nx, cols, self.boundary_x);
+            let (j0, j1, ty) = axis(p[1] / h - oy, ny, rows, self.boundary_y);
             weights.push((tx, ty));
             for c in 0..channels {
                 let at = |i: usize, j: usize| (j * cols + i) * channels + c;

@@ -11,15 +11,16 @@ use crate::grid::FieldId::{
 use crate::grid::Grid;
 use crate::grid::builder::Builder;
 use crate::grid::kernels::{
-    ADVECT_CELLS, ADVECT_FUEL, ADVECT_VELOCITY, APPLY_FORCES, BACK_CELLS, BACK_VELOCITY, BURN, CLAMP_SPEED, CURL,
-    CURVATURE, DIFFUSE_TEMPERATURE, DIFFUSE_VELOCITY, DIVERGENCE, EXPAND, HOLD_HEAT, MG_COARSE, RASTERISE_SOLIDS,
-    RESIDUAL, SHARP_CELLS, SHARP_VELOCITY, SPLAT, SPLAT_FUEL, SUBTRACT_GRADIENT, SURFACE_TENSION, TURBULENCE,
+    ADVECT_CELLS, ADVECT_FINE_DYE, ADVECT_FUEL, ADVECT_VELOCITY, APPLY_FORCES, BACK_CELLS, BACK_VELOCITY, BURN,
+    CLAMP_SPEED, CURL, CURVATURE, DIFFUSE_TEMPERATURE, DIFFUSE_VELOCITY, DIVERGENCE, EXPAND, HOLD_HEAT, MG_COARSE,
+    RASTERISE_SOLIDS, RESIDUAL, SHARP_CELLS, SHARP_VELOCITY, SPLAT, SPLAT_FINE_DYE, SPLAT_FUEL, SUBTRACT_GRADIENT,
+    SURFACE_TENSION, TURBULENCE,
 };
 use crate::grid::pressure::{self, multigrid};
 use crate::grid::uniforms::{
-    ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, BurnParams, CARRY_FUEL, DiffuseParams, ForceParams,
-    MgParams, SHARP_BFECC, SHARP_CUBIC, SHARP_DYE, SHARP_MACCORMACK, SHARP_SCALAR, SharpParams, TensionParams,
-    TurbulenceParams,
+    ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, BurnParams, CARRY_FUEL, DiffuseParams, DyeParams,
+    ForceParams, MgParams, SHARP_BFECC, SHARP_CUBIC, SHARP_DYE, SHARP_MACCORMACK, SHARP_SCALAR, SharpParams,
+    TensionParams, TurbulenceParams,
 };
 use crate::ir::kernel::{Access, Domain};
 use crate::ir::schedule::{Op, ReduceOp, Schedule};
@@ -49,7 +50,7 @@ pub fn step(grid: &Grid, params: &SimParams) -> Schedule {
 }
 
 /// The advection parameters of a scene (also what tells `rasterise_solids` its cell fields).
-fn advect_params(params: &SimParams) -> AdvectParams {
+fn advect_params(grid: &Grid, params: &SimParams) -> AdvectParams {
     let d = &params.dissipation;
     let mut fields = 0;
     if params.fields.density {
@@ -58,7 +59,8 @@ fn advect_params(params: &SimParams) -> AdvectParams {
     if params.fields.temperature {
         fields |= ADVECT_TEMPERATURE;
     }
-    if params.fields.dye {
+    // A finer dye has kernels of its own ([`dye_params`]).
+    if params.fields.dye && grid.dye_factor <= 1 {
         fields |= ADVECT_DYE;
     }
     if params.fields.fuel {
@@ -97,8 +99,9 @@ fn push_sharp_cells(b: &mut Builder, p: SharpParams, q: FieldId, hat: FieldId) {
 }
 
 fn push_step(b: &mut Builder, params: &SimParams) {
-    let advect = advect_params(params);
+    let advect = advect_params(b.grid(), params);
     let fields = advect.fields;
+    let fine_dye = params.fields.dye && b.grid().dye_factor > 1;
     let interpolation = params.advection.interpolation;
     let sharp = |scheme: u32, rate: f32, ambient: f32, fields: u32| SharpParams {
         order: advect.order,
@@ -124,7 +127,7 @@ fn push_step(b: &mut Builder, params: &SimParams) {
         b.run(ADVECT_CELLS, &[U, V, Density, Temperature, Dye, DensityTmp, TemperatureTmp, DyeTmp], Some(&advect));
         if let Some(scheme) = cells_scheme {
             // The dye rides with the first scalar pass (one backtrace serves both).
-            let mut dye = if params.fields.dye { SHARP_DYE } else { 0 };
+            let mut dye = if fields & ADVECT_DYE != 0 { SHARP_DYE } else { 0 };
             let scalar = |on: bool| if on { SHARP_SCALAR } else { 0 };
             let d = &params.dissipation;
             let amb = advect.ambient_temperature;
@@ -142,12 +145,17 @@ fn push_step(b: &mut Builder, params: &SimParams) {
         for (on, a, t) in [
             (params.fields.density, Density, DensityTmp),
             (params.fields.temperature, Temperature, TemperatureTmp),
-            (params.fields.dye, Dye, DyeTmp),
+            (fields & ADVECT_DYE != 0, Dye, DyeTmp),
         ] {
             if on {
                 b.swap(a, t);
             }
         }
+    }
+    if fine_dye {
+        let (x, y) = b.grid().dye_dims();
+        b.run_over(ADVECT_FINE_DYE, &[U, V, Dye, DyeTmp], Some(&dye_params(b.grid(), params)), [x, y]);
+        b.swap(Dye, DyeTmp);
     }
     if fields & CARRY_FUEL != 0 {
         b.run(ADVECT_FUEL, &[U, V, Fuel, FuelTmp], Some(&advect));
@@ -217,7 +225,7 @@ fn push_step(b: &mut Builder, params: &SimParams) {
 /// velocities, the cells' solid fractions, the cell fields of cells wholly inside cleared.
 fn push_solids(b: &mut Builder, params: &SimParams) {
     if b.grid().solids {
-        let advect = advect_params(params);
+        let advect = advect_params(b.grid(), params);
         b.run(RASTERISE_SOLIDS, &[Obstacles, UFaces, VFaces, Solid, Density, Temperature, Dye, Fuel], Some(&advect));
         if b.grid().held {
             b.run_plain(HOLD_HEAT, &[Obstacles, Temperature, Held]);
@@ -228,11 +236,28 @@ fn push_solids(b: &mut Builder, params: &SimParams) {
     }
 }
 
-/// The step's splats (and emitters), and their fuel where the scene carries it.
+/// How the dye lives: its grid's factor, backtrace order and dissipation.
+fn dye_params(grid: &Grid, params: &SimParams) -> DyeParams {
+    DyeParams {
+        order: params.advection.backtrace.order(),
+        factor: grid.dye_factor,
+        dissipation: params.dissipation.dye,
+        _pad: 0,
+    }
+}
+
+/// The step's splats (and emitters), and their fuel where the scene carries it; a finer dye
+/// takes its share on its own grid (cleared first inside solids, as `rasterise_solids` clears
+/// the other cell fields).
 fn push_splats(b: &mut Builder, params: &SimParams) {
-    b.run_plain(SPLAT, &[U, V, Density, Temperature, Dye, UFaces, VFaces]);
+    let dye = dye_params(b.grid(), params);
+    b.run(SPLAT, &[U, V, Density, Temperature, Dye, UFaces, VFaces], Some(&dye));
     if params.fields.fuel {
         b.run_plain(SPLAT_FUEL, &[Fuel, UFaces, VFaces]);
+    }
+    if params.fields.dye && dye.factor > 1 {
+        let (x, y) = b.grid().dye_dims();
+        b.run_over(SPLAT_FINE_DYE, &[Dye, Solid, UFaces, VFaces], Some(&dye), [x, y]);
     }
 }
 

@@ -19,6 +19,7 @@ macro_rules! params_blocks {
 
 params_blocks!(
     AdvectParams,
+    DyeParams,
     SharpParams,
     TensionParams,
     ForceParams,
@@ -160,6 +161,21 @@ pub struct SharpParams {
     pub dye_rate: f32,
     /// Padding.
     pub _pad: [u32; 2],
+}
+
+/// How the dye lives, for `splat`, `advect_fine_dye` and `splat_fine_dye`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct DyeParams {
+    /// Backtrace order (1–3), as [`AdvectParams::order`].
+    pub order: u32,
+    /// The dye's cells per cell along each axis ([`crate::Grid::dye_factor`]): with 1
+    /// `splat` adds the dye, above 1 `splat_fine_dye` does on the finer grid.
+    pub factor: u32,
+    /// The dye's dissipation rate, 1/s.
+    pub dissipation: f32,
+    /// Padding.
+    pub _pad: u32,
 }
 
 /// Parameters of `surface_tension`.
@@ -383,6 +399,7 @@ const _: () = {
     assert!(size_of::<AdvectParams>() == 32);
     assert!(size_of::<ForceParams>() == 32);
     assert!(size_of::<DiffuseParams>() == 16);
+    assert!(size_of::<DyeParams>() == 16);
     assert!(size_of::<JacobiParams>() == 16);
     assert!(size_of::<MgParams>() as u64 == PARAMS_MAX_BYTES);
     assert!(size_of::<CgParams>() as u64 == PARAMS_MAX_BYTES);

@@ -24,7 +24,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{shorten, shorten_lines};
-use crate::grid::{Boundary, FieldId, Grid};
+use crate::grid::{Boundary, FieldId, Grid, MAX_AXIS, MAX_CELLS};
 use crate::params::{SimParams, finite};
 use crate::render::RenderSpec;
 use crate::splat::{Falloff, GAUSSIAN_CUTOFF, Splat};
@@ -44,6 +44,17 @@ pub struct GridSpec {
     /// Cell side in world units (default: `1 / ny`, so the domain is one unit tall).
     #[serde(default)]
     pub h: Option<f32>,
+    /// The dye's cells per cell along each axis, 1 to [`MAX_DYE_FACTOR`] (default 1): a finer
+    /// dye than the velocity, advected semi-Lagrangian on its own grid.
+    #[serde(default = "one")]
+    pub dye_factor: u32,
+}
+
+/// The largest [`GridSpec::dye_factor`].
+pub const MAX_DYE_FACTOR: u32 = 8;
+
+fn one() -> u32 {
+    1
 }
 
 /// A splat or emitter as written in a scene: position and radius relative to the domain.
@@ -556,8 +567,38 @@ impl Scene {
         let b = &self.params.boundary;
         let grid = Grid::new(self.grid.nx, self.grid.ny, h, b.x, b.y)?;
         let held = self.params.fields.temperature && self.obstacles.iter().any(|o| o.temperature.is_some());
-        let grid = Grid { solids: !self.obstacles.is_empty(), held, ..grid };
+        let dye_factor = self.dye_factor()?;
+        let grid = Grid { solids: !self.obstacles.is_empty(), held, dye_factor, ..grid };
         grid.with_sides(b.sides(self.params.buoyancy.ambient_temperature))
+    }
+
+    /// `grid.dye_factor`, checked: 1 to [`MAX_DYE_FACTOR`]; above 1 only with the dye on,
+    /// semi-Lagrangian bilinear advection of it, and a fine grid within the size limits.
+    fn dye_factor(&self) -> Result<u32> {
+        let f = self.grid.dye_factor;
+        let key = "grid.dye_factor";
+        if !(1..=MAX_DYE_FACTOR).contains(&f) {
+            return Err(Error::invalid(key, f, format!("the dye's cells per cell, 1 to {MAX_DYE_FACTOR}")));
+        }
+        if f == 1 {
+            return Ok(1);
+        }
+        if !self.params.fields.dye {
+            return Err(Error::invalid(key, f, "a finer dye needs the dye (`params.fields.dye = true`)"));
+        }
+        let a = &self.params.advection;
+        if a.scheme != crate::params::AdvectionScheme::SemiLagrangian
+            || a.interpolation != crate::params::Interpolation::Bilinear
+        {
+            let why = "the finer dye is advected semi-Lagrangian with bilinear sampling: set                        `params.advection.scheme = \"semi-lagrangian\"` and `interpolation = \"bilinear\"`, or                        `grid.dye_factor = 1`";
+            return Err(Error::invalid(key, f, why));
+        }
+        let (x, y) = (u64::from(self.grid.nx) * u64::from(f), u64::from(self.grid.ny) * u64::from(f));
+        if x > u64::from(MAX_AXIS) || y > u64::from(MAX_AXIS) || x * y > MAX_CELLS {
+            let why = format!("the dye's grid {x}x{y} passes the limits ({MAX_AXIS} per axis, {MAX_CELLS} cells)");
+            return Err(Error::invalid(key, f, why));
+        }
+        Ok(f)
     }
 
     /// The scene's obstacles in world units, checked ([`obstacles::obstacles`]).

@@ -26,6 +26,8 @@ pub(crate) const TABLE: &[(Kernel, KernelFn)] = &[
     (k::EXPAND, expand::dispatch),
     (k::SPLAT, splat::dispatch),
     (k::SPLAT_FUEL, splat::dispatch_fuel),
+    (k::SPLAT_FINE_DYE, splat::dispatch_fine_dye),
+    (k::ADVECT_FINE_DYE, advect_fine_dye::dispatch),
     (k::CURL, curl::dispatch),
     (k::APPLY_FORCES, apply_forces::dispatch),
     (k::TURBULENCE, turbulence::dispatch),
@@ -61,6 +63,7 @@ pub(crate) const TABLE: &[(Kernel, KernelFn)] = &[
 ];
 
 pub mod advect_cells;
+pub mod advect_fine_dye;
 pub mod advect_fuel;
 pub mod advect_velocity;
 pub mod apply_forces;

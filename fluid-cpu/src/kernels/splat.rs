@@ -9,7 +9,7 @@
 //! [`splat_weight`]. The product differs from `exp(−(dx² + dy²)/r²)` by a few ulps (tested),
 //! as the GPU's `exp` does from libm's.
 
-use fluid_core::grid::uniforms::{FALLOFF_GAUSSIAN, SplatGpu};
+use fluid_core::grid::uniforms::{DyeParams, FALLOFF_GAUSSIAN, SplatGpu};
 use fluid_core::splat::{GAUSSIAN_CUTOFF, splat_weight};
 
 use rayon::prelude::*;
@@ -415,9 +415,73 @@ pub fn run_fuel(g: &G, splats: &[SplatGpu], fuel: &mut [f32], faces: Option<(&[f
     });
 }
 
-/// The table's entry: a dispatch of `splat` on the CPU.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, _d: &Dispatch, mut s: Slots<'_>) {
-    let fields = SplatFields { u: s.w(0), v: s.w(1), density: s.w(2), temperature: s.w(3), dye: s.w(4) };
+/// What the splats add to the finer dye's cell `(i, j)` (`factor` cells per cell).
+#[inline(always)]
+pub fn splat_fine_dye_cell(g: &G, splats: &[SplatGpu], factor: usize, i: usize, j: usize) -> [f32; 4] {
+    let scale = factor as f32;
+    let (x, y) = (((i as f32 + 0.5) / scale) * g.h, ((j as f32 + 0.5) / scale) * g.h);
+    let mut add = [0.0f32; 4];
+    for s in splats {
+        let w = splat_weight(s, distance2(g, s, x, y));
+        for (a, d) in add.iter_mut().zip(s.dye) {
+            *a += w * d;
+        }
+    }
+    add
+}
+
+/// `splat_fine_dye`: with obstacles (`solids`: `solid`, `u_faces`, `v_faces`) the fine cells
+/// of a wholly solid cell are cleared and the others receive their cell's open part; then the
+/// splats' dye is added (a fine cell that receives nothing is left alone).
+pub fn run_fine_dye(
+    g: &G,
+    p: &DyeParams,
+    splats: &[SplatGpu],
+    dye: &mut [f32],
+    solids: Option<(&[f32], &[f32], &[f32])>,
+) {
+    let f = p.factor.max(1) as usize;
+    let any = splats.iter().any(|s| s.dye != [0.0; 4]);
+    if dye.is_empty() || (solids.is_none() && !any) {
+        return;
+    }
+    super::common::for_each_row(dye, 4 * g.nx * f, |j, row| {
+        for (i, px) in row.chunks_exact_mut(4).enumerate() {
+            let (ci, cj) = (i / f, j / f);
+            let mut open = 1.0;
+            if let Some((solid, uf, vf)) = solids {
+                if solid[g.c(ci, cj)] == 1.0 {
+                    px.fill(0.0);
+                }
+                open = super::solid::cell_open(g, uf, vf, ci, cj);
+            }
+            if !any {
+                continue;
+            }
+            let add = splat_fine_dye_cell(g, splats, f, i, j).map(|a| a * open);
+            if add != [0.0; 4] {
+                for (x, a) in px.iter_mut().zip(add) {
+                    *x += a;
+                }
+            }
+        }
+    });
+}
+
+/// The table's entry of `splat_fine_dye`.
+pub(crate) fn dispatch_fine_dye(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+    let p: DyeParams = d.params().unwrap_or_default();
+    let dye = s.w(0);
+    let solids = c.g.solids.then(|| (s.r(1), s.r(2), s.r(3)));
+    run_fine_dye(c.g, &p, c.splats, dye, solids);
+}
+
+/// The table's entry: a dispatch of `splat` on the CPU. A finer dye (`factor` above 1) is
+/// `splat_fine_dye`'s.
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+    let p: DyeParams = d.params().unwrap_or_default();
+    let dye = if p.factor > 1 { &mut [][..] } else { s.w(4) };
+    let fields = SplatFields { u: s.w(0), v: s.w(1), density: s.w(2), temperature: s.w(3), dye };
     if c.g.solids {
         return super::solid::splat(c.g, c.splats, fields, (s.r(5), s.r(6)));
     }

@@ -4,18 +4,6 @@
 // Near an inflow side the ghost cell past it holds what the inflow carries: a point traced
 // back within half a cell of the side or beyond blends toward it (inflow_weight).
 
-// 1 where side k carries smoke and dye at b: everywhere, or in its bands (2n + 1 equal slots
-// along the side, the odd ones bands).
-fn in_band(k: u32, b: vec2<f32>) -> f32 {
-    let n = grid.side_carry[k].z;
-    if (n == 0.0) {
-        return 1.0;
-    }
-    let s = clamp(select(b.x / f32(grid.nx), b.y / f32(grid.ny), k < 2u), 0.0, 1.0);
-    let slot = u32(floor(s * (2.0 * n + 1.0)));
-    return select(0.0, 1.0, (slot & 1u) == 1u);
-}
-
 @group(0) @binding(2) var<uniform> params: AdvectParams;
 @group(1) @binding(0) var<storage, read> u: array<f32>;
 @group(1) @binding(1) var<storage, read> v: array<f32>;

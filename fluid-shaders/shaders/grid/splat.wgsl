@@ -1,10 +1,12 @@
 // One invocation: add every splat of the step to u-face (i, j), v-face (i, j) and cell (i, j)
 // (density, temperature, dye), weighted by the splat's falloff at that sample's position.
-// Distances wrap on periodic axes. Samples that receive nothing are left unwritten. With
+// Distances wrap on periodic axes (the dye only when it lives on this grid, params.factor 1).
+// Samples that receive nothing are left unwritten. With
 // obstacles a face receives its open part of the velocity, a cell its open part of the rest.
 // #include solid
 // #include splat_weight
 
+@group(0) @binding(2) var<uniform> params: DyeParams;
 @group(0) @binding(3) var<storage, read> splats: array<SplatGpu>;
 @group(1) @binding(0) var<storage, read_write> u: array<f32>;
 @group(1) @binding(1) var<storage, read_write> v: array<f32>;
@@ -73,7 +75,8 @@ fn splat(@builtin(global_invocation_id) id: vec3<u32>) {
         if (t != 0.0) {
             temperature[cell] += t;
         }
-        if (any(c != vec4<f32>(0.0))) {
+        // A finer dye (factor above 1) takes its splats in splat_fine_dye.
+        if (params.factor <= 1u && any(c != vec4<f32>(0.0))) {
             dye[cell] += c;
         }
     }

@@ -66,6 +66,13 @@ struct SharpParams {
     _pad1: u32,
 }
 
+struct DyeParams {
+    order: u32,
+    factor: u32,
+    dissipation: f32,
+    _pad: u32,
+}
+
 struct TensionParams {
     strength: f32,
     _pad0: u32,

@@ -55,3 +55,15 @@ fn inflow_weight(b: vec2<f32>) -> Carried {
     }
     return r;
 }
+
+// 1 where side k carries smoke and dye at b: everywhere, or in its bands (2n + 1 equal slots
+// along the side, the odd ones bands).
+fn in_band(k: u32, b: vec2<f32>) -> f32 {
+    let n = grid.side_carry[k].z;
+    if (n == 0.0) {
+        return 1.0;
+    }
+    let s = clamp(select(b.x / f32(grid.nx), b.y / f32(grid.ny), k < 2u), 0.0, 1.0);
+    let slot = u32(floor(s * (2.0 * n + 1.0)));
+    return select(0.0, 1.0, (slot & 1u) == 1u);
+}
