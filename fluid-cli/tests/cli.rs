@@ -695,6 +695,30 @@ fn the_plan_and_the_memory_budget() {
     assert_eq!(json["downscaled_from"], serde_json::json!([48, 64]));
     assert!(json["grid"][1].as_u64().expect("ny") < 64);
     assert!(json["memory"]["total"].as_u64().expect("total") <= total / 2);
+    // A finer dye gives first, and the message says so: the paddle preset (dye twice finer) in
+    // a budget between its plan with the dye on the grid and its own.
+    let paddle = |extra: &[&str]| {
+        let mut args = vec!["run", "paddle", "--steps", "2", "--set", "grid.nx=40", "--set", "grid.ny=40"];
+        args.extend(extra);
+        fluid(&args)
+    };
+    let total_of = |out: std::process::Output| -> u64 {
+        let plan = text(&out.stdout);
+        let line = plan.lines().find(|l| l.starts_with("total")).map(str::to_string).unwrap_or_default();
+        line.split_whitespace().nth(1).and_then(|n| n.parse().ok()).expect("the total")
+    };
+    let (coarse, fine) = (total_of(paddle(&["--set", "grid.dye_factor=1", "--plan"])), total_of(paddle(&["--plan"])));
+    assert!(coarse < fine);
+    let between = format!("storage={{budget={}, policy=\"downscale\"}}", (coarse + fine) / 2);
+    let out = paddle(&["--set", &between, "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let message = text(&out.stderr);
+    assert!(
+        message.contains("the 40x40 grid fits only with its dye on the grid (grid.dye_factor 1 instead of 2)"),
+        "{message}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&text(&out.stdout)).expect("json");
+    assert_eq!(json["grid"], serde_json::json!([40, 40]));
     let out = run(&["--set", "storage.budget=\"12 parsecs\""]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("storage.budget"), "{}", text(&out.stderr));

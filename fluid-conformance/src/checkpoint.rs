@@ -7,10 +7,14 @@ use fluid::{Backend, CpuBackend, Error, Scene, Simulation, Splat};
 use crate::presets::check_states;
 use crate::support::{bits_differ, carried, read_state, small_preset, small_preset_with};
 
-/// The scenes the checkpoint checks run: every preset, and smoke under every pressure solver,
-/// with viscosity, and with a tolerance that stops the solve early.
+/// The scenes the checkpoint checks run: seven presets (between them every kind of state:
+/// smoke, dye, fuel, obstacles moving on paths and held at temperatures, a finer dye), and
+/// smoke under every pressure solver, with viscosity, and with a tolerance that stops the
+/// solve early.
 fn scenes() -> Vec<Scene> {
-    let mut scenes: Vec<Scene> = ["smoke", "ink", "taylor-green", "stable-fluid"].map(small_preset).into();
+    // With fuel, moving obstacles on paths and a finer dye, and obstacles held at temperatures.
+    let presets = ["smoke", "ink", "taylor-green", "stable-fluid", "fire", "paddle", "radiator"];
+    let mut scenes: Vec<Scene> = presets.map(small_preset).into();
     for extra in [
         &["params.pressure.solver=\"jacobi\""][..],
         &["params.pressure.solver=\"sor\""],
@@ -146,7 +150,7 @@ pub fn damaged_files_are_refused<B: Backend>(make: impl Fn() -> B) {
 
 /// A recorded session (splats, steps, a parameter change, a field set, a reset and steps
 /// after it), written to TOML, read back and replayed on a new backend, reaches the recorded
-/// state bit for bit; recording cannot start mid-run.
+/// state bit for bit, and so does one that moves an obstacle; recording cannot start mid-run.
 pub fn replay_is_exact<B: Backend>(make: impl Fn() -> B) {
     let scene = small_preset("smoke");
     let mut a = Simulation::new(scene, make()).expect("simulation");
@@ -186,4 +190,23 @@ pub fn replay_is_exact<B: Backend>(make: impl Fn() -> B) {
     }
     let err = a.start_recording().expect_err("mid-run");
     assert!(err.to_string().contains("record from a new or reset simulation"), "{err}");
+
+    // Obstacle moves replay too: the obstacles preset, its first solid moved mid-run.
+    let mut d = Simulation::new(small_preset("obstacles"), make()).expect("simulation");
+    d.start_recording().expect("record");
+    run(&mut d, 2);
+    let first = d.obstacles()[0].pose;
+    let pose = fluid::Pose { position: [first.position[0] + 0.05, first.position[1] - 0.03], angle: first.angle + 0.3 };
+    d.set_obstacle(0, pose, fluid::Motion { velocity: [0.2, -0.1], angular_velocity: 0.5 }).expect("move");
+    run(&mut d, 3);
+    let log = d.stop_recording().expect("a log");
+    assert!(log.inputs.iter().any(|i| matches!(i, fluid_core::replay::Input::SetObstacle { .. })));
+    let read = fluid_core::replay::InputLog::from_toml(&log.to_toml().expect("toml")).expect("read back");
+    let mut e = read.replay(make()).expect("replay");
+    assert_eq!(e.obstacles(), d.obstacles(), "the obstacles where the run left them");
+    for (field, (x, y)) in
+        fluid_core::grid::step::STATE_FIELDS.iter().zip(read_state(&mut d).iter().zip(&read_state(&mut e)))
+    {
+        assert_eq!(bits_differ(x, y), 0, "{} after an obstacle moved", field.name());
+    }
 }

@@ -95,8 +95,27 @@ pub fn budget_is_never_exceeded<B: Backend>(make: impl Fn() -> B) {
         let mut sim = Simulation::new(small, make()).expect("a downscaled scene runs");
         assert_eq!(sim.downscaled_from(), Some([45, 38]), "{name}");
         let grid = *sim.grid();
-        assert!(grid.nx < 45 && grid.ny < 38, "{name}: {grid:?}");
-        assert!((grid.height() - scene.grid().expect("grid").height()).abs() < 1e-5, "{name}: the box's height");
+        let asked = scene.grid().expect("grid");
+        if (grid.nx, grid.ny) == (45, 38) {
+            assert!(grid.dye_factor < asked.dye_factor, "{name}: neither the grid nor its dye was downscaled");
+        } else {
+            assert!(grid.nx < 45 && grid.ny < 38 && grid.dye_factor == 1, "{name}: {grid:?}");
+        }
+        assert!((grid.height() - asked.height()).abs() < 1e-5, "{name}: the box's height");
         workload(&mut sim, budget, &format!("{name} downscaled to {}x{}", grid.nx, grid.ny));
     }
+    // A finer dye gives first: with a budget that holds the paddle preset with its dye on the
+    // grid, the whole grid runs so.
+    let scene = small_preset("paddle");
+    assert!(scene.grid.dye_factor > 1);
+    let mut coarse = scene.clone();
+    coarse.grid.dye_factor = 1;
+    let need = fluid::storage::plan(&coarse, &make()).expect("plan").plan.total();
+    let mut fitted = scene;
+    fitted.storage = fluid_core::storage::Storage { budget: Some(Bytes(need)), policy: BudgetPolicy::Downscale };
+    let mut sim = Simulation::new(fitted, make()).expect("a scene with a coarser dye runs");
+    assert_eq!(sim.downscaled_from(), Some([45, 38]));
+    let grid = *sim.grid();
+    assert_eq!((grid.nx, grid.ny, grid.dye_factor), (45, 38, 1));
+    workload(&mut sim, need, "paddle with its dye on the grid");
 }

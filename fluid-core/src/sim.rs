@@ -98,7 +98,7 @@ impl<B: Backend> Simulation<B> {
     }
 
     /// The grid `[nx, ny]` the scene asked for, when its budget made [`Simulation::new`] run a
-    /// smaller one (this simulation's grid).
+    /// smaller one, or a coarser dye (this simulation's grid says what runs).
     pub fn downscaled_from(&self) -> Option<[u32; 2]> {
         self.downscaled_from
     }

@@ -86,8 +86,9 @@ pub enum BudgetPolicy {
     /// Fail with [`Error::OverBudget`], naming what is needed and what is allowed.
     #[default]
     Refuse,
-    /// Run the largest grid of the same box and shape that fits, and say so
-    /// ([`crate::Simulation::downscaled_from`]).
+    /// Run what fits, and say so ([`crate::Simulation::downscaled_from`]): a finer dye gives
+    /// first (the largest `grid.dye_factor` with which the whole grid fits), then the grid
+    /// (the largest of the same box and shape that fits, with the dye on it).
     Downscale,
 }
 
@@ -185,11 +186,11 @@ pub fn plan(scene: &Scene, backend: &dyn Backend) -> Result<Fitted> {
 /// A scene made to fit its budget on a backend.
 #[derive(Clone, Debug)]
 pub struct Fitted {
-    /// The scene to run: the one given, or its grid downscaled.
+    /// The scene to run: the one given, or its dye or grid downscaled.
     pub scene: Scene,
     /// Its plan.
     pub plan: MemoryPlan,
-    /// The grid `[nx, ny]` asked for, when it was downscaled.
+    /// The grid `[nx, ny]` asked for, when the grid or the dye's factor was downscaled.
     pub downscaled_from: Option<[u32; 2]>,
 }
 
@@ -244,10 +245,24 @@ pub(crate) fn fit(scene: &Scene, backend: &dyn Backend) -> Result<(Fitted, Box<d
     if plan.total() <= budget.0 {
         return as_is(model, plan);
     }
-    // The largest height whose grid fits (the plan grows with the grid); the width keeps the
-    // box's aspect.
+    // A finer dye gives first: the largest factor with which the whole grid fits.
+    let with_dye = |f: u32| {
+        let mut s = scene.clone();
+        s.grid.dye_factor = f;
+        s
+    };
+    for f in (1..scene.grid.dye_factor).rev() {
+        let s = with_dye(f);
+        let (model, plan) = planned(&s, backend)?;
+        if plan.total() <= budget.0 {
+            return Ok((Fitted { scene: s, plan, downscaled_from: Some([nx, ny]) }, model));
+        }
+    }
+    // Then the largest height whose grid fits (the plan grows with the grid), the dye on it;
+    // the width keeps the box's aspect.
+    let base = with_dye(1);
     let at = |m: u32| -> Result<(Scene, Box<dyn Model>, MemoryPlan)> {
-        let s = resized(scene, width(nx, ny, m), m)?;
+        let s = resized(&base, width(nx, ny, m), m)?;
         let (model, plan) = planned(&s, backend)?;
         Ok((s, model, plan))
     };

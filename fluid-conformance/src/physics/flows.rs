@@ -254,28 +254,9 @@ pub fn heat_mode_decay<B: Backend>(make: impl Fn() -> B) {
 /// wall would leave the mean at ½ with no gradient, a wall at the cell's own edge (a missing
 /// half cell) would bend the profile by h/2 at each end.
 pub fn held_walls_conduct_linearly<B: Backend>(make: impl Fn() -> B) {
-    let (nx, ny, dt) = (32u32, 4u32, 0.05f64);
-    let h = 1.0 / f64::from(nx);
-    let scene = test_scene(
-        "conduction",
-        nx,
-        ny,
-        h,
-        dt,
-        "thermal_diffusivity = 0.1\nthermal_iterations = 40\n\
-         fields = { density = false, temperature = true, dye = false }\n\
-         boundary = { left = { type = \"wall\", temperature = 1.0 }, right = { type = \"wall\", temperature = 0.0 } }\n\
-         pressure = { solver = \"jacobi\", iterations = 2 }",
-    );
-    let mut sim = Simulation::new(scene, make()).expect("simulation");
-    for _ in 0..200 {
-        sim.step(dt as f32).expect("step");
-    }
-    let t = sim.field(FieldId::Temperature).expect("temperature");
-    for (c, x) in t.iter().enumerate() {
-        let want = 1.0 - ((c % nx as usize) as f64 + 0.5) * h;
-        assert!((f64::from(*x) - want).abs() < 1e-3, "cell {c}: T = {x}, the linear profile {want:.5}");
-    }
+    let sides =
+        "boundary = { left = { type = \"wall\", temperature = 1.0 }, right = { type = \"wall\", temperature = 0.0 } }";
+    assert_linear_conduction(make, sides, |x| 1.0 - x);
 }
 
 /// Conduction from an obstacle held at a temperature reaches the linear profile.
@@ -287,28 +268,30 @@ pub fn held_walls_conduct_linearly<B: Backend>(make: impl Fn() -> B) {
 /// `(1 − x) / (1 − 3.5 h)`, exact on the grid. After 10 s every fluid cell lies within 1e-3 of
 /// it, and the slab's cells hold 1 exactly. An insulating slab would leave the fluid at 0.
 pub fn held_obstacle_conducts_linearly<B: Backend>(make: impl Fn() -> B) {
+    let slab = "boundary = { right = { type = \"wall\", temperature = 0.0 } }\n\
+                [[obstacles]]\nshape = \"box\"\nposition = [0.0625, 0.5]\nsize = [1.0, 2.0]\ntemperature = 1.0";
+    let edge = 3.5 / 32.0;
+    assert_linear_conduction(make, slab, |x| if x < edge { 1.0 } else { (1.0 - x) / (1.0 - edge) });
+}
+
+/// A 32 × 4 box of width 1 at rest with κ = 0.1 and what `extra` adds (its sides and solids,
+/// the last lines of `[params]`), after 10 s: every cell within 1e-3 of `want` at its centre.
+fn assert_linear_conduction<B: Backend>(make: impl Fn() -> B, extra: &str, want: impl Fn(f64) -> f64) {
     let (nx, ny, dt) = (32u32, 4u32, 0.05f64);
     let h = 1.0 / f64::from(nx);
-    let scene = test_scene(
-        "held-slab",
-        nx,
-        ny,
-        h,
-        dt,
+    let params = format!(
         "thermal_diffusivity = 0.1\nthermal_iterations = 40\n\
-         fields = { density = false, temperature = true, dye = false }\n\
-         boundary = { right = { type = \"wall\", temperature = 0.0 } }\n\
-         pressure = { solver = \"jacobi\", iterations = 2 }\n\
-         [[obstacles]]\nshape = \"box\"\nposition = [0.0625, 0.5]\nsize = [1.0, 2.0]\ntemperature = 1.0",
+         fields = {{ density = false, temperature = true, dye = false }}\n\
+         pressure = {{ solver = \"jacobi\", iterations = 2 }}\n{extra}"
     );
+    let scene = test_scene("conduction", nx, ny, h, dt, &params);
     let mut sim = Simulation::new(scene, make()).expect("simulation");
     for _ in 0..200 {
         sim.step(dt as f32).expect("step");
     }
     let t = sim.field(FieldId::Temperature).expect("temperature");
     for (c, x) in t.iter().enumerate() {
-        let i = c % nx as usize;
-        let want = if i < 4 { 1.0 } else { (1.0 - (i as f64 + 0.5) * h) / (1.0 - 3.5 * h) };
+        let want = want(((c % nx as usize) as f64 + 0.5) * h);
         assert!((f64::from(*x) - want).abs() < 1e-3, "cell {c}: T = {x}, the linear profile {want:.5}");
     }
 }
