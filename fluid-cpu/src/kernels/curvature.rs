@@ -2,20 +2,9 @@
 //! κ = −∇·n with the unit normal n = ∇ρ/|∇ρ| taken at the cell's four corners, each from the
 //! 2 × 2 cells round it. Past a wall the edge cell repeats; periodic axes wrap.
 
-use super::common::{G, for_each_row};
+use super::common::{G, clamp_or_wrap, for_each_row};
 use crate::dispatch::{Ctx, Slots};
 use fluid_core::ir::schedule::Dispatch;
-
-/// The cell after (or before) `i` along an axis of `n` cells: walls repeat the edge cell.
-#[inline(always)]
-pub fn beside(i: usize, after: bool, n: usize, periodic: bool) -> usize {
-    match (after, periodic) {
-        (true, true) => (i + 1) % n,
-        (true, false) => (i + 1).min(n - 1),
-        (false, true) => (i + n - 1) % n,
-        (false, false) => i.max(1) - 1,
-    }
-}
 
 /// The unit normal at the corner shared by cells `(a0, b0)`, `(a1, b0)`, `(a0, b1)`,
 /// `(a1, b1)`; zero where the density is flat.
@@ -30,8 +19,8 @@ fn corner_normal(g: &G, d: &[f32], (a0, a1): (usize, usize), (b0, b1): (usize, u
 /// κ·h at cell `(i, j)`.
 #[inline(always)]
 pub fn curvature_cell(g: &G, density: &[f32], i: usize, j: usize) -> f32 {
-    let (w, e) = (beside(i, false, g.nx, g.px), beside(i, true, g.nx, g.px));
-    let (s, n) = (beside(j, false, g.ny, g.py), beside(j, true, g.ny, g.py));
+    let (w, e) = (clamp_or_wrap(i, -1, g.nx, g.px), clamp_or_wrap(i, 1, g.nx, g.px));
+    let (s, n) = (clamp_or_wrap(j, -1, g.ny, g.py), clamp_or_wrap(j, 1, g.ny, g.py));
     let ne = corner_normal(g, density, (i, e), (j, n));
     let nw = corner_normal(g, density, (w, i), (j, n));
     let se = corner_normal(g, density, (i, e), (s, j));

@@ -4,10 +4,10 @@
 //! the backtrace's stencil, channel by channel. The cubic scheme samples the field there by
 //! monotone cubics. A cell whose point traced back reaches an inflow keeps its blended value.
 
-use fluid_core::grid::uniforms::{SHARP_CUBIC, SHARP_DYE, SHARP_MACCORMACK, SHARP_SCALAR, SharpParams};
+use fluid_core::grid::uniforms::{SHARP_DYE, SHARP_SCALAR, SharpParams};
 
 use super::advect_cells::inflow_weight;
-use super::common::sharp::{Axis, Lattice, corners, cubic, dissipate, for_each_traced, lerp2, range};
+use super::common::sharp::{Lattice, for_each_traced, sharpen};
 use super::common::{G, for_each_row};
 use crate::dispatch::{Ctx, Slots};
 use fluid_core::ir::schedule::Dispatch;
@@ -17,36 +17,6 @@ use fluid_core::ir::schedule::Dispatch;
 #[inline(always)]
 pub fn keeps(g: &G, x: f32, y: f32) -> bool {
     g.has_inflow() && inflow_weight(g, x, y).0 > 0.0
-}
-
-/// Channel `ch` of a cell's new value: the field `q` and its round trip `back` with
-/// `channels` values per cell, the stencil `w`, the cell `c`, its semi-Lagrangian value `hat`
-/// and the dissipation `(ambient, decay)`.
-#[inline(always)]
-pub fn sharpen(
-    g: &G,
-    p: &SharpParams,
-    (q, back): (&[f32], &[f32]),
-    (channels, ch): (usize, usize),
-    w: (Axis, Axis),
-    c: usize,
-    hat: f32,
-    (ambient, decay): (f32, f32),
-) -> f32 {
-    if p.scheme == SHARP_CUBIC {
-        return dissipate(cubic(g, Lattice::Cells, q, channels, ch, w), ambient, decay);
-    }
-    let f = corners(q, g.nx, channels, ch, w);
-    let x = if p.scheme == SHARP_MACCORMACK {
-        let k = c * channels + ch;
-        hat + 0.5 * decay * (q[k] - back[k])
-    } else {
-        let b = corners(back, g.nx, channels, ch, w);
-        let m = [0, 1, 2, 3].map(|k| 1.5 * f[k] - 0.5 * b[k]);
-        dissipate(lerp2(m, w.0.2, w.1.2), ambient, decay)
-    };
-    let (lo, hi) = range(f);
-    x.max(dissipate(lo, ambient, decay)).min(dissipate(hi, ambient, decay))
 }
 
 /// The table's entry.
@@ -67,7 +37,7 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
                 for_each_traced(g, uv, trace, g.nx, x_of, j as f32 + 0.5, |i, x, y| {
                     if !keeps(g, x, y) {
                         let w = Lattice::Cells.window(g, x, y);
-                        row[i] = sharpen(g, &p, (q, back), (1, 0), w, g.c(i, j), row[i], dis);
+                        row[i] = sharpen(g, &p, Lattice::Cells, (q, back), (1, 0), w, g.c(i, j), row[i], dis);
                     }
                 });
             },
@@ -85,7 +55,17 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
                     if !keeps(g, x, y) {
                         let w = Lattice::Cells.window(g, x, y);
                         for ch in 0..4 {
-                            row[4 * i + ch] = sharpen(g, &p, (q, back), (4, ch), w, g.c(i, j), row[4 * i + ch], dis);
+                            row[4 * i + ch] = sharpen(
+                                g,
+                                &p,
+                                Lattice::Cells,
+                                (q, back),
+                                (4, ch),
+                                w,
+                                4 * g.c(i, j),
+                                row[4 * i + ch],
+                                dis,
+                            );
                         }
                     }
                 });

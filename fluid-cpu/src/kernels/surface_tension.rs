@@ -4,14 +4,14 @@
 
 use fluid_core::grid::uniforms::TensionParams;
 
-use super::common::{G, for_each_row};
+use super::common::{G, clamp_or_wrap, for_each_row};
 use crate::dispatch::{Ctx, Slots};
 use fluid_core::ir::schedule::Dispatch;
 
 /// The cells either side of face `k` along an axis of `n` cells (faces `0..=n`).
 #[inline(always)]
 pub fn sides_of(k: usize, n: usize, periodic: bool) -> (usize, usize) {
-    if periodic { ((k + n - 1) % n, k % n) } else { (k.max(1) - 1, k.min(n - 1)) }
+    (clamp_or_wrap(k, -1, n, periodic), clamp_or_wrap(k, 0, n, periodic))
 }
 
 /// The force's increment between cells `a` and `b` (flat indices), `k = dt·σ/h²`.

@@ -6,14 +6,6 @@
 @group(1) @binding(0) var<storage, read> density: array<f32>;
 @group(1) @binding(1) var<storage, read_write> kappa_h: array<f32>;
 
-// The cell after (or before) i along an axis of n cells: walls repeat the edge cell.
-fn beside(i: u32, after: bool, n: u32, periodic: bool) -> u32 {
-    if (after) {
-        return select(min(i + 1u, n - 1u), (i + 1u) % n, periodic);
-    }
-    return select(max(i, 1u) - 1u, (i + n - 1u) % n, periodic);
-}
-
 // The unit normal at the corner shared by cells (a0, b0), (a1, b0), (a0, b1), (a1, b1); zero
 // where the density is flat.
 fn corner_normal(a0: u32, a1: u32, b0: u32, b1: u32) -> vec2<f32> {
@@ -33,10 +25,10 @@ fn curvature(@builtin(global_invocation_id) id: vec3<u32>) {
     if (i >= grid.nx || j >= grid.ny) {
         return;
     }
-    let w = beside(i, false, grid.nx, px());
-    let e = beside(i, true, grid.nx, px());
-    let s = beside(j, false, grid.ny, py());
-    let n = beside(j, true, grid.ny, py());
+    let w = clamp_or_wrap(i, -1, grid.nx, px());
+    let e = clamp_or_wrap(i, 1, grid.nx, px());
+    let s = clamp_or_wrap(j, -1, grid.ny, py());
+    let n = clamp_or_wrap(j, 1, grid.ny, py());
     let ne = corner_normal(i, e, j, n);
     let nw = corner_normal(w, i, j, n);
     let se = corner_normal(i, e, s, j);

@@ -9,12 +9,10 @@
 @group(1) @binding(2) var<storage, read_write> u: array<f32>;
 @group(1) @binding(3) var<storage, read_write> v: array<f32>;
 
-// The cells either side of face k along an axis of n cells (faces 0..=n).
+
+// The cells either side of face k (k - 1 and k) along an axis of n cells.
 fn sides_of(k: u32, n: u32, periodic: bool) -> vec2<u32> {
-    if (periodic) {
-        return vec2<u32>((k + n - 1u) % n, k % n);
-    }
-    return vec2<u32>(max(k, 1u) - 1u, min(k, n - 1u));
+    return vec2<u32>(clamp_or_wrap(k, -1, n, periodic), clamp_or_wrap(k, 0, n, periodic));
 }
 
 @compute @workgroup_size(WG_X, WG_Y)

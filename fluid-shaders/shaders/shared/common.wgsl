@@ -277,6 +277,16 @@ fn next(i: u32, n: u32, periodic: bool) -> i32 {
     return NONE;
 }
 
+// Sample i + d (d is -1, 0 or 1) along an axis of `count` samples: walls repeat the end
+// sample, periodic axes wrap (twin of common::clamp_or_wrap in fluid-cpu).
+fn clamp_or_wrap(i: u32, d: i32, count: u32, periodic: bool) -> u32 {
+    let k = i32(i) + d;
+    if (periodic) {
+        return u32((k + i32(count)) % i32(count));
+    }
+    return u32(clamp(k, 0, i32(count) - 1));
+}
+
 struct Stencil {
     i0: u32,
     i1: u32,

@@ -33,11 +33,8 @@ fn lattice_index(k: u32, i: u32, j: u32) -> u32 {
 // The samples before and after a stencil's pair along an axis of n cells (faces: samples at
 // 0..=n): walls repeat the end sample, periodic axes wrap.
 fn outer(s: Stencil, n: u32, faces: bool, periodic: bool) -> vec2<u32> {
-    if (periodic) {
-        return vec2<u32>((s.i0 + n - 1u) % n, (s.i1 + 1u) % n);
-    }
-    let last = select(n - 1u, n, faces);
-    return vec2<u32>(max(s.i0, 1u) - 1u, min(s.i1 + 1u, last));
+    let count = select(select(n, n + 1u, faces), n, periodic);
+    return vec2<u32>(clamp_or_wrap(s.i0, -1, count, periodic), clamp_or_wrap(s.i1, 1, count, periodic));
 }
 
 // Cubic Hermite between f1 (t = 0) and f2 (t = 1) with central slopes limited to the

@@ -246,6 +246,14 @@ pub fn prev(i: usize, n: usize, periodic: bool) -> Option<usize> {
     }
 }
 
+/// Sample `i + d` (`d` is −1, 0 or 1) along an axis of `count` samples: walls repeat the end
+/// sample, periodic axes wrap.
+#[inline(always)]
+pub fn clamp_or_wrap(i: usize, d: isize, count: usize, periodic: bool) -> usize {
+    let k = i as isize + d;
+    if periodic { k.rem_euclid(count as isize) as usize } else { k.clamp(0, count as isize - 1) as usize }
+}
+
 /// Neighbour `i + 1` of cell column `i` along an axis of `n` cells.
 #[inline(always)]
 pub fn next(i: usize, n: usize, periodic: bool) -> Option<usize> {

@@ -2,7 +2,9 @@
 //! `shared/sharp.wgsl`. The stencil of a point on any of the grid's three lattices, its
 //! four-sample extension and monotone cubic interpolation.
 
-use super::{G, LANES, backtrace_lanes, stencil, velocity_lanes};
+use fluid_core::grid::uniforms::{SHARP_CUBIC, SHARP_MACCORMACK, SharpParams};
+
+use super::{G, LANES, backtrace_lanes, clamp_or_wrap, stencil, velocity_lanes};
 
 /// An axis of a bilinear stencil: `(i0, i1, t)`.
 pub type Axis = (usize, usize, f32);
@@ -39,11 +41,8 @@ impl Lattice {
 /// at `0..=n`): walls repeat the end sample, periodic axes wrap.
 #[inline(always)]
 pub fn outer(s: Axis, n: usize, faces: bool, periodic: bool) -> (usize, usize) {
-    if periodic {
-        return ((s.0 + n - 1) % n, (s.1 + 1) % n);
-    }
-    let last = if faces { n } else { n - 1 };
-    (s.0.max(1) - 1, (s.1 + 1).min(last))
+    let count = if faces && !periodic { n + 1 } else { n };
+    (clamp_or_wrap(s.0, -1, count, periodic), clamp_or_wrap(s.1, 1, count, periodic))
 }
 
 /// Cubic Hermite between `f1` (`t = 0`) and `f2` (`t = 1`) with central slopes limited to the
@@ -124,4 +123,39 @@ pub fn for_each_traced(
             f(i0 + k, bx[k], by[k]);
         }
     }
+}
+
+/// Channel `ch` of one sample's new value on `lattice`: the field `q` and its round trip
+/// `back` with `channels` values per sample, the stencil `w`, the sample's index `k` (of its
+/// first channel's value), its semi-Lagrangian value `hat` and the dissipation
+/// `(ambient, decay)` (the velocity's ambient is 0). MacCormack adds half the round trip's
+/// error; BFECC samples the field corrected by that half error; either is clamped to the
+/// stencil's range; the cubic scheme samples by monotone cubics.
+#[inline(always)]
+pub fn sharpen(
+    g: &G,
+    p: &SharpParams,
+    lattice: Lattice,
+    (q, back): (&[f32], &[f32]),
+    (channels, ch): (usize, usize),
+    w: (Axis, Axis),
+    k: usize,
+    hat: f32,
+    (ambient, decay): (f32, f32),
+) -> f32 {
+    if p.scheme == SHARP_CUBIC {
+        return dissipate(cubic(g, lattice, q, channels, ch, w), ambient, decay);
+    }
+    let cols = lattice.cols(g);
+    let f = corners(q, cols, channels, ch, w);
+    let x = if p.scheme == SHARP_MACCORMACK {
+        let k = k + ch;
+        hat + 0.5 * decay * (q[k] - back[k])
+    } else {
+        let b = corners(back, cols, channels, ch, w);
+        let m = [0, 1, 2, 3].map(|k| 1.5 * f[k] - 0.5 * b[k]);
+        dissipate(lerp2(m, w.0.2, w.1.2), ambient, decay)
+    };
+    let (lo, hi) = range(f);
+    x.max(dissipate(lo, ambient, decay)).min(dissipate(hi, ambient, decay))
 }

@@ -68,3 +68,17 @@ fn wall_stencils_are_windows_at_their_first_sample() {
         }
     }
 }
+
+/// Walls repeat the end sample, periodic axes wrap, inside the step is plain.
+#[test]
+fn clamp_or_wrap_repeats_or_wraps_at_the_ends() {
+    let n = 5;
+    for (i, d, wall, periodic) in
+        [(0, -1, 0, 4), (0, 0, 0, 0), (0, 1, 1, 1), (2, -1, 1, 1), (4, 1, 4, 0), (4, -1, 3, 3)]
+    {
+        assert_eq!(clamp_or_wrap(i, d, n, false), wall, "wall: {i} {d:+}");
+        assert_eq!(clamp_or_wrap(i, d, n, true), periodic, "periodic: {i} {d:+}");
+    }
+    // The faces of a wall axis run 0..=n: face n + 1 repeats face n.
+    assert_eq!(clamp_or_wrap(n, 1, n + 1, false), n);
+}
