@@ -3,8 +3,7 @@
 //! and takes that temperature. `diffuse_temperature` keeps those cells and conducts through
 //! their faces whole: the solid is a source or sink of heat, not an insulator.
 
-use fluid_core::grid::solid::{self, Obstacle, nearest};
-use fluid_core::{Boundary, Grid};
+use fluid_core::grid::solid::nearest;
 use rayon::prelude::*;
 
 use super::common::G;
@@ -14,10 +13,7 @@ use fluid_core::ir::schedule::Dispatch;
 /// The held temperature at each cell centre (`None` outside every held solid), with the
 /// table `rows` at time `t`.
 pub fn held_cells(g: &G, rows: &[f32], t: f32) -> Vec<Option<f32>> {
-    let table: Vec<[f32; 4]> = rows.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect();
-    let obstacles: Vec<Obstacle> = solid::decode(&table).iter().map(|o| o.at(t)).collect();
-    let b = |p: bool| if p { Boundary::Periodic } else { Boundary::Wall };
-    let Ok(grid) = Grid::new(g.nx as u32, g.ny as u32, g.h, b(g.px), b(g.py)) else {
+    let Some((grid, obstacles)) = super::rasterise_solids::placed(g, rows, t) else {
         return vec![None; g.nx * g.ny];
     };
     (0..g.nx * g.ny)

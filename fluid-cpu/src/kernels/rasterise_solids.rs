@@ -33,13 +33,7 @@ pub struct Outputs<'a> {
 
 /// Rasterise the table `rows` at time `t` into `out`.
 pub fn run(g: &G, params: &AdvectParams, rows: &[f32], t: f32, out: Outputs<'_>) {
-    let table: Vec<[f32; 4]> = rows.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect();
-    let obstacles: Vec<Obstacle> = solid::decode(&table).iter().map(|o| o.at(t)).collect();
-    let b = |p: bool| if p { Boundary::Periodic } else { Boundary::Wall };
-    let grid = match Grid::new(g.nx as u32, g.ny as u32, g.h, b(g.px), b(g.py)) {
-        Ok(grid) => grid,
-        Err(_) => return,
-    };
+    let Some((grid, obstacles)) = placed(g, rows, t) else { return };
     let (nx, ny, h) = (g.nx, g.ny, g.h);
     let canon = |k: usize, n: usize, periodic: bool| if periodic && k == n { 0 } else { k };
     let mut nodes = vec![0.0f32; (nx + 1) * (ny + 1)];
@@ -99,6 +93,16 @@ pub fn run(g: &G, params: &AdvectParams, rows: &[f32], t: f32, out: Outputs<'_>)
     if fields & CARRY_FUEL != 0 {
         out.fuel.par_iter_mut().enumerate().filter(|(c, _)| inside(*c)).for_each(|(_, x)| *x = 0.0);
     }
+}
+
+/// The grid of `g` and the obstacles of the table `rows` where they stand at time `t` (`None`
+/// for a grid the host cannot build, which no schedule gives).
+pub fn placed(g: &G, rows: &[f32], t: f32) -> Option<(Grid, Vec<Obstacle>)> {
+    let table: Vec<[f32; 4]> = rows.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect();
+    let obstacles = solid::decode(&table).iter().map(|o| o.at(t)).collect();
+    let b = |p: bool| if p { Boundary::Periodic } else { Boundary::Wall };
+    let grid = Grid::new(g.nx as u32, g.ny as u32, g.h, b(g.px), b(g.py)).ok()?;
+    Some((grid, obstacles))
 }
 
 /// Rows of `cols` values of `out`, in parallel (`f` gets the row index).
