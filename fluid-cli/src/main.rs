@@ -137,7 +137,9 @@ struct RunArgs {
     flipbook: Option<String>,
     /// After the last step write DIR/<field>.npy for each field: u, v, pressure, divergence,
     /// density, temperature, dye, fuel, curl, and with obstacles solid (each cell's solid fraction),
-    /// u_faces and v_faces (each face's open fraction and solid velocity, [rows, cols, 2]).
+    /// u_faces and v_faces (each face's open fraction and solid velocity, [rows, cols, 2]); in a
+    /// particle scene density (the liquid drawn), positions and velocities ([N, 2]), or
+    /// `particles` for both.
     #[arg(long, value_delimiter = ',', value_name = "FIELD,...")]
     dump: Vec<String>,
     /// Override a scene value by its TOML path, e.g. --set params.viscosity=0.01 or --set

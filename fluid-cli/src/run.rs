@@ -70,9 +70,15 @@ pub(crate) fn parse_probes(texts: &[String]) -> Result<Vec<[f32; 2]>, Failure> {
 pub(crate) fn field_list(names: &[String]) -> Result<Vec<FieldId>, Failure> {
     let mut fields = Vec::new();
     for name in names {
-        let field = FieldId::parse(name.trim())?;
-        if !fields.contains(&field) {
-            fields.push(field);
+        // `particles`: the particle liquid's positions and velocities.
+        let named = match name.trim() {
+            "particles" => vec![FieldId::Positions, FieldId::Velocities],
+            other => vec![FieldId::parse(other)?],
+        };
+        for field in named {
+            if !fields.contains(&field) {
+                fields.push(field);
+            }
         }
     }
     Ok(fields)
@@ -121,8 +127,16 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Failure> {
     }
     for (option, fields) in [("--dump", &dumps), ("--exr", &exr)] {
         for field in fields {
-            if let Some(why) = scene.params.fields.not_carried(*field) {
-                return Err(Error::invalid(option, field.name(), format!("{why}: it would be all zeros")).into());
+            let why = if scene.particles.is_some() {
+                let drawn = matches!(field, FieldId::Positions | FieldId::Velocities | FieldId::Density);
+                (!drawn).then(|| "a particle scene has positions, velocities and density (the liquid drawn)".into())
+            } else {
+                let particle = matches!(field, FieldId::Positions | FieldId::Velocities);
+                let zeros = if particle { "" } else { ": it would be all zeros" };
+                scene.params.fields.not_carried(*field).map(|why| format!("{why}{zeros}"))
+            };
+            if let Some(why) = why {
+                return Err(Error::invalid(option, field.name(), why).into());
             }
         }
     }
@@ -292,6 +306,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Failure> {
             "backend": backend_name,
             "device": device,
             "grid": [grid.nx, grid.ny],
+            "particles": grid.particles,
             "downscaled_from": sim.downscaled_from(),
             "steps": steps,
             "ms_per_step": ms_per_step,
@@ -316,11 +331,19 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Failure> {
         });
         println!("{json}");
     } else {
-        println!(
-            "{name}: {}x{} on {backend_name} ({device}): {} steps, {ms_per_step:.3} ms/step, \
-             max |div u| {:.3e} /s, relative residual {:.3e}, CFL {:.2}",
-            grid.nx, grid.ny, steps, diag.max_divergence, diag.residual, diag.cfl
-        );
+        if grid.particles > 0 {
+            println!(
+                "{name}: {} particles, drawn on {}x{}, on {backend_name} ({device}): {} steps, \
+                 {ms_per_step:.3} ms/step, max speed {:.3e}, {:.2} radii per step",
+                grid.particles, grid.nx, grid.ny, steps, diag.max_velocity, diag.cfl
+            );
+        } else {
+            println!(
+                "{name}: {}x{} on {backend_name} ({device}): {} steps, {ms_per_step:.3} ms/step, \
+                 max |div u| {:.3e} /s, relative residual {:.3e}, CFL {:.2}",
+                grid.nx, grid.ny, steps, diag.max_divergence, diag.residual, diag.cfl
+            );
+        }
         if let Some(m) = &memory {
             let mib = |bytes: u64| bytes as f64 / 1048576.0;
             println!(
@@ -352,6 +375,8 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Failure> {
 /// `--dump` fails at once rather than being killed after the last step.
 pub(crate) fn check_dumps_fit(scene: &Scene, backend: &str, dumps: &[FieldId]) -> Result<(), Failure> {
     let grid = scene.grid()?;
+    let particles = scene.particles.as_ref().map_or(0, |p| p.initial_count(&grid).min(u64::from(u32::MAX)) as u32);
+    let grid = fluid::Grid { particles, ..grid };
     let largest = dumps.iter().map(|f| (*f, 4 * grid.len(*f) as u64)).max_by_key(|(_, bytes)| *bytes);
     let fields = if backend == "cpu" { fluid::GridFields::declare(&grid, &scene.params).bytes() } else { 0 };
     if let (Some((field, bytes)), Some(avail)) = (largest, fluid_core::backend::available_memory())

@@ -59,6 +59,44 @@ fn run_dumps_every_field_with_the_documented_shape() {
     assert_eq!(summary.matches("dye.npy").count(), 1, "{summary}");
 }
 
+/// A particle preset writes its positions and velocities as `[N, 2]`, its drawn liquid on the
+/// picture's cells, and a GIF; the particles stay in the box.
+#[test]
+fn a_particle_scene_dumps_its_particles_and_draws_a_gif() {
+    let dir = temp_dir("particles");
+    let out = fluid(&[
+        "run",
+        "dam-break",
+        "--steps",
+        "6",
+        "--set",
+        "grid.nx=64",
+        "--set",
+        "grid.ny=32",
+        "--gif",
+        "--frame-every",
+        "3",
+        "--dump",
+        "particles,density",
+        "--out",
+        dir.to_str().expect("utf8"),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (shape, payload) = npy(&dir.join("positions.npy"));
+    assert!(shape.len() == 2 && shape[1] == 2 && shape[0] > 1000, "{shape:?}");
+    let n = shape[0];
+    let x: Vec<f32> = payload.chunks(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+    assert!(x.chunks(2).all(|p| (0.0..=2.0).contains(&p[0]) && (0.0..=1.0).contains(&p[1])), "a particle left the box");
+    assert_eq!(npy(&dir.join("velocities.npy")).0, vec![n, 2]);
+    let (shape, payload) = npy(&dir.join("density.npy"));
+    assert_eq!(shape, vec![32, 64]);
+    let drawn = payload.chunks(4).filter(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]) > 0.5).count();
+    assert!(drawn > 64 && drawn < 32 * 64, "{drawn} cells hold liquid");
+    assert!(dir.join("dam-break.gif").exists());
+    let summary = text(&out.stdout);
+    assert!(summary.contains(&format!("{n} particles")), "{summary}");
+}
+
 #[test]
 fn json_summary_has_the_documented_keys() {
     let out = fluid(&["run", "taylor-green", "--steps", "3", "--set", "grid.nx=32", "--set", "grid.ny=32", "--json"]);
@@ -351,6 +389,18 @@ fn bad_input_gets_a_clear_message_and_exit_code_2() {
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("40000") && !err.contains("bandwidth"), "{err}");
+    // The particle liquid.
+    bad(&["run", "dam-break", "--set", "particles.radius=0"], &["particles.radius", "0", "> 0"]);
+    bad(&["run", "dam-break", "--set", "particles.radius=-0.1"], &["particles.radius", "-0.1"]);
+    bad(&["run", "dam-break", "--set", "particles.rest_density=0"], &["particles.rest_density", "0"]);
+    bad(&["run", "dam-break", "--set", "particles.fill.0.spacing=0.0001"], &["particles.fill", "at most 16000000"]);
+    bad(
+        &["run", "splash", "--set", "particles.fill.1.center=[0.9,0.9]"],
+        &["particles.fill[1]", "outside the container"],
+    );
+    bad(&["run", "dam-break", "--set", "particles.substeps=0"], &["particles.substeps", "0"]);
+    bad(&["run", "dam-break", "--dump", "u"], &["--dump", "u", "particle scene"]);
+    bad(&["run", "smoke", "--dump", "particles"], &["--dump", "positions", "particle scene"]);
     bad(&["run", "smoke", "--steps", "0"], &["--steps"]);
     bad(&["run", "smoke", "--threads", "100000"], &["threads", "100000", "1024"]);
     bad(&["run", "smoke", "--steps", "-3"], &["-3"]);

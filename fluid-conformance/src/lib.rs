@@ -17,7 +17,8 @@
 //! - [`random`]: seeded random scenes against the CPU backend;
 //! - [`api`]: the backend contract: reductions, waits, samples, queued reads, timings, threads;
 //! - [`checkpoint`]: saved and restored runs, damaged files refused, recorded sessions replayed;
-//! - [`storage`]: the memory budget, refused, downscaled, never exceeded.
+//! - [`storage`]: the memory budget, refused, downscaled, never exceeded;
+//! - [`particles`]: the particle liquid's kernels, presets, checkpoints and physics.
 //!
 //! [`compare`] measures a backend's fields against the CPU's; [`support`] holds what the topics
 //! share. `tests/` runs the suite on the CPU, wgpu and raw Vulkan backends, each with tests of
@@ -27,6 +28,7 @@ pub mod api;
 pub mod checkpoint;
 pub mod compare;
 pub mod kernels;
+pub mod particles;
 pub mod physics;
 pub mod presets;
 pub mod random;
@@ -412,6 +414,42 @@ macro_rules! conformance {
             #[test]
             fn transient_resources_that_share_memory_change_no_result() {
                 $crate::api::transient_sharing_changes_no_result(|| $make);
+            }
+        }
+
+        /// The particle liquid.
+        mod particles {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[test]
+            fn every_particle_kernel_matches_the_cpu() {
+                $crate::particles::kernels_match_the_cpu(|| $make);
+            }
+
+            #[test]
+            fn particle_presets_match_the_cpu() {
+                $crate::particles::presets_match_the_cpu(|| $make);
+            }
+
+            #[test]
+            fn a_restored_particle_run_continues_bit_for_bit() {
+                $crate::particles::continuation_is_exact(|| $make);
+            }
+
+            #[test]
+            fn the_pair_passes_conserve_momentum() {
+                $crate::particles::momentum_is_conserved(|| $make);
+            }
+
+            #[test]
+            fn a_pool_comes_to_rest_at_any_particle_count() {
+                $crate::particles::a_pool_comes_to_rest(|| $make);
+            }
+
+            #[test]
+            fn particles_stay_in_their_containers() {
+                $crate::particles::particles_stay_in_their_containers(|| $make);
             }
         }
 

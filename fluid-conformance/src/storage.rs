@@ -19,13 +19,17 @@ fn workload<B: Backend>(sim: &mut Simulation<B>, budget: u64, what: &str) {
     let (w, h) = (sim.grid().width(), sim.grid().height());
     let splat =
         Splat { center: [0.4 * w, 0.5 * h], radius: 0.1 * h, velocity: [0.3, 0.2], density: 0.5, ..Splat::default() };
+    // The particle liquid takes no splats.
+    let splats = sim.scene().particles.is_none();
     for _ in 0..3 {
-        sim.splat(carried(sim, splat)).expect("splat");
+        if splats {
+            sim.splat(carried(sim, splat)).expect("splat");
+        }
         sim.step(dt).expect("step");
     }
     check(sim, "steps");
     // As many splats as a step takes (the splat buffers at their largest).
-    let room = fluid::MAX_SPLATS - sim.scene().emitters.len();
+    let room = if splats { fluid::MAX_SPLATS - sim.scene().emitters.len() } else { 0 };
     for k in 0..room {
         let s = Splat {
             center: [(k % 97) as f32 / 97.0 * w, 0.5 * h],
@@ -46,12 +50,13 @@ fn workload<B: Backend>(sim: &mut Simulation<B>, budget: u64, what: &str) {
         sim.sample(f, &[[0.5 * w, 0.5 * h]]).expect("sample");
     }
     check(sim, "reads and samples");
-    let pending = sim.request_field(FieldId::U).expect("request");
+    let state = if splats { FieldId::U } else { FieldId::Positions };
+    let pending = sim.request_field(state).expect("request");
     sim.step(dt).expect("step");
     sim.wait_field(pending).expect("wait");
     check(sim, "a queued read");
-    let u = sim.field(FieldId::U).expect("u");
-    sim.set_field(FieldId::U, &u).expect("set_field");
+    let u = sim.field(state).expect("read");
+    sim.set_field(state, &u).expect("set_field");
     check(sim, "a write");
     if sim.scene().check_render().is_ok() {
         sim.render().expect("render");
@@ -92,6 +97,17 @@ pub fn budget_is_never_exceeded<B: Backend>(make: impl Fn() -> B) {
         let mut small = scene.clone();
         let budget = plan.total() - plan.resources() / 2;
         small.storage = fluid_core::storage::Storage { budget: Some(Bytes(budget)), policy: BudgetPolicy::Downscale };
+        if scene.particles.is_some() {
+            // The particle liquid keeps its particles: refused, saying so.
+            match Simulation::new(small, make()) {
+                Err(Error::OverBudget { detail, .. }) => {
+                    assert!(detail.contains("particles") && detail.contains("not downscaled"), "{name}: {detail}")
+                }
+                Err(e) => panic!("{name}: expected OverBudget, got {e}"),
+                Ok(_) => panic!("{name}: a particle scene over its budget ran"),
+            }
+            continue;
+        }
         let mut sim = Simulation::new(small, make()).expect("a downscaled scene runs");
         assert_eq!(sim.downscaled_from(), Some([45, 38]), "{name}");
         let grid = *sim.grid();

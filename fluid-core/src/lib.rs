@@ -7,6 +7,7 @@
 //! - [`Backend`]: the seam to the machines that run schedules;
 //! - [`grid`]: the Eulerian grid model (smoke, ink): its fields, kernels, step and pressure
 //!   solvers, one file per method under [`grid::pressure`];
+//! - [`particles`]: the particle liquid (Clavet et al. 2005's double density relaxation);
 //! - [`Model`]: what a solver family declares; [`Simulation`]: a scene's model on a backend,
 //!   stepped, read and checked;
 //! - [`params`], [`scene`], [`splat`]: what a user writes; [`render`]: the reference renderer.
@@ -20,6 +21,7 @@ pub mod grid;
 pub mod ir;
 pub mod model;
 pub mod params;
+pub mod particles;
 pub mod render;
 pub mod replay;
 pub mod scene;
@@ -45,6 +47,7 @@ pub use splat::{Falloff, Splat};
 /// Every kernel a backend must be able to run: every model's, and the reductions.
 pub fn kernels() -> Vec<Kernel> {
     let mut all = grid::kernels::ALL.to_vec();
+    all.extend_from_slice(particles::kernels::ALL);
     all.extend([ir::uniforms::REDUCE_PARTIAL, ir::uniforms::REDUCE_FINAL]);
     all
 }

@@ -662,6 +662,7 @@ impl ActiveFields {
             FieldId::Temperature => self.temperature,
             FieldId::Dye => self.dye,
             FieldId::Fuel => self.fuel,
+            FieldId::Positions | FieldId::Velocities => false,
             _ => true,
         }
     }
@@ -669,6 +670,9 @@ impl ActiveFields {
     /// Why `field` is empty, when the step does not carry it: e.g. "the step does not carry dye
     /// (params.fields.dye = false)", for an error about a setting that acts on it.
     pub fn not_carried(&self, field: FieldId) -> Option<String> {
+        if matches!(field, FieldId::Positions | FieldId::Velocities) {
+            return Some(format!("only a particle scene (one with a [particles] section) has {}", field.name()));
+        }
         (!self.carries(field)).then(|| format!("the step does not carry {0} (params.fields.{0} = false)", field.name()))
     }
 }

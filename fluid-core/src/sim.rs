@@ -384,6 +384,13 @@ impl<B: Backend> Simulation<B> {
         if let Some((k, x)) = data.iter().enumerate().find(|(_, x)| !x.is_finite()) {
             return Err(Error::invalid(format!("{}[{k}]", field.name()), x, "field values must be finite"));
         }
+        if field == FieldId::Density && self.model.family() == "particles" {
+            return Err(Error::invalid(
+                "field",
+                field.name(),
+                "the particle liquid's density is drawn from its particles: set positions and velocities",
+            ));
+        }
         let id = self.readable(field)?;
         self.backend.upload(id, data)?;
         if field == FieldId::Pressure {
@@ -585,8 +592,11 @@ fn check_budget(model: &dyn Model, backend: &dyn Backend, why: &str) -> Result<(
     })
 }
 
-/// The model that runs `scene`: the grid fluid (a second family, the particle liquid, adds its
-/// branch here).
+/// The model that runs `scene`: the particle liquid when it has a `[particles]` section, else
+/// the grid fluid.
 pub(crate) fn model_for(scene: Scene) -> Result<Box<dyn Model>> {
+    if scene.particles.is_some() {
+        return Ok(Box::new(crate::particles::model::ParticleModel::new(scene)?));
+    }
     Ok(Box::new(crate::grid::model::GridModel::new(scene)?))
 }

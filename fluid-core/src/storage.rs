@@ -233,6 +233,18 @@ pub(crate) fn fit(scene: &Scene, backend: &dyn Backend) -> Result<(Fitted, Box<d
     let as_is = |model, plan| Ok((Fitted { scene: scene.clone(), plan, downscaled_from: None }, model));
     let Some(budget) = scene.storage.budget else { return as_is(model, plan) };
     let (nx, ny) = (scene.grid.nx, scene.grid.ny);
+    if scene.particles.is_some() {
+        // The particle liquid keeps its particles: nothing to downscale.
+        let count = model.grid().particles;
+        check_within(&plan, budget, || {
+            format!(
+                "{count} particles (drawn on {nx}x{ny}) on {}; the particle liquid is not downscaled: raise the \
+                 budget or fill fewer particles (a larger `spacing` in `particles.fill`)",
+                backend.name()
+            )
+        })?;
+        return as_is(model, plan);
+    }
     if scene.storage.policy == BudgetPolicy::Refuse {
         check_within(&plan, budget, || {
             format!(

@@ -35,6 +35,7 @@ fn storage(module: &naga::Module, g: &naga::GlobalVariable) -> (bool, Option<Ele
         naga::TypeInner::Array { base, .. } => match &module.types[*base].inner {
             naga::TypeInner::Scalar(s) if s.kind == naga::ScalarKind::Float && s.width == 4 => Some(Element::F32),
             naga::TypeInner::Scalar(s) if s.kind == naga::ScalarKind::Uint && s.width == 4 => Some(Element::U32),
+            naga::TypeInner::Atomic(s) if s.kind == naga::ScalarKind::Uint && s.width == 4 => Some(Element::AtomicU32),
             naga::TypeInner::Vector { size: naga::VectorSize::Quad, scalar }
                 if scalar.kind == naga::ScalarKind::Float =>
             {

@@ -210,6 +210,9 @@ pub struct Grid {
     /// Left, right, bottom and top sides ([`Grid::with_sides`]); by default each is what its
     /// axis' boundary says ([`Side::of`]).
     pub sides: [Side; 4],
+    /// The particle liquid's particles, when this grid is the frame of a particle scene (the
+    /// length of its `positions` and `velocities`); 0 for the grid fluid.
+    pub particles: u32,
 }
 
 impl Grid {
@@ -252,7 +255,7 @@ impl Grid {
         }
         let sides = [Side::of(boundary_x), Side::of(boundary_x), Side::of(boundary_y), Side::of(boundary_y)];
         let solids = sides.iter().any(|s| s.needs_faces());
-        Ok(Grid { nx, ny, h, boundary_x, boundary_y, solids, held: false, dye_factor: 1, sides })
+        Ok(Grid { nx, ny, h, boundary_x, boundary_y, solids, held: false, dye_factor: 1, sides, particles: 0 })
     }
 
     /// This grid with its sides set one by one (left, right, bottom, top). A side of a
@@ -319,6 +322,7 @@ impl Grid {
                 let (x, y) = self.dye_dims();
                 field.len_for(x, y)
             }
+            FieldKind::Particles => 2 * self.particles as usize,
             _ => field.len_for(self.nx, self.ny),
         }
     }
@@ -336,6 +340,7 @@ impl Grid {
             FieldKind::VFaces => vec![ny + 1, nx, 2],
             FieldKind::Levels => vec![self.len(field)],
             FieldKind::Table => vec![0, 4],
+            FieldKind::Particles => vec![self.particles as usize, 2],
         }
     }
 
@@ -480,6 +485,8 @@ pub enum FieldKind {
     Table,
     /// The packed multigrid hierarchy ([`crate::grid::pressure::multigrid`]): a flat array.
     Levels,
+    /// Two values (x, y) per particle of the particle liquid ([`Grid::particles`]).
+    Particles,
 }
 
 macro_rules! fields {
@@ -606,6 +613,11 @@ fields! {
     /// 1 in the cells whose centre lies inside an obstacle held at a temperature, else 0
     /// (rasterised with the obstacles each step). Only when some obstacle is held.
     Held = "held", Cell, false;
+    /// The particle liquid's positions (world units), one `[x, y]` per particle, in the order
+    /// of the last step's sort. Only in a particle scene.
+    Positions = "positions", Particles, true;
+    /// The particle liquid's velocities (world units per second), in the positions' order.
+    Velocities = "velocities", Particles, true;
 }
 
 impl FieldId {
@@ -633,7 +645,7 @@ impl FieldId {
             FieldKind::UFaces => 2 * (nx + 1) * ny,
             FieldKind::VFaces => 2 * nx * (ny + 1),
             FieldKind::Levels => pressure::layout::buffer_len(nx as u32, ny as u32),
-            FieldKind::Table => 0,
+            FieldKind::Table | FieldKind::Particles => 0,
         }
     }
 
@@ -805,6 +817,6 @@ mod tests {
             assert_eq!(FieldId::parse(f.name()).expect("known"), f);
         }
         assert!(FieldId::parse("u_tmp").is_err());
-        assert_eq!(FieldId::public().count(), 12);
+        assert_eq!(FieldId::public().count(), 14);
     }
 }

@@ -38,6 +38,8 @@ pub enum Element {
     U32,
     /// `array<vec2<f32>>`.
     Vec2F32,
+    /// `array<atomic<u32>>` (counters; the CPU twin runs them as plain `u32`).
+    AtomicU32,
 }
 
 /// A storage binding slot.
@@ -69,6 +71,16 @@ impl Binding {
     /// A slot of `vec2<f32>` values.
     pub const fn vec2(name: &'static str, access: Access) -> Binding {
         Binding { name, access, element: Element::Vec2F32, optional: false }
+    }
+
+    /// A slot of `u32` values.
+    pub const fn u32(name: &'static str, access: Access) -> Binding {
+        Binding { name, access, element: Element::U32, optional: false }
+    }
+
+    /// A slot of `atomic<u32>` counters (read and written).
+    pub const fn atomic(name: &'static str) -> Binding {
+        Binding { name, access: Access::ReadWrite, element: Element::AtomicU32, optional: false }
     }
 
     /// The same slot, which may be bound to an empty resource.

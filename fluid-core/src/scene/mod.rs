@@ -31,6 +31,7 @@ use crate::splat::{Falloff, GAUSSIAN_CUTOFF, Splat};
 use crate::{Error, Result};
 
 pub mod obstacles;
+pub mod particles;
 pub use obstacles::{MAX_OBSTACLES, MaskChannel, ObstacleSpec, PRESET_IMAGES, PathKey, ShapeKind};
 
 /// Grid section of a scene.
@@ -185,6 +186,10 @@ pub struct Scene {
     /// Solids in the flow ([`obstacles`]).
     #[serde(default)]
     pub obstacles: Vec<ObstacleSpec>,
+    /// The particle liquid ([`particles`]): with this section the scene runs the particle
+    /// model, in the box of `grid` (whose cells are then the picture's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub particles: Option<particles::ParticleSpec>,
 }
 
 /// Built-in scenes: `(name, TOML)`.
@@ -203,6 +208,8 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("fire", include_str!("../../../scenes/fire.toml")),
     ("candle", include_str!("../../../scenes/candle.toml")),
     ("explosion", include_str!("../../../scenes/explosion.toml")),
+    ("dam-break", include_str!("../../../scenes/dam-break.toml")),
+    ("splash", include_str!("../../../scenes/splash.toml")),
 ];
 
 fn preset_names() -> String {

@@ -5,6 +5,7 @@
 
 use fluid_core::Kernel;
 use fluid_core::grid::kernels as k;
+use fluid_core::particles::kernels as pk;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -60,6 +61,17 @@ pub(crate) const TABLE: &[(Kernel, KernelFn)] = &[
     (k::CG_UPDATE, cg_update::dispatch),
     (k::SUBTRACT_GRADIENT, subtract_gradient::dispatch),
     (k::RESIDUAL, residual::dispatch),
+    (pk::PARTICLE_HASH, particle_hash::dispatch),
+    (pk::PARTICLE_SCAN, particle_scan::dispatch),
+    (pk::PARTICLE_SCAN_ADD, particle_scan_add::dispatch),
+    (pk::PARTICLE_SCATTER, particle_scatter::dispatch),
+    (pk::PARTICLE_ORDER, particle_order::dispatch),
+    (pk::PARTICLE_GATHER, particle_gather::dispatch),
+    (pk::PARTICLE_FORCES, particle_forces::dispatch),
+    (pk::PARTICLE_DENSITY, particle_density::dispatch),
+    (pk::PARTICLE_RELAX, particle_relax::dispatch),
+    (pk::PARTICLE_COLLIDE, particle_collide::dispatch),
+    (pk::PARTICLE_DRAW, particle_draw::dispatch),
 ];
 
 pub mod advect_cells;
@@ -96,6 +108,17 @@ pub mod mg_smooth;
 pub mod mg_smooth2;
 pub mod mg_store;
 pub mod mg_weights;
+pub mod particle_collide;
+pub mod particle_density;
+pub mod particle_draw;
+pub mod particle_forces;
+pub mod particle_gather;
+pub mod particle_hash;
+pub mod particle_order;
+pub mod particle_relax;
+pub mod particle_scan;
+pub mod particle_scan_add;
+pub mod particle_scatter;
 pub mod poisson_cols;
 pub mod poisson_rows;
 pub mod poisson_taps;

@@ -2,6 +2,7 @@
 //! Index helpers, boundary handling, bilinear sampling and the backtrace.
 
 mod lanes;
+pub mod particles;
 pub mod sharp;
 
 use fluid_core::grid::uniforms::GridUniform;
@@ -84,6 +85,7 @@ impl G {
             FieldKind::VFaces => 2 * self.nx,
             FieldKind::Levels => self.nx,
             FieldKind::Table => 4,
+            FieldKind::Particles => 2,
         }
     }
 

@@ -1,0 +1,76 @@
+//! `particle_collide`: a particle past its container is put back on its edge; its velocity is
+//! its position change over dt, with any outward part removed, friction taken from the
+//! tangential part, and the anti-stick speed given inward (the seed's fix for particles that
+//! would rest on the edge).
+
+use fluid_core::ir::schedule::Dispatch;
+use fluid_core::particles::{CollideParams, SHAPE_BOX};
+use rayon::prelude::*;
+
+use super::common::particles::{pairs, pairs_mut};
+use crate::dispatch::{Ctx, Slots};
+
+/// The position and velocity of a particle at `x` that started the substep at `prev`.
+#[inline(always)]
+pub fn collide(p: &CollideParams, dt: f32, x: [f32; 2], prev: [f32; 2]) -> ([f32; 2], [f32; 2]) {
+    let mut x = x;
+    if p.shape == SHAPE_BOX {
+        // Per axis: -1 below, +1 above, 0 inside.
+        let mut side = [0i32; 2];
+        for a in 0..2 {
+            if x[a] < p.lo[a] {
+                x[a] = p.lo[a];
+                side[a] = -1;
+            } else if x[a] > p.hi[a] {
+                x[a] = p.hi[a];
+                side[a] = 1;
+            }
+        }
+        let mut v = [(x[0] - prev[0]) / dt, (x[1] - prev[1]) / dt];
+        for a in 0..2 {
+            let b = 1 - a;
+            if side[a] < 0 {
+                v[a] = v[a].max(0.0) + p.anti_stick;
+                v[b] *= 1.0 - p.friction;
+            } else if side[a] > 0 {
+                v[a] = v[a].min(0.0) - p.anti_stick;
+                v[b] *= 1.0 - p.friction;
+            }
+        }
+        return (x, v);
+    }
+    let (c, radius) = (p.lo, p.hi[0]);
+    let r = [x[0] - c[0], x[1] - c[1]];
+    let l2 = r[0] * r[0] + r[1] * r[1];
+    if l2 <= radius * radius {
+        return (x, [(x[0] - prev[0]) / dt, (x[1] - prev[1]) / dt]);
+    }
+    let l = l2.sqrt();
+    let n = [r[0] / l, r[1] / l];
+    x = [c[0] + n[0] * radius, c[1] + n[1] * radius];
+    let mut v = [(x[0] - prev[0]) / dt, (x[1] - prev[1]) / dt];
+    let vn = v[0] * n[0] + v[1] * n[1];
+    let t = [v[0] - vn * n[0], v[1] - vn * n[1]];
+    let out = vn.max(0.0);
+    v = [
+        v[0] - out * n[0] - p.friction * t[0] - p.anti_stick * n[0],
+        v[1] - out * n[1] - p.friction * t[1] - p.anti_stick * n[1],
+    ];
+    (x, v)
+}
+
+/// Every live particle.
+pub fn run(p: &CollideParams, dt: f32, position: &mut [[f32; 2]], previous: &[[f32; 2]], velocity: &mut [[f32; 2]]) {
+    let n = p.count as usize;
+    position[..n].par_iter_mut().zip(&previous[..n]).zip(&mut velocity[..n]).for_each(|((x, prev), v)| {
+        (*x, *v) = collide(p, dt, *x, *prev);
+    });
+}
+
+/// The table's entry.
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+    let p: CollideParams = d.params().unwrap_or_default();
+    let position = pairs_mut(s.w(0));
+    let previous = pairs(s.r(1));
+    run(&p, c.dt * p.dt_scale, position, previous, pairs_mut(s.w(2)));
+}
