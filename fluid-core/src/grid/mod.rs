@@ -23,6 +23,7 @@ pub mod kernels;
 pub mod model;
 pub mod pressure;
 pub mod solid;
+pub mod solid_set;
 pub mod step;
 pub mod uniforms;
 

@@ -2,7 +2,8 @@
 //! scene, [`crate::grid::step`]), the solve that stops at a tolerance, and its diagnostics.
 
 use crate::backend::{Backend, StepInputs};
-use crate::grid::solid::{self, KeyPath, Motion, Obstacle, Pose};
+use crate::grid::solid::{Motion, Obstacle, Pose};
+use crate::grid::solid_set::SolidSet;
 use crate::grid::step::{self, SLOT_MAX_DIVERGENCE, SLOT_RESIDUAL_SQ, SLOT_RHS_SQ, SLOT_STATE_MAX, STATE_FIELDS};
 use crate::grid::{FieldId, Grid, GridFields};
 use crate::ir::resource::{ResourceDesc, ResourceId};
@@ -46,25 +47,19 @@ pub struct GridModel {
     curl: Schedule,
     split: Option<Split>,
     last_iterations: u32,
-    /// The obstacles as the device's table holds them (poses at their `since`).
-    obstacles: Vec<Obstacle>,
-    /// Each obstacle's keyframed path, if it follows one, and the leg the table holds.
-    paths: Vec<Followed>,
+    /// The obstacles, their paths and their table.
+    solids: SolidSet,
 }
-
-/// An obstacle's keyframed path and the leg the table holds (`None`: none yet).
-type Followed = Option<(KeyPath, Option<i64>)>;
 
 impl GridModel {
     /// The model of a checked `scene`.
     pub fn new(scene: Scene) -> Result<GridModel> {
         scene.validate()?;
         let grid = scene.grid()?;
-        let obstacles = scene.obstacles()?;
+        let solids = SolidSet::new(&scene, FieldId::Obstacles.into())?;
         Ok(GridModel {
-            fields: GridFields::declare_with(&grid, &scene.params, &obstacles),
-            obstacles,
-            paths: Self::paths(&scene)?,
+            fields: GridFields::declare_with(&grid, &scene.params, solids.obstacles()),
+            solids,
             step: step::step(&grid, &scene.params),
             diagnostics: step::diagnostics(&grid),
             state: step::state_check(&grid),
@@ -79,34 +74,6 @@ impl GridModel {
     /// Its resources, by field.
     pub fn fields(&self) -> &GridFields {
         &self.fields
-    }
-
-    fn paths(scene: &Scene) -> Result<Vec<Followed>> {
-        Ok(scene.obstacle_paths()?.into_iter().map(|p| p.map(|p| (p, None))).collect())
-    }
-
-    /// Obstacles on a path take the leg in force at the middle of the step from `time` to
-    /// `time + dt`; the table is written only when a leg changes.
-    fn follow_paths(&mut self, backend: &mut dyn Backend, time: f32, dt: f32) -> Result<()> {
-        let mut changed = false;
-        for (obstacle, path) in self.obstacles.iter_mut().zip(&mut self.paths) {
-            let Some((path, current)) = path else { continue };
-            let leg = path.leg(time + 0.5 * dt);
-            if *current != Some(leg.id) {
-                *current = Some(leg.id);
-                (obstacle.pose, obstacle.motion, obstacle.since) = (leg.pose, leg.motion, leg.since);
-                changed = true;
-            }
-        }
-        if changed { self.write_obstacles(backend) } else { Ok(()) }
-    }
-
-    fn write_obstacles(&self, backend: &mut dyn Backend) -> Result<()> {
-        if self.obstacles.is_empty() {
-            return Ok(());
-        }
-        let rows = solid::table(&self.obstacles);
-        backend.write(FieldId::Obstacles.into(), bytemuck::cast_slice(&rows))
     }
 
     /// The relative residual ‖b − A p‖ / ‖b‖ of reduction results `r`: NaN when the state is,
@@ -168,9 +135,8 @@ impl Model for GridModel {
         for (field, data) in self.scene.initial_fields(&self.grid) {
             backend.upload(field.into(), &data)?;
         }
-        self.obstacles = self.scene.obstacles()?;
-        self.paths = Self::paths(&self.scene)?;
-        self.write_obstacles(backend)?;
+        self.solids = SolidSet::new(&self.scene, FieldId::Obstacles.into())?;
+        self.solids.write(backend)?;
         let params = &self.scene.params;
         let inputs = StepInputs { dt: params.dt, time: 0.0, step: 0, splats: self.scene.initial_splats(&self.grid) };
         backend.run(&step::initialize(&self.grid, params), &inputs)?;
@@ -179,7 +145,7 @@ impl Model for GridModel {
     }
 
     fn step(&mut self, backend: &mut dyn Backend, inputs: &StepInputs) -> Result<()> {
-        self.follow_paths(backend, inputs.time, inputs.dt)?;
+        self.solids.follow(backend, inputs.time, inputs.dt)?;
         let pr = self.scene.params.pressure;
         let (Some(split), Some(tolerance)) = (self.split.as_mut(), pr.tolerance) else {
             backend.run(&self.step, inputs)?;
@@ -268,20 +234,19 @@ impl Model for GridModel {
                 ),
             ));
         }
-        let obstacles = scene.obstacles()?;
-        let paths = Self::paths(&scene)?;
-        let fields = GridFields::declare_with(&grid, &scene.params, &obstacles);
+        // Obstacles on a path take their leg at the next step.
+        let solids = SolidSet::new(&scene, FieldId::Obstacles.into())?;
+        let fields = GridFields::declare_with(&grid, &scene.params, solids.obstacles());
         // Fields the new scene adds start at zero; those it drops are freed.
         backend.allocate(fields.resources())?;
-        if obstacles != self.obstacles || fields != self.fields || grid.sides != self.grid.sides {
-            self.obstacles = obstacles;
-            self.write_obstacles(backend)?;
+        let moved = solids.obstacles() != self.solids.obstacles();
+        self.solids = solids;
+        if moved || fields != self.fields || grid.sides != self.grid.sides {
+            self.solids.write(backend)?;
             // The faces until the next step rasterises them where they stand then.
             let inputs = StepInputs { dt: scene.params.dt, ..StepInputs::default() };
             backend.run(&step::solids(&grid, &scene.params), &inputs)?;
         }
-        // Obstacles on a path take their leg at the next step.
-        self.paths = paths;
         let (old, new) = (&self.scene.params.pressure, &scene.params.pressure);
         if old.solver != new.solver || old.precision != new.precision {
             // Only the double-float solvers write the low part; the others read it as given.
@@ -332,7 +297,7 @@ impl Model for GridModel {
     }
 
     fn obstacles(&self) -> &[Obstacle] {
-        &self.obstacles
+        self.solids.obstacles()
     }
 
     fn set_obstacle(
@@ -343,38 +308,10 @@ impl Model for GridModel {
         motion: Motion,
         now: f32,
     ) -> Result<()> {
-        let count = self.obstacles.len();
-        let Some(old) = self.obstacles.get(index) else {
-            let why = match count {
-                0 => "the scene has no obstacles".to_string(),
-                n => format!("the scene has {n} obstacles (indices 0 to {})", n - 1),
-            };
-            return Err(Error::invalid("obstacle", index, why));
-        };
-        let moved = Obstacle { pose, motion, since: now, ..old.clone() };
-        moved.validate(&format!("obstacles[{index}]"))?;
-        self.obstacles[index] = moved;
-        // Placed by hand, it leaves its path.
-        if let Some(path) = self.paths.get_mut(index) {
-            *path = None;
-        }
-        self.write_obstacles(backend)
+        self.solids.set(backend, index, pose, motion, now)
     }
 
     fn restored(&mut self, backend: &mut dyn Backend) -> Result<()> {
-        if self.obstacles.is_empty() {
-            return Ok(());
-        }
-        let words = backend.read(FieldId::Obstacles.into())?;
-        let values: Vec<f32> = words.into_iter().map(f32::from_bits).collect();
-        let rows: Vec<[f32; 4]> = values.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect();
-        self.obstacles = solid::from_table(&rows, self.obstacles.len()).ok_or_else(|| Error::Checkpoint {
-            problem: "its obstacle table does not hold the scene's obstacles".into(),
-        })?;
-        // Obstacles on a path take their leg at the next step, from the restored time.
-        for (_, leg) in self.paths.iter_mut().flatten() {
-            *leg = None;
-        }
-        Ok(())
+        self.solids.restored(backend)
     }
 }
