@@ -375,8 +375,6 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Failure> {
 /// `--dump` fails at once rather than being killed after the last step.
 pub(crate) fn check_dumps_fit(scene: &Scene, backend: &str, dumps: &[FieldId]) -> Result<(), Failure> {
     let grid = scene.grid()?;
-    let particles = scene.particles.as_ref().map_or(0, |p| p.initial_count(&grid).min(u64::from(u32::MAX)) as u32);
-    let grid = fluid::Grid { particles, ..grid };
     let largest = dumps.iter().map(|f| (*f, 4 * grid.len(*f) as u64)).max_by_key(|(_, bytes)| *bytes);
     let fields = if backend == "cpu" { fluid::GridFields::declare(&grid, &scene.params).bytes() } else { 0 };
     if let (Some((field, bytes)), Some(avail)) = (largest, fluid_core::backend::available_memory())

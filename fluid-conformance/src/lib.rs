@@ -443,6 +443,11 @@ macro_rules! conformance {
             }
 
             #[test]
+            fn springs_are_mutual_and_bounded() {
+                $crate::particles::springs_are_mutual_and_bounded(|| $make);
+            }
+
+            #[test]
             fn a_pool_comes_to_rest_at_any_particle_count() {
                 $crate::particles::a_pool_comes_to_rest(|| $make);
             }

@@ -4,18 +4,19 @@
 //! containers, a resting pool's density and energy.
 
 use fluid::{Backend, FieldId, Scene, Simulation, StepInputs};
-use fluid_core::particles::model::ParticleModel;
+use fluid_core::particles::model::{ParticleModel, Res, check_springs};
 use fluid_core::{Format, Model, ResourceId, Schedule};
 
 use crate::compare::difference;
 use crate::support::small_preset;
 
 /// The particle presets.
-pub const PRESETS: &[&str] = &["dam-break", "splash"];
+pub const PRESETS: &[&str] = &["dam-break", "splash", "goo"];
 
 /// A unit box of 40 × 40 picture cells holding particles on a lattice (2500 filling it, or a
 /// disc in a circle container), whose hash (radius 0.02) has 50 × 50 cells: three blocks of
-/// the prefix sum.
+/// the prefix sum. Springs, stickiness, a turning box and a moving disc as obstacles, two
+/// substeps (the second yields the springs the first made).
 fn kernel_scene(container: &str) -> Scene {
     let fill = if container.contains("circle") {
         "shape = \"circle\"\ncenter = [0.5, 0.5]\nradius = 0.44"
@@ -37,12 +38,31 @@ fn kernel_scene(container: &str) -> Scene {
         viscosity = 0.5
         quadratic_viscosity = 0.5
         iterations = 2
+        substeps = 2
         friction = 0.3
         anti_stick = 0.5
+        stickiness = 500.0
+        stick_distance = 0.8
         container = {container}
+        [particles.springs]
+        stiffness = 300.0
+        yield_ratio = 0.1
+        plasticity = 20.0
+        max_per_particle = 6
         [[particles.fill]]
         {fill}
         spacing = 0.02
+        [[obstacles]]
+        shape = "box"
+        position = [0.3, 0.6]
+        size = [0.2, 0.06]
+        angle = 20
+        angular_velocity = 90
+        [[obstacles]]
+        shape = "circle"
+        position = [0.65, 0.35]
+        radius = 0.08
+        velocity = [0.5, -0.25]
         "#
     );
     Scene::from_toml(&text, "kernels").expect("scene")
@@ -74,20 +94,23 @@ fn read_all<B: Backend>(backend: &mut B, resources: &[fluid::ResourceDesc]) -> V
         .collect()
 }
 
-/// Every operation of the step (sort, gather, forces, density, relaxation twice, collisions)
-/// and of a drawing, run one at a time on this backend and the CPU from the CPU's state: the
-/// sort's integers equal (a scatter's runs may differ in order until `particle_order` sorts
-/// them), the floating-point results within 1e-5 of the largest value (division and square
-/// root are not correctly rounded on every GPU). A box and a circle container.
+/// Every operation of the step (sort, gather, ids, forces, springs, density, relaxation twice,
+/// collisions, obstacles) and of a drawing, run one at a time on this backend and the CPU
+/// from the CPU's state: the sort's integers and the springs' partners equal (a scatter's
+/// runs may differ in order until `particle_order` sorts them), the floating-point results
+/// (rest lengths included) within 1e-5 of the largest value (division and square root are
+/// not correctly rounded on every GPU). A box and a circle container.
 pub fn kernels_match_the_cpu<B: Backend>(make: impl Fn() -> B) {
     for container in ["{ shape = \"box\" }", "{ shape = \"circle\", center = [0.5, 0.5], radius = 0.45 }"] {
         let scene = kernel_scene(container);
-        let model = ParticleModel::new(scene).expect("model");
+        let mut model = ParticleModel::new(scene).expect("model");
         let resources = model.resources().to_vec();
         let n = model.count() as usize;
         let (mut cpu, mut other) = (fluid::CpuBackend::new().expect("cpu"), make());
         cpu.allocate(&resources).expect("allocate");
         other.allocate(&resources).expect("allocate");
+        // Ids, empty spring lists, the obstacles' table; then a random state.
+        model.initialize(&mut cpu).expect("initialize");
         let (x, v) = random_state(n, 7);
         cpu.write(ResourceId(0), bytemuck::cast_slice(&x)).expect("write");
         cpu.write(ResourceId(1), bytemuck::cast_slice(&v)).expect("write");
@@ -114,7 +137,15 @@ pub fn kernels_match_the_cpu<B: Backend>(make: impl Fn() -> B) {
                     if r.name == "order" && name == "particle_scatter" {
                         continue;
                     }
-                    if r.format == Format::U32 {
+                    if r.name == "springs" || r.name == "proposals" {
+                        // [partner, rest length bits] pairs: partners equal, lengths close.
+                        let first = a[k].iter().zip(&b[k]).step_by(2).position(|(p, q)| p != q);
+                        assert!(first.is_none(), "{container}: after {name}: `{}` differs at {first:?}", r.name);
+                        let rest =
+                            |w: &[u32]| w.iter().skip(1).step_by(2).map(|x| f32::from_bits(*x)).collect::<Vec<_>>();
+                        let d = difference(&rest(&a[k]), &rest(&b[k]));
+                        assert!(d.max_abs <= 1e-5, "{container}: after {name}: `{}` rests differ by {d:?}", r.name);
+                    } else if r.format == Format::U32 {
                         let first = a[k].iter().zip(&b[k]).position(|(p, q)| p != q);
                         assert!(first.is_none(), "{container}: after {name}: `{}` differs at {first:?}", r.name);
                     } else {
@@ -177,8 +208,8 @@ pub fn continuation_is_exact<B: Backend>(make: impl Fn() -> B) {
     }
 }
 
-/// A disc of liquid in the middle of the box, without gravity, random velocities and
-/// viscosity: the pair passes (viscosity impulses, relaxation) change the total momentum only
+/// A disc of liquid in the middle of the box, without gravity, random velocities, viscosity
+/// and springs: the pair passes (viscosity impulses, springs, relaxation) change the total momentum only
 /// by rounding, 1e-5 of the particles' summed |velocity|, over 20 steps in which no particle
 /// reaches a wall; its centre of mass moves by the initial momentum alone.
 pub fn momentum_is_conserved<B: Backend>(make: impl Fn() -> B) {
@@ -197,6 +228,9 @@ pub fn momentum_is_conserved<B: Backend>(make: impl Fn() -> B) {
         quadratic_viscosity = 1.0
         gravity = [0.0, 0.0]
         substeps = 2
+        [particles.springs]
+        stiffness = 500.0
+        plasticity = 5.0
         [[particles.fill]]
         shape = "circle"
         center = [0.5, 0.5]
@@ -248,7 +282,7 @@ pub fn momentum_is_conserved<B: Backend>(make: impl Fn() -> B) {
 }
 
 /// Every particle preset, small, 300 steps: after every step each particle lies in its
-/// container (within rounding of its edge).
+/// container and outside every obstacle (within rounding of their edges).
 pub fn particles_stay_in_their_containers<B: Backend>(make: impl Fn() -> B) {
     for preset in PRESETS {
         let scene = small_preset(preset);
@@ -271,8 +305,32 @@ pub fn particles_stay_in_their_containers<B: Backend>(make: impl Fn() -> B) {
                 };
                 assert!(inside, "{preset}: after step {step} particle {k} at {q:?} is outside {bounds:?}");
             }
+            let placed: Vec<_> = sim.model().obstacles().iter().map(|o| o.at(sim.time())).collect();
+            for (k, q) in x.chunks_exact(2).enumerate() {
+                let d = fluid_core::grid::solid::nearest(sim.grid(), &placed, [q[0], q[1]]).0;
+                assert!(d >= -slack, "{preset}: after step {step} particle {k} at {q:?} is {d} inside an obstacle");
+            }
         }
     }
+}
+
+/// The goo preset, small, 30 steps: every spring is held by both of its pair with one rest
+/// length, lists packed and within their bound, the ids a permutation (the check a restored
+/// checkpoint passes); the blob holds springs, on average more than two a particle.
+pub fn springs_are_mutual_and_bounded<B: Backend>(make: impl Fn() -> B) {
+    let scene = small_preset("goo");
+    let k = scene.particles.as_ref().and_then(|p| p.springs).expect("springs").max_per_particle as usize;
+    let dt = scene.params.dt;
+    let mut sim = Simulation::new(scene, make()).expect("simulation");
+    for _ in 0..30 {
+        sim.step(dt).expect("step");
+    }
+    let id = |r: Res| ResourceId::from(r);
+    let ids = sim.backend_mut().read(id(Res::Ids)).expect("ids");
+    let springs = sim.backend_mut().read(id(Res::Springs)).expect("springs");
+    check_springs(&ids, &springs, k).expect("whole springs");
+    let held = springs.iter().step_by(2).filter(|w| **w != fluid_core::particles::NO_SPRING).count();
+    assert!(held > 2 * ids.len(), "{held} spring ends among {} particles", ids.len());
 }
 
 /// A pool 0.25 deep over the floor of a box 0.5 wide and 1 tall, settled for 6 s: the particle count, the mean

@@ -480,7 +480,16 @@ impl<B: Backend> Simulation<B> {
         self.model.scene().check_render()?;
         let source = self.model.scene().render.field.source();
         let data = self.field(source)?;
-        let solid = if self.model.grid().solids { Some(self.field(FieldId::Solid)?) } else { None };
+        let solid = if !self.model.grid().solids {
+            None
+        } else if self.model.has(FieldId::Solid) {
+            Some(self.field(FieldId::Solid)?)
+        } else {
+            // A model without solid cells (the particle liquid): its obstacles where they
+            // stand now, rasterised on the host.
+            let placed: Vec<_> = self.model.obstacles().iter().map(|o| o.at(self.time)).collect();
+            Some(crate::grid::solid::rasterise(self.model.grid(), &placed).solid)
+        };
         let scene = self.model.scene();
         let ambient = scene.params.buoyancy.ambient_temperature;
         Ok(scene.render.render_with_solids(self.model.grid(), &data, solid.as_deref(), ambient))

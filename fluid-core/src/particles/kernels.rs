@@ -6,7 +6,8 @@
 use crate::ir::kernel::Access::{Read as R, ReadWrite as RW, Write as W};
 use crate::ir::kernel::{Binding, Domain, Kernel, KernelDesc, ParamsDesc, Workgroup};
 use crate::particles::{
-    CollideParams, DensityParams, DrawParams, HashParams, RelaxParams, ScanParams, ViscosityParams, WORKGROUP,
+    CollideParams, DensityParams, DrawParams, HashParams, RelaxParams, ScanParams, SolidParams, SpringParams,
+    ViscosityParams, WORKGROUP,
 };
 
 const fn linear(name: &'static str, bindings: &'static [Binding], params: ParamsDesc, doc: &'static str) -> KernelDesc {
@@ -105,6 +106,53 @@ static COLLIDE_DESC: KernelDesc = linear(
     ParamsDesc::of::<CollideParams>(),
     "one particle: kept in its container, its velocity from its position change",
 );
+static IDS_DESC: KernelDesc = linear(
+    "particle_ids",
+    &[Binding::u32("order", R), Binding::u32("ids", R), Binding::u32("ids_out", W), Binding::u32("slots", W)],
+    HASH,
+    "one slot: the stable id of the particle sorted there, and that id's slot",
+);
+const SPRING: ParamsDesc = ParamsDesc::of::<SpringParams>();
+static SPRING_PROPOSE_DESC: KernelDesc = linear(
+    "particle_spring_propose",
+    &[
+        Binding::vec2("position", R),
+        Binding::u32("cell", R),
+        Binding::u32("starts", R),
+        Binding::u32("ids", R),
+        Binding::u32("slots", R),
+        Binding::u32("springs", R),
+        Binding::u32("proposals", W),
+    ],
+    SPRING,
+    "one particle: its springs with their rest lengths yielded, those past h dropped, then new \
+     springs to the neighbours within h it holds none with, while its list has room",
+);
+static SPRING_CONFIRM_DESC: KernelDesc = linear(
+    "particle_spring_confirm",
+    &[Binding::u32("proposals", R), Binding::u32("springs", W)],
+    SPRING,
+    "one particle id: the proposed springs whose partner proposed it too, so every spring is held by both",
+);
+static SPRING_APPLY_DESC: KernelDesc = linear(
+    "particle_spring_apply",
+    &[
+        Binding::vec2("position", R),
+        Binding::u32("ids", R),
+        Binding::u32("slots", R),
+        Binding::u32("springs", R),
+        Binding::vec2("moved", W),
+    ],
+    SPRING,
+    "one particle: its half of each of its springs' displacements",
+);
+static SOLIDS_DESC: KernelDesc = linear(
+    "particle_solids",
+    &[Binding::vec4("obstacles", R), Binding::vec2("position", RW), Binding::vec2("velocity", RW)],
+    ParamsDesc::of::<SolidParams>(),
+    "one particle: put out of any obstacle onto its outline, its velocity relative to the solid's \
+     without the inward part and with friction, pulled toward a solid within reach of stickiness",
+);
 static DRAW_DESC: KernelDesc = KernelDesc {
     name: "particle_draw",
     module: "particle_draw",
@@ -143,6 +191,16 @@ pub const PARTICLE_RELAX: Kernel = Kernel(&RELAX_DESC);
 pub const PARTICLE_COLLIDE: Kernel = Kernel(&COLLIDE_DESC);
 /// `particle_draw`.
 pub const PARTICLE_DRAW: Kernel = Kernel(&DRAW_DESC);
+/// `particle_ids`.
+pub const PARTICLE_IDS: Kernel = Kernel(&IDS_DESC);
+/// `particle_spring_propose`.
+pub const PARTICLE_SPRING_PROPOSE: Kernel = Kernel(&SPRING_PROPOSE_DESC);
+/// `particle_spring_confirm`.
+pub const PARTICLE_SPRING_CONFIRM: Kernel = Kernel(&SPRING_CONFIRM_DESC);
+/// `particle_spring_apply`.
+pub const PARTICLE_SPRING_APPLY: Kernel = Kernel(&SPRING_APPLY_DESC);
+/// `particle_solids`.
+pub const PARTICLE_SOLIDS: Kernel = Kernel(&SOLIDS_DESC);
 
 /// Every kernel of the particle model.
 pub const ALL: &[Kernel] = &[
@@ -157,4 +215,9 @@ pub const ALL: &[Kernel] = &[
     PARTICLE_RELAX,
     PARTICLE_COLLIDE,
     PARTICLE_DRAW,
+    PARTICLE_IDS,
+    PARTICLE_SPRING_PROPOSE,
+    PARTICLE_SPRING_CONFIRM,
+    PARTICLE_SPRING_APPLY,
+    PARTICLE_SOLIDS,
 ];

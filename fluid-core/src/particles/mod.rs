@@ -20,6 +20,11 @@
 //!   no write depends on the order of threads (the paper's loop is Gauss–Seidel; this is
 //!   Jacobi).
 //!
+//! With `[particles.springs]` a substep also adjusts and applies the paper's viscoelastic
+//! springs after the advance (section 5): lists kept by stable particle id, a spring proposed
+//! by each end and kept only when both proposed it, so both hold it alike. Obstacles collide
+//! after the container, and stickiness pulls particles toward both.
+//!
 //! The neighbour cells of a substep are those of its start: a pair closing from two cells
 //! apart to within the radius in one substep interacts from the next one, when its weight
 //! `1 − r/h` is still near zero.
@@ -158,12 +163,59 @@ blocks! {
         hi: [f32; 2],
         /// Speed away from the container a particle touching it gets (world units / s).
         anti_stick: f32,
+        /// Stickiness k_stick (1/s²).
+        stickiness: f32,
+        /// Reach of stickiness (world units).
+        stick_distance: f32,
+        /// Padding.
+        _pad0: u32,
+    }
+    /// The springs (`particle_spring_propose`, `particle_spring_confirm`,
+    /// `particle_spring_apply`).
+    SpringParams {
+        /// Live particles.
+        count: u32,
+        /// Hash cells along x.
+        cells_x: u32,
+        /// Hash cells along y.
+        cells_y: u32,
+        /// Entries of each particle's list.
+        max_springs: u32,
+        /// h.
+        radius: f32,
+        /// h².
+        radius_sq: f32,
+        /// The substep's part of the step's dt.
+        dt_scale: f32,
+        /// Yield ratio γ.
+        yield_ratio: f32,
+        /// Plasticity α (1/s).
+        plasticity: f32,
+        /// Spring stiffness (1/s²).
+        stiffness: f32,
         /// Padding.
         _pad0: u32,
         /// Padding.
         _pad1: u32,
-        /// Padding.
-        _pad2: u32,
+    }
+    /// The obstacles as colliders (`particle_solids`).
+    SolidParams {
+        /// Live particles.
+        count: u32,
+        /// The substep's end as a part of the step's dt (the obstacles stand there then).
+        t_scale: f32,
+        /// The substep's part of the step's dt.
+        dt_scale: f32,
+        /// Part of the tangential speed relative to the solid lost at it.
+        friction: f32,
+        /// Stickiness k_stick (1/s²).
+        stickiness: f32,
+        /// Reach of stickiness (world units).
+        stick_distance: f32,
+        /// Step of the central differences that give a solid's normal (world units).
+        eps: f32,
+        /// Distance within which an obstacle is measured exactly (its bounding disc's below).
+        margin: f32,
     }
     /// The liquid drawn to the picture's cells (`particle_draw`).
     DrawParams {
@@ -185,6 +237,9 @@ blocks! {
         _pad0: u32,
     }
 }
+
+/// An empty entry of a spring list (lists are packed from their start).
+pub const NO_SPRING: u32 = u32::MAX;
 
 /// [`CollideParams::shape`] of a box container.
 pub const SHAPE_BOX: u32 = 0;

@@ -1,17 +1,18 @@
 //! The particle liquid as a [`Model`]: its resources, the schedules of a step (the sort, then
 //! the paper's substep, as many times as `particles.substeps` says), of a drawing and of the
-//! state's check.
+//! state's check, and its obstacles.
 
 use crate::backend::{Backend, StepInputs};
-use crate::grid::solid::{Motion, Obstacle, Pose};
+use crate::grid::solid::{self, Motion, Obstacle, Pose};
+use crate::grid::solid_set::SolidSet;
 use crate::grid::{FieldId, Grid};
 use crate::ir::resource::{Format, Lifetime, ResourceDesc, ResourceId, Shape};
 use crate::ir::schedule::{ParamBlock, ReduceOp, Schedule, ScheduleBuilder};
 use crate::model::{Diagnostics, Model};
 use crate::particles::kernels::*;
 use crate::particles::{
-    CollideParams, DensityParams, DrawParams, HashParams, RelaxParams, SCAN_BLOCK, SHAPE_BOX, SHAPE_CIRCLE, ScanParams,
-    ViscosityParams,
+    CollideParams, DensityParams, DrawParams, HashParams, NO_SPRING, RelaxParams, SCAN_BLOCK, SHAPE_BOX, SHAPE_CIRCLE,
+    ScanParams, SolidParams, SpringParams, ViscosityParams,
 };
 use crate::scene::Scene;
 use crate::scene::particles::{Bounds, ParticleSpec};
@@ -52,6 +53,19 @@ pub enum Res {
     Total,
     /// The liquid drawn to the picture's cells.
     Density,
+    /// Each slot's stable id (state; with springs).
+    Ids,
+    /// Its partner (the ids gathered into sorted order).
+    IdsTmp,
+    /// Each id's slot (with springs).
+    Slots,
+    /// Each id's springs: `max_per_particle` entries of [partner id, rest length bits] (state;
+    /// with springs).
+    Springs,
+    /// The springs each id proposes in a substep.
+    Proposals,
+    /// The obstacles as the device reads them ([`solid::table`]; state).
+    Obstacles,
 }
 
 impl From<Res> for ResourceId {
@@ -68,6 +82,7 @@ pub struct ParticleModel {
     grid: Grid,
     count: u32,
     cells: [u32; 2],
+    solids: SolidSet,
     resources: Vec<ResourceDesc>,
     step: Schedule,
     draw: Schedule,
@@ -83,13 +98,14 @@ impl ParticleModel {
         let Some(spec) = scene.particles.clone() else {
             return Err(Error::invalid("particles", "none", "a particle model needs a [particles] section"));
         };
-        let frame = scene.grid()?;
-        spec.validate(&frame)?;
-        let count = spec.initial_count(&frame) as u32;
-        let grid = Grid { particles: count, ..frame };
+        let grid = scene.grid()?;
+        let solids = SolidSet::new(&scene, Res::Obstacles.into())?;
+        spec.validate(&grid, solids.obstacles())?;
+        check_grid_inputs(&scene)?;
+        let count = grid.particles;
         let cells = spec.hash_cells(&grid);
         let mut model = ParticleModel {
-            resources: resources(&grid, count, cells),
+            resources: resources(&grid, count, cells, &spec, solids.obstacles()),
             step: Schedule::builder(grid.uniform_bytes(), [grid.nx, grid.ny]).build(),
             draw: Schedule::builder(grid.uniform_bytes(), [grid.nx, grid.ny]).build(),
             state: Schedule::builder(grid.uniform_bytes(), [grid.nx, grid.ny]).build(),
@@ -98,6 +114,7 @@ impl ParticleModel {
             grid,
             count,
             cells,
+            solids,
         };
         model.build_schedules();
         Ok(model)
@@ -162,6 +179,8 @@ impl ParticleModel {
         let r = s.radius_world(g);
         let (inv_radius, radius_sq) = (1.0 / r, r * r);
         let dt_scale = 1.0 / s.substeps as f32;
+        // Stickiness reaches nowhere when it is off, so the kernels skip it.
+        let stick_distance = if s.stickiness > 0.0 { s.stick_distance * r } else { 0.0 };
         let [cells_x, cells_y] = self.cells;
         let hp = Some(ParamBlock::new(&self.hash_params()));
         let viscosity = ViscosityParams {
@@ -199,10 +218,36 @@ impl ParticleModel {
             lo,
             hi,
             anti_stick: s.anti_stick * r,
+            stickiness: s.stickiness,
+            stick_distance,
             ..Default::default()
         };
+        let springs = s.springs.map(|sp| SpringParams {
+            count: n,
+            cells_x,
+            cells_y,
+            max_springs: sp.max_per_particle,
+            radius: r,
+            radius_sq,
+            dt_scale,
+            yield_ratio: sp.yield_ratio,
+            plasticity: sp.plasticity,
+            stiffness: sp.stiffness,
+            ..Default::default()
+        });
+        let eps = 0.05 * r;
+        let solid_params = |k: u32| SolidParams {
+            count: n,
+            t_scale: (k + 1) as f32 / s.substeps as f32,
+            dt_scale,
+            friction: s.friction,
+            stickiness: s.stickiness,
+            stick_distance,
+            eps,
+            margin: stick_distance + 2.0 * eps,
+        };
         let mut b = self.builder();
-        for _ in 0..s.substeps {
+        for k in 0..s.substeps {
             self.push_sort(&mut b);
             b.dispatch(
                 PARTICLE_GATHER,
@@ -220,6 +265,15 @@ impl ParticleModel {
             );
             b.swap(id(Res::Position), id(Res::PositionTmp));
             b.swap(id(Res::Velocity), id(Res::VelocityTmp));
+            if springs.is_some() {
+                b.dispatch(
+                    PARTICLE_IDS,
+                    &[id(Res::Order), id(Res::Ids), id(Res::IdsTmp), id(Res::Slots)],
+                    hp,
+                    Self::over(n),
+                );
+                b.swap(id(Res::Ids), id(Res::IdsTmp));
+            }
             b.dispatch(
                 PARTICLE_FORCES,
                 &[id(Res::Position), id(Res::Velocity), id(Res::Cell), id(Res::Starts), id(Res::PositionTmp)],
@@ -228,6 +282,31 @@ impl ParticleModel {
             );
             // The advanced positions become the state; the old ones stay in the partner.
             b.swap(id(Res::Position), id(Res::PositionTmp));
+            if let Some(sp) = &springs {
+                let sp = Some(ParamBlock::new(sp));
+                b.dispatch(
+                    PARTICLE_SPRING_PROPOSE,
+                    &[
+                        id(Res::Position),
+                        id(Res::Cell),
+                        id(Res::Starts),
+                        id(Res::Ids),
+                        id(Res::Slots),
+                        id(Res::Springs),
+                        id(Res::Proposals),
+                    ],
+                    sp,
+                    Self::over(n),
+                );
+                b.dispatch(PARTICLE_SPRING_CONFIRM, &[id(Res::Proposals), id(Res::Springs)], sp, Self::over(n));
+                b.dispatch(
+                    PARTICLE_SPRING_APPLY,
+                    &[id(Res::Position), id(Res::Ids), id(Res::Slots), id(Res::Springs), id(Res::Relaxed)],
+                    sp,
+                    Self::over(n),
+                );
+                b.swap(id(Res::Position), id(Res::Relaxed));
+            }
             for _ in 0..s.iterations {
                 b.dispatch(
                     PARTICLE_DENSITY,
@@ -249,6 +328,14 @@ impl ParticleModel {
                 Some(ParamBlock::new(&collide)),
                 Self::over(n),
             );
+            if !self.solids.obstacles().is_empty() {
+                b.dispatch(
+                    PARTICLE_SOLIDS,
+                    &[id(Res::Obstacles), id(Res::Position), id(Res::Velocity)],
+                    Some(ParamBlock::new(&solid_params(k))),
+                    Self::over(n),
+                );
+            }
         }
         self.step = b.build();
 
@@ -292,9 +379,77 @@ impl ParticleModel {
     }
 }
 
-/// The resources of `count` particles on `grid` with a hash of `cells`.
-fn resources(grid: &Grid, count: u32, cells: [u32; 2]) -> Vec<ResourceDesc> {
+/// Why `ids` and `springs` (lists of `k` entries) are not a state the spring kernels can
+/// run on: the ids a permutation of the particles, every list packed from its start with
+/// partners among them, each spring held by both of its pair with one finite rest length.
+pub fn check_springs(ids: &[u32], springs: &[u32], k: usize) -> std::result::Result<(), String> {
+    let n = ids.len();
+    let mut seen = vec![false; n];
+    for (s, &a) in ids.iter().enumerate() {
+        match seen.get_mut(a as usize) {
+            Some(x) if !*x => *x = true,
+            _ => return Err(format!("slot {s} holds id {a}, not a permutation of 0..{n}")),
+        }
+    }
+    let list = |a: usize| springs[2 * k * a..2 * k * (a + 1)].chunks_exact(2);
+    if springs.len() != 2 * k * n {
+        return Err(format!("{} words of springs for {n} particles of {k}", springs.len()));
+    }
+    for a in 0..n {
+        let mut ended = false;
+        for e in list(a) {
+            if e[0] == NO_SPRING {
+                ended = true;
+                continue;
+            }
+            let b = e[0] as usize;
+            if ended || b >= n || b == a {
+                return Err(format!("particle {a} holds an entry to {b} out of place"));
+            }
+            let rest = f32::from_bits(e[1]);
+            if !rest.is_finite() || !list(b).any(|f| f[0] == a as u32 && f[1] == e[1]) {
+                return Err(format!("the spring of particles {a} and {b} is not held by both alike"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An error naming the first input of a grid scene that a particle scene has no use for:
+/// emitters and splats of grid fields, obstacles held at a temperature.
+fn check_grid_inputs(scene: &Scene) -> Result<()> {
+    let why = "a particle scene has no grid fields to emit into (its liquid comes from `particles.fill`)";
+    if !scene.emitters.is_empty() {
+        return Err(Error::invalid("emitters", format!("{} emitters", scene.emitters.len()), why));
+    }
+    if !scene.splats.is_empty() {
+        return Err(Error::invalid("splats", format!("{} splats", scene.splats.len()), why));
+    }
+    if let Some(k) = scene.obstacles.iter().position(|o| o.temperature.is_some()) {
+        return Err(Error::invalid(
+            format!("obstacles[{k}].temperature"),
+            scene.obstacles[k].temperature.unwrap_or(0.0),
+            "a particle scene has no temperature: its obstacles are colliders only",
+        ));
+    }
+    Ok(())
+}
+
+/// The resources of `count` particles on `grid` with a hash of `cells`, springs as `spec`
+/// says and `obstacles`' table.
+fn resources(
+    grid: &Grid,
+    count: u32,
+    cells: [u32; 2],
+    spec: &ParticleSpec,
+    obstacles: &[Obstacle],
+) -> Vec<ResourceDesc> {
     let n = u64::from(count);
+    // Without springs their resources hold one unused word (a binding is never empty).
+    let (with_ids, spring_words) = match spec.springs {
+        Some(sp) => (n, 2 * n * u64::from(sp.max_per_particle)),
+        None => (1, 1),
+    };
     let hash = u64::from(cells[0]) * u64::from(cells[1]) + 1;
     let totals = hash.div_ceil(u64::from(SCAN_BLOCK)).max(1);
     let el = |name, format, lifetime, len| ResourceDesc::new(name, Shape::Elements, format, lifetime, len);
@@ -319,6 +474,12 @@ fn resources(grid: &Grid, count: u32, cells: [u32; 2]) -> Vec<ResourceDesc> {
             ResourceDesc::new("density", Shape::Cells, Format::F32, scratch, u64::from(grid.nx) * u64::from(grid.ny))
                 .on_grid(grid.nx, grid.ny),
         ),
+        (Res::Ids, el("ids", Format::U32, state, with_ids)),
+        (Res::IdsTmp, el("ids_tmp", Format::U32, scratch, with_ids)),
+        (Res::Slots, el("slots", Format::U32, scratch, with_ids)),
+        (Res::Springs, el("springs", Format::U32, state, spring_words)),
+        (Res::Proposals, el("proposals", Format::U32, scratch, spring_words)),
+        (Res::Obstacles, el("obstacles", Format::Vec4F32, state, solid::table_len(obstacles) as u64)),
     ];
     list.iter()
         .enumerate()
@@ -351,13 +512,21 @@ impl Model for ParticleModel {
     }
 
     fn initialize(&mut self, backend: &mut dyn Backend) -> Result<()> {
-        let (x, v) = self.spec.initial_particles(&self.grid);
+        self.solids = SolidSet::new(&self.scene, Res::Obstacles.into())?;
+        let (x, v) = self.spec.initial_particles(&self.grid, self.solids.obstacles());
         backend.write(Res::Position.into(), bytemuck::cast_slice(&x))?;
         backend.write(Res::Velocity.into(), bytemuck::cast_slice(&v))?;
-        Ok(())
+        if let Some(sp) = self.spec.springs {
+            let ids: Vec<u32> = (0..self.count).collect();
+            backend.write(Res::Ids.into(), bytemuck::cast_slice(&ids))?;
+            let none = [NO_SPRING, 0].repeat(self.count as usize * sp.max_per_particle as usize);
+            backend.write(Res::Springs.into(), bytemuck::cast_slice(&none))?;
+        }
+        self.solids.write(backend)
     }
 
     fn step(&mut self, backend: &mut dyn Backend, inputs: &StepInputs) -> Result<()> {
+        self.solids.follow(backend, inputs.time, inputs.dt)?;
         backend.run(&self.step, inputs)
     }
 
@@ -391,19 +560,22 @@ impl Model for ParticleModel {
 
     fn set_scene(&mut self, scene: Scene, backend: &mut dyn Backend) -> Result<()> {
         let next = ParticleModel::new(scene)?;
-        if next.grid != self.grid || next.count != self.count || next.cells != self.cells {
+        let lists = |m: &ParticleModel| m.spec.springs.map(|s| s.max_per_particle);
+        if next.grid != self.grid || next.count != self.count || next.cells != self.cells || lists(&next) != lists(self)
+        {
             return Err(Error::invalid(
                 "particles",
                 format!("{} particles on {}x{}", next.count, next.grid.nx, next.grid.ny),
                 format!(
-                    "a running simulation keeps its particles, box and radius ({} particles on {}x{}): build a new Simulation",
+                    "a running simulation keeps its particles, box, radius and spring lists ({} particles on {}x{}): build a new Simulation",
                     self.count, self.grid.nx, self.grid.ny
                 ),
             ));
         }
         backend.allocate(&next.resources)?;
+        // Obstacles on a path take their leg at the next step.
         *self = ParticleModel { ..next };
-        Ok(())
+        self.solids.write(backend)
     }
 
     fn emitters(&self, _dt: f32) -> Vec<Splat> {
@@ -424,20 +596,59 @@ impl Model for ParticleModel {
 
     fn set_obstacle(
         &mut self,
-        _backend: &mut dyn Backend,
+        backend: &mut dyn Backend,
         index: usize,
-        _pose: Pose,
-        _motion: Motion,
-        _now: f32,
+        pose: Pose,
+        motion: Motion,
+        now: f32,
     ) -> Result<()> {
-        Err(Error::invalid("obstacle", index, "the particle scene has no obstacles"))
+        self.solids.set(backend, index, pose, motion, now)
     }
 
     fn obstacles(&self) -> &[Obstacle] {
-        &[]
+        self.solids.obstacles()
     }
 
-    fn restored(&mut self, _backend: &mut dyn Backend) -> Result<()> {
-        Ok(())
+    fn restored(&mut self, backend: &mut dyn Backend) -> Result<()> {
+        self.solids.restored(backend)?;
+        let Some(sp) = self.spec.springs else { return Ok(()) };
+        let ids = backend.read(Res::Ids.into())?;
+        let springs = backend.read(Res::Springs.into())?;
+        check_springs(&ids, &springs, sp.max_per_particle as usize)
+            .map_err(|problem| Error::Checkpoint { problem: format!("its springs are not whole: {problem}") })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Three particles, lists of two: 0–1 and 1–2 held by both.
+    fn whole() -> (Vec<u32>, Vec<u32>) {
+        let r = 0.5f32.to_bits();
+        let springs = vec![1, r, NO_SPRING, 0, 0, r, 2, r, 1, r, NO_SPRING, 0];
+        (vec![2, 0, 1], springs)
+    }
+
+    #[test]
+    fn whole_springs_pass_and_broken_ones_are_named() {
+        let (ids, springs) = whole();
+        assert_eq!(check_springs(&ids, &springs, 2), Ok(()));
+        let err = check_springs(&[0, 0, 1], &springs, 2).expect_err("refused");
+        assert!(err.contains("permutation"), "{err}");
+        let mut one_sided = springs.clone();
+        one_sided[8] = NO_SPRING;
+        let err = check_springs(&ids, &one_sided, 2).expect_err("refused");
+        assert!(err.contains("not held by both"), "{err}");
+        let mut other_rest = springs.clone();
+        other_rest[9] = 0.25f32.to_bits();
+        assert!(check_springs(&ids, &other_rest, 2).is_err());
+        let mut stray = springs.clone();
+        stray[0] = 7;
+        assert!(check_springs(&ids, &stray, 2).expect_err("refused").contains("out of place"));
+        let mut gap = springs;
+        gap[4] = NO_SPRING;
+        assert!(check_springs(&ids, &gap, 2).is_err());
+        assert!(check_springs(&ids, &[0; 5], 2).is_err());
     }
 }

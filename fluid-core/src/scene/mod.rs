@@ -210,6 +210,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("explosion", include_str!("../../../scenes/explosion.toml")),
     ("dam-break", include_str!("../../../scenes/dam-break.toml")),
     ("splash", include_str!("../../../scenes/splash.toml")),
+    ("goo", include_str!("../../../scenes/goo.toml")),
 ];
 
 fn preset_names() -> String {
@@ -564,7 +565,8 @@ impl Scene {
         Ok(s)
     }
 
-    /// The checked grid of this scene.
+    /// The checked grid of this scene (with a particle liquid, its count of particles at the
+    /// start).
     pub fn grid(&self) -> Result<Grid> {
         let h = match self.grid.h {
             Some(h) => h,
@@ -576,7 +578,11 @@ impl Scene {
         let held = self.params.fields.temperature && self.obstacles.iter().any(|o| o.temperature.is_some());
         let dye_factor = self.dye_factor()?;
         let grid = Grid { solids: !self.obstacles.is_empty(), held, dye_factor, ..grid };
-        grid.with_sides(b.sides(self.params.buoyancy.ambient_temperature))
+        let grid = grid.with_sides(b.sides(self.params.buoyancy.ambient_temperature))?;
+        let Some(spec) = &self.particles else { return Ok(grid) };
+        let count = spec.initial_count(&grid, &obstacles::obstacles(&self.obstacles, &grid)?);
+        // Past u32 the count is refused by the spec's check, which names it.
+        Ok(Grid { particles: count.min(u64::from(u32::MAX)) as u32, ..grid })
     }
 
     /// `grid.dye_factor`, checked: 1 to [`MAX_DYE_FACTOR`]; above 1 only with the dye on,

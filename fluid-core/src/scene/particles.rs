@@ -15,6 +15,15 @@
 //! gravity = [0.0, -9.8]
 //! substeps = 4              # each step is this many of the paper's steps
 //! container = { shape = "box" }   # or { shape = "circle", center = [0.5, 0.5], radius = 0.45 }
+//! stickiness = 0.0          # k_stick (1/s²), toward walls and obstacles within reach
+//! stick_distance = 0.5      # the reach, in radii
+//! lattice = "square"        # or "hex": how fills are packed
+//!
+//! [particles.springs]       # optional: viscoelastic springs
+//! stiffness = 8000.0        # k_spring (1/s²)
+//! yield_ratio = 0.1         # γ
+//! plasticity = 10.0         # α (1/s)
+//! max_per_particle = 16     # the lists' bound, 1 to 32
 //!
 //! [[particles.fill]]
 //! shape = "box"             # or "circle" with center and radius
@@ -26,6 +35,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::grid::Grid;
+use crate::grid::solid::{Obstacle, nearest};
 use crate::{Error, Result};
 
 /// Most particles a scene may hold (positions are indexed in `u32` on every backend, and the
@@ -131,9 +141,77 @@ pub struct ParticleSpec {
     /// (default 0).
     #[serde(default)]
     pub anti_stick: f32,
+    /// Stickiness k_stick (the paper's section 5.3), 1/s²: a particle within
+    /// `stick_distance` of the container or an obstacle is pulled toward it by
+    /// `dt k_stick d (1 − d / stick_distance)` each substep, d its distance (default 0).
+    #[serde(default)]
+    pub stickiness: f32,
+    /// How far stickiness reaches, in radii (default 0.5; at most 1).
+    #[serde(default = "default_stick_distance")]
+    pub stick_distance: f32,
+    /// The fill's lattice: `"square"` (default) or `"hex"`, rows `spacing × √3/2` apart, every
+    /// other one shifted by half a spacing: the packing the liquid relaxes to, so a filled
+    /// region starts without the voids a square lattice opens as it rearranges (which springs
+    /// would keep).
+    #[serde(default)]
+    pub lattice: Lattice,
+    /// Viscoelastic springs (the paper's section 5.1–5.2; absent: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub springs: Option<SpringSpec>,
     /// The regions filled at the start.
     #[serde(default)]
     pub fill: Vec<Fill>,
+}
+
+/// How the filled regions' particles are laid out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Lattice {
+    /// A square lattice.
+    #[default]
+    Square,
+    /// A hexagonal lattice.
+    Hex,
+}
+
+/// Most springs one particle may hold ([`SpringSpec::max_per_particle`]).
+pub const MAX_SPRINGS: u32 = 32;
+
+/// `[particles.springs]`: springs between neighbours whose rest lengths yield (Clavet et al.
+/// 2005, section 5.1–5.2). A pair within the radius gets a spring of rest length `h`; its
+/// rest length moves toward the pair's distance at `plasticity` once the distance leaves
+/// `L (1 ± yield_ratio)`; a spring whose rest length passes `h` is removed. Each pulls its
+/// pair by `dt² k (1 − L/h)(L − r)` per substep.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpringSpec {
+    /// Spring stiffness k_spring, 1/s² (required).
+    pub stiffness: f32,
+    /// Yield ratio γ: the part of its rest length a spring stretches or shrinks before it
+    /// yields (default 0.1).
+    #[serde(default = "default_yield_ratio")]
+    pub yield_ratio: f32,
+    /// Plasticity α: how fast a yielding rest length follows the distance, 1/s (default 0.3; 0
+    /// is elastic).
+    #[serde(default = "default_plasticity")]
+    pub plasticity: f32,
+    /// Most springs a particle holds, 1 to [`MAX_SPRINGS`] (default 16): the bound of the
+    /// per-particle lists every backend keeps. A pair gets a spring only when both have room.
+    #[serde(default = "default_max_springs")]
+    pub max_per_particle: u32,
+}
+
+fn default_yield_ratio() -> f32 {
+    0.1
+}
+fn default_plasticity() -> f32 {
+    0.3
+}
+fn default_max_springs() -> u32 {
+    16
+}
+fn default_stick_distance() -> f32 {
+    0.5
 }
 
 fn default_rest_density() -> f32 {
@@ -223,8 +301,9 @@ impl ParticleSpec {
         [((grid.width() / r).ceil() as u32).max(1), ((grid.height() / r).ceil() as u32).max(1)]
     }
 
-    /// Check every value against `grid`; errors name the key and the value.
-    pub fn validate(&self, grid: &Grid) -> Result<()> {
+    /// Check every value against `grid` and the scene's `obstacles` (world units); errors name
+    /// the key and the value.
+    pub fn validate(&self, grid: &Grid, obstacles: &[Obstacle]) -> Result<()> {
         finite_positive("particles.radius", self.radius, "the interaction radius")?;
         finite_positive("particles.rest_density", self.rest_density, "the rest density")?;
         finite_at_least_zero("particles.stiffness", self.stiffness, "the stiffness")?;
@@ -232,6 +311,26 @@ impl ParticleSpec {
         finite_at_least_zero("particles.viscosity", self.viscosity, "the linear viscosity")?;
         finite_at_least_zero("particles.quadratic_viscosity", self.quadratic_viscosity, "the quadratic viscosity")?;
         finite_at_least_zero("particles.anti_stick", self.anti_stick, "the anti-stick speed")?;
+        finite_at_least_zero("particles.stickiness", self.stickiness, "the stickiness")?;
+        if !(self.stick_distance.is_finite() && self.stick_distance > 0.0 && self.stick_distance <= 1.0) {
+            return Err(Error::invalid(
+                "particles.stick_distance",
+                self.stick_distance,
+                "the reach of stickiness is in radii, > 0 and at most 1",
+            ));
+        }
+        if let Some(s) = &self.springs {
+            finite_at_least_zero("particles.springs.stiffness", s.stiffness, "the spring stiffness")?;
+            finite_at_least_zero("particles.springs.yield_ratio", s.yield_ratio, "the yield ratio")?;
+            finite_at_least_zero("particles.springs.plasticity", s.plasticity, "the plasticity")?;
+            if !(1..=MAX_SPRINGS).contains(&s.max_per_particle) {
+                return Err(Error::invalid(
+                    "particles.springs.max_per_particle",
+                    s.max_per_particle,
+                    format!("1 to {MAX_SPRINGS} springs a particle"),
+                ));
+            }
+        }
         if !(self.friction.is_finite() && (0.0..=1.0).contains(&self.friction)) {
             return Err(Error::invalid("particles.friction", self.friction, "the friction is a fraction, 0 to 1"));
         }
@@ -281,7 +380,7 @@ impl ParticleSpec {
         if self.fill.is_empty() {
             return Err(Error::invalid("particles.fill", "[]", "the liquid needs at least one filled region"));
         }
-        let n = self.initial_count(grid);
+        let n = self.initial_count(grid, obstacles);
         if n > MAX_PARTICLES {
             return Err(Error::invalid(
                 "particles.fill",
@@ -320,7 +419,7 @@ impl ParticleSpec {
             }
             // Every particle it places inside the container.
             let mut outside = None;
-            self.lattice(fill, grid, |p, _| {
+            self.lattice(fill, grid, &[], |p, _| {
                 if outside.is_none() && !bounds.contains(p) {
                     outside = Some(p);
                 }
@@ -331,7 +430,9 @@ impl ParticleSpec {
                     format!("{fill:?}"),
                     format!(
                         "it places particles outside the container, `particles.container` (one at {p:?}, \
-                         world units)"
+                         world units, in a box of {} x {} from `grid.nx`, `grid.ny` and `grid.h`)",
+                        grid.width(),
+                        grid.height()
                     ),
                 ));
             }
@@ -342,8 +443,8 @@ impl ParticleSpec {
                 n,
                 format!(
                     "the filled regions hold no particle: each is smaller than its spacing (its \
-                     `spacing`, by default a third of `particles.radius`) on this box ({} x {} world \
-                     units, from `grid.nx`, `grid.ny` and `grid.h`)",
+                     `spacing`, by default a third of `particles.radius`) or lies inside `obstacles`, on \
+                     this box ({} x {} world units, from `grid.nx`, `grid.ny` and `grid.h`)",
                     grid.width(),
                     grid.height()
                 ),
@@ -360,18 +461,27 @@ impl ParticleSpec {
         s.unwrap_or(self.radius / 3.0)
     }
 
-    /// How many particles the filled regions hold (without placing them); past twice
-    /// [`MAX_PARTICLES`], the lattice points of their bounding boxes, uncounted (a disc holds
-    /// more than half of its box's).
-    pub fn initial_count(&self, grid: &Grid) -> u64 {
+    /// How many particles the filled regions hold outside `obstacles` (without placing
+    /// them); past twice [`MAX_PARTICLES`], the lattice points of their bounding boxes,
+    /// uncounted (a disc holds more than half of its box's).
+    pub fn initial_count(&self, grid: &Grid, obstacles: &[Obstacle]) -> u64 {
         let bound: u64 = self.fill.iter().map(|f| self.lattice_bound(f, grid)).fold(0, u64::saturating_add);
         if bound > 2 * MAX_PARTICLES {
             return bound;
         }
-        self.fill.iter().map(|f| self.lattice(f, grid, |_, _| {})).sum()
+        self.fill.iter().map(|f| self.lattice(f, grid, obstacles, |_, _| {})).sum()
     }
 
-    /// The lattice points of a region's bounding box: columns and rows.
+    /// The distance between rows of the lattice of spacing `s`.
+    fn row_spacing(&self, s: f32) -> f32 {
+        match self.lattice {
+            Lattice::Square => s,
+            Lattice::Hex => s * (0.75f32).sqrt(),
+        }
+    }
+
+    /// The lattice points of a region's bounding box: its corners, the spacing, columns and
+    /// rows.
     fn lattice_dims(&self, fill: &Fill, grid: &Grid) -> ([f32; 2], [f32; 2], f32, u64, u64) {
         let hgt = grid.height();
         let s = self.spacing(fill) * hgt;
@@ -387,11 +497,11 @@ impl ParticleSpec {
         if !(s.is_finite() && s > 0.0) {
             return (lo, hi, s, 0, 0);
         }
-        let count = |a: f32, b: f32| {
+        let count = |a: f32, b: f32, s: f32| {
             let n = ((b - a) / s).floor();
             if n.is_finite() && n > 0.0 { n.min(1e15) as u64 } else { 0 }
         };
-        (lo, hi, s, count(lo[0], hi[0]), count(lo[1], hi[1]))
+        (lo, hi, s, count(lo[0], hi[0], s), count(lo[1], hi[1], self.row_spacing(s)))
     }
 
     fn lattice_bound(&self, fill: &Fill, grid: &Grid) -> u64 {
@@ -400,11 +510,11 @@ impl ParticleSpec {
     }
 
     /// The initial particles: positions and velocities in world units, region by region,
-    /// row by row from the bottom.
-    pub fn initial_particles(&self, grid: &Grid) -> (Vec<[f32; 2]>, Vec<[f32; 2]>) {
+    /// row by row from the bottom, none inside `obstacles`.
+    pub fn initial_particles(&self, grid: &Grid, obstacles: &[Obstacle]) -> (Vec<[f32; 2]>, Vec<[f32; 2]>) {
         let (mut x, mut v) = (Vec::new(), Vec::new());
         for f in &self.fill {
-            self.lattice(f, grid, |p, vel| {
+            self.lattice(f, grid, obstacles, |p, vel| {
                 x.push(p);
                 v.push(vel);
             });
@@ -412,11 +522,18 @@ impl ParticleSpec {
         (x, v)
     }
 
-    /// Walk a region's lattice (points at `(k + ½)·spacing` from its lower-left corner that lie
-    /// inside it), calling `put` with each point and velocity; returns how many.
+    /// Walk a region's lattice (square: points at `(k + ½)·spacing` from its lower-left corner;
+    /// hex: see [`Lattice::Hex`]) that lie inside it and outside `obstacles`, calling `put` with each point and velocity; returns
+    /// how many.
     /// A region's lattice past `2 × MAX_PARTICLES` points is not walked (its count says so
     /// before any walk: [`ParticleSpec::initial_count`]).
-    fn lattice(&self, fill: &Fill, grid: &Grid, mut put: impl FnMut([f32; 2], [f32; 2])) -> u64 {
+    fn lattice(
+        &self,
+        fill: &Fill,
+        grid: &Grid,
+        obstacles: &[Obstacle],
+        mut put: impl FnMut([f32; 2], [f32; 2]),
+    ) -> u64 {
         let (lo, _, s, cols, rows) = self.lattice_dims(fill, grid);
         if cols.saturating_mul(rows) > 2 * MAX_PARTICLES {
             return 0;
@@ -428,15 +545,21 @@ impl ParticleSpec {
                 (velocity, Some(([center[0] * grid.width(), center[1] * hgt], radius * hgt)))
             }
         };
+        let (row_s, hex) = (self.row_spacing(s), self.lattice == Lattice::Hex);
         let mut n = 0;
         for j in 0..rows {
+            // A hex lattice's odd rows sit half a spacing right, one point fewer.
+            let (shift, cols) = if hex && j % 2 == 1 { (1.0, cols.saturating_sub(1)) } else { (0.5, cols) };
             for i in 0..cols {
-                let p = [lo[0] + (i as f32 + 0.5) * s, lo[1] + (j as f32 + 0.5) * s];
+                let p = [lo[0] + (i as f32 + shift) * s, lo[1] + (j as f32 + 0.5) * row_s];
                 if let Some((c, r)) = disc {
                     let (dx, dy) = (p[0] - c[0], p[1] - c[1]);
                     if dx * dx + dy * dy > r * r {
                         continue;
                     }
+                }
+                if !obstacles.is_empty() && nearest(grid, obstacles, p).0 < 0.0 {
+                    continue;
                 }
                 put(p, velocity);
                 n += 1;

@@ -72,6 +72,11 @@ pub(crate) const TABLE: &[(Kernel, KernelFn)] = &[
     (pk::PARTICLE_RELAX, particle_relax::dispatch),
     (pk::PARTICLE_COLLIDE, particle_collide::dispatch),
     (pk::PARTICLE_DRAW, particle_draw::dispatch),
+    (pk::PARTICLE_IDS, particle_ids::dispatch),
+    (pk::PARTICLE_SPRING_PROPOSE, particle_spring_propose::dispatch),
+    (pk::PARTICLE_SPRING_CONFIRM, particle_spring_confirm::dispatch),
+    (pk::PARTICLE_SPRING_APPLY, particle_spring_apply::dispatch),
+    (pk::PARTICLE_SOLIDS, particle_solids::dispatch),
 ];
 
 pub mod advect_cells;
@@ -114,11 +119,16 @@ pub mod particle_draw;
 pub mod particle_forces;
 pub mod particle_gather;
 pub mod particle_hash;
+pub mod particle_ids;
 pub mod particle_order;
 pub mod particle_relax;
 pub mod particle_scan;
 pub mod particle_scan_add;
 pub mod particle_scatter;
+pub mod particle_solids;
+pub mod particle_spring_apply;
+pub mod particle_spring_confirm;
+pub mod particle_spring_propose;
 pub mod poisson_cols;
 pub mod poisson_rows;
 pub mod poisson_taps;

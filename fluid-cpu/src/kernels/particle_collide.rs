@@ -1,7 +1,8 @@
 //! `particle_collide`: a particle past its container is put back on its edge; its velocity is
 //! its position change over dt, with any outward part removed, friction taken from the
 //! tangential part, and the anti-stick speed given inward (the seed's fix for particles that
-//! would rest on the edge).
+//! would rest on the edge). Within reach of stickiness a particle is pulled toward a wall by
+//! `dt k_stick d (1 − d / reach)` (Clavet et al. 2005, section 5.3).
 
 use fluid_core::ir::schedule::Dispatch;
 use fluid_core::particles::{CollideParams, SHAPE_BOX};
@@ -9,6 +10,12 @@ use rayon::prelude::*;
 
 use super::common::particles::{pairs, pairs_mut};
 use crate::dispatch::{Ctx, Slots};
+
+/// The speed toward a wall at distance `d`: `dt k_stick d (1 − d / reach)` within reach.
+#[inline(always)]
+fn stick_pull(p: &CollideParams, d: f32, dt: f32) -> f32 {
+    if d >= p.stick_distance { 0.0 } else { dt * p.stickiness * d * (1.0 - d / p.stick_distance) }
+}
 
 /// The position and velocity of a particle at `x` that started the substep at `prev`.
 #[inline(always)]
@@ -37,13 +44,25 @@ pub fn collide(p: &CollideParams, dt: f32, x: [f32; 2], prev: [f32; 2]) -> ([f32
                 v[b] *= 1.0 - p.friction;
             }
         }
+        if p.stickiness > 0.0 {
+            for a in 0..2 {
+                v[a] -= stick_pull(p, x[a] - p.lo[a], dt);
+                v[a] += stick_pull(p, p.hi[a] - x[a], dt);
+            }
+        }
         return (x, v);
     }
     let (c, radius) = (p.lo, p.hi[0]);
     let r = [x[0] - c[0], x[1] - c[1]];
     let l2 = r[0] * r[0] + r[1] * r[1];
     if l2 <= radius * radius {
-        return (x, [(x[0] - prev[0]) / dt, (x[1] - prev[1]) / dt]);
+        let mut v = [(x[0] - prev[0]) / dt, (x[1] - prev[1]) / dt];
+        if p.stickiness > 0.0 && l2 > 0.0 {
+            let l = l2.sqrt();
+            let pull = stick_pull(p, radius - l, dt);
+            v = [v[0] + pull * r[0] / l, v[1] + pull * r[1] / l];
+        }
+        return (x, v);
     }
     let l = l2.sqrt();
     let n = [r[0] / l, r[1] / l];

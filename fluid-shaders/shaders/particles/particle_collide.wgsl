@@ -1,5 +1,6 @@
 // One invocation: particle i put back on its container's edge if past it, its velocity from
-// its position change, outward part removed, friction and anti-stick applied (twin of
+// its position change, outward part removed, friction and anti-stick applied, and pulled
+// toward a wall within reach of stickiness by dt k_stick d (1 - d / reach) (twin of
 // fluid-cpu/src/kernels/particle_collide.rs).
 // #include particles
 
@@ -7,6 +8,14 @@
 @group(1) @binding(0) var<storage, read_write> position: array<vec2<f32>>;
 @group(1) @binding(1) var<storage, read> previous: array<vec2<f32>>;
 @group(1) @binding(2) var<storage, read_write> velocity: array<vec2<f32>>;
+
+// The speed toward a wall at distance d: dt k_stick d (1 - d / reach) within reach, else 0.
+fn stick_pull(d: f32, dt: f32) -> f32 {
+    if (d >= params.stick_distance) {
+        return 0.0;
+    }
+    return dt * params.stickiness * d * (1.0 - d / params.stick_distance);
+}
 
 @compute @workgroup_size(256)
 fn particle_collide(@builtin(global_invocation_id) id: vec3<u32>) {
@@ -39,6 +48,12 @@ fn particle_collide(@builtin(global_invocation_id) id: vec3<u32>) {
                 v[b] *= 1.0 - params.friction;
             }
         }
+        if (params.stickiness > 0.0) {
+            for (var a = 0; a < 2; a++) {
+                v[a] -= stick_pull(x[a] - params.lo[a], dt);
+                v[a] += stick_pull(params.hi[a] - x[a], dt);
+            }
+        }
         position[i] = x;
         velocity[i] = v;
         return;
@@ -48,7 +63,13 @@ fn particle_collide(@builtin(global_invocation_id) id: vec3<u32>) {
     let r = vec2<f32>(x.x - c.x, x.y - c.y);
     let l2 = r.x * r.x + r.y * r.y;
     if (l2 <= radius * radius) {
-        velocity[i] = vec2<f32>((x.x - prev.x) / dt, (x.y - prev.y) / dt);
+        var v = vec2<f32>((x.x - prev.x) / dt, (x.y - prev.y) / dt);
+        if (params.stickiness > 0.0 && l2 > 0.0) {
+            let l = sqrt(l2);
+            let pull = stick_pull(radius - l, dt);
+            v = vec2<f32>(v.x + pull * r.x / l, v.y + pull * r.y / l);
+        }
+        velocity[i] = v;
         return;
     }
     let l = sqrt(l2);

@@ -117,12 +117,17 @@ fn placed(at: u32, t: f32) -> Placed {
     return r;
 }
 
+// How far outside an obstacle's bounding disc its distance is still measured exactly: two
+// cells, or more where a kernel sets this (the particles' reach of stickiness).
+var<private> exact_within: f32 = 0.0;
+
 // Signed distance from world point p to the obstacle at row `at` placed at `q`; skipped (its
-// bounding disc's distance, a lower bound) when p is more than two cells outside that disc.
+// bounding disc's distance, a lower bound) when p is more than two cells (or `exact_within`)
+// outside that disc.
 fn distance_to(at: u32, q: Placed, p: vec2<f32>) -> f32 {
     let r = vec2<f32>(p.x - q.position.x, p.y - q.position.y);
     let far = len2d(r) - obstacles[at].w;
-    if (far > 2.0 * grid.h) {
+    if (far > max(2.0 * grid.h, exact_within)) {
         return far;
     }
     let s = sin(q.angle);

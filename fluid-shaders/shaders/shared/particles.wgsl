@@ -60,9 +60,35 @@ struct CollideParams {
     lo: vec2<f32>,
     hi: vec2<f32>,
     anti_stick: f32,
+    stickiness: f32,
+    stick_distance: f32,
+    _pad0: u32,
+}
+
+struct SpringParams {
+    count: u32,
+    cells_x: u32,
+    cells_y: u32,
+    max_springs: u32,
+    radius: f32,
+    radius_sq: f32,
+    dt_scale: f32,
+    yield_ratio: f32,
+    plasticity: f32,
+    stiffness: f32,
     _pad0: u32,
     _pad1: u32,
-    _pad2: u32,
+}
+
+struct SolidParams {
+    count: u32,
+    t_scale: f32,
+    dt_scale: f32,
+    friction: f32,
+    stickiness: f32,
+    stick_distance: f32,
+    eps: f32,
+    margin: f32,
 }
 
 struct DrawParams {
@@ -80,6 +106,9 @@ struct DrawParams {
 const PWG: u32 = 256u;
 const SCAN_BLOCK: u32 = 1024u;
 const SHAPE_BOX: u32 = 0u;
+// An empty entry of a spring list; a list holds [partner id, rest length bits] pairs, packed
+// from its start.
+const NO_SPRING: u32 = 0xffffffffu;
 
 // The hash cell of p: floor(p / side) clamped into the hash, row by row from the bottom.
 fn cell_of(p: vec2<f32>, inv_cell: f32, cells_x: u32, cells_y: u32) -> u32 {
