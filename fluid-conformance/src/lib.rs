@@ -443,6 +443,11 @@ macro_rules! conformance {
             }
 
             #[test]
+            fn a_pointer_pushes_and_pulls_the_particles() {
+                $crate::particles::a_pointer_pushes_and_pulls(|| $make);
+            }
+
+            #[test]
             fn springs_are_mutual_and_bounded() {
                 $crate::particles::springs_are_mutual_and_bounded(|| $make);
             }

@@ -153,6 +153,15 @@ static SOLIDS_DESC: KernelDesc = linear(
     "one particle: put out of any obstacle onto its outline, its velocity relative to the solid's \
      without the inward part and with friction, pulled toward a solid within reach of stickiness",
 );
+static POINTER_DESC: KernelDesc = KernelDesc {
+    splats: true,
+    ..linear(
+        "particle_pointer",
+        &[Binding::vec2("position", R), Binding::vec2("velocity", RW)],
+        HASH,
+        "one particle: the step's splats as a pointer, their velocity and pull toward their centre",
+    )
+};
 static DRAW_DESC: KernelDesc = KernelDesc {
     name: "particle_draw",
     module: "particle_draw",
@@ -201,6 +210,8 @@ pub const PARTICLE_SPRING_CONFIRM: Kernel = Kernel(&SPRING_CONFIRM_DESC);
 pub const PARTICLE_SPRING_APPLY: Kernel = Kernel(&SPRING_APPLY_DESC);
 /// `particle_solids`.
 pub const PARTICLE_SOLIDS: Kernel = Kernel(&SOLIDS_DESC);
+/// `particle_pointer`.
+pub const PARTICLE_POINTER: Kernel = Kernel(&POINTER_DESC);
 
 /// Every kernel of the particle model.
 pub const ALL: &[Kernel] = &[
@@ -220,4 +231,5 @@ pub const ALL: &[Kernel] = &[
     PARTICLE_SPRING_CONFIRM,
     PARTICLE_SPRING_APPLY,
     PARTICLE_SOLIDS,
+    PARTICLE_POINTER,
 ];

@@ -125,6 +125,26 @@ impl ParticleModel {
         self.count
     }
 
+    /// Bytes one step moves at the least: every resource each dispatch binds, read once (and
+    /// written once more where it writes). Neighbours' data read again is not counted: what
+    /// caches serve is the kernels' business.
+    pub fn bytes_per_step(&self) -> u64 {
+        use crate::ir::kernel::Access;
+        self.step
+            .ops()
+            .iter()
+            .filter_map(|op| match op {
+                crate::ir::schedule::Op::Dispatch(d) => Some(d),
+                _ => None,
+            })
+            .flat_map(|d| d.kernel.bindings.iter().zip(&d.resources))
+            .map(|(b, r)| {
+                let bytes = self.resources[r.index()].bytes();
+                if b.access == Access::ReadWrite { 2 * bytes } else { bytes }
+            })
+            .sum()
+    }
+
     fn builder(&self) -> ScheduleBuilder {
         Schedule::builder(self.grid.uniform_bytes(), [self.grid.nx, self.grid.ny])
     }
@@ -265,6 +285,10 @@ impl ParticleModel {
             );
             b.swap(id(Res::Position), id(Res::PositionTmp));
             b.swap(id(Res::Velocity), id(Res::VelocityTmp));
+            if k == 0 {
+                // The step's splats, once: a pointer's push and pull.
+                b.dispatch(PARTICLE_POINTER, &[id(Res::Position), id(Res::Velocity)], hp, Self::over(n));
+            }
             if springs.is_some() {
                 b.dispatch(
                     PARTICLE_IDS,
@@ -587,11 +611,17 @@ impl Model for ParticleModel {
     }
 
     fn check_splat(&self, splat: &Splat) -> Result<()> {
-        Err(Error::invalid(
-            "splat",
-            format!("at {:?}", splat.center),
-            "a particle scene takes no splats (a pointer force and emitters are the particle model's inputs)",
-        ))
+        // A pointer: its velocity and its pull (`density`) act; the grid's amounts would be lost.
+        if splat.temperature != 0.0 || splat.dye != [0.0; 4] || splat.fuel != 0.0 {
+            return Err(Error::invalid(
+                "splat",
+                format!("temperature {}, dye {:?}, fuel {}", splat.temperature, splat.dye, splat.fuel),
+                "a splat on a particle scene is a pointer: its velocity pushes the particles under it and \
+                 its density pulls them toward its centre (negative: pushes away); it carries no temperature, \
+                 dye or fuel",
+            ));
+        }
+        Ok(())
     }
 
     fn set_obstacle(

@@ -77,6 +77,7 @@ pub(crate) const TABLE: &[(Kernel, KernelFn)] = &[
     (pk::PARTICLE_SPRING_CONFIRM, particle_spring_confirm::dispatch),
     (pk::PARTICLE_SPRING_APPLY, particle_spring_apply::dispatch),
     (pk::PARTICLE_SOLIDS, particle_solids::dispatch),
+    (pk::PARTICLE_POINTER, particle_pointer::dispatch),
 ];
 
 pub mod advect_cells;
@@ -121,6 +122,7 @@ pub mod particle_gather;
 pub mod particle_hash;
 pub mod particle_ids;
 pub mod particle_order;
+pub mod particle_pointer;
 pub mod particle_relax;
 pub mod particle_scan;
 pub mod particle_scan_add;
