@@ -45,8 +45,10 @@ pub struct BenchRow {
     pub adapter: String,
     /// Scene name, or `jacobi-sweep`.
     pub scene: String,
-    /// `[nx, ny]`.
+    /// `[nx, ny]` (of the picture, for a particle scene).
     pub grid: [u32; 2],
+    /// Particles, for a particle scene (a step is then one substep).
+    pub particles: Option<u32>,
     /// Median milliseconds per step (per sweep for `jacobi-sweep`).
     pub ms_per_step: f64,
     /// Median milliseconds the calling thread spends in one step's call with the device idle
@@ -56,7 +58,7 @@ pub struct BenchRow {
     /// Median milliseconds from the call of one step to its results on the device, waited for
     /// (a frame that reads a field back every step pays this); per sweep for `jacobi-sweep`.
     pub waited_ms_per_step: f64,
-    /// Cells per second.
+    /// Cells per second (particles per second for a particle scene).
     pub cells_per_s: f64,
     /// Effective bandwidth, GB/s.
     pub gb_per_s: f64,
@@ -76,6 +78,33 @@ pub(crate) fn resized(scene: &Scene, n: u32) -> Result<Scene> {
     s.grid.nx = n;
     s.grid.ny = n;
     s.validate()?;
+    Ok(s)
+}
+
+/// A particle scene filled with about `n` particles: the radius (and any fill spacing) scaled
+/// by √(count / n), one substep a step (the paper's step, what a count is timed at), its dt
+/// the scene's substep's scaled with the radius, so the liquid moves as many radii a step.
+pub(crate) fn with_particles(scene: &Scene, n: u32) -> Result<Scene> {
+    let count = scene.grid()?.particles;
+    let mut s = scene.clone();
+    let Some(spec) = s.particles.as_mut() else {
+        return Err(fluid::Error::invalid("--sizes", n, "particle counts are for a particle scene"));
+    };
+    if count == 0 {
+        return Err(fluid::Error::invalid("particles.fill", 0, "the scene holds no particles to scale"));
+    }
+    let f = (f64::from(count) / f64::from(n)).sqrt() as f32;
+    spec.radius *= f;
+    for fill in &mut spec.fill {
+        let (fluid_core::scene::particles::Fill::Box { spacing, .. }
+        | fluid_core::scene::particles::Fill::Circle { spacing, .. }) = fill;
+        if let Some(sp) = spacing {
+            *sp *= f;
+        }
+    }
+    s.params.dt *= f / spec.substeps as f32;
+    spec.substeps = 1;
+    fluid_core::particles::model::ParticleModel::new(s.clone())?;
     Ok(s)
 }
 
@@ -122,6 +151,12 @@ fn time_batches(
 /// The scene at `n × n`; for `--jacobi`, with the sweep solver as its own, so that it holds
 /// the pressure's ping-pong partner the sweeps swap with.
 fn bench_scene(cfg: &BenchConfig, n: u32) -> Result<Scene> {
+    if cfg.scene.particles.is_some() {
+        if cfg.jacobi_only {
+            return Err(fluid::Error::invalid("--jacobi", "on", "a particle scene has no pressure solve to time"));
+        }
+        return with_particles(&cfg.scene, n);
+    }
     let mut scene = resized(&cfg.scene, n)?;
     if cfg.jacobi_only {
         scene.params.pressure.solver = sweep_solver(scene.params.pressure.solver);
@@ -161,18 +196,25 @@ fn bench_one(cfg: &BenchConfig, backend: Box<dyn Backend>, n: u32, copy: Option<
         let host = host_ms(&mut sim, host_samples, |s| s.step(dt))?;
         let waited = time_batches(&mut sim, host_samples, 1, |s| s.step(dt))?;
         let kernels = timed_kernels(&mut sim, |s| s.step(dt), 1.0)?;
-        (scene.name.clone(), step::bytes_moved(&step::step(&grid, &scene.params), &grid), ms, host, waited, kernels)
+        let bytes = match scene.particles {
+            Some(_) => fluid_core::particles::model::ParticleModel::new(scene.clone())?.bytes_per_step(),
+            None => step::bytes_moved(&step::step(&grid, &scene.params), &grid),
+        };
+        (scene.name.clone(), bytes, ms, host, waited, kernels)
     };
     let gb = bytes as f64 / (ms * 1e-3) / 1e9;
+    let particles = scene.particles.is_some().then_some(grid.particles);
+    let per_s = f64::from(particles.unwrap_or(0)).max(grid.cells() as f64 * f64::from(particles.is_none()));
     Ok(BenchRow {
         backend: backend_name,
         adapter,
         scene: name,
         grid: [grid.nx, grid.ny],
+        particles,
         ms_per_step: ms,
         host_ms_per_step: host,
         waited_ms_per_step: waited,
-        cells_per_s: grid.cells() as f64 / (ms * 1e-3),
+        cells_per_s: per_s / (ms * 1e-3),
         gb_per_s: gb,
         bandwidth_share: copy.map(|c| gb / c),
         copy_gb_per_s: copy,
@@ -185,6 +227,8 @@ fn bench_one(cfg: &BenchConfig, backend: Box<dyn Backend>, n: u32, copy: Option<
 fn parity_fields(cfg: &BenchConfig) -> &'static [FieldId] {
     if cfg.jacobi_only {
         &[FieldId::Pressure]
+    } else if cfg.scene.particles.is_some() {
+        &[FieldId::Positions, FieldId::Velocities]
     } else {
         &[FieldId::U, FieldId::V, FieldId::Density, FieldId::Temperature, FieldId::Dye]
     }
@@ -256,7 +300,7 @@ pub fn run_each(cfg: &BenchConfig, mut progress: impl FnMut(&str), mut emit: imp
         fluid::check_backend_name(name)?;
     }
     for &n in &cfg.sizes {
-        resized(&cfg.scene, n)?;
+        bench_scene(cfg, n)?;
     }
     let mut reference: std::collections::HashMap<u32, Vec<f32>> = std::collections::HashMap::new();
     for name in &cfg.backends {
@@ -265,11 +309,12 @@ pub fn run_each(cfg: &BenchConfig, mut progress: impl FnMut(&str), mut emit: imp
         let copy = probe.copy_bandwidth().ok();
         drop(probe);
         for &n in &cfg.sizes {
-            progress(&format!("{name}: {n}x{n}"));
+            let what = if cfg.scene.particles.is_some() { format!("{n} particles") } else { format!("{n}x{n}") };
+            progress(&format!("{name}: {what}"));
             let backend = fluid::backend_with_threads(name, cfg.threads)?;
             let mut row = bench_one(cfg, backend, n, copy)?;
             if cfg.parity_steps > 0 {
-                progress(&format!("{name}: {n}x{n}: parity with cpu over {} steps", cfg.parity_steps));
+                progress(&format!("{name}: {what}: parity with cpu over {} steps", cfg.parity_steps));
                 let expected = match reference.entry(n) {
                     std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
                     std::collections::hash_map::Entry::Vacant(e) => {
@@ -290,17 +335,7 @@ pub fn table(rows: &[BenchRow]) -> String {
     let mut out = String::new();
     out.push_str(&format!(
         "{:<7} {:<34} {:<14} {:>11} {:>11} {:>9} {:>10} {:>10} {:>8} {:>8} {:>9}  top kernels (ms)\n",
-        "backend",
-        "adapter",
-        "scene",
-        "grid",
-        "ms/step",
-        "host ms",
-        "waited ms",
-        "Mcells/s",
-        "GB/s",
-        "of copy",
-        "vs cpu"
+        "backend", "adapter", "scene", "grid", "ms/step", "host ms", "waited ms", "M/s", "GB/s", "of copy", "vs cpu"
     ));
     for r in rows {
         let mut k = r.kernels.clone();
@@ -313,7 +348,7 @@ pub fn table(rows: &[BenchRow]) -> String {
             r.backend,
             adapter,
             r.scene,
-            format!("{}x{}", r.grid[0], r.grid[1]),
+            r.particles.map_or_else(|| format!("{}x{}", r.grid[0], r.grid[1]), |n| format!("{n} p")),
             r.ms_per_step,
             r.host_ms_per_step,
             r.waited_ms_per_step,
@@ -338,6 +373,7 @@ pub fn table(rows: &[BenchRow]) -> String {
     );
     out.push_str("waited ms: one step from its call until its results are done on the device (steps not overlapped)\n");
     out.push_str("vs cpu: relative L2 difference of the state from the CPU backend's after the parity steps\n");
+    out.push_str("M/s: millions of cells (or particles, `p`) per second; a particle scene's step is one substep\n");
     out
 }
 

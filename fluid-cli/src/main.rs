@@ -70,7 +70,7 @@ struct BenchArgs {
     /// default there).
     #[arg(long, default_value = "smoke")]
     scene: String,
-    /// Square grid sizes.
+    /// Square grid sizes (particle counts for a particle scene).
     #[arg(long, value_delimiter = ',', default_value = "256,512,1024")]
     sizes: Vec<u32>,
     /// Backends (default: every backend of this build that opens on this machine).

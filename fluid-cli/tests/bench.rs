@@ -212,3 +212,39 @@ fn bench_leaves_out_the_gpu_backends_that_do_not_open_unless_they_are_named() {
     assert!(!out.status.success() && !text(&out.stderr).contains("panicked"), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("vulkan"), "{}", text(&out.stderr));
 }
+
+/// A particle scene's sizes are particle counts: its radius scaled to fill about as many,
+/// one substep a step; rows give the count, particles per second, a bandwidth and parity
+/// with the CPU. `--jacobi` on it is refused.
+#[test]
+fn bench_times_a_particle_scene_by_particle_count() {
+    let out = fluid(&[
+        "bench",
+        "--scene",
+        "dam-break",
+        "--sizes",
+        "2000,8000",
+        "--backends",
+        "cpu",
+        "--steps",
+        "2",
+        "--json",
+        "--parity-steps",
+        "2",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON array");
+    let rows = rows.as_array().expect("array");
+    assert_eq!(rows.len(), 2);
+    for (r, n) in rows.iter().zip([2000.0, 8000.0]) {
+        let count = r["particles"].as_f64().expect("a count");
+        assert!((count / n - 1.0).abs() < 0.2, "{count} particles asked {n}: {r}");
+        let per_s = r["cells_per_s"].as_f64().expect("number") * r["ms_per_step"].as_f64().expect("number") * 1e-3;
+        assert!((per_s / count - 1.0).abs() < 1e-9, "particles per second: {r}");
+        assert!(r["gb_per_s"].as_f64().expect("number") > 0.0, "{r}");
+        assert_eq!(r["parity_rel_l2"].as_f64(), Some(0.0), "the CPU against itself: {r}");
+    }
+    let out = fluid(&["bench", "--scene", "dam-break", "--sizes", "2000", "--backends", "cpu", "--jacobi"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("--jacobi"), "{}", text(&out.stderr));
+}
