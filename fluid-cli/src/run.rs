@@ -299,6 +299,9 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Failure> {
     // What the backend holds for this scene, from its own accounting (every backend of the
     // workspace keeps one; a backend without it reports none).
     let memory = sim.backend().memory().ok();
+    // The live count at the end: emitters add particles as the liquid runs.
+    let particles = sim.grid().particles;
+    let liquid = sim.model().family() == "particles";
 
     if args.json {
         let json = serde_json::json!({
@@ -306,7 +309,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Failure> {
             "backend": backend_name,
             "device": device,
             "grid": [grid.nx, grid.ny],
-            "particles": grid.particles,
+            "particles": particles,
             "downscaled_from": sim.downscaled_from(),
             "steps": steps,
             "ms_per_step": ms_per_step,
@@ -331,11 +334,11 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Failure> {
         });
         println!("{json}");
     } else {
-        if grid.particles > 0 {
+        if liquid {
             println!(
                 "{name}: {} particles, drawn on {}x{}, on {backend_name} ({device}): {} steps, \
                  {ms_per_step:.3} ms/step, max speed {:.3e}, {:.2} radii per step",
-                grid.particles, grid.nx, grid.ny, steps, diag.max_velocity, diag.cfl
+                particles, grid.nx, grid.ny, steps, diag.max_velocity, diag.cfl
             );
         } else {
             println!(
@@ -375,6 +378,12 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Failure> {
 /// `--dump` fails at once rather than being killed after the last step.
 pub(crate) fn check_dumps_fit(scene: &Scene, backend: &str, dumps: &[FieldId]) -> Result<(), Failure> {
     let grid = scene.grid()?;
+    // A liquid with emitters is read back with its room (the live part is kept).
+    let room = match &scene.particles {
+        Some(p) => p.capacity(&grid, &scene.obstacles()?).min(u64::from(u32::MAX)) as u32,
+        None => grid.particles,
+    };
+    let grid = fluid::Grid { particles: room, ..grid };
     let largest = dumps.iter().map(|f| (*f, 4 * grid.len(*f) as u64)).max_by_key(|(_, bytes)| *bytes);
     let fields = if backend == "cpu" { fluid::GridFields::declare(&grid, &scene.params).bytes() } else { 0 };
     if let (Some((field, bytes)), Some(avail)) = (largest, fluid_core::backend::available_memory())

@@ -399,6 +399,15 @@ fn bad_input_gets_a_clear_message_and_exit_code_2() {
         &["particles.fill[1]", "outside the container"],
     );
     bad(&["run", "dam-break", "--set", "particles.substeps=0"], &["particles.substeps", "0"]);
+    bad(
+        &["run", "faucet", "--set", "particles.emitters.0.center=[0.0,0.5]"],
+        &["particles.emitters[0]", "outside the container"],
+    );
+    bad(&["run", "faucet", "--set", "particles.emitters.0.velocity=[0,0]"], &["particles.emitters[0].velocity"]);
+    bad(&["run", "faucet", "--set", "particles.emitters.0.max_particles=0"], &["particles.emitters[0].max_particles"]);
+    bad(&["run", "faucet", "--set", "particles.emitters.0.max_particles=20000000"], &["at most 16000000"]);
+    bad(&["run", "goo", "--set", "particles.springs.max_per_particle=33"], &["max_per_particle", "33", "1 to 32"]);
+    bad(&["run", "goo", "--set", "particles.stick_distance=2"], &["particles.stick_distance", "2"]);
     bad(&["run", "dam-break", "--dump", "u"], &["--dump", "u", "particle scene"]);
     bad(&["run", "smoke", "--dump", "particles"], &["--dump", "positions", "particle scene"]);
     bad(&["run", "smoke", "--steps", "0"], &["--steps"]);

@@ -448,6 +448,11 @@ macro_rules! conformance {
             }
 
             #[test]
+            fn a_faucet_lets_out_rows_on_time() {
+                $crate::particles::a_faucet_lets_out_rows_on_time(|| $make);
+            }
+
+            #[test]
             fn springs_are_mutual_and_bounded() {
                 $crate::particles::springs_are_mutual_and_bounded(|| $make);
             }

@@ -11,7 +11,7 @@ use crate::compare::difference;
 use crate::support::small_preset;
 
 /// The particle presets.
-pub const PRESETS: &[&str] = &["dam-break", "splash", "goo"];
+pub const PRESETS: &[&str] = &["dam-break", "splash", "goo", "faucet"];
 
 /// A unit box of 40 × 40 picture cells holding particles on a lattice (2500 filling it, or a
 /// disc in a circle container), whose hash (radius 0.02) has 50 × 50 cells: three blocks of
@@ -161,6 +161,43 @@ pub fn kernels_match_the_cpu<B: Backend>(make: impl Fn() -> B) {
                 }
             }
         }
+        // An emitter's dispatch (built per step, not in the model's schedules): rows into the
+        // last slots, ids with them.
+        let emit = fluid_core::particles::EmitParams {
+            count: 37,
+            first: n as u32 - 40,
+            index: 11,
+            per_row: 6,
+            center: [0.3, 0.7],
+            across: [0.004, 0.009],
+            velocity: [0.8, -0.35],
+            lead: -0.013,
+            interval: 0.0071,
+        };
+        let mut b = Schedule::builder(*schedules[0].uniform(), schedules[0].grid());
+        let id = |r: Res| ResourceId::from(r);
+        b.dispatch(
+            fluid_core::particles::kernels::PARTICLE_EMIT,
+            &[id(Res::Position), id(Res::Velocity), id(Res::Ids)],
+            Some(fluid_core::ir::schedule::ParamBlock::new(&emit)),
+            [emit.count, 1],
+        );
+        let one = b.build();
+        let state = read_all(&mut cpu, &resources);
+        write_all(&mut other, &resources, &state);
+        cpu.run(&one, &inputs).expect("cpu run");
+        other.run(&one, &inputs).expect("run");
+        for r in [Res::Position, Res::Velocity, Res::Ids] {
+            let (a, b) = (cpu.read(id(r)).expect("read"), other.read(id(r)).expect("read"));
+            let f = |w: &[u32]| w.iter().map(|x| f32::from_bits(*x)).collect::<Vec<f32>>();
+            if r == Res::Ids {
+                assert_eq!(a, b, "{container}: after particle_emit: ids differ");
+            } else {
+                let d = difference(&f(&a), &f(&b));
+                assert!(d.max_abs <= 1e-5, "{container}: after particle_emit: {r:?} differs by {d:?}");
+            }
+        }
+        seen.insert("particle_emit");
         for k in fluid_core::particles::kernels::ALL {
             assert!(seen.contains(k.name), "{} was not run", k.name);
         }
@@ -382,6 +419,73 @@ pub fn a_pointer_pushes_and_pulls<B: Backend>(make: impl Fn() -> B) {
         checked += usize::from(weight > 0.0);
     }
     assert!(checked > 20, "{checked} particles under the pointer");
+}
+
+/// A faucet without gravity, pressure or viscosity in an open box: every particle it lets out
+/// moves at its velocity, so after any step particle `p` (row `r = p / per_row`, left at
+/// `start + r × interval`) stands at `center + across × (p mod per_row − (per_row − 1)/2) + v (t
+/// − t_r)`, and there are as many as the rows due by then (its budget caps them). The count
+/// survives a checkpoint.
+pub fn a_faucet_lets_out_rows_on_time<B: Backend>(make: impl Fn() -> B) {
+    let text = r#"
+        [grid]
+        nx = 48
+        ny = 32
+        [params]
+        dt = 0.01
+        [particles]
+        radius = 0.05
+        stiffness = 0.0
+        near_stiffness = 0.0
+        gravity = [0.0, 0.0]
+        [[particles.emitters]]
+        center = [0.2, 0.5]
+        width = 0.1
+        velocity = [0.9, 0.3]
+        spacing = 0.02
+        start = 0.013
+        max_particles = 250
+    "#;
+    let scene = Scene::from_toml(text, "faucet").expect("scene");
+    let grid = scene.grid().expect("grid");
+    let faucet = scene.particles.as_ref().expect("particles").faucets(&grid)[0];
+    let mut sim = Simulation::new(scene, make()).expect("simulation");
+    assert_eq!(sim.grid().particles, 0);
+    for step in 1..=110 {
+        sim.step(0.01).expect("step");
+        if step % 10 != 3 {
+            continue;
+        }
+        if step == 20 {
+            let mut bytes = Vec::new();
+            sim.save(&mut bytes).expect("save");
+            sim = Simulation::load(bytes.as_slice(), make()).expect("load");
+        }
+        let t = sim.time();
+        let due = faucet.emitted(t);
+        assert_eq!(sim.grid().particles, due, "after step {step}");
+        let x = sim.field(FieldId::Positions).expect("positions");
+        assert_eq!(x.len(), 2 * due as usize);
+        // The sort reorders them: each must stand on the lattice of the rows let out.
+        let m = faucet.per_row;
+        let mut on_lattice = vec![false; due as usize];
+        for q in x.chunks_exact(2) {
+            let hit = (0..due).find(|&p| {
+                let (r, c) = (p / m, p % m);
+                let off = c as f32 - 0.5 * (m - 1) as f32;
+                let late = faucet.start + r as f32 * faucet.interval;
+                let e = [
+                    faucet.center[0] + faucet.across[0] * off + faucet.velocity[0] * (t - late),
+                    faucet.center[1] + faucet.across[1] * off + faucet.velocity[1] * (t - late),
+                ];
+                (q[0] - e[0]).hypot(q[1] - e[1]) < 1e-4
+            });
+            let p = hit.unwrap_or_else(|| panic!("after step {step}: a particle at {q:?} is on no row"));
+            assert!(!on_lattice[p as usize], "after step {step}: two particles on point {p}");
+            on_lattice[p as usize] = true;
+        }
+    }
+    assert_eq!(sim.grid().particles, 250, "the budget caps it");
 }
 
 /// The goo preset, small, 30 steps: every spring is held by both of its pair with one rest

@@ -39,7 +39,9 @@ fn run(threads: usize, preset: &str) -> Vec<Vec<u32>> {
 
 #[test]
 fn one_thread_and_many_threads_agree_bit_for_bit() {
-    for preset in ["smoke", "ink", "obstacles", "paddle", "cavity", "wind-tunnel", "dam-break", "splash", "goo"] {
+    for preset in
+        ["smoke", "ink", "obstacles", "paddle", "cavity", "wind-tunnel", "dam-break", "splash", "goo", "faucet"]
+    {
         let one = run(1, preset);
         for threads in [2, 3, 8] {
             let many = run(threads, preset);

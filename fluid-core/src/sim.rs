@@ -40,6 +40,8 @@ impl PendingSample {
 pub struct PendingField {
     field: FieldId,
     read: PendingRead,
+    /// Values live when asked (the particles' room past them is not handed over).
+    live: Option<usize>,
 }
 
 impl PendingField {
@@ -261,7 +263,17 @@ impl<B: Backend> Simulation<B> {
     /// confinement). A field the scene does not carry (`params.fields`) is an error naming it.
     pub fn field(&mut self, field: FieldId) -> Result<Vec<f32>> {
         let id = self.readable(field)?;
-        self.backend.download(id)
+        let mut values = self.backend.download(id)?;
+        if let Some(n) = self.live_len(field) {
+            values.truncate(n);
+        }
+        Ok(values)
+    }
+
+    /// Values of `field` that are live, where the resource holds room past them: a particle
+    /// liquid's emitters fill its buffers as it runs.
+    fn live_len(&self, field: FieldId) -> Option<usize> {
+        (field.kind() == crate::grid::FieldKind::Particles).then(|| self.model.grid().len(field))
     }
 
     /// Fill the `curl` field with the vorticity `∂v/∂x − ∂u/∂y` of the current velocity. Every
@@ -333,19 +345,25 @@ impl<B: Backend> Simulation<B> {
     /// [`Simulation::wait_field`] (e.g. the dye for a CPU-side effect, a frame late).
     pub fn request_field(&mut self, field: FieldId) -> Result<PendingField> {
         let id = self.readable(field)?;
-        Ok(PendingField { field, read: self.backend.queue_download(id)? })
+        Ok(PendingField { field, read: self.backend.queue_download(id)?, live: self.live_len(field) })
     }
 
     /// The field of a [`Simulation::request_field`] once the device has made it, `None` until
     /// then; never waits. Handed over once.
     pub fn poll_field(&mut self, pending: &mut PendingField) -> Result<Option<Vec<f32>>> {
-        self.backend.poll_download(&mut pending.read)
+        let live = pending.live;
+        Ok(self.backend.poll_download(&mut pending.read)?.map(|mut v| {
+            v.truncate(live.unwrap_or(v.len()));
+            v
+        }))
     }
 
     /// The field of a [`Simulation::request_field`], waiting for the device where it is not
     /// there yet.
     pub fn wait_field(&mut self, pending: PendingField) -> Result<Vec<f32>> {
-        self.backend.wait_download(pending.read)
+        let mut values = self.backend.wait_download(pending.read)?;
+        values.truncate(pending.live.unwrap_or(values.len()));
+        Ok(values)
     }
 
     /// Place obstacle `index` (in the scene's order) at `pose` now, moving with `motion` from
@@ -392,7 +410,15 @@ impl<B: Backend> Simulation<B> {
             ));
         }
         let id = self.readable(field)?;
-        self.backend.upload(id, data)?;
+        match self.live_len(field) {
+            // The live particles' values, the room past them kept.
+            Some(n) if data.len() == n && (n as u64) < self.backend.resources()[id.index()].words() => {
+                let mut all = self.backend.download(id)?;
+                all[..n].copy_from_slice(data);
+                self.backend.upload(id, &all)?;
+            }
+            _ => self.backend.upload(id, data)?,
+        }
         if field == FieldId::Pressure {
             // The pressure is now exactly these values: drop the low part of the old one.
             self.backend.upload(FieldId::PressureLo.into(), &vec![0.0; data.len()])?;

@@ -6,8 +6,8 @@
 use crate::ir::kernel::Access::{Read as R, ReadWrite as RW, Write as W};
 use crate::ir::kernel::{Binding, Domain, Kernel, KernelDesc, ParamsDesc, Workgroup};
 use crate::particles::{
-    CollideParams, DensityParams, DrawParams, HashParams, RelaxParams, ScanParams, SolidParams, SpringParams,
-    ViscosityParams, WORKGROUP,
+    CollideParams, DensityParams, DrawParams, EmitParams, HashParams, RelaxParams, ScanParams, SolidParams,
+    SpringParams, ViscosityParams, WORKGROUP,
 };
 
 const fn linear(name: &'static str, bindings: &'static [Binding], params: ParamsDesc, doc: &'static str) -> KernelDesc {
@@ -153,6 +153,12 @@ static SOLIDS_DESC: KernelDesc = linear(
     "one particle: put out of any obstacle onto its outline, its velocity relative to the solid's \
      without the inward part and with friction, pulled toward a solid within reach of stickiness",
 );
+static EMIT_DESC: KernelDesc = linear(
+    "particle_emit",
+    &[Binding::vec2("position", RW), Binding::vec2("velocity", RW), Binding::u32("ids", RW)],
+    ParamsDesc::of::<EmitParams>(),
+    "one new particle of an emitter: its place in its row, upstream by how late in the step it leaves",
+);
 static POINTER_DESC: KernelDesc = KernelDesc {
     splats: true,
     ..linear(
@@ -212,6 +218,8 @@ pub const PARTICLE_SPRING_APPLY: Kernel = Kernel(&SPRING_APPLY_DESC);
 pub const PARTICLE_SOLIDS: Kernel = Kernel(&SOLIDS_DESC);
 /// `particle_pointer`.
 pub const PARTICLE_POINTER: Kernel = Kernel(&POINTER_DESC);
+/// `particle_emit`.
+pub const PARTICLE_EMIT: Kernel = Kernel(&EMIT_DESC);
 
 /// Every kernel of the particle model.
 pub const ALL: &[Kernel] = &[
@@ -232,4 +240,5 @@ pub const ALL: &[Kernel] = &[
     PARTICLE_SPRING_APPLY,
     PARTICLE_SOLIDS,
     PARTICLE_POINTER,
+    PARTICLE_EMIT,
 ];

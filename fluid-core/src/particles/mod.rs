@@ -198,6 +198,27 @@ blocks! {
         /// Padding.
         _pad1: u32,
     }
+    /// One emitter's particles of a step (`particle_emit`).
+    EmitParams {
+        /// New particles.
+        count: u32,
+        /// The slot of the first.
+        first: u32,
+        /// The emitter's count of the first (from its opening).
+        index: u32,
+        /// Particles a row.
+        per_row: u32,
+        /// The nozzle's centre.
+        center: [f32; 2],
+        /// From one particle of a row to the next.
+        across: [f32; 2],
+        /// The flow's velocity.
+        velocity: [f32; 2],
+        /// The emitter's opening time less the step's start (seconds).
+        lead: f32,
+        /// Seconds between rows.
+        interval: f32,
+    }
     /// The obstacles as colliders (`particle_solids`).
     SolidParams {
         /// Live particles.

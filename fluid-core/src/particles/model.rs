@@ -11,11 +11,11 @@ use crate::ir::schedule::{ParamBlock, ReduceOp, Schedule, ScheduleBuilder};
 use crate::model::{Diagnostics, Model};
 use crate::particles::kernels::*;
 use crate::particles::{
-    CollideParams, DensityParams, DrawParams, HashParams, NO_SPRING, RelaxParams, SCAN_BLOCK, SHAPE_BOX, SHAPE_CIRCLE,
-    ScanParams, SolidParams, SpringParams, ViscosityParams,
+    CollideParams, DensityParams, DrawParams, EmitParams, HashParams, NO_SPRING, RelaxParams, SCAN_BLOCK, SHAPE_BOX,
+    SHAPE_CIRCLE, ScanParams, SolidParams, SpringParams, ViscosityParams,
 };
 use crate::scene::Scene;
-use crate::scene::particles::{Bounds, ParticleSpec};
+use crate::scene::particles::{Bounds, Faucet, ParticleSpec};
 use crate::splat::Splat;
 use crate::{Error, Result};
 
@@ -66,6 +66,8 @@ pub enum Res {
     Proposals,
     /// The obstacles as the device reads them ([`solid::table`]; state).
     Obstacles,
+    /// The live count (state: a checkpoint keeps it; the host writes it as emitters add).
+    Live,
 }
 
 impl From<Res> for ResourceId {
@@ -81,6 +83,11 @@ pub struct ParticleModel {
     spec: ParticleSpec,
     grid: Grid,
     count: u32,
+    /// Room on the device: the particles at the start and every emitter's budget.
+    capacity: u32,
+    faucets: Vec<Faucet>,
+    /// Particles each emitter has let out.
+    emitted: Vec<u32>,
     cells: [u32; 2],
     solids: SolidSet,
     resources: Vec<ResourceDesc>,
@@ -103,9 +110,14 @@ impl ParticleModel {
         spec.validate(&grid, solids.obstacles())?;
         check_grid_inputs(&scene)?;
         let count = grid.particles;
+        // Within MAX_PARTICLES: checked by `validate`.
+        let capacity = spec.capacity(&grid, solids.obstacles()) as u32;
         let cells = spec.hash_cells(&grid);
         let mut model = ParticleModel {
-            resources: resources(&grid, count, cells, &spec, solids.obstacles()),
+            resources: resources(&grid, capacity, cells, &spec, solids.obstacles()),
+            capacity,
+            faucets: spec.faucets(&grid),
+            emitted: vec![0; spec.emitters.len()],
             step: Schedule::builder(grid.uniform_bytes(), [grid.nx, grid.ny]).build(),
             draw: Schedule::builder(grid.uniform_bytes(), [grid.nx, grid.ny]).build(),
             state: Schedule::builder(grid.uniform_bytes(), [grid.nx, grid.ny]).build(),
@@ -123,6 +135,61 @@ impl ParticleModel {
     /// Live particles.
     pub fn count(&self) -> u32 {
         self.count
+    }
+
+    /// Take `count` live particles: the grid and the schedules follow.
+    fn set_count(&mut self, count: u32) {
+        self.count = count;
+        self.grid.particles = count;
+        self.build_schedules();
+    }
+
+    /// Let the emitters out for the step from `inputs.time` to `inputs.time + dt`: their new
+    /// particles after the live ones, the count written to the device.
+    fn emit(&mut self, backend: &mut dyn Backend, inputs: &StepInputs) -> Result<()> {
+        let (t0, t1) = (inputs.time, inputs.time + inputs.dt);
+        let mut b = self.builder();
+        let mut added = 0u32;
+        let id = ResourceId::from;
+        for (f, a) in self.faucets.iter().zip(&mut self.emitted) {
+            let z = f.emitted(t1);
+            // Never past the room: the budgets sum to it.
+            let new = z.saturating_sub(*a).min(self.capacity - self.count - added);
+            if new == 0 {
+                continue;
+            }
+            let p = EmitParams {
+                count: new,
+                first: self.count + added,
+                index: *a,
+                per_row: f.per_row,
+                center: f.center,
+                across: f.across,
+                velocity: f.velocity,
+                lead: f.start - t0,
+                interval: f.interval,
+            };
+            b.dispatch(
+                PARTICLE_EMIT,
+                &[id(Res::Position), id(Res::Velocity), id(Res::Ids)],
+                Some(ParamBlock::new(&p)),
+                Self::over(new),
+            );
+            added += new;
+            *a += new;
+        }
+        if added == 0 {
+            return Ok(());
+        }
+        backend.run(&b.build(), inputs)?;
+        self.set_count(self.count + added);
+        self.write_live(backend)
+    }
+
+    /// The live count and each emitter's count, to the device (state: checkpoints keep them).
+    fn write_live(&self, backend: &mut dyn Backend) -> Result<()> {
+        let words: Vec<u32> = std::iter::once(self.count).chain(self.emitted.iter().copied()).collect();
+        backend.write(Res::Live.into(), bytemuck::cast_slice(&words))
     }
 
     /// Bytes one step moves at the least: every resource each dispatch binds, read once (and
@@ -459,8 +526,8 @@ fn check_grid_inputs(scene: &Scene) -> Result<()> {
     Ok(())
 }
 
-/// The resources of `count` particles on `grid` with a hash of `cells`, springs as `spec`
-/// says and `obstacles`' table.
+/// The resources of room for `count` particles on `grid` with a hash of `cells`, springs as
+/// `spec` says and `obstacles`' table.
 fn resources(
     grid: &Grid,
     count: u32,
@@ -478,6 +545,7 @@ fn resources(
     let totals = hash.div_ceil(u64::from(SCAN_BLOCK)).max(1);
     let el = |name, format, lifetime, len| ResourceDesc::new(name, Shape::Elements, format, lifetime, len);
     let (state, scratch) = (Lifetime::State, Lifetime::Scratch);
+    let emitters = spec.emitters.len() as u64;
     let list = [
         (Res::Position, el("positions", Format::Vec2F32, state, n)),
         (Res::Velocity, el("velocities", Format::Vec2F32, state, n)),
@@ -498,12 +566,13 @@ fn resources(
             ResourceDesc::new("density", Shape::Cells, Format::F32, scratch, u64::from(grid.nx) * u64::from(grid.ny))
                 .on_grid(grid.nx, grid.ny),
         ),
-        (Res::Ids, el("ids", Format::U32, state, with_ids)),
+        (Res::Ids, el("ids", Format::U32, state, n)),
         (Res::IdsTmp, el("ids_tmp", Format::U32, scratch, with_ids)),
         (Res::Slots, el("slots", Format::U32, scratch, with_ids)),
         (Res::Springs, el("springs", Format::U32, state, spring_words)),
         (Res::Proposals, el("proposals", Format::U32, scratch, spring_words)),
         (Res::Obstacles, el("obstacles", Format::Vec4F32, state, solid::table_len(obstacles) as u64)),
+        (Res::Live, el("live", Format::U32, state, 1 + emitters)),
     ];
     list.iter()
         .enumerate()
@@ -537,20 +606,29 @@ impl Model for ParticleModel {
 
     fn initialize(&mut self, backend: &mut dyn Backend) -> Result<()> {
         self.solids = SolidSet::new(&self.scene, Res::Obstacles.into())?;
-        let (x, v) = self.spec.initial_particles(&self.grid, self.solids.obstacles());
+        let (mut x, mut v) = self.spec.initial_particles(&self.grid, self.solids.obstacles());
+        // The room after them holds the emitters' particles to come.
+        let room = self.capacity as usize;
+        x.resize(room, [0.0; 2]);
+        v.resize(room, [0.0; 2]);
         backend.write(Res::Position.into(), bytemuck::cast_slice(&x))?;
         backend.write(Res::Velocity.into(), bytemuck::cast_slice(&v))?;
+        let ids: Vec<u32> = (0..self.capacity).collect();
+        backend.write(Res::Ids.into(), bytemuck::cast_slice(&ids))?;
         if let Some(sp) = self.spec.springs {
-            let ids: Vec<u32> = (0..self.count).collect();
-            backend.write(Res::Ids.into(), bytemuck::cast_slice(&ids))?;
-            let none = [NO_SPRING, 0].repeat(self.count as usize * sp.max_per_particle as usize);
+            let none = [NO_SPRING, 0].repeat(room * sp.max_per_particle as usize);
             backend.write(Res::Springs.into(), bytemuck::cast_slice(&none))?;
         }
+        let initial = self.scene.grid()?.particles;
+        self.emitted.fill(0);
+        self.set_count(initial);
+        self.write_live(backend)?;
         self.solids.write(backend)
     }
 
     fn step(&mut self, backend: &mut dyn Backend, inputs: &StepInputs) -> Result<()> {
         self.solids.follow(backend, inputs.time, inputs.dt)?;
+        self.emit(backend, inputs)?;
         backend.run(&self.step, inputs)
     }
 
@@ -585,20 +663,28 @@ impl Model for ParticleModel {
     fn set_scene(&mut self, scene: Scene, backend: &mut dyn Backend) -> Result<()> {
         let next = ParticleModel::new(scene)?;
         let lists = |m: &ParticleModel| m.spec.springs.map(|s| s.max_per_particle);
-        if next.grid != self.grid || next.count != self.count || next.cells != self.cells || lists(&next) != lists(self)
+        let box_of = |m: &ParticleModel| Grid { particles: 0, ..m.grid };
+        if box_of(&next) != box_of(self)
+            || next.capacity != self.capacity
+            || next.faucets != self.faucets
+            || next.cells != self.cells
+            || lists(&next) != lists(self)
         {
             return Err(Error::invalid(
                 "particles",
-                format!("{} particles on {}x{}", next.count, next.grid.nx, next.grid.ny),
+                format!("room for {} particles on {}x{}", next.capacity, next.grid.nx, next.grid.ny),
                 format!(
-                    "a running simulation keeps its particles, box, radius and spring lists ({} particles on {}x{}): build a new Simulation",
-                    self.count, self.grid.nx, self.grid.ny
+                    "a running simulation keeps its particles, box, radius, emitters and spring lists (room for {} \
+                     particles on {}x{}): build a new Simulation",
+                    self.capacity, self.grid.nx, self.grid.ny
                 ),
             ));
         }
         backend.allocate(&next.resources)?;
-        // Obstacles on a path take their leg at the next step.
-        *self = ParticleModel { ..next };
+        // Obstacles on a path take their leg at the next step; the live particles stay.
+        let (live, emitted) = (self.count, std::mem::take(&mut self.emitted));
+        *self = ParticleModel { emitted, ..next };
+        self.set_count(live);
         self.solids.write(backend)
     }
 
@@ -641,9 +727,25 @@ impl Model for ParticleModel {
 
     fn restored(&mut self, backend: &mut dyn Backend) -> Result<()> {
         self.solids.restored(backend)?;
+        let words = backend.read(Res::Live.into())?;
+        let (live, emitted) = words.split_first().map_or((u32::MAX, &[][..]), |(l, e)| (*l, e));
+        let initial = self.scene.grid()?.particles;
+        let sum = emitted.iter().try_fold(initial, |a, e| a.checked_add(*e));
+        let within = emitted.iter().zip(&self.faucets).all(|(e, f)| *e <= f.budget);
+        if sum != Some(live) || !within || live > self.capacity {
+            return Err(Error::Checkpoint {
+                problem: format!(
+                    "it holds {live} live particles, not the {initial} it started with and its emitters' {emitted:?}"
+                ),
+            });
+        }
+        self.emitted = emitted.to_vec();
+        self.set_count(live);
         let Some(sp) = self.spec.springs else { return Ok(()) };
-        let ids = backend.read(Res::Ids.into())?;
-        let springs = backend.read(Res::Springs.into())?;
+        let mut ids = backend.read(Res::Ids.into())?;
+        ids.truncate(live as usize);
+        let mut springs = backend.read(Res::Springs.into())?;
+        springs.truncate(2 * live as usize * sp.max_per_particle as usize);
         check_springs(&ids, &springs, sp.max_per_particle as usize)
             .map_err(|problem| Error::Checkpoint { problem: format!("its springs are not whole: {problem}") })
     }

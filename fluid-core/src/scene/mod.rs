@@ -211,6 +211,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("dam-break", include_str!("../../../scenes/dam-break.toml")),
     ("splash", include_str!("../../../scenes/splash.toml")),
     ("goo", include_str!("../../../scenes/goo.toml")),
+    ("faucet", include_str!("../../../scenes/faucet.toml")),
 ];
 
 fn preset_names() -> String {

@@ -161,6 +161,69 @@ pub struct ParticleSpec {
     /// The regions filled at the start.
     #[serde(default)]
     pub fill: Vec<Fill>,
+    /// Faucets that add particles as the liquid runs.
+    #[serde(default)]
+    pub emitters: Vec<ParticleEmitter>,
+}
+
+/// `[[particles.emitters]]`: a faucet. Its nozzle is a segment `width` long across its
+/// `velocity`, centred on `center`; it lets out a row of particles `spacing` apart each time
+/// the last row has moved `spacing`, from `start` until `stop` or until it has let out
+/// `max_particles` (the budget the device's buffers are sized for).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParticleEmitter {
+    /// The nozzle's centre, fractions of the box's width and height.
+    pub center: [f32; 2],
+    /// The nozzle's width across the flow, a fraction of the height.
+    pub width: f32,
+    /// The speed and direction of the flow out of it, world units per second (not zero).
+    pub velocity: [f32; 2],
+    /// Spacing of its particles, a fraction of the height (default: a third of the radius).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spacing: Option<f32>,
+    /// When it opens, seconds (default 0).
+    #[serde(default)]
+    pub start: f32,
+    /// When it closes, seconds (default: never).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<f32>,
+    /// Most particles it lets out (required).
+    pub max_particles: u32,
+}
+
+/// A faucet in world units: what its particle `p` (counted from its first) is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Faucet {
+    /// The nozzle's centre.
+    pub center: [f32; 2],
+    /// From one particle of a row to the next, across the flow.
+    pub across: [f32; 2],
+    /// The flow's velocity.
+    pub velocity: [f32; 2],
+    /// Particles a row.
+    pub per_row: u32,
+    /// Seconds between rows.
+    pub interval: f32,
+    /// When it opens and closes.
+    pub start: f32,
+    /// When it closes (infinite: never).
+    pub stop: f32,
+    /// Most particles.
+    pub budget: u32,
+}
+
+impl Faucet {
+    /// Particles let out before time `t`: whole rows at `start + k × interval < min(t, stop)`,
+    /// at most the budget.
+    pub fn emitted(&self, t: f32) -> u32 {
+        let open = f64::from(t.min(self.stop)) - f64::from(self.start);
+        if open.is_nan() || open <= 0.0 {
+            return 0;
+        }
+        let rows = (open / f64::from(self.interval)).ceil();
+        (rows * f64::from(self.per_row)).min(f64::from(self.budget)) as u32
+    }
 }
 
 /// How the filled regions' particles are laid out.
@@ -377,10 +440,16 @@ impl ParticleSpec {
                 ));
             }
         }
-        if self.fill.is_empty() {
-            return Err(Error::invalid("particles.fill", "[]", "the liquid needs at least one filled region"));
+        if self.fill.is_empty() && self.emitters.is_empty() {
+            return Err(Error::invalid(
+                "particles.fill",
+                "[]",
+                "the liquid needs at least one filled region or emitter (`particles.emitters`)",
+            ));
         }
-        let n = self.initial_count(grid, obstacles);
+        self.check_emitters(grid)?;
+        let budgets: u64 = self.emitters.iter().map(|e| u64::from(e.max_particles)).sum();
+        let n = self.initial_count(grid, obstacles).saturating_add(budgets);
         if n > MAX_PARTICLES {
             return Err(Error::invalid(
                 "particles.fill",
@@ -437,7 +506,7 @@ impl ParticleSpec {
                 ));
             }
         }
-        if n == 0 {
+        if n == 0 && self.emitters.is_empty() {
             return Err(Error::invalid(
                 "particles.fill",
                 n,
@@ -449,6 +518,87 @@ impl ParticleSpec {
                     grid.height()
                 ),
             ));
+        }
+        Ok(())
+    }
+
+    /// The emitters in world units.
+    pub fn faucets(&self, grid: &Grid) -> Vec<Faucet> {
+        let (w, hgt) = (grid.width(), grid.height());
+        self.emitters
+            .iter()
+            .map(|e| {
+                let s = e.spacing.unwrap_or(self.radius / 3.0) * hgt;
+                let speed = e.velocity[0].hypot(e.velocity[1]);
+                let dir = [e.velocity[0] / speed, e.velocity[1] / speed];
+                Faucet {
+                    center: [e.center[0] * w, e.center[1] * hgt],
+                    across: [-dir[1] * s, dir[0] * s],
+                    velocity: e.velocity,
+                    per_row: ((e.width * hgt / s).floor() as u32).max(1),
+                    interval: s / speed,
+                    start: e.start,
+                    stop: e.stop.unwrap_or(f32::INFINITY),
+                    budget: e.max_particles,
+                }
+            })
+            .collect()
+    }
+
+    /// Most particles the scene holds: those filled at the start and every emitter's budget.
+    pub fn capacity(&self, grid: &Grid, obstacles: &[Obstacle]) -> u64 {
+        let budgets: u64 = self.emitters.iter().map(|e| u64::from(e.max_particles)).sum();
+        self.initial_count(grid, obstacles).saturating_add(budgets)
+    }
+
+    /// Each emitter's values, its nozzle inside the container.
+    fn check_emitters(&self, grid: &Grid) -> Result<()> {
+        let bounds = self.bounds(grid);
+        for (k, e) in self.emitters.iter().enumerate() {
+            let key = format!("particles.emitters[{k}]");
+            if !e.center.iter().all(|x| x.is_finite()) {
+                return Err(Error::invalid(format!("{key}.center"), format!("{:?}", e.center), "must be finite"));
+            }
+            finite_positive(&format!("{key}.width"), e.width, "the nozzle's width")?;
+            if let Some(sp) = e.spacing {
+                finite_positive(&format!("{key}.spacing"), sp, "the spacing")?;
+            }
+            let speed = e.velocity[0].hypot(e.velocity[1]);
+            if !(speed.is_finite() && speed > 0.0) {
+                return Err(Error::invalid(
+                    format!("{key}.velocity"),
+                    format!("{:?}", e.velocity),
+                    "the flow out of an emitter needs a finite, non-zero velocity (its direction)",
+                ));
+            }
+            finite_at_least_zero(&format!("{key}.start"), e.start, "the opening time")?;
+            if let Some(stop) = e.stop
+                && !(stop.is_finite() && stop > e.start)
+            {
+                return Err(Error::invalid(
+                    format!("{key}.stop"),
+                    stop,
+                    format!("must come after start ({})", e.start),
+                ));
+            }
+            if e.max_particles == 0 {
+                return Err(Error::invalid(format!("{key}.max_particles"), 0, "an emitter lets out at least one"));
+            }
+            let f = self.faucets(grid)[k];
+            let half = 0.5 * (f.per_row - 1) as f32;
+            let ends = [-half, half].map(|t| [f.center[0] + f.across[0] * t, f.center[1] + f.across[1] * t]);
+            if let Some(p) = ends.iter().find(|p| !bounds.contains(**p)) {
+                return Err(Error::invalid(
+                    &key,
+                    format!("center {:?}, width {}", e.center, e.width),
+                    format!(
+                        "its nozzle reaches outside the container, `particles.container` (at {p:?}, world \
+                         units, in a box of {} x {} from `grid.nx`, `grid.ny` and `grid.h`)",
+                        grid.width(),
+                        grid.height()
+                    ),
+                ));
+            }
         }
         Ok(())
     }

@@ -78,6 +78,7 @@ pub(crate) const TABLE: &[(Kernel, KernelFn)] = &[
     (pk::PARTICLE_SPRING_APPLY, particle_spring_apply::dispatch),
     (pk::PARTICLE_SOLIDS, particle_solids::dispatch),
     (pk::PARTICLE_POINTER, particle_pointer::dispatch),
+    (pk::PARTICLE_EMIT, particle_emit::dispatch),
 ];
 
 pub mod advect_cells;
@@ -117,6 +118,7 @@ pub mod mg_weights;
 pub mod particle_collide;
 pub mod particle_density;
 pub mod particle_draw;
+pub mod particle_emit;
 pub mod particle_forces;
 pub mod particle_gather;
 pub mod particle_hash;

@@ -1,6 +1,7 @@
 //! `particle_solids`: each particle against the obstacles where they stand at the substep's
 //! end. Inside one, it is put onto its outline along the normal (central differences of the
-//! signed distance), its velocity follows the move, then relative to the solid's it loses any
+//! signed distance; up to three moves, each along the normal where it stands, near a
+//! corner), its velocity follows the move, then relative to the solid's it loses any
 //! inward part and the friction's share of the tangential part (Clavet et al. 2005,
 //! algorithm 6). Outside but within reach of stickiness, it is pulled toward the solid by
 //! `dt k_stick d (1 − d / reach)` (section 5.3). Distances are the host reference's,
@@ -30,14 +31,28 @@ pub fn collide(
     if !(d < 0.0 || d < p.stick_distance) {
         return (x, v);
     }
-    let e = p.eps;
-    let gx = o.distance([x[0] + e, x[1]]) - o.distance([x[0] - e, x[1]]);
-    let gy = o.distance([x[0], x[1] + e]) - o.distance([x[0], x[1] - e]);
-    let g = (gx * gx + gy * gy).sqrt();
-    let n = if g > 0.0 { [gx / g, gy / g] } else { [0.0, 1.0] };
+    let normal = |x: [f32; 2]| {
+        let e = p.eps;
+        let gx = o.distance([x[0] + e, x[1]]) - o.distance([x[0] - e, x[1]]);
+        let gy = o.distance([x[0], x[1] + e]) - o.distance([x[0], x[1] - e]);
+        let g = (gx * gx + gy * gy).sqrt();
+        if g > 0.0 { [gx / g, gy / g] } else { [0.0, 1.0] }
+    };
+    let mut n = normal(x);
     if d < 0.0 {
-        let x = [x[0] - d * n[0], x[1] - d * n[1]];
-        let v = [v[0] - d / dt * n[0], v[1] - d / dt * n[1]];
+        // Along the normal, and again (up to three moves) where a corner's normal left it short.
+        let (mut x, mut v, mut d) = (x, v, d);
+        for pass in 0..3 {
+            if d >= 0.0 {
+                break;
+            }
+            if pass > 0 {
+                n = normal(x);
+            }
+            x = [x[0] - d * n[0], x[1] - d * n[1]];
+            v = [v[0] - d / dt * n[0], v[1] - d / dt * n[1]];
+            d = o.distance(x);
+        }
         let vs = o.velocity_at(x);
         let rel = [v[0] - vs[0], v[1] - vs[1]];
         let vn = rel[0] * n[0] + rel[1] * n[1];

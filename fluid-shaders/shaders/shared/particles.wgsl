@@ -80,6 +80,18 @@ struct SpringParams {
     _pad1: u32,
 }
 
+struct EmitParams {
+    count: u32,
+    first: u32,
+    index: u32,
+    per_row: u32,
+    center: vec2<f32>,
+    across: vec2<f32>,
+    velocity: vec2<f32>,
+    lead: f32,
+    interval: f32,
+}
+
 struct SolidParams {
     count: u32,
     t_scale: f32,
