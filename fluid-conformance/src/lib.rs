@@ -466,6 +466,12 @@ macro_rules! conformance {
             fn particles_stay_in_their_containers() {
                 $crate::particles::particles_stay_in_their_containers(|| $make);
             }
+
+            #[test]
+            #[ignore = "a soak of 100 000 steps a preset: scripts/particle-soak.sh"]
+            fn particles_stay_in_their_containers_long() {
+                $crate::particles::particles_stay_in_their_containers_long(|| $make);
+            }
         }
 
         /// The memory budget.

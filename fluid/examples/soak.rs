@@ -28,6 +28,12 @@ fn sample(sim: &mut Simulation<CpuBackend>) -> fluid::Result<Sample> {
     let d = sim.checked_diagnostics()?;
     let h2 = f64::from(sim.grid().h).powi(2);
     let sum_sq = |x: Vec<f32>| x.iter().map(|&v| f64::from(v) * f64::from(v)).sum::<f64>();
+    if sim.grid().particles > 0 || sim.scene().particles.is_some() {
+        // The liquid: kinetic energy per particle, and its particle count as the mass.
+        let n = f64::from(sim.grid().particles.max(1));
+        let energy = 0.5 * sum_sq(sim.field(FieldId::Velocities)?) / n;
+        return Ok(Sample { speed: d.max_velocity, energy, mass: f64::from(sim.grid().particles) });
+    }
     let energy = 0.5 * h2 * (sum_sq(sim.field(FieldId::U)?) + sum_sq(sim.field(FieldId::V)?));
     let fields = sim.scene().params.fields;
     let mut mass = 0.0;
