@@ -49,6 +49,10 @@ pub enum RenderField {
     Curl,
     /// Unburnt fuel through the ramp.
     Fuel,
+    /// A debug view: the velocity at each cell as a colour, its direction as the hue (+x red,
+    /// +y yellow-green, −x cyan, −y violet) and its speed as the value (full at `scale`), where
+    /// there is fluid (a particle liquid's drawn density; all of a grid's box).
+    Velocity,
 }
 
 impl RenderField {
@@ -60,6 +64,8 @@ impl RenderField {
             RenderField::Dye => FieldId::Dye,
             RenderField::Curl => FieldId::Curl,
             RenderField::Fuel => FieldId::Fuel,
+            // Built from the model's velocity ([`RenderSpec::velocity_colours`]).
+            RenderField::Velocity => FieldId::U,
         }
     }
 }
@@ -94,6 +100,15 @@ impl Default for RenderSpec {
             obstacle: Colour([0x5c, 0x63, 0x70, 255]),
         }
     }
+}
+
+/// Fully saturated sRGB of hue `h` (0 to 1, red at 0) and value `v`.
+fn hsv(h: f32, v: f32) -> [f32; 3] {
+    let k = |n: f32| {
+        let k = (n + h * 6.0).rem_euclid(6.0);
+        v - v * k.min(4.0 - k).clamp(0.0, 1.0)
+    };
+    [k(5.0), k(3.0), k(1.0)]
 }
 
 fn srgb_to_linear(c: u8) -> f32 {
@@ -266,11 +281,28 @@ impl RenderSpec {
         out
     }
 
+    /// The [`RenderField::Velocity`] view's cells as premultiplied linear RGBA, from each cell's
+    /// velocity and how much fluid covers it (0 to 1): the hue of the direction, the value of
+    /// `speed / scale`, full saturation.
+    pub fn velocity_colours(&self, velocity: &[[f32; 2]], coverage: &[f32]) -> Vec<f32> {
+        let mut out = Vec::with_capacity(4 * velocity.len());
+        for (v, c) in velocity.iter().zip(coverage) {
+            let a = if c.is_finite() { c.clamp(0.0, 1.0) } else { 0.0 };
+            let hue = v[1].atan2(v[0]).rem_euclid(std::f32::consts::TAU) / std::f32::consts::TAU;
+            let value = (v[0].hypot(v[1]) / self.scale).clamp(0.0, 1.0);
+            let value = if value.is_nan() { 0.0 } else { value };
+            let rgb = hsv(hue, value);
+            out.extend(rgb.map(|x| srgb_to_linear((x * 255.0 + 0.5) as u8) * a));
+            out.push(a);
+        }
+        out
+    }
+
     /// What cell `c` draws, premultiplied in linear light, and its alpha: the dye as it is
     /// (premultiplied by its coverage), or the field through the ramp.
     fn source(&self, stops: &[(f32, [f32; 4])], data: &[f32], c: usize, ambient: f32) -> ([f32; 3], f32) {
         match self.field {
-            RenderField::Dye => {
+            RenderField::Dye | RenderField::Velocity => {
                 let d = &data[4 * c..4 * c + 4];
                 (std::array::from_fn(|k| d[k].max(0.0)), d[3].clamp(0.0, 1.0))
             }
@@ -293,6 +325,29 @@ impl RenderSpec {
 mod tests {
     use super::*;
     use crate::grid::Boundary;
+
+    /// The velocity view: direction as hue (+x red, +y between yellow and green at 90°, −x
+    /// cyan, −y violet), speed over `scale` as value, coverage as alpha (premultiplied).
+    #[test]
+    fn velocity_is_drawn_as_hue_and_value() {
+        let spec = RenderSpec { field: RenderField::Velocity, scale: 2.0, ..RenderSpec::default() };
+        let v = [[2.0, 0.0], [0.0, 4.0], [-1.0, 0.0], [0.0, -2.0], [1.0, 1.0], [3.0, 0.0]];
+        let c = spec.velocity_colours(&v, &[1.0, 1.0, 1.0, 1.0, 1.0, 0.5]);
+        let px = |k: usize| [c[4 * k], c[4 * k + 1], c[4 * k + 2], c[4 * k + 3]];
+        assert_eq!(px(0), [1.0, 0.0, 0.0, 1.0], "+x at full speed: red");
+        // 90°: hue 1/4, between yellow (1/6) and green (1/3): green full, red half way.
+        let up = px(1);
+        assert!(up[1] == 1.0 && up[2] == 0.0 && (up[0] - srgb_to_linear(128)).abs() < 0.01, "{up:?}");
+        let left = px(2);
+        let half = srgb_to_linear(128);
+        assert!(left[0] == 0.0 && (left[1] - half).abs() < 1e-6 && (left[2] - half).abs() < 1e-6, "{left:?}");
+        let down = px(3);
+        assert!(down[1] == 0.0 && down[2] == 1.0 && (down[0] - half).abs() < 0.01, "{down:?}");
+        // 45°, speed √2 of 2: orange-yellow at 71 % value.
+        let diag = px(4);
+        assert!(diag[0] > diag[1] && diag[1] > 0.0 && diag[2] == 0.0, "{diag:?}");
+        assert_eq!(px(5), [0.5, 0.0, 0.0, 0.5], "clamped to full value, half covered");
+    }
 
     #[test]
     fn colours_parse() {

@@ -505,7 +505,11 @@ impl<B: Backend> Simulation<B> {
     pub fn render(&mut self) -> Result<Vec<u8>> {
         self.model.scene().check_render()?;
         let source = self.model.scene().render.field.source();
-        let data = self.field(source)?;
+        let data = if self.model.scene().render.field == crate::render::RenderField::Velocity {
+            self.velocity_view()?
+        } else {
+            self.field(source)?
+        };
         let solid = if !self.model.grid().solids {
             None
         } else if self.model.has(FieldId::Solid) {
@@ -519,6 +523,50 @@ impl<B: Backend> Simulation<B> {
         let scene = self.model.scene();
         let ambient = scene.params.buoyancy.ambient_temperature;
         Ok(scene.render.render_with_solids(self.model.grid(), &data, solid.as_deref(), ambient))
+    }
+
+    /// The cells of the velocity debug view ([`crate::render::RenderSpec::velocity_colours`]):
+    /// a grid's velocity at the cell centres (the mean of each cell's two faces), over the
+    /// whole box; a liquid's particle velocities averaged about each cell with the drawing's
+    /// weights `(1 − r/h)²`, covering it as far as its drawn density.
+    fn velocity_view(&mut self) -> Result<Vec<f32>> {
+        let grid = *self.model.grid();
+        let (nx, ny) = (grid.nx as usize, grid.ny as usize);
+        let Some(spec) = self.model.scene().particles.clone() else {
+            let (u, v) = (self.field(FieldId::U)?, self.field(FieldId::V)?);
+            let cells: Vec<[f32; 2]> = (0..nx * ny)
+                .map(|c| {
+                    let (i, j) = (c % nx, c / nx);
+                    [0.5 * (u[j * (nx + 1) + i] + u[j * (nx + 1) + i + 1]), 0.5 * (v[j * nx + i] + v[(j + 1) * nx + i])]
+                })
+                .collect();
+            return Ok(self.model.scene().render.velocity_colours(&cells, &vec![1.0; nx * ny]));
+        };
+        let coverage = self.field(FieldId::Density)?;
+        let (x, vel) = (self.field(FieldId::Positions)?, self.field(FieldId::Velocities)?);
+        let r = spec.radius_world(&grid);
+        let (mut sum, mut weight) = (vec![[0.0f32; 2]; nx * ny], vec![0.0f32; nx * ny]);
+        for (p, v) in x.chunks_exact(2).zip(vel.chunks_exact(2)) {
+            let span = |c: f32, n: usize| {
+                let lo = ((c - r) / grid.h - 0.5).ceil().max(0.0) as usize;
+                let hi = (((c + r) / grid.h - 0.5).floor().max(-1.0) + 1.0).min(n as f32) as usize;
+                lo..hi.max(lo)
+            };
+            for j in span(p[1], ny) {
+                for i in span(p[0], nx) {
+                    let d = ((i as f32 + 0.5) * grid.h - p[0]).hypot((j as f32 + 0.5) * grid.h - p[1]);
+                    if d < r {
+                        let w = (1.0 - d / r).powi(2);
+                        let c = j * nx + i;
+                        sum[c] = [sum[c][0] + w * v[0], sum[c][1] + w * v[1]];
+                        weight[c] += w;
+                    }
+                }
+            }
+        }
+        let cells: Vec<[f32; 2]> =
+            sum.iter().zip(&weight).map(|(s, w)| if *w > 0.0 { [s[0] / w, s[1] / w] } else { [0.0; 2] }).collect();
+        Ok(self.model.scene().render.velocity_colours(&cells, &coverage))
     }
 
     /// Save the state to `w` as a checkpoint ([`crate::checkpoint`] gives the format): the

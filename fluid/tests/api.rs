@@ -618,3 +618,46 @@ fn hostile_overrides_on_every_key_never_panic_and_name_what_they_refuse() {
     );
     assert!(refused > cases / 4 && stepped > cases / 10, "{refused} refused, {stepped} ran of {cases}");
 }
+
+/// The velocity debug view: a block of liquid moving right is drawn red at full value where it
+/// covers the picture, and the background shows where there is none; a moving grid's flow is
+/// drawn over the whole box.
+#[test]
+fn the_velocity_view_draws_direction_as_hue() {
+    let text = r##"
+        [grid]
+        nx = 32
+        ny = 32
+        [params]
+        dt = 0.001
+        [particles]
+        radius = 0.08
+        stiffness = 0.0
+        near_stiffness = 0.0
+        gravity = [0.0, 0.0]
+        [[particles.fill]]
+        shape = "box"
+        min = [0.3, 0.3]
+        max = [0.7, 0.7]
+        velocity = [1.0, 0.0]
+        [render]
+        field = "velocity"
+        scale = 0.5
+        background = "#000000"
+    "##;
+    let scene = Scene::from_toml(text, "velocity-view").expect("scene");
+    let mut sim = Simulation::new(scene, CpuBackend::new().expect("cpu")).expect("simulation");
+    sim.step(0.001).expect("step");
+    let rgba = sim.render().expect("render");
+    let px = |i: usize, row: usize| &rgba[4 * (row * 32 + i)..4 * (row * 32 + i) + 4];
+    assert_eq!(px(16, 16), &[255, 0, 0, 255], "the middle of the block moves right");
+    assert_eq!(px(1, 1), &[0, 0, 0, 255], "no liquid in the corner");
+    let mut grid = Simulation::new(Scene::preset("taylor-green").expect("preset"), CpuBackend::new().expect("cpu"))
+        .expect("simulation");
+    let mut scene = grid.scene().clone();
+    scene.render.field = fluid::RenderField::Velocity;
+    grid.set_scene(scene).expect("scene");
+    let rgba = grid.render().expect("render");
+    let coloured = rgba.chunks(4).filter(|p| p[0].max(p[1]).max(p[2]) > 64).count();
+    assert!(coloured > rgba.len() / 8, "{coloured} coloured pixels of {}", rgba.len() / 4);
+}
