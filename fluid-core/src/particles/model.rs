@@ -85,6 +85,8 @@ pub struct ParticleModel {
     count: u32,
     /// Room on the device: the particles at the start and every emitter's budget.
     capacity: u32,
+    /// Particles at the start (the filled regions'), counted once.
+    initial: u32,
     faucets: Vec<Faucet>,
     /// Particles each emitter has let out.
     emitted: Vec<u32>,
@@ -111,11 +113,12 @@ impl ParticleModel {
         check_grid_inputs(&scene)?;
         let count = grid.particles;
         // Within MAX_PARTICLES: checked by `validate`.
-        let capacity = spec.capacity(&grid, solids.obstacles()) as u32;
+        let capacity = (u64::from(count) + spec.budgets()) as u32;
         let cells = spec.hash_cells(&grid);
         let mut model = ParticleModel {
             resources: resources(&grid, capacity, cells, &spec, solids.obstacles()),
             capacity,
+            initial: count,
             faucets: spec.faucets(&grid),
             emitted: vec![0; spec.emitters.len()],
             step: Schedule::builder(grid.uniform_bytes(), [grid.nx, grid.ny]).build(),
@@ -619,7 +622,7 @@ impl Model for ParticleModel {
             let none = [NO_SPRING, 0].repeat(room * sp.max_per_particle as usize);
             backend.write(Res::Springs.into(), bytemuck::cast_slice(&none))?;
         }
-        let initial = self.scene.grid()?.particles;
+        let initial = self.initial;
         self.emitted.fill(0);
         self.set_count(initial);
         self.write_live(backend)?;
@@ -729,7 +732,7 @@ impl Model for ParticleModel {
         self.solids.restored(backend)?;
         let words = backend.read(Res::Live.into())?;
         let (live, emitted) = words.split_first().map_or((u32::MAX, &[][..]), |(l, e)| (*l, e));
-        let initial = self.scene.grid()?.particles;
+        let initial = self.initial;
         let sum = emitted.iter().try_fold(initial, |a, e| a.checked_add(*e));
         let within = emitted.iter().zip(&self.faucets).all(|(e, f)| *e <= f.budget);
         if sum != Some(live) || !within || live > self.capacity {

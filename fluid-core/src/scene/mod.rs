@@ -569,6 +569,16 @@ impl Scene {
     /// The checked grid of this scene (with a particle liquid, its count of particles at the
     /// start).
     pub fn grid(&self) -> Result<Grid> {
+        let grid = self.frame()?;
+        let Some(spec) = &self.particles else { return Ok(grid) };
+        let count = spec.initial_count(&grid, &obstacles::obstacles(&self.obstacles, &grid)?);
+        // Past u32 the count is refused by the spec's check, which names it.
+        Ok(Grid { particles: count.min(u64::from(u32::MAX)) as u32, ..grid })
+    }
+
+    /// The checked grid without the particles counted: the box, what the obstacles and their
+    /// paths are placed in (counting walks every filled region).
+    fn frame(&self) -> Result<Grid> {
         let h = match self.grid.h {
             Some(h) => h,
             None if self.grid.ny > 0 => 1.0 / self.grid.ny as f32,
@@ -579,11 +589,7 @@ impl Scene {
         let held = self.params.fields.temperature && self.obstacles.iter().any(|o| o.temperature.is_some());
         let dye_factor = self.dye_factor()?;
         let grid = Grid { solids: !self.obstacles.is_empty(), held, dye_factor, ..grid };
-        let grid = grid.with_sides(b.sides(self.params.buoyancy.ambient_temperature))?;
-        let Some(spec) = &self.particles else { return Ok(grid) };
-        let count = spec.initial_count(&grid, &obstacles::obstacles(&self.obstacles, &grid)?);
-        // Past u32 the count is refused by the spec's check, which names it.
-        Ok(Grid { particles: count.min(u64::from(u32::MAX)) as u32, ..grid })
+        grid.with_sides(b.sides(self.params.buoyancy.ambient_temperature))
     }
 
     /// `grid.dye_factor`, checked: 1 to [`MAX_DYE_FACTOR`]; above 1 only with the dye on,
@@ -617,13 +623,13 @@ impl Scene {
 
     /// The scene's obstacles in world units, checked ([`obstacles::obstacles`]).
     pub fn obstacles(&self) -> Result<Vec<crate::grid::solid::Obstacle>> {
-        obstacles::obstacles(&self.obstacles, &self.grid()?)
+        obstacles::obstacles(&self.obstacles, &self.frame()?)
     }
 
     /// The keyframed paths of the scene's obstacles in world units, in their order
     /// ([`obstacles::paths`]).
     pub fn obstacle_paths(&self) -> Result<Vec<Option<crate::grid::solid::KeyPath>>> {
-        obstacles::paths(&self.obstacles, &self.grid()?)
+        obstacles::paths(&self.obstacles, &self.frame()?)
     }
 
     /// Check every value; errors name the key and the value.

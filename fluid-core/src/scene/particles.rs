@@ -448,8 +448,7 @@ impl ParticleSpec {
             ));
         }
         self.check_emitters(grid)?;
-        let budgets: u64 = self.emitters.iter().map(|e| u64::from(e.max_particles)).sum();
-        let n = self.initial_count(grid, obstacles).saturating_add(budgets);
+        let n = self.initial_count(grid, obstacles).saturating_add(self.budgets());
         if n > MAX_PARTICLES {
             return Err(Error::invalid(
                 "particles.fill",
@@ -547,8 +546,12 @@ impl ParticleSpec {
 
     /// Most particles the scene holds: those filled at the start and every emitter's budget.
     pub fn capacity(&self, grid: &Grid, obstacles: &[Obstacle]) -> u64 {
-        let budgets: u64 = self.emitters.iter().map(|e| u64::from(e.max_particles)).sum();
-        self.initial_count(grid, obstacles).saturating_add(budgets)
+        self.initial_count(grid, obstacles).saturating_add(self.budgets())
+    }
+
+    /// Particles the emitters may let out, all told.
+    pub fn budgets(&self) -> u64 {
+        self.emitters.iter().map(|e| u64::from(e.max_particles)).sum()
     }
 
     /// Each emitter's values, its nozzle inside the container.
