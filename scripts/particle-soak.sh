@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every particle preset (small) for STEPS steps (default 100 000) on a backend, each particle
 # checked after every step against its container and the obstacles: the conformance suite's
-# containment test at soak length (it runs 300 steps in CI).
+# containment test at soak length (CI runs 300 steps on the CPU, 100 on lavapipe).
 #
 # usage: scripts/particle-soak.sh [cpu|wgpu|vulkan] [STEPS]
 set -euo pipefail
