@@ -206,6 +206,26 @@ fn flipbooks_and_transparent_frames_are_written() {
     assert!(frame.pixels().all(|p| p[3] == 255));
 }
 
+/// A look chosen by `--set` alone draws its layers: the fire look over a transparent
+/// background leaves the top corner clear and the burner lit; a look or blend mode that does
+/// not exist exits 2 naming the key and the choices.
+#[test]
+fn a_look_is_chosen_by_set_and_keeps_transparency() {
+    let dir = temp_dir("look");
+    let out = dir.to_str().expect("utf8");
+    let args = ["run", "fire", "--steps", "30", "--frame-every", "30", "--png", "--transparent"];
+    let size = ["--set", "grid.nx=48", "--set", "grid.ny=64", "--set", "render.look=fire", "--out", out];
+    let run = fluid(&[&args[..], &size[..]].concat());
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let frame = image::open(dir.join("frame_00000.png")).expect("frame").to_rgba8();
+    assert_eq!(frame.get_pixel(0, 0)[3], 0, "nothing drawn in the top corner");
+    let lit = frame.pixels().filter(|p| p[3] == 255 && p[0] > 200 && p[0] > p[2]).count();
+    assert!(lit > 0, "no flame drawn");
+    bad(&["run", "smoke", "--set", "render.look=flame"], &["render.look", "flame", "fire", "trails"]);
+    bad(&["run", "smoke", "--set", "render.layers=[{blend=\"lighten\"}]"], &["render.layers", "lighten", "screen"]);
+    bad(&["run", "smoke", "--set", "render.layers=[{opacity=2}]"], &["render.layers[0].opacity", "2"]);
+}
+
 /// `--exr` writes each field at each frame as 32-bit float OpenEXR, top row first: the last
 /// frame's values are the `.npy` dump's, bit for bit (Y for a scalar or face field, RGBA for
 /// the dye).

@@ -7,6 +7,7 @@ use crate::grid::solid::{Motion, Obstacle, Pose};
 use crate::grid::{FieldId, Grid, SamplePlan};
 use crate::model::Model;
 use crate::params::SimParams;
+use crate::render::RenderField;
 use crate::replay::{Input, InputLog};
 use crate::scene::Scene;
 use crate::splat::Splat;
@@ -67,6 +68,7 @@ pub struct Simulation<B: Backend = Box<dyn Backend>> {
     recording: Option<InputLog>,
     downscaled_from: Option<[u32; 2]>,
     last_substeps: u32,
+    trails: crate::render::Trails,
 }
 
 impl<B: Backend> std::fmt::Debug for Simulation<B> {
@@ -119,6 +121,7 @@ impl<B: Backend> Simulation<B> {
             recording: None,
             downscaled_from: None,
             last_substeps: 1,
+            trails: crate::render::Trails::default(),
         })
     }
 
@@ -144,6 +147,7 @@ impl<B: Backend> Simulation<B> {
         self.steps = 0;
         self.last_dt = self.model.scene().params.dt;
         self.last_substeps = 1;
+        self.trails.clear();
         self.record(|| Input::Reset);
         Ok(())
     }
@@ -500,16 +504,13 @@ impl<B: Backend> Simulation<B> {
     }
 
     /// The current frame as RGBA8 ([`crate::render::RenderSpec::size`] pixels: the dye's at its
-    /// own resolution), top row first, drawn as the scene's `[render]` says.
-    /// A field the scene does not carry (`params.fields`) is an error ([`Scene::check_render`]).
+    /// own resolution when a layer shows it), top row first, drawn as the scene's `[render]`
+    /// says. A field the scene does not carry (`params.fields`, or one of the grid's in a
+    /// particle scene) is an error naming the layer ([`Scene::check_render`]).
     pub fn render(&mut self) -> Result<Vec<u8>> {
         self.model.scene().check_render()?;
-        let source = self.model.scene().render.field.source();
-        let data = if self.model.scene().render.field == crate::render::RenderField::Velocity {
-            self.velocity_view()?
-        } else {
-            self.field(source)?
-        };
+        let spec = self.model.scene().render.clone();
+        let layers = spec.effective_layers();
         let solid = if !self.model.grid().solids {
             None
         } else if self.model.has(FieldId::Solid) {
@@ -520,16 +521,37 @@ impl<B: Backend> Simulation<B> {
             let placed: Vec<_> = self.model.obstacles().iter().map(|o| o.at(self.time)).collect();
             Some(crate::grid::solid::rasterise(self.model.grid(), &placed).solid)
         };
-        let scene = self.model.scene();
-        let ambient = scene.params.buoyancy.ambient_temperature;
-        Ok(scene.render.render_with_solids(self.model.grid(), &data, solid.as_deref(), ambient))
+        let mut data = Vec::with_capacity(layers.len());
+        for (k, layer) in layers.iter().enumerate() {
+            data.push(match layer.field {
+                RenderField::Velocity => {
+                    let (cells, coverage) = self.cell_velocities()?;
+                    layer.velocity_colours(&cells, &coverage)
+                }
+                RenderField::Speed => self.cell_velocities()?.0.iter().map(|v| v[0].hypot(v[1])).collect(),
+                RenderField::Obstacles => solid.clone().unwrap_or_else(|| vec![0.0; self.model.grid().cells()]),
+                field => {
+                    let source = field.source();
+                    if !self.model.has(source) {
+                        let why =
+                            format!("this scene's {} model has no {} to draw", self.model.family(), source.name());
+                        return Err(Error::invalid(spec.layer_key(k), source.name(), why));
+                    }
+                    self.field(source)?
+                }
+            });
+        }
+        let inputs: Vec<&[f32]> = data.iter().map(Vec::as_slice).collect();
+        let ambient = self.model.scene().params.buoyancy.ambient_temperature;
+        let (grid, time) = (*self.model.grid(), self.time);
+        Ok(spec.compose(&grid, &inputs, solid.as_deref(), ambient, Some((&mut self.trails, time))))
     }
 
-    /// The cells of the velocity debug view ([`crate::render::RenderSpec::velocity_colours`]):
-    /// a grid's velocity at the cell centres (the mean of each cell's two faces), over the
-    /// whole box; a liquid's particle velocities averaged about each cell with the drawing's
-    /// weights `(1 − r/h)²`, covering it as far as its drawn density.
-    fn velocity_view(&mut self) -> Result<Vec<f32>> {
+    /// The velocity at each cell and how much fluid covers it, for the velocity and speed
+    /// views: a grid's velocity at the cell centres (the mean of each cell's two faces), over
+    /// the whole box; a liquid's particle velocities averaged about each cell with the
+    /// drawing's weights `(1 − r/h)²`, covering it as far as its drawn density.
+    fn cell_velocities(&mut self) -> Result<(Vec<[f32; 2]>, Vec<f32>)> {
         let grid = *self.model.grid();
         let (nx, ny) = (grid.nx as usize, grid.ny as usize);
         let Some(spec) = self.model.scene().particles.clone() else {
@@ -540,7 +562,7 @@ impl<B: Backend> Simulation<B> {
                     [0.5 * (u[j * (nx + 1) + i] + u[j * (nx + 1) + i + 1]), 0.5 * (v[j * nx + i] + v[(j + 1) * nx + i])]
                 })
                 .collect();
-            return Ok(self.model.scene().render.velocity_colours(&cells, &vec![1.0; nx * ny]));
+            return Ok((cells, vec![1.0; nx * ny]));
         };
         let coverage = self.field(FieldId::Density)?;
         let (x, vel) = (self.field(FieldId::Positions)?, self.field(FieldId::Velocities)?);
@@ -566,7 +588,7 @@ impl<B: Backend> Simulation<B> {
         }
         let cells: Vec<[f32; 2]> =
             sum.iter().zip(&weight).map(|(s, w)| if *w > 0.0 { [s[0] / w, s[1] / w] } else { [0.0; 2] }).collect();
-        Ok(self.model.scene().render.velocity_colours(&cells, &coverage))
+        Ok((cells, coverage))
     }
 
     /// Save the state to `w` as a checkpoint ([`crate::checkpoint`] gives the format): the

@@ -36,7 +36,7 @@ pub use fluid_core::params::{
     ActiveFields, Advection, AdvectionScheme, Backtrace, Boundaries, Buoyancy, Dissipation, Interpolation, Precision,
     Pressure, PressureSolver, Profile, SideSpec, SideType, Slip,
 };
-pub use fluid_core::render::{RenderField, RenderSpec};
+pub use fluid_core::render::{Blend, Layer, Look, RenderField, RenderSpec};
 pub use fluid_core::scene::particles::{Bounds, Container, Fill, ParticleSpec};
 pub use fluid_core::scene::{
     GridSpec, Initial, InitialVelocity, MAX_OBSTACLES, ObstacleSpec, PRESETS, ShapeKind, SplatSpec, check_name,

@@ -661,3 +661,54 @@ fn the_velocity_view_draws_direction_as_hue() {
     let coloured = rgba.chunks(4).filter(|p| p[0].max(p[1]).max(p[2]) > 64).count();
     assert!(coloured > rgba.len() / 8, "{coloured} coloured pixels of {}", rgba.len() / 4);
 }
+
+/// Layers through the simulation: the speed view puts full white on the fastest cell of a
+/// Taylor–Green flow (its scale set to that speed, computed here from `u` and `v`) and black
+/// on the slowest; a pressure layer screened over it changes the picture; a particle scene
+/// asked for the grid's pressure is refused, naming the key and the field.
+#[test]
+fn layers_and_debug_views_draw_through_the_simulation() {
+    let mut sim = Simulation::new(Scene::preset("taylor-green").expect("preset"), CpuBackend::new().expect("cpu"))
+        .expect("simulation");
+    sim.step(0.001).expect("step");
+    let (nx, ny) = (sim.grid().nx as usize, sim.grid().ny as usize);
+    let (u, v) = (sim.field(FieldId::U).expect("u"), sim.field(FieldId::V).expect("v"));
+    let speed: Vec<f32> = (0..nx * ny)
+        .map(|c| {
+            let (i, j) = (c % nx, c / nx);
+            let uc = 0.5 * (u[j * (nx + 1) + i] + u[j * (nx + 1) + i + 1]);
+            let vc = 0.5 * (v[j * nx + i] + v[(j + 1) * nx + i]);
+            uc.hypot(vc)
+        })
+        .collect();
+    let (fast, _) = speed.iter().enumerate().fold((0, 0.0f32), |m, (c, &s)| if s > m.1 { (c, s) } else { m });
+    let (slow, _) = speed.iter().enumerate().fold((0, f32::MAX), |m, (c, &s)| if s < m.1 { (c, s) } else { m });
+    let mut scene = sim.scene().clone();
+    scene.render.layers =
+        vec![fluid::Layer { field: fluid::RenderField::Speed, scale: speed[fast], ..Default::default() }];
+    sim.set_scene(scene.clone()).expect("scene");
+    let rgba = sim.render().expect("render");
+    let px = |rgba: &[u8], c: usize| {
+        let row = ny - 1 - c / nx;
+        rgba[4 * (row * nx + c % nx)..4 * (row * nx + c % nx) + 4].to_vec()
+    };
+    assert_eq!(px(&rgba, fast), [255, 255, 255, 255], "the fastest cell");
+    assert!(px(&rgba, slow)[0] < 40, "the slowest cell: {:?}", px(&rgba, slow));
+    scene.render.layers.push(fluid::Layer {
+        field: fluid::RenderField::Pressure,
+        blend: fluid::Blend::Screen,
+        opacity: 0.5,
+        ..Default::default()
+    });
+    sim.set_scene(scene).expect("scene");
+    let both = sim.render().expect("render");
+    assert_eq!(both.len(), rgba.len());
+    assert_ne!(both, rgba, "the pressure layer shows");
+
+    let liquid =
+        Scene::preset_with("dam-break", &[fluid::parse_override("render.field=\"pressure\"").expect("override")])
+            .expect("scene");
+    let mut sim = Simulation::new(liquid, CpuBackend::new().expect("cpu")).expect("simulation");
+    let e = sim.render().expect_err("a liquid has no pressure field").to_string();
+    assert!(e.contains("render.field") && e.contains("pressure") && e.contains("particles"), "{e}");
+}

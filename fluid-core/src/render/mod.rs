@@ -1,222 +1,182 @@
-//! Reference renderer: a field through a colour ramp to RGBA8, top row first.
+//! The reference renderer: the scene's layers (each a field through a colour ramp, or its own
+//! colours) composed by their blend modes over a background, in linear light and
+//! premultiplied throughout, to RGBA8, top row first. The GPU render kernels are held to it.
+
+mod colour;
+mod layer;
 
 use serde::{Deserialize, Serialize};
 
-use crate::grid::{FieldId, Grid};
+pub use colour::Colour;
+pub(crate) use colour::{hsv, linear_to_srgb, srgb_to_linear};
+pub use layer::{Blend, Layer, Look, RenderField};
+use layer::{linear_stops, ramp_at};
+
+use crate::grid::Grid;
 use crate::params::finite;
 use crate::{Error, Result};
 
-/// An sRGB colour with alpha, written `"#rrggbb"` or `"#rrggbbaa"` in scenes.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
-pub struct Colour(pub [u8; 4]);
+/// The most layers a picture stacks.
+pub const MAX_LAYERS: usize = 8;
 
-impl TryFrom<String> for Colour {
-    type Error = String;
-    fn try_from(s: String) -> std::result::Result<Self, String> {
-        let hex = s.strip_prefix('#').unwrap_or(&s);
-        let bad = || format!("colour `{s}` is not #rrggbb or #rrggbbaa");
-        if !(hex.len() == 6 || hex.len() == 8) || !hex.is_ascii() {
-            return Err(bad());
-        }
-        let mut c = [255u8; 4];
-        for (k, chunk) in hex.as_bytes().chunks(2).enumerate() {
-            let text = std::str::from_utf8(chunk).map_err(|_| bad())?;
-            c[k] = u8::from_str_radix(text, 16).map_err(|_| bad())?;
-        }
-        Ok(Colour(c))
-    }
-}
-
-impl From<Colour> for String {
-    fn from(c: Colour) -> String {
-        format!("#{:02x}{:02x}{:02x}{:02x}", c.0[0], c.0[1], c.0[2], c.0[3])
-    }
-}
-
-/// Which field a frame shows.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RenderField {
-    /// Density through the ramp.
-    #[default]
-    Density,
-    /// Temperature above ambient through the ramp.
-    Temperature,
-    /// The RGBA dye (premultiplied) over the background.
-    Dye,
-    /// |vorticity| through the ramp.
-    Curl,
-    /// Unburnt fuel through the ramp.
-    Fuel,
-    /// A debug view: the velocity at each cell as a colour, its direction as the hue (+x red,
-    /// +y yellow-green, −x cyan, −y violet) and its speed as the value (full at `scale`), where
-    /// there is fluid (a particle liquid's drawn density; all of a grid's box).
-    Velocity,
-}
-
-impl RenderField {
-    /// The fields a renderer needs downloaded.
-    pub fn source(self) -> FieldId {
-        match self {
-            RenderField::Density => FieldId::Density,
-            RenderField::Temperature => FieldId::Temperature,
-            RenderField::Dye => FieldId::Dye,
-            RenderField::Curl => FieldId::Curl,
-            RenderField::Fuel => FieldId::Fuel,
-            // Built from the model's velocity ([`RenderSpec::velocity_colours`]).
-            RenderField::Velocity => FieldId::U,
-        }
-    }
-}
-
-/// How a scene is drawn.
+/// How a scene is drawn: one field through a ramp (`field`, `ramp`, `scale`), or a stack of
+/// `layers`, or a named `look`; over the background, with the obstacles on top.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RenderSpec {
-    /// The field shown (default: `density`).
+    /// The field shown when the scene names no `layers` or `look` (default: `density`).
     pub field: RenderField,
-    /// Ramp stops `[position, "#rrggbbaa"]`, positions rising in `[0, 1]`
+    /// Ramp stops `[position, "#rrggbbaa"]` of that field, positions rising in `[0, 1]`
     /// (default: transparent black → white).
     pub ramp: Vec<(f32, Colour)>,
-    /// Background under the ramp or dye (default: `"#000000"`). Its alpha is kept: below 1
-    /// the picture is that transparent where nothing is drawn (`"#00000000"`: fully), and
-    /// what is drawn is laid over it by the `over` operator.
+    /// Background under the layers (default: `"#000000"`). Its alpha is kept: below 1
+    /// the picture is that transparent where nothing is drawn (`"#00000000"`: fully).
     pub background: Colour,
-    /// Field value shown as ramp position 1 (default: `1`).
+    /// Field value shown as ramp position 1 (default: `1`); with a `look`, its main field's.
     pub scale: f32,
     /// Colour of the obstacles, laid over the fluid by each cell's solid fraction, so their
     /// edges are smooth (default: `"#5c6370"`; alpha 0 hides them).
     pub obstacle: Colour,
+    /// Layers, bottom first, each laid over those below by its blend mode; when given, they
+    /// replace `field` and `ramp` (at most [`MAX_LAYERS`]), so a scene's own picture can be
+    /// changed by `--set render.layers=…` alone.
+    pub layers: Vec<Layer>,
+    /// A named stack of layers ([`Look`]); it replaces `field`, `ramp` and `layers`, so any
+    /// scene takes a look by `--set render.look=fire` alone.
+    pub look: Option<Look>,
 }
 
 impl Default for RenderSpec {
     fn default() -> Self {
         RenderSpec {
             field: RenderField::Density,
-            ramp: vec![(0.0, Colour([0, 0, 0, 0])), (1.0, Colour([255, 255, 255, 255]))],
+            ramp: RenderField::Density.default_ramp(),
             background: Colour([0, 0, 0, 255]),
             scale: 1.0,
             obstacle: Colour([0x5c, 0x63, 0x70, 255]),
+            layers: Vec::new(),
+            look: None,
         }
     }
 }
 
-/// Fully saturated sRGB of hue `h` (0 to 1, red at 0) and value `v`.
-fn hsv(h: f32, v: f32) -> [f32; 3] {
-    let k = |n: f32| {
-        let k = (n + h * 6.0).rem_euclid(6.0);
-        v - v * k.min(4.0 - k).clamp(0.0, 1.0)
-    };
-    [k(5.0), k(3.0), k(1.0)]
+/// Check a ramp: at least one stop, positions finite, in [0, 1] and rising.
+fn check_ramp(key: &str, ramp: &[(f32, Colour)]) -> Result<()> {
+    if ramp.is_empty() {
+        return Err(Error::invalid(key, "[]", "needs at least one stop"));
+    }
+    let mut last = f32::NEG_INFINITY;
+    for (k, (pos, _)) in ramp.iter().enumerate() {
+        finite(&format!("{key}[{k}]"), *pos)?;
+        if !(0.0..=1.0).contains(pos) {
+            let why = "a stop's position lies in [0, 1] (the scale maps the field onto it)";
+            return Err(Error::invalid(format!("{key}[{k}]"), pos, why));
+        }
+        if *pos < last {
+            return Err(Error::invalid(format!("{key}[{k}]"), pos, "stop positions must rise"));
+        }
+        last = *pos;
+    }
+    Ok(())
 }
 
-fn srgb_to_linear(c: u8) -> f32 {
-    let c = f32::from(c) / 255.0;
-    if c <= 0.04045 { c / 12.92 } else { ((c + 0.055) / 1.055).powf(2.4) }
+fn check_scale(key: &str, scale: f32) -> Result<()> {
+    finite(key, scale)?;
+    if scale <= 0.0 {
+        return Err(Error::invalid(key, scale, "must be > 0"));
+    }
+    Ok(())
 }
 
-/// The sRGB encoding of a linear value, rounded to 8 bits: the definition, one `powf` per
-/// call. [`linear_to_srgb`] gives the same bytes through a table.
-fn linear_to_srgb_exact(c: f32) -> u8 {
-    let c = c.clamp(0.0, 1.0);
-    let s = if c <= 0.003_130_8 { c * 12.92 } else { 1.055 * c.powf(1.0 / 2.4) - 0.055 };
-    (s * 255.0 + 0.5) as u8
+/// What a layer draws before it is blended: premultiplied linear RGBA at each cell of its
+/// field, and for a trail, what it drew before faded under it.
+struct LayerImage {
+    layer: Layer,
+    /// Cells across and down of the layer's field.
+    nx: usize,
+    ny: usize,
+    colours: Vec<[f32; 4]>,
 }
 
-/// For each byte `k` in 1..=255, the least `f32` in [0, 1] that [`linear_to_srgb_exact`] maps to
-/// `k` or above (found by bisection over the bit patterns, which order non-negative floats as
-/// their values). The function is non-decreasing on [0, 1] (checked over every `f32` there by
-/// the ignored test `the_srgb_table_equals_the_definition_at_every_f32`), so the number of
-/// thresholds at or below `c` is its byte.
-fn srgb_thresholds() -> &'static [f32; 255] {
-    static TABLE: std::sync::OnceLock<[f32; 255]> = std::sync::OnceLock::new();
-    TABLE.get_or_init(|| {
-        std::array::from_fn(|k| {
-            let want = k as u8 + 1;
-            let (mut lo, mut hi) = (0u32, 1.0f32.to_bits());
-            // Invariant: f(lo) < want <= f(hi).
-            while hi - lo > 1 {
-                let mid = lo + (hi - lo) / 2;
-                if linear_to_srgb_exact(f32::from_bits(mid)) >= want {
-                    hi = mid;
-                } else {
-                    lo = mid;
-                }
-            }
-            f32::from_bits(hi)
-        })
-    })
+/// What the layers with trails drew at the last frame, and when: a trail fades by the
+/// simulated time between frames. A [`crate::Simulation`] keeps one across its frames.
+#[derive(Clone, Debug, Default)]
+pub struct Trails {
+    time: Option<f32>,
+    images: Vec<Option<Vec<[f32; 4]>>>,
 }
 
-/// [`linear_to_srgb_exact`] without a `powf` per call: a binary search in
-/// [`srgb_thresholds`] (NaN, below every threshold's test, gives 0 as the definition does).
-fn linear_to_srgb(c: f32) -> u8 {
-    let c = c.clamp(0.0, 1.0);
-    srgb_thresholds().partition_point(|&t| t <= c) as u8
+impl Trails {
+    /// Forget every trail (a reset simulation starts without them).
+    pub fn clear(&mut self) {
+        *self = Trails::default();
+    }
 }
 
 impl RenderSpec {
-    /// Check the ramp and scale.
+    /// Check the ramps, scales, opacities and trails.
     pub fn validate(&self) -> Result<()> {
-        finite("render.scale", self.scale)?;
-        if self.scale <= 0.0 {
-            return Err(Error::invalid("render.scale", self.scale, "must be > 0"));
+        check_scale("render.scale", self.scale)?;
+        check_ramp("render.ramp", &self.ramp)?;
+        if self.layers.len() > MAX_LAYERS {
+            let why = format!("a picture stacks at most {MAX_LAYERS} layers");
+            return Err(Error::invalid("render.layers", self.layers.len(), why));
         }
-        if self.ramp.is_empty() {
-            return Err(Error::invalid("render.ramp", "[]", "needs at least one stop"));
-        }
-        let mut last = f32::NEG_INFINITY;
-        for (k, (pos, _)) in self.ramp.iter().enumerate() {
-            finite(&format!("render.ramp[{k}]"), *pos)?;
-            if !(0.0..=1.0).contains(pos) {
-                let why = "a stop's position lies in [0, 1] (`render.scale` maps the field onto it)";
-                return Err(Error::invalid(format!("render.ramp[{k}]"), pos, why));
+        for (k, layer) in self.layers.iter().enumerate() {
+            let key = |name: &str| format!("render.layers[{k}].{name}");
+            check_scale(&key("scale"), layer.scale)?;
+            if let Some(ramp) = &layer.ramp {
+                check_ramp(&key("ramp"), ramp)?;
             }
-            if *pos < last {
-                return Err(Error::invalid(format!("render.ramp[{k}]"), pos, "stop positions must rise"));
+            finite(&key("opacity"), layer.opacity)?;
+            if !(0.0..=1.0).contains(&layer.opacity) {
+                return Err(Error::invalid(key("opacity"), layer.opacity, "lies in [0, 1]"));
             }
-            last = *pos;
+            finite(&key("trail"), layer.trail)?;
+            if layer.trail < 0.0 {
+                return Err(Error::invalid(key("trail"), layer.trail, "is a half-life in seconds, >= 0 (0: none)"));
+            }
         }
         Ok(())
     }
 
-    /// The ramp's stops in linear-light RGBA, converted once per frame instead of per pixel.
-    fn linear_stops(&self) -> Vec<(f32, [f32; 4])> {
-        let lin = |c: Colour| {
-            [srgb_to_linear(c.0[0]), srgb_to_linear(c.0[1]), srgb_to_linear(c.0[2]), f32::from(c.0[3]) / 255.0]
-        };
-        self.ramp.iter().map(|&(p, c)| (p, lin(c))).collect()
+    /// The layers drawn, bottom first: the look's, the scene's `layers`, or the one of
+    /// `field`, `ramp` and `scale`.
+    pub fn effective_layers(&self) -> Vec<Layer> {
+        if let Some(look) = self.look {
+            return look.layers(self.scale);
+        }
+        if !self.layers.is_empty() {
+            return self.layers.clone();
+        }
+        vec![Layer { field: self.field, ramp: Some(self.ramp.clone()), scale: self.scale, ..Layer::default() }]
     }
 
-    /// Linear-light RGBA of the ramp at `t ∈ [0, 1]`, from [`RenderSpec::linear_stops`].
-    fn ramp_at(stops: &[(f32, [f32; 4])], t: f32) -> [f32; 4] {
-        let first = stops[0];
-        if t <= first.0 {
-            return first.1;
+    /// The key a scene names a layer's field by, for messages.
+    pub fn layer_key(&self, k: usize) -> String {
+        if self.look.is_some() {
+            "render.look".to_string()
+        } else if self.layers.is_empty() {
+            "render.field".to_string()
+        } else {
+            format!("render.layers[{k}].field")
         }
-        for w in stops.windows(2) {
-            let ((p0, a), (p1, b)) = (w[0], w[1]);
-            if t <= p1 {
-                let s = if p1 > p0 { (t - p0) / (p1 - p0) } else { 1.0 };
-                return std::array::from_fn(|k| a[k] + (b[k] - a[k]) * s);
-            }
-        }
-        stops[stops.len() - 1].1
     }
 
-    /// Pixels across and down of a picture of `grid`: one per cell of the drawn field (the
-    /// dye's own, finer grid for the dye, [`Grid::dye_dims`]).
+    /// Pixels across and down of a picture of `grid`: one per cell of the finest field drawn
+    /// (the dye's own, finer grid when a layer shows the dye, [`Grid::dye_dims`]).
     pub fn size(&self, grid: &Grid) -> (u32, u32) {
-        match self.field {
-            RenderField::Dye => grid.dye_dims(),
-            _ => (grid.nx, grid.ny),
+        if self.effective_layers().iter().any(|l| l.field == RenderField::Dye) {
+            grid.dye_dims()
+        } else {
+            (grid.nx, grid.ny)
         }
     }
 
-    /// Draw `data` (the field [`RenderField::source`] names) to RGBA8, one pixel per cell of
-    /// that field ([`RenderSpec::size`]), top row first (so +y is up in the picture). `ambient` is subtracted from temperature. Colours
-    /// are sRGB; alpha is linear and straight (not premultiplied), as PNG stores it.
+    /// Draw `data` (the field [`RenderField::source`] names) to RGBA8 with the scene's first
+    /// layer alone, one pixel per cell of that field, top row first (so +y is up in the
+    /// picture). `ambient` is subtracted from temperature. Colours are sRGB; alpha is linear
+    /// and straight (not premultiplied), as PNG stores it.
     pub fn render(&self, grid: &Grid, data: &[f32], ambient: f32) -> Vec<u8> {
         self.render_with_solids(grid, data, None, ambient)
     }
@@ -224,63 +184,69 @@ impl RenderSpec {
     /// [`RenderSpec::render`] with the obstacles drawn over the fluid: `solid` is the `solid`
     /// field (each cell's solid fraction), which weighs the obstacle colour's alpha.
     pub fn render_with_solids(&self, grid: &Grid, data: &[f32], solid: Option<&[f32]>, ambient: f32) -> Vec<u8> {
+        let spec = RenderSpec {
+            layers: self.effective_layers()[..1].to_vec(),
+            background: self.background,
+            obstacle: self.obstacle,
+            ..RenderSpec::default()
+        };
+        spec.compose(grid, &[data], solid, ambient, None)
+    }
+
+    /// Draw the layers ([`RenderSpec::effective_layers`]) to RGBA8, top row first, at
+    /// [`RenderSpec::size`]. `data[k]` is layer `k`'s input: its field ([`RenderField::source`];
+    /// the speed at each cell for `speed`, the colours of [`Layer::velocity_colours`] for
+    /// `velocity`). `trails` with the simulated time keeps the layers' trails between frames.
+    pub fn compose(
+        &self,
+        grid: &Grid,
+        data: &[&[f32]],
+        solid: Option<&[f32]>,
+        ambient: f32,
+        trails: Option<(&mut Trails, f32)>,
+    ) -> Vec<u8> {
+        let layers = self.effective_layers();
+        let mut images: Vec<LayerImage> =
+            layers.into_iter().zip(data).map(|(layer, data)| LayerImage::new(layer, grid, data, ambient)).collect();
+        if let Some((trails, time)) = trails {
+            trails.apply(&mut images, time);
+        }
         let (nx, ny) = self.size(grid);
         let (nx, ny) = (nx as usize, ny as usize);
-        // Pixels per cell of the grid the solid fractions live on.
-        let f = nx / grid.nx.max(1) as usize;
-        let bg = [
-            srgb_to_linear(self.background.0[0]),
-            srgb_to_linear(self.background.0[1]),
-            srgb_to_linear(self.background.0[2]),
-        ];
-        let bg_alpha = f32::from(self.background.0[3]) / 255.0;
-        let opaque = self.background.0[3] == 255;
-        let stops = self.linear_stops();
-        let obstacle = [
-            srgb_to_linear(self.obstacle.0[0]),
-            srgb_to_linear(self.obstacle.0[1]),
-            srgb_to_linear(self.obstacle.0[2]),
-        ];
-        let obstacle_alpha = f32::from(self.obstacle.0[3]) / 255.0;
+        let bg = self.background.premultiplied();
+        let obstacle = self.obstacle.premultiplied();
         let mut out = vec![0u8; nx * ny * 4];
         for row in 0..ny {
             let j = ny - 1 - row;
             for i in 0..nx {
-                let (src, a) = self.source(&stops, data, j * nx + i, ambient);
+                let mut d = bg;
+                for image in &images {
+                    let s = image.at(i * image.nx / nx, j * image.ny / ny);
+                    let s = s.map(|x| x * image.layer.opacity);
+                    d = image.layer.blend.apply(s, d);
+                }
+                if let Some(solid) = solid {
+                    let (gx, gy) = (grid.nx as usize, grid.ny as usize);
+                    let f = solid[(j * gy / ny) * gx + i * gx / nx].clamp(0.0, 1.0);
+                    if f > 0.0 {
+                        d = Blend::Alpha.apply(obstacle.map(|x| x * f), d);
+                    }
+                }
                 let px = &mut out[4 * (row * nx + i)..4 * (row * nx + i) + 4];
-                let s = solid.map_or(0.0, |s| s[(j / f) * (nx / f) + i / f].clamp(0.0, 1.0)) * obstacle_alpha;
-                if s > 0.0 {
-                    // The fluid over the background, then the obstacle over both (premultiplied).
-                    let alpha = a + bg_alpha * (1.0 - a);
-                    let out_alpha = s + alpha * (1.0 - s);
-                    for k in 0..3 {
-                        let fluid = src[k] + bg[k] * bg_alpha * (1.0 - a);
-                        px[k] = linear_to_srgb((obstacle[k] * s + fluid * (1.0 - s)) / out_alpha);
-                    }
-                    px[3] = (out_alpha.clamp(0.0, 1.0) * 255.0 + 0.5) as u8;
-                    continue;
-                }
-                if opaque {
-                    for k in 0..3 {
-                        px[k] = linear_to_srgb(src[k] + bg[k] * (1.0 - a));
-                    }
-                    px[3] = 255;
-                    continue;
-                }
-                // Premultiplied `over` in linear light (`p = src + bg·α_bg·(1 − α_src)`,
-                // `α = α_src + α_bg·(1 − α_src)`), the colour then divided by its alpha.
-                let alpha = a + bg_alpha * (1.0 - a);
+                let alpha = d[3].clamp(0.0, 1.0);
                 if alpha > 0.0 {
                     for k in 0..3 {
-                        px[k] = linear_to_srgb((src[k] + bg[k] * bg_alpha * (1.0 - a)) / alpha);
+                        px[k] = linear_to_srgb(d[k] / alpha);
                     }
                 }
-                px[3] = (alpha.clamp(0.0, 1.0) * 255.0 + 0.5) as u8;
+                px[3] = (alpha * 255.0 + 0.5) as u8;
             }
         }
         out
     }
+}
 
+impl Layer {
     /// The [`RenderField::Velocity`] view's cells as premultiplied linear RGBA, from each cell's
     /// velocity and how much fluid covers it (0 to 1): the hue of the direction, the value of
     /// `speed / scale`, full saturation.
@@ -297,32 +263,81 @@ impl RenderSpec {
         }
         out
     }
+}
 
-    /// What cell `c` draws, premultiplied in linear light, and its alpha: the dye as it is
-    /// (premultiplied by its coverage), or the field through the ramp.
-    fn source(&self, stops: &[(f32, [f32; 4])], data: &[f32], c: usize, ambient: f32) -> ([f32; 3], f32) {
-        match self.field {
-            RenderField::Dye | RenderField::Velocity => {
-                let d = &data[4 * c..4 * c + 4];
-                (std::array::from_fn(|k| d[k].max(0.0)), d[3].clamp(0.0, 1.0))
+impl LayerImage {
+    /// The layer's colours from its input: the dye and velocity colours as they are
+    /// (negative colour and alpha outside [0, 1] cut), a value through the ramp otherwise.
+    fn new(layer: Layer, grid: &Grid, data: &[f32], ambient: f32) -> LayerImage {
+        let (nx, ny) = match layer.field {
+            RenderField::Dye => grid.dye_dims(),
+            _ => (grid.nx, grid.ny),
+        };
+        let (nx, ny) = (nx as usize, ny as usize);
+        let colours = if layer.field.coloured() {
+            data.chunks_exact(4)
+                .map(|d| {
+                    let a = d[3].clamp(0.0, 1.0);
+                    [d[0].max(0.0), d[1].max(0.0), d[2].max(0.0), if a.is_nan() { 0.0 } else { a }]
+                })
+                .collect()
+        } else {
+            let ramp = layer.ramp.clone().unwrap_or_else(|| layer.field.default_ramp());
+            let stops = linear_stops(&ramp);
+            let signed = layer.field.signed();
+            data.iter()
+                .map(|&x| {
+                    let x = match layer.field {
+                        RenderField::Temperature => x - ambient,
+                        RenderField::Curl => x.abs(),
+                        _ => x,
+                    };
+                    let t = if signed { 0.5 + 0.5 * x / layer.scale } else { x / layer.scale };
+                    let t = if t.is_nan() { if signed { 0.5 } else { 0.0 } } else { t.clamp(0.0, 1.0) };
+                    ramp_at(&stops, t)
+                })
+                .collect()
+        };
+        LayerImage { layer, nx, ny, colours }
+    }
+
+    fn at(&self, i: usize, j: usize) -> [f32; 4] {
+        self.colours[j * self.nx + i]
+    }
+}
+
+impl Trails {
+    /// Lay what each trailing layer drew before, faded by `0.5^(Δt / half-life)`, under what it
+    /// draws now (`over`), and keep the result for the next frame. A frame at an earlier time
+    /// than the last (a reset) starts the trails afresh.
+    fn apply(&mut self, images: &mut [LayerImage], time: f32) {
+        let elapsed = match self.time {
+            Some(t) if time >= t => Some(time - t),
+            _ => None,
+        };
+        self.images.resize(images.len(), None);
+        for (image, kept) in images.iter_mut().zip(&mut self.images) {
+            if image.layer.trail <= 0.0 {
+                *kept = None;
+                continue;
             }
-            field => {
-                let x = match field {
-                    RenderField::Temperature => data[c] - ambient,
-                    RenderField::Curl => data[c].abs(),
-                    _ => data[c],
-                };
-                let t = (x / self.scale).clamp(0.0, 1.0);
-                let t = if t.is_nan() { 0.0 } else { t };
-                let r = RenderSpec::ramp_at(stops, t);
-                (std::array::from_fn(|k| r[k] * r[3]), r[3])
+            if let (Some(dt), Some(before)) = (elapsed, kept.as_ref())
+                && before.len() == image.colours.len()
+            {
+                let fade = 0.5f32.powf(dt / image.layer.trail);
+                for (c, b) in image.colours.iter_mut().zip(before) {
+                    *c = Blend::Alpha.apply(*c, b.map(|x| x * fade));
+                }
             }
+            *kept = Some(image.colours.clone());
         }
+        self.time = Some(time);
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::colour::{linear_to_srgb_exact, srgb_thresholds};
     use super::*;
     use crate::grid::Boundary;
 
@@ -330,7 +345,7 @@ mod tests {
     /// cyan, −y violet), speed over `scale` as value, coverage as alpha (premultiplied).
     #[test]
     fn velocity_is_drawn_as_hue_and_value() {
-        let spec = RenderSpec { field: RenderField::Velocity, scale: 2.0, ..RenderSpec::default() };
+        let spec = Layer { field: RenderField::Velocity, scale: 2.0, ..Layer::default() };
         let v = [[2.0, 0.0], [0.0, 4.0], [-1.0, 0.0], [0.0, -2.0], [1.0, 1.0], [3.0, 0.0]];
         let c = spec.velocity_colours(&v, &[1.0, 1.0, 1.0, 1.0, 1.0, 0.5]);
         let px = |k: usize| [c[4 * k], c[4 * k + 1], c[4 * k + 2], c[4 * k + 3]];
@@ -483,5 +498,188 @@ mod tests {
             let want = std::array::from_fn(|k| f64::from(d[k]) + bg[k] * (1.0 - f64::from(d[3])));
             close(&img[4 * i..4 * i + 4], want, &format!("dye {d:?}"));
         }
+    }
+
+    /// Each blend mode against its formula, written out here in f64 on premultiplied inputs:
+    /// alpha `s + d(1 − α_s)`, add `s + d` (alpha capped at 1), screen `s + d − s d`, multiply
+    /// `s(1 − α_d) + d(1 − α_s) + s d`; alpha `α_s + α_d(1 − α_s)` but for add.
+    #[test]
+    fn every_blend_mode_follows_its_formula() {
+        let s = [0.30f32, 0.12, 0.05, 0.6];
+        let d = [0.20f32, 0.35, 0.50, 0.8];
+        let (sf, df) = (s.map(f64::from), d.map(f64::from));
+        let over_a = sf[3] + df[3] * (1.0 - sf[3]);
+        let cases: [(Blend, [f64; 4]); 4] = [
+            (Blend::Alpha, std::array::from_fn(|k| if k == 3 { over_a } else { sf[k] + df[k] * (1.0 - sf[3]) })),
+            (Blend::Add, std::array::from_fn(|k| if k == 3 { (sf[3] + df[3]).min(1.0) } else { sf[k] + df[k] })),
+            (Blend::Screen, std::array::from_fn(|k| if k == 3 { over_a } else { sf[k] + df[k] - sf[k] * df[k] })),
+            (
+                Blend::Multiply,
+                std::array::from_fn(|k| {
+                    if k == 3 { over_a } else { sf[k] * (1.0 - df[3]) + df[k] * (1.0 - sf[3]) + sf[k] * df[k] }
+                }),
+            ),
+        ];
+        for (mode, want) in cases {
+            let got = mode.apply(s, d);
+            for k in 0..4 {
+                assert!(
+                    (f64::from(got[k]) - want[k]).abs() < 1e-6,
+                    "{mode:?} channel {k}: {} against {}",
+                    got[k],
+                    want[k]
+                );
+            }
+        }
+        // What each mode means on opaque colours: multiply by white and screen with black
+        // change nothing, add sums, alpha covers.
+        let (white, black, c) = ([1.0f32; 4], [0.0, 0.0, 0.0, 1.0], [0.25f32, 0.5, 0.75, 1.0]);
+        assert_eq!(Blend::Multiply.apply(c, white), c);
+        assert_eq!(Blend::Screen.apply(c, black), c);
+        assert_eq!(Blend::Add.apply(c, black), c);
+        assert_eq!(Blend::Alpha.apply(c, white), c);
+        assert_eq!(Blend::Multiply.apply(c, c), [0.0625, 0.25, 0.5625, 1.0]);
+        // Nothing (all zero) laid on by any mode leaves what was there.
+        for mode in [Blend::Alpha, Blend::Add, Blend::Screen, Blend::Multiply] {
+            assert_eq!(mode.apply([0.0; 4], d), d, "{mode:?}");
+        }
+    }
+
+    /// Two layers, smoke then heat added, over an opaque background: each pixel is the
+    /// formula of the two blends on the ramps' colours, in linear light, then sRGB-encoded.
+    /// The picture takes the dye's finer size when a layer shows the dye.
+    #[test]
+    fn layers_stack_by_their_blend_modes() {
+        let g = Grid::new(2, 1, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let grey = Colour([100, 100, 110, 200]);
+        let orange = Colour([255, 140, 20, 255]);
+        let spec = RenderSpec {
+            background: Colour([10, 20, 30, 255]),
+            layers: vec![
+                Layer { field: RenderField::Density, ramp: Some(vec![(0.0, grey), (1.0, grey)]), ..Layer::default() },
+                Layer {
+                    field: RenderField::Temperature,
+                    ramp: Some(vec![(0.0, Colour([0, 0, 0, 0])), (1.0, orange)]),
+                    scale: 2.0,
+                    blend: Blend::Add,
+                    opacity: 0.5,
+                    ..Layer::default()
+                },
+            ],
+            ..RenderSpec::default()
+        };
+        spec.validate().expect("valid");
+        let density = [1.0, 0.0];
+        let temperature = [2.0 + 0.5, 0.5]; // ambient 0.5: 2 above it, then none
+        let img = spec.compose(&g, &[&density, &temperature], None, 0.5, None);
+        let bg = [10u8, 20, 30].map(decode);
+        let (gr, or) = (grey.0.map(decode), orange.0.map(decode));
+        let ga = 200.0 / 255.0;
+        for k in 0..3 {
+            // Cell 0: grey over the background, then half the orange added.
+            let want = gr[k] * ga + bg[k] * (1.0 - ga) + 0.5 * or[k];
+            let want = encode(want.min(1.0));
+            assert!((f64::from(img[k]) - want).abs() <= 0.5 + 1e-3, "cell 0 channel {k}: {} against {want}", img[k]);
+            // Cell 1: the grey ramp is flat, so grey still; no heat.
+            let want = encode(gr[k] * ga + bg[k] * (1.0 - ga));
+            assert!((f64::from(img[4 + k]) - want).abs() <= 0.5 + 1e-3, "cell 1 channel {k}");
+        }
+        assert_eq!((img[3], img[7]), (255, 255));
+        let mut with_dye = spec.clone();
+        with_dye.layers.push(Layer { field: RenderField::Dye, ..Layer::default() });
+        let g2 = Grid { dye_factor: 2, ..g };
+        assert_eq!(with_dye.size(&g2), (4, 2));
+        let dye = vec![0.0; 4 * 8];
+        assert_eq!(with_dye.compose(&g2, &[&density, &temperature, &dye], None, 0.5, None).len(), 4 * 8);
+    }
+
+    /// Over a transparent background, layers added where nothing is drawn leave alpha zero;
+    /// where one draws, the alpha is its own.
+    #[test]
+    fn added_layers_keep_the_picture_transparent_where_nothing_is_drawn() {
+        let g = Grid::new(2, 1, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let spec = RenderSpec {
+            background: Colour([7, 8, 12, 0]),
+            look: Some(Look::Fire),
+            scale: 2.0,
+            ..RenderSpec::default()
+        };
+        spec.validate().expect("valid");
+        let img = spec.compose(&g, &[&[0.0, 0.0], &[0.0, 2.0]], None, 0.0, None);
+        assert_eq!(img[3], 0, "cold, no soot: transparent");
+        assert_eq!(&img[4..8], &[255, 244, 200, 255], "the black body's white-hot end, opaque");
+    }
+
+    /// A signed view puts zero at the ramp's middle: −scale blue, 0 black, +scale red.
+    #[test]
+    fn signed_views_centre_zero() {
+        let g = Grid::new(3, 1, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let spec = RenderSpec {
+            layers: vec![Layer { field: RenderField::Pressure, scale: 4.0, ..Layer::default() }],
+            ..RenderSpec::default()
+        };
+        let img = spec.compose(&g, &[&[-4.0, 0.0, 8.0]], None, 0.0, None);
+        assert_eq!(&img[0..4], &[0x3b, 0x6e, 0xd8, 255]);
+        assert_eq!(&img[4..8], &[0, 0, 0, 255]);
+        assert_eq!(&img[8..12], &[0xe0, 0x4a, 0x2e, 255], "beyond the scale: the end of the ramp");
+    }
+
+    /// A trail keeps what the layer drew, faded by half every half-life of simulated time,
+    /// under what it draws now; a frame at an earlier time (a reset) starts it afresh.
+    #[test]
+    fn trails_fade_by_their_half_life() {
+        let g = Grid::new(2, 1, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let spec = RenderSpec {
+            background: Colour([0, 0, 0, 0]),
+            layers: vec![Layer { trail: 0.5, ..Layer::default() }],
+            ..RenderSpec::default()
+        };
+        let mut trails = Trails::default();
+        let first = spec.compose(&g, &[&[1.0, 0.0]], None, 0.0, Some((&mut trails, 1.0)));
+        assert_eq!(&first[0..8], &[255, 255, 255, 255, 0, 0, 0, 0]);
+        // One half-life on, the density gone from cell 0: half of it is left (alpha 1/2).
+        let second = spec.compose(&g, &[&[0.0, 0.0]], None, 0.0, Some((&mut trails, 1.5)));
+        assert_eq!(second[3], 128);
+        assert_eq!(second[0], 255, "the faded colour divided by its alpha: white");
+        // Two more half-lives: a quarter of that.
+        let third = spec.compose(&g, &[&[0.0, 0.0]], None, 0.0, Some((&mut trails, 2.5)));
+        assert_eq!(third[3], (0.125f32 * 255.0 + 0.5) as u8);
+        // What is drawn now covers the trail: full density gives full white again.
+        let fourth = spec.compose(&g, &[&[0.0, 1.0]], None, 0.0, Some((&mut trails, 2.5)));
+        assert_eq!(&fourth[4..8], &[255, 255, 255, 255]);
+        // Back in time: the trail is forgotten.
+        let reset = spec.compose(&g, &[&[0.0, 0.0]], None, 0.0, Some((&mut trails, 0.0)));
+        assert_eq!(&reset[0..8], &[0; 8]);
+    }
+
+    #[test]
+    fn bad_layers_are_refused_by_key() {
+        let layer = Layer::default();
+        let refused = |spec: RenderSpec, words: &[&str]| {
+            let e = spec.validate().expect_err("refused").to_string();
+            for w in words {
+                assert!(e.contains(w), "`{e}` lacks `{w}`");
+            }
+        };
+        refused(RenderSpec { layers: vec![layer.clone(); 9], ..RenderSpec::default() }, &["render.layers", "9", "8"]);
+        let opacity = Layer { opacity: 1.5, ..layer.clone() };
+        refused(
+            RenderSpec { layers: vec![layer.clone(), opacity], ..RenderSpec::default() },
+            &["render.layers[1].opacity", "1.5"],
+        );
+        let trail = Layer { trail: -1.0, ..layer.clone() };
+        refused(RenderSpec { layers: vec![trail], ..RenderSpec::default() }, &["render.layers[0].trail", "-1"]);
+        let scale = Layer { scale: 0.0, ..layer.clone() };
+        refused(RenderSpec { layers: vec![scale], ..RenderSpec::default() }, &["render.layers[0].scale", "> 0"]);
+        let ramp = Layer { ramp: Some(vec![(0.5, Colour([0; 4])), (0.2, Colour([0; 4]))]), ..layer.clone() };
+        refused(RenderSpec { layers: vec![ramp], ..RenderSpec::default() }, &["render.layers[0].ramp[1]", "rise"]);
+        // Precedence, so `--set` changes a scene's picture alone: a look over layers, layers
+        // over `field` and `ramp`.
+        let curl = Layer { field: RenderField::Curl, ..layer };
+        let both = RenderSpec { field: RenderField::Fuel, layers: vec![curl.clone()], ..RenderSpec::default() };
+        both.validate().expect("valid");
+        assert_eq!(both.effective_layers(), vec![curl.clone()]);
+        let all = RenderSpec { look: Some(Look::Ink), ..both };
+        assert_eq!(all.effective_layers(), Look::Ink.layers(1.0));
     }
 }

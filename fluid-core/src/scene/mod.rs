@@ -767,15 +767,23 @@ impl Scene {
     /// [`Scene::validate`] leaves this to whoever draws, since `render.field` defaults to
     /// `density` and a scene that never draws need not set it.
     pub fn check_render(&self) -> Result<()> {
-        let shown = self.render.field.source();
-        match self.params.fields.not_carried(shown) {
-            Some(why) => Err(Error::invalid(
-                "render.field",
-                shown.name(),
-                format!("{why}, so the picture would be blank: draw a field the scene carries, or set that to true"),
-            )),
-            None => Ok(()),
+        use crate::render::RenderField;
+        for (k, layer) in self.render.effective_layers().iter().enumerate() {
+            if matches!(layer.field, RenderField::Velocity | RenderField::Speed | RenderField::Obstacles) {
+                continue;
+            }
+            let shown = layer.field.source();
+            if let Some(why) = self.params.fields.not_carried(shown) {
+                return Err(Error::invalid(
+                    self.render.layer_key(k),
+                    shown.name(),
+                    format!(
+                        "{why}, so the picture would be blank: draw a field the scene carries, or set that to true"
+                    ),
+                ));
+            }
         }
+        Ok(())
     }
 
     /// Fields to upload before the first step (others start at zero).
