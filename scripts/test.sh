@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs every check CI runs (formatting, clippy, docs, all tests, the NumPy read-back of the
 # .npy dumps, the generated SPIR-V), after installing what they need on a Debian machine: NumPy
-# for python3, Khronos' spirv-val (spirv-tools) and validation layer, and Mesa's software Vulkan
-# driver (lavapipe) where no Vulkan driver is installed, so the GPU conformance suites (wgpu and
-# vulkan) run. A missing GPU adapter or Vulkan device is a test failure, never a skip.
+# for python3, Khronos' spirv-val (spirv-tools) and validation layer, Xvfb for the viewer's
+# window, and Mesa's software Vulkan driver (lavapipe) where no Vulkan driver is installed, so
+# the GPU conformance suites (wgpu and vulkan) run. A missing GPU adapter or Vulkan device is a
+# test failure, never a skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -58,6 +59,10 @@ fi
 export FLUID_REQUIRE_VALIDATION=1
 if ! command -v spirv-val >/dev/null 2>&1; then
   install spirv-tools
+fi
+# `fluid view`'s test opens its window under a virtual X server.
+if ! command -v xvfb-run >/dev/null 2>&1; then
+  install xvfb xauth
 fi
 # Vulkan loaders complain without it; harmless, but keep the logs clean.
 . scripts/device-env.sh

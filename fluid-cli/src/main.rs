@@ -7,6 +7,8 @@ mod info;
 mod npy;
 mod run;
 mod solvers;
+#[cfg(feature = "view")]
+mod view;
 mod whole;
 
 use std::path::{Path, PathBuf};
@@ -45,6 +47,40 @@ enum Command {
     /// Time one scene at several grid sizes on several backends, one table; `fluid bench
     /// solvers` times the pressure solvers to a residual instead.
     Bench(BenchArgs),
+    /// Run a scene live in a window: drag to stir it, change its numbers in the panel, pause,
+    /// step, reset, switch look, preset or backend, take screenshots.
+    #[command(after_help = VIEW_KEYS)]
+    View(ViewArgs),
+}
+
+/// The viewer's keys, as its panel and `fluid view --help` list them.
+const VIEW_KEYS: &str = "Keys: Space pause · N one step · R reset · L next look · S screenshot · Esc quit";
+
+#[derive(clap::Args, Debug)]
+#[command(allow_negative_numbers = true)]
+struct ViewArgs {
+    /// A scene file (`*.toml`) or the name of a built-in preset (see `fluid presets`).
+    #[arg(default_value = "smoke")]
+    scene: String,
+    /// Backend: cpu, wgpu or vulkan (switched live in the panel).
+    #[arg(long, default_value = "cpu")]
+    backend: String,
+    /// Override a scene value, as for `run` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// CPU worker threads (0: one per core).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// A scripted drag over the first frames, `X0,Y0:X1,Y1` in fractions of the box (0 to 1
+    /// across and up), through the same path as the mouse's.
+    #[arg(long, value_name = "X0,Y0:X1,Y1")]
+    drag: Option<String>,
+    /// Close after this many frames, with a screenshot of the window.
+    #[arg(long)]
+    frames: Option<u64>,
+    /// Where screenshots of the window go (S, and at the end of --frames).
+    #[arg(long, default_value = "out/view.png")]
+    screenshot: PathBuf,
 }
 
 #[derive(clap::Args, Debug)]
@@ -171,6 +207,7 @@ struct RunArgs {
 }
 
 /// A failure with the exit code it deserves: 2 for bad input, 1 for everything else.
+#[derive(Debug)]
 struct Failure {
     code: u8,
     message: String,
@@ -260,6 +297,7 @@ fn main() -> ExitCode {
             info();
             Ok(())
         }
+        Command::View(args) => view_command(args),
         Command::Bench(args) => check_bench_options(&args, |id| given("bench", id))
             .and_then(|()| bench(&args, given("bench", "scene") || given("bench", "set"))),
     };
@@ -269,6 +307,47 @@ fn main() -> ExitCode {
             eprintln!("error: {}", f.message);
             ExitCode::from(f.code)
         }
+    }
+}
+
+/// `fluid view`, where the build has the viewer.
+#[cfg(feature = "view")]
+fn view_command(args: ViewArgs) -> Result<(), Failure> {
+    let drag = args.drag.as_deref().map(parse_drag).transpose()?;
+    if args.frames == Some(0) {
+        return Err(Failure { code: 2, message: "--frames 0: a scripted run draws at least one frame".to_string() });
+    }
+    view::view(view::ViewConfig {
+        scene: args.scene,
+        overrides: args.set,
+        backend: args.backend,
+        threads: args.threads,
+        drag,
+        frames: args.frames,
+        screenshot: args.screenshot,
+    })
+}
+
+#[cfg(not(feature = "view"))]
+fn view_command(args: ViewArgs) -> Result<(), Failure> {
+    // Bad input is named first, as in a build with the viewer.
+    args.drag.as_deref().map(parse_drag).transpose()?;
+    Err(Failure { code: 2, message: "this build has no viewer: build fluid-cli with --features view".to_string() })
+}
+
+/// `X0,Y0:X1,Y1`, each a fraction of the box in [0, 1].
+fn parse_drag(text: &str) -> Result<([f32; 2], [f32; 2]), Failure> {
+    let bad = |why: &str| Failure { code: 2, message: format!("--drag {text}: {why}") };
+    let point = |p: &str| -> Result<[f32; 2], Failure> {
+        let xy: Vec<Option<f32>> = p.split(',').map(|x| x.trim().parse::<f32>().ok()).collect();
+        match xy[..] {
+            [Some(x), Some(y)] if (0.0..=1.0).contains(&x) && (0.0..=1.0).contains(&y) => Ok([x, y]),
+            _ => Err(bad("each end is X,Y with both in [0, 1] (fractions of the box)")),
+        }
+    };
+    match text.split_once(':') {
+        Some((a, b)) => Ok((point(a)?, point(b)?)),
+        None => Err(bad("write it X0,Y0:X1,Y1")),
     }
 }
 

@@ -13,7 +13,7 @@ mod shaders;
 use std::process::{Command, ExitCode};
 
 /// The `fluid` program and library with every backend: the tests of both cover each.
-const EVERY_BACKEND: &str = "fluid-cli/wgpu,fluid-cli/vulkan";
+const EVERY_BACKEND: &str = "fluid-cli/wgpu,fluid-cli/vulkan,fluid-cli/view";
 
 fn cargo(args: &[&str]) -> Result<(), String> {
     run("cargo", args, &[])

@@ -1,0 +1,237 @@
+//! What the viewer does to the simulation, apart from the window: step, drag, change a
+//! parameter, reset, switch look, preset or backend, take a picture. The window's panel and
+//! its scripted input call these, and the tests call them the same way.
+
+use std::time::Instant;
+
+use fluid::{Falloff, Look, Scene, Simulation, Splat};
+
+use crate::Failure;
+
+/// Looks the viewer cycles through (`L`), after the scene's own picture (`None`).
+pub(crate) const LOOKS: [Option<Look>; 6] =
+    [None, Some(Look::Smoke), Some(Look::Fire), Some(Look::Ink), Some(Look::Trails), Some(Look::Liquid)];
+
+/// A simulation in the viewer, with what the panel shows of it.
+pub(crate) struct Session {
+    pub(crate) sim: Simulation,
+    pub(crate) backend: String,
+    pub(crate) threads: usize,
+    pub(crate) paused: bool,
+    /// Host milliseconds of the last step (a GPU backend's include waiting for the picture's
+    /// read, which follows it).
+    pub(crate) step_ms: f64,
+    /// The last error of a panel action or step, shown in the panel.
+    pub(crate) message: Option<String>,
+    /// Which of [`LOOKS`] is drawn.
+    pub(crate) look: usize,
+    frame: u64,
+}
+
+impl Session {
+    /// `scene` on the backend named, paused or not.
+    pub(crate) fn new(scene: Scene, backend: &str, threads: usize) -> Result<Session, Failure> {
+        let sim = Simulation::new(scene, fluid::backend_with_threads(backend, threads)?)?;
+        Ok(Session {
+            sim,
+            backend: backend.to_string(),
+            threads,
+            paused: false,
+            step_ms: 0.0,
+            message: None,
+            look: 0,
+            frame: 0,
+        })
+    }
+
+    /// One frame: a step of the scene's `dt` unless paused. An error pauses the simulation
+    /// and is shown, rather than closing the window.
+    pub(crate) fn frame(&mut self) {
+        self.frame += 1;
+        if !self.paused {
+            self.step();
+        }
+    }
+
+    /// One step, timed.
+    pub(crate) fn step(&mut self) {
+        let dt = self.sim.scene().params.dt;
+        let start = Instant::now();
+        match self.sim.step(dt) {
+            Ok(()) => self.step_ms = start.elapsed().as_secs_f64() * 1e3,
+            Err(e) => self.fail(e.to_string()),
+        }
+    }
+
+    fn fail(&mut self, message: String) {
+        self.paused = true;
+        self.message = Some(message);
+    }
+
+    /// A drag from `from` to `to` over `dt` seconds of wall time, both fractions of the box
+    /// (0 to 1 across and up): a splat at `to` pushing the fluid the way the pointer moved,
+    /// adding density, heat and a dye whose hue turns with time where the scene carries them
+    /// (on a particle liquid, a push).
+    pub(crate) fn drag(&mut self, from: [f32; 2], to: [f32; 2], dt: f32) {
+        let grid = *self.sim.grid();
+        let (w, h) = (grid.width(), grid.height());
+        let world = |p: [f32; 2]| [p[0] * w, p[1] * h];
+        let (a, b) = (world(from), world(to));
+        let dt = dt.max(1e-3);
+        // A pointer that moved a box width in a tenth of a second pushes at about half that
+        // speed: fast enough to stir, slow enough to stay stable at the scenes' own dt.
+        let velocity = [0.5 * (b[0] - a[0]) / dt, 0.5 * (b[1] - a[1]) / dt];
+        let hue = (self.frame as f32 / 240.0).fract();
+        let splat = Splat {
+            center: b,
+            radius: 0.03 * h.min(w),
+            falloff: Falloff::Gaussian,
+            velocity,
+            density: if self.sim.scene().particles.is_some() { 0.0 } else { 0.5 },
+            temperature: 0.0,
+            dye: rainbow(hue).map(|c| 0.25 * c),
+            ..Splat::default()
+        };
+        let splat = splat.only_carried(&self.sim.scene().params.fields);
+        if let Err(e) = self.sim.splat(splat) {
+            self.message = Some(e.to_string());
+        }
+    }
+
+    /// Set a scene value by its TOML path, as `--set KEY=VALUE` does, and carry on with the
+    /// state kept: what the panel's sliders call. A value the scene refuses is an error
+    /// naming it, and the simulation runs on unchanged.
+    pub(crate) fn set(&mut self, key: &str, value: &str) -> Result<(), Failure> {
+        let item = fluid::parse_override(&format!("{key}={value}"))?;
+        let scene = self.sim.scene().with_overrides("the viewer", &[item])?;
+        self.sim.set_scene(scene)?;
+        Ok(())
+    }
+
+    /// [`Session::set`], its error kept for the panel.
+    pub(crate) fn set_shown(&mut self, key: &str, value: &str) {
+        match self.set(key, value) {
+            Ok(()) => self.message = None,
+            Err(f) => self.message = Some(f.message),
+        }
+    }
+
+    /// Back to the scene's start.
+    pub(crate) fn reset(&mut self) {
+        if let Err(e) = self.sim.reset() {
+            self.fail(e.to_string());
+        }
+    }
+
+    /// Draw with look `k` of [`LOOKS`] (0: the scene's own picture).
+    pub(crate) fn set_look(&mut self, k: usize) {
+        let k = k % LOOKS.len();
+        let value = LOOKS[k].map(|look| format!("{look:?}").to_lowercase());
+        let mut scene = self.sim.scene().clone();
+        scene.render.look = LOOKS[k];
+        match self.sim.set_scene(scene) {
+            Ok(()) => {
+                self.look = k;
+                self.message = None;
+            }
+            Err(e) => self.message = Some(format!("look {}: {e}", value.unwrap_or_default())),
+        }
+    }
+
+    /// Another preset (or scene file), from its start, on the same backend.
+    pub(crate) fn open(&mut self, scene: Scene) {
+        match Session::new(scene, &self.backend, self.threads) {
+            Ok(s) => *self = Session { paused: self.paused, ..s },
+            Err(f) => self.message = Some(f.message),
+        }
+    }
+
+    /// The same state on another backend: saved as a checkpoint and restored there, so the
+    /// flow carries on where it was.
+    pub(crate) fn switch_backend(&mut self, name: &str) {
+        let moved = (|| -> Result<Simulation, Failure> {
+            let mut bytes = Vec::new();
+            self.sim.save(&mut bytes)?;
+            let backend = fluid::backend_with_threads(name, self.threads)?;
+            Ok(Simulation::load(bytes.as_slice(), backend)?)
+        })();
+        match moved {
+            Ok(sim) => {
+                self.sim = sim;
+                self.backend = name.to_string();
+                self.message = None;
+            }
+            Err(f) => self.message = Some(f.message),
+        }
+    }
+
+    /// The current picture: width, height and RGBA8 rows, top first.
+    pub(crate) fn picture(&mut self) -> Result<(u32, u32, Vec<u8>), Failure> {
+        let (w, h) = self.sim.scene().render.size(self.sim.grid());
+        Ok((w, h, self.sim.render()?))
+    }
+}
+
+/// A fully saturated colour of hue `h` (0 to 1), linear RGB with alpha 1.
+fn rainbow(h: f32) -> [f32; 4] {
+    let k = |n: f32| {
+        let k = (n + h * 6.0).rem_euclid(6.0);
+        1.0 - k.min(4.0 - k).clamp(0.0, 1.0)
+    };
+    [k(5.0), k(3.0), k(1.0), 1.0]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small(preset: &str) -> Session {
+        let ov: Vec<_> =
+            ["grid.nx=32", "grid.ny=32"].iter().map(|s| fluid::parse_override(s).expect("override")).collect();
+        Session::new(Scene::preset_with(preset, &ov).expect("scene"), "cpu", 1).expect("session")
+    }
+
+    /// The panel's path: a parameter set through [`Session::set`] is the simulation's own
+    /// from then on, and a bad value is refused by name with the simulation unchanged.
+    #[test]
+    fn a_panel_change_reaches_the_simulation() {
+        let mut s = small("smoke");
+        s.set("params.viscosity", "0.0125").expect("set");
+        assert_eq!(s.sim.scene().params.viscosity, 0.0125);
+        let e = s.set("params.viscosity", "-1").expect_err("refused");
+        assert!(e.message.contains("params.viscosity") && e.message.contains("-1"), "{}", e.message);
+        assert_eq!(s.sim.scene().params.viscosity, 0.0125);
+        s.set_look(2);
+        assert_eq!(s.sim.scene().render.look, Some(Look::Fire));
+    }
+
+    /// A drag puts density where it went and nowhere far from it.
+    #[test]
+    fn a_drag_stirs_where_it_went() {
+        let mut s = small("ink");
+        for k in 0..5 {
+            let x = 0.7 + 0.02 * k as f32;
+            s.drag([x - 0.02, 0.3], [x, 0.3], 1.0 / 60.0);
+            s.frame();
+        }
+        let dye = s.sim.field(fluid::FieldId::Dye).expect("dye");
+        let at = |i: usize, j: usize| dye[4 * (j * 32 + i) + 3];
+        assert!(at(25, 9) > 0.05, "dye under the drag: {}", at(25, 9));
+        assert!(at(3, 28) < 1e-3, "dye far from it: {}", at(3, 28));
+    }
+
+    /// Switching backend keeps the state (the CPU to the CPU here: bit for bit).
+    #[test]
+    fn switching_backend_keeps_the_flow() {
+        let mut s = small("smoke");
+        for _ in 0..5 {
+            s.frame();
+        }
+        let before = s.sim.field(fluid::FieldId::Density).expect("density");
+        s.switch_backend("cpu");
+        assert_eq!(s.message, None);
+        assert_eq!(s.sim.field(fluid::FieldId::Density).expect("density"), before);
+        s.switch_backend("metal");
+        assert!(s.message.as_deref().is_some_and(|m| m.contains("metal")), "{:?}", s.message);
+    }
+}
