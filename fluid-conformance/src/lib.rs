@@ -18,7 +18,8 @@
 //! - [`api`]: the backend contract: reductions, waits, samples, queued reads, timings, threads;
 //! - [`checkpoint`]: saved and restored runs, damaged files refused, recorded sessions replayed;
 //! - [`storage`]: the memory budget, refused, downscaled, never exceeded;
-//! - [`particles`]: the particle liquid's kernels, presets, checkpoints and physics.
+//! - [`particles`]: the particle liquid's kernels, presets, checkpoints and physics;
+//! - [`render`]: the render kernels against the host composer.
 //!
 //! [`compare`] measures a backend's fields against the CPU's; [`support`] holds what the topics
 //! share. `tests/` runs the suite on the CPU, wgpu and raw Vulkan backends, each with tests of
@@ -32,6 +33,7 @@ pub mod particles;
 pub mod physics;
 pub mod presets;
 pub mod random;
+pub mod render;
 pub mod storage;
 pub mod support;
 
@@ -471,6 +473,17 @@ macro_rules! conformance {
             #[ignore = "a soak of 100 000 steps a preset: scripts/particle-soak.sh"]
             fn particles_stay_in_their_containers_long() {
                 $crate::particles::particles_stay_in_their_containers_long(|| $make);
+            }
+        }
+
+        /// The render kernels.
+        mod render {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[test]
+            fn frames_match_the_host_reference() {
+                $crate::render::frames_match_the_reference(|| $make);
             }
         }
 

@@ -48,6 +48,7 @@ pub use splat::{Falloff, Splat};
 pub fn kernels() -> Vec<Kernel> {
     let mut all = grid::kernels::ALL.to_vec();
     all.extend_from_slice(particles::kernels::ALL);
+    all.extend_from_slice(render::kernels::ALL);
     all.extend([ir::uniforms::REDUCE_PARTIAL, ir::uniforms::REDUCE_FINAL]);
     all
 }

@@ -507,8 +507,105 @@ impl<B: Backend> Simulation<B> {
     /// own resolution when a layer shows it), top row first, drawn as the scene's `[render]`
     /// says. A field the scene does not carry (`params.fields`, or one of the grid's in a
     /// particle scene) is an error naming the layer ([`Scene::check_render`]).
+    ///
+    /// The backend draws it with the render kernels ([`crate::render::kernels`]) where the
+    /// fields are, so a GPU frame comes back as one copy of the picture. A particle liquid's
+    /// velocity and speed views, and a frame whose resources would pass the scene's
+    /// `storage.budget`, are composed on the host from the fields instead (the same picture).
     pub fn render(&mut self) -> Result<Vec<u8>> {
         self.model.scene().check_render()?;
+        match self.render_on_backend()? {
+            Some(picture) => Ok(picture),
+            None => self.render_on_host(),
+        }
+    }
+
+    /// The frame drawn by the render kernels, or `None` where the host must compose it.
+    fn render_on_backend(&mut self) -> Result<Option<Vec<u8>>> {
+        use crate::render::kernels::{FramePlan, Solids, Source};
+        let spec = self.model.scene().render.clone();
+        let inputs = self.pass_inputs();
+        let solids = if !self.model.grid().solids {
+            Solids::None
+        } else if self.model.has(FieldId::Solid) {
+            Solids::Held(self.model.readable(&mut self.backend, FieldId::Solid, &inputs)?)
+        } else {
+            Solids::Uploaded
+        };
+        let particles = self.model.scene().particles.is_some();
+        let mut sources = Vec::new();
+        for (k, layer) in spec.effective_layers().iter().enumerate() {
+            sources.push(match layer.field {
+                RenderField::Velocity | RenderField::Speed if particles => return Ok(None),
+                RenderField::Velocity | RenderField::Speed => Source::Faces(
+                    self.model.readable(&mut self.backend, FieldId::U, &inputs)?,
+                    self.model.readable(&mut self.backend, FieldId::V, &inputs)?,
+                ),
+                RenderField::Obstacles => Source::Solid,
+                field => {
+                    let id = self.source(&spec, k, field, &inputs)?;
+                    if field == RenderField::Dye { Source::Dye(id) } else { Source::Cells(id) }
+                }
+            });
+        }
+        let (grid, ambient) = (*self.model.grid(), self.model.scene().params.buoyancy.ambient_temperature);
+        let base = self.model.resources().len() as u32;
+        let Some(plan) = FramePlan::new(&spec, &grid, &sources, solids, ambient, base) else { return Ok(None) };
+        let mut all = self.model.resources().to_vec();
+        all.extend(plan.resources.iter().cloned());
+        if self.backend.resources() != all.as_slice() {
+            if let Some(budget) = self.model.scene().storage.budget {
+                let mut schedules = self.model.schedules();
+                schedules.push(plan.schedule.clone());
+                if crate::storage::MemoryPlan::new(&all, &schedules, &self.backend).total() > budget.0 {
+                    return Ok(None);
+                }
+            }
+            self.backend.allocate(&all)?;
+        }
+        self.backend.upload(plan.colours.0, &plan.colours.1)?;
+        if let Some(id) = plan.solid {
+            let solid = if solids == Solids::Uploaded {
+                let placed: Vec<_> = self.model.obstacles().iter().map(|o| o.at(self.time)).collect();
+                crate::grid::solid::rasterise(&grid, &placed).solid
+            } else {
+                vec![0.0; grid.cells()]
+            };
+            self.backend.upload(id, &solid)?;
+        }
+        let dt = self.trails.advance(self.time).unwrap_or(-1.0);
+        self.backend.run(&plan.schedule, &StepInputs { dt, ..inputs })?;
+        let words = self.backend.read(plan.picture)?;
+        Ok(Some(words.iter().flat_map(|w| w.to_le_bytes()).collect()))
+    }
+
+    /// The resource holding layer `k`'s field, brought up to date; an error naming the layer
+    /// when the model has no such field.
+    fn source(
+        &mut self,
+        spec: &crate::render::RenderSpec,
+        k: usize,
+        field: RenderField,
+        inputs: &StepInputs,
+    ) -> Result<crate::ResourceId> {
+        let source = field.source();
+        if !self.model.has(source) {
+            let why = format!("this scene's {} model has no {} to draw", self.model.family(), source.name());
+            return Err(Error::invalid(spec.layer_key(k), source.name(), why));
+        }
+        self.model.readable(&mut self.backend, source, inputs)
+    }
+
+    /// [`Simulation::render`] composed on the host from the downloaded fields
+    /// ([`crate::render::RenderSpec::compose`]): the reference the render kernels are held to.
+    /// Its trails are kept apart from the kernels': a simulation drawn both ways keeps
+    /// neither's trails whole.
+    pub fn render_reference(&mut self) -> Result<Vec<u8>> {
+        self.model.scene().check_render()?;
+        self.render_on_host()
+    }
+
+    fn render_on_host(&mut self) -> Result<Vec<u8>> {
         let spec = self.model.scene().render.clone();
         let layers = spec.effective_layers();
         let solid = if !self.model.grid().solids {
@@ -531,13 +628,9 @@ impl<B: Backend> Simulation<B> {
                 RenderField::Speed => self.cell_velocities()?.0.iter().map(|v| v[0].hypot(v[1])).collect(),
                 RenderField::Obstacles => solid.clone().unwrap_or_else(|| vec![0.0; self.model.grid().cells()]),
                 field => {
-                    let source = field.source();
-                    if !self.model.has(source) {
-                        let why =
-                            format!("this scene's {} model has no {} to draw", self.model.family(), source.name());
-                        return Err(Error::invalid(spec.layer_key(k), source.name(), why));
-                    }
-                    self.field(source)?
+                    let inputs = self.pass_inputs();
+                    self.source(&spec, k, field, &inputs)?;
+                    self.field(field.source())?
                 }
             });
         }

@@ -3,6 +3,7 @@
 //! premultiplied throughout, to RGBA8, top row first. The GPU render kernels are held to it.
 
 mod colour;
+pub mod kernels;
 mod layer;
 
 use serde::{Deserialize, Serialize};
@@ -110,6 +111,16 @@ impl Trails {
     /// Forget every trail (a reset simulation starts without them).
     pub fn clear(&mut self) {
         *self = Trails::default();
+    }
+
+    /// A frame at simulated `time`: the time since the last one, `None` for the first or one
+    /// earlier than the last (a reset), which start the trails afresh. For the render
+    /// kernels, which keep the trails themselves.
+    pub fn advance(&mut self, time: f32) -> Option<f32> {
+        let elapsed = self.time.filter(|t| time >= *t).map(|t| time - t);
+        self.time = Some(time);
+        self.images.clear();
+        elapsed
     }
 }
 
@@ -225,21 +236,11 @@ impl RenderSpec {
                     let s = s.map(|x| x * image.layer.opacity);
                     d = image.layer.blend.apply(s, d);
                 }
-                if let Some(solid) = solid {
+                let f = solid.map(|solid| {
                     let (gx, gy) = (grid.nx as usize, grid.ny as usize);
-                    let f = solid[(j * gy / ny) * gx + i * gx / nx].clamp(0.0, 1.0);
-                    if f > 0.0 {
-                        d = Blend::Alpha.apply(obstacle.map(|x| x * f), d);
-                    }
-                }
-                let px = &mut out[4 * (row * nx + i)..4 * (row * nx + i) + 4];
-                let alpha = d[3].clamp(0.0, 1.0);
-                if alpha > 0.0 {
-                    for k in 0..3 {
-                        px[k] = linear_to_srgb(d[k] / alpha);
-                    }
-                }
-                px[3] = (alpha * 255.0 + 0.5) as u8;
+                    solid[(j * gy / ny) * gx + i * gx / nx]
+                });
+                out[4 * (row * nx + i)..4 * (row * nx + i) + 4].copy_from_slice(&finish_pixel(d, f, obstacle));
             }
         }
         out
@@ -251,18 +252,56 @@ impl Layer {
     /// velocity and how much fluid covers it (0 to 1): the hue of the direction, the value of
     /// `speed / scale`, full saturation.
     pub fn velocity_colours(&self, velocity: &[[f32; 2]], coverage: &[f32]) -> Vec<f32> {
-        let mut out = Vec::with_capacity(4 * velocity.len());
-        for (v, c) in velocity.iter().zip(coverage) {
-            let a = if c.is_finite() { c.clamp(0.0, 1.0) } else { 0.0 };
-            let hue = v[1].atan2(v[0]).rem_euclid(std::f32::consts::TAU) / std::f32::consts::TAU;
-            let value = (v[0].hypot(v[1]) / self.scale).clamp(0.0, 1.0);
-            let value = if value.is_nan() { 0.0 } else { value };
-            let rgb = hsv(hue, value);
-            out.extend(rgb.map(|x| srgb_to_linear((x * 255.0 + 0.5) as u8) * a));
-            out.push(a);
-        }
-        out
+        velocity.iter().zip(coverage).flat_map(|(v, c)| velocity_colour(*v, *c, self.scale)).collect()
     }
+}
+
+/// One cell of the velocity view ([`Layer::velocity_colours`]): its velocity `v`, covered by
+/// fluid to `coverage`, full value at speed `scale`.
+pub fn velocity_colour(v: [f32; 2], coverage: f32, scale: f32) -> [f32; 4] {
+    let a = if coverage.is_finite() { coverage.clamp(0.0, 1.0) } else { 0.0 };
+    let hue = v[1].atan2(v[0]).rem_euclid(std::f32::consts::TAU) / std::f32::consts::TAU;
+    let value = (v[0].hypot(v[1]) / scale).clamp(0.0, 1.0);
+    let value = if value.is_nan() { 0.0 } else { value };
+    let rgb = hsv(hue, value).map(|x| srgb_to_linear((x * 255.0 + 0.5) as u8) * a);
+    [rgb[0], rgb[1], rgb[2], a]
+}
+
+/// A dye texel as a layer draws it: negative colour and alpha outside [0, 1] cut (NaN alpha: 0).
+pub fn dye_colour(d: [f32; 4]) -> [f32; 4] {
+    let a = d[3].clamp(0.0, 1.0);
+    [d[0].max(0.0), d[1].max(0.0), d[2].max(0.0), if a.is_nan() { 0.0 } else { a }]
+}
+
+/// The colour of a ramp (stops in linear light, straight, as [`Colour::linear`] gives) at
+/// position `t`, premultiplied.
+pub fn ramp_colour(stops: &[(f32, [f32; 4])], t: f32) -> [f32; 4] {
+    ramp_at(stops, t)
+}
+
+/// What a trail keeps of its last frame after `dt` simulated seconds: `0.5^(dt / half_life)`.
+pub fn trail_fade(dt: f32, half_life: f32) -> f32 {
+    0.5f32.powf(dt / half_life)
+}
+
+/// A finished pixel: the obstacles' colour (premultiplied) laid over `d` by the cell's solid
+/// fraction `solid` (cut to [0, 1]), then RGBA8 sRGB with straight alpha.
+pub fn finish_pixel(mut d: [f32; 4], solid: Option<f32>, obstacle: [f32; 4]) -> [u8; 4] {
+    if let Some(f) = solid {
+        let f = f.clamp(0.0, 1.0);
+        if f > 0.0 {
+            d = Blend::Alpha.apply(obstacle.map(|x| x * f), d);
+        }
+    }
+    let mut px = [0u8; 4];
+    let alpha = d[3].clamp(0.0, 1.0);
+    if alpha > 0.0 {
+        for k in 0..3 {
+            px[k] = linear_to_srgb(d[k] / alpha);
+        }
+    }
+    px[3] = (alpha * 255.0 + 0.5) as u8;
+    px
 }
 
 impl LayerImage {
@@ -275,28 +314,17 @@ impl LayerImage {
         };
         let (nx, ny) = (nx as usize, ny as usize);
         let colours = if layer.field.coloured() {
-            data.chunks_exact(4)
-                .map(|d| {
-                    let a = d[3].clamp(0.0, 1.0);
-                    [d[0].max(0.0), d[1].max(0.0), d[2].max(0.0), if a.is_nan() { 0.0 } else { a }]
-                })
-                .collect()
+            data.chunks_exact(4).map(|d| dye_colour([d[0], d[1], d[2], d[3]])).collect()
         } else {
             let ramp = layer.ramp.clone().unwrap_or_else(|| layer.field.default_ramp());
             let stops = linear_stops(&ramp);
-            let signed = layer.field.signed();
-            data.iter()
-                .map(|&x| {
-                    let x = match layer.field {
-                        RenderField::Temperature => x - ambient,
-                        RenderField::Curl => x.abs(),
-                        _ => x,
-                    };
-                    let t = if signed { 0.5 + 0.5 * x / layer.scale } else { x / layer.scale };
-                    let t = if t.is_nan() { if signed { 0.5 } else { 0.0 } } else { t.clamp(0.0, 1.0) };
-                    ramp_at(&stops, t)
-                })
-                .collect()
+            let kind = match layer.field {
+                RenderField::Curl => kernels::KIND_ABS,
+                f if f.signed() => kernels::KIND_SIGNED,
+                _ => kernels::KIND_VALUE,
+            };
+            let offset = if layer.field == RenderField::Temperature { ambient } else { 0.0 };
+            data.iter().map(|&x| ramp_at(&stops, kernels::ramp_position(kind, x, offset, layer.scale))).collect()
         };
         LayerImage { layer, nx, ny, colours }
     }
@@ -324,7 +352,7 @@ impl Trails {
             if let (Some(dt), Some(before)) = (elapsed, kept.as_ref())
                 && before.len() == image.colours.len()
             {
-                let fade = 0.5f32.powf(dt / image.layer.trail);
+                let fade = trail_fade(dt, image.layer.trail);
                 for (c, b) in image.colours.iter_mut().zip(before) {
                     *c = Blend::Alpha.apply(*c, b.map(|x| x * fade));
                 }

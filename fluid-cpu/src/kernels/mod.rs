@@ -6,6 +6,7 @@
 use fluid_core::Kernel;
 use fluid_core::grid::kernels as k;
 use fluid_core::particles::kernels as pk;
+use fluid_core::render::kernels as rk;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -79,6 +80,8 @@ pub(crate) const TABLE: &[(Kernel, KernelFn)] = &[
     (pk::PARTICLE_SOLIDS, particle_solids::dispatch),
     (pk::PARTICLE_POINTER, particle_pointer::dispatch),
     (pk::PARTICLE_EMIT, particle_emit::dispatch),
+    (rk::RENDER_LAYER, render_layer::dispatch),
+    (rk::RENDER_FINISH, render_finish::dispatch),
 ];
 
 pub mod advect_cells;
@@ -138,6 +141,8 @@ pub mod poisson_rows;
 pub mod poisson_taps;
 pub mod rasterise_solids;
 pub mod relax;
+pub mod render_finish;
+pub mod render_layer;
 pub mod residual;
 pub mod sharp_cells;
 pub mod sharp_velocity;
