@@ -54,7 +54,8 @@ enum Command {
 }
 
 /// The viewer's keys, as its panel and `fluid view --help` list them.
-const VIEW_KEYS: &str = "Keys: Space pause · N one step · R reset · L next look · S screenshot · Esc quit";
+const VIEW_KEYS: &str =
+    "Keys: Space pause · N one step · R reset · L next look · S screenshot · G record / stop a GIF · Esc quit";
 
 #[derive(clap::Args, Debug)]
 #[command(allow_negative_numbers = true)]
@@ -78,9 +79,23 @@ struct ViewArgs {
     /// Close after this many frames, with a screenshot of the window.
     #[arg(long)]
     frames: Option<u64>,
-    /// Where screenshots of the window go (S, and at the end of --frames).
+    /// Where screenshots of the window go (S, and at the end of --frames); a GIF recorded
+    /// with G goes beside it (`.gif`).
     #[arg(long, default_value = "out/view.png")]
     screenshot: PathBuf,
+    /// Record the picture of every frame to this GIF from the start.
+    #[arg(long, value_name = "PATH")]
+    gif: Option<PathBuf>,
+    /// Run --frames frames (default 300) without a window, and report the time of a frame:
+    /// the step and the picture read back, as the window does them, without its drawing.
+    #[arg(long)]
+    headless: bool,
+    /// Start paused: frames draw the picture without stepping (Space runs).
+    #[arg(long)]
+    paused: bool,
+    /// With --headless: each kernel's device time per frame (GPU timestamps; the CPU's clock).
+    #[arg(long)]
+    timings: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -325,6 +340,10 @@ fn view_command(args: ViewArgs) -> Result<(), Failure> {
         drag,
         frames: args.frames,
         screenshot: args.screenshot,
+        gif: args.gif,
+        headless: args.headless,
+        paused: args.paused,
+        timings: args.timings,
     })
 }
 

@@ -67,3 +67,34 @@ fn a_scripted_drag_changes_the_window_where_it_went() {
     assert!(row_low - row_high > 0.2 * h, "high drag at row {row_high:.0}, low at {row_low:.0} of {h}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--headless` runs the viewer's frames without a window (no display needed): it reports the
+/// frame time, and `--gif` keeps every frame's picture, the scripted drag's ink in it.
+#[test]
+fn headless_frames_are_timed_and_recorded() {
+    let dir = std::env::temp_dir().join(format!("fluid-view-headless-{}", std::process::id()));
+    let gif = dir.join("run.gif");
+    let out = Command::new(env!("CARGO_BIN_EXE_fluid"))
+        .args(["view", "ink", "--headless", "--frames", "16", "--drag", "0.2,0.5:0.8,0.5"])
+        .args(["--set", "grid.nx=40", "--set", "grid.ny=32", "--set", "emitters=[]", "--gif"])
+        .arg(&gif)
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .output()
+        .expect("fluid view");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("16 frames, median") && stdout.contains("frames/s"), "{stdout}");
+    let mut options = gif::DecodeOptions::new();
+    options.set_color_output(gif::ColorOutput::RGBA);
+    let mut d = options.read_info(std::fs::File::open(&gif).expect("the GIF")).expect("a GIF");
+    assert_eq!((d.width(), d.height()), (40, 32));
+    let (mut frames, mut last_lit) = (0, 0);
+    while let Some(f) = d.read_next_frame().expect("frame") {
+        frames += 1;
+        last_lit = f.buffer.chunks_exact(4).filter(|p| p[..3].iter().any(|c| *c > 40)).count();
+    }
+    assert_eq!(frames, 16);
+    assert!(last_lit > 20, "the drag's ink shows in the last frame ({last_lit} pixels)");
+    let _ = std::fs::remove_dir_all(&dir);
+}

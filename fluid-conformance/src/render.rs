@@ -18,6 +18,7 @@ const CASES: &[(&str, &[&str], usize)] = &[
     ("smoke", &[], 1),
     ("smoke", &["render.look=\"fire\"", "render.background=\"#00000000\""], 1),
     ("smoke", &["render.look=\"trails\""], 3),
+    ("smoke", &["render.background_image=\"grate.png\"", "render.background=\"#203040\""], 1),
     (
         "ink",
         &[

@@ -69,7 +69,15 @@ pub struct Simulation<B: Backend = Box<dyn Backend>> {
     downscaled_from: Option<[u32; 2]>,
     last_substeps: u32,
     trails: crate::render::Trails,
+    /// The picture's backdrop ([`crate::render::RenderSpec::backdrop`]) and what it was made
+    /// of (image, background colour, picture size).
+    backdrop: Option<(Backdrop, Vec<[f32; 4]>)>,
+    /// Whether the render kernels' copy of the backdrop is current.
+    backdrop_on_device: bool,
 }
+
+/// What a backdrop is made of: the image's path, the background colour, the picture's size.
+type Backdrop = (String, [u8; 4], (u32, u32));
 
 impl<B: Backend> std::fmt::Debug for Simulation<B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -122,6 +130,8 @@ impl<B: Backend> Simulation<B> {
             downscaled_from: None,
             last_substeps: 1,
             trails: crate::render::Trails::default(),
+            backdrop: None,
+            backdrop_on_device: false,
         })
     }
 
@@ -550,7 +560,11 @@ impl<B: Backend> Simulation<B> {
         }
         let (grid, ambient) = (*self.model.grid(), self.model.scene().params.buoyancy.ambient_temperature);
         let base = self.model.resources().len() as u32;
-        let Some(plan) = FramePlan::new(&spec, &grid, &sources, solids, ambient, base) else { return Ok(None) };
+        self.refresh_backdrop()?;
+        let backdrop = self.backdrop.is_some();
+        let Some(plan) = FramePlan::new(&spec, &grid, &sources, solids, ambient, backdrop, base) else {
+            return Ok(None);
+        };
         let mut all = self.model.resources().to_vec();
         all.extend(plan.resources.iter().cloned());
         if self.backend.resources() != all.as_slice() {
@@ -562,6 +576,13 @@ impl<B: Backend> Simulation<B> {
                 }
             }
             self.backend.allocate(&all)?;
+            self.backdrop_on_device = false;
+        }
+        if let (Some(id), Some((_, texels))) = (plan.backdrop, &self.backdrop)
+            && !self.backdrop_on_device
+        {
+            self.backend.upload(id, bytemuck::cast_slice(texels))?;
+            self.backdrop_on_device = true;
         }
         self.backend.upload(plan.colours.0, &plan.colours.1)?;
         if let Some(id) = plan.solid {
@@ -575,8 +596,7 @@ impl<B: Backend> Simulation<B> {
         }
         let dt = self.trails.advance(self.time).unwrap_or(-1.0);
         self.backend.run(&plan.schedule, &StepInputs { dt, ..inputs })?;
-        let words = self.backend.read(plan.picture)?;
-        Ok(Some(words.iter().flat_map(|w| w.to_le_bytes()).collect()))
+        Ok(Some(crate::backend::u32s_to_le_bytes(&self.backend.read(plan.picture)?)))
     }
 
     /// The resource holding layer `k`'s field, brought up to date; an error naming the layer
@@ -605,7 +625,26 @@ impl<B: Backend> Simulation<B> {
         self.render_on_host()
     }
 
+    /// Bring the backdrop in line with the scene's `render` (made again when its image,
+    /// background colour or picture size changed).
+    fn refresh_backdrop(&mut self) -> Result<()> {
+        let spec = &self.model.scene().render;
+        let Some(path) = spec.background_image.clone() else {
+            self.backdrop = None;
+            return Ok(());
+        };
+        let key = (path, spec.background.0, spec.size(self.model.grid()));
+        if self.backdrop.as_ref().is_some_and(|(k, _)| *k == key) {
+            return Ok(());
+        }
+        let texels = spec.backdrop(self.model.grid())?.unwrap_or_default();
+        self.backdrop = Some((key, texels));
+        self.backdrop_on_device = false;
+        Ok(())
+    }
+
     fn render_on_host(&mut self) -> Result<Vec<u8>> {
+        self.refresh_backdrop()?;
         let spec = self.model.scene().render.clone();
         let layers = spec.effective_layers();
         let solid = if !self.model.grid().solids {
@@ -637,7 +676,8 @@ impl<B: Backend> Simulation<B> {
         let inputs: Vec<&[f32]> = data.iter().map(Vec::as_slice).collect();
         let ambient = self.model.scene().params.buoyancy.ambient_temperature;
         let (grid, time) = (*self.model.grid(), self.time);
-        Ok(spec.compose(&grid, &inputs, solid.as_deref(), ambient, Some((&mut self.trails, time))))
+        let backdrop = self.backdrop.as_ref().map(|(_, t)| t.as_slice());
+        Ok(spec.compose_over(backdrop, &grid, &inputs, solid.as_deref(), ambient, Some((&mut self.trails, time))))
     }
 
     /// The velocity at each cell and how much fluid covers it, for the velocity and speed

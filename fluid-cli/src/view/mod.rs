@@ -1,7 +1,9 @@
 //! `fluid view`: a scene in a window (winit, drawn by wgpu) with a parameter panel (egui on
 //! the same wgpu). Drag to stir; the panel and the keys pause, step, reset, switch look,
-//! preset and backend, take a screenshot. `--drag`, `--frames` and `--screenshot` script a
-//! run for tests: the drag goes through the same [`Session::drag`] as the mouse.
+//! preset and backend, take a screenshot, record a GIF. `--drag`, `--frames` and
+//! `--screenshot` script a run for tests: the drag goes through the same [`Session::drag`] as
+//! the mouse (a finger on a touch screen drives the same pointer, through egui-winit).
+//! `--headless` runs the frames without a window and reports their time.
 
 mod session;
 
@@ -32,25 +34,115 @@ pub(crate) struct ViewConfig {
     pub drag: Option<([f32; 2], [f32; 2])>,
     /// Close after this many frames.
     pub frames: Option<u64>,
-    /// Where a screenshot of the window goes (`S`, and at the end of a scripted run).
+    /// Where a screenshot of the window goes (`S`, and at the end of a scripted run); a GIF
+    /// recorded with `G` goes beside it, as `.gif`.
     pub screenshot: PathBuf,
+    /// Record every frame's picture to this GIF from the start.
+    pub gif: Option<PathBuf>,
+    /// Run the frames without a window and report their time.
+    pub headless: bool,
+    /// Start paused (frames draw the picture without stepping).
+    pub paused: bool,
+    /// With `headless`: report each kernel's device time per frame too.
+    pub timings: bool,
 }
 
 /// Frames a scripted drag lasts.
 const DRAG_FRAMES: u64 = 12;
 
-/// Open the window and run until it is closed (or `frames` have been drawn).
+/// Open the window and run until it is closed (or `frames` have been drawn); with
+/// `headless`, run the frames without one ([`headless`]).
 pub(crate) fn view(config: ViewConfig) -> Result<(), Failure> {
     let scene = load_scene(&config.scene, &config.overrides)?;
-    let session = Session::new(scene, &config.backend, config.threads)?;
+    let mut session = Session::new(scene, &config.backend, config.threads)?;
+    session.paused = config.paused;
+    if let Some(path) = &config.gif {
+        session.start_gif(path)?;
+    }
+    if config.headless {
+        return headless(&config, session);
+    }
     let event_loop = EventLoop::new().map_err(|e| window_failure(format!("no window system here: {e}")))?;
     event_loop.set_control_flow(ControlFlow::Poll);
     let mut app = App { config, session, gui: None, failure: None, frames: 0, last_frame: Instant::now() };
     event_loop.run_app(&mut app).map_err(|e| window_failure(e.to_string()))?;
-    match app.failure {
-        Some(f) => Err(f),
-        None => Ok(()),
+    if let Some(f) = app.failure {
+        return Err(f);
     }
+    finish_gif(&mut app.session)
+}
+
+/// Finish a GIF still recording, saying where it went.
+fn finish_gif(session: &mut Session) -> Result<(), Failure> {
+    if let Some((path, frames)) = session.stop_gif()? {
+        println!("wrote {} ({frames} frames)", path.display());
+    }
+    Ok(())
+}
+
+/// The scripted drag's move at frame `k` (from 1): from and to, over the first
+/// [`DRAG_FRAMES`] frames.
+fn scripted(config: &ViewConfig, k: u64) -> Option<([f32; 2], [f32; 2])> {
+    let (from, to) = config.drag?;
+    let at = |k: u64| {
+        let s = k as f32 / DRAG_FRAMES as f32;
+        [from[0] + (to[0] - from[0]) * s, from[1] + (to[1] - from[1]) * s]
+    };
+    (k <= DRAG_FRAMES).then(|| (at(k - 1), at(k)))
+}
+
+/// The viewer's frames without a window: the scripted drag, the step and the picture read
+/// back, as the window does them, timed; the medians are printed. Drawing the window (the
+/// picture's texture and the panel) is not included.
+fn headless(config: &ViewConfig, mut session: Session) -> Result<(), Failure> {
+    let frames = config.frames.unwrap_or(300);
+    if config.timings {
+        session.sim.backend_mut().set_timing(true)?;
+    }
+    let (mut whole, mut steps, mut pictures) = (Vec::new(), Vec::new(), Vec::new());
+    for k in 1..=frames {
+        let start = Instant::now();
+        if let Some((from, to)) = scripted(config, k) {
+            session.drag(from, to, 1.0 / 60.0);
+        }
+        session.frame();
+        if let Some(m) = session.message.take().filter(|_| session.paused) {
+            return Err(Failure { code: 1, message: format!("frame {k}: {m}") });
+        }
+        let drawn = Instant::now();
+        session.picture()?;
+        let end = Instant::now();
+        whole.push(end.duration_since(start).as_secs_f64() * 1e3);
+        steps.push(drawn.duration_since(start).as_secs_f64() * 1e3);
+        pictures.push(end.duration_since(drawn).as_secs_f64() * 1e3);
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (w, h) = session.sim.scene().render.size(session.sim.grid());
+    let grid = *session.sim.grid();
+    let ms = median(&mut whole);
+    println!(
+        "{} {}x{} on {} ({}): {frames} frames, median {ms:.3} ms a frame (step {:.3} ms, {w}x{h} picture {:.3} ms), \
+         {:.0} frames/s without the window's drawing",
+        session.sim.scene().name,
+        grid.nx,
+        grid.ny,
+        session.backend,
+        session.sim.backend().device(),
+        median(&mut steps),
+        median(&mut pictures),
+        1e3 / ms
+    );
+    if config.timings {
+        for t in session.sim.backend_mut().take_timings()? {
+            let each = t.ms * 1e3 / f64::from(t.invocations.max(1));
+            let per_frame = f64::from(t.invocations) / frames as f64;
+            println!("  {:<26} {per_frame:>6.2} a frame, {each:>9.2} µs each", t.label);
+        }
+    }
+    finish_gif(&mut session)
 }
 
 fn window_failure(message: String) -> Failure {
@@ -121,15 +213,9 @@ impl App {
         let wall = now.duration_since(self.last_frame).as_secs_f32();
         self.last_frame = now;
         self.frames += 1;
-        if let Some((from, to)) = self.config.drag
-            && self.frames <= DRAG_FRAMES
-        {
-            let at = |k: u64| {
-                let s = k as f32 / DRAG_FRAMES as f32;
-                [from[0] + (to[0] - from[0]) * s, from[1] + (to[1] - from[1]) * s]
-            };
+        if let Some((from, to)) = scripted(&self.config, self.frames) {
             // Scripted frames are a 60th of a second apart, whatever the machine's pace.
-            self.session.drag(at(self.frames - 1), at(self.frames), 1.0 / 60.0);
+            self.session.drag(from, to, 1.0 / 60.0);
         }
         self.session.frame();
         let picture = match self.session.picture() {
@@ -238,6 +324,7 @@ impl App {
                     g.shot_asked = true;
                 }
             }
+            Action::Gif => self.session.toggle_gif(&self.config.screenshot.with_extension("gif")),
             Action::Set(key, value) => self.session.set_shown(&key, &value),
             Action::Preset(name) => match load_scene(&name, &[]) {
                 Ok(scene) => self.session.open(scene),
@@ -256,6 +343,7 @@ impl App {
                 "r" => Action::Reset,
                 "l" => Action::Look(self.session.look + 1),
                 "s" => Action::Screenshot,
+                "g" => Action::Gif,
                 _ => return,
             },
             _ => return,
@@ -271,6 +359,7 @@ enum Action {
     Reset,
     Look(usize),
     Screenshot,
+    Gif,
     Set(String, String),
     Preset(String),
     Backend(String),
@@ -329,6 +418,9 @@ fn panel(ui: &mut egui::Ui, s: &Session, actions: &mut Vec<Action>) {
             }
             if ui.button("Screenshot").clicked() {
                 actions.push(Action::Screenshot);
+            }
+            if ui.button(if s.recording.is_some() { "Stop GIF" } else { "Record GIF" }).clicked() {
+                actions.push(Action::Gif);
             }
         });
         ui.horizontal(|ui| {

@@ -2,11 +2,21 @@
 //! parameter, reset, switch look, preset or backend, take a picture. The window's panel and
 //! its scripted input call these, and the tests call them the same way.
 
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use fluid::{Falloff, Look, Scene, Simulation, Splat};
 
 use crate::Failure;
+use crate::frames::GifWriter;
+
+/// A GIF being recorded from the pictures drawn.
+pub(crate) struct Recording {
+    pub(crate) path: PathBuf,
+    gif: GifWriter,
+    size: (u32, u32),
+    pub(crate) frames: u64,
+}
 
 /// Looks the viewer cycles through (`L`), after the scene's own picture (`None`).
 pub(crate) const LOOKS: [Option<Look>; 6] =
@@ -25,6 +35,8 @@ pub(crate) struct Session {
     pub(crate) message: Option<String>,
     /// Which of [`LOOKS`] is drawn.
     pub(crate) look: usize,
+    /// The GIF every picture is added to, while recording.
+    pub(crate) recording: Option<Recording>,
     frame: u64,
 }
 
@@ -40,6 +52,7 @@ impl Session {
             step_ms: 0.0,
             message: None,
             look: 0,
+            recording: None,
             frame: 0,
         })
     }
@@ -141,7 +154,7 @@ impl Session {
     /// Another preset (or scene file), from its start, on the same backend.
     pub(crate) fn open(&mut self, scene: Scene) {
         match Session::new(scene, &self.backend, self.threads) {
-            Ok(s) => *self = Session { paused: self.paused, ..s },
+            Ok(s) => *self = Session { paused: self.paused, recording: self.recording.take(), ..s },
             Err(f) => self.message = Some(f.message),
         }
     }
@@ -165,10 +178,54 @@ impl Session {
         }
     }
 
-    /// The current picture: width, height and RGBA8 rows, top first.
+    /// The current picture: width, height and RGBA8 rows, top first; added to the GIF while
+    /// recording (a picture of another size, after a switch of look or preset, ends the GIF).
     pub(crate) fn picture(&mut self) -> Result<(u32, u32, Vec<u8>), Failure> {
         let (w, h) = self.sim.scene().render.size(self.sim.grid());
-        Ok((w, h, self.sim.render()?))
+        let rgba = self.sim.render()?;
+        if let Some(r) = self.recording.as_mut() {
+            if r.size == (w, h) {
+                r.gif.push(rgba.clone())?;
+                r.frames += 1;
+            } else {
+                let why = format!("the picture changed size to {w} x {h}");
+                self.stop_gif()?;
+                self.message = Some(format!("GIF stopped: {why}"));
+            }
+        }
+        Ok((w, h, rgba))
+    }
+
+    /// Start recording every picture drawn from now on to a GIF at `path`.
+    pub(crate) fn start_gif(&mut self, path: &Path) -> Result<(), Failure> {
+        if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(folder).map_err(|e| crate::io_failure(folder, e))?;
+        }
+        let size = self.sim.scene().render.size(self.sim.grid());
+        let gif = GifWriter::create(path, size.0, size.1)?;
+        self.recording = Some(Recording { path: path.to_path_buf(), gif, size, frames: 0 });
+        Ok(())
+    }
+
+    /// Finish the GIF being recorded, if any: its path and frames.
+    pub(crate) fn stop_gif(&mut self) -> Result<Option<(PathBuf, u64)>, Failure> {
+        let Some(r) = self.recording.take() else { return Ok(None) };
+        r.gif.finish()?;
+        Ok(Some((r.path, r.frames)))
+    }
+
+    /// What the G key does: start recording to `path`, or finish the GIF; the outcome is
+    /// shown in the panel.
+    pub(crate) fn toggle_gif(&mut self, path: &Path) {
+        let done =
+            if self.recording.is_some() { self.stop_gif().map(Some) } else { self.start_gif(path).map(|()| None) };
+        match done {
+            Ok(Some(Some((path, frames)))) => {
+                self.message = Some(format!("wrote {} ({frames} frames)", path.display()))
+            }
+            Ok(_) => self.message = None,
+            Err(f) => self.message = Some(f.message),
+        }
     }
 }
 
@@ -189,6 +246,38 @@ mod tests {
         let ov: Vec<_> =
             ["grid.nx=32", "grid.ny=32"].iter().map(|s| fluid::parse_override(s).expect("override")).collect();
         Session::new(Scene::preset_with(preset, &ov).expect("scene"), "cpu", 1).expect("session")
+    }
+
+    /// Recording: every picture drawn while recording is a frame of the GIF, of the
+    /// picture's size, and the file appears whole when the recording stops.
+    #[test]
+    fn a_recording_keeps_every_picture_drawn() {
+        let mut s = small("smoke");
+        let dir = std::env::temp_dir().join(format!("fluid-view-gif-{}", std::process::id()));
+        let path = dir.join("rec.gif");
+        s.start_gif(&path).expect("start");
+        for k in 0..5 {
+            s.drag([0.3, 0.5], [0.32 + 0.02 * k as f32, 0.5], 1.0 / 60.0);
+            s.frame();
+            s.picture().expect("picture");
+        }
+        assert!(!path.exists(), "the GIF is written whole at the end");
+        let (written, frames) = s.stop_gif().expect("stop").expect("was recording");
+        assert_eq!((written.as_path(), frames), (path.as_path(), 5));
+        let mut decoder = gif::DecodeOptions::new();
+        decoder.set_color_output(gif::ColorOutput::RGBA);
+        let mut d = decoder.read_info(std::fs::File::open(&path).expect("open")).expect("a GIF");
+        assert_eq!((d.width(), d.height()), (32, 32));
+        let mut n = 0;
+        let mut lit = false;
+        while let Some(f) = d.read_next_frame().expect("frame") {
+            lit |= f.buffer.chunks_exact(4).any(|p| p[0] > 64);
+            n += 1;
+        }
+        assert_eq!(n, 5);
+        assert!(lit, "the drag's smoke shows in the frames");
+        assert_eq!(s.stop_gif().expect("stop").map(|r| r.1), None, "nothing left to stop");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// The panel's path: a parameter set through [`Session::set`] is the simulation's own

@@ -320,6 +320,15 @@ pub fn available_memory() -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// Words as their little-endian bytes, in order: one copy on a little-endian machine.
+pub fn u32s_to_le_bytes(words: &[u32]) -> Vec<u8> {
+    if cfg!(target_endian = "little") {
+        bytemuck::cast_slice(words).to_vec()
+    } else {
+        words.iter().flat_map(|w| w.to_le_bytes()).collect()
+    }
+}
+
 /// 32-bit words as the `f32` values they hold, with no copy.
 pub fn words_to_f32(words: Vec<u32>) -> Vec<f32> {
     bytemuck::allocation::cast_vec(words)

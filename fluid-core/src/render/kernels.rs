@@ -30,6 +30,11 @@ pub const KIND_HUE: u32 = 4;
 /// [`LayerParams::kind`]: the speed at the cell centre through the ramp.
 pub const KIND_SPEED: u32 = 5;
 
+/// [`LayerParams::first`]: the bottom layer is laid over the background colour.
+pub const FIRST_COLOUR: u32 = 1;
+/// [`LayerParams::first`]: the bottom layer is laid over the `backdrop` (the background image).
+pub const FIRST_BACKDROP: u32 = 2;
+
 /// The first texels of the `colours` resource: the background, then the obstacles' colour
 /// (premultiplied); each layer's ramp follows as (position, straight colour) pairs.
 pub const COLOUR_BACKGROUND: usize = 0;
@@ -48,7 +53,8 @@ pub struct LayerParams {
     pub first_stop: u32,
     /// Stops of its ramp.
     pub stops: u32,
-    /// 1 for the bottom layer: laid over the background instead of the image.
+    /// For the bottom layer, what it is laid over: [`FIRST_COLOUR`] or [`FIRST_BACKDROP`];
+    /// 0 for the others (the image so far).
     pub first: u32,
     /// Pixels across and down of the picture.
     pub out_nx: u32,
@@ -98,6 +104,7 @@ static LAYER_DESC: KernelDesc = KernelDesc {
         Binding::vec4("dye", R).optional(),
         Binding::vec4("colours", R),
         Binding::vec4("trail", RW).optional(),
+        Binding::vec4("backdrop", R).optional(),
         Binding::vec4("image", RW),
     ],
     params: Some(ParamsDesc::of::<LayerParams>()),
@@ -192,6 +199,9 @@ pub struct FramePlan {
     pub solid: Option<ResourceId>,
     /// The RGBA8 picture, one word per pixel, top row first.
     pub picture: ResourceId,
+    /// The resource the host writes the backdrop to ([`super::RenderSpec::backdrop`]), when
+    /// the frame has one.
+    pub backdrop: Option<ResourceId>,
     /// Pixels across and down.
     pub size: (u32, u32),
 }
@@ -199,14 +209,16 @@ pub struct FramePlan {
 impl FramePlan {
     /// The frame of `spec` on `grid` with the layers' inputs `sources` (one per
     /// [`RenderSpec::effective_layers`] layer) and the obstacles from `solids`; `ambient` is
-    /// subtracted from temperature. `None` when a layer's source does not suit its field (the
-    /// caller composes on the host then).
+    /// subtracted from temperature; with `backdrop`, the bottom layer lies over one the host
+    /// writes. `None` when a layer's source does not suit its field (the caller composes on
+    /// the host then).
     pub fn new(
         spec: &RenderSpec,
         grid: &Grid,
         sources: &[Source],
         solids: Solids,
         ambient: f32,
+        backdrop: bool,
         base: u32,
     ) -> Option<FramePlan> {
         let layers = spec.effective_layers();
@@ -229,8 +241,10 @@ impl FramePlan {
                 .on_grid(grid.nx, grid.ny),
             // A written slot binds a buffer of its own: the trail slot of a layer without one.
             elements("render_no_trail", Format::Vec4F32, 0),
+            elements("render_backdrop", Format::Vec4F32, if backdrop { pixels } else { 0 }),
         ];
         let (none, colours_id, image, picture, upload, no_trail) = (id(0), id(1), id(2), id(3), id(4), id(5));
+        let backdrop_id = id(6);
         let uploaded = match solids {
             Solids::Uploaded => true,
             Solids::None => sources.contains(&Source::Solid),
@@ -268,7 +282,11 @@ impl FramePlan {
                 blend: layer.blend.code(),
                 first_stop,
                 stops,
-                first: u32::from(k == 0),
+                first: match (k, backdrop) {
+                    (0, true) => FIRST_BACKDROP,
+                    (0, false) => FIRST_COLOUR,
+                    _ => 0,
+                },
                 out_nx: ox,
                 out_ny: oy,
                 offset: if layer.field == RenderField::Temperature { ambient } else { 0.0 },
@@ -283,7 +301,9 @@ impl FramePlan {
                 Source::Dye(r) => (none, none, r),
                 Source::Faces(u, v) => (u, v, none),
             };
-            b.dispatch(RENDER_LAYER, &[a, bb, dye, colours_id, trail, image], Some(ParamBlock::new(&p)), [ox, oy]);
+            let under = if backdrop { backdrop_id } else { none };
+            let bound = [a, bb, dye, colours_id, trail, under, image];
+            b.dispatch(RENDER_LAYER, &bound, Some(ParamBlock::new(&p)), [ox, oy]);
         }
         let p = FinishParams { out_nx: ox, out_ny: oy, solids: u32::from(solid.is_some()), _pad: 0 };
         b.dispatch(
@@ -299,6 +319,7 @@ impl FramePlan {
             colours: (colours_id, colours),
             solid: uploaded.then_some(upload),
             picture,
+            backdrop: backdrop.then_some(backdrop_id),
             size: (ox, oy),
         })
     }

@@ -33,6 +33,10 @@ pub struct RenderSpec {
     /// Background under the layers (default: `"#000000"`). Its alpha is kept: below 1
     /// the picture is that transparent where nothing is drawn (`"#00000000"`: fully).
     pub background: Colour,
+    /// A PNG laid over the background colour, under the layers, stretched over the picture
+    /// (a path relative to the scene file's folder; default: none). Its alpha is kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub background_image: Option<String>,
     /// Field value shown as ramp position 1 (default: `1`); with a `look`, its main field's.
     pub scale: f32,
     /// Colour of the obstacles, laid over the fluid by each cell's solid fraction, so their
@@ -53,6 +57,7 @@ impl Default for RenderSpec {
             field: RenderField::Density,
             ramp: RenderField::Density.default_ramp(),
             background: Colour([0, 0, 0, 255]),
+            background_image: None,
             scale: 1.0,
             obstacle: Colour([0x5c, 0x63, 0x70, 255]),
             layers: Vec::new(),
@@ -125,8 +130,12 @@ impl Trails {
 }
 
 impl RenderSpec {
-    /// Check the ramps, scales, opacities and trails.
+    /// Check the background image, ramps, scales, opacities and trails.
     pub fn validate(&self) -> Result<()> {
+        if let Some(path) = &self.background_image {
+            crate::scene::obstacles::read_png(path)
+                .map_err(|why| Error::invalid("render.background_image", path, why))?;
+        }
         check_scale("render.scale", self.scale)?;
         check_ramp("render.ramp", &self.ramp)?;
         if self.layers.len() > MAX_LAYERS {
@@ -204,12 +213,50 @@ impl RenderSpec {
         spec.compose(grid, &[data], solid, ambient, None)
     }
 
+    /// What lies under the layers at each pixel of a picture of `grid`
+    /// ([`RenderSpec::size`], rows from the bottom), premultiplied in linear light: the
+    /// `background_image` stretched over the picture (nearest pixel) and laid over the
+    /// background colour; `None` without an image. An image that cannot be read is an error
+    /// naming it.
+    pub fn backdrop(&self, grid: &Grid) -> Result<Option<Vec<[f32; 4]>>> {
+        let Some(path) = &self.background_image else { return Ok(None) };
+        let (w, h, rgba) = crate::scene::obstacles::read_png(path)
+            .map_err(|why| Error::invalid("render.background_image", path, why))?;
+        let (nx, ny) = self.size(grid);
+        let (w, h, nx, ny) = (w as usize, h as usize, nx as usize, ny as usize);
+        let bg = self.background.premultiplied();
+        let mut out = Vec::with_capacity(nx * ny);
+        for j in 0..ny {
+            // Image rows run from the top; the picture's texels from the bottom.
+            let y = (ny - 1 - j) * h / ny;
+            for i in 0..nx {
+                let c = Colour(rgba[y * w + i * w / nx]).premultiplied();
+                out.push(Blend::Alpha.apply(c, bg));
+            }
+        }
+        Ok(Some(out))
+    }
+
     /// Draw the layers ([`RenderSpec::effective_layers`]) to RGBA8, top row first, at
-    /// [`RenderSpec::size`]. `data[k]` is layer `k`'s input: its field ([`RenderField::source`];
-    /// the speed at each cell for `speed`, the colours of [`Layer::velocity_colours`] for
-    /// `velocity`). `trails` with the simulated time keeps the layers' trails between frames.
+    /// [`RenderSpec::size`], over the background colour. `data[k]` is layer `k`'s input: its
+    /// field ([`RenderField::source`]; the speed at each cell for `speed`, the colours of
+    /// [`Layer::velocity_colours`] for `velocity`). `trails` with the simulated time keeps the
+    /// layers' trails between frames. [`RenderSpec::compose_over`] draws over a backdrop.
     pub fn compose(
         &self,
+        grid: &Grid,
+        data: &[&[f32]],
+        solid: Option<&[f32]>,
+        ambient: f32,
+        trails: Option<(&mut Trails, f32)>,
+    ) -> Vec<u8> {
+        self.compose_over(None, grid, data, solid, ambient, trails)
+    }
+
+    /// [`RenderSpec::compose`] over `backdrop` ([`RenderSpec::backdrop`]) where given.
+    pub fn compose_over(
+        &self,
+        backdrop: Option<&[[f32; 4]]>,
         grid: &Grid,
         data: &[&[f32]],
         solid: Option<&[f32]>,
@@ -230,7 +277,7 @@ impl RenderSpec {
         for row in 0..ny {
             let j = ny - 1 - row;
             for i in 0..nx {
-                let mut d = bg;
+                let mut d = backdrop.map_or(bg, |b| b[j * nx + i]);
                 for image in &images {
                     let s = image.at(i * image.nx / nx, j * image.ny / ny);
                     let s = s.map(|x| x * image.layer.opacity);
@@ -368,6 +415,43 @@ mod tests {
     use super::colour::{linear_to_srgb_exact, srgb_thresholds};
     use super::*;
     use crate::grid::Boundary;
+
+    /// A background image is stretched over the picture (nearest pixel), laid over the
+    /// background colour by its alpha, and lies under the layers; one that cannot be read is
+    /// refused by key.
+    #[test]
+    fn a_background_image_lies_under_the_layers() {
+        // 2 x 1 pixels: opaque red, then transparent.
+        let mut png = Vec::new();
+        let mut encoder = png::Encoder::new(&mut png, 2, 1);
+        encoder.set_color(png::ColorType::Rgba);
+        encoder.write_header().and_then(|mut w| w.write_image_data(&[255, 0, 0, 255, 0, 0, 0, 0])).expect("png");
+        let path = std::env::temp_dir().join(format!("fluid-backdrop-{}.png", std::process::id()));
+        std::fs::write(&path, &png).expect("write");
+        let spec = RenderSpec {
+            background: Colour([0, 0, 255, 255]),
+            background_image: Some(path.display().to_string()),
+            ..RenderSpec::default()
+        };
+        spec.validate().expect("valid");
+        // 4 x 2 cells: the image's left half red, its right half the blue background; the
+        // density (white, by its value) over both, in the top row's second cell only.
+        let g = Grid::new(4, 2, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let backdrop = spec.backdrop(&g).expect("backdrop").expect("an image");
+        assert_eq!(backdrop.len(), 8);
+        let density = [0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0];
+        let img = spec.compose_over(Some(&backdrop), &g, &[&density], None, 0.0, None);
+        let px = |row: usize, i: usize| &img[4 * (row * 4 + i)..4 * (row * 4 + i) + 4];
+        for row in 0..2 {
+            assert_eq!(px(row, 0), &[255, 0, 0, 255], "row {row}: red from the image");
+            assert_eq!(px(row, 3), &[0, 0, 255, 255], "row {row}: the background colour through the image");
+        }
+        assert_eq!(px(0, 1), &[255, 255, 255, 255], "the density over the image");
+        let _ = std::fs::remove_file(&path);
+        let missing = RenderSpec { background_image: Some("no/such.png".into()), ..RenderSpec::default() };
+        let e = missing.validate().expect_err("missing image");
+        assert!(e.to_string().contains("render.background_image"), "{e}");
+    }
 
     /// The velocity view: direction as hue (+x red, +y between yellow and green at 90°, −x
     /// cyan, −y violet), speed over `scale` as value, coverage as alpha (premultiplied).

@@ -535,6 +535,11 @@ impl Scene {
                     o.image = Some(folder.join(image).display().to_string());
                 }
             }
+            if let Some(image) = &scene.render.background_image
+                && std::path::Path::new(image).is_relative()
+            {
+                scene.render.background_image = Some(folder.join(image).display().to_string());
+            }
         }
         scene.validate()?;
         Ok(scene)

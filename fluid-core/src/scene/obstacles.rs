@@ -58,7 +58,10 @@ pub enum MaskChannel {
 }
 
 /// Images the built-in scenes use, by the name they give.
-pub const PRESET_IMAGES: &[(&str, &[u8])] = &[("grate.png", include_bytes!("../../../scenes/grate.png"))];
+pub const PRESET_IMAGES: &[(&str, &[u8])] = &[
+    ("grate.png", include_bytes!("../../../scenes/grate.png")),
+    ("bricks.png", include_bytes!("../../../scenes/bricks.png")),
+];
 
 /// One `[[obstacles]]` entry.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -133,9 +136,24 @@ fn centre() -> [f32; 2] {
     [0.5, 0.5]
 }
 
-/// A PNG's size and the level in 0..=1 of `channel` at each pixel, rows from the top. An image
-/// without alpha is opaque; luminance weighs the channels as Rec. 709 does.
-fn png_levels(bytes: &[u8], channel: MaskChannel) -> std::result::Result<(u32, u32, Vec<f32>), String> {
+/// The PNG at `path` (or the built-in scenes' image of that name, where no file answers to
+/// it) as RGBA8, rows from the top: its size and pixels, or why it cannot be had.
+pub(crate) fn read_png(path: &str) -> std::result::Result<(u32, u32, Vec<[u8; 4]>), String> {
+    // A bare name no file answers to may be one the built-in scenes ship; a path (a scene
+    // file's images are joined to its folder) is only ever that file.
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) => match PRESET_IMAGES.iter().find(|(n, _)| *n == path) {
+            Some((_, bytes)) => bytes.to_vec(),
+            None => return Err(format!("cannot read it: {e}")),
+        },
+    };
+    let (w, h, rgba) = png_rgba(&bytes).map_err(|e| format!("not a PNG image this program reads: {e}"))?;
+    Ok((w, h, rgba))
+}
+
+/// A PNG's size and pixels as RGBA8, rows from the top (an image without alpha is opaque).
+fn png_rgba(bytes: &[u8]) -> std::result::Result<(u32, u32, Vec<[u8; 4]>), String> {
     let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
     decoder.set_transformations(png::Transformations::normalize_to_color8());
     let mut reader = decoder.read_info().map_err(|e| e.to_string())?;
@@ -148,19 +166,27 @@ fn png_levels(bytes: &[u8], channel: MaskChannel) -> std::result::Result<(u32, u
     }
     let bytes = &buffer[..frame.buffer_size()];
     let step = frame.color_type.samples();
-    let level = |p: &[u8]| -> f32 {
-        let [r, g, b, a] = match frame.color_type {
+    let rgba = |p: &[u8]| -> [u8; 4] {
+        match frame.color_type {
             png::ColorType::Grayscale => [p[0], p[0], p[0], 255],
             png::ColorType::GrayscaleAlpha => [p[0], p[0], p[0], p[1]],
             png::ColorType::Rgb | png::ColorType::Indexed => [p[0], p[1], p[2], 255],
             png::ColorType::Rgba => [p[0], p[1], p[2], p[3]],
-        };
+        }
+    };
+    Ok((w, h, bytes.chunks_exact(step).map(rgba).collect()))
+}
+
+/// The level in 0..=1 of `channel` at each pixel; luminance weighs the channels as Rec. 709
+/// does.
+fn levels(pixels: Vec<[u8; 4]>, channel: MaskChannel) -> Vec<f32> {
+    let level = |[r, g, b, a]: [u8; 4]| -> f32 {
         match channel {
             MaskChannel::Alpha => f32::from(a) / 255.0,
             MaskChannel::Luminance => (0.2126 * f32::from(r) + 0.7152 * f32::from(g) + 0.0722 * f32::from(b)) / 255.0,
         }
     };
-    Ok((w, h, bytes.chunks_exact(step).map(level).collect()))
+    pixels.into_iter().map(level).collect()
 }
 
 /// `levels` (`from` pixels) sampled down to `to` pixels: each new pixel the mean of the old
@@ -208,17 +234,8 @@ impl ObstacleSpec {
             let why = "a level from 0 to 1 (the share of the channel's full value)";
             return Err(Error::invalid(key.replace("image", "threshold"), threshold, why));
         }
-        // A bare name no file answers to may be one the built-in scenes ship; a path (a scene
-        // file's images are joined to its folder) is only ever that file.
-        let bytes = match std::fs::read(&path) {
-            Ok(bytes) => bytes,
-            Err(e) => match PRESET_IMAGES.iter().find(|(n, _)| *n == path) {
-                Some((_, bytes)) => bytes.to_vec(),
-                None => return Err(Error::invalid(key, &path, format!("cannot read it: {e}"))),
-            },
-        };
-        let (w0, h0, levels) = png_levels(&bytes, self.channel.unwrap_or_default())
-            .map_err(|e| Error::invalid(key, &path, format!("not a PNG image this program reads: {e}")))?;
+        let (w0, h0, pixels) = read_png(&path).map_err(|why| Error::invalid(key, &path, why))?;
+        let levels = levels(pixels, self.channel.unwrap_or_default());
         let scale = (MAX_MASK_PIXELS as f32 / w0.max(h0) as f32).min(1.0);
         let (w, h) = (((w0 as f32 * scale).round() as u32).max(1), ((h0 as f32 * scale).round() as u32).max(1));
         let levels = box_average(&levels, (w0, h0), (w, h));
@@ -473,13 +490,13 @@ mod tests {
         ];
         for (color, depth, data, palette, alpha) in cases {
             let bytes = encode(2, 1, color, depth, &data, palette.as_deref());
-            let (w, h, a) = png_levels(&bytes, MaskChannel::Alpha).expect("alpha");
-            let (_, _, l) = png_levels(&bytes, MaskChannel::Luminance).expect("luminance");
+            let (w, h, pixels) = png_rgba(&bytes).expect("decoded");
+            let (a, l) = (levels(pixels.clone(), MaskChannel::Alpha), levels(pixels, MaskChannel::Luminance));
             assert_eq!((w, h), (2, 1));
             assert_eq!(a, alpha, "{color:?} {depth:?} alpha");
             assert!(l[0].abs() < 1e-6 && (l[1] - 1.0).abs() < 1e-5, "{color:?} {depth:?} luminance {l:?}");
         }
-        assert!(png_levels(b"not a png", MaskChannel::Alpha).is_err());
+        assert!(png_rgba(b"not a png").is_err());
     }
 
     /// Sampling down keeps the mean and weighs partly covered pixels by their cover.

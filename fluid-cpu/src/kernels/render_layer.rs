@@ -4,7 +4,9 @@
 //! the reference draws.
 
 use fluid_core::ir::schedule::Dispatch;
-use fluid_core::render::kernels::{COLOUR_BACKGROUND, KIND_DYE, KIND_HUE, KIND_SPEED, LayerParams, ramp_position};
+use fluid_core::render::kernels::{
+    COLOUR_BACKGROUND, FIRST_BACKDROP, FIRST_COLOUR, KIND_DYE, KIND_HUE, KIND_SPEED, LayerParams, ramp_position,
+};
 use fluid_core::render::{Blend, dye_colour, ramp_colour, trail_fade, velocity_colour};
 use rayon::prelude::*;
 
@@ -50,11 +52,10 @@ pub fn run(
     g: &G,
     p: &LayerParams,
     dt: f32,
-    a: &[f32],
-    b: &[f32],
-    dye: &[f32],
+    (a, b, dye): (&[f32], &[f32], &[f32]),
     colours: &[f32],
     trail: &mut [f32],
+    backdrop: &[f32],
     image: &mut [f32],
 ) {
     let stops: Vec<(f32, [f32; 4])> = (0..p.stops as usize)
@@ -77,7 +78,11 @@ pub fn run(
                 kept[4 * i..4 * i + 4].copy_from_slice(&c);
             }
             let s = c.map(|x| x * p.opacity);
-            let d = if p.first == 1 { background } else { texel(row, i) };
+            let d = match p.first {
+                FIRST_COLOUR => background,
+                FIRST_BACKDROP => texel(backdrop, j * ox + i),
+                _ => texel(row, i),
+            };
             row[4 * i..4 * i + 4].copy_from_slice(&blend.apply(s, d));
         }
     };
@@ -92,6 +97,6 @@ pub fn run(
 pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
     let p: LayerParams = d.params().unwrap_or_default();
     let (a, b, dye, colours) = (s.r(0), s.r(1), s.r(2), s.r(3));
-    let trail = s.w(4);
-    run(c.g, &p, c.dt, a, b, dye, colours, trail, s.w(5));
+    let (trail, backdrop) = (s.w(4), s.r(5));
+    run(c.g, &p, c.dt, (a, b, dye), colours, trail, backdrop, s.w(6));
 }

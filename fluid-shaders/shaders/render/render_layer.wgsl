@@ -24,7 +24,8 @@ struct LayerParams {
 @group(1) @binding(2) var<storage, read> dye: array<vec4<f32>>;
 @group(1) @binding(3) var<storage, read> colours: array<vec4<f32>>;
 @group(1) @binding(4) var<storage, read_write> trail: array<vec4<f32>>;
-@group(1) @binding(5) var<storage, read_write> image: array<vec4<f32>>;
+@group(1) @binding(5) var<storage, read> backdrop: array<vec4<f32>>;
+@group(1) @binding(6) var<storage, read_write> image: array<vec4<f32>>;
 
 const KIND_VALUE: u32 = 0u;
 const KIND_ABS: u32 = 1u;
@@ -32,6 +33,7 @@ const KIND_SIGNED: u32 = 2u;
 const KIND_DYE: u32 = 3u;
 const KIND_HUE: u32 = 4u;
 const KIND_SPEED: u32 = 5u;
+const FIRST_BACKDROP: u32 = 2u;
 
 // The ramp's premultiplied colour at t: straight colour and alpha interpolated between the
 // stops, then premultiplied.
@@ -131,6 +133,8 @@ fn render_layer(@builtin(global_invocation_id) id: vec3<u32>) {
     var d = colours[COLOUR_BACKGROUND];
     if (params.first == 0u) {
         d = image[p];
+    } else if (params.first == FIRST_BACKDROP) {
+        d = backdrop[p];
     }
     image[p] = blend(params.blend, c * params.opacity, d);
 }
