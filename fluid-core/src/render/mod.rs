@@ -320,7 +320,7 @@ pub fn dye_colour(d: [f32; 4]) -> [f32; 4] {
     [d[0].max(0.0), d[1].max(0.0), d[2].max(0.0), if a.is_nan() { 0.0 } else { a }]
 }
 
-/// The colour of a ramp (stops in linear light, straight, as [`Colour::linear`] gives) at
+/// The colour of a ramp (stops in linear light, straight: sRGB decoded, alpha 0 to 1) at
 /// position `t`, premultiplied.
 pub fn ramp_colour(stops: &[(f32, [f32; 4])], t: f32) -> [f32; 4] {
     ramp_at(stops, t)
