@@ -524,14 +524,25 @@ impl<B: Backend> Simulation<B> {
     /// `storage.budget`, are composed on the host from the fields instead (the same picture).
     pub fn render(&mut self) -> Result<Vec<u8>> {
         self.model.scene().check_render()?;
-        match self.render_on_backend()? {
-            Some(picture) => Ok(picture),
+        match self.draw_on_backend()? {
+            Some(plan) => Ok(crate::backend::u32s_to_le_bytes(&self.backend.read(plan.picture)?)),
             None => self.render_on_host(),
         }
     }
 
-    /// The frame drawn by the render kernels, or `None` where the host must compose it.
-    fn render_on_backend(&mut self) -> Result<Option<Vec<u8>>> {
+    /// The current frame drawn by the render kernels and left on the backend: the resource that
+    /// holds it (one little-endian RGBA8 word per pixel, sRGB with straight alpha, top row
+    /// first: [`Simulation::render`]'s bytes) and its size in pixels. A renderer on the
+    /// backend's own device draws it from there without a copy (the wgpu backend's
+    /// `field_buffer`), valid until the next step or frame. `None` where the frame is composed
+    /// on the host (see [`Simulation::render`]).
+    pub fn render_on_device(&mut self) -> Result<Option<(crate::ResourceId, (u32, u32))>> {
+        self.model.scene().check_render()?;
+        Ok(self.draw_on_backend()?.map(|plan| (plan.picture, plan.size)))
+    }
+
+    /// Run the render kernels for the current frame, or `None` where the host must compose it.
+    fn draw_on_backend(&mut self) -> Result<Option<crate::render::kernels::FramePlan>> {
         use crate::render::kernels::{FramePlan, Solids, Source};
         let spec = self.model.scene().render.clone();
         let inputs = self.pass_inputs();
@@ -596,7 +607,7 @@ impl<B: Backend> Simulation<B> {
         }
         let dt = self.trails.advance(self.time).unwrap_or(-1.0);
         self.backend.run(&plan.schedule, &StepInputs { dt, ..inputs })?;
-        Ok(Some(crate::backend::u32s_to_le_bytes(&self.backend.read(plan.picture)?)))
+        Ok(Some(plan))
     }
 
     /// The resource holding layer `k`'s field, brought up to date; an error naming the layer

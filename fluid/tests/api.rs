@@ -712,3 +712,27 @@ fn layers_and_debug_views_draw_through_the_simulation() {
     let e = sim.render().expect_err("a liquid has no pressure field").to_string();
     assert!(e.contains("render.field") && e.contains("pressure") && e.contains("particles"), "{e}");
 }
+
+/// `render_on_device` leaves the picture on the backend: its resource holds `render`'s bytes,
+/// one word a pixel, at the size it says; a frame the host composes (a liquid's speed view)
+/// has none.
+#[test]
+fn the_picture_stays_on_the_backend_until_read() {
+    let mut sim = small();
+    sim.splat(Splat { center: [0.3, 0.4], radius: 0.2, density: 1.0, ..Splat::default() }).expect("splat");
+    sim.step(0.01).expect("step");
+    let (id, (w, h)) = sim.render_on_device().expect("draw").expect("drawn by the kernels");
+    assert_eq!((w, h), (16, 12));
+    let words = sim.backend_mut().read(id).expect("read");
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    assert_eq!(bytes, sim.render().expect("render"));
+    assert!(bytes.chunks_exact(4).any(|p| p[0] > 100), "the splat's smoke shows");
+    let liquid = Scene::preset_with(
+        "dam-break",
+        &[fluid::parse_override("render.layers=[{field=\"speed\"}]").expect("override")],
+    )
+    .expect("scene");
+    let mut sim = Simulation::new(liquid, CpuBackend::new().expect("backend")).expect("simulation");
+    assert_eq!(sim.render_on_device().expect("draw"), None, "composed on the host");
+    assert!(!sim.render().expect("render").is_empty());
+}
