@@ -54,8 +54,8 @@ enum Command {
 }
 
 /// The viewer's keys, as its panel and `fluid view --help` list them.
-const VIEW_KEYS: &str =
-    "Keys: Space pause · N one step · R reset · L next look · S screenshot · G record / stop a GIF · Esc quit";
+const VIEW_KEYS: &str = "Keys: Space pause · N one step · R reset · L next look · V next field or debug view · S screenshot · \
+     G record / stop a GIF · Esc quit";
 
 #[derive(clap::Args, Debug)]
 #[command(allow_negative_numbers = true)]

@@ -1,5 +1,5 @@
 //! `fluid view`: a scene in a window (winit, drawn by wgpu) with a parameter panel (egui on
-//! the same wgpu). Drag to stir; the panel and the keys pause, step, reset, switch look,
+//! the same wgpu). Drag to stir; the panel and the keys pause, step, reset, switch look, view,
 //! preset and backend, take a screenshot, record a GIF. `--drag`, `--frames` and
 //! `--screenshot` script a run for tests: the drag goes through the same [`Session::drag`] as
 //! the mouse (a finger on a touch screen drives the same pointer, through egui-winit).
@@ -20,8 +20,8 @@ use winit::keyboard::{Key, NamedKey};
 use winit::window::{Window, WindowId};
 
 use crate::{Failure, load_scene};
-use session::LOOKS;
 pub(crate) use session::Session;
+use session::{LOOKS, VIEWS};
 
 /// What `fluid view` was asked for.
 #[derive(Debug)]
@@ -319,6 +319,7 @@ impl App {
             }
             Action::Reset => self.session.reset(),
             Action::Look(k) => self.session.set_look(k),
+            Action::View(k) => self.session.set_view(k),
             Action::Screenshot => {
                 if let Some(g) = self.gui.as_mut() {
                     g.shot_asked = true;
@@ -342,6 +343,7 @@ impl App {
                 "n" => Action::Step,
                 "r" => Action::Reset,
                 "l" => Action::Look(self.session.look + 1),
+                "v" => Action::View(self.session.view + 1),
                 "s" => Action::Screenshot,
                 "g" => Action::Gif,
                 _ => return,
@@ -358,6 +360,7 @@ enum Action {
     Step,
     Reset,
     Look(usize),
+    View(usize),
     Screenshot,
     Gif,
     Set(String, String),
@@ -430,6 +433,17 @@ fn panel(ui: &mut egui::Ui, s: &Session, actions: &mut Vec<Action>) {
                 for k in 0..LOOKS.len() {
                     if ui.selectable_label(k == s.look, name(k)).clicked() {
                         actions.push(Action::Look(k));
+                    }
+                }
+            });
+        });
+        ui.horizontal(|ui| {
+            ui.label("View");
+            let name = |k: usize| VIEWS[k].map_or("the look's".to_string(), |f| format!("{f:?}").to_lowercase());
+            egui::ComboBox::from_id_salt("view").selected_text(name(s.view)).show_ui(ui, |ui| {
+                for k in 0..VIEWS.len() {
+                    if ui.selectable_label(k == s.view, name(k)).clicked() {
+                        actions.push(Action::View(k));
                     }
                 }
             });

@@ -5,10 +5,26 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use fluid::{Falloff, Look, Scene, Simulation, Splat};
+use fluid::{Falloff, FieldId, Layer, Look, RenderField, RenderSpec, Scene, Simulation, Splat};
 
 use crate::Failure;
 use crate::frames::GifWriter;
+
+/// Fields and debug views the viewer shows alone (`V`), after the look's or scene's own
+/// layers (`None`).
+pub(crate) const VIEWS: [Option<RenderField>; 11] = [
+    None,
+    Some(RenderField::Velocity),
+    Some(RenderField::Speed),
+    Some(RenderField::Curl),
+    Some(RenderField::Pressure),
+    Some(RenderField::Divergence),
+    Some(RenderField::Density),
+    Some(RenderField::Temperature),
+    Some(RenderField::Fuel),
+    Some(RenderField::Dye),
+    Some(RenderField::Obstacles),
+];
 
 /// A GIF being recorded from the pictures drawn.
 pub(crate) struct Recording {
@@ -35,6 +51,9 @@ pub(crate) struct Session {
     pub(crate) message: Option<String>,
     /// Which of [`LOOKS`] is drawn.
     pub(crate) look: usize,
+    /// Which of [`VIEWS`] is drawn, and the picture to go back to from a view.
+    pub(crate) view: usize,
+    before_view: Option<RenderSpec>,
     /// The GIF every picture is added to, while recording.
     pub(crate) recording: Option<Recording>,
     frame: u64,
@@ -52,6 +71,8 @@ impl Session {
             step_ms: 0.0,
             message: None,
             look: 0,
+            view: 0,
+            before_view: None,
             recording: None,
             frame: 0,
         })
@@ -136,19 +157,70 @@ impl Session {
         }
     }
 
-    /// Draw with look `k` of [`LOOKS`] (0: the scene's own picture).
+    /// Draw with look `k` of [`LOOKS`] (0: the scene's own picture); it ends a view.
     pub(crate) fn set_look(&mut self, k: usize) {
         let k = k % LOOKS.len();
         let value = LOOKS[k].map(|look| format!("{look:?}").to_lowercase());
         let mut scene = self.sim.scene().clone();
+        if let Some(render) = self.before_view.clone() {
+            scene.render = render;
+        }
         scene.render.look = LOOKS[k];
         match self.sim.set_scene(scene) {
             Ok(()) => {
                 self.look = k;
+                self.view = 0;
+                self.before_view = None;
                 self.message = None;
             }
             Err(e) => self.message = Some(format!("look {}: {e}", value.unwrap_or_default())),
         }
+    }
+
+    /// Show view `k` of [`VIEWS`] alone: a field or debug view, its scale the largest value it
+    /// holds now (so it shows at once); 0 goes back to the look's or scene's own layers. A
+    /// field the scene does not carry is refused in the panel, and the picture stays.
+    pub(crate) fn set_view(&mut self, k: usize) {
+        let k = k % VIEWS.len();
+        let mut scene = self.sim.scene().clone();
+        let before = self.before_view.clone().unwrap_or_else(|| scene.render.clone());
+        scene.render = match VIEWS[k] {
+            None => before.clone(),
+            Some(field) => RenderSpec {
+                layers: vec![Layer { field, scale: self.scale_of(field), ..Layer::default() }],
+                look: None,
+                ..before.clone()
+            },
+        };
+        match scene.check_render().and_then(|()| self.sim.set_scene(scene)) {
+            Ok(()) => {
+                self.view = k;
+                self.before_view = VIEWS[k].map(|_| before);
+                self.message = None;
+            }
+            Err(e) => {
+                let name = VIEWS[k].map(|f| format!("{f:?}").to_lowercase()).unwrap_or_default();
+                self.message = Some(format!("view {name}: {e}"));
+            }
+        }
+    }
+
+    /// The largest magnitude `field` shows now (1 where there is none yet, or it cannot be read).
+    fn scale_of(&mut self, field: RenderField) -> f32 {
+        let ambient = self.sim.scene().params.buoyancy.ambient_temperature;
+        let largest = |sim: &mut Simulation, id: FieldId, offset: f32| {
+            sim.field(id).map(|v| v.iter().fold(0.0f32, |m, x| m.max((x - offset).abs()))).unwrap_or(0.0)
+        };
+        let m = match field {
+            RenderField::Velocity | RenderField::Speed => {
+                let (u, v) = (FieldId::U, FieldId::V);
+                largest(&mut self.sim, u, 0.0).max(largest(&mut self.sim, v, 0.0))
+            }
+            RenderField::Temperature => largest(&mut self.sim, FieldId::Temperature, ambient),
+            RenderField::Dye | RenderField::Obstacles => 1.0,
+            f => largest(&mut self.sim, f.source(), 0.0),
+        };
+        if m.is_finite() && m > 0.0 { m } else { 1.0 }
     }
 
     /// Another preset (or scene file), from its start, on the same backend.
@@ -280,6 +352,32 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// A view shows one field alone, scaled to what it holds now, and going back restores the
+    /// scene's picture; a field the scene does not carry is refused and the picture stays.
+    #[test]
+    fn a_view_shows_one_field_and_goes_back() {
+        let mut s = small("smoke");
+        for _ in 0..5 {
+            s.drag([0.3, 0.5], [0.5, 0.5], 1.0 / 60.0);
+            s.frame();
+        }
+        let own = s.sim.scene().render.clone();
+        let pressure = VIEWS.iter().position(|v| *v == Some(RenderField::Pressure)).expect("pressure");
+        s.set_view(pressure);
+        let layers = s.sim.scene().render.layers.clone();
+        assert_eq!((s.view, layers.len(), layers[0].field), (pressure, 1, RenderField::Pressure));
+        let p = s.sim.field(FieldId::Pressure).expect("pressure");
+        let largest = p.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+        assert!(largest > 0.0 && layers[0].scale == largest, "scale {} for {largest}", layers[0].scale);
+        s.picture().expect("picture");
+        let fuel = VIEWS.iter().position(|v| *v == Some(RenderField::Fuel)).expect("fuel");
+        s.set_view(fuel);
+        assert!(s.message.as_deref().is_some_and(|m| m.contains("fuel")), "{:?}", s.message);
+        assert_eq!(s.view, pressure, "the picture stays");
+        s.set_view(0);
+        assert_eq!((s.view, &s.sim.scene().render), (0, &own));
+    }
+
     /// The panel's path: a parameter set through [`Session::set`] is the simulation's own
     /// from then on, and a bad value is refused by name with the simulation unchanged.
     #[test]
@@ -303,7 +401,7 @@ mod tests {
             s.drag([x - 0.02, 0.3], [x, 0.3], 1.0 / 60.0);
             s.frame();
         }
-        let dye = s.sim.field(fluid::FieldId::Dye).expect("dye");
+        let dye = s.sim.field(FieldId::Dye).expect("dye");
         let at = |i: usize, j: usize| dye[4 * (j * 32 + i) + 3];
         assert!(at(25, 9) > 0.05, "dye under the drag: {}", at(25, 9));
         assert!(at(3, 28) < 1e-3, "dye far from it: {}", at(3, 28));
@@ -316,10 +414,10 @@ mod tests {
         for _ in 0..5 {
             s.frame();
         }
-        let before = s.sim.field(fluid::FieldId::Density).expect("density");
+        let before = s.sim.field(FieldId::Density).expect("density");
         s.switch_backend("cpu");
         assert_eq!(s.message, None);
-        assert_eq!(s.sim.field(fluid::FieldId::Density).expect("density"), before);
+        assert_eq!(s.sim.field(FieldId::Density).expect("density"), before);
         s.switch_backend("metal");
         assert!(s.message.as_deref().is_some_and(|m| m.contains("metal")), "{:?}", s.message);
     }
