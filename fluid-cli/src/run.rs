@@ -160,7 +160,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Failure> {
     let dt = scene.params.dt;
     let name = scene.name.clone();
     let asked = (scene.grid.nx, scene.grid.ny);
-    let asked_dye = scene.grid.dye_factor;
+    let asked_factors = (scene.grid.dye_factor, scene.grid.density_factor);
     let mut sim = if is_checkpoint(&args.scene) {
         let mut sim = Simulation::load(open_checkpoint(Path::new(&args.scene))?, backend)?;
         if sim.scene() != &scene {
@@ -183,7 +183,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Failure> {
     let grid = *sim.grid();
     if sim.downscaled_from().is_some() {
         let budget = sim.scene().storage.budget.map(|b| b.to_string()).unwrap_or_default();
-        eprintln!("storage.budget {budget}: {}", downscaled(asked, asked_dye, &grid));
+        eprintln!("storage.budget {budget}: {}", downscaled(asked, asked_factors, &grid));
     }
     let every = args.frame_every.unwrap_or((steps / 100).max(1));
     let probe_points: Vec<[f32; 2]> = probes.iter().map(|p| [p[0] * grid.width(), p[1] * grid.height()]).collect();
@@ -432,27 +432,30 @@ pub(crate) fn print_plan(scene: &Scene, backend: &dyn fluid::Backend) -> Result<
         (Some(b), None) => println!("storage.budget {b}: fits; runs {}x{}", grid.nx, grid.ny),
         (Some(b), Some([nx, ny])) => {
             let fitted_grid = fitted.scene.grid()?;
-            let what = downscaled((nx, ny), scene.grid.dye_factor, &fitted_grid);
+            let what = downscaled((nx, ny), (scene.grid.dye_factor, scene.grid.density_factor), &fitted_grid);
             println!("storage.budget {b}: {what} (storage.policy = \"downscale\")")
         }
     }
     Ok(())
 }
 
-/// What a downscaled run gave up: the `asked` grid with its dye `dye` times finer, against the
-/// grid that runs.
-fn downscaled(asked: (u32, u32), dye: u32, grid: &fluid::Grid) -> String {
+/// What a downscaled run gave up: the `asked` grid with its dye and density `factors` times
+/// finer, against the grid that runs.
+fn downscaled(asked: (u32, u32), factors: (u32, u32), grid: &fluid::Grid) -> String {
+    let fields = [("dye", factors.0, grid.dye_factor), ("density", factors.1, grid.density_factor)];
     if (grid.nx, grid.ny) == asked {
-        let f = grid.dye_factor;
-        let at = if f == 1 { "on the grid".to_string() } else { format!("{f}x finer") };
-        return format!(
-            "the {}x{} grid fits only with its dye {at} (grid.dye_factor {f} instead of {dye}); running that",
-            grid.nx, grid.ny
-        );
+        let gave: Vec<String> = (fields.iter().filter(|(_, from, to)| from != to))
+            .map(|(name, from, to)| {
+                let at = if *to == 1 { "on the grid".to_string() } else { format!("{to}x finer") };
+                format!("its {name} {at} (grid.{name}_factor {to} instead of {from})")
+            })
+            .collect();
+        return format!("the {}x{} grid fits only with {}; running that", grid.nx, grid.ny, gave.join(" and "));
     }
-    let dye = if dye > 1 { " (its dye on the grid)" } else { "" };
+    let fine: Vec<&str> = fields.iter().filter(|(_, from, _)| *from > 1).map(|(name, ..)| *name).collect();
+    let fine = if fine.is_empty() { String::new() } else { format!(" (its {} on the grid)", fine.join(" and ")) };
     format!(
-        "the {}x{} grid does not fit; running {}x{}{dye}, the largest of its box that does",
+        "the {}x{} grid does not fit; running {}x{}{fine}, the largest of its box that does",
         asked.0, asked.1, grid.nx, grid.ny
     )
 }

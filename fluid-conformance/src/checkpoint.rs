@@ -12,7 +12,8 @@ use crate::support::{bits_differ, carried, read_state, small_preset, small_prese
 /// smoke under every pressure solver, with viscosity, and with a tolerance that stops the
 /// solve early.
 fn scenes() -> Vec<Scene> {
-    // With fuel, moving obstacles on paths and a finer dye, and obstacles held at temperatures.
+    // With fuel, moving obstacles on paths and a finer dye, and obstacles held at temperatures;
+    // a finer density last.
     let presets = ["smoke", "ink", "taylor-green", "stable-fluid", "fire", "paddle", "radiator"];
     let mut scenes: Vec<Scene> = presets.map(small_preset).into();
     for extra in [
@@ -26,6 +27,8 @@ fn scenes() -> Vec<Scene> {
     ] {
         scenes.push(small_preset_with("smoke", extra));
     }
+    // A finer density, with combustion's soot carried to it.
+    scenes.push(small_preset_with("fire", &["grid.density_factor=2"]));
     scenes
 }
 

@@ -48,6 +48,8 @@ pub fn tolerance(kernel: Kernel) -> Tolerance {
         | kernels::SPLAT_FUEL
         | kernels::SPLAT_FINE_DYE
         | kernels::ADVECT_FINE_DYE
+        | kernels::SPLAT_FINE_DENSITY
+        | kernels::ADVECT_FINE_DENSITY
         | kernels::TURBULENCE
         | kernels::APPLY_FORCES
         | kernels::CLAMP_SPEED => Tolerance { max_abs: 1e-4, rel_l2: 1e-5 },
@@ -62,6 +64,10 @@ pub fn tolerance(kernel: Kernel) -> Tolerance {
     }
 }
 
+/// The finer density's kernels (run on a density grid three times finer).
+const FINE_DENSITY: [Kernel; 4] =
+    [kernels::ADVECT_FINE_DENSITY, kernels::SPLAT_FINE_DENSITY, kernels::COARSE_DENSITY, kernels::FINE_SOOT];
+
 /// Run `kernel` once on random non-zero inputs, on odd non-square grids with walls, periodic
 /// and mixed boundaries (and one tiny periodic grid), and compare every field it writes with
 /// the CPU backend.
@@ -73,6 +79,7 @@ pub fn kernel_parity<B: Backend>(make: impl Fn() -> B, kernel: Kernel) {
     let solid_aware = [
         kernels::SPLAT,
         kernels::SPLAT_FINE_DYE,
+        kernels::SPLAT_FINE_DENSITY,
         kernels::SPLAT_FUEL,
         kernels::TURBULENCE,
         kernels::DIFFUSE_VELOCITY,
@@ -137,9 +144,10 @@ fn kernel_parity_on<B: Backend>(make: &impl Fn() -> B, kernel: Kernel, solids: b
         .into_iter()
         .chain(sides.map(|(nx, ny, sides)| (nx, ny, Boundary::Wall, Boundary::Wall, Some(sides))));
     for (case, (nx, ny, bx, by, sides)) in cases.enumerate() {
-        // The finer dye's kernels on a dye grid three times finer.
+        // The finer dye's and density's kernels on grids three times finer.
         let dye_factor = if [kernels::ADVECT_FINE_DYE, kernels::SPLAT_FINE_DYE].contains(&kernel) { 3 } else { 1 };
-        let grid = Grid { solids, dye_factor, ..Grid::new(nx, ny, 0.1, bx, by).expect("grid") };
+        let density_factor = if FINE_DENSITY.contains(&kernel) { 3 } else { 1 };
+        let grid = Grid { solids, dye_factor, density_factor, ..Grid::new(nx, ny, 0.1, bx, by).expect("grid") };
         let grid = match sides {
             Some(sides) => grid.with_sides(sides).expect("sides"),
             None => grid,
@@ -307,6 +315,23 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Vec<Schedule> {
                         &[Dye, Solid, UFaces, VFaces]
                     };
                     single(grid, kernel, fields, Some(ParamBlock::new(&p)), [fx, fy])
+                })
+                .collect()
+        }
+        kernels::ADVECT_FINE_DENSITY | kernels::SPLAT_FINE_DENSITY | kernels::COARSE_DENSITY | kernels::FINE_SOOT => {
+            let fine = grid.density_dims();
+            let (fields, extent): (&[FieldId], _) = match kernel {
+                kernels::ADVECT_FINE_DENSITY => (&[U, V, Density, DensityTmp], fine),
+                kernels::SPLAT_FINE_DENSITY => (&[Density, Solid, UFaces, VFaces], fine),
+                kernels::COARSE_DENSITY => (&[Density, DensityCoarse, Scratch], (grid.nx, grid.ny)),
+                _ => (&[Density, DensityCoarse, Scratch], fine),
+            };
+            // Only the advection reads the backtrace's order.
+            let orders = if kernel == kernels::ADVECT_FINE_DENSITY { 1..=3 } else { 1..=1 };
+            orders
+                .map(|order| {
+                    let p = DyeParams { order, factor: grid.density_factor, dissipation: 0.3, _pad: 0 };
+                    single(grid, kernel, fields, Some(ParamBlock::new(&p)), [extent.0, extent.1])
                 })
                 .collect()
         }

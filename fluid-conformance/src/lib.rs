@@ -308,6 +308,11 @@ macro_rules! conformance {
             }
 
             #[test]
+            fn the_finer_density_moves_exactly_and_lifts_by_its_mean() {
+                $crate::physics::flows::fine_density_moves_exactly(|| $make);
+            }
+
+            #[test]
             fn a_held_obstacle_conducts_linearly() {
                 $crate::physics::flows::held_obstacle_conducts_linearly(|| $make);
             }
@@ -334,6 +339,10 @@ macro_rules! conformance {
             splat_fuel => SPLAT_FUEL,
             splat_fine_dye => SPLAT_FINE_DYE,
             advect_fine_dye => ADVECT_FINE_DYE,
+            splat_fine_density => SPLAT_FINE_DENSITY,
+            advect_fine_density => ADVECT_FINE_DENSITY,
+            coarse_density => COARSE_DENSITY,
+            fine_soot => FINE_SOOT,
             curl => CURL,
             apply_forces => APPLY_FORCES,
             turbulence => TURBULENCE,

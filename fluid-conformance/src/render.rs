@@ -1,7 +1,7 @@
 //! The render kernels against the host composer ([`Simulation::render_reference`]): the same
 //! state (restored from the CPU's checkpoint) drawn by the backend's kernels and composed on
 //! the host from the CPU's fields, for every kind of layer, blend mode, trail, obstacles, the
-//! fine dye and the particle liquid.
+//! finer dye and density, and the particle liquid.
 
 use fluid::{Backend, CpuBackend, Simulation, Splat};
 
@@ -26,6 +26,17 @@ const CASES: &[(&str, &[&str], usize)] = &[
             "params.advection.scheme=\"semi-lagrangian\"",
             "params.advection.interpolation=\"bilinear\"",
             "render.look=\"ink\"",
+        ],
+        1,
+    ),
+    // The density three times finer than the heat drawn over it.
+    (
+        "smoke",
+        &[
+            "grid.density_factor=3",
+            "params.advection.scheme=\"semi-lagrangian\"",
+            "params.advection.interpolation=\"bilinear\"",
+            "render.look=\"fire\"",
         ],
         1,
     ),

@@ -6,7 +6,7 @@
 use fluid::{Backend, Error, FieldId, PRESETS, Simulation, Splat};
 use fluid_core::storage::{BudgetPolicy, Bytes};
 
-use crate::support::{carried, small_preset};
+use crate::support::{carried, small_preset, small_preset_with};
 
 /// Everything a simulation does, with the backend's total checked against `budget` after each.
 fn workload<B: Backend>(sim: &mut Simulation<B>, budget: u64, what: &str) {
@@ -113,25 +113,33 @@ pub fn budget_is_never_exceeded<B: Backend>(make: impl Fn() -> B) {
         let grid = *sim.grid();
         let asked = scene.grid().expect("grid");
         if (grid.nx, grid.ny) == (45, 38) {
-            assert!(grid.dye_factor < asked.dye_factor, "{name}: neither the grid nor its dye was downscaled");
+            let finer = grid.dye_factor < asked.dye_factor || grid.density_factor < asked.density_factor;
+            assert!(finer, "{name}: neither the grid nor its finer fields were downscaled");
         } else {
-            assert!(grid.nx < 45 && grid.ny < 38 && grid.dye_factor == 1, "{name}: {grid:?}");
+            let on_grid = grid.dye_factor == 1 && grid.density_factor == 1;
+            assert!(grid.nx < 45 && grid.ny < 38 && on_grid, "{name}: {grid:?}");
         }
         assert!((grid.height() - asked.height()).abs() < 1e-5, "{name}: the box's height");
         workload(&mut sim, budget, &format!("{name} downscaled to {}x{}", grid.nx, grid.ny));
     }
-    // A finer dye gives first: with a budget that holds the paddle preset with its dye on the
-    // grid, the whole grid runs so.
-    let scene = small_preset("paddle");
-    assert!(scene.grid.dye_factor > 1);
-    let mut coarse = scene.clone();
-    coarse.grid.dye_factor = 1;
-    let need = fluid::storage::plan(&coarse, &make()).expect("plan").plan.total();
-    let mut fitted = scene;
-    fitted.storage = fluid_core::storage::Storage { budget: Some(Bytes(need)), policy: BudgetPolicy::Downscale };
-    let mut sim = Simulation::new(fitted, make()).expect("a scene with a coarser dye runs");
-    assert_eq!(sim.downscaled_from(), Some([45, 38]));
-    let grid = *sim.grid();
-    assert_eq!((grid.nx, grid.ny, grid.dye_factor), (45, 38, 1));
-    workload(&mut sim, need, "paddle with its dye on the grid");
+    // A finer dye or density gives first: with a budget that holds the scene with that field
+    // on the grid, the whole grid runs so.
+    for (name, overrides, dye) in [("paddle", &[][..], true), ("fire", &["grid.density_factor=2"][..], false)] {
+        let scene = small_preset_with(name, overrides);
+        let mut coarse = scene.clone();
+        if dye {
+            assert!(scene.grid.dye_factor > 1);
+            coarse.grid.dye_factor = 1;
+        } else {
+            coarse.grid.density_factor = 1;
+        }
+        let need = fluid::storage::plan(&coarse, &make()).expect("plan").plan.total();
+        let mut fitted = scene;
+        fitted.storage = fluid_core::storage::Storage { budget: Some(Bytes(need)), policy: BudgetPolicy::Downscale };
+        let mut sim = Simulation::new(fitted, make()).expect("a scene with a coarser field runs");
+        assert_eq!(sim.downscaled_from(), Some([45, 38]), "{name}");
+        let grid = *sim.grid();
+        assert_eq!((grid.nx, grid.ny, grid.dye_factor, grid.density_factor), (45, 38, 1, 1), "{name}");
+        workload(&mut sim, need, &format!("{name} with its finer field on the grid"));
+    }
 }

@@ -86,9 +86,10 @@ pub enum BudgetPolicy {
     /// Fail with [`Error::OverBudget`], naming what is needed and what is allowed.
     #[default]
     Refuse,
-    /// Run what fits, and say so ([`crate::Simulation::downscaled_from`]): a finer dye gives
-    /// first (the largest `grid.dye_factor` with which the whole grid fits), then the grid
-    /// (the largest of the same box and shape that fits, with the dye on it).
+    /// Run what fits, and say so ([`crate::Simulation::downscaled_from`]): a finer dye and
+    /// density give first (`grid.dye_factor` and `grid.density_factor` lowered, the larger a
+    /// step at a time, until the whole grid fits), then the grid (the largest of the same box
+    /// and shape that fits, with the dye and density on it).
     Downscale,
 }
 
@@ -257,22 +258,30 @@ pub(crate) fn fit(scene: &Scene, backend: &dyn Backend) -> Result<(Fitted, Box<d
     if plan.total() <= budget.0 {
         return as_is(model, plan);
     }
-    // A finer dye gives first: the largest factor with which the whole grid fits.
-    let with_dye = |f: u32| {
+    // The finer dye and density give first, the larger factor a step at a time: the first
+    // pair with which the whole grid fits.
+    let with_factors = |dye: u32, density: u32| {
         let mut s = scene.clone();
-        s.grid.dye_factor = f;
+        s.grid.dye_factor = dye;
+        s.grid.density_factor = density;
         s
     };
-    for f in (1..scene.grid.dye_factor).rev() {
-        let s = with_dye(f);
+    let (mut dye, mut density) = (scene.grid.dye_factor, scene.grid.density_factor);
+    while (dye, density) != (1, 1) {
+        if dye >= density {
+            dye -= 1;
+        } else {
+            density -= 1;
+        }
+        let s = with_factors(dye, density);
         let (model, plan) = planned(&s, backend)?;
         if plan.total() <= budget.0 {
             return Ok((Fitted { scene: s, plan, downscaled_from: Some([nx, ny]) }, model));
         }
     }
-    // Then the largest height whose grid fits (the plan grows with the grid), the dye on it;
+    // Then the largest height whose grid fits (the plan grows with the grid), the fine fields on it;
     // the width keeps the box's aspect.
-    let base = with_dye(1);
+    let base = with_factors(1, 1);
     let at = |m: u32| -> Result<(Scene, Box<dyn Model>, MemoryPlan)> {
         let s = resized(&base, width(nx, ny, m), m)?;
         let (model, plan) = planned(&s, backend)?;

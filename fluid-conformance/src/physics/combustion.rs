@@ -10,10 +10,17 @@ use super::test_scene;
 /// fuel everywhere, its left half above the ignition temperature and its right half below.
 /// After 25 steps of `dt` the hot fuel is `F₀ exp(−rate t)`, the cold fuel untouched; each
 /// cell's density grew by `soot` times what it lost and its temperature by `heat` times it, so
-/// that `fuel + density / soot` is conserved cell by cell and in total.
+/// that `fuel + density / soot` is conserved cell by cell and in total. With the density twice
+/// finer (`grid.density_factor = 2`) each of a cell's four fine cells takes its smoke.
 pub fn combustion_conserves_fuel_and_smoke<B: Backend>(make: impl Fn() -> B) {
+    for factor in [1, 2] {
+        burn_in_a_box(&make, factor);
+    }
+}
+
+fn burn_in_a_box<B: Backend>(make: impl Fn() -> B, factor: usize) {
     let (nx, ny, dt, rate, heat, soot) = (24u32, 16u32, 0.02f64, 2.0f64, 0.8f64, 0.5f64);
-    let scene = test_scene(
+    let mut scene = test_scene(
         "burn",
         nx,
         ny,
@@ -25,6 +32,7 @@ pub fn combustion_conserves_fuel_and_smoke<B: Backend>(make: impl Fn() -> B) {
              pressure = {{ solver = \"jacobi\", iterations = 2 }}"
         ),
     );
+    scene.grid.density_factor = factor as u32;
     let mut sim = Simulation::new(scene, make()).expect("simulation");
     let nxu = nx as usize;
     let cells = (nx * ny) as usize;
@@ -42,18 +50,39 @@ pub fn combustion_conserves_fuel_and_smoke<B: Backend>(make: impl Fn() -> B) {
     let temp = sim.field(FieldId::Temperature).expect("temperature");
     let left = (-rate * dt * f64::from(steps)).exp();
     let (mut before, mut after) = (0.0f64, 0.0f64);
+    assert_eq!(density.len(), cells * factor * factor);
+    // Cell c's smoke: its fine cells' mean, each of them checked.
+    let smoke = |c: usize, check: &dyn Fn(f64)| {
+        let (i, j) = (c % nxu, c / nxu);
+        let mut sum = 0.0;
+        for b in 0..factor {
+            for a in 0..factor {
+                let d = f64::from(density[(j * factor + b) * nxu * factor + i * factor + a]);
+                check(d);
+                sum += d;
+            }
+        }
+        sum / (factor * factor) as f64
+    };
     for c in 0..cells {
-        let (f0, f, d, t) = (f64::from(fuel0[c]), f64::from(fuel[c]), f64::from(density[c]), f64::from(temp[c]));
+        let (f0, f, t) = (f64::from(fuel0[c]), f64::from(fuel[c]), f64::from(temp[c]));
         let want = if hot(c) { f0 * left } else { f0 };
         assert!((f - want).abs() < 1e-5 * f0, "cell {c}: fuel {f}, expected {want} (hot: {})", hot(c));
         let burnt = f0 - f;
-        assert!((d - soot * burnt).abs() < 1e-5, "cell {c}: density {d}, soot x burnt = {}", soot * burnt);
+        let check = |d: f64| {
+            assert!(
+                (d - soot * burnt).abs() < 1e-5,
+                "x{factor}, cell {c}: density {d}, soot x burnt = {}",
+                soot * burnt
+            )
+        };
+        let d = smoke(c, &check);
         let t_want = f64::from(temp0[c]) + heat * burnt;
         assert!((t - t_want).abs() < 1e-5, "cell {c}: temperature {t}, expected {t_want}");
         before += f0;
         after += f + d / soot;
     }
-    assert!((after / before - 1.0).abs() < 1e-6, "fuel + burnt: {after} of {before}");
+    assert!((after / before - 1.0).abs() < 1e-6, "x{factor}: fuel + burnt: {after} of {before}");
     let u = sim.field(FieldId::U).expect("u");
     assert!(u.iter().all(|x| *x == 0.0), "nothing pushes the fluid, yet it moved");
 }

@@ -49,6 +49,7 @@ impl GridFields {
         let sweeps = matches!(solver, PressureSolver::Jacobi | PressureSolver::JacobiMultisweep | PressureSolver::Sor);
         let needed = |f: FieldId| match f {
             FieldId::Density | FieldId::DensityTmp => carried(FieldId::Density),
+            FieldId::DensityCoarse => carried(FieldId::Density) && grid.density_factor > 1,
             FieldId::Temperature | FieldId::TemperatureTmp => carried(FieldId::Temperature),
             FieldId::Dye | FieldId::DyeTmp => carried(FieldId::Dye),
             FieldId::Fuel | FieldId::FuelTmp => carried(FieldId::Fuel),

@@ -192,6 +192,37 @@ static ADVECT_FINE_DYE_DESC: KernelDesc = tiled(
     Domain::Given,
     "semi-Lagrangian advection of the finer dye, with its dissipation",
 );
+static SPLAT_FINE_DENSITY_DESC: KernelDesc = KernelDesc {
+    name: "splat_fine_density",
+    module: "splat_fine_density",
+    bindings: &[f("density", RW), f("solid", R).optional(), FACES[0], FACES[1]],
+    params: DYE,
+    splats: true,
+    domain: Domain::Given,
+    workgroup: Workgroup::Tiled,
+    doc: "the finer density: cleared where its cell is wholly solid, then the step's splats' density added",
+};
+static ADVECT_FINE_DENSITY_DESC: KernelDesc = tiled(
+    "advect_fine_density",
+    &[f("u", R), f("v", R), f("density", R), f("density_out", W)],
+    DYE,
+    Domain::Given,
+    "semi-Lagrangian advection of the finer density, with its dissipation",
+);
+static COARSE_DENSITY_DESC: KernelDesc = tiled(
+    "coarse_density",
+    &[f("density", R), f("density_coarse", W), f("mean", W)],
+    DYE,
+    Domain::Cells,
+    "the finer density's mean over each velocity cell, twice (one copy kept for `fine_soot`)",
+);
+static FINE_SOOT_DESC: KernelDesc = tiled(
+    "fine_soot",
+    &[f("density", RW), f("density_coarse", R), f("mean", R)],
+    DYE,
+    Domain::Given,
+    "what combustion added to each velocity cell's density added to its finer cells",
+);
 static CURL_DESC: KernelDesc = tiled(
     "curl",
     &[f("u", R), f("v", R), f("curl", W)],
@@ -459,6 +490,14 @@ pub const SPLAT_FUEL: Kernel = Kernel(&SPLAT_FUEL_DESC);
 pub const SPLAT_FINE_DYE: Kernel = Kernel(&SPLAT_FINE_DYE_DESC);
 /// Advection of the finer dye.
 pub const ADVECT_FINE_DYE: Kernel = Kernel(&ADVECT_FINE_DYE_DESC);
+/// The step's splats on the finer density.
+pub const SPLAT_FINE_DENSITY: Kernel = Kernel(&SPLAT_FINE_DENSITY_DESC);
+/// Advection of the finer density.
+pub const ADVECT_FINE_DENSITY: Kernel = Kernel(&ADVECT_FINE_DENSITY_DESC);
+/// The finer density's mean over each velocity cell.
+pub const COARSE_DENSITY: Kernel = Kernel(&COARSE_DENSITY_DESC);
+/// Combustion's soot carried to the finer density.
+pub const FINE_SOOT: Kernel = Kernel(&FINE_SOOT_DESC);
 /// Vorticity at cell centres.
 pub const CURL: Kernel = Kernel(&CURL_DESC);
 /// Forces on the faces.
@@ -539,6 +578,10 @@ pub const ALL: &[Kernel] = &[
     SPLAT_FUEL,
     SPLAT_FINE_DYE,
     ADVECT_FINE_DYE,
+    SPLAT_FINE_DENSITY,
+    ADVECT_FINE_DENSITY,
+    COARSE_DENSITY,
+    FINE_SOOT,
     CURL,
     APPLY_FORCES,
     TURBULENCE,

@@ -208,6 +208,10 @@ pub struct Grid {
     /// The dye's cells per velocity cell along each axis (1 by default): the dye lives on a
     /// grid this many times finer, `dye_factor·nx × dye_factor·ny` ([`Grid::dye_dims`]).
     pub dye_factor: u32,
+    /// The smoke density's cells per velocity cell along each axis (1 by default): above 1
+    /// `density` lives on its own finer grid ([`Grid::density_dims`]), averaged onto the
+    /// velocity's cells (`density_coarse`) where the forces and combustion read it.
+    pub density_factor: u32,
     /// Left, right, bottom and top sides ([`Grid::with_sides`]); by default each is what its
     /// axis' boundary says ([`Side::of`]).
     pub sides: [Side; 4],
@@ -256,7 +260,19 @@ impl Grid {
         }
         let sides = [Side::of(boundary_x), Side::of(boundary_x), Side::of(boundary_y), Side::of(boundary_y)];
         let solids = sides.iter().any(|s| s.needs_faces());
-        Ok(Grid { nx, ny, h, boundary_x, boundary_y, solids, held: false, dye_factor: 1, sides, particles: 0 })
+        Ok(Grid {
+            nx,
+            ny,
+            h,
+            boundary_x,
+            boundary_y,
+            solids,
+            held: false,
+            dye_factor: 1,
+            density_factor: 1,
+            sides,
+            particles: 0,
+        })
     }
 
     /// This grid with its sides set one by one (left, right, bottom, top). A side of a
@@ -316,25 +332,39 @@ impl Grid {
         (self.nx * self.dye_factor, self.ny * self.dye_factor)
     }
 
-    /// Number of `f32` values of a field (the dye's on its own, finer grid).
+    /// The density's cells along x and y: `density_factor` times the grid's.
+    pub fn density_dims(&self) -> (u32, u32) {
+        (self.nx * self.density_factor, self.ny * self.density_factor)
+    }
+
+    /// A field's cells per velocity cell along each axis: the dye's and the density's (and
+    /// their ping-pong partners') own factors, 1 for every other field.
+    pub fn factor(&self, field: FieldId) -> u32 {
+        match field {
+            _ if field.kind() == FieldKind::Dye => self.dye_factor,
+            FieldId::Density | FieldId::DensityTmp => self.density_factor,
+            _ => 1,
+        }
+    }
+
+    /// Number of `f32` values of a field (the dye's and the density's on their own grids).
     pub fn len(&self, field: FieldId) -> usize {
         match field.kind() {
-            FieldKind::Dye => {
-                let (x, y) = self.dye_dims();
-                field.len_for(x, y)
-            }
             FieldKind::Particles => 2 * self.particles as usize,
-            _ => field.len_for(self.nx, self.ny),
+            _ => {
+                let f = self.factor(field);
+                field.len_for(self.nx * f, self.ny * f)
+            }
         }
     }
 
     /// Shape `[rows, cols]` (and `4` channels for dye) of a field, as written to `.npy`.
     pub fn shape(&self, field: FieldId) -> Vec<usize> {
         let (nx, ny) = (self.nx as usize, self.ny as usize);
-        let (dx, dy) = self.dye_dims();
+        let f = self.factor(field) as usize;
         match field.kind() {
-            FieldKind::Cell => vec![ny, nx],
-            FieldKind::Dye => vec![dy as usize, dx as usize, 4],
+            FieldKind::Cell => vec![ny * f, nx * f],
+            FieldKind::Dye => vec![ny * f, nx * f, 4],
             FieldKind::U => vec![ny, nx + 1],
             FieldKind::V => vec![ny + 1, nx],
             FieldKind::UFaces => vec![ny, nx + 1, 2],
@@ -384,8 +414,8 @@ impl Grid {
         if !field.is_public() || !field.samples() {
             return Err(Error::invalid("field", field.name(), "only the public fields of values can be sampled"));
         }
-        // The dye lives on its own, finer grid: its cells are h / dye_factor.
-        let scale = if field.kind() == FieldKind::Dye { self.dye_factor } else { 1 };
+        // The dye and the density may live on finer grids: their cells are h / factor.
+        let scale = self.factor(field);
         let (nx, ny) = ((self.nx * scale) as usize, (self.ny * scale) as usize);
         let h = self.h / scale as f32;
         // Sample points in cell units: cells and v sit half a cell in along x; cells and u along y.
@@ -587,6 +617,10 @@ fields! {
     PressureLo = "pressure_lo", Cell, false;
     /// Ping-pong partner of `density`.
     DensityTmp = "density_tmp", Cell, false;
+    /// With a finer density ([`Grid::density_factor`]), its mean over each velocity cell: what
+    /// buoyancy, surface tension, combustion and the turbulence's mask read. Rebuilt by every
+    /// step from `density`.
+    DensityCoarse = "density_coarse", Cell, false;
     /// Ping-pong partner of `temperature`.
     TemperatureTmp = "temperature_tmp", Cell, false;
     /// Ping-pong partner of `dye`.

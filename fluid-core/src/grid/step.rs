@@ -4,17 +4,17 @@
 //! [`crate::grid::pressure`].
 
 use crate::grid::FieldId::{
-    self, Back, Curl, Density, DensityTmp, Divergence, Dye, DyeBack, DyeTmp, Expansion, Fuel, FuelTmp, Held, Obstacles,
-    Pressure, PressureLo, Scratch, Solid, Temperature, TemperatureTmp, U, UBack, UFaces, UTmp, UTmp2, V, VBack, VFaces,
-    VTmp, VTmp2,
+    self, Back, Curl, Density, DensityCoarse, DensityTmp, Divergence, Dye, DyeBack, DyeTmp, Expansion, Fuel, FuelTmp,
+    Held, Obstacles, Pressure, PressureLo, Scratch, Solid, Temperature, TemperatureTmp, U, UBack, UFaces, UTmp, UTmp2,
+    V, VBack, VFaces, VTmp, VTmp2,
 };
 use crate::grid::Grid;
 use crate::grid::builder::Builder;
 use crate::grid::kernels::{
-    ADVECT_CELLS, ADVECT_FINE_DYE, ADVECT_FUEL, ADVECT_VELOCITY, APPLY_FORCES, BACK_CELLS, BACK_VELOCITY, BURN,
-    CLAMP_SPEED, CURL, CURVATURE, DIFFUSE_TEMPERATURE, DIFFUSE_VELOCITY, DIVERGENCE, EXPAND, HOLD_HEAT, MG_COARSE,
-    RASTERISE_SOLIDS, RESIDUAL, SHARP_CELLS, SHARP_VELOCITY, SPLAT, SPLAT_FINE_DYE, SPLAT_FUEL, SUBTRACT_GRADIENT,
-    SURFACE_TENSION, TURBULENCE,
+    ADVECT_CELLS, ADVECT_FINE_DENSITY, ADVECT_FINE_DYE, ADVECT_FUEL, ADVECT_VELOCITY, APPLY_FORCES, BACK_CELLS,
+    BACK_VELOCITY, BURN, CLAMP_SPEED, COARSE_DENSITY, CURL, CURVATURE, DIFFUSE_TEMPERATURE, DIFFUSE_VELOCITY,
+    DIVERGENCE, EXPAND, FINE_SOOT, HOLD_HEAT, MG_COARSE, RASTERISE_SOLIDS, RESIDUAL, SHARP_CELLS, SHARP_VELOCITY,
+    SPLAT, SPLAT_FINE_DENSITY, SPLAT_FINE_DYE, SPLAT_FUEL, SUBTRACT_GRADIENT, SURFACE_TENSION, TURBULENCE,
 };
 use crate::grid::pressure::{self, multigrid};
 use crate::grid::uniforms::{
@@ -53,13 +53,13 @@ pub fn step(grid: &Grid, params: &SimParams) -> Schedule {
 fn advect_params(grid: &Grid, params: &SimParams) -> AdvectParams {
     let d = &params.dissipation;
     let mut fields = 0;
-    if params.fields.density {
+    // A finer density has kernels of its own ([`fine_density_params`]), as has a finer dye.
+    if params.fields.density && grid.density_factor <= 1 {
         fields |= ADVECT_DENSITY;
     }
     if params.fields.temperature {
         fields |= ADVECT_TEMPERATURE;
     }
-    // A finer dye has kernels of its own ([`dye_params`]).
     if params.fields.dye && grid.dye_factor <= 1 {
         fields |= ADVECT_DYE;
     }
@@ -132,7 +132,7 @@ fn push_step(b: &mut Builder, params: &SimParams) {
             let d = &params.dissipation;
             let amb = advect.ambient_temperature;
             for (on, q, hat, rate, ambient) in [
-                (params.fields.density, Density, DensityTmp, d.density, 0.0),
+                (fields & ADVECT_DENSITY != 0, Density, DensityTmp, d.density, 0.0),
                 (params.fields.temperature, Temperature, TemperatureTmp, d.temperature, amb),
             ] {
                 let which = scalar(on) | dye;
@@ -143,7 +143,7 @@ fn push_step(b: &mut Builder, params: &SimParams) {
             }
         }
         for (on, a, t) in [
-            (params.fields.density, Density, DensityTmp),
+            (fields & ADVECT_DENSITY != 0, Density, DensityTmp),
             (params.fields.temperature, Temperature, TemperatureTmp),
             (fields & ADVECT_DYE != 0, Dye, DyeTmp),
         ] {
@@ -156,6 +156,11 @@ fn push_step(b: &mut Builder, params: &SimParams) {
         let (x, y) = b.grid().dye_dims();
         b.run_over(ADVECT_FINE_DYE, &[U, V, Dye, DyeTmp], Some(&dye_params(b.grid(), params)), [x, y]);
         b.swap(Dye, DyeTmp);
+    }
+    if let Some(p) = fine_density_params(b.grid(), params) {
+        let (x, y) = b.grid().density_dims();
+        b.run_over(ADVECT_FINE_DENSITY, &[U, V, Density, DensityTmp], Some(&p), [x, y]);
+        b.swap(Density, DensityTmp);
     }
     if fields & CARRY_FUEL != 0 {
         b.run(ADVECT_FUEL, &[U, V, Fuel, FuelTmp], Some(&advect));
@@ -179,6 +184,7 @@ fn push_step(b: &mut Builder, params: &SimParams) {
         max_speed: params.max_speed.unwrap_or(0.0),
         clamp_speed: u32::from(params.max_speed.is_some()),
     };
+    let rho = density_read(b.grid(), params);
     let any_force = forces.gravity != [0.0, 0.0]
         || forces.density_weight != 0.0
         || forces.temperature_lift != 0.0
@@ -187,14 +193,14 @@ fn push_step(b: &mut Builder, params: &SimParams) {
         b.run_plain(CURL, &[U, V, Curl]);
     }
     if any_force {
-        b.run(APPLY_FORCES, &[U, V, Density, Temperature, Curl, Solid], Some(&forces));
+        b.run(APPLY_FORCES, &[U, V, rho, Temperature, Curl, Solid], Some(&forces));
     }
     push_turbulence(b, params);
     if params.surface_tension > 0.0 {
         // `scratch` holds the curvature until the force is applied (no solve between).
-        b.run_plain(CURVATURE, &[Density, Scratch]);
+        b.run_plain(CURVATURE, &[rho, Scratch]);
         let p = TensionParams { strength: params.surface_tension, _pad: [0; 3] };
-        b.run(SURFACE_TENSION, &[Density, Scratch, U, V], Some(&p));
+        b.run(SURFACE_TENSION, &[rho, Scratch, U, V], Some(&p));
     }
     if forces.clamp_speed != 0 {
         // The speed, not each component: a pass of its own (a face reads its neighbours').
@@ -226,7 +232,8 @@ fn push_step(b: &mut Builder, params: &SimParams) {
 fn push_solids(b: &mut Builder, params: &SimParams) {
     if b.grid().solids {
         let advect = advect_params(b.grid(), params);
-        b.run(RASTERISE_SOLIDS, &[Obstacles, UFaces, VFaces, Solid, Density, Temperature, Dye, Fuel], Some(&advect));
+        let rho = density_read(b.grid(), params);
+        b.run(RASTERISE_SOLIDS, &[Obstacles, UFaces, VFaces, Solid, rho, Temperature, Dye, Fuel], Some(&advect));
         if b.grid().held {
             b.run_plain(HOLD_HEAT, &[Obstacles, Temperature, Held]);
         }
@@ -246,18 +253,44 @@ fn dye_params(grid: &Grid, params: &SimParams) -> DyeParams {
     }
 }
 
+/// A finer density's parameters (its factor, backtrace order and dissipation), `None` when
+/// the density lives on the velocity's grid or not at all.
+fn fine_density_params(grid: &Grid, params: &SimParams) -> Option<DyeParams> {
+    (params.fields.density && grid.density_factor > 1).then(|| DyeParams {
+        order: params.advection.backtrace.order(),
+        factor: grid.density_factor,
+        dissipation: params.dissipation.density,
+        _pad: 0,
+    })
+}
+
+/// The density the velocity's cells read: `density`, or with a finer one its mean over each
+/// cell (`density_coarse`, rebuilt after the splats; what `splat` and `rasterise_solids`
+/// write there is overwritten by it).
+fn density_read(grid: &Grid, params: &SimParams) -> FieldId {
+    if fine_density_params(grid, params).is_some() { DensityCoarse } else { Density }
+}
+
 /// The step's splats (and emitters), and their fuel where the scene carries it; a finer dye
-/// takes its share on its own grid (cleared first inside solids, as `rasterise_solids` clears
-/// the other cell fields).
+/// or density takes its share on its own grid (cleared first inside solids, as
+/// `rasterise_solids` clears the other cell fields), and a finer density is then averaged
+/// onto the velocity's cells.
 fn push_splats(b: &mut Builder, params: &SimParams) {
     let dye = dye_params(b.grid(), params);
-    b.run(SPLAT, &[U, V, Density, Temperature, Dye, UFaces, VFaces], Some(&dye));
+    let rho = density_read(b.grid(), params);
+    b.run(SPLAT, &[U, V, rho, Temperature, Dye, UFaces, VFaces], Some(&dye));
     if params.fields.fuel {
         b.run_plain(SPLAT_FUEL, &[Fuel, UFaces, VFaces]);
     }
     if params.fields.dye && dye.factor > 1 {
         let (x, y) = b.grid().dye_dims();
         b.run_over(SPLAT_FINE_DYE, &[Dye, Solid, UFaces, VFaces], Some(&dye), [x, y]);
+    }
+    if let Some(p) = fine_density_params(b.grid(), params) {
+        let (x, y) = b.grid().density_dims();
+        b.run_over(SPLAT_FINE_DENSITY, &[Density, Solid, UFaces, VFaces], Some(&p), [x, y]);
+        // `scratch` keeps the mean until combustion's soot is carried back (`fine_soot`).
+        b.run(COARSE_DENSITY, &[Density, DensityCoarse, Scratch], Some(&p));
     }
 }
 
@@ -301,7 +334,11 @@ fn push_turbulence(b: &mut Builder, params: &SimParams) {
         return;
     }
     let p = turbulence_params(b.grid(), params);
-    let mask = if params.turbulence.mask == TurbulenceMask::Temperature { Temperature } else { Density };
+    let mask = if params.turbulence.mask == TurbulenceMask::Temperature {
+        Temperature
+    } else {
+        density_read(b.grid(), params)
+    };
     b.run(TURBULENCE, &[U, V, mask, UFaces, VFaces], Some(&p));
 }
 
@@ -316,7 +353,11 @@ fn burn_params(params: &SimParams) -> BurnParams {
 fn push_burn(b: &mut Builder, params: &SimParams) {
     if params.burns() {
         let p = burn_params(params);
-        b.run(BURN, &[Fuel, Temperature, Density, Expansion], Some(&p));
+        b.run(BURN, &[Fuel, Temperature, density_read(b.grid(), params), Expansion], Some(&p));
+        if let Some(fine) = fine_density_params(b.grid(), params).filter(|_| p.soot != 0.0) {
+            let (x, y) = b.grid().density_dims();
+            b.run_over(FINE_SOOT, &[Density, DensityCoarse, Scratch], Some(&fine), [x, y]);
+        }
     }
 }
 

@@ -510,8 +510,14 @@ pub fn check_springs(ids: &[u32], springs: &[u32], k: usize) -> std::result::Res
 }
 
 /// An error naming the first input of a grid scene that a particle scene has no use for:
-/// emitters and splats of grid fields, obstacles held at a temperature.
+/// emitters and splats of grid fields, obstacles held at a temperature, a finer dye or
+/// density (the liquid is drawn on the grid itself).
 fn check_grid_inputs(scene: &Scene) -> Result<()> {
+    for (key, f) in [("grid.dye_factor", scene.grid.dye_factor), ("grid.density_factor", scene.grid.density_factor)] {
+        if f != 1 {
+            return Err(Error::invalid(key, f, "a particle scene is drawn on its grid: it has no finer fields"));
+        }
+    }
     let why = "a particle scene has no grid fields to emit into (its liquid comes from `particles.fill`)";
     if !scene.emitters.is_empty() {
         return Err(Error::invalid("emitters", format!("{} emitters", scene.emitters.len()), why));

@@ -69,8 +69,9 @@ pub struct LayerParams {
     /// Its trail's half-life in simulated seconds; 0: none. The step uniform's `dt` is the
     /// time since the last frame, negative when the trail starts afresh.
     pub half_life: f32,
-    /// Padding to 16 bytes.
-    pub _pad: u32,
+    /// Cells of its field per velocity cell along each axis (the finer dye's or density's
+    /// factor; 1 for the others): each pixel reads the field's cell under it.
+    pub factor: u32,
 }
 
 /// The last pass.
@@ -293,7 +294,7 @@ impl FramePlan {
                 scale: layer.scale,
                 opacity: layer.opacity,
                 half_life: layer.trail,
-                _pad: 0,
+                factor: layer.field.dims(grid).0 / grid.nx,
             };
             let (a, bb, dye) = match *source {
                 Source::Cells(r) => (r, none, none),

@@ -61,6 +61,16 @@ impl RenderField {
         matches!(self, RenderField::Pressure | RenderField::Divergence)
     }
 
+    /// Cells across and down of the field it draws: the dye's and the density's own grids
+    /// ([`crate::Grid::dye_dims`], [`crate::Grid::density_dims`]), the velocity's otherwise.
+    pub fn dims(self, grid: &crate::Grid) -> (u32, u32) {
+        match self {
+            RenderField::Dye => grid.dye_dims(),
+            RenderField::Density => grid.density_dims(),
+            _ => (grid.nx, grid.ny),
+        }
+    }
+
     /// Whether the layer draws colours of its own (the dye, the velocity view) rather than a
     /// value through a ramp.
     pub fn coloured(self) -> bool {

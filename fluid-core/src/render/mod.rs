@@ -184,13 +184,10 @@ impl RenderSpec {
     }
 
     /// Pixels across and down of a picture of `grid`: one per cell of the finest field drawn
-    /// (the dye's own, finer grid when a layer shows the dye, [`Grid::dye_dims`]).
+    /// (the dye's or the density's own, finer grid when a layer shows it, [`RenderField::dims`]).
     pub fn size(&self, grid: &Grid) -> (u32, u32) {
-        if self.effective_layers().iter().any(|l| l.field == RenderField::Dye) {
-            grid.dye_dims()
-        } else {
-            (grid.nx, grid.ny)
-        }
+        let dims = self.effective_layers().iter().map(|l| l.field.dims(grid)).max_by_key(|&(x, _)| x);
+        dims.unwrap_or((grid.nx, grid.ny))
     }
 
     /// Draw `data` (the field [`RenderField::source`] names) to RGBA8 with the scene's first
@@ -355,10 +352,7 @@ impl LayerImage {
     /// The layer's colours from its input: the dye and velocity colours as they are
     /// (negative colour and alpha outside [0, 1] cut), a value through the ramp otherwise.
     fn new(layer: Layer, grid: &Grid, data: &[f32], ambient: f32) -> LayerImage {
-        let (nx, ny) = match layer.field {
-            RenderField::Dye => grid.dye_dims(),
-            _ => (grid.nx, grid.ny),
-        };
+        let (nx, ny) = layer.field.dims(grid);
         let (nx, ny) = (nx as usize, ny as usize);
         let colours = if layer.field.coloured() {
             data.chunks_exact(4).map(|d| dye_colour([d[0], d[1], d[2], d[3]])).collect()
@@ -659,7 +653,7 @@ mod tests {
 
     /// Two layers, smoke then heat added, over an opaque background: each pixel is the
     /// formula of the two blends on the ramps' colours, in linear light, then sRGB-encoded.
-    /// The picture takes the dye's finer size when a layer shows the dye.
+    /// The picture takes the dye's or the density's finer size when a layer shows it.
     #[test]
     fn layers_stack_by_their_blend_modes() {
         let g = Grid::new(2, 1, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
@@ -703,6 +697,22 @@ mod tests {
         assert_eq!(with_dye.size(&g2), (4, 2));
         let dye = vec![0.0; 4 * 8];
         assert_eq!(with_dye.compose(&g2, &[&density, &temperature, &dye], None, 0.5, None).len(), 4 * 8);
+        // A density three times finer: the picture takes its size; each pixel's heat is its
+        // cell's. Fine cells under cell 0 hold no smoke, those under cell 1 all of it: the
+        // picture is cell 1's drawing above, mirrored.
+        let g3 = Grid { density_factor: 3, ..g };
+        assert_eq!(spec.size(&g3), (6, 3));
+        let fine: Vec<f32> = (0..18).map(|k| if k % 6 < 3 { 0.0 } else { 1.0 }).collect();
+        let img3 = spec.compose(&g3, &[&fine, &temperature], None, 0.5, None);
+        assert_eq!(img3.len(), 4 * 18);
+        let flat = spec.compose(&g, &[&[1.0, 1.0], &temperature], None, 0.5, None);
+        let bare = spec.compose(&g, &[&[0.0, 0.0], &temperature], None, 0.5, None);
+        for row in 0..3 {
+            for i in 0..6 {
+                let want = if i < 3 { &bare[0..4] } else { &flat[4..8] };
+                assert_eq!(&img3[4 * (row * 6 + i)..4 * (row * 6 + i) + 4], want, "pixel ({i}, {row})");
+            }
+        }
     }
 
     /// Over a transparent background, layers added where nothing is drawn leave alpha zero;

@@ -49,9 +49,14 @@ pub struct GridSpec {
     /// dye than the velocity, advected semi-Lagrangian on its own grid.
     #[serde(default = "one")]
     pub dye_factor: u32,
+    /// The smoke density's cells per cell along each axis, 1 to [`MAX_DYE_FACTOR`] (default
+    /// 1): a finer density than the velocity, advected semi-Lagrangian on its own grid and
+    /// averaged over each cell where the forces and combustion read it.
+    #[serde(default = "one")]
+    pub density_factor: u32,
 }
 
-/// The largest [`GridSpec::dye_factor`].
+/// The largest [`GridSpec::dye_factor`] and [`GridSpec::density_factor`].
 pub const MAX_DYE_FACTOR: u32 = 8;
 
 fn one() -> u32 {
@@ -592,35 +597,42 @@ impl Scene {
         let b = &self.params.boundary;
         let grid = Grid::new(self.grid.nx, self.grid.ny, h, b.x, b.y)?;
         let held = self.params.fields.temperature && self.obstacles.iter().any(|o| o.temperature.is_some());
-        let dye_factor = self.dye_factor()?;
-        let grid = Grid { solids: !self.obstacles.is_empty(), held, dye_factor, ..grid };
+        let (dye_factor, density_factor) = (self.fine_factor(false)?, self.fine_factor(true)?);
+        let grid = Grid { solids: !self.obstacles.is_empty(), held, dye_factor, density_factor, ..grid };
         grid.with_sides(b.sides(self.params.buoyancy.ambient_temperature))
     }
 
-    /// `grid.dye_factor`, checked: 1 to [`MAX_DYE_FACTOR`]; above 1 only with the dye on,
-    /// semi-Lagrangian bilinear advection of it, and a fine grid within the size limits.
-    fn dye_factor(&self) -> Result<u32> {
-        let f = self.grid.dye_factor;
-        let key = "grid.dye_factor";
+    /// `grid.dye_factor` or `grid.density_factor` (`density`), checked: 1 to
+    /// [`MAX_DYE_FACTOR`]; above 1 only with the field on, semi-Lagrangian bilinear advection,
+    /// and a fine grid within the size limits.
+    fn fine_factor(&self, density: bool) -> Result<u32> {
+        let (f, key, field, on) = if density {
+            (self.grid.density_factor, "grid.density_factor", "density", self.params.fields.density)
+        } else {
+            (self.grid.dye_factor, "grid.dye_factor", "dye", self.params.fields.dye)
+        };
         if !(1..=MAX_DYE_FACTOR).contains(&f) {
-            return Err(Error::invalid(key, f, format!("the dye's cells per cell, 1 to {MAX_DYE_FACTOR}")));
+            return Err(Error::invalid(key, f, format!("the {field}'s cells per cell, 1 to {MAX_DYE_FACTOR}")));
         }
         if f == 1 {
             return Ok(1);
         }
-        if !self.params.fields.dye {
-            return Err(Error::invalid(key, f, "a finer dye needs the dye (`params.fields.dye = true`)"));
+        if !on {
+            return Err(Error::invalid(key, f, format!("a finer {field} needs it (`params.fields.{field} = true`)")));
         }
         let a = &self.params.advection;
         if a.scheme != crate::params::AdvectionScheme::SemiLagrangian
             || a.interpolation != crate::params::Interpolation::Bilinear
         {
-            let why = "the finer dye is advected semi-Lagrangian with bilinear sampling: set                        `params.advection.scheme = \"semi-lagrangian\"` and `interpolation = \"bilinear\"`, or                        `grid.dye_factor = 1`";
+            let why = format!(
+                "the finer {field} is advected semi-Lagrangian with bilinear sampling: set \
+                 `params.advection.scheme = \"semi-lagrangian\"` and `interpolation = \"bilinear\"`, or `{key} = 1`"
+            );
             return Err(Error::invalid(key, f, why));
         }
         let (x, y) = (u64::from(self.grid.nx) * u64::from(f), u64::from(self.grid.ny) * u64::from(f));
         if x > u64::from(MAX_AXIS) || y > u64::from(MAX_AXIS) || x * y > MAX_CELLS {
-            let why = format!("the dye's grid {x}x{y} passes the limits ({MAX_AXIS} per axis, {MAX_CELLS} cells)");
+            let why = format!("the {field}'s grid {x}x{y} passes the limits ({MAX_AXIS} per axis, {MAX_CELLS} cells)");
             return Err(Error::invalid(key, f, why));
         }
         Ok(f)

@@ -496,27 +496,32 @@ fn obstacles_can_be_cleared_and_set_by_override() {
     assert_eq!(s.obstacles.len(), 1);
 }
 
-/// `grid.dye_factor` is refused by name outside 1..=8, without the dye, with a sharper scheme
-/// for it, or past the size limits; a good one gives the dye its finer grid.
+/// `grid.dye_factor` and `grid.density_factor` are refused by name outside 1..=8, without
+/// their field, with a sharper scheme, or past the size limits; a good one gives the field its
+/// finer grid.
 #[test]
-fn the_dye_factor_is_checked() {
+fn the_fine_factors_are_checked() {
     let scene = |grid: &str, params: &str| {
         Scene::from_toml(&format!("[grid]\nnx = 64\nny = 32\n{grid}\n[params]\n{params}\n"), "test")
     };
-    let cases = [
-        ("dye_factor = 0", "fields = { dye = true }", "1 to 8"),
-        ("dye_factor = 9", "fields = { dye = true }", "1 to 8"),
-        ("dye_factor = 2", "fields = { dye = false }", "params.fields.dye"),
-        ("dye_factor = 2", "fields = { dye = true }\nadvection = { scheme = \"maccormack\" }", "semi-lagrangian"),
-        ("dye_factor = 2", "fields = { dye = true }\nadvection = { interpolation = \"monotone-cubic\" }", "bilinear"),
-    ];
-    for (grid, params, why) in cases {
-        let e = scene(grid, params).expect_err(grid).to_string();
-        assert!(e.contains("grid.dye_factor") && e.contains(why), "{grid} {params}: {e}");
+    for field in ["dye", "density"] {
+        let key = format!("{field}_factor");
+        let on = format!("fields = {{ {field} = true }}");
+        let cases = [
+            (0, on.clone(), "1 to 8".to_string()),
+            (9, on.clone(), "1 to 8".to_string()),
+            (2, format!("fields = {{ {field} = false }}"), format!("params.fields.{field}")),
+            (2, format!("{on}\nadvection = {{ scheme = \"maccormack\" }}"), "semi-lagrangian".to_string()),
+            (2, format!("{on}\nadvection = {{ interpolation = \"monotone-cubic\" }}"), "bilinear".to_string()),
+        ];
+        for (f, params, why) in cases {
+            let grid = format!("{key} = {f}");
+            let e = scene(&grid, &params).expect_err(&grid).to_string();
+            assert!(e.contains(&format!("grid.{key}")) && e.contains(&why), "{grid} {params}: {e}");
+        }
+        let big = format!("[grid]\nnx = 8192\nny = 8192\n{key} = 8\n[params]\n{on}\n");
+        assert!(Scene::from_toml(&big, "big").expect_err("too large").to_string().contains("limits"));
     }
-    let big =
-        Scene::from_toml("[grid]\nnx = 8192\nny = 8192\ndye_factor = 8\n[params]\nfields = { dye = true }\n", "big");
-    assert!(big.expect_err("too large").to_string().contains("limits"));
     // Written out at its default, it is a key like any other.
     assert_eq!(scene("dye_factor = 1", "fields = { dye = false }").expect("the default").grid.dye_factor, 1);
     let s = scene("dye_factor = 3", "fields = { dye = true }").expect("a finer dye");
@@ -526,4 +531,12 @@ fn the_dye_factor_is_checked() {
     assert_eq!(grid.shape(FieldId::Dye), vec![96, 192, 4]);
     let text = toml::to_string(&s).expect("serialise");
     assert_eq!(Scene::from_toml(&text, "again").expect("reads back").grid.dye_factor, 3);
+    let s = scene("density_factor = 2", "fields = { density = true }").expect("a finer density");
+    let grid = s.grid().expect("grid");
+    assert_eq!(grid.density_dims(), (128, 64));
+    assert_eq!(grid.len(FieldId::Density), 128 * 64);
+    assert_eq!(grid.len(FieldId::DensityCoarse), 64 * 32);
+    assert_eq!(grid.shape(FieldId::Density), vec![64, 128]);
+    let text = toml::to_string(&s).expect("serialise");
+    assert_eq!(Scene::from_toml(&text, "again").expect("reads back").grid.density_factor, 2);
 }

@@ -30,6 +30,10 @@ pub(crate) const TABLE: &[(Kernel, KernelFn)] = &[
     (k::SPLAT_FUEL, splat::dispatch_fuel),
     (k::SPLAT_FINE_DYE, splat::dispatch_fine_dye),
     (k::ADVECT_FINE_DYE, advect_fine_dye::dispatch),
+    (k::SPLAT_FINE_DENSITY, fine_density::dispatch_splat),
+    (k::ADVECT_FINE_DENSITY, fine_density::dispatch_advect),
+    (k::COARSE_DENSITY, fine_density::dispatch_coarse),
+    (k::FINE_SOOT, fine_density::dispatch_soot),
     (k::CURL, curl::dispatch),
     (k::APPLY_FORCES, apply_forces::dispatch),
     (k::TURBULENCE, turbulence::dispatch),
@@ -107,6 +111,7 @@ pub mod diffuse_temperature;
 pub mod diffuse_velocity;
 pub mod divergence;
 pub mod expand;
+pub mod fine_density;
 pub mod hold_heat;
 pub mod jacobi;
 pub mod jacobi_multisweep;

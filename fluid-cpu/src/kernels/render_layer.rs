@@ -29,11 +29,13 @@ fn colour_at(
     j: usize,
 ) -> [f32; 4] {
     let (ox, oy) = (p.out_nx as usize, p.out_ny as usize);
+    // The field's cell under the pixel, on its own grid (finer for the dye or the density).
+    let f = p.factor.max(1) as usize;
+    let (fx, fy) = (g.nx * f, g.ny * f);
+    let (ci, cj) = (i * fx / ox, j * fy / oy);
     if p.kind == KIND_DYE {
-        // The dye is the finest field drawn: the picture has its size.
-        return dye_colour(texel(dye, j * ox + i));
+        return dye_colour(texel(dye, cj * fx + ci));
     }
-    let (ci, cj) = (i * g.nx / ox, j * g.ny / oy);
     let x = match p.kind {
         KIND_HUE | KIND_SPEED => {
             let v = [0.5 * (a[g.u(ci, cj)] + a[g.u(ci + 1, cj)]), 0.5 * (b[g.v(ci, cj)] + b[g.v(ci, cj + 1)])];
@@ -42,7 +44,7 @@ fn colour_at(
             }
             v[0].hypot(v[1])
         }
-        _ => a[cj * g.nx + ci],
+        _ => a[cj * fx + ci],
     };
     ramp_colour(stops, ramp_position(p.kind, x, p.offset, p.scale))
 }

@@ -1,4 +1,5 @@
 // #include velocity
+// #include fine
 // One invocation per cell (i, j) of the finer dye (params.factor cells per cell along each
 // axis): trace its centre back along the velocity, in the velocity grid's cell units as
 // advect_cells does, and sample the fine dye there, bilinear on the fine lattice, with the
@@ -15,26 +16,17 @@
 fn advect_fine_dye(@builtin(global_invocation_id) id: vec3<u32>) {
     let f = max(params.factor, 1u);
     let fx = grid.nx * f;
-    let fy = grid.ny * f;
     let i = id.x;
     let j = id.y;
-    if (i >= fx || j >= fy) {
+    if (i >= fx || j >= grid.ny * f) {
         return;
     }
-    let dt = inputs.dt;
-    let scale = f32(f);
-    let p = vec2<f32>((f32(i) + 0.5) / scale, (f32(j) + 0.5) / scale);
-    let b = backtrace(p, params.order, dt * grid.inv_h);
-    let sx = stencil(b.x * scale - 0.5, fx, false, px());
-    let sy = stencil(b.y * scale - 0.5, fy, false, py());
-    let decay = exp(-params.dissipation * dt);
-    let d00 = dye[sy.i0 * fx + sx.i0];
-    let d10 = dye[sy.i0 * fx + sx.i1];
-    let d01 = dye[sy.i1 * fx + sx.i0];
-    let d11 = dye[sy.i1 * fx + sx.i1];
-    let a = d00 + (d10 - d00) * sx.t;
-    let bb = d01 + (d11 - d01) * sx.t;
-    let c = (a + (bb - a) * sy.t) * decay;
+    let b = fine_backtrace(i, j, f, params.order);
+    let s = fine_stencil(b, f);
+    let decay = exp(-params.dissipation * inputs.dt);
+    let a = dye[s.i00] + (dye[s.i10] - dye[s.i00]) * s.tx;
+    let bb = dye[s.i01] + (dye[s.i11] - dye[s.i01]) * s.tx;
+    let c = (a + (bb - a) * s.ty) * decay;
     let inflow = inflow_weight(b);
     let band = in_band(inflow.k, b);
     dye_out[j * fx + i] = select(c, c + inflow.w * (band * grid.side_dye[inflow.k] * decay - c), inflow.w > 0.0);

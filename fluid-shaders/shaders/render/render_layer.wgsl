@@ -15,7 +15,7 @@ struct LayerParams {
     scale: f32,
     opacity: f32,
     half_life: f32,
-    _pad: u32,
+    factor: u32,
 }
 
 @group(0) @binding(2) var<uniform> params: LayerParams;
@@ -92,16 +92,19 @@ fn hue_colour(vel: vec2<f32>) -> vec4<f32> {
 }
 
 fn layer_colour(i: u32, j: u32) -> vec4<f32> {
+    // The field's cell under the pixel, on its own grid (finer for the dye or the density).
+    let f = max(params.factor, 1u);
+    let fx = grid.nx * f;
+    let si = i * fx / params.out_nx;
+    let sj = j * (grid.ny * f) / params.out_ny;
     if (params.kind == KIND_DYE) {
-        let d = dye[j * params.out_nx + i];
+        let d = dye[sj * fx + si];
         var alpha = clamp(d.w, 0.0, 1.0);
         if (alpha != alpha) {
             alpha = 0.0;
         }
         return vec4<f32>(max(d.xyz, vec3<f32>(0.0)), alpha);
     }
-    let si = i * grid.nx / params.out_nx;
-    let sj = j * grid.ny / params.out_ny;
     var x = 0.0;
     if (params.kind == KIND_HUE || params.kind == KIND_SPEED) {
         let vel = vec2<f32>(0.5 * (a[ui_(si, sj)] + a[ui_(si + 1u, sj)]), 0.5 * (b[vi_(si, sj)] + b[vi_(si, sj + 1u)]));
@@ -110,7 +113,7 @@ fn layer_colour(i: u32, j: u32) -> vec4<f32> {
         }
         x = length(vel);
     } else {
-        x = a[ci(si, sj)];
+        x = a[sj * fx + si];
     }
     return ramp_at(ramp_position(x));
 }

@@ -1,0 +1,129 @@
+//! The density on its finer grid (`factor` cells per cell along each axis), four kernels:
+//! `advect_fine_density` and `splat_fine_density` (the finer dye's two, for one value),
+//! `coarse_density` (its mean over each velocity cell, read by the forces and combustion) and
+//! `fine_soot` (what combustion added to a velocity cell, added to its fine cells).
+
+use fluid_core::grid::uniforms::{DyeParams, SplatGpu};
+use fluid_core::splat::splat_weight;
+
+use super::advect_cells::{in_band, inflow_weight};
+use super::advect_fine_dye::{FineTrace, fine_trace};
+use super::common::{G, bilerp, for_each_row};
+use super::splat::distance2;
+use crate::dispatch::{Ctx, Slots};
+use fluid_core::ir::schedule::Dispatch;
+
+/// `advect_fine_density`: the fine density advected by `(u, v)` over `dt` into `out`.
+pub fn run_advect(g: &G, p: &DyeParams, dt: f32, (u, v): (&[f32], &[f32]), density: &[f32], out: &mut [f32]) {
+    let fx = g.nx * p.factor.max(1) as usize;
+    let s = dt * g.inv_h;
+    let decay = (-p.dissipation * dt).exp();
+    let inflow = g.has_inflow();
+    for_each_row(out, fx, |j, row| {
+        for (i, x) in row.iter_mut().enumerate() {
+            let FineTrace { at: (bx, by), sx, sy } = fine_trace(g, p, s, (u, v), i, j);
+            let d = bilerp(density, fx, 1, 0, sx, sy) * decay;
+            let (w, k) = if inflow { inflow_weight(g, bx, by) } else { (0.0, 0) };
+            *x = if w > 0.0 { d + w * (in_band(g, k, bx, by) * g.side_carry[k][0] * decay - d) } else { d };
+        }
+    });
+}
+
+/// `splat_fine_density`: with obstacles (`solid`, `u_faces`, `v_faces`) the fine cells of a
+/// wholly solid cell are cleared and the others receive their cell's open part; then the
+/// splats' density is added (a fine cell that receives nothing is left alone).
+pub fn run_splat(
+    g: &G,
+    p: &DyeParams,
+    splats: &[SplatGpu],
+    density: &mut [f32],
+    solids: Option<(&[f32], &[f32], &[f32])>,
+) {
+    let f = p.factor.max(1) as usize;
+    let any = splats.iter().any(|s| s.density != 0.0);
+    if density.is_empty() || (solids.is_none() && !any) {
+        return;
+    }
+    let scale = f as f32;
+    for_each_row(density, g.nx * f, |j, row| {
+        for (i, x) in row.iter_mut().enumerate() {
+            let (ci, cj) = (i / f, j / f);
+            let mut open = 1.0;
+            if let Some((solid, uf, vf)) = solids {
+                if solid[g.c(ci, cj)] == 1.0 {
+                    *x = 0.0;
+                }
+                open = super::solid::cell_open(g, uf, vf, ci, cj);
+            }
+            if !any {
+                continue;
+            }
+            let (px, py) = (((i as f32 + 0.5) / scale) * g.h, ((j as f32 + 0.5) / scale) * g.h);
+            let add: f32 = splats.iter().map(|s| splat_weight(s, distance2(g, s, px, py)) * s.density).sum();
+            let add = add * open;
+            if add != 0.0 {
+                *x += add;
+            }
+        }
+    });
+}
+
+/// `coarse_density`: the mean of each velocity cell's fine cells into `coarse` and `mean`.
+pub fn run_coarse(g: &G, p: &DyeParams, density: &[f32], coarse: &mut [f32], mean: &mut [f32]) {
+    let f = p.factor.max(1) as usize;
+    let fx = g.nx * f;
+    let area = (f * f) as f32;
+    for_each_row(coarse, g.nx, |j, row| {
+        for (i, c) in row.iter_mut().enumerate() {
+            let mut sum = 0.0f32;
+            for b in 0..f {
+                let start = (j * f + b) * fx + i * f;
+                for x in &density[start..start + f] {
+                    sum += x;
+                }
+            }
+            *c = sum / area;
+        }
+    });
+    mean.copy_from_slice(coarse);
+}
+
+/// `fine_soot`: `coarse − mean` of each velocity cell added to its fine cells.
+pub fn run_soot(g: &G, p: &DyeParams, density: &mut [f32], coarse: &[f32], mean: &[f32]) {
+    let f = p.factor.max(1) as usize;
+    for_each_row(density, g.nx * f, |j, row| {
+        for (i, x) in row.iter_mut().enumerate() {
+            let c = g.c(i / f, j / f);
+            let add = coarse[c] - mean[c];
+            if add != 0.0 {
+                *x += add;
+            }
+        }
+    });
+}
+
+/// The table's entry of `advect_fine_density`.
+pub(crate) fn dispatch_advect(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+    let p: DyeParams = d.params().unwrap_or_default();
+    run_advect(c.g, &p, c.dt, (s.r(0), s.r(1)), s.r(2), s.w(3));
+}
+
+/// The table's entry of `splat_fine_density`.
+pub(crate) fn dispatch_splat(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+    let p: DyeParams = d.params().unwrap_or_default();
+    let density = s.w(0);
+    let solids = c.g.solids.then(|| (s.r(1), s.r(2), s.r(3)));
+    run_splat(c.g, &p, c.splats, density, solids);
+}
+
+/// The table's entry of `coarse_density`.
+pub(crate) fn dispatch_coarse(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+    let p: DyeParams = d.params().unwrap_or_default();
+    run_coarse(c.g, &p, s.r(0), s.w(1), s.w(2));
+}
+
+/// The table's entry of `fine_soot`.
+pub(crate) fn dispatch_soot(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+    let p: DyeParams = d.params().unwrap_or_default();
+    run_soot(c.g, &p, s.w(0), s.r(1), s.r(2));
+}
