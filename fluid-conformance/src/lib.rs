@@ -288,6 +288,11 @@ macro_rules! conformance {
             }
 
             #[test]
+            fn backflow_through_an_outflow_brings_no_momentum() {
+                $crate::physics::boundaries::backflow_brings_no_momentum(|| $make);
+            }
+
+            #[test]
             fn an_inflow_carries_smoke_in_stripes() {
                 $crate::physics::boundaries::an_inflow_carries_smoke_in_stripes(|| $make);
             }

@@ -21,7 +21,15 @@ pub fn advect_u_face(g: &G, p: &AdvectParams, dt: f32, decay: f32, u: &[f32], v:
     }
     let (x, y) = (g.ui(i) as f32, j as f32 + 0.5);
     let (bx, by) = backtrace(g, u, v, p.order, dt * g.inv_h, x, y);
-    sample_u(g, u, bx, by) * decay
+    backflow(g, sample_u(g, u, bx, by) * decay, bx, by)
+}
+
+/// A value advected from `(bx, by)`: past an open side it blends toward the ambient fluid at
+/// rest, up to wholly one cell out (fluid drawn in through an outflow brings no momentum).
+#[inline(always)]
+fn backflow(g: &G, val: f32, bx: f32, by: f32) -> f32 {
+    let w = g.backflow_weight(bx, by);
+    if w > 0.0 { val * (1.0 - w) } else { val }
 }
 
 /// New v at face `(i, j)`.
@@ -32,7 +40,7 @@ pub fn advect_v_face(g: &G, p: &AdvectParams, dt: f32, decay: f32, u: &[f32], v:
     }
     let (x, y) = (i as f32 + 0.5, g.vj(j) as f32);
     let (bx, by) = backtrace(g, u, v, p.order, dt * g.inv_h, x, y);
-    sample_v(g, v, bx, by) * decay
+    backflow(g, sample_v(g, v, bx, by) * decay, bx, by)
 }
 
 /// Advect both velocity components into `u_out`, `v_out`. Faces go through
@@ -42,6 +50,7 @@ pub fn advect_v_face(g: &G, p: &AdvectParams, dt: f32, decay: f32, u: &[f32], v:
 pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], u_out: &mut [f32], v_out: &mut [f32]) {
     let decay = (-p.velocity_dissipation * dt).exp();
     let s = dt * g.inv_h;
+    let open = g.has_open();
     #[cfg(target_arch = "x86_64")]
     let avx2 = Avx2::get().filter(|_| g.walls_two_wide());
     for_each_row(
@@ -63,8 +72,15 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], u_out: &mut [
                     let k1 = velocity_at_u_faces(g, u, v, (i0, j), &a.store(xs), y);
                     let (bx, by) = a.backtrace(g, u, v, p.order, s, (xs, a.splat(y)), (a.load(k1.0), a.load(k1.1)));
                     let val = a.store(a.mul(a.sample_u(g, u, bx, by), a.splat(decay)));
+                    let (bx, by) = (a.store(bx), a.store(by));
                     for (k, out) in chunk.iter_mut().enumerate() {
-                        *out = if g.u_on_wall(i0 + k) { g.wall_u(i0 + k, j) } else { val[k] };
+                        *out = if g.u_on_wall(i0 + k) {
+                            g.wall_u(i0 + k, j)
+                        } else if open {
+                            backflow(g, val[k], bx[k], by[k])
+                        } else {
+                            val[k]
+                        };
                     }
                     continue;
                 }
@@ -75,7 +91,13 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], u_out: &mut [
                 let (bx, by) = backtrace_lanes(g, u, v, p.order, s, &xs, &[y; LANES], k1);
                 let val = sample_u_lanes(g, u, &bx, &by);
                 for (k, out) in chunk.iter_mut().enumerate() {
-                    *out = if g.u_on_wall(i0 + k) { g.wall_u(i0 + k, j) } else { val[k] * decay };
+                    *out = if g.u_on_wall(i0 + k) {
+                        g.wall_u(i0 + k, j)
+                    } else if open {
+                        backflow(g, val[k] * decay, bx[k], by[k])
+                    } else {
+                        val[k] * decay
+                    };
                 }
             }
         },
@@ -103,6 +125,12 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], u_out: &mut [
                     let k1 = velocity_at_v_faces(g, u, v, (i0, j), &a.store(xs), y);
                     let (bx, by) = a.backtrace(g, u, v, p.order, s, (xs, a.splat(y)), (a.load(k1.0), a.load(k1.1)));
                     chunk.copy_from_slice(&a.store(a.mul(a.sample_v(g, v, bx, by), a.splat(decay))));
+                    if open {
+                        let (bx, by) = (a.store(bx), a.store(by));
+                        for (k, out) in chunk.iter_mut().enumerate() {
+                            *out = backflow(g, *out, bx[k], by[k]);
+                        }
+                    }
                     continue;
                 }
                 // Through i32, as above.
@@ -111,7 +139,7 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], u_out: &mut [
                 let (bx, by) = backtrace_lanes(g, u, v, p.order, s, &xs, &[y; LANES], k1);
                 let val = sample_v_lanes(g, v, &bx, &by);
                 for (k, out) in chunk.iter_mut().enumerate() {
-                    *out = val[k] * decay;
+                    *out = if open { backflow(g, val[k] * decay, bx[k], by[k]) } else { val[k] * decay };
                 }
             }
         },
@@ -127,7 +155,29 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fluid_core::grid::Side;
     use fluid_core::{Boundary, Grid};
+
+    /// u = 1 everywhere drawn in through an open left side, a step of half a cell: the faces
+    /// traced half a cell past the side keep half their speed (the ambient fluid beyond is at
+    /// rest), those traced inside all of it; the right wall's faces hold zero.
+    #[test]
+    fn backflow_through_an_open_side_brings_no_momentum() {
+        let wall = Side::of(Boundary::Wall);
+        let grid = Grid::new(8, 4, 0.25, Boundary::Wall, Boundary::Wall).expect("grid");
+        let grid = grid.with_sides([Side::Open, wall, wall, wall]).expect("sides");
+        let g = G::new(&grid.uniform());
+        let (u, v) = (vec![1.0; 9 * 4], vec![0.0; 8 * 5]);
+        for order in 1..=3 {
+            let p = AdvectParams { order, ..AdvectParams::default() };
+            let (mut uo, mut vo) = (vec![9.0; u.len()], vec![9.0; v.len()]);
+            run(&g, &p, 0.125, &u, &v, &mut uo, &mut vo);
+            for row in uo.chunks(9) {
+                assert_eq!(row, &[0.5, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0], "order {order}");
+            }
+            assert!(vo.iter().all(|x| *x == 0.0), "order {order}: {vo:?}");
+        }
+    }
 
     #[test]
     fn batched_faces_equal_the_one_face_functions() {
@@ -142,8 +192,16 @@ mod tests {
             (Boundary::Periodic, Boundary::Periodic, 2, 2),
             (Boundary::Wall, Boundary::Wall, 1, 6),
             (Boundary::Wall, Boundary::Wall, 12, 1),
+            // Open sides (the backflow blend): bx Open stands for left, right and top open.
+            (Boundary::Open, Boundary::Wall, 29, 9),
+            (Boundary::Open, Boundary::Wall, 2, 3),
         ] {
-            let grid = Grid::new(nx, ny, 0.1, bx, by).expect("grid");
+            let base = if bx == Boundary::Open { Boundary::Wall } else { bx };
+            let mut grid = Grid::new(nx, ny, 0.1, base, by).expect("grid");
+            if bx == Boundary::Open {
+                let wall = Side::of(Boundary::Wall);
+                grid = grid.with_sides([Side::Open, Side::Open, wall, Side::Open]).expect("sides");
+            }
             let g = G::new(&grid.uniform());
             let mut rng = fluid_core::scene::SplitMix64(3);
             let u: Vec<f32> = (0..grid.len(fluid_core::FieldId::U)).map(|_| 4.0 * rng.next_f32() - 2.0).collect();

@@ -2,7 +2,8 @@
 //! semi-Lagrangian one. MacCormack adds half the round trip's error to it; BFECC samples the
 //! velocity corrected by that half error instead; either is clamped to the range of the
 //! velocity at the backtrace's stencil. The cubic scheme samples the velocity there by
-//! monotone cubics. Faces on walls keep their value.
+//! monotone cubics. Faces on walls, and those traced back past an open side (the backflow
+//! blend of `advect_velocity`), keep their value.
 
 use fluid_core::grid::uniforms::SharpParams;
 
@@ -25,7 +26,7 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
         |j, row| {
             let x_of = |i: usize| g.ui(i) as f32;
             for_each_traced(g, uv, trace, g.nx + 1, x_of, j as f32 + 0.5, |i, x, y| {
-                if !g.u_on_wall(i) {
+                if !g.u_on_wall(i) && g.backflow_weight(x, y) == 0.0 {
                     let w = Lattice::U.window(g, x, y);
                     row[i] = sharpen(g, &p, Lattice::U, (uv.0, u_back), (1, 0), w, g.u(i, j), row[i], (0.0, decay));
                 }
@@ -42,8 +43,10 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
             }
             let x_of = |i: usize| i as f32 + 0.5;
             for_each_traced(g, uv, trace, g.nx, x_of, g.vj(j) as f32, |i, x, y| {
-                let w = Lattice::V.window(g, x, y);
-                row[i] = sharpen(g, &p, Lattice::V, (uv.1, v_back), (1, 0), w, g.v(i, j), row[i], (0.0, decay));
+                if g.backflow_weight(x, y) == 0.0 {
+                    let w = Lattice::V.window(g, x, y);
+                    row[i] = sharpen(g, &p, Lattice::V, (uv.1, v_back), (1, 0), w, g.v(i, j), row[i], (0.0, decay));
+                }
             });
         },
     );

@@ -1,6 +1,8 @@
 // #include velocity
 // One invocation: the semi-Lagrangian value of u-face (i, j) and v-face (i, j): trace the
-// face position back along the velocity and sample there, times the dissipation factor.
+// face position back along the velocity and sample there, times the dissipation factor. A
+// point traced back past an open side blends toward the ambient fluid at rest beyond it
+// (backflow_weight): fluid drawn in through an outflow brings no momentum.
 
 @group(0) @binding(2) var<uniform> params: AdvectParams;
 @group(1) @binding(0) var<storage, read> u: array<f32>;
@@ -21,16 +23,24 @@ fn advect_velocity(@builtin(global_invocation_id) id: vec3<u32>) {
     if (j < grid.ny) {
         var val = wall_u(i, j);
         if (!u_on_wall(i)) {
-            let p = vec2<f32>(f32(canon_u(i)), f32(j) + 0.5);
-            val = sample_u(backtrace(p, params.order, s)) * decay;
+            let b = backtrace(vec2<f32>(f32(canon_u(i)), f32(j) + 0.5), params.order, s);
+            val = sample_u(b) * decay;
+            let w = backflow_weight(b);
+            if (w > 0.0) {
+                val = val * (1.0 - w);
+            }
         }
         u_out[ui_(i, j)] = val;
     }
     if (i < grid.nx) {
         var val = wall_v(i, j);
         if (!v_on_wall(j)) {
-            let p = vec2<f32>(f32(i) + 0.5, f32(canon_v(j)));
-            val = sample_v(backtrace(p, params.order, s)) * decay;
+            let b = backtrace(vec2<f32>(f32(i) + 0.5, f32(canon_v(j))), params.order, s);
+            val = sample_v(b) * decay;
+            let w = backflow_weight(b);
+            if (w > 0.0) {
+                val = val * (1.0 - w);
+            }
         }
         v_out[vi_(i, j)] = val;
     }

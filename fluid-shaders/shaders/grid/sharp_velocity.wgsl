@@ -4,8 +4,8 @@
 // semi-Lagrangian one in u_out / v_out (twin of fluid-cpu/src/kernels/sharp_velocity.rs).
 // MacCormack adds half the round trip's error to it; BFECC samples the velocity corrected by
 // that half error instead; either is clamped to the range of the velocity at the backtrace's
-// stencil. The cubic scheme samples the velocity there by monotone cubics. Faces on walls keep
-// their value.
+// stencil. The cubic scheme samples the velocity there by monotone cubics. Faces on walls, and
+// those traced back past an open side (advect_velocity's backflow blend), keep their value.
 
 @group(0) @binding(2) var<uniform> params: SharpParams;
 @group(1) @binding(0) var<storage, read> u: array<f32>;
@@ -67,9 +67,12 @@ fn sharp_velocity(@builtin(global_invocation_id) id: vec3<u32>) {
     let s = dt * grid.inv_h;
     let decay = exp(-params.rate * dt);
     if (j < grid.ny && !u_on_wall(i)) {
-        let w = window(LATTICE_U, backtrace(vec2<f32>(f32(canon_u(i)), f32(j) + 0.5), params.order, s));
+        let bt = backtrace(vec2<f32>(f32(canon_u(i)), f32(j) + 0.5), params.order, s);
+        let w = window(LATTICE_U, bt);
         let o = ui_(i, j);
-        if (params.scheme == SHARP_CUBIC) {
+        if (backflow_weight(bt) > 0.0) {
+            // Drawn in through an outflow: the blended semi-Lagrangian value stays.
+        } else if (params.scheme == SHARP_CUBIC) {
             u_out[o] = cubic_u(w) * decay;
         } else {
             let k = vec4<u32>(ui_(w.sx.i0, w.sy.i0), ui_(w.sx.i1, w.sy.i0), ui_(w.sx.i0, w.sy.i1), ui_(w.sx.i1, w.sy.i1));
@@ -79,9 +82,12 @@ fn sharp_velocity(@builtin(global_invocation_id) id: vec3<u32>) {
         }
     }
     if (i < grid.nx && !v_on_wall(j)) {
-        let w = window(LATTICE_V, backtrace(vec2<f32>(f32(i) + 0.5, f32(canon_v(j))), params.order, s));
+        let bt = backtrace(vec2<f32>(f32(i) + 0.5, f32(canon_v(j))), params.order, s);
+        let w = window(LATTICE_V, bt);
         let o = vi_(i, j);
-        if (params.scheme == SHARP_CUBIC) {
+        if (backflow_weight(bt) > 0.0) {
+            // As above.
+        } else if (params.scheme == SHARP_CUBIC) {
             v_out[o] = cubic_v(w) * decay;
         } else {
             let k = vec4<u32>(vi_(w.sx.i0, w.sy.i0), vi_(w.sx.i1, w.sy.i0), vi_(w.sx.i0, w.sy.i1), vi_(w.sx.i1, w.sy.i1));

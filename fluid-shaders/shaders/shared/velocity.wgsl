@@ -34,6 +34,19 @@ fn backtrace(p: vec2<f32>, order: u32, s: f32) -> vec2<f32> {
     return p - s * (2.0 / 9.0 * k1 + 3.0 / 9.0 * k2 + 4.0 / 9.0 * k3);
 }
 
+// How far past an open side point b (cell units) lies, up to one cell: the weight of the
+// ambient fluid at rest beyond it in what a backtrace there carries in (0 inside the box).
+fn backflow_weight(b: vec2<f32>) -> f32 {
+    let past = array<f32, 4>(-b.x, b.x - f32(grid.nx), -b.y, b.y - f32(grid.ny));
+    var w = 0.0;
+    for (var k = 0u; k < 4u; k++) {
+        if (side_open(k) && past[k] > w) {
+            w = past[k];
+        }
+    }
+    return min(w, 1.0);
+}
+
 struct Carried {
     w: f32,
     k: u32,

@@ -190,6 +190,27 @@ impl G {
         (0..4).any(|k| self.side_inflow(k))
     }
 
+    /// Whether some side is open.
+    #[inline(always)]
+    pub fn has_open(&self) -> bool {
+        (0..4).any(|k| self.side_open(k))
+    }
+
+    /// How far past an open side point `(x, y)` (cell units) lies, up to one cell: the weight
+    /// of the ambient fluid at rest beyond it in what a backtrace there carries in (0 inside
+    /// the box; twin of `backflow_weight` in velocity.wgsl).
+    #[inline(always)]
+    pub fn backflow_weight(&self, x: f32, y: f32) -> f32 {
+        let past = [-x, x - self.nx as f32, -y, y - self.ny as f32];
+        let mut w = 0.0f32;
+        for (k, d) in past.into_iter().enumerate() {
+            if self.side_open(k) && d > w {
+                w = d;
+            }
+        }
+        w.min(1.0)
+    }
+
     /// Walls on both axes and at least two cells along each: then every bilinear stencil of
     /// every field is a 2 × 2 window at its first sample (see [`stencil`]).
     #[inline(always)]
