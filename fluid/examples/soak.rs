@@ -4,9 +4,10 @@
 //!
 //! ```sh
 //! cargo run --release -p fluid --example soak -- 100000 32   # steps, grid side
+//! cargo run --release -p fluid --example soak -- 100000 32 fire,candle   # some presets
 //! ```
 //!
-//! Prints one Markdown row per preset (what doc/ROBUSTNESS.md quotes). A preset passes when
+//! With `SOAK_TRACE` set, each sample also goes to stderr. Prints one Markdown row per preset (what doc/ROBUSTNESS.md quotes). A preset passes when
 //! every step is sound and, over the last tenth of the run, neither the largest speed nor the
 //! kinetic energy rises above twice its largest value over the second tenth (a bounded flow
 //! settles, decays or holds; one that grows without bound fails). Exits 1 when any fails.
@@ -54,13 +55,18 @@ fn soak(preset: &str, steps: u32, side: u32) -> fluid::Result<(bool, String)> {
     let dt = scene.params.dt;
     let mut sim = Simulation::new(scene, CpuBackend::new()?)?;
     let every = (steps / 100).max(1);
+    let trace = std::env::var_os("SOAK_TRACE").is_some();
     let mut samples = Vec::new();
     let t0 = Instant::now();
     for k in 1..=steps {
         sim.step(dt)?;
         sim.check_state()?;
         if k % every == 0 {
-            samples.push(sample(&mut sim)?);
+            let s = sample(&mut sim)?;
+            if trace {
+                eprintln!("{preset} step {k}: speed {:.4e} energy {:.4e} carried {:.4e}", s.speed, s.energy, s.mass);
+            }
+            samples.push(s);
         }
     }
     let ms = t0.elapsed().as_secs_f64() * 1e3 / f64::from(steps);
@@ -86,6 +92,11 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let steps: u32 = args.first().and_then(|s| s.parse().ok()).unwrap_or(100_000);
     let side: u32 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(32);
+    let only: Option<Vec<&str>> = args.get(2).map(|s| s.split(',').collect());
+    if let Some(name) = only.iter().flatten().find(|n| !PRESETS.iter().any(|(p, _)| p == *n)) {
+        eprintln!("error: no preset named {name:?}");
+        return ExitCode::from(2);
+    }
     if steps < 100 {
         eprintln!("error: at least 100 steps (got {steps})");
         return ExitCode::from(2);
@@ -95,7 +106,7 @@ fn main() -> ExitCode {
     );
     println!("|---|---|---|---|---|---|---|---|");
     let mut failed = false;
-    for (preset, _) in PRESETS {
+    for (preset, _) in PRESETS.iter().filter(|(p, _)| only.as_ref().is_none_or(|o| o.contains(p))) {
         match soak(preset, steps, side) {
             Ok((ok, row)) => {
                 failed |= !ok;
