@@ -4,7 +4,13 @@
 # refused without a panic, the small ones stepped, read and rendered on the CPU backend
 # (fluid/tests/fuzz.rs).
 #
-# usage: scripts/fuzz.sh [CASES]   (default 10 000 000; CI runs 100 000)
+# Then as many command lines as a hundredth of CASES, each its own `fluid` process (edited scene
+# files and --set overrides; fluid-cli/tests/fuzz.rs): every exit 0, 1 or 2, no panic, no
+# signal.
+#
+# usage: scripts/fuzz.sh [CASES]   (default 10 000 000; CI runs 100 000 and 2000 processes)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-FLUID_FUZZ_CASES=${1:-10000000} cargo test --release -p fluid --test fuzz -- --nocapture
+cases=${1:-10000000}
+FLUID_FUZZ_CASES=$cases cargo test --release -p fluid --test fuzz -- --nocapture
+FLUID_CLI_FUZZ_CASES=$((cases / 100)) cargo test --release -p fluid-cli --test fuzz -- --nocapture

@@ -1,0 +1,198 @@
+//! The `fluid` program under fuzzed command lines, each case its own process: a preset with one
+//! of its keys set to a hostile or random value through `--set`, or a preset's scene file with
+//! its text edited (a line dropped or repeated, a value replaced, the file cut, bytes thrown
+//! in), run for two steps on a small grid within a 64 MiB budget. Every run must exit 0 (it
+//! ran), 1 (it stopped: a state check or the device failed) or 2 (the input was refused),
+//! print no panic and end by no signal. `FLUID_CLI_FUZZ_CASES` sets the count (2000 by default; `scripts/fuzz.sh` runs
+//! more) and the test prints the tally.
+
+mod common;
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::Command;
+use std::sync::Mutex;
+
+use fluid_core::scene::SplitMix64;
+
+/// Values a key may be set to, beside random numbers.
+const VALUES: &[&str] = &[
+    "0",
+    "-1",
+    "1",
+    "0.5",
+    "-0.0",
+    "3",
+    "1e30",
+    "-1e30",
+    "1e-30",
+    "1e-45",
+    "nan",
+    "inf",
+    "-inf",
+    "4294967297",
+    "-9223372036854775808",
+    "\"\"",
+    "\"x\"",
+    "true",
+    "[]",
+    "[1, 2]",
+    "[0.5, 0.5, 7]",
+    "{}",
+    "{a = 1}",
+    "\"../../x\"",
+];
+
+/// Every key of a scene as `--set` writes it (tables and arrays by their paths).
+fn keys(value: &serde_json::Value, key: &str, out: &mut Vec<String>) {
+    if !key.is_empty() {
+        out.push(key.to_string());
+    }
+    let join = |k: &str| if key.is_empty() { k.to_string() } else { format!("{key}.{k}") };
+    match value {
+        serde_json::Value::Object(o) => o.iter().for_each(|(k, v)| keys(v, &join(k), out)),
+        serde_json::Value::Array(a) => a.iter().enumerate().for_each(|(i, v)| keys(v, &join(&i.to_string()), out)),
+        _ => {}
+    }
+}
+
+fn pick<'a, T>(rng: &mut SplitMix64, items: &'a [T]) -> &'a T {
+    &items[(rng.next_u64() % items.len() as u64) as usize]
+}
+
+fn value(rng: &mut SplitMix64) -> String {
+    match rng.next_u64() % 3 {
+        0 => format!("{}", (rng.next_f32() - 0.5) * 10f32.powi((rng.next_u64() % 12) as i32 - 4)),
+        1 => format!("{}", rng.next_u64() % 100),
+        _ => pick(rng, VALUES).to_string(),
+    }
+}
+
+/// The scene file's text with one edit.
+fn edited(rng: &mut SplitMix64, text: &str) -> String {
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let k = (rng.next_u64() % lines.len().max(1) as u64) as usize;
+    match rng.next_u64() % 5 {
+        0 => {
+            lines.remove(k);
+        }
+        1 => {
+            let line = lines[k].clone();
+            lines.insert(k, line);
+        }
+        2 => {
+            if let Some((key, _)) = lines[k].split_once('=') {
+                lines[k] = format!("{key}= {}", value(rng));
+            }
+        }
+        3 => {
+            let cut = (rng.next_u64() % text.len().max(1) as u64) as usize;
+            return text.get(..cut).unwrap_or(text).to_string();
+        }
+        _ => {
+            let junk = *pick(rng, &["[", "]", "\"", "{", "=", "\0", "ü", "[[", "nan", "1e999"]);
+            let at = (rng.next_u64() % (lines[k].len() as u64 + 1)) as usize;
+            if lines[k].is_char_boundary(at) {
+                lines[k].insert_str(at, junk);
+            }
+        }
+    }
+    lines.join("\n")
+}
+
+/// One case's command line: a preset and an override, or an edited scene file in `dir`.
+fn case(rng: &mut SplitMix64, k: u64, dir: &Path, presets: &[(String, Vec<String>, String)]) -> Vec<String> {
+    let (name, keys, text) = pick(rng, presets);
+    // A budget keeps a fuzzed particle fill (millions of particles) from a long run: over it,
+    // the liquid is refused (it is never downscaled).
+    let small =
+        ["--set", "grid.nx=16", "--set", "grid.ny=12", "--set", "storage.budget=\"64 MiB\"", "--steps", "2", "--out"]
+            .map(String::from);
+    let out = dir.join(format!("out{k}")).display().to_string();
+    let mut args = vec!["run".to_string()];
+    if rng.next_u64().is_multiple_of(2) {
+        let file = dir.join(format!("case{k}.toml"));
+        std::fs::write(&file, edited(rng, text)).expect("write scene");
+        args.push(file.display().to_string());
+        args.extend(small);
+        args.push(out);
+    } else {
+        args.push(name.clone());
+        args.extend(small);
+        args.push(out);
+        args.extend(["--set".to_string(), format!("{}={}", pick(rng, keys), value(rng))]);
+    }
+    args
+}
+
+/// The tally of outcomes: exit 0, 1, 2.
+#[derive(Default, Debug)]
+struct Tally {
+    ran: u64,
+    stopped: u64,
+    refused: u64,
+    /// Why some runs stopped (the first line of their message), a few of them.
+    why_stopped: Vec<String>,
+}
+
+#[test]
+fn fuzzed_command_lines_exit_0_1_or_2_without_a_panic_or_signal() {
+    let cases: u64 = std::env::var("FLUID_CLI_FUZZ_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(2000);
+    let scenes = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenes");
+    let presets: Vec<(String, Vec<String>, String)> = fluid::PRESETS
+        .iter()
+        .map(|(name, _)| {
+            let scene = fluid::Scene::preset(name).expect("preset");
+            let mut k = Vec::new();
+            keys(&serde_json::to_value(&scene).expect("json"), "", &mut k);
+            let text = std::fs::read_to_string(scenes.join(format!("{name}.toml"))).expect("scene file");
+            (name.to_string(), k, text)
+        })
+        .collect();
+    let dir = common::temp_dir("fuzz");
+    let tally = Mutex::new(Tally::default());
+    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()) as u64;
+    std::thread::scope(|s| {
+        for w in 0..workers {
+            let (presets, dir, tally) = (&presets, &dir, &tally);
+            s.spawn(move || {
+                let mut rng = SplitMix64(seed ^ (w + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+                for k in (w..cases).step_by(workers as usize) {
+                    let args = case(&mut rng, k, dir, presets);
+                    let out = Command::new(env!("CARGO_BIN_EXE_fluid")).args(&args).output().expect("run fluid");
+                    let err = common::text(&out.stderr);
+                    let line = args.join(" ");
+                    assert!(out.status.signal().is_none(), "`fluid {line}` ended by signal {:?}", out.status.signal());
+                    assert!(!err.contains("panicked"), "`fluid {line}` panicked: {err}");
+                    let mut t = tally.lock().expect("tally");
+                    match out.status.code() {
+                        Some(0) => t.ran += 1,
+                        Some(1) => {
+                            t.stopped += 1;
+                            let why = err.lines().next().unwrap_or("").chars().take(160).collect::<String>();
+                            if t.why_stopped.len() < 4 && !t.why_stopped.contains(&why) {
+                                t.why_stopped.push(why);
+                            }
+                        }
+                        Some(2) => t.refused += 1,
+                        code => panic!("`fluid {line}` exited {code:?}: {err}"),
+                    }
+                    drop(t);
+                    let _ = std::fs::remove_dir_all(dir.join(format!("out{k}")));
+                    let _ = std::fs::remove_file(dir.join(format!("case{k}.toml")));
+                }
+            });
+        }
+    });
+    let t = tally.into_inner().expect("tally");
+    println!(
+        "cli fuzz: {cases} runs: {} exit 0, {} exit 1, {} exit 2, 0 panics, 0 signals (seed {seed})",
+        t.ran, t.stopped, t.refused
+    );
+    for why in &t.why_stopped {
+        println!("  stopped: {why}");
+    }
+    assert!(t.ran > 0 && t.refused > 0, "both sides reached: {t:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
