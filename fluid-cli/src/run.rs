@@ -142,7 +142,16 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Failure> {
     }
     let backend = fluid::backend_with_threads(&args.backend, args.threads)?;
     if args.plan {
-        return print_plan(&scene, backend.as_ref());
+        print_plan(&scene, backend.as_ref())?;
+        if let Some((field, bytes)) = largest_dump(&scene, &dumps)? {
+            println!(
+                "--dump: each field is read back to host memory in turn and written a block at a time; the \
+                 largest, {}, takes {} on the host",
+                field.name(),
+                fluid::storage::Bytes(bytes)
+            );
+        }
+        return check_dumps_fit(&scene, &args.backend, &dumps);
     }
     check_dumps_fit(&scene, &args.backend, &dumps)?;
     let out_dir = args.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&scene.name));
@@ -378,13 +387,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Failure> {
 /// `--dump` fails at once rather than being killed after the last step.
 pub(crate) fn check_dumps_fit(scene: &Scene, backend: &str, dumps: &[FieldId]) -> Result<(), Failure> {
     let grid = scene.grid()?;
-    // A liquid with emitters is read back with its room (the live part is kept).
-    let room = match &scene.particles {
-        Some(p) => p.capacity(&grid, &scene.obstacles()?).min(u64::from(u32::MAX)) as u32,
-        None => grid.particles,
-    };
-    let grid = fluid::Grid { particles: room, ..grid };
-    let largest = dumps.iter().map(|f| (*f, 4 * grid.len(*f) as u64)).max_by_key(|(_, bytes)| *bytes);
+    let largest = largest_dump(scene, dumps)?;
     let fields = if backend == "cpu" { fluid::GridFields::declare(&grid, &scene.params).bytes() } else { 0 };
     if let (Some((field, bytes)), Some(avail)) = (largest, fluid_core::backend::available_memory())
         && bytes + fields > avail
@@ -396,6 +399,19 @@ pub(crate) fn check_dumps_fit(scene: &Scene, backend: &str, dumps: &[FieldId]) -
         return Err(Error::invalid("--dump", field.name(), why).into());
     }
     Ok(())
+}
+
+/// The field of `dumps` whose read-back takes the most host memory, and those bytes (`f32`
+/// values: an `f16` field is widened when read back).
+fn largest_dump(scene: &Scene, dumps: &[FieldId]) -> Result<Option<(FieldId, u64)>, Failure> {
+    let grid = scene.grid()?;
+    // A liquid with emitters is read back with its room (the live part is kept).
+    let room = match &scene.particles {
+        Some(p) => p.capacity(&grid, &scene.obstacles()?).min(u64::from(u32::MAX)) as u32,
+        None => grid.particles,
+    };
+    let grid = fluid::Grid { particles: room, ..grid };
+    Ok(dumps.iter().map(|f| (*f, 4 * grid.len(*f) as u64)).max_by_key(|(_, bytes)| *bytes))
 }
 
 /// `DIR/<field>.npy` of each field in `dumps`; the paths written.

@@ -759,6 +759,18 @@ fn the_plan_and_the_memory_budget() {
         .and_then(|l| l.split_whitespace().nth(1))
         .and_then(|n| n.parse().ok())
         .expect("the total");
+    // A dump is counted: the largest field read back (u, 49 × 64 f32 values).
+    let out = run(&["--plan", "--dump", "density,u"]);
+    let plan = text(&out.stdout);
+    assert!(
+        out.status.success() && plan.contains(&format!("the largest, u, takes 12.2 KiB ({} B)", 49 * 64 * 4)),
+        "{plan}"
+    );
+    // In f16 the velocity and smoke are stored so (the CPU holds them in f32 words).
+    let out = run(&["--plan", "--set", "storage.format=f16"]);
+    let plan = text(&out.stdout);
+    assert!(plan.lines().any(|l| l.starts_with("density ") && l.contains(" f16 ")), "{plan}");
+    assert!(plan.lines().any(|l| l.starts_with("pressure ") && l.contains(" f32 ")), "{plan}");
     let budget = format!("storage.budget={}", total - 1);
     let out = run(&["--set", &budget]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));

@@ -18,6 +18,7 @@
 //! - [`api`]: the backend contract: reductions, waits, samples, queued reads, timings, threads;
 //! - [`checkpoint`]: saved and restored runs, damaged files refused, recorded sessions replayed;
 //! - [`storage`]: the memory budget, refused, downscaled, never exceeded;
+//! - [`half`]: fields stored in `f16`, against the CPU backend's and against `f32`;
 //! - [`particles`]: the particle liquid's kernels, presets, checkpoints and physics;
 //! - [`render`]: the render kernels against the host composer.
 //!
@@ -28,6 +29,7 @@
 pub mod api;
 pub mod checkpoint;
 pub mod compare;
+pub mod half;
 pub mod kernels;
 pub mod particles;
 pub mod physics;
@@ -539,6 +541,51 @@ macro_rules! conformance {
         }
 
         /// Whole presets against the CPU backend, and a reset.
+        mod half {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[test]
+            fn f16_storage_holds_the_nearest_f16() {
+                $crate::half::half_stores_the_nearest_f16(|| $make);
+            }
+
+            #[test]
+            fn f16_checkpoint_continues() {
+                $crate::half::half_checkpoint_continues(|| $make);
+            }
+
+            #[test]
+            fn f16_smoke_stays_near_f32() {
+                $crate::half::half_stays_near_f32(|| $make);
+            }
+
+            #[test]
+            fn f16_smoke_matches_the_cpu_backend() {
+                $crate::half::half_parity(|| $make, "smoke", &[]);
+            }
+
+            #[test]
+            fn f16_fire_matches_the_cpu_backend() {
+                $crate::half::half_parity(|| $make, "fire", &[]);
+            }
+
+            #[test]
+            fn f16_ink_matches_the_cpu_backend() {
+                $crate::half::half_parity(|| $make, "ink", &[]);
+            }
+
+            #[test]
+            fn f16_paddle_with_a_finer_dye_matches_the_cpu_backend() {
+                $crate::half::half_parity(|| $make, "paddle", &["grid.dye_factor=2"]);
+            }
+
+            #[test]
+            fn f16_smoke_with_a_finer_density_matches_the_cpu_backend() {
+                $crate::half::half_parity(|| $make, "smoke", &["grid.density_factor=2"]);
+            }
+        }
+
         mod presets {
             #[allow(unused_imports)]
             use super::*;

@@ -5,7 +5,7 @@ use fluid::{Backend, CpuBackend, FieldId, Grid, Simulation, Splat};
 use fluid_core::grid::step::STATE_FIELDS;
 
 use crate::compare::{Tolerance, check};
-use crate::support::{bits_differ, carried, small_preset};
+use crate::support::{bits_differ, carried, preset_splat, small_preset};
 
 /// Whole presets after [`PRESET_STEPS`] steps: 1e-4 relative L2 and 1e-3 max-abs per field.
 /// Per-kernel differences of 1e-6..1e-5 compound over the steps (advection feeds on its own
@@ -26,16 +26,7 @@ pub fn preset_parity<B: Backend>(make: impl Fn() -> B, preset: &str) {
     let mut other = Simulation::new(scene, make()).expect("simulation");
     for k in 0..PRESET_STEPS {
         if k % 7 == 0 {
-            let s = Splat {
-                center: [0.4 * grid.width(), 0.6 * grid.height()],
-                radius: 0.1 * grid.height(),
-                falloff: fluid::Falloff::Gaussian,
-                velocity: [0.5, -0.3],
-                density: 0.5,
-                temperature: 1.0,
-                dye: [0.3, 0.6, 0.1, 0.8],
-                fuel: 0.5,
-            };
+            let s = preset_splat(&grid);
             cpu.splat(carried(&cpu, s)).expect("splat");
             other.splat(carried(&other, s)).expect("splat");
         }

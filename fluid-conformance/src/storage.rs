@@ -96,7 +96,11 @@ pub fn budget_is_never_exceeded<B: Backend>(make: impl Fn() -> B) {
 
         let mut small = scene.clone();
         let budget = plan.total() - plan.resources() / 2;
-        small.storage = fluid_core::storage::Storage { budget: Some(Bytes(budget)), policy: BudgetPolicy::Downscale };
+        small.storage = fluid_core::storage::Storage {
+            budget: Some(Bytes(budget)),
+            policy: BudgetPolicy::Downscale,
+            ..small.storage
+        };
         if scene.particles.is_some() {
             // The particle liquid keeps its particles: refused, saying so.
             match Simulation::new(small, make()) {
@@ -122,6 +126,26 @@ pub fn budget_is_never_exceeded<B: Backend>(make: impl Fn() -> B) {
         assert!((grid.height() - asked.height()).abs() < 1e-5, "{name}: the box's height");
         workload(&mut sim, budget, &format!("{name} downscaled to {}x{}", grid.nx, grid.ny));
     }
+    // Stored in f16, every grid preset: refused a byte under its plan, run at it, the
+    // backend's accounting within it throughout (a GPU stores 2 bytes a value, the CPU an f32
+    // word: each plan counts what its backend holds).
+    for (name, _) in PRESETS {
+        let scene = small_preset_with(name, &["storage.format=f16"]);
+        if scene.particles.is_some() {
+            continue;
+        }
+        let plan = fluid::storage::plan(&scene, &make()).expect("plan").plan;
+        let mut refused = scene.clone();
+        refused.storage.budget = Some(Bytes(plan.total() - 1));
+        assert!(
+            matches!(Simulation::new(refused, make()), Err(Error::OverBudget { .. })),
+            "{name} in f16: a scene over its budget ran"
+        );
+        let mut exact = scene;
+        exact.storage.budget = Some(Bytes(plan.total()));
+        let mut sim = Simulation::new(exact, make()).expect("a scene at its budget runs");
+        workload(&mut sim, plan.total(), &format!("{name} in f16 at its plan"));
+    }
     // A finer dye or density gives first: with a budget that holds the scene with that field
     // on the grid, the whole grid runs so.
     for (name, overrides, dye) in [("paddle", &[][..], true), ("fire", &["grid.density_factor=2"][..], false)] {
@@ -135,7 +159,11 @@ pub fn budget_is_never_exceeded<B: Backend>(make: impl Fn() -> B) {
         }
         let need = fluid::storage::plan(&coarse, &make()).expect("plan").plan.total();
         let mut fitted = scene;
-        fitted.storage = fluid_core::storage::Storage { budget: Some(Bytes(need)), policy: BudgetPolicy::Downscale };
+        fitted.storage = fluid_core::storage::Storage {
+            budget: Some(Bytes(need)),
+            policy: BudgetPolicy::Downscale,
+            ..fitted.storage
+        };
         let mut sim = Simulation::new(fitted, make()).expect("a scene with a coarser field runs");
         assert_eq!(sim.downscaled_from(), Some([45, 38]), "{name}");
         let grid = *sim.grid();

@@ -19,6 +19,21 @@ pub fn small_preset_with(preset: &str, extra: &[&str]) -> Scene {
     Scene::preset_with(preset, &ov).expect("preset")
 }
 
+/// The gaussian splat of the whole-preset runs: every field's amount, some velocity, placed
+/// at (0.4, 0.6) of `grid`'s box.
+pub fn preset_splat(grid: &Grid) -> Splat {
+    Splat {
+        center: [0.4 * grid.width(), 0.6 * grid.height()],
+        radius: 0.1 * grid.height(),
+        falloff: fluid::Falloff::Gaussian,
+        velocity: [0.5, -0.3],
+        density: 0.5,
+        temperature: 1.0,
+        dye: [0.3, 0.6, 0.1, 0.8],
+        fuel: 0.5,
+    }
+}
+
 /// How many values of `a` and `b` differ in their bits.
 pub fn bits_differ(a: &[f32], b: &[f32]) -> usize {
     a.iter().zip(b).filter(|(p, q)| p.to_bits() != q.to_bits()).count()

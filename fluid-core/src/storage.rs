@@ -93,6 +93,34 @@ pub enum BudgetPolicy {
     Downscale,
 }
 
+/// How a field's values are stored (kernels compute in `f32` either way).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StoreFormat {
+    /// 32-bit floats.
+    #[default]
+    F32,
+    /// 16-bit floats: half the memory and bandwidth, about 3 significant digits, magnitudes
+    /// up to 65504 (a GPU needs the `shader-f16` feature).
+    F16,
+}
+
+/// The storage format of each field that may be held in `f16`, where a scene sets one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FieldFormats {
+    /// The velocity (its faces, and their scratch copies).
+    pub velocity: Option<StoreFormat>,
+    /// The smoke's density.
+    pub density: Option<StoreFormat>,
+    /// The temperature.
+    pub temperature: Option<StoreFormat>,
+    /// The dye.
+    pub dye: Option<StoreFormat>,
+    /// The fire's fuel.
+    pub fuel: Option<StoreFormat>,
+}
+
 /// A scene's `[storage]`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -102,6 +130,67 @@ pub struct Storage {
     pub budget: Option<Bytes>,
     /// What happens when the scene needs more.
     pub policy: BudgetPolicy,
+    /// How the velocity, density, temperature, dye and fuel are stored, unless
+    /// [`Storage::fields`] says otherwise for one. The pressure, its solver's workspace and
+    /// the other scratch stay `f32`: the solve needs their precision.
+    pub format: StoreFormat,
+    /// Per-field formats over [`Storage::format`].
+    pub fields: FieldFormats,
+}
+
+impl Storage {
+    /// The format of the fields of `group` (`velocity`, `density`, `temperature`, `dye`,
+    /// `fuel`).
+    pub fn format_of(&self, group: FieldGroup) -> StoreFormat {
+        let f = &self.fields;
+        let own = match group {
+            FieldGroup::Velocity => f.velocity,
+            FieldGroup::Density => f.density,
+            FieldGroup::Temperature => f.temperature,
+            FieldGroup::Dye => f.dye,
+            FieldGroup::Fuel => f.fuel,
+        };
+        own.unwrap_or(self.format)
+    }
+
+    /// Whether any field is stored in `f16`.
+    pub fn any_half(&self) -> bool {
+        FieldGroup::ALL.iter().any(|&g| self.format_of(g) == StoreFormat::F16)
+    }
+}
+
+/// The fields that may be stored in `f16`, each with the resources that hold it (a field and
+/// the scratch it swaps with share one format).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldGroup {
+    /// `u`, `v` and their scratch.
+    Velocity,
+    /// `density` and its scratch.
+    Density,
+    /// `temperature` and its scratch.
+    Temperature,
+    /// `dye` and its scratch.
+    Dye,
+    /// `fuel` and its scratch.
+    Fuel,
+}
+
+impl FieldGroup {
+    /// Every group.
+    pub const ALL: [FieldGroup; 5] =
+        [FieldGroup::Velocity, FieldGroup::Density, FieldGroup::Temperature, FieldGroup::Dye, FieldGroup::Fuel];
+
+    /// The grid fields of the group.
+    pub fn fields(self) -> &'static [crate::grid::FieldId] {
+        use crate::grid::FieldId as F;
+        match self {
+            FieldGroup::Velocity => &[F::U, F::V, F::UTmp, F::VTmp, F::UTmp2, F::VTmp2, F::UBack, F::VBack],
+            FieldGroup::Density => &[F::Density, F::DensityTmp, F::DensityCoarse],
+            FieldGroup::Temperature => &[F::Temperature, F::TemperatureTmp],
+            FieldGroup::Dye => &[F::Dye, F::DyeTmp, F::DyeBack],
+            FieldGroup::Fuel => &[F::Fuel, F::FuelTmp],
+        }
+    }
 }
 
 /// One resource in a plan.
@@ -140,7 +229,7 @@ impl MemoryPlan {
                 format: r.format,
                 lifetime: r.lifetime,
                 elements: r.len,
-                bytes: if owners[i] == i { r.bytes() } else { 0 },
+                bytes: if owners[i] == i { backend.resource_bytes(r) } else { 0 },
             })
             .collect();
         MemoryPlan { backend: backend.name(), entries, working: backend.working_memory(resources, schedules) }
@@ -309,7 +398,7 @@ pub(crate) fn fit(scene: &Scene, backend: &dyn Backend) -> Result<(Fitted, Box<d
 
 #[cfg(test)]
 mod tests {
-    use super::{BudgetPolicy, Bytes};
+    use super::{BudgetPolicy, Bytes, FieldGroup, StoreFormat};
     use crate::Scene;
 
     #[test]
@@ -320,9 +409,28 @@ mod tests {
         let s = with("[storage]\nbudget = 4096").expect("scene");
         assert_eq!((s.storage.budget, s.storage.policy), (Some(Bytes(4096)), BudgetPolicy::Refuse));
         assert_eq!(with("").expect("scene").storage.budget, None);
-        for bad in ["budget = 0", "budget = -5", "budget = \"lots\"", "policy = \"shrink\"", "format = \"f16\""] {
+        for bad in [
+            "budget = 0",
+            "budget = -5",
+            "budget = \"lots\"",
+            "policy = \"shrink\"",
+            "format = \"f8\"",
+            "fields = { pressure = \"f16\" }",
+        ] {
             let e = with(&format!("[storage]\n{bad}")).expect_err(bad).to_string();
-            assert!(e.contains("storage") || e.contains("budget") || e.contains("policy"), "{bad}: {e}");
+            assert!(e.contains("storage") || e.contains(bad), "{bad}: {e}");
+        }
+        // f16 for every field that may take it, but the temperature.
+        let s = with("[storage]\nformat = \"f16\"\nfields = { temperature = \"f32\" }").expect("scene");
+        for group in FieldGroup::ALL {
+            let want = if group == FieldGroup::Temperature { StoreFormat::F32 } else { StoreFormat::F16 };
+            assert_eq!(s.storage.format_of(group), want, "{group:?}");
+        }
+        let fields = crate::grid::GridFields::declare(&s.grid().expect("grid"), &s.params).stored(&s.storage);
+        for f in crate::grid::FieldId::STATE_AND_SCRATCH {
+            let half = fields.desc(*f).format.is_half();
+            let group = FieldGroup::ALL.into_iter().find(|g| g.fields().contains(f));
+            assert_eq!(half, group.is_some_and(|g| g != FieldGroup::Temperature), "{}", f.name());
         }
         // Written back (a checkpoint's header), the budget reads the same.
         let s = with("[storage]\nbudget = \"1.5 GiB\"").expect("scene");

@@ -159,7 +159,7 @@ impl CpuBackend {
 
     fn buf(&self, id: ResourceId) -> &[f32] {
         // Its own values only: a transient's buffer may be its group's larger one.
-        &self.buffers[self.map[id.index()]][..self.resources[id.index()].words() as usize]
+        &self.buffers[self.map[id.index()]][..held(&self.resources[id.index()])]
     }
 
     /// Check every operation of `schedule` against the resources and the kernel table before
@@ -221,7 +221,7 @@ impl CpuBackend {
         // Row by row (partials summed in row order: any thread count gives the same bits).
         let cols = match (desc.shape, desc.format) {
             (Shape::XFaces, _) => g.nx + 1,
-            (Shape::Cells, Format::Vec4F32) => 4 * g.nx,
+            (Shape::Cells, Format::Vec4F32 | Format::Vec4F16) => 4 * g.nx,
             _ => g.nx,
         }
         .max(1);
@@ -277,7 +277,8 @@ impl Backend for CpuBackend {
         let owners = resource::owners(resources);
         let owns = |i: usize| owners[i] == i;
         let same = |i: usize| resources[i].shares().is_none() && self.resources.get(i) == Some(&resources[i]);
-        let fresh: u64 = (0..resources.len()).filter(|i| owns(*i) && !same(*i)).map(|i| resources[i].bytes()).sum();
+        let fresh: u64 =
+            (0..resources.len()).filter(|i| owns(*i) && !same(*i)).map(|i| 4 * held(&resources[i]) as u64).sum();
         // Linux overcommits: a reservation larger than memory succeeds and the process is killed
         // later, so compare with what the machine has first.
         if let Some(avail) = backend::available_memory()
@@ -295,11 +296,11 @@ impl Backend for CpuBackend {
                 made.push(None);
                 continue;
             }
-            let n = if owns(i) { r.words() as usize } else { 0 };
+            let n = if owns(i) { held(r) } else { 0 };
             let mut v: Vec<f32> = Vec::new();
             v.try_reserve_exact(n).map_err(|e| Error::OutOfMemory {
                 what: format!("resource `{}`", r.name),
-                bytes: r.bytes(),
+                bytes: 4 * held(r) as u64,
                 reason: format!("allocating it failed: {e}"),
             })?;
             v.resize(n, 0.0);
@@ -323,14 +324,28 @@ impl Backend for CpuBackend {
     }
 
     fn write(&mut self, id: ResourceId, bytes: &[u8]) -> Result<()> {
-        backend::desc(&self.resources, id, "cpu")?.check_bytes(bytes.len())?;
-        let i = self.map[id.index()];
-        bytemuck::cast_slice_mut::<f32, u8>(&mut self.buffers[i]).copy_from_slice(bytes);
+        let desc = backend::desc(&self.resources, id, "cpu")?;
+        desc.check_bytes(bytes.len())?;
+        let (format, n, i) = (desc.format, held(desc), self.map[id.index()]);
+        if format.is_half() {
+            self.buffers[i][..n].copy_from_slice(&backend::values_le(format, n, bytes));
+        } else {
+            bytemuck::cast_slice_mut::<f32, u8>(&mut self.buffers[i][..n]).copy_from_slice(bytes);
+        }
         Ok(())
     }
 
     fn read(&mut self, id: ResourceId) -> Result<Vec<u32>> {
-        Ok(bytemuck::cast_slice(self.field_slice(id)?).to_vec())
+        let format = backend::desc(&self.resources, id, "cpu")?.format;
+        let values = self.field_slice(id)?;
+        if format.is_half() {
+            return Ok(backend::u32s_le(&backend::values_to_le(format, values)));
+        }
+        Ok(bytemuck::cast_slice(values).to_vec())
+    }
+
+    fn resource_bytes(&self, desc: &ResourceDesc) -> u64 {
+        4 * held(desc) as u64
     }
 
     fn download(&mut self, id: ResourceId) -> Result<Vec<f32>> {
@@ -359,8 +374,7 @@ impl Backend for CpuBackend {
                     Op::Dispatch(d) => {
                         let start = self.timing.is_some().then(Instant::now);
                         let phys: Vec<usize> = d.resources.iter().map(|r| self.map[r.index()]).collect();
-                        let lens: Vec<usize> =
-                            d.resources.iter().map(|r| self.resources[r.index()].words() as usize).collect();
+                        let lens: Vec<usize> = d.resources.iter().map(|r| held(&self.resources[r.index()])).collect();
                         let slots = dispatch::bind(&mut self.buffers, &phys, &lens, d.kernel)?;
                         let mut ctx = Ctx {
                             g: &g,
@@ -371,6 +385,13 @@ impl Backend for CpuBackend {
                         };
                         if let Some(run) = kernels::entry(d.kernel) {
                             run(&mut ctx, d, slots);
+                        }
+                        // What an f16 resource stores: the values written, rounded.
+                        for (slot, r) in d.kernel.bindings.iter().zip(&d.resources) {
+                            if slot.access.writes() && self.resources[r.index()].format.is_half() {
+                                let n = held(&self.resources[r.index()]);
+                                backend::round_to_half(&mut self.buffers[self.map[r.index()]][..n]);
+                            }
                         }
                         self.timed(d.kernel.name, start);
                     }
@@ -441,6 +462,13 @@ impl Backend for CpuBackend {
             self.timing.as_mut().ok_or_else(|| cpu_err("timings were not enabled (call set_timing(true) first)"))?;
         Ok(timing.take())
     }
+}
+
+/// The `f32` values the CPU holds for resource `r`: its words, or one per value of an `f16`
+/// resource (kept as `f32` rounded to `f16` after every kernel that writes it: the values a GPU
+/// stores, at the memory of `f32`).
+fn held(r: &ResourceDesc) -> usize {
+    if r.format.is_half() { r.scalars() as usize } else { r.words() as usize }
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! `// #include <name>` lines; [`source`] prepends `shared/common.wgsl` and those snippets.
 //! The wgpu backend compiles that composed text; `cargo xtask shaders` compiles it to SPIR-V
 //! (`gen/<entry point>.spv`, committed and checked fresh in CI), which the raw Vulkan backend
-//! loads ([`spirv`]). Both GPU backends therefore run the same kernels.
+//! loads ([`spirv()`]). Both GPU backends therefore run the same kernels.
 //!
 //! The tables are made by the build script from the folders: adding a kernel's file is all
 //! this crate needs.
@@ -16,6 +16,12 @@ mod tables {
 }
 
 pub use tables::{FILES, MODULES};
+
+mod half;
+pub use half::with_half;
+
+#[cfg(feature = "spirv")]
+pub mod spirv;
 
 const COMMON: &str = include_str!("../shaders/shared/common.wgsl");
 

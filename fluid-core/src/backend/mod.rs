@@ -9,7 +9,10 @@ use crate::ir::schedule::Schedule;
 use crate::ir::uniforms::StepUniform;
 use crate::splat::Splat;
 use crate::{Error, Result};
-pub use reads::{Gather, PendingRead, ReadHandle, ReadPlan, ReadQueue, check_indices, f32s_le, pick, u32s_le};
+pub use reads::{
+    Gather, PendingRead, ReadHandle, ReadPlan, ReadQueue, check_indices, f32s_le, pick, round_to_half, u32s_le,
+    values_le, values_to_le,
+};
 use std::time::Duration;
 
 /// What changes from one step to the next: never part of a [`Schedule`], so GPU backends can
@@ -156,6 +159,12 @@ pub trait Backend: Send + Sync {
     /// The resources held, as last allocated (empty before).
     fn resources(&self) -> &[ResourceDesc];
 
+    /// Bytes this backend holds for a resource like `desc` (what a memory plan counts): its
+    /// [`ResourceDesc::bytes`], unless the backend stores its format otherwise.
+    fn resource_bytes(&self, desc: &ResourceDesc) -> u64 {
+        desc.bytes()
+    }
+
     /// Replace a resource's contents; `bytes` must be its size.
     fn write(&mut self, id: ResourceId, bytes: &[u8]) -> Result<()>;
 
@@ -163,14 +172,29 @@ pub trait Backend: Send + Sync {
     /// bit for bit; `f16` storage two to a word).
     fn read(&mut self, id: ResourceId) -> Result<Vec<u32>>;
 
-    /// Replace an `f32` resource's values; `data.len()` must be its number of values.
+    /// Replace a float resource's values; `data.len()` must be its number of values. An `f16`
+    /// resource stores each rounded to the nearest `f16`.
     fn upload(&mut self, id: ResourceId, data: &[f32]) -> Result<()> {
-        self.write(id, bytemuck::cast_slice(data))
+        let d = desc(self.resources(), id, self.name())?;
+        if !d.format.is_half() {
+            return self.write(id, bytemuck::cast_slice(data));
+        }
+        if data.len() as u64 != d.scalars() {
+            return Err(Error::FieldLength { field: d.name, expected: d.scalars() as usize, got: data.len() });
+        }
+        let bytes = values_to_le(d.format, data);
+        self.write(id, &bytes)
     }
 
-    /// An `f32` resource's values.
+    /// A float resource's values (an `f16` resource's widened to `f32`).
     fn download(&mut self, id: ResourceId) -> Result<Vec<f32>> {
-        Ok(words_to_f32(self.read(id)?))
+        let d = desc(self.resources(), id, self.name())?;
+        let (format, scalars) = (d.format, d.scalars() as usize);
+        let words = self.read(id)?;
+        if format.is_half() {
+            return Ok(values_le(format, scalars, &u32s_to_le_bytes(&words)));
+        }
+        Ok(words_to_f32(words))
     }
 
     /// Read back the values of a resource at `indices` (into its flat layout of `f32` values),
@@ -346,6 +370,9 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
     }
     fn resources(&self) -> &[ResourceDesc] {
         (**self).resources()
+    }
+    fn resource_bytes(&self, desc: &ResourceDesc) -> u64 {
+        (**self).resource_bytes(desc)
     }
     fn write(&mut self, id: ResourceId, bytes: &[u8]) -> Result<()> {
         (**self).write(id, bytes)

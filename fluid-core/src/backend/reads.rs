@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
-use crate::ir::resource::{ResourceDesc, ResourceId};
+use crate::ir::resource::{Format, ResourceDesc, ResourceId};
 use crate::{Error, Result};
 
 /// A read queued by [`crate::Backend::queue_download_at`] or [`crate::Backend::queue_download`], to hand to
@@ -53,7 +53,11 @@ impl ReadHandle {
 pub struct ReadPlan {
     resource: ResourceId,
     name: &'static str,
+    /// 32-bit words of the whole resource.
     len: usize,
+    format: Format,
+    /// Its values (of `f32` or `f16`).
+    scalars: usize,
     /// `None` for the whole field.
     indices: Option<Vec<usize>>,
     gather: Option<Gather>,
@@ -62,15 +66,23 @@ pub struct ReadPlan {
 impl ReadPlan {
     /// Every value of resource `resource` (described by `desc`).
     pub fn whole(resource: ResourceId, desc: &ResourceDesc) -> ReadPlan {
-        ReadPlan { resource, name: desc.name, len: desc.words() as usize, indices: None, gather: None }
+        let (len, scalars) = (desc.words() as usize, desc.scalars() as usize);
+        ReadPlan { resource, name: desc.name, len, format: desc.format, scalars, indices: None, gather: None }
     }
 
     /// The values of resource `resource` (described by `desc`) at `indices`; one past the
     /// resource is an error naming it.
     pub fn at(resource: ResourceId, desc: &ResourceDesc, indices: &[usize]) -> Result<ReadPlan> {
-        let len = desc.words() as usize;
-        let gather = Gather::plan(desc.name, len, indices)?;
-        Ok(ReadPlan { resource, name: desc.name, len, indices: Some(indices.to_vec()), gather })
+        let (len, scalars) = (desc.words() as usize, desc.scalars() as usize);
+        // Half values share words: those read the whole field and pick from it.
+        let gather = if desc.format.is_half() {
+            check_indices(desc.name, scalars, indices)?;
+            None
+        } else {
+            Gather::plan(desc.name, len, indices)?
+        };
+        let format = desc.format;
+        Ok(ReadPlan { resource, name: desc.name, len, format, scalars, indices: Some(indices.to_vec()), gather })
     }
 
     /// The resource read.
@@ -92,7 +104,12 @@ impl ReadPlan {
         4 * self.gather.as_ref().map_or(self.len, |g| g.unique.len()) as u64
     }
 
-    /// The values asked for, from those the runs copied (in their order).
+    /// The values of the bytes the runs copied (`f16` widened to `f32`).
+    pub fn decode(&self, bytes: &[u8]) -> Vec<f32> {
+        if self.gather.is_some() { f32s_le(bytes) } else { values_le(self.format, self.scalars, bytes) }
+    }
+
+    /// The values asked for, from those the runs copied (in their order, [`ReadPlan::decode`]d).
     pub fn finish(&self, fetched: Vec<f32>) -> Result<Vec<f32>> {
         match (&self.indices, &self.gather) {
             (None, _) => Ok(fetched),
@@ -187,6 +204,36 @@ pub fn check_indices(name: &str, len: usize, indices: &[usize]) -> Result<()> {
 /// required of them. Trailing bytes short of a value are left out.
 pub fn f32s_le(bytes: &[u8]) -> Vec<f32> {
     bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+/// The `scalars` values of a resource of `format` from its little-endian bytes: its `f32`
+/// values, or its `f16` values widened to `f32` (the padding half of an odd count left out).
+pub fn values_le(format: Format, scalars: usize, bytes: &[u8]) -> Vec<f32> {
+    if format.is_half() {
+        bytes.chunks_exact(2).take(scalars).map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32()).collect()
+    } else {
+        f32s_le(bytes)
+    }
+}
+
+/// `values` as the little-endian bytes of a resource of `format`: themselves, or rounded to the
+/// nearest `f16` (ties to even) and padded with a zero half to whole 32-bit words.
+pub fn values_to_le(format: Format, values: &[f32]) -> Vec<u8> {
+    if format.is_half() {
+        let mut bytes: Vec<u8> = values.iter().flat_map(|&v| half::f16::from_f32(v).to_le_bytes()).collect();
+        bytes.resize(bytes.len().next_multiple_of(4), 0);
+        bytes
+    } else {
+        values.iter().flat_map(|v| v.to_le_bytes()).collect()
+    }
+}
+
+/// `values` rounded to the nearest `f16` (ties to even) and widened back: what a resource
+/// stored in `f16` holds after they are written to it.
+pub fn round_to_half(values: &mut [f32]) {
+    for v in values {
+        *v = half::f16::from_f32(*v).to_f32();
+    }
 }
 
 /// The little-endian 32-bit words of `bytes`, as [`f32s_le`] reads values.

@@ -91,6 +91,20 @@ impl GridFields {
         fields
     }
 
+    /// The same resources with the fields `storage` stores in `f16` ([`crate::storage::FieldGroup`])
+    /// in that format.
+    pub fn stored(mut self, storage: &crate::storage::Storage) -> GridFields {
+        for group in crate::storage::FieldGroup::ALL {
+            if storage.format_of(group) == crate::storage::StoreFormat::F16 {
+                for f in group.fields() {
+                    let r = &mut self.resources[f.index()];
+                    r.format = r.format.half();
+                }
+            }
+        }
+        self
+    }
+
     /// Every field, and a workspace that holds every solver's: what a test of single kernels
     /// binds.
     pub fn all(grid: &Grid) -> GridFields {

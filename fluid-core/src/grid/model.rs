@@ -58,7 +58,7 @@ impl GridModel {
         let grid = scene.grid()?;
         let solids = SolidSet::new(&scene, FieldId::Obstacles.into())?;
         Ok(GridModel {
-            fields: GridFields::declare_with(&grid, &scene.params, solids.obstacles()),
+            fields: GridFields::declare_with(&grid, &scene.params, solids.obstacles()).stored(&scene.storage),
             solids,
             step: step::step(&grid, &scene.params),
             diagnostics: step::diagnostics(&grid),
@@ -234,9 +234,21 @@ impl Model for GridModel {
                 ),
             ));
         }
+        let formats = |s: &Scene| (s.storage.format, s.storage.fields);
+        if formats(&scene) != formats(&self.scene) {
+            return Err(Error::invalid(
+                "storage.format",
+                format!("{:?}", formats(&scene)),
+                format!(
+                    "a running simulation keeps the formats its fields are stored in ({:?}): build a new Simulation \
+                     to store them otherwise",
+                    formats(&self.scene)
+                ),
+            ));
+        }
         // Obstacles on a path take their leg at the next step.
         let solids = SolidSet::new(&scene, FieldId::Obstacles.into())?;
-        let fields = GridFields::declare_with(&grid, &scene.params, solids.obstacles());
+        let fields = GridFields::declare_with(&grid, &scene.params, solids.obstacles()).stored(&scene.storage);
         // Fields the new scene adds start at zero; those it drops are freed.
         backend.allocate(fields.resources())?;
         let moved = solids.obstacles() != self.solids.obstacles();

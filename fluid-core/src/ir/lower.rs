@@ -37,6 +37,9 @@ pub struct Invocation {
     pub kernel: Kernel,
     /// One buffer per binding slot.
     pub buffers: Vec<Buffer>,
+    /// The binding slots (bit `i`: slot `i`) whose buffer holds `f16` values: the shader
+    /// variant to run (the kernel with those slots rewritten for `f16` storage).
+    pub half: u32,
     /// Offset of its parameter block in [`Plan::params`].
     pub params: Option<u32>,
     /// Workgroups along x and y.
@@ -102,6 +105,12 @@ pub fn lower(schedule: &Schedule, resources: &[ResourceDesc], start: &[usize], t
         match op {
             Op::Swap(a, b) => {
                 let (a, b) = (check(*a)?, check(*b)?);
+                if resources[a].format != resources[b].format {
+                    return Err(bad(format!(
+                        "it swaps `{}` ({:?}) with `{}` ({:?}): a swap needs one format",
+                        resources[a].name, resources[a].format, resources[b].name, resources[b].format
+                    )));
+                }
                 map.swap(a, b);
             }
             Op::Dispatch(d) => {
@@ -115,6 +124,7 @@ pub fn lower(schedule: &Schedule, resources: &[ResourceDesc], start: &[usize], t
                 }
                 let buffers =
                     d.resources.iter().map(|r| check(*r).map(|i| Buffer::Physical(map[i]))).collect::<Result<_>>()?;
+                let half = half_slots(d.resources.iter().map(|r| resources[r.index()].format));
                 let (gx, gy) = match d.kernel.workgroup {
                     Workgroup::Tiled => target.workgroup,
                     Workgroup::Covers(x, y) => (x, y),
@@ -122,6 +132,7 @@ pub fn lower(schedule: &Schedule, resources: &[ResourceDesc], start: &[usize], t
                 invocations.push(Invocation {
                     kernel: d.kernel,
                     buffers,
+                    half,
                     params: d.params.map(|p| offset_of(p.bytes())),
                     workgroups: (d.extent[0].div_ceil(gx), d.extent[1].div_ceil(gy)),
                     barrier: false,
@@ -130,16 +141,18 @@ pub fn lower(schedule: &Schedule, resources: &[ResourceDesc], start: &[usize], t
             Op::Reduce { resource, op, slot } => {
                 let r = check(*resource)?;
                 let desc = &resources[r];
-                if !desc.format.is_f32() {
-                    return Err(bad(format!("it reduces `{}`, whose values are not f32", desc.name)));
+                if !desc.format.is_float() {
+                    return Err(bad(format!("it reduces `{}`, whose values are not floats", desc.name)));
                 }
-                let p = ReduceParams::new(desc.words() as u32, *op, *slot);
+                let p = ReduceParams::new(desc.scalars() as u32, *op, *slot);
+                let half = u32::from(desc.format.is_half());
                 let offset = offset_of(bytemuck::bytes_of(&p));
                 let buffers = vec![Buffer::Physical(map[r]), Buffer::Partials, Buffer::Results];
                 for (kernel, groups) in [(REDUCE_PARTIAL, p.partials), (REDUCE_FINAL, 1)] {
                     invocations.push(Invocation {
                         kernel,
                         buffers: buffers.clone(),
+                        half,
                         params: Some(offset),
                         workgroups: (groups, 1),
                         barrier: false,
@@ -153,6 +166,11 @@ pub fn lower(schedule: &Schedule, resources: &[ResourceDesc], start: &[usize], t
         params.resize(stride, 0);
     }
     Ok(Plan { schedule: schedule.id(), start: start.to_vec(), end: map, invocations, params, reduction_slots: slots })
+}
+
+/// The bit set of the slots whose format (in slot order) holds `f16` values.
+pub fn half_slots(formats: impl Iterator<Item = crate::ir::resource::Format>) -> u32 {
+    formats.enumerate().filter(|(_, f)| f.is_half()).fold(0, |mask, (i, _)| mask | 1 << i)
 }
 
 /// The largest parameter table of `schedules` lowered over `resources` for `target`: what a
@@ -469,7 +487,14 @@ mod tests {
         let mut b = Schedule::builder([0; crate::ir::schedule::UNIFORM_BYTES], [0, 0]);
         b.reduce(ResourceId(0), ReduceOp::MaxAbs, 0);
         let e = lower(&b.build(), &[keys], &[0], &TARGET).expect_err("u32 words");
-        assert!(e.to_string().contains("not f32"), "{e}");
+        assert!(e.to_string().contains("not floats"), "{e}");
+        // A swap of two formats: buffers of two element sizes cannot trade places.
+        let half = |name| ResourceDesc::new(name, crate::Shape::Cells, crate::Format::F16, crate::Lifetime::State, 10);
+        let mut b = Schedule::builder([0; crate::ir::schedule::UNIFORM_BYTES], [0, 0]);
+        b.swap(ResourceId(0), ResourceId(1));
+        let full = ResourceDesc { format: crate::Format::F32, ..half("b") };
+        let e = lower(&b.build(), &[half("a"), full], &[0, 1], &TARGET).expect_err("two formats");
+        assert!(e.to_string().contains("one format"), "{e}");
     }
 
     #[test]

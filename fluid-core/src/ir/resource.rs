@@ -32,6 +32,8 @@ pub enum Format {
     Vec2F32,
     /// Four `f32` (RGBA dye).
     Vec4F32,
+    /// Four `f16` (RGBA dye in half precision: a storage format, as [`Format::F16`]).
+    Vec4F16,
     /// Four 8-bit channels packed in a `u32` (a picture).
     Rgba8,
 }
@@ -42,6 +44,7 @@ impl Format {
         let raw = match self {
             Format::F16 => 2 * elements,
             Format::F32 | Format::U32 | Format::Rgba8 => 4 * elements,
+            Format::Vec4F16 => 8 * elements,
             Format::Vec2F32 => 8 * elements,
             Format::Vec4F32 => 16 * elements,
         };
@@ -54,9 +57,37 @@ impl Format {
         match self {
             Format::F16 => None,
             Format::F32 | Format::U32 | Format::Rgba8 => Some(1),
-            Format::Vec2F32 => Some(2),
+            Format::Vec2F32 | Format::Vec4F16 => Some(2),
             Format::Vec4F32 => Some(4),
         }
+    }
+
+    /// Scalar values per element (4 for RGBA, 1 for a packed picture's word).
+    pub fn scalars_per_element(self) -> u64 {
+        match self {
+            Format::F16 | Format::F32 | Format::U32 | Format::Rgba8 => 1,
+            Format::Vec2F32 => 2,
+            Format::Vec4F32 | Format::Vec4F16 => 4,
+        }
+    }
+
+    /// Whether it stores `f16` values (that kernels read as `f32`).
+    pub fn is_half(self) -> bool {
+        matches!(self, Format::F16 | Format::Vec4F16)
+    }
+
+    /// The same values in `f16` storage: `f32` → `f16`, RGBA → half RGBA; others as they are.
+    pub fn half(self) -> Format {
+        match self {
+            Format::F32 => Format::F16,
+            Format::Vec4F32 => Format::Vec4F16,
+            other => other,
+        }
+    }
+
+    /// Whether its values are floats that kernels read as `f32` (what reductions take).
+    pub fn is_float(self) -> bool {
+        self.is_f32() || self.is_half()
     }
 
     /// Whether its words are `f32` values (what reductions and `f32` reads take).
@@ -158,6 +189,11 @@ impl ResourceDesc {
     /// 32-bit words it takes.
     pub fn words(&self) -> u64 {
         self.bytes() / 4
+    }
+
+    /// Scalar values it holds (what [`crate::Backend::download`] returns as `f32`).
+    pub fn scalars(&self) -> u64 {
+        self.len * self.format.scalars_per_element()
     }
 
     /// Whether it holds nothing.

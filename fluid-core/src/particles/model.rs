@@ -518,6 +518,13 @@ fn check_grid_inputs(scene: &Scene) -> Result<()> {
             return Err(Error::invalid(key, f, "a particle scene is drawn on its grid: it has no finer fields"));
         }
     }
+    if scene.storage.any_half() {
+        return Err(Error::invalid(
+            "storage.format",
+            "f16",
+            "a particle scene stores its particles and grid in f32 (positions need its precision)",
+        ));
+    }
     let why = "a particle scene has no grid fields to emit into (its liquid comes from `particles.fill`)";
     if !scene.emitters.is_empty() {
         return Err(Error::invalid("emitters", format!("{} emitters", scene.emitters.len()), why));

@@ -102,7 +102,9 @@ impl Backend for VulkanBackend {
     }
 
     fn download(&mut self, id: ResourceId) -> Result<Vec<f32>> {
-        self.read_whole(id, f32s_le)
+        let desc = backend::desc(&self.res.descs, id, NAME)?;
+        let (format, n) = (desc.format, desc.scalars() as usize);
+        self.read_whole(id, |m| backend::values_le(format, n, m))
     }
 
     fn download_at(&mut self, id: ResourceId, indices: &[usize]) -> Result<Vec<f32>> {

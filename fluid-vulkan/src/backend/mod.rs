@@ -118,6 +118,8 @@ pub struct VulkanBackend {
     summary: DeviceSummary,
     ctx: Arc<Context>,
     kernels: HashMap<&'static str, KernelPipeline>,
+    /// Kernels with some binding slots in f16 storage (bit `i`: slot `i`), made at first use.
+    variants: std::sync::Mutex<HashMap<(&'static str, u32), Arc<raw::Pipeline>>>,
     timestamps: bool,
     align: u64,
     max_binding: u64,
@@ -306,6 +308,7 @@ impl VulkanBackend {
             timestamps: summary.timestamps,
             summary,
             kernels: record::build_pipelines(&ctx)?,
+            variants: std::sync::Mutex::new(HashMap::new()),
             align: PARAMS_BINDING.next_multiple_of(limits.uniform_offset_alignment),
             max_binding: limits.max_storage_range,
             uniform_buf,

@@ -65,6 +65,10 @@ impl VulkanBackend {
     pub(super) fn gather(&mut self, id: ResourceId, indices: &[usize]) -> Result<Vec<f32>> {
         let desc = backend::desc(&self.res.descs, id, NAME)?;
         let name = desc.name;
+        if desc.format.is_half() {
+            let (format, n) = (desc.format, desc.scalars() as usize);
+            return pick(name, &self.read_whole(id, |m| backend::values_le(format, n, m))?, indices);
+        }
         let Some(gather) = Gather::plan(name, desc.words() as usize, indices)? else {
             return pick(name, &self.read_whole(id, f32s_le)?, indices);
         };
@@ -119,7 +123,7 @@ impl VulkanBackend {
     /// The values of a queued read whose copy is done.
     fn read_values(r: &QueuedRead, plan: &ReadPlan) -> Result<Vec<f32>> {
         let buf = r.big.as_ref().unwrap_or(&r.slot.buf);
-        buf.read(plan.bytes() as usize, f32s_le).and_then(|v| plan.finish(v))
+        buf.read(plan.bytes() as usize, |m| plan.decode(m)).and_then(|v| plan.finish(v))
     }
 
     /// Submit the copy of a queued read (see [`fluid_core::Backend::queue_download_at`]).

@@ -95,7 +95,60 @@ pub(super) fn pool_sizes(
     (((set0_of.len() + set1_of.len()) as u32).max(1), sizes)
 }
 
+/// `words` without its `StorageInputOutput16` capability: naga declares it with any `f16`,
+/// and compute kernels have no 16-bit inputs or outputs to need it.
+fn without_io16(words: &mut Vec<u32>) {
+    const OP_CAPABILITY: u32 = 2 << 16 | 17;
+    const STORAGE_INPUT_OUTPUT_16: u32 = 4436;
+    let mut k = 5;
+    while k + 1 < words.len() {
+        let count = (words[k] >> 16).max(1) as usize;
+        if words[k] == OP_CAPABILITY && words[k + 1] == STORAGE_INPUT_OUTPUT_16 {
+            words.drain(k..k + 2);
+            return;
+        }
+        k += count;
+    }
+}
+
 impl VulkanBackend {
+    /// The pipeline of `kernel` with the binding slots of `half` (a bit each) in f16 storage:
+    /// the kernel's own for none, else a variant compiled from its WGSL at first use.
+    fn pipeline(&self, kernel: Kernel, half: u32) -> Result<Arc<Pipeline>> {
+        let own = &self.kernels[kernel.name];
+        if half == 0 {
+            return Ok(own.pipeline.clone());
+        }
+        let mut variants = self.variants.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = variants.get(&(kernel.name, half)) {
+            return Ok(p.clone());
+        }
+        let Some(io16) = self.ctx.half() else {
+            return Err(fluid_core::Error::Unsupported {
+                what: "f16 storage (`storage.format`)".into(),
+                by: format!(
+                    "{}: no shaderFloat16 and 16-bit storage buffers (or a device the application made); store \
+                     the fields in f32",
+                    self.summary.name
+                ),
+            });
+        };
+        let slots: Vec<u32> = (0..32).filter(|b| half & (1 << b) != 0).collect();
+        let src = fluid_shaders::source(kernel.module)
+            .and_then(|s| fluid_shaders::with_half(&s, &slots))
+            .ok_or_else(|| err(format!("no f16 variant of {} for slots {slots:?}", kernel.module)))?;
+        let modules = fluid_shaders::spirv::compile(kernel.module, &src).map_err(err)?;
+        let mut words = (modules.into_iter().find(|(entry, _)| entry == kernel.name))
+            .ok_or_else(|| err(format!("no entry {} in its f16 variant", kernel.name)))?
+            .1;
+        if !io16 {
+            without_io16(&mut words);
+        }
+        let pipeline = Pipeline::with_words(&self.ctx, kernel.name, &words, own.sets.to_vec())?;
+        variants.insert((kernel.name, half), pipeline.clone());
+        Ok(pipeline)
+    }
+
     /// Record `schedule` from the current assignment of resources to buffers.
     pub(super) fn record(&self, schedule: &Schedule, timed: bool) -> Result<Recording> {
         let target = Target { param_align: self.align as u32, workgroup: WORKGROUP };
@@ -152,7 +205,9 @@ impl VulkanBackend {
         if let Some((pool, _)) = &queries {
             r.reset_queries(pool);
         }
-        for (k, Invocation { kernel, buffers, workgroups, params: offset, barrier }) in invocations.iter().enumerate() {
+        for (k, Invocation { kernel, buffers, workgroups, params: offset, barrier, half }) in
+            invocations.iter().enumerate()
+        {
             if *barrier {
                 r.barrier(
                     (vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::SHADER_WRITE),
@@ -165,7 +220,7 @@ impl VulkanBackend {
             if let Some((pool, _)) = &queries {
                 r.timestamp(pool, 2 * k as u32)?;
             }
-            r.bind_pipeline(&self.kernels[kernel.name].pipeline)?;
+            r.bind_pipeline(&self.pipeline(*kernel, *half)?)?;
             let sets = [&set0[kernel.name], &set1[&(kernel.name, buffers.clone())]];
             let dynamic: Vec<u32> = offset.iter().copied().collect();
             r.bind_sets(&sets, &dynamic)?;

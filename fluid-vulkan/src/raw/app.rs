@@ -106,7 +106,7 @@ impl VulkanBackend {
         // instance, has the queue (its index checked against the family's count) and the
         // timeline feature if asked, and outlives the backend; the context does not own it.
         let ctx = unsafe {
-            Context::assemble(instance, &physical, device, family, queue_index, false, share, timeline_semaphores)
+            Context::assemble(instance, &physical, device, family, queue_index, false, share, timeline_semaphores, None)
         }?;
         VulkanBackend::build(ctx, summary, spin)
     }

@@ -56,6 +56,8 @@ pub(crate) struct Limits {
     pub(crate) uniform_offset_alignment: u64,
     pub(crate) max_storage_range: u64,
     pub(crate) max_workgroups: [u32; 3],
+    /// f16 storage: see [`Context::half`].
+    pub(crate) half: Option<bool>,
 }
 
 /// A logical device with one queue, and everything made on it through [`super`].
@@ -79,6 +81,28 @@ pub(crate) struct Context {
     instance: Instance,
 }
 
+/// Whether `physical` can store `f16` in buffers and compute with it: `Some(io16)` when it
+/// has `shaderFloat16` (through `VK_KHR_shader_float16_int8`) and 16-bit storage buffers,
+/// `io16` whether it also has 16-bit shader inputs and outputs.
+fn half_support(instance: &Instance, physical: &PhysicalDevice) -> Option<bool> {
+    // SAFETY: `physical` was listed by this live instance.
+    let extensions = unsafe { instance.instance.enumerate_device_extension_properties(physical.handle) }.ok()?;
+    let named = |want: &std::ffi::CStr| extensions.iter().any(|e| e.extension_name_as_c_str() == Ok(want));
+    if !named(c"VK_KHR_shader_float16_int8") {
+        return None;
+    }
+    let mut storage16 = vk::PhysicalDevice16BitStorageFeatures::default();
+    let mut float16 = vk::PhysicalDeviceShaderFloat16Int8Features::default();
+    let mut features = vk::PhysicalDeviceFeatures2::default().push_next(&mut storage16).push_next(&mut float16);
+    // SAFETY: `physical` is live; the chain's structs are of Vulkan 1.1 (16-bit storage) and of
+    // an extension the device has, and outlive the call.
+    unsafe { instance.instance.get_physical_device_features2(physical.handle, &mut features) };
+    let has = storage16.storage_buffer16_bit_access == vk::TRUE
+        && storage16.uniform_and_storage_buffer16_bit_access == vk::TRUE
+        && float16.shader_float16 == vk::TRUE;
+    has.then_some(storage16.storage_input_output16 == vk::TRUE)
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -89,14 +113,28 @@ impl Context {
         let _setup = setup_lock();
         let priorities = [1.0f32];
         let queues = [vk::DeviceQueueCreateInfo::default().queue_family_index(family).queue_priorities(&priorities)];
-        let info = vk::DeviceCreateInfo::default().queue_create_infos(&queues);
-        // SAFETY: `info` and the arrays it points to outlive the call; `physical` was listed by
-        // this live instance.
+        let half = half_support(&instance, physical);
+        let extensions = [c"VK_KHR_shader_float16_int8".as_ptr()];
+        let mut storage16 = vk::PhysicalDevice16BitStorageFeatures::default();
+        let mut float16 = vk::PhysicalDeviceShaderFloat16Int8Features::default();
+        let mut info = vk::DeviceCreateInfo::default().queue_create_infos(&queues);
+        if let Some(io16) = half {
+            // f16 storage (`storage.format = "f16"`): the features its kernels' SPIR-V declares.
+            storage16 = storage16
+                .storage_buffer16_bit_access(true)
+                .uniform_and_storage_buffer16_bit_access(true)
+                .storage_input_output16(io16);
+            float16 = float16.shader_float16(true);
+            info = info.enabled_extension_names(&extensions).push_next(&mut storage16).push_next(&mut float16);
+        }
+        // SAFETY: `info` and the arrays and chain it points to outlive the call; `physical` was
+        // listed by this live instance, and the features and extension asked for are those it
+        // reported (`half_support`).
         let device = unsafe { instance.instance.create_device(physical.handle, &info, None) }
             .map_err(|e| vk_err("vkCreateDevice", e))?;
         // SAFETY: the device was just made from this physical device of this instance, with
         // queue 0 of `family`; the context owns it.
-        unsafe { Context::assemble(instance, physical, device, family, 0, true, Vec::new(), false) }
+        unsafe { Context::assemble(instance, physical, device, family, 0, true, Vec::new(), false, half) }
     }
 
     /// The context over `device`.
@@ -115,6 +153,7 @@ impl Context {
         owned: bool,
         share: Vec<u32>,
         timeline: bool,
+        half: Option<bool>,
     ) -> Result<Arc<Context>> {
         let limits = &physical.props.limits;
         // SAFETY: the caller guarantees the device has this queue.
@@ -134,6 +173,7 @@ impl Context {
                 uniform_offset_alignment: limits.min_uniform_buffer_offset_alignment.max(1),
                 max_storage_range: u64::from(limits.max_storage_buffer_range),
                 max_workgroups: limits.max_compute_work_group_count,
+                half,
             },
             instance,
         };
@@ -166,6 +206,13 @@ impl Context {
                 .map_err(|e| vk_err("vkCreateSemaphore (timeline)", e))?;
         }
         Ok(Arc::new(ctx))
+    }
+
+    /// Whether the device was made with f16 storage on: `Some(io16)`, where `io16` says
+    /// whether 16-bit shader inputs and outputs are on too (else a module must not declare
+    /// them).
+    pub(crate) fn half(&self) -> Option<bool> {
+        self.limits.half
     }
 
     /// The logical device (an application that shares it calls into it through `ash`).

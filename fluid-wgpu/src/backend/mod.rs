@@ -56,7 +56,8 @@ pub struct WgpuBackend {
     shared: bool,
     align: usize,
     max_binding: u64,
-    pipelines: HashMap<&'static str, Pipeline>,
+    /// By kernel and the slots its variant stores in `f16` (0: the kernel as written).
+    pipelines: HashMap<(&'static str, u32), Pipeline>,
     workgroup: (u32, u32),
     uniform_buf: wgpu::Buffer,
     /// The model uniform written to `uniform_buf` (the last schedule's).
@@ -140,7 +141,6 @@ impl WgpuBackend {
         };
         let info = adapter.get_info();
         let features = adapter.features();
-        let timestamps = features.contains(wgpu::Features::TIMESTAMP_QUERY);
         let limits = adapter.limits();
         let required_limits = wgpu::Limits {
             max_storage_buffer_binding_size: limits.max_storage_buffer_binding_size,
@@ -151,7 +151,8 @@ impl WgpuBackend {
         };
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("fluid"),
-            required_features: if timestamps { wgpu::Features::TIMESTAMP_QUERY } else { wgpu::Features::empty() },
+            // f16 storage where the adapter has it (`storage.format = "f16"`).
+            required_features: features & (wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::SHADER_F16),
             required_limits,
             ..Default::default()
         }))
@@ -347,7 +348,9 @@ impl Backend for WgpuBackend {
     }
 
     fn download(&mut self, id: ResourceId) -> Result<Vec<f32>> {
-        self.scoped("download", |b| b.read_scoped(id, f32s_le))
+        let desc = backend::desc(&self.res.descs, id, NAME)?;
+        let (format, n) = (desc.format, desc.scalars() as usize);
+        self.scoped("download", |b| b.read_scoped(id, |m| backend::values_le(format, n, m)))
     }
 
     fn download_at(&mut self, id: ResourceId, indices: &[usize]) -> Result<Vec<f32>> {

@@ -34,16 +34,11 @@ impl WgpuBackend {
         let mut modules: HashMap<&str, wgpu::ShaderModule> = HashMap::new();
         let overrides = shader_overrides()?;
         for kernel in fluid_core::kernels() {
-            let (entry, stem, storage) = (kernel.name, kernel.module, kernel.bindings);
-            let (has_params, has_splats) = (kernel.params.is_some(), kernel.splats);
+            let stem = kernel.module;
             if !modules.contains_key(stem) {
                 let src = shaders::overridden_source(stem, &overrides, self.workgroup)
                     .ok_or_else(|| backend_err(format!("no shader {stem}")))?;
-                let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                    label: Some(&format!("fluid.{stem}")),
-                    source: wgpu::ShaderSource::Wgsl(src.into()),
-                });
-                modules.insert(stem, module);
+                modules.insert(stem, self.module(stem, src));
             }
             let uniform = |binding: u32, dynamic: bool| wgpu::BindGroupLayoutEntry {
                 binding,
@@ -65,6 +60,7 @@ impl WgpuBackend {
                 },
                 count: None,
             };
+            let (has_params, has_splats) = (kernel.params.is_some(), kernel.splats);
             let mut g0 = vec![uniform(0, false), uniform(1, false)];
             if has_params {
                 g0.push(uniform(2, true));
@@ -72,29 +68,18 @@ impl WgpuBackend {
             if has_splats {
                 g0.push(storage_entry(3, false));
             }
-            let g1: Vec<_> =
-                storage.iter().enumerate().map(|(i, b)| storage_entry(i as u32, b.access != Access::Read)).collect();
-            let label = format!("fluid.{entry}");
+            let g1: Vec<_> = (kernel.bindings.iter().enumerate())
+                .map(|(i, b)| storage_entry(i as u32, b.access != Access::Read))
+                .collect();
+            let label = format!("fluid.{}", kernel.name);
             let group0 = self
                 .device
                 .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(&label), entries: &g0 });
             let group1 = self
                 .device
                 .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(&label), entries: &g1 });
-            let layout = self.device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some(&label),
-                bind_group_layouts: &[Some(&group0), Some(&group1)],
-                immediate_size: 0,
-            });
-            let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(&label),
-                layout: Some(&layout),
-                module: &modules[stem],
-                entry_point: Some(entry),
-                compilation_options: Default::default(),
-                cache: None,
-            });
-            self.pipelines.insert(entry, Pipeline { pipeline, group0, group1, has_params, has_splats });
+            let pipeline = self.compute_pipeline(kernel, &modules[stem], &group0, &group1);
+            self.pipelines.insert((kernel.name, 0), Pipeline { pipeline, group0, group1, has_params, has_splats });
         }
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(backend_err(format!("shader or pipeline rejected: {e}")));
@@ -102,11 +87,70 @@ impl WgpuBackend {
         Ok(())
     }
 
+    fn module(&self, name: &str, src: String) -> wgpu::ShaderModule {
+        self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some(&format!("fluid.{name}")),
+            source: wgpu::ShaderSource::Wgsl(src.into()),
+        })
+    }
+
+    fn compute_pipeline(
+        &self,
+        kernel: Kernel,
+        module: &wgpu::ShaderModule,
+        group0: &wgpu::BindGroupLayout,
+        group1: &wgpu::BindGroupLayout,
+    ) -> wgpu::ComputePipeline {
+        let label = format!("fluid.{}", kernel.name);
+        let layout = self.device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some(&label),
+            bind_group_layouts: &[Some(group0), Some(group1)],
+            immediate_size: 0,
+        });
+        self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(&label),
+            layout: Some(&layout),
+            module,
+            entry_point: Some(kernel.name),
+            compilation_options: Default::default(),
+            cache: None,
+        })
+    }
+
+    /// The pipeline of `kernel` with the binding slots of `half` (a bit each) in `f16`
+    /// storage, made at its first use (the same bind group layouts as the kernel's own).
+    fn variant(&mut self, kernel: Kernel, half: u32) -> Result<wgpu::ComputePipeline> {
+        if let Some(p) = self.pipelines.get(&(kernel.name, half)) {
+            return Ok(p.pipeline.clone());
+        }
+        if !self.device.features().contains(wgpu::Features::SHADER_F16) {
+            return Err(Error::Unsupported {
+                what: "f16 storage (`storage.format`)".into(),
+                by: format!("{}: it lacks the shader-f16 feature; store the fields in f32", self.adapter.name),
+            });
+        }
+        let slots: Vec<u32> = (0..32).filter(|b| half & (1 << b) != 0).collect();
+        let stem = kernel.module;
+        let src = shaders::overridden_source(stem, &shader_overrides()?, self.workgroup)
+            .and_then(|s| shaders::with_half(&s, &slots))
+            .ok_or_else(|| backend_err(format!("no f16 variant of {stem} for slots {slots:?}")))?;
+        let module = self.module(stem, src);
+        let base = &self.pipelines[&(kernel.name, 0)];
+        let pipeline = self.compute_pipeline(kernel, &module, &base.group0, &base.group1);
+        let (group0, group1) = (base.group0.clone(), base.group1.clone());
+        let (has_params, has_splats) = (base.has_params, base.has_splats);
+        self.pipelines.insert(
+            (kernel.name, half),
+            Pipeline { pipeline: pipeline.clone(), group0, group1, has_params, has_splats },
+        );
+        Ok(pipeline)
+    }
+
     fn group0(&mut self, entry: &'static str) -> wgpu::BindGroup {
         if let Some(g) = self.group0.get(entry) {
             return g.clone();
         }
-        let p = &self.pipelines[entry];
+        let p = &self.pipelines[&(entry, 0)];
         let mut entries = vec![
             wgpu::BindGroupEntry { binding: 0, resource: self.uniform_buf.as_entire_binding() },
             wgpu::BindGroupEntry { binding: 1, resource: self.step_buf.as_entire_binding() },
@@ -152,7 +196,7 @@ impl WgpuBackend {
             .collect();
         let g = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some(entry),
-            layout: &self.pipelines[entry].group1,
+            layout: &self.pipelines[&(entry, 0)].group1,
             entries: &entries,
         });
         self.group1.insert((entry, buffers.to_vec()), g.clone());
@@ -168,15 +212,17 @@ impl WgpuBackend {
         let recorded = plan
             .invocations
             .iter()
-            .map(|inv| Recorded {
-                kernel: inv.kernel,
-                pipeline: self.pipelines[inv.kernel.name].pipeline.clone(),
-                group0: self.group0(inv.kernel.name),
-                offset: inv.params,
-                group1: self.group1(inv.kernel.name, &inv.buffers),
-                workgroups: inv.workgroups,
+            .map(|inv| {
+                Ok(Recorded {
+                    kernel: inv.kernel,
+                    pipeline: self.variant(inv.kernel, inv.half)?,
+                    group0: self.group0(inv.kernel.name),
+                    offset: inv.params,
+                    group1: self.group1(inv.kernel.name, &inv.buffers),
+                    workgroups: inv.workgroups,
+                })
             })
-            .collect();
+            .collect::<Result<_>>()?;
         Ok(Encoded { recorded, plan })
     }
 

@@ -44,6 +44,10 @@ impl WgpuBackend {
     pub(super) fn download_at_scoped(&mut self, id: ResourceId, indices: &[usize]) -> Result<Vec<f32>> {
         let desc = backend::desc(&self.res.descs, id, NAME)?;
         let name = desc.name;
+        if desc.format.is_half() {
+            let (format, n) = (desc.format, desc.scalars() as usize);
+            return pick(name, &self.read_scoped(id, |m| backend::values_le(format, n, m))?, indices);
+        }
         let Some(gather) = Gather::plan(name, desc.words() as usize, indices)? else {
             return pick(name, &self.read_scoped(id, f32s_le)?, indices);
         };
@@ -174,7 +178,7 @@ fn slot_values(slot: &ReadSlot, plan: &ReadPlan) -> Result<Vec<f32>> {
     match slot.mapped.get() {
         Some(Ok(())) => {
             let view = slot.buffer.slice(..).get_mapped_range();
-            match view.map(|m| f32s_le(&m[..plan.bytes() as usize])) {
+            match view.map(|m| plan.decode(&m[..plan.bytes() as usize])) {
                 Ok(fetched) => plan.finish(fetched),
                 Err(e) => Err(backend_err(format!("cannot read a buffer back: {e}"))),
             }
