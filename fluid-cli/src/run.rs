@@ -327,7 +327,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Failure> {
             "max_velocity": diag.max_velocity,
             "cfl": diag.cfl,
             "memory": memory.as_ref().map(|m| serde_json::json!({
-                "total": m.total, "reserved": m.reserved,
+                "total": m.total, "reserved": m.reserved, "peak": m.peak,
                 "resources": m.resources.iter().map(|(n, b)| serde_json::json!({"name": n, "bytes": b}))
                     .collect::<Vec<_>>(),
             })),
@@ -359,10 +359,12 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Failure> {
         if let Some(m) = &memory {
             let mib = |bytes: u64| bytes as f64 / 1048576.0;
             println!(
-                "memory: {:.1} MiB allocated, {:.1} MiB of it the scene's resources; {:.1} MiB reserved",
+                "memory: {:.1} MiB allocated, {:.1} MiB of it the scene's resources; {:.1} MiB reserved; \
+                 {:.1} MiB at most at once",
                 mib(m.total),
                 mib(m.resources.iter().map(|r| r.1).sum::<u64>()),
-                mib(m.reserved)
+                mib(m.reserved),
+                mib(m.peak)
             );
         }
         if let Some(note) = &timing_note {

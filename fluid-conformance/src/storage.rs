@@ -8,11 +8,23 @@ use fluid_core::storage::{BudgetPolicy, Bytes};
 
 use crate::support::{carried, small_preset, small_preset_with};
 
-/// Everything a simulation does, with the backend's total checked against `budget` after each.
+/// Everything a simulation does, with the backend's total and its peak since it was made
+/// (within operations: staging buffers, buffers made before the old ones go) checked against
+/// `budget` after each.
 fn workload<B: Backend>(sim: &mut Simulation<B>, budget: u64, what: &str) {
     let check = |sim: &Simulation<B>, after: &str| {
-        let total = sim.backend().memory().expect("memory").total;
-        assert!(total <= budget, "{what}: after {after}, the backend holds {total} bytes, over the budget of {budget}");
+        let m = sim.backend().memory().expect("memory");
+        assert!(
+            m.total <= budget,
+            "{what}: after {after}, the backend holds {} bytes, over the budget of {budget}",
+            m.total
+        );
+        assert!(m.peak >= m.total, "{what}: after {after}, a peak of {} under the {} held", m.peak, m.total);
+        assert!(
+            m.peak <= budget,
+            "{what}: by {after}, the backend held {} bytes at once, over the budget of {budget}",
+            m.peak
+        );
     };
     check(sim, "allocating");
     let dt = sim.scene().params.dt;

@@ -91,6 +91,8 @@ pub struct CpuBackend {
     /// Scratch of `mg_smooth2`, `apply_forces` and `relax`, grown by the first schedule that
     /// needs it and kept between steps.
     scratch: Vec<f32>,
+    /// The most bytes held at once ([`fluid_core::MemoryReport::peak`]).
+    peak: u64,
 }
 
 impl std::fmt::Debug for CpuBackend {
@@ -138,6 +140,7 @@ impl CpuBackend {
             reductions: Vec::new(),
             timing: None,
             scratch: Vec::new(),
+            peak: 0,
         })
     }
 
@@ -198,6 +201,8 @@ impl CpuBackend {
     fn reserve_scratch(&mut self, g: &G, schedule: &Schedule) -> Result<()> {
         let need = scratch_len(g, self.threads(), schedule);
         if need > self.scratch.len() {
+            // Growing copies the old scratch into the new before freeing it.
+            self.peak = self.peak.max(self.held() + 4 * need as u64);
             self.scratch.try_reserve_exact(need - self.scratch.len()).map_err(|e| Error::OutOfMemory {
                 what: "the cpu kernels' scratch".into(),
                 bytes: 4 * need as u64,
@@ -206,6 +211,11 @@ impl CpuBackend {
             self.scratch.resize(need, 0.0);
         }
         Ok(())
+    }
+
+    /// Bytes of its buffers and scratch now.
+    fn held(&self) -> u64 {
+        4 * (self.buffers.iter().map(Vec::capacity).sum::<usize>() + self.scratch.capacity()) as u64
     }
 
     /// Count one invocation of `entry` started at `start` (`None`: timing is off).
@@ -290,6 +300,8 @@ impl Backend for CpuBackend {
                 reason: format!("only {avail} bytes of memory are available"),
             });
         }
+        // The new buffers are made while the old are held.
+        self.peak = self.peak.max(self.held() + fresh);
         let mut made = Vec::with_capacity(resources.len());
         for (i, r) in resources.iter().enumerate() {
             if same(i) {
@@ -316,6 +328,7 @@ impl Backend for CpuBackend {
             .collect();
         self.map = owners;
         self.resources = resources.to_vec();
+        self.peak = self.peak.max(self.held());
         Ok(())
     }
 
@@ -432,7 +445,7 @@ impl Backend for CpuBackend {
             .map(|(i, r)| (r.name, if owners[i] == i { 4 * self.buffers[self.map[i]].capacity() as u64 } else { 0 }))
             .collect();
         let total = resources.iter().map(|r| r.1).sum::<u64>() + 4 * self.scratch.capacity() as u64;
-        Ok(MemoryReport { resources, total, reserved: total })
+        Ok(MemoryReport { resources, total, reserved: total, peak: self.peak.max(total) })
     }
 
     fn copy_bandwidth(&mut self) -> Result<f64> {

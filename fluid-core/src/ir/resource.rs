@@ -258,4 +258,9 @@ pub struct MemoryReport {
     /// Device memory its allocator holds to place those allocations in (whole blocks), where
     /// the backend sub-allocates; else `total`.
     pub reserved: u64,
+    /// The most it has held at once since it was made, within operations too: the new
+    /// buffers of an allocation beside the old, a read's staging buffer, a grown splat buffer
+    /// beside the one it replaces (at least `total`). Measurements of the device itself
+    /// (`copy_bandwidth`) are left out.
+    pub peak: u64,
 }

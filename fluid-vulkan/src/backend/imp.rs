@@ -240,12 +240,16 @@ impl Backend for VulkanBackend {
             .map(|(i, r)| (r.name, if owners[i] == i { self.res.buffers[self.res.map[i]].allocated() } else { 0 }))
             .collect();
         let (total, reserved) = self.ctx.memory();
-        Ok(MemoryReport { resources, total, reserved })
+        Ok(MemoryReport { resources, total, reserved, peak: self.ctx.peak().max(total) })
     }
 
     fn copy_bandwidth(&mut self) -> Result<f64> {
         self.wait_all()?;
-        self.bandwidth()
+        let peak = self.ctx.peak();
+        let measured = self.bandwidth();
+        // The measurement's two large buffers are not the simulation's memory.
+        self.ctx.restore_peak(peak);
+        measured
     }
 
     fn set_timing(&mut self, enabled: bool) -> Result<()> {

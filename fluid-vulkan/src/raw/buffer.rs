@@ -87,7 +87,12 @@ impl Buffer {
             },
         };
         let allocated = match ctx.allocator().as_mut() {
-            Some(a) => a.allocate(&desc),
+            Some(a) => {
+                let made = a.allocate(&desc);
+                // Retired buffers stay allocated until the device is done with them.
+                ctx.note_peak(a.generate_report().total_allocated_bytes);
+                made
+            }
             None => return Err(err("the allocator is gone")),
         };
         let alloc = allocated.map_err(|e| match e {

@@ -77,6 +77,8 @@ pub(crate) struct Context {
     timeline: vk::Semaphore,
     tracker: Mutex<Tracker>,
     limits: Limits,
+    /// The most bytes the allocator has handed out at once.
+    peak: AtomicU64,
     /// Declared last: destroyed after the device.
     instance: Instance,
 }
@@ -168,6 +170,7 @@ impl Context {
             share,
             timeline: vk::Semaphore::null(),
             tracker: Mutex::new(Tracker::default()),
+            peak: AtomicU64::new(0),
             limits: Limits {
                 timestamp_period_ns: f64::from(limits.timestamp_period),
                 uniform_offset_alignment: limits.min_uniform_buffer_offset_alignment.max(1),
@@ -237,6 +240,21 @@ impl Context {
     /// Validation errors since the last call, as one error.
     pub(crate) fn take_errors(&self, what: &str) -> Result<()> {
         self.instance.take_errors(what)
+    }
+
+    /// Note the allocator's total after an allocation (the most it has handed out at once).
+    pub(super) fn note_peak(&self, allocated: u64) {
+        self.peak.fetch_max(allocated, Ordering::Relaxed);
+    }
+
+    /// The most bytes the allocator has handed out at once.
+    pub(crate) fn peak(&self) -> u64 {
+        self.peak.load(Ordering::Relaxed)
+    }
+
+    /// Set the peak back to `bytes` (after a measurement whose buffers do not count).
+    pub(crate) fn restore_peak(&self, bytes: u64) {
+        self.peak.store(bytes, Ordering::Relaxed);
     }
 
     /// Bytes the allocator has handed out, and the bytes of its memory blocks.

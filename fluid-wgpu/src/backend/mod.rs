@@ -91,6 +91,9 @@ pub struct WgpuBackend {
     /// Step submissions not yet seen done, oldest first, each with the flag its
     /// `on_submitted_work_done` callback sets (at most [`MAX_IN_FLIGHT`]).
     in_flight: VecDeque<(wgpu::SubmissionIndex, Arc<AtomicBool>)>,
+    /// The most bytes held at once ([`fluid_core::MemoryReport::peak`]), noted where buffers
+    /// are made.
+    peak: u64,
 }
 
 impl std::fmt::Debug for WgpuBackend {
@@ -257,6 +260,7 @@ impl WgpuBackend {
             spin: wait::spin_from_env()?
                 .unwrap_or_else(|| wait::default_spin(info.device_type == wgpu::DeviceType::Cpu)),
             in_flight: VecDeque::with_capacity(MAX_IN_FLIGHT + 1),
+            peak: 0,
         };
         backend.scoped("building the pipelines", |b| b.build_pipelines())?;
         Ok(backend)
@@ -429,26 +433,8 @@ impl Backend for WgpuBackend {
     }
 
     fn memory(&self) -> Result<MemoryReport> {
-        let owners = resource::owners(&self.res.descs);
-        let resources: Vec<(&'static str, u64)> = (self.res.descs.iter().enumerate())
-            .map(|(i, r)| (r.name, if owners[i] == i { self.res.buffers[self.res.map[i]].size() } else { 0 }))
-            .collect();
-        let own = [
-            &self.uniform_buf,
-            &self.step_buf,
-            &self.splat_buf,
-            &self.params_buf,
-            &self.partials_buf,
-            &self.results_buf,
-            &self.results_read,
-        ]
-        .iter()
-        .map(|b| b.size())
-        .sum::<u64>();
-        let reads = self.gather_read.iter().chain(&self.spare_reads).map(wgpu::Buffer::size).sum::<u64>();
-        let queued = self.reads.slots().map(|s| s.buffer.size()).sum::<u64>();
-        let total = resources.iter().map(|r| r.1).sum::<u64>() + own + reads + queued;
-        Ok(MemoryReport { resources, total, reserved: total })
+        let (resources, total) = self.held();
+        Ok(MemoryReport { resources, total, reserved: total, peak: self.peak.max(total) })
     }
 
     fn copy_bandwidth(&mut self) -> Result<f64> {
@@ -537,6 +523,37 @@ impl Backend for WgpuBackend {
 
 /// The backend's operations; the `Backend` methods wrap each in [`WgpuBackend::scoped`].
 impl WgpuBackend {
+    /// Each resource's bytes (its owner's buffer) and everything held: resources, the
+    /// backend's own buffers, kept and queued read-back buffers.
+    fn held(&self) -> (Vec<(&'static str, u64)>, u64) {
+        let owners = resource::owners(&self.res.descs);
+        let resources: Vec<(&'static str, u64)> = (self.res.descs.iter().enumerate())
+            .map(|(i, r)| (r.name, if owners[i] == i { self.res.buffers[self.res.map[i]].size() } else { 0 }))
+            .collect();
+        let own = [
+            &self.uniform_buf,
+            &self.step_buf,
+            &self.splat_buf,
+            &self.params_buf,
+            &self.partials_buf,
+            &self.results_buf,
+            &self.results_read,
+        ]
+        .iter()
+        .map(|b| b.size())
+        .sum::<u64>();
+        let reads = self.gather_read.iter().chain(&self.spare_reads).map(wgpu::Buffer::size).sum::<u64>();
+        let queued = self.reads.slots().map(|s| s.buffer.size()).sum::<u64>();
+        let total = resources.iter().map(|r| r.1).sum::<u64>() + own + reads + queued;
+        (resources, total)
+    }
+
+    /// Note a peak: what the backend holds now and `extra` bytes beside it (a buffer made for
+    /// one operation, or one made before the one it replaces is dropped).
+    pub(super) fn note_peak(&mut self, extra: u64) {
+        self.peak = self.peak.max(self.held().1 + extra);
+    }
+
     fn allocate_scoped(&mut self, resources: &[ResourceDesc]) -> Result<()> {
         if let Some(r) = resources.iter().find(|r| r.bytes() > self.max_binding) {
             return Err(Error::OutOfMemory {
@@ -566,6 +583,8 @@ impl WgpuBackend {
                 })
             })
             .collect();
+        // The new buffers stand beside the old until these are dropped.
+        self.note_peak(made.iter().flatten().map(wgpu::Buffer::size).sum());
         if let Some(e) = pollster::block_on(scope.pop()) {
             let bytes = made.iter().zip(resources).filter(|(m, _)| m.is_some()).map(|(_, r)| r.bytes()).sum();
             return Err(Error::OutOfMemory {
@@ -592,6 +611,8 @@ impl WgpuBackend {
     fn write_scoped(&mut self, id: ResourceId, bytes: &[u8]) -> Result<()> {
         backend::desc(&self.res.descs, id, NAME)?.check_bytes(bytes.len())?;
         if !bytes.is_empty() {
+            // wgpu stages the bytes in a buffer of its own until the next submission.
+            self.note_peak(bytes.len() as u64);
             self.queue.write_buffer(&self.res.buffers[self.res.map[id.index()]], 0, bytes);
         }
         Ok(())

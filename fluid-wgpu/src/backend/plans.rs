@@ -236,6 +236,13 @@ impl WgpuBackend {
         if buf.size() >= needed {
             return;
         }
+        // The new buffer is made while the old one is held.
+        let grown = needed.next_power_of_two();
+        self.note_peak(grown);
+        let buf = match which {
+            Grown::Splats => &mut self.splat_buf,
+            Grown::Params => &mut self.params_buf,
+        };
         *buf = uniform_buffer(&self.device, label, needed.next_power_of_two(), usage | wgpu::BufferUsages::COPY_DST);
         self.group0.clear();
         self.plans.drain();
@@ -331,6 +338,8 @@ impl WgpuBackend {
             enc.copy_buffer_to_buffer(&dst, 0, &read, 0, size);
             resolve.push(read);
         }
+        // Each timestamp chunk's resolve and read-back buffers, held until the submission.
+        self.note_peak(resolve.iter().map(|b| 2 * b.size()).sum());
         if slots > 0 {
             enc.copy_buffer_to_buffer(&self.results_buf, 0, &self.results_read, 0, 4 * RESULT_SLOTS as u64);
         }

@@ -33,6 +33,7 @@ impl WgpuBackend {
             bytes,
             wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         );
+        self.note_peak(bytes);
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("download") });
         enc.copy_buffer_to_buffer(&self.res.buffers[self.res.map[id.index()]], 0, &staging, 0, bytes);
         self.queue.submit([enc.finish()]);
@@ -63,6 +64,7 @@ impl WgpuBackend {
         } else {
             uniform_buffer(&self.device, "fluid.download_at", size, usage)
         };
+        self.note_peak(if size <= Gather::KEPT_BYTES { 0 } else { staging.size() });
         let mut enc =
             self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("download_at") });
         copy_runs(&mut enc, &self.res.buffers[self.res.map[id.index()]], &staging, &gather.runs);
@@ -97,7 +99,9 @@ impl WgpuBackend {
             let _ = set.set(r);
         });
         self.check_errors("queue_download")?;
-        Ok(self.reads.push(ReadSlot { buffer, mapped }, plan))
+        let read = self.reads.push(ReadSlot { buffer, mapped }, plan);
+        self.note_peak(0);
+        Ok(read)
     }
 
     /// A taken or dropped read's buffer back to the spares (unmapped) when it is of the kept
