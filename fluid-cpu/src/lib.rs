@@ -202,7 +202,7 @@ impl CpuBackend {
         let need = scratch_len(g, self.threads(), schedule);
         if need > self.scratch.len() {
             // Growing copies the old scratch into the new before freeing it.
-            self.peak = self.peak.max(self.held() + 4 * need as u64);
+            self.peak = self.peak.max(self.bytes_held() + 4 * need as u64);
             self.scratch.try_reserve_exact(need - self.scratch.len()).map_err(|e| Error::OutOfMemory {
                 what: "the cpu kernels' scratch".into(),
                 bytes: 4 * need as u64,
@@ -214,7 +214,7 @@ impl CpuBackend {
     }
 
     /// Bytes of its buffers and scratch now.
-    fn held(&self) -> u64 {
+    fn bytes_held(&self) -> u64 {
         4 * (self.buffers.iter().map(Vec::capacity).sum::<usize>() + self.scratch.capacity()) as u64
     }
 
@@ -301,7 +301,7 @@ impl Backend for CpuBackend {
             });
         }
         // The new buffers are made while the old are held.
-        self.peak = self.peak.max(self.held() + fresh);
+        self.peak = self.peak.max(self.bytes_held() + fresh);
         let mut made = Vec::with_capacity(resources.len());
         for (i, r) in resources.iter().enumerate() {
             if same(i) {
@@ -328,7 +328,7 @@ impl Backend for CpuBackend {
             .collect();
         self.map = owners;
         self.resources = resources.to_vec();
-        self.peak = self.peak.max(self.held());
+        self.peak = self.peak.max(self.bytes_held());
         Ok(())
     }
 

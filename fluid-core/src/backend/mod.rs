@@ -188,11 +188,10 @@ pub trait Backend: Send + Sync {
 
     /// A float resource's values (an `f16` resource's widened to `f32`).
     fn download(&mut self, id: ResourceId) -> Result<Vec<f32>> {
-        let d = desc(self.resources(), id, self.name())?;
-        let (format, scalars) = (d.format, d.scalars() as usize);
+        let d = desc(self.resources(), id, self.name())?.clone();
         let words = self.read(id)?;
-        if format.is_half() {
-            return Ok(values_le(format, scalars, &u32s_to_le_bytes(&words)));
+        if d.format.is_half() {
+            return Ok(d.values_le(&u32s_to_le_bytes(&words)));
         }
         Ok(words_to_f32(words))
     }

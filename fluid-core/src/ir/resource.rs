@@ -196,6 +196,12 @@ impl ResourceDesc {
         self.len * self.format.scalars_per_element()
     }
 
+    /// Its values from its little-endian bytes, `f16` widened to `f32`
+    /// ([`crate::backend::values_le`]).
+    pub fn values_le(&self, bytes: &[u8]) -> Vec<f32> {
+        crate::backend::values_le(self.format, self.scalars() as usize, bytes)
+    }
+
     /// Whether it holds nothing.
     pub fn is_empty(&self) -> bool {
         self.len == 0

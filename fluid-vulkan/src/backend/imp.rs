@@ -102,9 +102,8 @@ impl Backend for VulkanBackend {
     }
 
     fn download(&mut self, id: ResourceId) -> Result<Vec<f32>> {
-        let desc = backend::desc(&self.res.descs, id, NAME)?;
-        let (format, n) = (desc.format, desc.scalars() as usize);
-        self.read_whole(id, |m| backend::values_le(format, n, m))
+        let desc = backend::desc(&self.res.descs, id, NAME)?.clone();
+        self.read_whole(id, |m| desc.values_le(m))
     }
 
     fn download_at(&mut self, id: ResourceId, indices: &[usize]) -> Result<Vec<f32>> {

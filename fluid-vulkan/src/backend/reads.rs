@@ -66,8 +66,8 @@ impl VulkanBackend {
         let desc = backend::desc(&self.res.descs, id, NAME)?;
         let name = desc.name;
         if desc.format.is_half() {
-            let (format, n) = (desc.format, desc.scalars() as usize);
-            return pick(name, &self.read_whole(id, |m| backend::values_le(format, n, m))?, indices);
+            let desc = desc.clone();
+            return pick(name, &self.read_whole(id, |m| desc.values_le(m))?, indices);
         }
         let Some(gather) = Gather::plan(name, desc.words() as usize, indices)? else {
             return pick(name, &self.read_whole(id, f32s_le)?, indices);

@@ -352,9 +352,8 @@ impl Backend for WgpuBackend {
     }
 
     fn download(&mut self, id: ResourceId) -> Result<Vec<f32>> {
-        let desc = backend::desc(&self.res.descs, id, NAME)?;
-        let (format, n) = (desc.format, desc.scalars() as usize);
-        self.scoped("download", |b| b.read_scoped(id, |m| backend::values_le(format, n, m)))
+        let desc = backend::desc(&self.res.descs, id, NAME)?.clone();
+        self.scoped("download", |b| b.read_scoped(id, |m| desc.values_le(m)))
     }
 
     fn download_at(&mut self, id: ResourceId, indices: &[usize]) -> Result<Vec<f32>> {
