@@ -61,3 +61,22 @@ fn debug_names_the_backend_and_its_device() {
     let text = format!("{b:?}");
     assert!(text.starts_with("VulkanBackend") && text.contains(&b.device_summary().name), "{text}");
 }
+
+/// f16 fields packed two halves a word (`HalfStorage::Packed`, what a device without
+/// `shaderFloat16` runs), forced on lavapipe, which has it: whole presets (scalars the kernels
+/// write half a word at a time on an odd grid, the fuel, a finer RGBA dye) follow the CPU's f16
+/// run within the tolerance the native form meets.
+#[test]
+fn packed_f16_presets_match_the_cpu_backend() {
+    use fluid_vulkan::HalfStorage;
+    let packed = || {
+        let mut b = backend();
+        assert_eq!(b.half_storage(), HalfStorage::Native, "lavapipe has shaderFloat16");
+        b.set_half_storage(HalfStorage::Packed).expect("packed");
+        assert_eq!(b.half_storage(), HalfStorage::Packed);
+        b
+    };
+    for (preset, extra) in [("smoke", &[][..]), ("fire", &[]), ("paddle", &["grid.dye_factor=2"])] {
+        fluid_conformance::half::half_parity(packed, preset, extra);
+    }
+}

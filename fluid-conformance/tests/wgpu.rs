@@ -150,3 +150,24 @@ fn debug_names_the_backend_and_its_adapter() {
     let text = format!("{b:?}");
     assert!(text.starts_with("WgpuBackend") && text.contains(&b.adapter().name), "{text}");
 }
+
+/// An application's device without `shader-f16` (`application_device` asks for no features):
+/// f16 fields are packed two halves a word, and whole presets (scalars written half a word at
+/// a time on an odd grid, the fuel, a finer RGBA dye) follow the CPU's f16 run within the
+/// tolerance the native form meets. Asking for the native form there is refused.
+#[test]
+fn packed_f16_on_a_device_without_shader_f16_matches_the_cpu_backend() {
+    use fluid_wgpu::{HalfStorage, WgpuBackend};
+    let packed = || {
+        let (device, queue) = application_device(wgpu::Limits::default());
+        assert!(!device.features().contains(wgpu::Features::SHADER_F16));
+        let mut b = WgpuBackend::from_device(device, queue).expect("backend");
+        assert_eq!(b.half_storage(), HalfStorage::Packed);
+        let refused = b.set_half_storage(HalfStorage::Native).expect_err("no shader-f16").to_string();
+        assert!(refused.contains("shader-f16"), "{refused}");
+        b
+    };
+    for (preset, extra) in [("smoke", &[][..]), ("fire", &[]), ("paddle", &["grid.dye_factor=2"])] {
+        fluid_conformance::half::half_parity(packed, preset, extra);
+    }
+}

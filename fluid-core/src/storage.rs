@@ -101,7 +101,7 @@ pub enum StoreFormat {
     #[default]
     F32,
     /// 16-bit floats: half the memory and bandwidth, about 3 significant digits, magnitudes
-    /// up to 65504 (a GPU needs the `shader-f16` feature).
+    /// up to 65504 (natively on a GPU with the `shader-f16` feature, else packed two a word).
     F16,
 }
 

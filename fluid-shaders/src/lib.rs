@@ -18,7 +18,7 @@ mod tables {
 pub use tables::{FILES, MODULES};
 
 mod half;
-pub use half::with_half;
+pub use half::{HalfStorage, half_variant, with_half};
 
 #[cfg(feature = "spirv")]
 pub mod spirv;

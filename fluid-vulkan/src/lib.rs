@@ -24,6 +24,10 @@
 //! ([`VulkanBackend::timeline`], [`VulkanBackend::wait_before_next`]). [`ash`] is re-exported for
 //! the handles' types.
 //!
+//! Fields in f16 storage run natively where the device has `shaderFloat16` and 16-bit storage
+//! buffers, else packed two halves a word ([`HalfStorage`]); `FLUID_F16=packed` or `native`
+//! picks one ([`VulkanBackend::set_half_storage`]).
+//!
 //! Validation: the Khronos validation layer is enabled in debug builds when it is installed
 //! (Debian: `vulkan-validationlayers`); `FLUID_VULKAN_VALIDATION=1` asks for it in any build (an
 //! error when it is missing), `=0` turns it off. Validation errors make the next backend call fail
@@ -45,6 +49,7 @@ pub mod spirv;
 /// ([`VulkanBackend::from_raw`]) or uses its buffers needs this version's types.
 pub use ash;
 pub use backend::{FieldBuffer, RawDevice, VulkanBackend};
+pub use fluid_shaders::HalfStorage;
 
 use std::cell::Cell;
 use std::ffi::CStr;

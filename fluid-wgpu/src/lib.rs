@@ -12,6 +12,10 @@
 //! Bindings: `@group(0)` holds the grid uniform (0), the step uniform (1), the kernel's
 //! parameter block (2, a dynamic offset into one buffer) and, for `splat`, the splat list (3);
 //! `@group(1)` holds the fields in [`fluid_core::KernelDesc::bindings`] order.
+//!
+//! Fields in f16 storage run natively where the adapter has `SHADER_F16`, else packed two
+//! halves a word ([`HalfStorage`]); `FLUID_F16=packed` or `native` picks one
+//! ([`WgpuBackend::set_half_storage`]).
 
 mod backend;
 mod device;

@@ -19,6 +19,7 @@ use fluid_core::ir::schedule::RESULT_SLOTS;
 use fluid_core::ir::uniforms::{PARAMS_MAX_BYTES, REDUCE_MAX_PARTIALS, StepUniform};
 use fluid_core::wait;
 use fluid_core::{Error, ResourceDesc, ResourceId, Result, TimestampTimings};
+use fluid_shaders::HalfStorage;
 
 use crate::raw::{self, Buffer, CommandBuffer, Context, Fence, Instance, Location, PoolKind, Recorder};
 use crate::{DeviceSummary, QueueChoice, err, setup_lock, summarize, type_rank, with_queue};
@@ -120,6 +121,8 @@ pub struct VulkanBackend {
     kernels: HashMap<&'static str, KernelPipeline>,
     /// Kernels with some binding slots in f16 storage (bit `i`: slot `i`), made at first use.
     variants: std::sync::Mutex<HashMap<(&'static str, u32), Arc<raw::Pipeline>>>,
+    /// How those kernels hold f16: natively where the device can, else packed.
+    half_storage: HalfStorage,
     timestamps: bool,
     align: u64,
     max_binding: u64,
@@ -304,11 +307,12 @@ impl VulkanBackend {
             Location::Readback,
         )?;
         let (splat_buf, ring) = splat_ring(&ctx, &step_buf, SPLATS_MIN)?;
-        let backend = VulkanBackend {
+        let mut backend = VulkanBackend {
             timestamps: summary.timestamps,
             summary,
             kernels: record::build_pipelines(&ctx)?,
             variants: std::sync::Mutex::new(HashMap::new()),
+            half_storage: if ctx.half().is_some() { HalfStorage::Native } else { HalfStorage::Packed },
             align: PARAMS_BINDING.next_multiple_of(limits.uniform_offset_alignment),
             max_binding: limits.max_storage_range,
             uniform_buf,
@@ -335,6 +339,9 @@ impl VulkanBackend {
             ctx,
         };
         backend.validated("creating the device")?;
+        if let Some(storage) = HalfStorage::from_env().map_err(err)? {
+            backend.set_half_storage(storage)?;
+        }
         Ok(backend)
     }
 
@@ -427,6 +434,35 @@ impl VulkanBackend {
         // poll finds them done.
         for r in self.reads.slots() {
             r.slot.fence.wait(self.spin, "waiting for a queued read")?;
+        }
+        Ok(())
+    }
+
+    /// How kernels hold fields in f16 storage (`storage.format = "f16"`) here: natively
+    /// (`shaderFloat16` and 16-bit storage buffers) where the device has them, else packed two
+    /// halves a word, which any device runs. The stored bytes are the same either way.
+    pub fn half_storage(&self) -> HalfStorage {
+        self.half_storage
+    }
+
+    /// Hold f16 fields `storage`'s way from the next step on (e.g. packed on a device that
+    /// could run them natively, to compare the two). `Native` on a device without
+    /// `shaderFloat16` and 16-bit storage buffers is [`Error::Unsupported`].
+    pub fn set_half_storage(&mut self, storage: HalfStorage) -> Result<()> {
+        if storage == HalfStorage::Native && self.ctx.half().is_none() {
+            return Err(Error::Unsupported {
+                what: "native f16 storage".into(),
+                by: format!(
+                    "{}: no shaderFloat16 and 16-bit storage buffers; f16 fields are packed",
+                    self.summary.name
+                ),
+            });
+        }
+        if storage != self.half_storage {
+            self.wait_all()?;
+            self.recordings.drain();
+            self.variants.lock().unwrap_or_else(|e| e.into_inner()).clear();
+            self.half_storage = storage;
         }
         Ok(())
     }

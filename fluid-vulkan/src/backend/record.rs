@@ -7,6 +7,7 @@ use ash::vk;
 use fluid_core::ir::lower::{Buffer as Bound, Invocation, Plan, Target, lower};
 use fluid_core::ir::schedule::RESULT_SLOTS;
 use fluid_core::{Kernel, Result, Schedule};
+use fluid_shaders::HalfStorage;
 
 use super::{PARAMS_BINDING, VulkanBackend, WORKGROUP};
 use crate::raw::{
@@ -113,7 +114,8 @@ fn without_io16(words: &mut Vec<u32>) {
 
 impl VulkanBackend {
     /// The pipeline of `kernel` with the binding slots of `half` (a bit each) in f16 storage:
-    /// the kernel's own for none, else a variant compiled from its WGSL at first use.
+    /// the kernel's own for none, else a variant compiled from its WGSL at first use, held the
+    /// backend's [`HalfStorage`] way.
     fn pipeline(&self, kernel: Kernel, half: u32) -> Result<Arc<Pipeline>> {
         let own = &self.kernels[kernel.name];
         if half == 0 {
@@ -123,25 +125,15 @@ impl VulkanBackend {
         if let Some(p) = variants.get(&(kernel.name, half)) {
             return Ok(p.clone());
         }
-        let Some(io16) = self.ctx.half() else {
-            return Err(fluid_core::Error::Unsupported {
-                what: "f16 storage (`storage.format`)".into(),
-                by: format!(
-                    "{}: no shaderFloat16 and 16-bit storage buffers (or a device the application made); store \
-                     the fields in f32",
-                    self.summary.name
-                ),
-            });
-        };
-        let slots: Vec<u32> = (0..32).filter(|b| half & (1 << b) != 0).collect();
+        let storage = self.half_storage;
         let src = fluid_shaders::source(kernel.module)
-            .and_then(|s| fluid_shaders::with_half(&s, &slots))
-            .ok_or_else(|| err(format!("no f16 variant of {} for slots {slots:?}", kernel.module)))?;
+            .and_then(|s| fluid_shaders::half_variant(&s, half, storage))
+            .ok_or_else(|| err(format!("no f16 variant of {} for slots {half:#b}", kernel.module)))?;
         let modules = fluid_shaders::spirv::compile(kernel.module, &src).map_err(err)?;
         let mut words = (modules.into_iter().find(|(entry, _)| entry == kernel.name))
             .ok_or_else(|| err(format!("no entry {} in its f16 variant", kernel.name)))?
             .1;
-        if !io16 {
+        if storage == HalfStorage::Native && self.ctx.half() != Some(true) {
             without_io16(&mut words);
         }
         let pipeline = Pipeline::with_words(&self.ctx, kernel.name, &words, own.sets.to_vec())?;

@@ -20,6 +20,7 @@ use fluid_core::{
     TimestampTimings,
 };
 use fluid_shaders as shaders;
+pub use fluid_shaders::HalfStorage;
 
 use crate::device::{
     AdapterSummary, NAME, backend_err, instance, map_read, needed_limits, poll, required_limits, summary,
@@ -56,8 +57,12 @@ pub struct WgpuBackend {
     shared: bool,
     align: usize,
     max_binding: u64,
-    /// By kernel and the slots its variant stores in `f16` (0: the kernel as written).
-    pipelines: HashMap<(&'static str, u32), Pipeline>,
+    /// By kernel, as written.
+    pipelines: HashMap<&'static str, Pipeline>,
+    /// By kernel and the slots (a bit each) it stores in `f16`, made at first use.
+    variants: HashMap<(&'static str, u32), wgpu::ComputePipeline>,
+    /// How those variants hold f16: natively where the adapter has `shader-f16`, else packed.
+    half_storage: HalfStorage,
     workgroup: (u32, u32),
     uniform_buf: wgpu::Buffer,
     /// The model uniform written to `uniform_buf` (the last schedule's).
@@ -228,6 +233,11 @@ impl WgpuBackend {
             4 * RESULT_SLOTS as u64,
             wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         );
+        let half_storage = if device.features().contains(wgpu::Features::SHADER_F16) {
+            HalfStorage::Native
+        } else {
+            HalfStorage::Packed
+        };
         let mut backend = WgpuBackend {
             device,
             queue,
@@ -237,6 +247,8 @@ impl WgpuBackend {
             align,
             max_binding: limits.max_storage_buffer_binding_size.min(limits.max_buffer_size),
             pipelines: HashMap::new(),
+            variants: HashMap::new(),
+            half_storage,
             workgroup: workgroup_from_env()?,
             uniform_buf,
             uniform: None,
@@ -263,6 +275,9 @@ impl WgpuBackend {
             peak: 0,
         };
         backend.scoped("building the pipelines", |b| b.build_pipelines())?;
+        if let Some(storage) = HalfStorage::from_env().map_err(backend_err)? {
+            backend.set_half_storage(storage)?;
+        }
         Ok(backend)
     }
 
@@ -314,6 +329,31 @@ impl WgpuBackend {
     /// The adapter in use.
     pub fn adapter(&self) -> &AdapterSummary {
         &self.adapter
+    }
+
+    /// How kernels hold fields in f16 storage (`storage.format = "f16"`) here: natively
+    /// (`shader-f16`) where the adapter has it, else packed two halves a word, which any
+    /// adapter runs. The stored bytes are the same either way.
+    pub fn half_storage(&self) -> HalfStorage {
+        self.half_storage
+    }
+
+    /// Hold f16 fields `storage`'s way from the next step on (e.g. packed on an adapter that
+    /// could run them natively, to compare the two). `Native` on an adapter without
+    /// `shader-f16` is [`Error::Unsupported`].
+    pub fn set_half_storage(&mut self, storage: HalfStorage) -> Result<()> {
+        if storage == HalfStorage::Native && !self.device.features().contains(wgpu::Features::SHADER_F16) {
+            return Err(Error::Unsupported {
+                what: "native f16 storage".into(),
+                by: format!("{}: it lacks the shader-f16 feature; f16 fields are packed", self.adapter.name),
+            });
+        }
+        if storage != self.half_storage {
+            self.plans.drain();
+            self.variants.clear();
+            self.half_storage = storage;
+        }
+        Ok(())
     }
 
     fn check_errors(&self, what: &str) -> Result<()> {

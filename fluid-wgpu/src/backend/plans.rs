@@ -79,7 +79,7 @@ impl WgpuBackend {
                 .device
                 .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(&label), entries: &g1 });
             let pipeline = self.compute_pipeline(kernel, &modules[stem], &group0, &group1);
-            self.pipelines.insert((kernel.name, 0), Pipeline { pipeline, group0, group1, has_params, has_splats });
+            self.pipelines.insert(kernel.name, Pipeline { pipeline, group0, group1, has_params, has_splats });
         }
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(backend_err(format!("shader or pipeline rejected: {e}")));
@@ -118,31 +118,23 @@ impl WgpuBackend {
     }
 
     /// The pipeline of `kernel` with the binding slots of `half` (a bit each) in `f16`
-    /// storage, made at its first use (the same bind group layouts as the kernel's own).
+    /// storage, the backend's [`HalfStorage`] way, made at its first use (the same bind group
+    /// layouts as the kernel's own).
     fn variant(&mut self, kernel: Kernel, half: u32) -> Result<wgpu::ComputePipeline> {
-        if let Some(p) = self.pipelines.get(&(kernel.name, half)) {
-            return Ok(p.pipeline.clone());
+        if half == 0 {
+            return Ok(self.pipelines[kernel.name].pipeline.clone());
         }
-        if !self.device.features().contains(wgpu::Features::SHADER_F16) {
-            return Err(Error::Unsupported {
-                what: "f16 storage (`storage.format`)".into(),
-                by: format!("{}: it lacks the shader-f16 feature; store the fields in f32", self.adapter.name),
-            });
+        if let Some(p) = self.variants.get(&(kernel.name, half)) {
+            return Ok(p.clone());
         }
-        let slots: Vec<u32> = (0..32).filter(|b| half & (1 << b) != 0).collect();
         let stem = kernel.module;
         let src = shaders::overridden_source(stem, &shader_overrides()?, self.workgroup)
-            .and_then(|s| shaders::with_half(&s, &slots))
-            .ok_or_else(|| backend_err(format!("no f16 variant of {stem} for slots {slots:?}")))?;
+            .and_then(|s| shaders::half_variant(&s, half, self.half_storage))
+            .ok_or_else(|| backend_err(format!("no f16 variant of {stem} for slots {half:#b}")))?;
         let module = self.module(stem, src);
-        let base = &self.pipelines[&(kernel.name, 0)];
+        let base = &self.pipelines[kernel.name];
         let pipeline = self.compute_pipeline(kernel, &module, &base.group0, &base.group1);
-        let (group0, group1) = (base.group0.clone(), base.group1.clone());
-        let (has_params, has_splats) = (base.has_params, base.has_splats);
-        self.pipelines.insert(
-            (kernel.name, half),
-            Pipeline { pipeline: pipeline.clone(), group0, group1, has_params, has_splats },
-        );
+        self.variants.insert((kernel.name, half), pipeline.clone());
         Ok(pipeline)
     }
 
@@ -150,7 +142,7 @@ impl WgpuBackend {
         if let Some(g) = self.group0.get(entry) {
             return g.clone();
         }
-        let p = &self.pipelines[&(entry, 0)];
+        let p = &self.pipelines[entry];
         let mut entries = vec![
             wgpu::BindGroupEntry { binding: 0, resource: self.uniform_buf.as_entire_binding() },
             wgpu::BindGroupEntry { binding: 1, resource: self.step_buf.as_entire_binding() },
@@ -196,7 +188,7 @@ impl WgpuBackend {
             .collect();
         let g = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some(entry),
-            layout: &self.pipelines[&(entry, 0)].group1,
+            layout: &self.pipelines[entry].group1,
             entries: &entries,
         });
         self.group1.insert((entry, buffers.to_vec()), g.clone());
