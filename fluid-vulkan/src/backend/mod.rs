@@ -339,7 +339,9 @@ impl VulkanBackend {
             ctx,
         };
         backend.validated("creating the device")?;
-        if let Some(storage) = HalfStorage::from_env().map_err(err)? {
+        if let Some(storage) =
+            HalfStorage::from_env().map_err(|v| Error::invalid("FLUID_F16", v, "expected `packed` or `native`"))?
+        {
             backend.set_half_storage(storage)?;
         }
         Ok(backend)

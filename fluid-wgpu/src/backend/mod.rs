@@ -275,7 +275,9 @@ impl WgpuBackend {
             peak: 0,
         };
         backend.scoped("building the pipelines", |b| b.build_pipelines())?;
-        if let Some(storage) = HalfStorage::from_env().map_err(backend_err)? {
+        if let Some(storage) =
+            HalfStorage::from_env().map_err(|v| Error::invalid("FLUID_F16", v, "expected `packed` or `native`"))?
+        {
             backend.set_half_storage(storage)?;
         }
         Ok(backend)
