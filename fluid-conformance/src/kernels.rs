@@ -107,12 +107,16 @@ pub fn kernel_parity<B: Backend>(make: impl Fn() -> B, kernel: Kernel) {
         } else {
             &[false]
         };
+    // One backend of each for every case: each case allocates its grid's resources anew, as a
+    // new scene does (and making a GPU backend costs more than most cases).
+    let mut cpu = CpuBackend::new().expect("cpu backend");
+    let mut other = make();
     for &solids in modes {
-        kernel_parity_on(&make, kernel, solids);
+        kernel_parity_on(&mut cpu, &mut other, kernel, solids);
     }
 }
 
-fn kernel_parity_on<B: Backend>(make: &impl Fn() -> B, kernel: Kernel, solids: bool) {
+fn kernel_parity_on<B: Backend>(cpu: &mut CpuBackend, other: &mut B, kernel: Kernel, solids: bool) {
     // Odd, non-square grids; one smaller than a GPU workgroup that wraps more than once.
     let cases = [
         (37, 23, Boundary::Wall, Boundary::Wall),
@@ -168,10 +172,8 @@ fn kernel_parity_on<B: Backend>(make: &impl Fn() -> B, kernel: Kernel, solids: b
         }
         let inputs = StepInputs { dt: 0.05, time: 0.0, step: 0, splats: random_splats(&grid, &mut rng) };
         for (k, schedule) in kernel_schedules(&grid, kernel).iter().enumerate() {
-            let mut cpu = CpuBackend::new().expect("cpu backend");
-            let mut other = make();
-            crate::support::load_with_table(&mut cpu, &grid, &fields, table.len() / 4);
-            crate::support::load_with_table(&mut other, &grid, &fields, table.len() / 4);
+            crate::support::load_with_table(cpu, &grid, &fields, table.len() / 4);
+            crate::support::load_with_table(other, &grid, &fields, table.len() / 4);
             cpu.run(schedule, &inputs).expect("cpu run");
             other.run(schedule, &inputs).expect("run");
             let d = schedule.dispatches().next().expect("dispatch");
