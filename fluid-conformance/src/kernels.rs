@@ -592,17 +592,40 @@ fn ulp(x: f32) -> f32 {
     if a.is_finite() { a.next_up() - a } else { f32::INFINITY }
 }
 
+/// Three large random splats of every kind of amount, then 300 small ones.
 fn random_splats(grid: &Grid, rng: &mut SplitMix64) -> Vec<Splat> {
-    (0..3)
-        .map(|k| Splat {
-            center: [rng.next_f32() * grid.width(), rng.next_f32() * grid.height()],
-            radius: (0.15 + 0.2 * rng.next_f32()) * grid.height(),
+    let big = (0..3).map(|k| Splat {
+        center: [rng.next_f32() * grid.width(), rng.next_f32() * grid.height()],
+        radius: (0.15 + 0.2 * rng.next_f32()) * grid.height(),
+        falloff: if k % 2 == 0 { fluid::Falloff::Gaussian } else { fluid::Falloff::Linear },
+        velocity: [4.0 * rng.next_f32() - 2.0, 4.0 * rng.next_f32() - 2.0],
+        density: rng.next_f32(),
+        temperature: 2.0 * rng.next_f32(),
+        dye: [rng.next_f32(), rng.next_f32(), rng.next_f32(), rng.next_f32()],
+        fuel: if k == 1 { 0.0 } else { 1.5 * rng.next_f32() },
+    });
+    let big: Vec<Splat> = big.collect();
+    // Then more small splats than a GPU workgroup bins at once (one chunk per invocation),
+    // some on the edges of 16-cell tiles and of the box (across a periodic seam).
+    let h = grid.h;
+    let small = (0..300).map(|k| {
+        let edge = |n: u32, r: f32| match k % 5 {
+            0 => (16 * (1 + (r * 4.0) as u32)).min(n) as f32 * h,
+            1 => 0.02 * h,
+            2 => n as f32 * h - 0.02 * h,
+            _ => r * n as f32 * h,
+        };
+        let (rx, ry) = (rng.next_f32(), rng.next_f32());
+        Splat {
+            center: [edge(grid.nx, rx), if k % 3 == 0 { edge(grid.ny, ry) } else { ry * grid.height() }],
+            radius: (0.3 + 2.2 * rng.next_f32()) * h,
             falloff: if k % 2 == 0 { fluid::Falloff::Gaussian } else { fluid::Falloff::Linear },
-            velocity: [4.0 * rng.next_f32() - 2.0, 4.0 * rng.next_f32() - 2.0],
-            density: rng.next_f32(),
-            temperature: 2.0 * rng.next_f32(),
-            dye: [rng.next_f32(), rng.next_f32(), rng.next_f32(), rng.next_f32()],
-            fuel: if k == 1 { 0.0 } else { 1.5 * rng.next_f32() },
-        })
-        .collect()
+            velocity: [rng.next_f32() - 0.5, rng.next_f32() - 0.5],
+            density: 0.1 * rng.next_f32(),
+            temperature: 0.1 * rng.next_f32(),
+            dye: [0.1 * rng.next_f32(), 0.0, 0.1 * rng.next_f32(), 0.05],
+            fuel: 0.1 * rng.next_f32(),
+        }
+    });
+    big.into_iter().chain(small).collect()
 }

@@ -127,14 +127,21 @@ impl Splat {
     }
 }
 
-/// Most splats one step applies, emitters included. The `splat` kernel loops over every splat
-/// in each invocation, three times; llvmpipe (lavapipe) ends a loop after 65,535 iterations
-/// less two per splat, so past about 21,800 splats some silently did nothing there. Below this
-/// bound every splat applies on every backend; above it a step is an error.
+/// Most splats one step applies, emitters included. The grid's splat kernels bin them (a GPU
+/// workgroup, a CPU row adds up only those that reach it), but `particle_pointer` loops over
+/// every splat for each particle, and llvmpipe (lavapipe) ends a loop after 65,535 iterations
+/// less two per splat: past about 21,800 splats some silently did nothing there before. Below
+/// this bound every splat applies on every backend; above it a step is an error.
 pub const MAX_SPLATS: usize = 8192;
 
 /// Where the gaussian falloff is cut to zero, in radii (its weight there is `exp(−16) ≈ 1e-7`).
 pub const GAUSSIAN_CUTOFF: f32 = 4.0;
+
+/// How far from its centre a splat weighs anything ([`splat_weight`] is zero beyond): its
+/// radius, or [`GAUSSIAN_CUTOFF`] radii for a gaussian. Kernels bin splats by it.
+pub fn splat_reach(s: &SplatGpu) -> f32 {
+    if s.falloff == FALLOFF_GAUSSIAN { GAUSSIAN_CUTOFF * s.radius } else { s.radius }
+}
 
 /// Falloff weight of a splat at squared distance `d2` — shared by every backend's `splat` kernel.
 pub fn splat_weight(s: &SplatGpu, d2: f32) -> f32 {

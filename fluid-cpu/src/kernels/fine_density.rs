@@ -9,7 +9,7 @@ use fluid_core::splat::splat_weight;
 use super::advect_cells::{in_band, inflow_weight};
 use super::advect_fine_dye::{FineTrace, fine_trace};
 use super::common::{G, bilerp, for_each_row};
-use super::splat::distance2;
+use super::splat::{distance2, reaching_row};
 use crate::dispatch::{Ctx, Slots};
 use fluid_core::ir::schedule::Dispatch;
 
@@ -46,6 +46,7 @@ pub fn run_splat(
     }
     let scale = f as f32;
     for_each_row(density, g.nx * f, |j, row| {
+        let near = if any { reaching_row(g, splats, ((j as f32 + 0.5) / scale) * g.h) } else { Vec::new() };
         for (i, x) in row.iter_mut().enumerate() {
             let (ci, cj) = (i / f, j / f);
             let mut open = 1.0;
@@ -59,7 +60,7 @@ pub fn run_splat(
                 continue;
             }
             let (px, py) = (((i as f32 + 0.5) / scale) * g.h, ((j as f32 + 0.5) / scale) * g.h);
-            let add: f32 = splats.iter().map(|s| splat_weight(s, distance2(g, s, px, py)) * s.density).sum();
+            let add: f32 = near.iter().map(|s| splat_weight(s, distance2(g, s, px, py)) * s.density).sum();
             let add = add * open;
             if add != 0.0 {
                 *x += add;

@@ -8,7 +8,7 @@
 use fluid_core::grid::uniforms::{JacobiParams, SplatGpu};
 
 use super::common::{BOTTOM, G, LEFT, RIGHT, TOP, flush_subnormal, for_each_row, next, prev, rows_mut, split_around};
-use super::splat::{SplatFields, splat_cell, splat_u_face, splat_v_face};
+use super::splat::{SplatFields, reaching_row, splat_cell, splat_u_face, splat_v_face};
 use rayon::prelude::*;
 
 /// Open fraction of x-face `(i, j)`.
@@ -217,9 +217,10 @@ pub fn splat(g: &G, splats: &[SplatGpu], f: SplatFields<'_>, (uf, vf): (&[f32], 
         return;
     }
     for_each_row(f.u, g.nx + 1, |j, row| {
+        let near = reaching_row(g, splats, (j as f32 + 0.5) * g.h);
         for (i, x) in row.iter_mut().enumerate() {
             if !g.u_on_wall(i) {
-                let add = splat_u_face(g, splats, i, j) * u_open(g, uf, i, j);
+                let add = splat_u_face(g, &near, i, j) * u_open(g, uf, i, j);
                 if add != 0.0 {
                     *x += add;
                 }
@@ -230,8 +231,9 @@ pub fn splat(g: &G, splats: &[SplatGpu], f: SplatFields<'_>, (uf, vf): (&[f32], 
         if g.v_on_wall(j) {
             return;
         }
+        let near = reaching_row(g, splats, g.vj(j) as f32 * g.h);
         for (i, x) in row.iter_mut().enumerate() {
-            let add = splat_v_face(g, splats, i, j) * v_open(g, vf, i, j);
+            let add = splat_v_face(g, &near, i, j) * v_open(g, vf, i, j);
             if add != 0.0 {
                 *x += add;
             }
@@ -243,9 +245,10 @@ pub fn splat(g: &G, splats: &[SplatGpu], f: SplatFields<'_>, (uf, vf): (&[f32], 
         .zip(rows_mut(f.dye, 4 * nx, g.ny))
         .enumerate()
         .for_each(|(j, ((d_row, t_row), c_row))| {
+            let near = reaching_row(g, splats, (j as f32 + 0.5) * g.h);
             for i in 0..nx {
                 let open = cell_open(g, uf, vf, i, j);
-                let a = splat_cell(g, splats, i, j).map(|x| x * open);
+                let a = splat_cell(g, &near, i, j).map(|x| x * open);
                 if !d_row.is_empty() && a[0] != 0.0 {
                     d_row[i] += a[0];
                 }

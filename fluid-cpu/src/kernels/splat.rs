@@ -10,7 +10,7 @@
 //! as the GPU's `exp` does from libm's.
 
 use fluid_core::grid::uniforms::{DyeParams, FALLOFF_GAUSSIAN, SplatGpu};
-use fluid_core::splat::{GAUSSIAN_CUTOFF, splat_weight};
+use fluid_core::splat::{GAUSSIAN_CUTOFF, splat_reach, splat_weight};
 
 use rayon::prelude::*;
 
@@ -31,6 +31,14 @@ pub fn distance2(g: &G, s: &SplatGpu, x: f32, y: f32) -> f32 {
     let dx = wrap(x - s.center[0], g.nx as f32 * g.h, g.px);
     let dy = wrap(y - s.center[1], g.ny as f32 * g.h, g.py);
     dx * dx + dy * dy
+}
+
+/// The splats that may weigh anything on the row of samples at height `y` (world units), in
+/// their order: the others weigh nothing there ([`splat_reach`]), so a row adds up only these,
+/// to the same sums.
+pub fn reaching_row(g: &G, splats: &[SplatGpu], y: f32) -> Vec<SplatGpu> {
+    let len = g.ny as f32 * g.h;
+    splats.iter().filter(|s| wrap(y - s.center[1], len, g.py) <= splat_reach(s) + g.h).copied().collect()
 }
 
 /// Velocity a splat list adds to u-face `(i, j)`.
@@ -403,8 +411,9 @@ pub fn run_fuel(g: &G, splats: &[SplatGpu], fuel: &mut [f32], faces: Option<(&[f
         return;
     }
     super::common::for_each_row(fuel, g.nx, |j, row| {
+        let near = reaching_row(g, splats, (j as f32 + 0.5) * g.h);
         for (i, x) in row.iter_mut().enumerate() {
-            let mut add = splat_fuel_cell(g, splats, i, j);
+            let mut add = splat_fuel_cell(g, &near, i, j);
             if let Some((uf, vf)) = faces {
                 add *= super::solid::cell_open(g, uf, vf, i, j);
             }
@@ -446,6 +455,7 @@ pub fn run_fine_dye(
         return;
     }
     super::common::for_each_row(dye, 4 * g.nx * f, |j, row| {
+        let near = if any { reaching_row(g, splats, ((j as f32 + 0.5) / f as f32) * g.h) } else { Vec::new() };
         for (i, px) in row.chunks_exact_mut(4).enumerate() {
             let (ci, cj) = (i / f, j / f);
             let mut open = 1.0;
@@ -458,7 +468,7 @@ pub fn run_fine_dye(
             if !any {
                 continue;
             }
-            let add = splat_fine_dye_cell(g, splats, f, i, j).map(|a| a * open);
+            let add = splat_fine_dye_cell(g, &near, f, i, j).map(|a| a * open);
             if add != [0.0; 4] {
                 for (x, a) in px.iter_mut().zip(add) {
                     *x += a;

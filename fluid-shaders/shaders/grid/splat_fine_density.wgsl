@@ -1,8 +1,9 @@
 // One invocation per cell (i, j) of the finer density (params.factor cells per cell along
 // each axis): splat_fine_dye for one value, the splats' density (twin of
-// fluid-cpu/src/kernels/fine_density.rs).
+// fluid-cpu/src/kernels/fine_density.rs). Splats are binned per workgroup (splat_bins).
 // #include solid
 // #include splat_weight
+// #include splat_bins
 
 @group(0) @binding(2) var<uniform> params: DyeParams;
 @group(0) @binding(3) var<storage, read> splats: array<SplatGpu>;
@@ -12,17 +13,19 @@
 @group(1) @binding(3) var<storage, read> v_faces: array<vec2<f32>>;
 
 @compute @workgroup_size(WG_X, WG_Y)
-fn splat_fine_density(@builtin(global_invocation_id) id: vec3<u32>) {
+fn splat_fine_density(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(local_invocation_index) lane: u32,
+) {
     let f = max(params.factor, 1u);
     let fx = grid.nx * f;
     let i = id.x;
     let j = id.y;
-    if (i >= fx || j >= grid.ny * f) {
-        return;
-    }
+    let inside = i < fx && j < grid.ny * f;
     let cell = j * fx + i;
     var open = 1.0;
-    if (grid.solids != 0u) {
+    if (inside && grid.solids != 0u) {
         if (solid[ci(i / f, j / f)] == 1.0) {
             density[cell] = 0.0;
         }
@@ -33,12 +36,19 @@ fn splat_fine_density(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     let scale = f32(f);
     let p = vec2<f32>(((f32(i) + 0.5) / scale) * grid.h, ((f32(j) + 0.5) / scale) * grid.h);
-    var d = 0.0;
-    for (var k = 0u; k < inputs.splat_count; k++) {
-        d += weight(splats[k], p) * splats[k].density;
+    let lo = vec2<f32>(f32(wg.x * WG_X), f32(wg.y * WG_Y)) * (grid.h / scale);
+    let hi = lo + vec2<f32>(f32(WG_X), f32(WG_Y)) * (grid.h / scale);
+    var c = 0.0;
+    for (var base = 0u; base < inputs.splat_count; base += SPLAT_CHUNK) {
+        let n = bin_splats(base, lane, lo, hi);
+        for (var q = 0u; q < n; q++) {
+            let s = splats[chunk_hits[q]];
+            c += weight(s, p) * s.density;
+        }
+        workgroupBarrier();
     }
-    d *= open;
-    if (d != 0.0) {
-        density[cell] += d;
+    c *= open;
+    if (inside && c != 0.0) {
+        density[cell] += c;
     }
 }

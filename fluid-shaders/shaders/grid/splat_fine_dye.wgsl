@@ -2,9 +2,10 @@
 // axis): with obstacles, cleared when its cell is wholly solid, and what it receives scaled by
 // its cell's open part; then every splat's dye added, weighted by the splat's falloff at its
 // centre. A cell that receives nothing is left unwritten (twin of `run_fine_dye` in
-// fluid-cpu/src/kernels/splat.rs).
+// fluid-cpu/src/kernels/splat.rs). Splats are binned per workgroup (splat_bins).
 // #include solid
 // #include splat_weight
+// #include splat_bins
 
 @group(0) @binding(2) var<uniform> params: DyeParams;
 @group(0) @binding(3) var<storage, read> splats: array<SplatGpu>;
@@ -14,35 +15,42 @@
 @group(1) @binding(3) var<storage, read> v_faces: array<vec2<f32>>;
 
 @compute @workgroup_size(WG_X, WG_Y)
-fn splat_fine_dye(@builtin(global_invocation_id) id: vec3<u32>) {
+fn splat_fine_dye(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(local_invocation_index) lane: u32,
+) {
     let f = max(params.factor, 1u);
     let fx = grid.nx * f;
     let i = id.x;
     let j = id.y;
-    if (i >= fx || j >= grid.ny * f) {
-        return;
-    }
-    let ic = i / f;
-    let jc = j / f;
+    let inside = i < fx && j < grid.ny * f;
     let cell = j * fx + i;
     var open = 1.0;
-    if (grid.solids != 0u) {
-        if (solid[ci(ic, jc)] == 1.0) {
+    if (inside && grid.solids != 0u) {
+        if (solid[ci(i / f, j / f)] == 1.0) {
             dye[cell] = vec4<f32>(0.0);
         }
-        open = cell_open(ic, jc);
+        open = cell_open(i / f, j / f);
     }
     if (inputs.splat_count == 0u) {
         return;
     }
     let scale = f32(f);
     let p = vec2<f32>(((f32(i) + 0.5) / scale) * grid.h, ((f32(j) + 0.5) / scale) * grid.h);
+    let lo = vec2<f32>(f32(wg.x * WG_X), f32(wg.y * WG_Y)) * (grid.h / scale);
+    let hi = lo + vec2<f32>(f32(WG_X), f32(WG_Y)) * (grid.h / scale);
     var c = vec4<f32>(0.0);
-    for (var k = 0u; k < inputs.splat_count; k++) {
-        c += weight(splats[k], p) * splats[k].dye;
+    for (var base = 0u; base < inputs.splat_count; base += SPLAT_CHUNK) {
+        let n = bin_splats(base, lane, lo, hi);
+        for (var q = 0u; q < n; q++) {
+            let s = splats[chunk_hits[q]];
+            c += weight(s, p) * s.dye;
+        }
+        workgroupBarrier();
     }
     c *= open;
-    if (any(c != vec4<f32>(0.0))) {
+    if (inside && any(c != vec4<f32>(0.0))) {
         dye[cell] += c;
     }
 }
