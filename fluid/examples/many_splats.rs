@@ -1,7 +1,7 @@
 //! Steps that each take many small splats (a brush dragged fast, sparks, rain): `splats`
 //! splats of two cells' radius scattered over the smoke at `side`², every step, on one
 //! backend. The splat kernels bin them (a GPU workgroup, a CPU row adds up only those that
-//! reach it), so a step costs about the same whether its splats are few or many.
+//! reach it): no sample loops over all of them.
 //!
 //! ```sh
 //! cargo run --release -p fluid --features vulkan,wgpu --example many_splats -- vulkan 1024 8000 50
