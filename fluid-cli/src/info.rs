@@ -46,6 +46,21 @@ pub(crate) fn cpu_line() {
     println!("  cpu     no (build with --features cpu)");
 }
 
+/// How a device runs fields in f16 storage, as `fluid info` says it (the GPU crates share
+/// the type).
+#[cfg(any(feature = "vulkan", feature = "wgpu"))]
+fn half_name(h: HalfStorage) -> &'static str {
+    match h {
+        HalfStorage::Native => "native",
+        HalfStorage::Packed => "packed",
+    }
+}
+
+#[cfg(feature = "vulkan")]
+use fluid_vulkan::HalfStorage;
+#[cfg(all(feature = "wgpu", not(feature = "vulkan")))]
+use fluid_wgpu::HalfStorage;
+
 #[cfg(feature = "vulkan")]
 pub(crate) fn vulkan_devices() {
     match fluid_vulkan::physical_devices() {
@@ -54,8 +69,8 @@ pub(crate) fn vulkan_devices() {
         Ok(devices) => {
             println!("Vulkan physical devices:");
             println!(
-                "  {:<40} {:<14} {:<9} {:<10} {:<18} queue family used",
-                "name", "type", "API", "timestamps", "timestamp period"
+                "  {:<40} {:<14} {:<9} {:<10} {:<18} {:<7} queue family used",
+                "name", "type", "API", "timestamps", "timestamp period", "f16"
             );
             for d in devices {
                 let queue = match d.queue_family {
@@ -64,12 +79,13 @@ pub(crate) fn vulkan_devices() {
                     Some(f) => format!("{f} (graphics, compute)"),
                 };
                 println!(
-                    "  {:<40} {:<14} {:<9} {:<10} {:<18} {queue}",
+                    "  {:<40} {:<14} {:<9} {:<10} {:<18} {:<7} {queue}",
                     d.name,
                     d.device_type,
                     d.api_version,
                     if d.timestamps { "yes" } else { "no" },
                     format!("{} ns", d.timestamp_period_ns),
+                    half_name(d.half),
                 );
             }
         }
@@ -87,14 +103,15 @@ pub(crate) fn wgpu_adapters() {
         return;
     }
     println!("wgpu adapters:");
-    println!("  {:<40} {:<8} {:<14} {:<10} driver", "name", "backend", "type", "timestamps");
+    println!("  {:<40} {:<8} {:<14} {:<10} {:<7} driver", "name", "backend", "type", "timestamps", "f16");
     for a in adapters {
         println!(
-            "  {:<40} {:<8} {:<14} {:<10} {}",
+            "  {:<40} {:<8} {:<14} {:<10} {:<7} {}",
             a.name,
             a.backend,
             a.device_type,
             if a.timestamps { "yes" } else { "no" },
+            half_name(a.half),
             a.driver
         );
     }

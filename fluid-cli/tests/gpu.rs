@@ -22,6 +22,9 @@ mod wgpu {
         let s = text(&out.stdout);
         assert!(s.contains("wgpu adapters:"), "{s}");
         assert!(s.contains("Vulkan"), "an adapter through Vulkan (lavapipe in CI): {s}");
+        // How f16 fields run there: lavapipe has shader-f16.
+        let adapter = s.split("wgpu adapters:").nth(1).and_then(|t| t.lines().nth(2)).unwrap_or_default();
+        assert!(s.contains(" f16 ") && adapter.contains(" native "), "{s}");
     }
 
     #[test]
@@ -230,4 +233,6 @@ fn info_lists_the_vulkan_physical_devices() {
     assert!(!device.trim().is_empty(), "at least one device: {s}");
     // Every machine the tests run on (lavapipe, the H100) has a compute queue.
     assert!(device.contains("(graphics, compute)") || device.contains("(compute only)"), "queue family: {s}");
+    // lavapipe and the H100 have shaderFloat16 and 16-bit storage: f16 fields run natively.
+    assert!(device.contains(" native "), "f16: {s}");
 }

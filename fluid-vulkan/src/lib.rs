@@ -94,6 +94,9 @@ pub struct DeviceSummary {
     /// Whether that family is compute-only (an "async compute" queue, beside the graphics
     /// queue a renderer uses).
     pub dedicated_compute: bool,
+    /// How fields in f16 storage run on it: natively with `shaderFloat16` and 16-bit storage
+    /// buffers, else packed two halves a word.
+    pub half: HalfStorage,
 }
 
 /// Which queue family the backend submits to: `FLUID_VULKAN_QUEUE=compute` (the default) or
@@ -210,6 +213,7 @@ fn summarize(props: &vk::PhysicalDeviceProperties) -> DeviceSummary {
         timestamp_period_ns: props.limits.timestamp_period,
         queue_family: None,
         dedicated_compute: false,
+        half: HalfStorage::Packed,
     }
 }
 
@@ -247,7 +251,10 @@ pub fn physical_devices() -> Result<Vec<DeviceSummary>> {
         .physical_devices()?
         .into_iter()
         .map(|pd| {
-            let summary = summarize(&pd.props);
+            let mut summary = summarize(&pd.props);
+            if raw::half_support(&inst, &pd).is_some() {
+                summary.half = HalfStorage::Native;
+            }
             with_queue(summary.clone(), &pd.families, choice).map_or(summary, |(_, s)| s)
         })
         .collect())

@@ -7,6 +7,7 @@ use std::time::Duration;
 use fluid_core::wait;
 use fluid_core::{Error, Result};
 use fluid_shaders as shaders;
+use shaders::HalfStorage;
 
 pub(crate) const NAME: &str = "wgpu";
 
@@ -27,6 +28,9 @@ pub struct AdapterSummary {
     pub device_type: String,
     /// Whether it offers timestamp queries (per-kernel timings).
     pub timestamps: bool,
+    /// How fields in f16 storage run on it: natively with `SHADER_F16`, else packed two halves
+    /// a word.
+    pub half: HalfStorage,
 }
 
 /// The 2D workgroup shape: `FLUID_WGPU_WORKGROUP=XxY` (e.g. `32x8`), default 16×16.
@@ -101,6 +105,7 @@ pub(crate) fn summary(info: &wgpu::AdapterInfo, features: wgpu::Features) -> Ada
         driver: format!("{} {}", info.driver, info.driver_info).trim().to_string(),
         device_type: format!("{:?}", info.device_type),
         timestamps: features.contains(wgpu::Features::TIMESTAMP_QUERY),
+        half: if features.contains(wgpu::Features::SHADER_F16) { HalfStorage::Native } else { HalfStorage::Packed },
     }
 }
 

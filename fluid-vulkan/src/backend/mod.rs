@@ -281,7 +281,11 @@ impl VulkanBackend {
     }
 
     /// The backend on an open device.
-    pub(crate) fn build(ctx: Arc<Context>, summary: DeviceSummary, spin: Option<Duration>) -> Result<VulkanBackend> {
+    pub(crate) fn build(
+        ctx: Arc<Context>,
+        mut summary: DeviceSummary,
+        spin: Option<Duration>,
+    ) -> Result<VulkanBackend> {
         let _setup = setup_lock();
         let spin = spin.unwrap_or_else(|| wait::default_spin(summary.device_type == "Cpu"));
         let limits = ctx.limits();
@@ -307,12 +311,14 @@ impl VulkanBackend {
             Location::Readback,
         )?;
         let (splat_buf, ring) = splat_ring(&ctx, &step_buf, SPLATS_MIN)?;
+        let half_storage = if ctx.half().is_some() { HalfStorage::Native } else { HalfStorage::Packed };
+        summary.half = half_storage;
         let mut backend = VulkanBackend {
             timestamps: summary.timestamps,
             summary,
             kernels: record::build_pipelines(&ctx)?,
             variants: std::sync::Mutex::new(HashMap::new()),
-            half_storage: if ctx.half().is_some() { HalfStorage::Native } else { HalfStorage::Packed },
+            half_storage,
             align: PARAMS_BINDING.next_multiple_of(limits.uniform_offset_alignment),
             max_binding: limits.max_storage_range,
             uniform_buf,

@@ -86,7 +86,7 @@ pub(crate) struct Context {
 /// Whether `physical` can store `f16` in buffers and compute with it: `Some(io16)` when it
 /// has `shaderFloat16` (through `VK_KHR_shader_float16_int8`) and 16-bit storage buffers,
 /// `io16` whether it also has 16-bit shader inputs and outputs.
-fn half_support(instance: &Instance, physical: &PhysicalDevice) -> Option<bool> {
+pub(crate) fn half_support(instance: &Instance, physical: &PhysicalDevice) -> Option<bool> {
     // SAFETY: `physical` was listed by this live instance.
     let extensions = unsafe { instance.instance.enumerate_device_extension_properties(physical.handle) }.ok()?;
     let named = |want: &std::ffi::CStr| extensions.iter().any(|e| e.extension_name_as_c_str() == Ok(want));

@@ -27,6 +27,6 @@ mod pipeline;
 
 pub(crate) use buffer::{Buffer, Location};
 pub(crate) use commands::{CommandBuffer, PoolKind, Recorder, submit};
-pub(crate) use context::{Context, Fence};
+pub(crate) use context::{Context, Fence, half_support};
 pub(crate) use instance::{Instance, PhysicalDevice};
 pub(crate) use pipeline::{DescriptorPool, DescriptorSet, Pipeline, QueryPool, SetLayout};

@@ -241,7 +241,7 @@ impl WgpuBackend {
         let mut backend = WgpuBackend {
             device,
             queue,
-            adapter: summary(&info, features),
+            adapter: AdapterSummary { half: half_storage, ..summary(&info, features) },
             timestamps,
             shared,
             align,
