@@ -130,7 +130,7 @@ impl Splat {
 /// Most splats one step applies, emitters included. The grid's splat kernels bin them (a GPU
 /// workgroup, a CPU row adds up only those that reach it), but `particle_pointer` loops over
 /// every splat for each particle, and llvmpipe (lavapipe) ends a loop after 65,535 iterations
-/// less two per splat: past about 21,800 splats some silently did nothing there before. Below
+/// less two per splat (past about 21,800 splats a loop over all of them loses some). Below
 /// this bound every splat applies on every backend; above it a step is an error.
 pub const MAX_SPLATS: usize = 8192;
 
