@@ -137,12 +137,6 @@ pub const MAX_SPLATS: usize = 8192;
 /// Where the gaussian falloff is cut to zero, in radii (its weight there is `exp(−16) ≈ 1e-7`).
 pub const GAUSSIAN_CUTOFF: f32 = 4.0;
 
-/// How far from its centre a splat weighs anything ([`splat_weight`] is zero beyond): its
-/// radius, or [`GAUSSIAN_CUTOFF`] radii for a gaussian. Kernels bin splats by it.
-pub fn splat_reach(s: &SplatGpu) -> f32 {
-    if s.falloff == FALLOFF_GAUSSIAN { GAUSSIAN_CUTOFF * s.radius } else { s.radius }
-}
-
 /// Falloff weight of a splat at squared distance `d2` — shared by every backend's `splat` kernel.
 pub fn splat_weight(s: &SplatGpu, d2: f32) -> f32 {
     if s.falloff == FALLOFF_GAUSSIAN {

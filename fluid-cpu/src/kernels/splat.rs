@@ -10,7 +10,7 @@
 //! as the GPU's `exp` does from libm's.
 
 use fluid_core::grid::uniforms::{DyeParams, FALLOFF_GAUSSIAN, SplatGpu};
-use fluid_core::splat::{GAUSSIAN_CUTOFF, splat_reach, splat_weight};
+use fluid_core::splat::{GAUSSIAN_CUTOFF, splat_weight};
 
 use rayon::prelude::*;
 
@@ -33,12 +33,19 @@ pub fn distance2(g: &G, s: &SplatGpu, x: f32, y: f32) -> f32 {
     dx * dx + dy * dy
 }
 
-/// The splats that may weigh anything on the row of samples at height `y` (world units), in
-/// their order: the others weigh nothing there ([`splat_reach`]), so a row adds up only these,
-/// to the same sums.
+/// The splats that weigh anything on the row of samples at height `y` (world units), in their
+/// order: the others weigh nothing there (`reaches` at the row's distance), so a row adds up
+/// only these, to the same sums.
 pub fn reaching_row(g: &G, splats: &[SplatGpu], y: f32) -> Vec<SplatGpu> {
     let len = g.ny as f32 * g.h;
-    splats.iter().filter(|s| wrap(y - s.center[1], len, g.py) <= splat_reach(s) + g.h).copied().collect()
+    splats
+        .iter()
+        .filter(|s| {
+            let dy = wrap(y - s.center[1], len, g.py);
+            reaches(s, dy * dy)
+        })
+        .copied()
+        .collect()
 }
 
 /// Velocity a splat list adds to u-face `(i, j)`.
