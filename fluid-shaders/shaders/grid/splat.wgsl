@@ -35,15 +35,13 @@ fn splat(
     let pu = vec2<f32>(f32(canon_u(i)) * grid.h, (f32(j) + 0.5) * grid.h);
     let pv = vec2<f32>((f32(i) + 0.5) * grid.h, f32(canon_v(j)) * grid.h);
     let pc = vec2<f32>((f32(i) + 0.5) * grid.h, (f32(j) + 0.5) * grid.h);
-    let lo = vec2<f32>(f32(wg.x * WG_X), f32(wg.y * WG_Y)) * grid.h;
-    let hi = lo + vec2<f32>(f32(WG_X), f32(WG_Y)) * grid.h;
     var add_u = 0.0;
     var add_v = 0.0;
     var d = 0.0;
     var t = 0.0;
     var c = vec4<f32>(0.0);
     for (var base = 0u; base < inputs.splat_count; base += SPLAT_CHUNK) {
-        let n = bin_splats(base, lane, lo, hi);
+        let n = bin_splats(base, lane, wg.xy, grid.h);
         for (var q = 0u; q < n; q++) {
             let s = splats[chunk_hits[q]];
             if (on_u) {

@@ -36,11 +36,9 @@ fn splat_fine_density(
     }
     let scale = f32(f);
     let p = vec2<f32>(((f32(i) + 0.5) / scale) * grid.h, ((f32(j) + 0.5) / scale) * grid.h);
-    let lo = vec2<f32>(f32(wg.x * WG_X), f32(wg.y * WG_Y)) * (grid.h / scale);
-    let hi = lo + vec2<f32>(f32(WG_X), f32(WG_Y)) * (grid.h / scale);
     var c = 0.0;
     for (var base = 0u; base < inputs.splat_count; base += SPLAT_CHUNK) {
-        let n = bin_splats(base, lane, lo, hi);
+        let n = bin_splats(base, lane, wg.xy, grid.h / scale);
         for (var q = 0u; q < n; q++) {
             let s = splats[chunk_hits[q]];
             c += weight(s, p) * s.density;

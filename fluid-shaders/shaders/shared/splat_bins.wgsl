@@ -22,16 +22,18 @@ fn splat_reach(s: SplatGpu) -> f32 {
     return select(s.radius, s.radius * GAUSSIAN_CUTOFF, s.falloff == FALLOFF_GAUSSIAN);
 }
 
-// The splats `base ..< base + SPLAT_CHUNK` that may weigh anything in the box `lo..hi` (world
-// units, samples within one cell of it included): their indices in `chunk_hits[0 ..< n]`,
-// ascending; returns `n`, the same in every invocation. `lane` is the local invocation index.
-fn bin_splats(base: u32, lane: u32, lo: vec2<f32>, hi: vec2<f32>) -> u32 {
+// The splats `base ..< base + SPLAT_CHUNK` that may weigh anything in the box of workgroup
+// `tile` over samples `cell` apart (world units; samples within one flow cell of it
+// included): their indices in `chunk_hits[0 ..< n]`, ascending; returns `n`, the same in every
+// invocation. `lane` is the local invocation index.
+fn bin_splats(base: u32, lane: u32, tile: vec2<u32>, cell: f32) -> u32 {
     let k = base + lane;
     var hit = 0u;
     if (k < inputs.splat_count) {
         let s = splats[k];
-        let centre = 0.5 * (lo + hi);
-        let half = 0.5 * (hi - lo) + vec2<f32>(splat_reach(s) + grid.h);
+        let size = vec2<f32>(f32(WG_X), f32(WG_Y)) * cell;
+        let centre = (vec2<f32>(tile) + 0.5) * size;
+        let half = 0.5 * size + vec2<f32>(splat_reach(s) + grid.h);
         let dx = wrap_distance(s.center.x - centre.x, f32(grid.nx) * grid.h, px());
         let dy = wrap_distance(s.center.y - centre.y, f32(grid.ny) * grid.h, py());
         hit = select(0u, 1u, dx <= half.x && dy <= half.y);
