@@ -594,17 +594,18 @@ fn ulp(x: f32) -> f32 {
 
 /// Three large random splats of every kind of amount, then 300 small ones.
 fn random_splats(grid: &Grid, rng: &mut SplitMix64) -> Vec<Splat> {
-    let big = (0..3).map(|k| Splat {
-        center: [rng.next_f32() * grid.width(), rng.next_f32() * grid.height()],
-        radius: (0.15 + 0.2 * rng.next_f32()) * grid.height(),
-        falloff: if k % 2 == 0 { fluid::Falloff::Gaussian } else { fluid::Falloff::Linear },
-        velocity: [4.0 * rng.next_f32() - 2.0, 4.0 * rng.next_f32() - 2.0],
-        density: rng.next_f32(),
-        temperature: 2.0 * rng.next_f32(),
-        dye: [rng.next_f32(), rng.next_f32(), rng.next_f32(), rng.next_f32()],
-        fuel: if k == 1 { 0.0 } else { 1.5 * rng.next_f32() },
-    });
-    let big: Vec<Splat> = big.collect();
+    let big: Vec<Splat> = (0..3)
+        .map(|k| Splat {
+            center: [rng.next_f32() * grid.width(), rng.next_f32() * grid.height()],
+            radius: (0.15 + 0.2 * rng.next_f32()) * grid.height(),
+            falloff: if k % 2 == 0 { fluid::Falloff::Gaussian } else { fluid::Falloff::Linear },
+            velocity: [4.0 * rng.next_f32() - 2.0, 4.0 * rng.next_f32() - 2.0],
+            density: rng.next_f32(),
+            temperature: 2.0 * rng.next_f32(),
+            dye: [rng.next_f32(), rng.next_f32(), rng.next_f32(), rng.next_f32()],
+            fuel: if k == 1 { 0.0 } else { 1.5 * rng.next_f32() },
+        })
+        .collect();
     // Then more small splats than a GPU workgroup bins at once (one chunk per invocation),
     // some on the edges of 16-cell tiles and of the box (across a periodic seam).
     let h = grid.h;
