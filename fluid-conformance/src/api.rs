@@ -424,7 +424,8 @@ pub fn timings_count_each_kernels_dispatches<B: Backend>(make: impl Fn() -> B) {
         let what = format!("{preset} {extra:?}");
         assert_eq!(schedule.reduction_slots(), 0, "{what}: a step schedule with reductions");
         let dt = scene.params.dt;
-        let inputs = StepInputs { dt, splats: scene.emitter_splats(&grid, dt), ..StepInputs::default() };
+        let records = fluid_core::splat::records(&scene.emitter_splats(&grid, dt), &grid).expect("splats");
+        let inputs = StepInputs { dt, records, ..StepInputs::default() };
         let mut b = make();
         load(&mut b, &grid, &scene.initial_fields(&grid));
         b.set_timing(true).expect("timing");
@@ -525,7 +526,8 @@ pub fn transient_sharing_changes_no_result<B: Backend>(make: impl Fn() -> B) {
         let run = |resources: &[fluid_core::ResourceDesc]| {
             let mut b = make();
             b.allocate(resources).expect("allocate");
-            let mut inputs = StepInputs { dt: params.dt, splats: scene.initial_splats(&grid), ..StepInputs::default() };
+            let records = fluid_core::splat::records(&scene.initial_splats(&grid), &grid).expect("splats");
+            let mut inputs = StepInputs { dt: params.dt, records, ..StepInputs::default() };
             for (field, data) in scene.initial_fields(&grid) {
                 b.upload(field.into(), &data).expect("upload");
             }
@@ -533,7 +535,8 @@ pub fn transient_sharing_changes_no_result<B: Backend>(make: impl Fn() -> B) {
             let (stepping, diagnostics) = (step::step(&grid, params), step::diagnostics(&grid));
             let mut reductions = Vec::new();
             for k in 0..6 {
-                inputs.splats = if k % 2 == 0 { scene.initial_splats(&grid) } else { Vec::new() };
+                let splats = if k % 2 == 0 { scene.initial_splats(&grid) } else { Vec::new() };
+                inputs.records = fluid_core::splat::records(&splats, &grid).expect("splats");
                 b.run(&stepping, &inputs).expect("step");
                 b.run(&diagnostics, &inputs).expect("diagnostics");
                 reductions.push(b.reductions().expect("reductions"));
@@ -606,7 +609,8 @@ pub fn every_splat_applies_up_to_the_cap<B: Backend>(make: impl Fn() -> B) {
         crate::support::single(&grid, fluid_core::grid::kernels::SPLAT, &fields, params, [grid.nx + 1, grid.ny + 1]);
     let apply = |b: &mut dyn Backend, splats: Vec<Splat>| {
         load_zeros(b, &grid);
-        let inputs = StepInputs { dt: 0.1, splats, ..StepInputs::default() };
+        let inputs =
+            StepInputs { dt: 0.1, records: fluid_core::splat::records(&splats, &grid)?, ..StepInputs::default() };
         b.run(&schedule, &inputs)?;
         Ok::<_, fluid::Error>(fields.iter().map(|f| b.download((*f).into()).expect("download")).collect::<Vec<_>>())
     };
@@ -625,6 +629,12 @@ pub fn every_splat_applies_up_to_the_cap<B: Backend>(make: impl Fn() -> B) {
     more.push(more[0]);
     let e = apply(&mut other, more).expect_err("one past the cap").to_string();
     assert!(e.contains(&MAX_SPLATS.to_string()) && e.contains("splats"), "{e}");
+    // Records past what a backend's buffer holds are refused by the backend itself.
+    let words = vec![0u32; fluid_core::backend::MAX_RECORD_BYTES / 4 + 16];
+    let inputs = StepInputs { dt: 0.1, records: fluid_core::Records::of(&words), ..StepInputs::default() };
+    load_zeros(&mut other, &grid);
+    let e = other.run(&schedule, &inputs).expect_err("records past the buffer").to_string();
+    assert!(e.contains(&fluid_core::backend::MAX_RECORD_BYTES.to_string()), "{e}");
 }
 
 /// Every field of `grid` allocated on `b`, all zero.

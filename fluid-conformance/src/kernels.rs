@@ -170,7 +170,12 @@ fn kernel_parity_on<B: Backend>(cpu: &mut CpuBackend, other: &mut B, kernel: Ker
                 *l = (rng.next_f32() - 0.5) * 0.9 * ulp(*h);
             }
         }
-        let inputs = StepInputs { dt: 0.05, time: 0.0, step: 0, splats: random_splats(&grid, &mut rng) };
+        let inputs = StepInputs {
+            dt: 0.05,
+            time: 0.0,
+            step: 0,
+            records: fluid_core::splat::records(&random_splats(&grid, &mut rng), &grid).expect("splats"),
+        };
         for (k, schedule) in kernel_schedules(&grid, kernel).iter().enumerate() {
             crate::support::load_with_table(cpu, &grid, &fields, table.len() / 4);
             crate::support::load_with_table(other, &grid, &fields, table.len() / 4);

@@ -119,7 +119,8 @@ pub fn kernels_match_the_cpu<B: Backend>(make: impl Fn() -> B) {
             fluid::Splat { center: [0.4, 0.5], radius: 0.2, velocity: [0.5, -0.3], density: 0.8, ..Default::default() },
             fluid::Splat { center: [0.7, 0.3], radius: 0.15, density: -1.0, ..Default::default() },
         ];
-        let inputs = StepInputs { dt: 0.01, time: 0.25, step: 3, splats };
+        let records = fluid_core::splat::records(&splats, model.grid()).expect("splats");
+        let inputs = StepInputs { dt: 0.01, time: 0.25, step: 3, records };
         let schedules = model.schedules();
         let mut seen = std::collections::BTreeSet::new();
         for schedule in &schedules[..2] {

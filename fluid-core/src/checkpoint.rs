@@ -200,7 +200,7 @@ pub fn read_header<R: Read>(r: R) -> Result<(Header, Reader<R>)> {
     let text = r.take(len as usize, "the header")?;
     let text = std::str::from_utf8(&text).map_err(|_| bad("the header is not UTF-8: the file is damaged"))?;
     let header: Header = toml::from_str(text)
-        .map_err(|e| bad(format!("the header: {}", crate::error::shorten_lines(&e.to_string()))))?;
+        .map_err(|e| bad(format!("the header: {}", fluid_ir::error::shorten_lines(&e.to_string()))))?;
     Ok((header, r))
 }
 

@@ -2,9 +2,9 @@
 //!
 //! The solver core of the fluid engine, with no GPU code:
 //!
-//! - [`ir`]: what every model and backend shares: typed resources, kernel descriptors, the
-//!   step as data ([`Schedule`]) and its one lowering to GPU work;
-//! - [`Backend`]: the seam to the machines that run schedules;
+//! - [`ir`] (the `fluid-ir` crate, re-exported): what every model and backend shares: typed
+//!   resources, kernel descriptors, the step as data ([`Schedule`]) and its one lowering to
+//!   GPU work, and [`Backend`], the seam to the machines that run schedules;
 //! - [`grid`]: the Eulerian grid model (smoke, ink): its fields, kernels, step and pressure
 //!   solvers, one file per method under [`grid::pressure`];
 //! - [`particles`]: the particle liquid (Clavet et al. 2005's double density relaxation);
@@ -14,11 +14,8 @@
 //!
 //! See `doc/ARCHITECTURE.md` for the map of the whole workspace.
 
-pub mod backend;
 pub mod checkpoint;
-mod error;
 pub mod grid;
-pub mod ir;
 pub mod model;
 pub mod params;
 pub mod particles;
@@ -30,14 +27,18 @@ pub mod splat;
 pub mod storage;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
-pub mod wait;
 
-pub use backend::{Backend, KernelTiming, PendingRead, StepInputs, TimestampTimings};
-pub use error::{Error, Result};
+/// The IR every model speaks and every backend executes (the `fluid-ir` crate).
+pub mod ir {
+    pub use fluid_ir::{kernel, lower, resource, schedule, uniforms};
+}
+pub use fluid_ir::{backend, wait};
+
+pub use fluid_ir::{
+    Backend, Dispatch, Error, Format, Kernel, KernelDesc, KernelTiming, Lifetime, MemoryReport, Op, PendingRead,
+    Records, ReduceOp, ResourceDesc, ResourceId, Result, Schedule, Shape, StepInputs, TimestampTimings,
+};
 pub use grid::{Boundary, FieldId, FieldKind, Grid, GridFields};
-pub use ir::kernel::{Kernel, KernelDesc};
-pub use ir::resource::{Format, Lifetime, MemoryReport, ResourceDesc, ResourceId, Shape};
-pub use ir::schedule::{Dispatch, Op, ReduceOp, Schedule};
 pub use model::Model;
 pub use params::SimParams;
 pub use scene::Scene;
@@ -49,6 +50,6 @@ pub fn kernels() -> Vec<Kernel> {
     let mut all = grid::kernels::ALL.to_vec();
     all.extend_from_slice(particles::kernels::ALL);
     all.extend_from_slice(render::kernels::ALL);
-    all.extend([ir::uniforms::REDUCE_PARTIAL, ir::uniforms::REDUCE_FINAL]);
+    all.extend(fluid_ir::KERNELS);
     all
 }

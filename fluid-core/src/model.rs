@@ -38,9 +38,10 @@ pub trait Model: Send + Sync + std::fmt::Debug {
     /// conditions, one-off splats, whatever its solvers need written once.
     fn initialize(&mut self, backend: &mut dyn Backend) -> Result<()>;
 
-    /// Advance by one step with `inputs` (the scene's emitters and the queued splats in
-    /// `inputs.splats` already).
-    fn step(&mut self, backend: &mut dyn Backend, inputs: &StepInputs) -> Result<()>;
+    /// Advance by one step of `inputs.dt` from `inputs.time`, applying `splats` (the scene's
+    /// emitters and the queued splats, world units), which the model packs into the records
+    /// its kernels read.
+    fn step(&mut self, backend: &mut dyn Backend, inputs: &StepInputs, splats: &[Splat]) -> Result<()>;
 
     /// Iterations its last step's solve used.
     fn last_iterations(&self) -> u32;

@@ -94,7 +94,7 @@ impl InputLog {
     pub fn from_toml(text: &str) -> Result<InputLog> {
         let log: InputLog = toml::from_str(text).map_err(|e| Error::Scene {
             origin: "input log".into(),
-            message: crate::error::shorten_lines(&e.to_string()),
+            message: fluid_ir::error::shorten_lines(&e.to_string()),
         })?;
         log.scene.validate()?;
         Ok(log)

@@ -137,7 +137,7 @@ impl<B: Backend> Simulation<B> {
 
     /// Inputs of a pass that is not a step (reads, diagnostics): the last step's `dt`.
     fn pass_inputs(&self) -> StepInputs {
-        StepInputs { dt: self.last_dt, time: self.time, step: self.steps, splats: Vec::new() }
+        StepInputs { dt: self.last_dt, time: self.time, step: self.steps, ..StepInputs::default() }
     }
 
     /// Start again from the scene's initial state, as [`Simulation::new`] would (every field
@@ -233,8 +233,9 @@ impl<B: Backend> Simulation<B> {
         for k in 0..n {
             let mut splats = self.model.emitters(sub);
             splats.append(&mut pending);
-            let inputs = StepInputs { dt: sub, time: self.time + k as f32 * sub, step: self.steps, splats };
-            self.model.step(&mut self.backend, &inputs)?;
+            let inputs =
+                StepInputs { dt: sub, time: self.time + k as f32 * sub, step: self.steps, ..StepInputs::default() };
+            self.model.step(&mut self.backend, &inputs, &splats)?;
         }
         self.time += dt;
         self.steps += 1;
@@ -525,7 +526,7 @@ impl<B: Backend> Simulation<B> {
     pub fn render(&mut self) -> Result<Vec<u8>> {
         self.model.scene().check_render()?;
         match self.draw_on_backend()? {
-            Some(plan) => Ok(crate::backend::u32s_to_le_bytes(&self.backend.read(plan.picture)?)),
+            Some(plan) => Ok(fluid_ir::backend::u32s_to_le_bytes(&self.backend.read(plan.picture)?)),
             None => self.render_on_host(),
         }
     }

@@ -146,3 +146,35 @@ pub fn splat_weight(s: &SplatGpu, d2: f32) -> f32 {
         (1.0 - d2.sqrt() / s.radius).max(0.0)
     }
 }
+
+/// The step's splats as the records the kernels read ([`SplatGpu`]), for the box of `grid`:
+/// on a periodic axis a centre past the box moves into it by whole box lengths (the kernels
+/// measure the minimum image from a centre inside the box); a centre inside stays as it is,
+/// bit for bit. More than [`MAX_SPLATS`] is an error.
+pub fn records(splats: &[Splat], grid: &crate::Grid) -> Result<crate::Records> {
+    if splats.len() > MAX_SPLATS {
+        return Err(Error::invalid(
+            "splats",
+            splats.len(),
+            format!("a step applies at most {MAX_SPLATS} splats, emitters included"),
+        ));
+    }
+    let periodic = |b: crate::Boundary, len: f32| (b == crate::Boundary::Periodic).then_some(len);
+    let lengths = [periodic(grid.boundary_x, grid.width()), periodic(grid.boundary_y, grid.height())];
+    let gpu: Vec<SplatGpu> = splats
+        .iter()
+        .map(|s| {
+            let mut gpu = s.to_gpu();
+            for (c, len) in gpu.center.iter_mut().zip(lengths) {
+                if let Some(len) = len
+                    && !(0.0..len).contains(c)
+                {
+                    // rem_euclid can round up to `len` itself, which the kernels also handle.
+                    *c = c.rem_euclid(len);
+                }
+            }
+            gpu
+        })
+        .collect();
+    Ok(crate::Records::of(&gpu))
+}

@@ -375,10 +375,11 @@ impl Backend for CpuBackend {
             return Err(Error::NotAllocated("cpu"));
         }
         self.check(schedule)?;
-        inputs.check_splats()?;
+        inputs.check_records()?;
         let g = G::new(&bytemuck::pod_read_unaligned(schedule.uniform()));
         self.reserve_scratch(&g, schedule)?;
-        let splats: Vec<SplatGpu> = inputs.gpu_splats(schedule.uniform());
+        // The records are the models' splats: what the splat and pointer twins read.
+        let splats: &[SplatGpu] = inputs.records.as_slice();
         self.reductions = vec![0.0; schedule.reduction_slots()];
         let pool = std::sync::Arc::clone(&self.pool);
         awake(&pool, || -> Result<()> {
@@ -389,13 +390,8 @@ impl Backend for CpuBackend {
                         let phys: Vec<usize> = d.resources.iter().map(|r| self.map[r.index()]).collect();
                         let lens: Vec<usize> = d.resources.iter().map(|r| held(&self.resources[r.index()])).collect();
                         let slots = dispatch::bind(&mut self.buffers, &phys, &lens, d.kernel)?;
-                        let mut ctx = Ctx {
-                            g: &g,
-                            dt: inputs.dt,
-                            time: inputs.time,
-                            splats: &splats,
-                            scratch: &mut self.scratch,
-                        };
+                        let mut ctx =
+                            Ctx { g: &g, dt: inputs.dt, time: inputs.time, splats, scratch: &mut self.scratch };
                         if let Some(run) = kernels::entry(d.kernel) {
                             run(&mut ctx, d, slots);
                         }
@@ -541,7 +537,16 @@ mod tests {
         let step = fluid_core::grid::step::step(&grid, &params);
         let splat = Splat { center: [12.0, 6.0], radius: 3.0, velocity: [1.0, 2.0], density: 1.0, ..Splat::default() };
         for k in 0..5 {
-            b.run(&step, &StepInputs { dt: 0.1, time: 0.1 * k as f32, step: k, splats: vec![splat] }).expect("step");
+            b.run(
+                &step,
+                &StepInputs {
+                    dt: 0.1,
+                    time: 0.1 * k as f32,
+                    step: k,
+                    records: fluid_core::splat::records(&[splat], &grid).expect("splats"),
+                },
+            )
+            .expect("step");
             for field in [FieldId::U, FieldId::V, FieldId::Density, FieldId::Pressure] {
                 let copy = b.download(field.into()).expect("download");
                 let view = b.field_slice(field).expect("field_slice");

@@ -90,7 +90,7 @@ fn every_descriptor_says_what_its_shader_declares() {
             (None, None) => {}
             (p, g) => panic!("{}: parameter block {p:?} in the descriptor, {} in the shader", k.name, g.is_some()),
         }
-        assert_eq!(global(&module, 0, 3).is_some(), k.splats, "{}: the splats", k.name);
+        assert_eq!(global(&module, 0, 3).is_some(), k.records, "{}: the records", k.name);
         // What a workgroup covers: the backend's 2D shape, or as many invocations as its
         // threads along x (`mg_coarse` runs them as 16 × 16); a tile of cells is the constants
         // tests' to check.

@@ -56,7 +56,7 @@ use std::ffi::CStr;
 use std::sync::{Mutex, MutexGuard};
 
 use ash::vk;
-use fluid_core::{Error, Result};
+use fluid_ir::{Error, Result};
 
 const NAME: &str = "vulkan";
 

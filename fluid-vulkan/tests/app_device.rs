@@ -408,7 +408,12 @@ fn steps(b: &mut dyn Backend, k: u32, n: u32) {
         ..Splat::default()
     };
     for s in k..k + n {
-        let inputs = StepInputs { dt: 0.05, time: 0.05 * s as f32, step: s, splats: vec![splat] };
+        let inputs = StepInputs {
+            dt: 0.05,
+            time: 0.05 * s as f32,
+            step: s,
+            records: fluid_core::splat::records(&[splat], &grid).expect("splats"),
+        };
         b.run(&step, &inputs).expect("step");
     }
 }

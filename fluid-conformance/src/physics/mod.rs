@@ -109,7 +109,8 @@ fn run_alone<B: Backend>(
     };
     let ids: Vec<FieldId> = fields.iter().map(|(f, _)| *f).collect();
     let schedule = crate::support::single(grid, kernel, &ids, params, extent);
-    let inputs = StepInputs { dt: 0.1, time: 0.0, step: 0, splats };
+    let records = fluid_core::splat::records(&splats, grid).expect("splats");
+    let inputs = StepInputs { dt: 0.1, time: 0.0, step: 0, records };
     b.run(&schedule, &inputs).expect("run");
     b
 }

@@ -24,7 +24,7 @@ const fn tiled(
     domain: Domain,
     doc: &'static str,
 ) -> KernelDesc {
-    KernelDesc { name, module: name, bindings, params, splats: false, domain, workgroup: Workgroup::Tiled, doc }
+    KernelDesc { name, module: name, bindings, params, records: false, domain, workgroup: Workgroup::Tiled, doc }
 }
 
 const ADVECT: Option<ParamsDesc> = Some(ParamsDesc::of::<AdvectParams>());
@@ -159,7 +159,7 @@ static SPLAT_DESC: KernelDesc = KernelDesc {
         Binding::vec2("v_faces", R).optional(),
     ],
     params: DYE,
-    splats: true,
+    records: true,
     domain: Domain::Faces,
     workgroup: Workgroup::Tiled,
     doc: "the step's splats added to velocity, density, temperature and dye",
@@ -169,7 +169,7 @@ static SPLAT_FUEL_DESC: KernelDesc = KernelDesc {
     module: "splat_fuel",
     bindings: &[f("fuel", RW), Binding::vec2("u_faces", R).optional(), Binding::vec2("v_faces", R).optional()],
     params: None,
-    splats: true,
+    records: true,
     domain: Domain::Cells,
     workgroup: Workgroup::Tiled,
     doc: "the step's splats' fuel added to the fuel (a kernel of its own: within `splat` it would bind more \
@@ -180,7 +180,7 @@ static SPLAT_FINE_DYE_DESC: KernelDesc = KernelDesc {
     module: "splat_fine_dye",
     bindings: &[Binding::vec4("dye", RW), f("solid", R).optional(), FACES[0], FACES[1]],
     params: DYE,
-    splats: true,
+    records: true,
     domain: Domain::Given,
     workgroup: Workgroup::Tiled,
     doc: "the finer dye: cleared where its cell is wholly solid, then the step's splats' dye added",
@@ -197,7 +197,7 @@ static SPLAT_FINE_DENSITY_DESC: KernelDesc = KernelDesc {
     module: "splat_fine_density",
     bindings: &[f("density", RW), f("solid", R).optional(), FACES[0], FACES[1]],
     params: DYE,
-    splats: true,
+    records: true,
     domain: Domain::Given,
     workgroup: Workgroup::Tiled,
     doc: "the finer density: cleared where its cell is wholly solid, then the step's splats' density added",
@@ -319,7 +319,7 @@ static JACOBI_MULTISWEEP_DESC: KernelDesc = KernelDesc {
     module: "jacobi_multisweep",
     bindings: SWEEP,
     params: JACOBI_PARAMS,
-    splats: false,
+    records: false,
     domain: Domain::Cells,
     workgroup: Workgroup::Covers(MULTISWEEP_TILE, MULTISWEEP_TILE),
     doc: "up to eight weighted-Jacobi sweeps in one dispatch (a tile and its halo in workgroup memory); \
@@ -346,7 +346,7 @@ const fn level(name: &'static str, bindings: &'static [Binding], doc: &'static s
         module: name,
         bindings,
         params: MG,
-        splats: false,
+        records: false,
         domain: Domain::Given,
         workgroup: Workgroup::Tiled,
         doc,
@@ -409,7 +409,7 @@ static POISSON_TAPS_DESC: KernelDesc = KernelDesc {
     module: "poisson_taps",
     bindings: MG_ONLY,
     params: Some(ParamsDesc::of::<TapsParams>()),
-    splats: false,
+    records: false,
     domain: Domain::Given,
     workgroup: Workgroup::Tiled,
     doc: "up to eight filter taps written into the workspace (setup)",
@@ -430,7 +430,7 @@ static POISSON_COLS_DESC: KernelDesc = tiled(
 );
 /// An MGPCG kernel (its extent given per dispatch).
 const fn cg(name: &'static str, bindings: &'static [Binding], workgroup: Workgroup, doc: &'static str) -> KernelDesc {
-    KernelDesc { name, module: name, bindings, params: CG, splats: false, domain: Domain::Given, workgroup, doc }
+    KernelDesc { name, module: name, bindings, params: CG, records: false, domain: Domain::Given, workgroup, doc }
 }
 static CG_INIT_DESC: KernelDesc = cg(
     "cg_init",

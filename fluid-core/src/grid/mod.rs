@@ -21,6 +21,8 @@ pub(crate) mod builder;
 pub mod fields;
 pub mod kernels;
 pub mod model;
+#[cfg(test)]
+mod plans;
 pub mod pressure;
 pub mod solid;
 pub mod solid_set;

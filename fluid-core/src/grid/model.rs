@@ -138,14 +138,16 @@ impl Model for GridModel {
         self.solids = SolidSet::new(&self.scene, FieldId::Obstacles.into())?;
         self.solids.write(backend)?;
         let params = &self.scene.params;
-        let inputs = StepInputs { dt: params.dt, time: 0.0, step: 0, splats: self.scene.initial_splats(&self.grid) };
+        let splats = crate::splat::records(&self.scene.initial_splats(&self.grid), &self.grid)?;
+        let inputs = StepInputs { dt: params.dt, records: splats, ..StepInputs::default() };
         backend.run(&step::initialize(&self.grid, params), &inputs)?;
         self.last_iterations = params.pressure.iterations;
         Ok(())
     }
 
-    fn step(&mut self, backend: &mut dyn Backend, inputs: &StepInputs) -> Result<()> {
+    fn step(&mut self, backend: &mut dyn Backend, inputs: &StepInputs, splats: &[Splat]) -> Result<()> {
         self.solids.follow(backend, inputs.time, inputs.dt)?;
+        let inputs = &inputs.with_records(crate::splat::records(splats, &self.grid)?);
         let pr = self.scene.params.pressure;
         let (Some(split), Some(tolerance)) = (self.split.as_mut(), pr.tolerance) else {
             backend.run(&self.step, inputs)?;

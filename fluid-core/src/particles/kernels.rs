@@ -16,7 +16,7 @@ const fn linear(name: &'static str, bindings: &'static [Binding], params: Params
         module: name,
         bindings,
         params: Some(params),
-        splats: false,
+        records: false,
         domain: Domain::Given,
         workgroup: Workgroup::Covers(WORKGROUP, 1),
         doc,
@@ -160,7 +160,7 @@ static EMIT_DESC: KernelDesc = linear(
     "one new particle of an emitter: its place in its row, upstream by how late in the step it leaves",
 );
 static POINTER_DESC: KernelDesc = KernelDesc {
-    splats: true,
+    records: true,
     ..linear(
         "particle_pointer",
         &[Binding::vec2("position", R), Binding::vec2("velocity", RW)],
@@ -178,7 +178,7 @@ static DRAW_DESC: KernelDesc = KernelDesc {
         Binding::f32("density", W),
     ],
     params: Some(ParamsDesc::of::<DrawParams>()),
-    splats: false,
+    records: false,
     domain: Domain::Cells,
     workgroup: Workgroup::Tiled,
     doc: "one picture cell: the liquid's smoothed density at its centre",

@@ -642,10 +642,10 @@ impl Model for ParticleModel {
         self.solids.write(backend)
     }
 
-    fn step(&mut self, backend: &mut dyn Backend, inputs: &StepInputs) -> Result<()> {
+    fn step(&mut self, backend: &mut dyn Backend, inputs: &StepInputs, splats: &[Splat]) -> Result<()> {
         self.solids.follow(backend, inputs.time, inputs.dt)?;
         self.emit(backend, inputs)?;
-        backend.run(&self.step, inputs)
+        backend.run(&self.step, &inputs.with_records(crate::splat::records(splats, &self.grid)?))
     }
 
     fn last_iterations(&self) -> u32 {

@@ -109,7 +109,7 @@ static LAYER_DESC: KernelDesc = KernelDesc {
         Binding::vec4("image", RW),
     ],
     params: Some(ParamsDesc::of::<LayerParams>()),
-    splats: false,
+    records: false,
     domain: Domain::Given,
     workgroup: Workgroup::Tiled,
     doc: "one pixel: a layer's colour (its field through the ramp, the dye or the velocity's hue), \
@@ -126,7 +126,7 @@ static FINISH_DESC: KernelDesc = KernelDesc {
         Binding::u32("picture", W),
     ],
     params: Some(ParamsDesc::of::<FinishParams>()),
-    splats: false,
+    records: false,
     domain: Domain::Given,
     workgroup: Workgroup::Tiled,
     doc: "one pixel: the obstacles laid over the image, encoded to RGBA8 sRGB with straight alpha, top row first",

@@ -23,12 +23,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{shorten, shorten_lines};
 use crate::grid::{Boundary, FieldId, Grid, MAX_AXIS, MAX_CELLS};
 use crate::params::{SimParams, finite};
 use crate::render::RenderSpec;
 use crate::splat::{Falloff, GAUSSIAN_CUTOFF, Splat};
 use crate::{Error, Result};
+use fluid_ir::error::{shorten, shorten_lines};
 
 pub mod obstacles;
 pub mod particles;

@@ -4,20 +4,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ash::vk;
-use fluid_core::backend::{self, PendingRead, ReadPlan, f32s_le, u32s_le};
-use fluid_core::grid::uniforms::SplatGpu;
-use fluid_core::ir::lower::{self, Target};
-use fluid_core::ir::resource;
-use fluid_core::ir::schedule::RESULT_SLOTS;
-use fluid_core::ir::uniforms::REDUCE_MAX_PARTIALS;
-use fluid_core::ir::uniforms::StepUniform;
-use fluid_core::wait;
-use fluid_core::{
+use fluid_ir::backend::{self, PendingRead, ReadPlan, f32s_le, u32s_le};
+use fluid_ir::lower::{self, Target};
+use fluid_ir::resource;
+use fluid_ir::schedule::RESULT_SLOTS;
+use fluid_ir::uniforms::REDUCE_MAX_PARTIALS;
+use fluid_ir::uniforms::StepUniform;
+use fluid_ir::wait;
+use fluid_ir::{
     Backend, Error, KernelTiming, MemoryReport, ResourceDesc, ResourceId, Result, Schedule, StepInputs,
     TimestampTimings,
 };
 
-use super::{MAX_RECORDINGS, RING, Resources, SPLATS_OFFSET, VulkanBackend, WORKGROUP};
+use super::{MAX_RECORDINGS, RECORDS_OFFSET, RING, Resources, VulkanBackend, WORKGROUP};
 use crate::raw::{self, Buffer, Location};
 use crate::{NAME, err};
 
@@ -144,14 +143,14 @@ impl Backend for VulkanBackend {
         if self.res.descs.is_empty() {
             return Err(Error::NotAllocated(NAME));
         }
-        inputs.check_splats()?;
+        inputs.check_records()?;
         if self.uniform.as_ref() != Some(schedule.uniform()) {
             // The recordings in flight read the uniform buffer: write it once they are done.
             self.wait_all()?;
             self.uniform_buf.write(0, schedule.uniform())?;
             self.uniform = Some(*schedule.uniform());
         }
-        self.grow_splats(inputs.splats.len())?;
+        self.grow_records(inputs.records.bytes().len())?;
         let timed = self.timing.is_some();
         let index = match self.recordings.position(schedule.id(), &self.res.map, u32::from(timed)) {
             Some(i) => i,
@@ -159,6 +158,7 @@ impl Backend for VulkanBackend {
                 if self.recordings.is_full() {
                     self.wait_all()?;
                 }
+                self.ensure_pipelines(schedule)?;
                 let rec = self.record(schedule, timed)?;
                 let start = self.res.map.clone();
                 self.recordings.insert(schedule.id(), &start, u32::from(timed), rec).0
@@ -170,9 +170,8 @@ impl Backend for VulkanBackend {
         self.next_slot = (k + 1) % RING;
         let slot = &self.ring[k];
         slot.fence.wait(self.spin, "waiting for a staging slot")?;
-        let splats: Vec<SplatGpu> = inputs.gpu_splats(schedule.uniform());
         slot.staging.write(0, bytemuck::bytes_of(&inputs.uniform()))?;
-        slot.staging.write(SPLATS_OFFSET as usize, bytemuck::cast_slice(&splats))?;
+        slot.staging.write(RECORDS_OFFSET as usize, inputs.records.bytes())?;
         let rec = self.recordings.get(index);
         raw::submit(&self.ctx, "run", &[&slot.upload, &rec.cb], &slot.fence)?;
         self.last_slot = Some(k);
@@ -218,10 +217,10 @@ impl Backend for VulkanBackend {
         let target = Target { param_align: self.align as u32, workgroup: WORKGROUP };
         // A parameter buffer per cached recording.
         let params = MAX_RECORDINGS as u64 * (lower::params_bytes(schedules, resources, &target) + PAD);
-        // The splat buffer and the ring of step-input staging buffers, grown to the most splats.
-        let splats = (fluid_core::splat::MAX_SPLATS.next_power_of_two() * size_of::<SplatGpu>()) as u64;
-        let step_inputs = splats + PAD + RING as u64 * (SPLATS_OFFSET + splats + PAD);
-        let fixed = fluid_core::ir::schedule::UNIFORM_BYTES as u64
+        // The record buffer and the ring of step-input staging buffers, grown to the most records.
+        let records = backend::MAX_RECORD_BYTES.next_power_of_two() as u64;
+        let step_inputs = records + PAD + RING as u64 * (RECORDS_OFFSET + records + PAD);
+        let fixed = fluid_ir::schedule::UNIFORM_BYTES as u64
             + 16
             + 4 * u64::from(REDUCE_MAX_PARTIALS)
             + 2 * 4 * RESULT_SLOTS as u64
@@ -277,4 +276,4 @@ impl Backend for VulkanBackend {
 }
 
 /// The step uniform's size, which the upload command copies.
-const _: () = assert!(size_of::<StepUniform>() <= SPLATS_OFFSET as usize);
+const _: () = assert!(size_of::<StepUniform>() <= RECORDS_OFFSET as usize);

@@ -12,13 +12,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ash::vk;
-use fluid_core::backend::{self, ReadQueue};
-use fluid_core::grid::uniforms::SplatGpu;
-use fluid_core::ir::lower::PlanCache;
-use fluid_core::ir::schedule::RESULT_SLOTS;
-use fluid_core::ir::uniforms::{PARAMS_MAX_BYTES, REDUCE_MAX_PARTIALS, StepUniform};
-use fluid_core::wait;
-use fluid_core::{Error, ResourceDesc, ResourceId, Result, TimestampTimings};
+use fluid_ir::backend::{self, ReadQueue};
+use fluid_ir::lower::PlanCache;
+use fluid_ir::schedule::RESULT_SLOTS;
+use fluid_ir::uniforms::{PARAMS_MAX_BYTES, REDUCE_MAX_PARTIALS, StepUniform};
+use fluid_ir::wait;
+use fluid_ir::{Error, ResourceDesc, ResourceId, Result, TimestampTimings};
 use fluid_shaders::HalfStorage;
 
 use crate::raw::{self, Buffer, CommandBuffer, Context, Fence, Instance, Location, PoolKind, Recorder};
@@ -36,8 +35,8 @@ const RING: usize = 3;
 /// short period (2 for a plain step, 6 with viscosity), and each assignment needs its own
 /// recording of the step and of a diagnostics pass.
 const MAX_RECORDINGS: usize = 32;
-/// Where the splats start in a staging slot (the step uniform sits at 0).
-const SPLATS_OFFSET: u64 = 256;
+/// Where the records start in a staging slot (the step uniform sits at 0).
+const RECORDS_OFFSET: u64 = 256;
 
 /// An application's Vulkan objects for [`VulkanBackend::from_raw`] (see its safety rules).
 #[derive(Clone)]
@@ -91,7 +90,7 @@ pub struct FieldBuffer {
 struct Slot {
     staging: Arc<Buffer>,
     fence: Fence,
-    /// Copies this slot's step uniform and splats into the device buffers (pre-recorded).
+    /// Copies this slot's step uniform and records into the device buffers (pre-recorded).
     upload: CommandBuffer,
 }
 
@@ -107,12 +106,12 @@ struct Resources {
 /// The raw Vulkan backend.
 ///
 /// # How a run executes
-/// [`Backend::run`](fluid_core::Backend::run) looks the schedule up among its recordings by (schedule, current assignment
-/// of fields to buffers, timing on/off); a miss lowers it (`fluid_core::ir::lower`) and records
+/// [`Backend::run`](fluid_ir::Backend::run) looks the schedule up among its recordings by (schedule, current assignment
+/// of fields to buffers, timing on/off); a miss lowers it (`fluid_ir::lower`) and records
 /// one command buffer for the whole plan (descriptor sets for every distinct binding, the
 /// parameter blocks in a buffer of its own, a global memory barrier where the plan has one). A
 /// hit replays it. Each submission is `[upload(slot), recording]`: the slot's small command
-/// buffer copies dt and the splats from host-visible staging into device buffers. Up to three
+/// buffer copies dt and the records from host-visible staging into device buffers. Up to three
 /// submissions are in flight; nothing waits inside a step. Swaps are renames: they change which
 /// recording the next step replays, never the data.
 pub struct VulkanBackend {
@@ -128,9 +127,9 @@ pub struct VulkanBackend {
     max_binding: u64,
     uniform_buf: Arc<Buffer>,
     /// The model uniform written to `uniform_buf` (the last schedule's).
-    uniform: Option<[u8; fluid_core::ir::schedule::UNIFORM_BYTES]>,
+    uniform: Option<[u8; fluid_ir::schedule::UNIFORM_BYTES]>,
     step_buf: Arc<Buffer>,
-    splat_buf: Arc<Buffer>,
+    record_buf: Arc<Buffer>,
     partials: Arc<Buffer>,
     results: Arc<Buffer>,
     results_read: Arc<Buffer>,
@@ -142,14 +141,14 @@ pub struct VulkanBackend {
     reads: ReadQueue<QueuedRead>,
     /// Slots of finished queued reads, for the next ones.
     spare_reads: Vec<ReadSlot>,
-    splat_capacity: usize,
+    record_capacity: usize,
     ring: Vec<Slot>,
     next_slot: usize,
     last_slot: Option<usize>,
     /// The one-off submissions' command buffer and fence (uploads, downloads, fills).
     once: CommandBuffer,
     once_fence: Fence,
-    /// How long a wait polls its fence before it blocks ([`fluid_core::wait`]).
+    /// How long a wait polls its fence before it blocks ([`fluid_ir::wait`]).
     spin: Duration,
     res: Resources,
     recordings: PlanCache<Recording>,
@@ -218,21 +217,22 @@ fn record_for_host(cb: &mut CommandBuffer, record: impl FnOnce(&mut Recorder<'_>
     r.end()
 }
 
-/// Splats the step-input buffers hold at first; more grow them to the next power of two.
-const SPLATS_MIN: usize = 64;
+/// Bytes of records the step-input buffers hold at first (64 records of 64 bytes); more grow
+/// them to the next power of two.
+const RECORDS_MIN: usize = 64 * 64;
 
-/// The device buffer of `capacity` splats and the ring of staging slots whose pre-recorded
-/// uploads copy the step uniform (into `step_buf`) and the splats into it.
-fn splat_ring(ctx: &Arc<Context>, step_buf: &Arc<Buffer>, capacity: usize) -> Result<(Arc<Buffer>, Vec<Slot>)> {
-    let bytes = (capacity * size_of::<SplatGpu>()) as u64;
+/// The device buffer of `capacity` bytes of records and the ring of staging slots whose
+/// pre-recorded uploads copy the step uniform (into `step_buf`) and the records into it.
+fn record_ring(ctx: &Arc<Context>, step_buf: &Arc<Buffer>, capacity: usize) -> Result<(Arc<Buffer>, Vec<Slot>)> {
+    let bytes = capacity as u64;
     let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
-    let splat_buf = Arc::new(Buffer::new(ctx, "fluid.splats", bytes, usage, Location::Device, false)?);
+    let record_buf = Arc::new(Buffer::new(ctx, "fluid.records", bytes, usage, Location::Device, false)?);
     let mut ring = Vec::with_capacity(RING);
     for k in 0..RING {
         let staging = Arc::new(Buffer::new(
             ctx,
             &format!("fluid.step_inputs.{k}"),
-            SPLATS_OFFSET + bytes,
+            RECORDS_OFFSET + bytes,
             vk::BufferUsageFlags::TRANSFER_SRC,
             Location::Upload,
             false,
@@ -241,9 +241,9 @@ fn splat_ring(ctx: &Arc<Context>, step_buf: &Arc<Buffer>, capacity: usize) -> Re
         let mut r = upload.begin(vk::CommandBufferUsageFlags::SIMULTANEOUS_USE)?;
         r.full_barrier();
         let step = [vk::BufferCopy { src_offset: 0, dst_offset: 0, size: size_of::<StepUniform>() as u64 }];
-        let splats = [vk::BufferCopy { src_offset: SPLATS_OFFSET, dst_offset: 0, size: bytes }];
+        let records = [vk::BufferCopy { src_offset: RECORDS_OFFSET, dst_offset: 0, size: bytes }];
         r.copy(&staging, step_buf, &step)?;
-        r.copy(&staging, &splat_buf, &splats)?;
+        r.copy(&staging, &record_buf, &records)?;
         r.barrier(
             (vk::PipelineStageFlags::TRANSFER, vk::AccessFlags::TRANSFER_WRITE),
             (vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::UNIFORM_READ | vk::AccessFlags::SHADER_READ),
@@ -251,7 +251,7 @@ fn splat_ring(ctx: &Arc<Context>, step_buf: &Arc<Buffer>, capacity: usize) -> Re
         r.end()?;
         ring.push(Slot { staging, fence: Fence::new(ctx)?, upload });
     }
-    Ok((splat_buf, ring))
+    Ok((record_buf, ring))
 }
 
 impl VulkanBackend {
@@ -294,8 +294,7 @@ impl VulkanBackend {
         let buffer = |name: &str, size: u64, usage, location| -> Result<Arc<Buffer>> {
             Ok(Arc::new(Buffer::new(&ctx, name, size, usage, location, false)?))
         };
-        let uniform_buf =
-            buffer("fluid.uniform", fluid_core::ir::schedule::UNIFORM_BYTES as u64, uniform, Location::Upload)?;
+        let uniform_buf = buffer("fluid.uniform", fluid_ir::schedule::UNIFORM_BYTES as u64, uniform, Location::Upload)?;
         let step_buf = buffer("fluid.step", 16, uniform, Location::Device)?;
         let partials = buffer("fluid.partials", 4 * u64::from(REDUCE_MAX_PARTIALS), storage, Location::Device)?;
         let results = buffer(
@@ -310,13 +309,13 @@ impl VulkanBackend {
             vk::BufferUsageFlags::TRANSFER_DST,
             Location::Readback,
         )?;
-        let (splat_buf, ring) = splat_ring(&ctx, &step_buf, SPLATS_MIN)?;
+        let (record_buf, ring) = record_ring(&ctx, &step_buf, RECORDS_MIN)?;
         let half_storage = if ctx.half().is_some() { HalfStorage::Native } else { HalfStorage::Packed };
         summary.half = half_storage;
         let mut backend = VulkanBackend {
             timestamps: summary.timestamps,
             summary,
-            kernels: record::build_pipelines(&ctx)?,
+            kernels: HashMap::new(),
             variants: std::sync::Mutex::new(HashMap::new()),
             half_storage,
             align: PARAMS_BINDING.next_multiple_of(limits.uniform_offset_alignment),
@@ -324,14 +323,14 @@ impl VulkanBackend {
             uniform_buf,
             uniform: None,
             step_buf,
-            splat_buf,
+            record_buf,
             partials,
             results,
             results_read,
             gather_read: None,
             reads: ReadQueue::new(crate::NAME),
             spare_reads: Vec::new(),
-            splat_capacity: SPLATS_MIN,
+            record_capacity: RECORDS_MIN,
             ring,
             next_slot: 0,
             last_slot: None,
@@ -377,7 +376,7 @@ impl VulkanBackend {
     }
 
     /// The buffer that holds resource `id` now (a grid field: `FieldId::Density.into()`), to
-    /// draw from on the GPU with no read-back: `f32` values laid out as [`Backend::download`](fluid_core::Backend::download)
+    /// draw from on the GPU with no read-back: `f32` values laid out as [`Backend::download`](fluid_ir::Backend::download)
     /// returns them (see `fluid_core::grid`), from offset 0, `bytes` long; usage
     /// `STORAGE_BUFFER | TRANSFER_SRC | TRANSFER_DST`; exclusive to
     /// [`DeviceSummary::queue_family`], or concurrent with the families of
@@ -475,18 +474,18 @@ impl VulkanBackend {
         Ok(())
     }
 
-    /// Make room for `count` splats: a bigger device buffer and staging ring, and every recording
-    /// (whose descriptors point at the old buffer) dropped.
-    fn grow_splats(&mut self, count: usize) -> Result<()> {
-        if count <= self.splat_capacity {
+    /// Make room for `bytes` of records: a bigger device buffer and staging ring, and every
+    /// recording (whose descriptors point at the old buffer) dropped.
+    fn grow_records(&mut self, bytes: usize) -> Result<()> {
+        if bytes <= self.record_capacity {
             return Ok(());
         }
-        let capacity = count.next_power_of_two();
+        let capacity = bytes.next_power_of_two();
         self.wait_all()?;
         self.recordings.drain();
         self.ring.clear();
-        (self.splat_buf, self.ring) = splat_ring(&self.ctx, &self.step_buf, capacity)?;
-        self.splat_capacity = capacity;
+        (self.record_buf, self.ring) = record_ring(&self.ctx, &self.step_buf, capacity)?;
+        self.record_capacity = capacity;
         self.next_slot = 0;
         self.last_slot = None;
         Ok(())

@@ -4,9 +4,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use ash::vk;
-use fluid_core::ir::lower::{Buffer as Bound, Invocation, Plan, Target, lower};
-use fluid_core::ir::schedule::RESULT_SLOTS;
-use fluid_core::{Kernel, Result, Schedule};
+use fluid_ir::lower::{Buffer as Bound, Invocation, Plan, Target, lower};
+use fluid_ir::schedule::RESULT_SLOTS;
+use fluid_ir::{Kernel, Result, Schedule};
 use fluid_shaders::HalfStorage;
 
 use super::{PARAMS_BINDING, VulkanBackend, WORKGROUP};
@@ -39,27 +39,22 @@ pub(super) fn set_bindings(kernel: Kernel) -> [Vec<(u32, vk::DescriptorType)>; 2
     if kernel.params.is_some() {
         g0.push((2, vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC));
     }
-    if kernel.splats {
+    if kernel.records {
         g0.push((3, vk::DescriptorType::STORAGE_BUFFER));
     }
     let g1 = (0..kernel.bindings.len() as u32).map(|i| (i, vk::DescriptorType::STORAGE_BUFFER)).collect();
     [g0, g1]
 }
 
-/// Every kernel's pipeline, by name.
-pub(super) fn build_pipelines(ctx: &Arc<Context>) -> Result<HashMap<&'static str, KernelPipeline>> {
-    let missing = spirv::missing();
-    if !missing.is_empty() {
-        return Err(err(format!("no SPIR-V for {} (run `cargo xtask shaders`)", missing.join(", "))));
+/// `kernel`'s pipeline over the layouts of its two sets, from its committed SPIR-V.
+pub(super) fn kernel_pipeline(ctx: &Arc<Context>, kernel: Kernel) -> Result<KernelPipeline> {
+    if spirv::words(kernel.name).is_none() {
+        return Err(err(format!("no SPIR-V for {} (run `cargo xtask shaders`)", kernel.name)));
     }
-    let mut kernels = HashMap::new();
-    for kernel in fluid_core::kernels() {
-        let [g0, g1] = set_bindings(kernel);
-        let sets = [SetLayout::new(ctx, g0)?, SetLayout::new(ctx, g1)?];
-        let pipeline = Pipeline::new(ctx, kernel.name, sets.to_vec())?;
-        kernels.insert(kernel.name, KernelPipeline { kernel, pipeline, sets });
-    }
-    Ok(kernels)
+    let [g0, g1] = set_bindings(kernel);
+    let sets = [SetLayout::new(ctx, g0)?, SetLayout::new(ctx, g1)?];
+    let pipeline = Pipeline::new(ctx, kernel.name, sets.to_vec())?;
+    Ok(KernelPipeline { kernel, pipeline, sets })
 }
 
 /// Set 0 of each kernel, and set 1 of each (kernel, buffers), numbered in order of first use.
@@ -141,7 +136,23 @@ impl VulkanBackend {
         Ok(pipeline)
     }
 
-    /// Record `schedule` from the current assignment of resources to buffers.
+    /// Make the pipelines `schedule` runs that are not made yet (the reductions' too): a
+    /// backend builds only the kernels its schedules use.
+    pub(super) fn ensure_pipelines(&mut self, schedule: &Schedule) -> Result<()> {
+        let reduces = schedule.ops().iter().any(|op| matches!(op, fluid_ir::Op::Reduce { .. }));
+        let kernels =
+            schedule.dispatches().map(|d| d.kernel).chain(reduces.then_some(fluid_ir::KERNELS).into_iter().flatten());
+        for kernel in kernels {
+            if !self.kernels.contains_key(kernel.name) {
+                let made = kernel_pipeline(&self.ctx, kernel)?;
+                self.kernels.insert(kernel.name, made);
+            }
+        }
+        Ok(())
+    }
+
+    /// Record `schedule` from the current assignment of resources to buffers (its pipelines
+    /// made: [`VulkanBackend::ensure_pipelines`]).
     pub(super) fn record(&self, schedule: &Schedule, timed: bool) -> Result<Recording> {
         let target = Target { param_align: self.align as u32, workgroup: WORKGROUP };
         let plan = lower(schedule, &self.res.descs, &self.res.map, &target)?;
@@ -162,12 +173,12 @@ impl VulkanBackend {
         for name in sets.0.keys() {
             let k = &self.kernels[name];
             let mut writes =
-                vec![(0, &self.uniform_buf, fluid_core::ir::schedule::UNIFORM_BYTES as u64), (1, &self.step_buf, 16)];
+                vec![(0, &self.uniform_buf, fluid_ir::schedule::UNIFORM_BYTES as u64), (1, &self.step_buf, 16)];
             if k.kernel.params.is_some() {
                 writes.push((2, &params, PARAMS_BINDING));
             }
-            if k.kernel.splats {
-                writes.push((3, &self.splat_buf, self.splat_buf.size()));
+            if k.kernel.records {
+                writes.push((3, &self.record_buf, self.record_buf.size()));
             }
             set0.insert(name, DescriptorSet::new(&pool, &k.sets[0], &writes)?);
         }

@@ -166,7 +166,12 @@ fn steps_replay_cleanly_under_validation() {
     };
     let mut recorded = 0;
     for k in 0..24 {
-        let inputs = StepInputs { dt: 0.1, time: 0.1 * k as f32, step: k, splats: vec![splat; k as usize % 5] };
+        let inputs = StepInputs {
+            dt: 0.1,
+            time: 0.1 * k as f32,
+            step: k,
+            records: fluid_core::splat::records(&vec![splat; k as usize % 5], &grid).expect("splats"),
+        };
         b.run(&step, &inputs).expect("step");
         b.run(&diagnostics, &StepInputs::default()).expect("diagnostics");
         if k == 11 {

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use ash::vk;
-use fluid_core::{Result, wait};
+use fluid_ir::{Result, wait};
 use gpu_allocator::vulkan::{Allocation, Allocator, AllocatorCreateDesc};
 
 use super::instance::{Instance, PhysicalDevice};
@@ -484,7 +484,7 @@ impl Fence {
     }
 
     /// Wait for its submission with a deadline, so a hung or lost device is an error: polled
-    /// for up to `spin` ([`fluid_core::wait`]), then waited for blocking.
+    /// for up to `spin` ([`fluid_ir::wait`]), then waited for blocking.
     pub(crate) fn wait(&self, spin: Duration, what: &str) -> Result<()> {
         if self.done()? || wait::poll_for(spin, || self.done().map_err(|e| err(format!("{what}: {e}"))))? {
             return Ok(());

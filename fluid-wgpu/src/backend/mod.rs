@@ -1,4 +1,4 @@
-//! The wgpu implementation of [`fluid_core::Backend`]: the lowered plans of `fluid_core`
+//! The wgpu implementation of [`fluid_ir::Backend`]: the lowered plans of `fluid_ir`
 //! encoded as compute passes, resources as storage buffers.
 
 mod plans;
@@ -9,13 +9,13 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use fluid_core::backend::{self, PendingRead, ReadPlan, ReadQueue, f32s_le, u32s_le};
-use fluid_core::ir::lower::{self, Buffer, PlanCache, Target};
-use fluid_core::ir::resource;
-use fluid_core::ir::schedule::RESULT_SLOTS;
-use fluid_core::ir::uniforms::REDUCE_MAX_PARTIALS;
-use fluid_core::wait;
-use fluid_core::{
+use fluid_ir::backend::{self, PendingRead, ReadPlan, ReadQueue, f32s_le, u32s_le};
+use fluid_ir::lower::{self, Buffer, PlanCache, Target};
+use fluid_ir::resource;
+use fluid_ir::schedule::RESULT_SLOTS;
+use fluid_ir::uniforms::REDUCE_MAX_PARTIALS;
+use fluid_ir::wait;
+use fluid_ir::{
     Backend, Error, KernelTiming, MemoryReport, ResourceDesc, ResourceId, Result, Schedule, StepInputs,
     TimestampTimings,
 };
@@ -44,8 +44,9 @@ struct Resources {
     map: Vec<usize>,
 }
 
-/// Bytes of the splat buffer at first (16 splats); more grow it to the next power of two.
-const SPLAT_BUF_FIRST: u64 = 16 * size_of::<fluid_core::grid::uniforms::SplatGpu>() as u64;
+/// Bytes of the record buffer at first (16 records of 64 bytes); more grow it to the next
+/// power of two.
+const RECORD_BUF_FIRST: u64 = 16 * 64;
 
 /// The wgpu backend.
 pub struct WgpuBackend {
@@ -57,8 +58,12 @@ pub struct WgpuBackend {
     shared: bool,
     align: usize,
     max_binding: u64,
-    /// By kernel, as written.
+    /// By kernel, as written, made at first use.
     pipelines: HashMap<&'static str, Pipeline>,
+    /// The shader modules made so far, by file.
+    modules: HashMap<&'static str, wgpu::ShaderModule>,
+    /// Kernel files and snippets that replace the built-in ones (`FLUID_WGPU_SHADER_DIR`).
+    overrides: fluid_shaders::Overrides,
     /// By kernel and the slots (a bit each) it stores in `f16`, made at first use.
     variants: HashMap<(&'static str, u32), wgpu::ComputePipeline>,
     /// How those variants hold f16: natively where the adapter has `shader-f16`, else packed.
@@ -66,9 +71,9 @@ pub struct WgpuBackend {
     workgroup: (u32, u32),
     uniform_buf: wgpu::Buffer,
     /// The model uniform written to `uniform_buf` (the last schedule's).
-    uniform: Option<[u8; fluid_core::ir::schedule::UNIFORM_BYTES]>,
+    uniform: Option<[u8; fluid_ir::schedule::UNIFORM_BYTES]>,
     step_buf: wgpu::Buffer,
-    splat_buf: wgpu::Buffer,
+    record_buf: wgpu::Buffer,
     params_buf: wgpu::Buffer,
     partials_buf: wgpu::Buffer,
     results_buf: wgpu::Buffer,
@@ -91,12 +96,12 @@ pub struct WgpuBackend {
     reduction_slots: usize,
     timing: Option<TimestampTimings>,
     errors: Arc<Mutex<Vec<String>>>,
-    /// How long a wait polls the device before it blocks ([`fluid_core::wait`]).
+    /// How long a wait polls the device before it blocks ([`fluid_ir::wait`]).
     spin: Duration,
     /// Step submissions not yet seen done, oldest first, each with the flag its
     /// `on_submitted_work_done` callback sets (at most [`MAX_IN_FLIGHT`]).
     in_flight: VecDeque<(wgpu::SubmissionIndex, Arc<AtomicBool>)>,
-    /// The most bytes held at once ([`fluid_core::MemoryReport::peak`]), noted where buffers
+    /// The most bytes held at once ([`fluid_ir::MemoryReport::peak`]), noted where buffers
     /// are made.
     peak: u64,
 }
@@ -220,9 +225,9 @@ impl WgpuBackend {
         let align = limits.min_uniform_buffer_offset_alignment.max(256) as usize;
         let u = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST;
         let s = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
-        let uniform_buf = uniform_buffer(&device, "fluid.uniform", fluid_core::ir::schedule::UNIFORM_BYTES as u64, u);
+        let uniform_buf = uniform_buffer(&device, "fluid.uniform", fluid_ir::schedule::UNIFORM_BYTES as u64, u);
         let step_buf = uniform_buffer(&device, "fluid.step", 16, u);
-        let splat_buf = uniform_buffer(&device, "fluid.splats", SPLAT_BUF_FIRST, s);
+        let record_buf = uniform_buffer(&device, "fluid.records", RECORD_BUF_FIRST, s);
         let params_buf = uniform_buffer(&device, "fluid.params", (align * 16) as u64, u);
         let partials_buf = uniform_buffer(&device, "fluid.partials", 4 * u64::from(REDUCE_MAX_PARTIALS), s);
         let results_buf =
@@ -247,13 +252,15 @@ impl WgpuBackend {
             align,
             max_binding: limits.max_storage_buffer_binding_size.min(limits.max_buffer_size),
             pipelines: HashMap::new(),
+            modules: HashMap::new(),
+            overrides: crate::device::shader_overrides()?,
             variants: HashMap::new(),
             half_storage,
             workgroup: workgroup_from_env()?,
             uniform_buf,
             uniform: None,
             step_buf,
-            splat_buf,
+            record_buf,
             params_buf,
             partials_buf,
             results_buf,
@@ -274,7 +281,6 @@ impl WgpuBackend {
             in_flight: VecDeque::with_capacity(MAX_IN_FLIGHT + 1),
             peak: 0,
         };
-        backend.scoped("building the pipelines", |b| b.build_pipelines())?;
         if let Some(storage) =
             HalfStorage::from_env().map_err(|v| Error::invalid("FLUID_F16", v, "expected `packed` or `native`"))?
         {
@@ -433,7 +439,7 @@ impl Backend for WgpuBackend {
     }
 
     fn run(&mut self, schedule: &Schedule, inputs: &StepInputs) -> Result<()> {
-        inputs.check_splats()?;
+        inputs.check_records()?;
         self.scoped("run", |b| b.run_scoped(schedule, inputs))
     }
 
@@ -460,17 +466,15 @@ impl Backend for WgpuBackend {
         let target = Target { param_align: self.align as u32, workgroup: self.workgroup };
         let params =
             (self.align as u64 * 16).max(lower::params_bytes(schedules, resources, &target).next_power_of_two());
-        let splats = SPLAT_BUF_FIRST
-            .max((fluid_core::splat::MAX_SPLATS * size_of::<fluid_core::grid::uniforms::SplatGpu>()) as u64)
-            .next_power_of_two();
-        let fixed = fluid_core::ir::schedule::UNIFORM_BYTES as u64
+        let records = RECORD_BUF_FIRST.max(backend::MAX_RECORD_BYTES as u64).next_power_of_two();
+        let fixed = fluid_ir::schedule::UNIFORM_BYTES as u64
             + 16
             + 4 * u64::from(REDUCE_MAX_PARTIALS)
             + 2 * 4 * RESULT_SLOTS as u64;
         // The kept read-back buffers, and one whole resource read through its own.
         let reads = (1 + reads::SPARE_READS as u64) * backend::Gather::KEPT_BYTES;
         let largest = resources.iter().map(ResourceDesc::bytes).max().unwrap_or(0);
-        rounding + params + splats + fixed + reads + largest
+        rounding + params + records + fixed + reads + largest
     }
 
     fn memory(&self) -> Result<MemoryReport> {
@@ -574,7 +578,7 @@ impl WgpuBackend {
         let own = [
             &self.uniform_buf,
             &self.step_buf,
-            &self.splat_buf,
+            &self.record_buf,
             &self.params_buf,
             &self.partials_buf,
             &self.results_buf,

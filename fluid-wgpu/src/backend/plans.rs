@@ -2,20 +2,18 @@
 //! resources to buffers and kept with its bind groups, and each run encoded into one command
 //! encoder and submitted.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use fluid_core::grid::uniforms::SplatGpu;
-use fluid_core::ir::kernel::Access;
-use fluid_core::ir::lower::{Buffer, Plan, Target, lower};
-use fluid_core::ir::schedule::RESULT_SLOTS;
-use fluid_core::ir::uniforms::PARAMS_MAX_BYTES;
-use fluid_core::{Error, Kernel, Result, Schedule, StepInputs};
+use fluid_ir::kernel::Access;
+use fluid_ir::lower::{Buffer, Plan, Target, lower};
+use fluid_ir::schedule::RESULT_SLOTS;
+use fluid_ir::uniforms::PARAMS_MAX_BYTES;
+use fluid_ir::{Error, Kernel, Result, Schedule, StepInputs};
 use fluid_shaders as shaders;
 
 use super::{MAX_IN_FLIGHT, WgpuBackend};
-use crate::device::{NAME, backend_err, map_read, poll, shader_overrides, uniform_buffer};
+use crate::device::{NAME, backend_err, map_read, poll, uniform_buffer};
 
 /// Bytes bound for a parameter block: the largest block of the kernels.
 const PARAMS_BINDING: u64 = PARAMS_MAX_BYTES;
@@ -25,65 +23,63 @@ pub(super) struct Pipeline {
     group0: wgpu::BindGroupLayout,
     group1: wgpu::BindGroupLayout,
     has_params: bool,
-    has_splats: bool,
+    has_records: bool,
 }
 
 impl WgpuBackend {
-    pub(super) fn build_pipelines(&mut self) -> Result<()> {
-        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let mut modules: HashMap<&str, wgpu::ShaderModule> = HashMap::new();
-        let overrides = shader_overrides()?;
-        for kernel in fluid_core::kernels() {
-            let stem = kernel.module;
-            if !modules.contains_key(stem) {
-                let src = shaders::overridden_source(stem, &overrides, self.workgroup)
-                    .ok_or_else(|| backend_err(format!("no shader {stem}")))?;
-                modules.insert(stem, self.module(stem, src));
-            }
-            let uniform = |binding: u32, dynamic: bool| wgpu::BindGroupLayoutEntry {
-                binding,
-                visibility: wgpu::ShaderStages::COMPUTE,
-                ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: dynamic,
-                    min_binding_size: None,
-                },
-                count: None,
-            };
-            let storage_entry = |binding: u32, writable: bool| wgpu::BindGroupLayoutEntry {
-                binding,
-                visibility: wgpu::ShaderStages::COMPUTE,
-                ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Storage { read_only: !writable },
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
-                },
-                count: None,
-            };
-            let (has_params, has_splats) = (kernel.params.is_some(), kernel.splats);
-            let mut g0 = vec![uniform(0, false), uniform(1, false)];
-            if has_params {
-                g0.push(uniform(2, true));
-            }
-            if has_splats {
-                g0.push(storage_entry(3, false));
-            }
-            let g1: Vec<_> = (kernel.bindings.iter().enumerate())
-                .map(|(i, b)| storage_entry(i as u32, b.access != Access::Read))
-                .collect();
-            let label = format!("fluid.{}", kernel.name);
-            let group0 = self
-                .device
-                .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(&label), entries: &g0 });
-            let group1 = self
-                .device
-                .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(&label), entries: &g1 });
-            let pipeline = self.compute_pipeline(kernel, &modules[stem], &group0, &group1);
-            self.pipelines.insert(kernel.name, Pipeline { pipeline, group0, group1, has_params, has_splats });
+    /// Make `kernel`'s pipeline and bind group layouts at its first use (its shader module
+    /// once per file), so a backend builds only what its schedules run.
+    fn ensure_pipeline(&mut self, kernel: Kernel) -> Result<()> {
+        if self.pipelines.contains_key(kernel.name) {
+            return Ok(());
         }
-        if let Some(e) = pollster::block_on(scope.pop()) {
-            return Err(backend_err(format!("shader or pipeline rejected: {e}")));
+        let stem = kernel.module;
+        if !self.modules.contains_key(stem) {
+            let src = shaders::overridden_source(stem, &self.overrides, self.workgroup)
+                .ok_or_else(|| backend_err(format!("no shader {stem}")))?;
+            let module = self.module(stem, src);
+            self.modules.insert(stem, module);
         }
+        let uniform = |binding: u32, dynamic: bool| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Uniform,
+                has_dynamic_offset: dynamic,
+                min_binding_size: None,
+            },
+            count: None,
+        };
+        let storage_entry = |binding: u32, writable: bool| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Storage { read_only: !writable },
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        };
+        let (has_params, has_records) = (kernel.params.is_some(), kernel.records);
+        let mut g0 = vec![uniform(0, false), uniform(1, false)];
+        if has_params {
+            g0.push(uniform(2, true));
+        }
+        if has_records {
+            g0.push(storage_entry(3, false));
+        }
+        let g1: Vec<_> = (kernel.bindings.iter().enumerate())
+            .map(|(i, b)| storage_entry(i as u32, b.access != Access::Read))
+            .collect();
+        let label = format!("fluid.{}", kernel.name);
+        let group0 = self
+            .device
+            .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(&label), entries: &g0 });
+        let group1 = self
+            .device
+            .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(&label), entries: &g1 });
+        let pipeline = self.compute_pipeline(kernel, &self.modules[stem], &group0, &group1);
+        self.pipelines.insert(kernel.name, Pipeline { pipeline, group0, group1, has_params, has_records });
         Ok(())
     }
 
@@ -128,7 +124,7 @@ impl WgpuBackend {
             return Ok(p.clone());
         }
         let stem = kernel.module;
-        let src = shaders::overridden_source(stem, &shader_overrides()?, self.workgroup)
+        let src = shaders::overridden_source(stem, &self.overrides, self.workgroup)
             .and_then(|s| shaders::half_variant(&s, half, self.half_storage))
             .ok_or_else(|| backend_err(format!("no f16 variant of {stem} for slots {half:#b}")))?;
         let module = self.module(stem, src);
@@ -157,8 +153,8 @@ impl WgpuBackend {
                 }),
             });
         }
-        if p.has_splats {
-            entries.push(wgpu::BindGroupEntry { binding: 3, resource: self.splat_buf.as_entire_binding() });
+        if p.has_records {
+            entries.push(wgpu::BindGroupEntry { binding: 3, resource: self.record_buf.as_entire_binding() });
         }
         let g = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some(entry),
@@ -199,6 +195,9 @@ impl WgpuBackend {
     fn encode_plan(&mut self, schedule: &Schedule) -> Result<Encoded> {
         let target = Target { param_align: self.align as u32, workgroup: self.workgroup };
         let plan = lower(schedule, &self.res.descs, &self.res.map, &target)?;
+        for inv in &plan.invocations {
+            self.ensure_pipeline(inv.kernel)?;
+        }
         // Grown before any bind group is made: growing drops the cached ones.
         self.ensure_capacity(Grown::Params, plan.params.len() as u64);
         let recorded = plan
@@ -222,7 +221,7 @@ impl WgpuBackend {
     /// holding them, are rebuilt).
     fn ensure_capacity(&mut self, which: Grown, needed: u64) {
         let (buf, usage, label) = match which {
-            Grown::Splats => (&mut self.splat_buf, wgpu::BufferUsages::STORAGE, "fluid.splats"),
+            Grown::Records => (&mut self.record_buf, wgpu::BufferUsages::STORAGE, "fluid.records"),
             Grown::Params => (&mut self.params_buf, wgpu::BufferUsages::UNIFORM, "fluid.params"),
         };
         if buf.size() >= needed {
@@ -232,7 +231,7 @@ impl WgpuBackend {
         let grown = needed.next_power_of_two();
         self.note_peak(grown);
         let buf = match which {
-            Grown::Splats => &mut self.splat_buf,
+            Grown::Records => &mut self.record_buf,
             Grown::Params => &mut self.params_buf,
         };
         *buf = uniform_buffer(&self.device, label, needed.next_power_of_two(), usage | wgpu::BufferUsages::COPY_DST);
@@ -252,12 +251,12 @@ impl WgpuBackend {
             self.queue.write_buffer(&self.uniform_buf, 0, schedule.uniform());
             self.uniform = Some(*schedule.uniform());
         }
-        // Per-step inputs: one uniform and the splat list, written before the submission.
+        // Per-step inputs: one uniform and the records, written before the submission.
         self.queue.write_buffer(&self.step_buf, 0, bytemuck::bytes_of(&inputs.uniform()));
-        let splats: Vec<SplatGpu> = inputs.gpu_splats(schedule.uniform());
-        self.ensure_capacity(Grown::Splats, (splats.len().max(1) * size_of::<SplatGpu>()) as u64);
-        if !splats.is_empty() {
-            self.queue.write_buffer(&self.splat_buf, 0, bytemuck::cast_slice(&splats));
+        let records = inputs.records.bytes();
+        self.ensure_capacity(Grown::Records, records.len().max(64) as u64);
+        if !records.is_empty() {
+            self.queue.write_buffer(&self.record_buf, 0, records);
         }
 
         let pi = match self.plans.position(schedule.id(), &self.res.map, 0) {
@@ -375,7 +374,7 @@ impl WgpuBackend {
 /// The buffers [`WgpuBackend::ensure_capacity`] grows.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Grown {
-    Splats,
+    Records,
     Params,
 }
 

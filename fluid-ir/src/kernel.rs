@@ -1,12 +1,12 @@
-//! Kernels described by data: one [`KernelDesc`] per kernel, in the tables of the models
-//! ([`crate::grid::kernels`]) and here (the reductions every model shares).
+//! Kernels described by data: one [`KernelDesc`] per kernel, in the tables of the models and
+//! here (the reductions every model shares).
 //!
 //! A kernel has one name in three homes: `fluid-shaders/shaders/<model>/<name>.wgsl` (entry point
 //! `<name>`), its CPU twin `fluid-cpu/src/kernels/<name>.rs`, and its label `fluid.<name>` in
 //! timings. Its descriptor says what the shader declares, and a test checks the two against
 //! each other by naga reflection (`fluid-shaders`): group 0 holds the model's uniform (binding
 //! 0), the step uniform (1), the parameter block at a dynamic offset (2, when [`KernelDesc::params`])
-//! and the step's splats (3, when [`KernelDesc::splats`]); group 1 one storage buffer per
+//! and the run's records (3, when [`KernelDesc::records`]); group 1 one storage buffer per
 //! [`KernelDesc::bindings`] slot, in order.
 
 /// How a kernel uses a binding.
@@ -53,7 +53,7 @@ pub struct Binding {
     pub element: Element,
     /// Whether an empty resource may be bound to it: the kernel then leaves it alone (a field
     /// the scene does not carry, under a flag in the parameters). Binding an empty resource
-    /// to any other slot is refused before a run ([`crate::ir::lower::check_bindings`]).
+    /// to any other slot is refused before a run ([`crate::lower::check_bindings`]).
     pub optional: bool,
 }
 
@@ -146,8 +146,8 @@ pub struct KernelDesc {
     pub bindings: &'static [Binding],
     /// The parameter block it reads, if any.
     pub params: Option<ParamsDesc>,
-    /// Whether it reads the step's splats.
-    pub splats: bool,
+    /// Whether it reads the run's records ([`crate::backend::Records`]: the model's splats).
+    pub records: bool,
     /// What it is launched over.
     pub domain: Domain,
     /// What one workgroup covers.

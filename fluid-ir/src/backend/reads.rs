@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
-use crate::ir::resource::{Format, ResourceDesc, ResourceId};
+use crate::resource::{Format, ResourceDesc, ResourceId};
 use crate::{Error, Result};
 
 /// A read queued by [`crate::Backend::queue_download_at`] or [`crate::Backend::queue_download`], to hand to
@@ -403,7 +403,7 @@ impl Gather {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::resource::{Format, Lifetime, Shape};
+    use crate::resource::{Format, Lifetime, Shape};
 
     #[test]
     fn gathers_dedup_sort_and_run_their_indices() {

@@ -5,9 +5,9 @@
 
 use bytemuck::{Pod, Zeroable};
 
-use crate::ir::kernel::Access::{Read as R, ReadWrite as RW};
-use crate::ir::kernel::{Binding, Domain, Kernel, KernelDesc, ParamsBlock, ParamsDesc, Workgroup};
-use crate::ir::schedule::ReduceOp;
+use crate::kernel::Access::{Read as R, ReadWrite as RW};
+use crate::kernel::{Binding, Domain, Kernel, KernelDesc, ParamsBlock, ParamsDesc, Workgroup};
+use crate::schedule::ReduceOp;
 
 /// Inputs that change every step (written before each submission, never baked into a recording).
 #[repr(C)]
@@ -17,13 +17,14 @@ pub struct StepUniform {
     pub dt: f32,
     /// Simulated time at the start of the step.
     pub time: f32,
-    /// Number of valid entries in the splat buffer.
-    pub splat_count: u32,
+    /// Number of records in the run's record buffer ([`crate::backend::Records`]; the
+    /// kernels' WGSL calls it `splat_count`).
+    pub records: u32,
     /// Step counter.
     pub step: u32,
 }
 
-pub use crate::ir::kernel::PARAMS_MAX_BYTES;
+pub use crate::kernel::PARAMS_MAX_BYTES;
 
 /// Reduction operation code of [`ReduceParams::op`]: `max |x|`.
 pub const REDUCE_MAX_ABS: u32 = 0;
@@ -78,7 +79,7 @@ const fn reduce(name: &'static str, doc: &'static str) -> KernelDesc {
         module: "reduce",
         bindings: REDUCE_BINDINGS,
         params: Some(ParamsDesc::of::<ReduceParams>()),
-        splats: false,
+        records: false,
         domain: Domain::Given,
         workgroup: Workgroup::Covers(REDUCE_WORKGROUP, 1),
         doc,

@@ -3,9 +3,9 @@
 //! about the physics. What changes every step (dt, splats) travels apart, in
 //! [`crate::StepInputs`].
 
-use crate::ir::kernel::PARAMS_MAX_BYTES;
-use crate::ir::kernel::{Kernel, ParamsBlock};
-use crate::ir::resource::ResourceId;
+use crate::kernel::PARAMS_MAX_BYTES;
+use crate::kernel::{Kernel, ParamsBlock};
+use crate::resource::ResourceId;
 
 /// A kernel's parameter block: the bytes of a [`ParamsBlock`] struct, kept inline.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -283,65 +283,5 @@ impl ScheduleBuilder {
             }
         }
         Schedule { id: xxhash_rust::xxh3::xxh3_64(&bytes), uniform: self.uniform, grid: self.grid, ops: self.ops }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::grid::step;
-    use crate::{Boundary, Grid, SimParams};
-
-    /// A schedule built twice the same has one id (so backends find what they recorded for
-    /// it); a change anywhere (a parameter byte, the sweep count, the grid's uniform, the
-    /// order of two ops) gives another.
-    #[test]
-    fn the_id_names_the_content() {
-        let grid = Grid::new(40, 30, 0.1, Boundary::Wall, Boundary::Periodic).expect("grid");
-        let params = SimParams::default();
-        let id = |p: &SimParams, g: &Grid| step::step(g, p).id();
-        assert_eq!(id(&params, &grid), id(&params, &grid));
-        assert_eq!(step::step(&grid, &params), step::step(&grid, &params));
-        let mut other = params.clone();
-        other.vorticity += 0.01;
-        assert_ne!(id(&other, &grid), id(&params, &grid), "a parameter");
-        let mut other = params.clone();
-        other.pressure.iterations += 1;
-        assert_ne!(id(&other, &grid), id(&params, &grid), "the iterations");
-        let taller = Grid::new(40, 31, 0.1, Boundary::Wall, Boundary::Periodic).expect("grid");
-        assert_ne!(id(&params, &taller), id(&params, &grid), "the grid");
-        let schedule = step::step(&grid, &params);
-        let mut swapped = super::Schedule::builder(*schedule.uniform(), schedule.grid());
-        let mut ops = schedule.ops().to_vec();
-        let (a, b) = (ops.iter().position(|o| matches!(o, super::Op::Dispatch(_))).expect("a dispatch"), ops.len() - 1);
-        ops.swap(a, b);
-        for op in ops {
-            swapped.push(op);
-        }
-        assert_ne!(swapped.build().id(), schedule.id(), "the order of the ops");
-        let one = |f: &dyn Fn(&mut super::ScheduleBuilder)| {
-            let mut b = super::Schedule::builder(*schedule.uniform(), schedule.grid());
-            f(&mut b);
-            b.build().id()
-        };
-        let (r, s) = (super::ResourceId(1), super::ResourceId(2));
-        assert_ne!(one(&|b| b.swap(r, s)), one(&|b| b.swap(s, r)), "a resource");
-        assert_ne!(one(&|b| b.swap(r, s)), one(&|b| b.reduce(r, super::ReduceOp::MaxAbs, 2)), "the kind of op");
-        assert_ne!(
-            one(&|b| b.reduce(r, super::ReduceOp::MaxAbs, 0)),
-            one(&|b| b.reduce(r, super::ReduceOp::SumSquares, 0)),
-            "the reduction"
-        );
-    }
-
-    /// Every kernel's bindings fit a dispatch's inline list, and its storage buffers (the
-    /// splat list included) the 8 per stage that WebGPU's default limits, which the wgpu
-    /// backend asks for, allow.
-    #[test]
-    fn every_kernel_fits_the_binding_list() {
-        for k in crate::kernels() {
-            assert!(k.bindings.len() <= super::MAX_BINDINGS, "{}: {} bindings", k.name, k.bindings.len());
-            let storage = k.bindings.len() + usize::from(k.splats);
-            assert!(storage <= 8, "{}: {storage} storage buffers, at most 8", k.name);
-        }
     }
 }

@@ -1,13 +1,11 @@
-//! The seam between the solver core and the machines that run it.
+//! The seam between the solver core and the machines that run it: the [`Backend`] trait, what
+//! changes from one run to the next ([`StepInputs`]), timings and the shared read-back logic.
 
-use crate::grid::Boundary;
-use crate::grid::uniforms::{GridUniform, SplatGpu};
-use crate::ir::resource::{MemoryReport, ResourceDesc, ResourceId};
+use crate::resource::{MemoryReport, ResourceDesc, ResourceId};
 
 mod reads;
-use crate::ir::schedule::Schedule;
-use crate::ir::uniforms::StepUniform;
-use crate::splat::Splat;
+use crate::schedule::Schedule;
+use crate::uniforms::StepUniform;
 use crate::{Error, Result};
 pub use reads::{
     Gather, PendingRead, ReadHandle, ReadPlan, ReadQueue, check_indices, f32s_le, pick, round_to_half, u32s_le,
@@ -15,7 +13,56 @@ pub use reads::{
 };
 use std::time::Duration;
 
-/// What changes from one step to the next: never part of a [`Schedule`], so GPU backends can
+/// Most bytes of a run's [`Records`]: what a GPU backend's buffer for them holds at most
+/// (8192 records of 64 bytes: the grid's splats at their limit).
+pub const MAX_RECORD_BYTES: usize = 8192 * 64;
+
+/// A run's per-step records in the layout its kernels read (group 0, binding 3 of a kernel
+/// whose [`crate::KernelDesc::records`] is set), packed by the model: the grid's splats, a
+/// liquid's pointer. The backend copies the words and tells the kernels how many records
+/// there are ([`StepUniform::records`]); what a record means is the model's.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Records {
+    count: u32,
+    words: Vec<u32>,
+}
+
+impl Records {
+    /// `records` as their words: `T` is the kernels' record struct (a `#[repr(C)]` Pod type
+    /// of whole 32-bit words).
+    pub fn of<T: bytemuck::Pod>(records: &[T]) -> Records {
+        debug_assert!(size_of::<T>().is_multiple_of(4), "a record is whole words");
+        Records { count: records.len() as u32, words: bytemuck::pod_collect_to_vec(records) }
+    }
+
+    /// How many records.
+    pub fn count(&self) -> u32 {
+        self.count
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Their words, record after record.
+    pub fn words(&self) -> &[u32] {
+        &self.words
+    }
+
+    /// Their bytes.
+    pub fn bytes(&self) -> &[u8] {
+        bytemuck::cast_slice(&self.words)
+    }
+
+    /// The records as `T` (what a CPU twin reads); empty when their size is not a whole
+    /// number of `T`.
+    pub fn as_slice<T: bytemuck::Pod>(&self) -> &[T] {
+        bytemuck::try_cast_slice(&self.words).unwrap_or(&[])
+    }
+}
+
+/// What changes from one run to the next: never part of a [`Schedule`], so GPU backends can
 /// record a schedule once and only rewrite this buffer before each submission.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StepInputs {
@@ -25,55 +72,29 @@ pub struct StepInputs {
     pub time: f32,
     /// Step counter.
     pub step: u32,
-    /// Splats applied by the `splat` kernel this step (user splats and scene emitters).
-    pub splats: Vec<Splat>,
+    /// The run's records (the model's splats), as its kernels read them.
+    pub records: Records,
 }
 
 impl StepInputs {
     /// The uniform block.
     pub fn uniform(&self) -> StepUniform {
-        StepUniform { dt: self.dt, time: self.time, splat_count: self.splats.len() as u32, step: self.step }
+        StepUniform { dt: self.dt, time: self.time, records: self.records.count(), step: self.step }
     }
 
-    /// An error unless every splat can apply: at most [`crate::splat::MAX_SPLATS`]. Every
-    /// backend checks this before it runs anything.
-    pub fn check_splats(&self) -> Result<()> {
-        let n = self.splats.len();
-        if n > crate::splat::MAX_SPLATS {
-            return Err(Error::invalid(
-                "splats",
-                n,
-                format!("a step applies at most {} splats, emitters included", crate::splat::MAX_SPLATS),
-            ));
+    /// The same inputs with `records`.
+    pub fn with_records(&self, records: Records) -> StepInputs {
+        StepInputs { records, ..self.clone() }
+    }
+
+    /// An error unless the records fit a backend's buffer for them ([`MAX_RECORD_BYTES`]).
+    /// Every backend checks this before it runs anything.
+    pub fn check_records(&self) -> Result<()> {
+        let n = self.records.bytes().len();
+        if n > MAX_RECORD_BYTES {
+            return Err(Error::invalid("records", n, format!("a run's records take at most {MAX_RECORD_BYTES} bytes")));
         }
         Ok(())
-    }
-
-    /// The splats in the kernels' layout for the grid of a schedule's `uniform`. On a periodic
-    /// axis a centre past the box moves into it by whole box lengths (the kernels measure the
-    /// minimum image from a centre inside the box); a centre inside stays as it is, bit for bit.
-    pub fn gpu_splats(&self, uniform: &[u8; crate::ir::schedule::UNIFORM_BYTES]) -> Vec<SplatGpu> {
-        let grid: GridUniform = bytemuck::pod_read_unaligned(uniform);
-        let periodic = Boundary::Periodic.code();
-        let lengths = [
-            (grid.boundary_x == periodic).then_some(grid.nx as f32 * grid.h),
-            (grid.boundary_y == periodic).then_some(grid.ny as f32 * grid.h),
-        ];
-        self.splats
-            .iter()
-            .map(|s| {
-                let mut gpu = s.to_gpu();
-                for (c, len) in gpu.center.iter_mut().zip(lengths) {
-                    if let Some(len) = len
-                        && !(0.0..len).contains(c)
-                    {
-                        // rem_euclid can round up to `len` itself, which the kernels also handle.
-                        *c = c.rem_euclid(len);
-                    }
-                }
-                gpu
-            })
-            .collect()
     }
 }
 
@@ -151,8 +172,8 @@ pub trait Backend: Send + Sync {
     /// resource whose description equals the one held under its id keeps its contents (and
     /// its place in the swaps so far); every other one is made anew, zero-filled; ids past the
     /// list are freed. An empty resource takes no memory. Transient resources
-    /// ([`crate::Lifetime::Transient`]) keep nothing and take memory only as their group's
-    /// owner ([`crate::ir::resource::owners`]). Fails with [`Error::OutOfMemory`]
+    /// ([`crate::resource::Lifetime::Transient`]) keep nothing and take memory only as their group's
+    /// owner ([`crate::resource::owners`]). Fails with [`Error::OutOfMemory`]
     /// when the memory cannot be had (the resources held before stay as they were).
     fn allocate(&mut self, resources: &[ResourceDesc]) -> Result<()>;
 
@@ -197,7 +218,7 @@ pub trait Backend: Send + Sync {
     }
 
     /// Read back the values of a resource at `indices` (into its flat layout of `f32` values),
-    /// in that order: what [`crate::Grid::sample_with`] needs for a few bilinear samples,
+    /// in that order: what a model needs for a few bilinear samples,
     /// without the whole field. An index past the resource is an error naming it. By default
     /// the whole resource is read and picked from; GPU backends copy just those values where
     /// they are few.
@@ -266,9 +287,9 @@ pub trait Backend: Send + Sync {
 
     /// The most memory the backend holds besides `resources` while running `schedules` on
     /// them: its working buffers (uniforms, parameter tables, splats up to
-    /// [`crate::splat::MAX_SPLATS`], reductions, scratch), its own rounding of each buffer,
+    /// [`MAX_RECORD_BYTES`] of records, reductions, scratch), its own rounding of each buffer,
     /// and, where transfers go through buffers of its own, one whole-resource transfer in
-    /// flight. What a [`crate::storage::MemoryPlan`] adds to the resources, so that
+    /// flight. What a model's memory plan adds to the resources, so that
     /// [`Backend::memory`]'s total stays within the two together (reads queued and not yet
     /// taken hold their own buffers on top).
     fn working_memory(&self, resources: &[ResourceDesc], schedules: &[Schedule]) -> u64;
@@ -439,7 +460,7 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
 mod tests {
     use super::*;
 
-    use crate::grid::{FieldId, Grid, GridFields};
+    use crate::resource::{Format, Lifetime, Shape};
 
     /// A backend with only the required methods: resources in memory, runs that do nothing.
     /// Every other answer is the trait's default, what a backend of an integrator's own gets.
@@ -488,10 +509,10 @@ mod tests {
     /// What the trait's default methods answer, on `b` (the bare backend, or boxed: a
     /// `Box<dyn Backend>` must answer as what it holds).
     fn defaults_hold(b: &mut dyn Backend) {
-        let grid = Grid::new(5, 4, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
-        let density = ResourceId::from(FieldId::Density);
+        let cells = |name| ResourceDesc::new(name, Shape::Cells, Format::F32, Lifetime::State, 20).on_grid(5, 4);
+        let density = ResourceId(1);
         assert!(matches!(b.download(density), Err(Error::NotAllocated("memory"))));
-        b.allocate(GridFields::all(&grid).resources()).expect("allocate");
+        b.allocate(&[cells("pressure"), cells("density")]).expect("allocate");
         let values: Vec<f32> = (0..20).map(|k| k as f32 * 0.5).collect();
         b.upload(density, &values).expect("upload");
         // Values at indices, in the order asked, repeats kept; none for none; past the end refused.

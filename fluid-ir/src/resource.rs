@@ -125,7 +125,7 @@ pub enum Lifetime {
     /// writes it to the last that touches it. Transient resources that name the same group
     /// share one allocation (the largest member's size): the schedules must never have two
     /// of them live at once, never swap one, nor read one before writing it, which
-    /// [`crate::ir::lower::check_transients`] enforces. Backends refuse to read or write one.
+    /// [`crate::lower::check_transients`] enforces. Backends refuse to read or write one.
     Transient {
         /// The group whose members share memory.
         shares: &'static str,
