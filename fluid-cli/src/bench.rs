@@ -85,7 +85,10 @@ pub(crate) fn resized(scene: &Scene, n: u32) -> Result<Scene> {
 /// by √(count / n), one substep a step (the paper's step, what a count is timed at), its dt
 /// the scene's substep's scaled with the radius, so the liquid moves as many radii a step.
 pub(crate) fn with_particles(scene: &Scene, n: u32) -> Result<Scene> {
-    let count = scene.grid()?.particles;
+    let count = scene.model()?.fields().iter().find(|f| f.name == "positions").map_or(0, |f| match f.lattice {
+        fluid::Lattice::Points { count } => count,
+        _ => 0,
+    });
     let mut s = scene.clone();
     let Some(spec) = s.particles.as_mut() else {
         return Err(fluid::Error::invalid("--sizes", n, "particle counts are for a particle scene"));
@@ -96,15 +99,15 @@ pub(crate) fn with_particles(scene: &Scene, n: u32) -> Result<Scene> {
     let f = (f64::from(count) / f64::from(n)).sqrt() as f32;
     spec.radius *= f;
     for fill in &mut spec.fill {
-        let (fluid_core::scene::particles::Fill::Box { spacing, .. }
-        | fluid_core::scene::particles::Fill::Circle { spacing, .. }) = fill;
+        let (fluid_core::particles::spec::Fill::Box { spacing, .. }
+        | fluid_core::particles::spec::Fill::Circle { spacing, .. }) = fill;
         if let Some(sp) = spacing {
             *sp *= f;
         }
     }
     s.params.dt *= f / spec.substeps as f32;
     spec.substeps = 1;
-    fluid_core::particles::model::ParticleModel::new(s.clone())?;
+    s.model()?;
     Ok(s)
 }
 
@@ -196,14 +199,11 @@ fn bench_one(cfg: &BenchConfig, backend: Box<dyn Backend>, n: u32, copy: Option<
         let host = host_ms(&mut sim, host_samples, |s| s.step(dt))?;
         let waited = time_batches(&mut sim, host_samples, 1, |s| s.step(dt))?;
         let kernels = timed_kernels(&mut sim, |s| s.step(dt), 1.0)?;
-        let bytes = match scene.particles {
-            Some(_) => fluid_core::particles::model::ParticleModel::new(scene.clone())?.bytes_per_step(),
-            None => step::bytes_moved(&step::step(&grid, &scene.params), &grid),
-        };
+        let bytes = scene.model()?.bytes_per_step();
         (scene.name.clone(), bytes, ms, host, waited, kernels)
     };
     let gb = bytes as f64 / (ms * 1e-3) / 1e9;
-    let particles = scene.particles.is_some().then_some(grid.particles);
+    let particles = sim.field_info("positions").ok().map(|f| f.lattice.points(&grid) as u32);
     let per_s = f64::from(particles.unwrap_or(0)).max(grid.cells() as f64 * f64::from(particles.is_none()));
     Ok(BenchRow {
         backend: backend_name,
@@ -224,13 +224,13 @@ fn bench_one(cfg: &BenchConfig, backend: Box<dyn Backend>, n: u32, copy: Option<
 }
 
 /// The fields the parity check compares.
-fn parity_fields(cfg: &BenchConfig) -> &'static [FieldId] {
+fn parity_fields(cfg: &BenchConfig) -> &'static [&'static str] {
     if cfg.jacobi_only {
-        &[FieldId::Pressure]
+        &["pressure"]
     } else if cfg.scene.particles.is_some() {
-        &[FieldId::Positions, FieldId::Velocities]
+        &["positions", "velocities"]
     } else {
-        &[FieldId::U, FieldId::V, FieldId::Density, FieldId::Temperature, FieldId::Dye]
+        &["u", "v", "density", "temperature", "dye"]
     }
 }
 
@@ -253,8 +253,10 @@ fn parity_state(cfg: &BenchConfig, backend: Box<dyn Backend>, n: u32) -> Result<
     }
     let mut out = Vec::new();
     // The fields the scene carries (one it switches off holds nothing to compare).
-    for f in parity_fields(cfg).iter().filter(|f| scene.params.fields.carries(**f)) {
-        out.extend(sim.field(*f)?);
+    for f in parity_fields(cfg) {
+        if sim.carries(*f) {
+            out.extend(sim.field(*f)?);
+        }
     }
     Ok(out)
 }

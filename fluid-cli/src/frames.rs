@@ -2,12 +2,11 @@
 
 use super::*;
 
-/// `data` (a field of `grid`, laid out as `Grid::shape` says) as a 32-bit float OpenEXR image,
-/// top row first: channel `Y`, or `R`, `G`, `B`, `A` for the dye. Written to `<path>.part` and
-/// renamed once whole.
-pub(crate) fn save_exr(path: &Path, grid: &fluid::Grid, field: FieldId, data: &[f32]) -> Result<(), Failure> {
+/// `data` (a field of the shape `shape`, as its `FieldInfo::shape` says) as a 32-bit float
+/// OpenEXR image, top row first: channel `Y`, or `R`, `G`, `B`, `A` for the dye. Written to
+/// `<path>.part` and renamed once whole.
+pub(crate) fn save_exr(path: &Path, shape: &[usize], data: &[f32]) -> Result<(), Failure> {
     use exr::prelude::{Image, SpecificChannels, Vec2, WritableImage};
-    let shape = grid.shape(field);
     let (h, w) = (shape[0], shape[1]);
     let written = whole::write_whole(path, |part| {
         let written = if shape.len() == 3 {

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
-use fluid::{Error, FieldId, Scene, Simulation};
+use fluid::{Error, Scene, Simulation};
 
 use frames::{Atlas, Flipbook, GifWriter, save_exr, save_png};
 use info::{info, presets};

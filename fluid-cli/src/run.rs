@@ -67,26 +67,27 @@ pub(crate) fn parse_probes(texts: &[String]) -> Result<Vec<[f32; 2]>, Failure> {
         .collect()
 }
 
-pub(crate) fn field_list(names: &[String]) -> Result<Vec<FieldId>, Failure> {
-    let mut fields = Vec::new();
+/// The fields `names` asks for, each once, in order: `particles` stands for the particle
+/// liquid's positions and velocities.
+pub(crate) fn field_list(names: &[String]) -> Vec<String> {
+    let mut fields: Vec<String> = Vec::new();
     for name in names {
-        // `particles`: the particle liquid's positions and velocities.
         let named = match name.trim() {
-            "particles" => vec![FieldId::Positions, FieldId::Velocities],
-            other => vec![FieldId::parse(other)?],
+            "particles" => vec!["positions", "velocities"],
+            other => vec![other],
         };
         for field in named {
-            if !fields.contains(&field) {
-                fields.push(field);
+            if !fields.iter().any(|f| f == field) {
+                fields.push(field.to_string());
             }
         }
     }
-    Ok(fields)
+    fields
 }
 
 pub(crate) fn run(args: &RunArgs) -> Result<(), Failure> {
     // Check everything the user typed before any work starts.
-    let (dumps, exr) = (field_list(&args.dump)?, field_list(&args.exr)?);
+    let (dumps, exr) = (field_list(&args.dump), field_list(&args.exr));
     if args.steps == Some(0) {
         return Err(Error::invalid("--steps", 0, "run at least one step").into());
     }
@@ -123,37 +124,34 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Failure> {
         scene.check_render()?;
     }
     if let Some(book) = &flipbook {
-        book.check_size(scene.render.size(&scene.grid()?))?;
+        book.check_size(scene.picture_size()?)?;
     }
+    let model = scene.model()?;
     for (option, fields) in [("--dump", &dumps), ("--exr", &exr)] {
         for field in fields {
-            let why = if scene.particles.is_some() {
-                let drawn = matches!(field, FieldId::Positions | FieldId::Velocities | FieldId::Density);
-                (!drawn).then(|| "a particle scene has positions, velocities and density (the liquid drawn)".into())
-            } else {
-                let particle = matches!(field, FieldId::Positions | FieldId::Velocities);
-                let zeros = if particle { "" } else { ": it would be all zeros" };
-                scene.params.fields.not_carried(*field).map(|why| format!("{why}{zeros}"))
-            };
-            if let Some(why) = why {
-                return Err(Error::invalid(option, field.name(), why).into());
+            if let Err(e) = model.check_field(field) {
+                let why = match e {
+                    Error::InvalidValue { reason, .. } => reason,
+                    other => other.to_string(),
+                };
+                return Err(Error::invalid(option, field, why).into());
             }
         }
     }
     let backend = fluid::backend_with_threads(&args.backend, args.threads)?;
     if args.plan {
         print_plan(&scene, backend.as_ref())?;
-        if let Some((field, bytes)) = largest_dump(&scene, &dumps)? {
+        if let Some((field, bytes)) = largest_dump(model.as_ref(), &dumps) {
             println!(
                 "--dump: each field is read back to host memory in turn and written a block at a time; the \
-                 largest, {}, takes {} on the host",
-                field.name(),
+                 largest, {field}, takes {} on the host",
                 fluid::storage::Bytes(bytes)
             );
         }
-        return check_dumps_fit(&scene, &args.backend, &dumps);
+        return check_dumps_fit(model.as_ref(), &args.backend, &dumps);
     }
-    check_dumps_fit(&scene, &args.backend, &dumps)?;
+    check_dumps_fit(model.as_ref(), &args.backend, &dumps)?;
+    drop(model);
     let out_dir = args.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&scene.name));
     let frames_wanted = args.png || args.gif || !exr.is_empty();
     if frames_wanted || flipbook.is_some() || !dumps.is_empty() || args.save_every.is_some() || !probes.is_empty() {
@@ -189,10 +187,10 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Failure> {
         }
     }
     let timing_on = args.timings && timing_note.is_none();
-    let grid = *sim.grid();
+    let grid = *sim.frame();
     if sim.downscaled_from().is_some() {
         let budget = sim.scene().storage.budget.map(|b| b.to_string()).unwrap_or_default();
-        eprintln!("storage.budget {budget}: {}", downscaled(asked, asked_factors, &grid));
+        eprintln!("storage.budget {budget}: {}", downscaled(asked, asked_factors, &sim.scene().grid()?));
     }
     let every = args.frame_every.unwrap_or((steps / 100).max(1));
     let probe_points: Vec<[f32; 2]> = probes.iter().map(|p| [p[0] * grid.width(), p[1] * grid.height()]).collect();
@@ -200,7 +198,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Failure> {
     let mut frames = 0usize;
     let mut written: Vec<PathBuf> = Vec::new();
     let gif_path = out_dir.join(format!("{name}.gif"));
-    let (width, height) = sim.scene().render.size(&grid);
+    let (width, height) = sim.picture_size();
     let mut gif = if args.gif { Some(GifWriter::create(&gif_path, width, height)?) } else { None };
     let mut atlas = flipbook.map(|book| Atlas::new(book, width, height));
 
@@ -244,7 +242,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Failure> {
             return Err(e.into());
         }
         if !probe_points.is_empty() {
-            let (u, v) = (sim.sample(FieldId::U, &probe_points)?, sim.sample(FieldId::V, &probe_points)?);
+            let (u, v) = (sim.sample("u", &probe_points)?, sim.sample("v", &probe_points)?);
             let values: Vec<String> = u.iter().zip(&v).map(|(u, v)| format!("{u},{v}")).collect();
             probe_rows.push(format!("{k},{},{}", sim.time(), values.join(",")));
         }
@@ -261,8 +259,9 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Failure> {
                 }
             }
             for field in &exr {
-                let path = out_dir.join(format!("{}_{frames:05}.exr", field.name()));
-                save_exr(&path, &grid, *field, &sim.field(*field)?)?;
+                let path = out_dir.join(format!("{field}_{frames:05}.exr"));
+                let shape = sim.field_info(field)?.shape(&grid);
+                save_exr(&path, &shape, &sim.field(field)?)?;
                 written.push(path);
             }
             frames += 1;
@@ -299,7 +298,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Failure> {
     let timings = if timing_on { sim.backend_mut().take_timings()? } else { Vec::new() };
     // With --json the last step's diagnostics are this state's: nothing has stepped since.
     let diag = match per_step.last() {
-        Some(d) => *d,
+        Some(d) => d.clone(),
         None => sim.checked_diagnostics()?,
     };
     let ms_per_step = stepping.as_secs_f64() * 1e3 / f64::from(steps);
@@ -309,8 +308,8 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Failure> {
     // workspace keeps one; a backend without it reports none).
     let memory = sim.backend().memory().ok();
     // The live count at the end: emitters add particles as the liquid runs.
-    let particles = sim.grid().particles;
-    let liquid = sim.model().family() == "particles";
+    let particles = sim.field_info("positions").map_or(0, |f| f.lattice.points(&grid));
+    let figure = |d: &fluid::Diagnostics, name: &str| d.figure(name);
 
     if args.json {
         let json = serde_json::json!({
@@ -322,8 +321,8 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Failure> {
             "downscaled_from": sim.downscaled_from(),
             "steps": steps,
             "ms_per_step": ms_per_step,
-            "max_divergence": diag.max_divergence,
-            "residual": diag.residual,
+            "max_divergence": figure(&diag, "max_divergence"),
+            "residual": figure(&diag, "residual"),
             "max_velocity": diag.max_velocity,
             "cfl": diag.cfl,
             "memory": memory.as_ref().map(|m| serde_json::json!({
@@ -332,8 +331,8 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Failure> {
                     .collect::<Vec<_>>(),
             })),
             "timings_note": timing_note,
-            "residual_per_step": per_step.iter().map(|d| d.residual).collect::<Vec<_>>(),
-            "max_divergence_per_step": per_step.iter().map(|d| d.max_divergence).collect::<Vec<_>>(),
+            "residual_per_step": per_step.iter().map(|d| figure(d, "residual")).collect::<Vec<_>>(),
+            "max_divergence_per_step": per_step.iter().map(|d| figure(d, "max_divergence")).collect::<Vec<_>>(),
             "iterations_per_step": iterations_per_step,
             "substeps_per_step": substeps_per_step,
             "timings": timings.iter().map(|t| serde_json::json!({
@@ -343,18 +342,17 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Failure> {
         });
         println!("{json}");
     } else {
-        if liquid {
-            println!(
+        match (figure(&diag, "max_divergence"), figure(&diag, "residual")) {
+            (Some(divergence), Some(residual)) => println!(
+                "{name}: {}x{} on {backend_name} ({device}): {} steps, {ms_per_step:.3} ms/step, \
+                 max |div u| {divergence:.3e} /s, relative residual {residual:.3e}, CFL {:.2}",
+                grid.nx, grid.ny, steps, diag.cfl
+            ),
+            _ => println!(
                 "{name}: {} particles, drawn on {}x{}, on {backend_name} ({device}): {} steps, \
                  {ms_per_step:.3} ms/step, max speed {:.3e}, {:.2} radii per step",
                 particles, grid.nx, grid.ny, steps, diag.max_velocity, diag.cfl
-            );
-        } else {
-            println!(
-                "{name}: {}x{} on {backend_name} ({device}): {} steps, {ms_per_step:.3} ms/step, \
-                 max |div u| {:.3e} /s, relative residual {:.3e}, CFL {:.2}",
-                grid.nx, grid.ny, steps, diag.max_divergence, diag.residual, diag.cfl
-            );
+            ),
         }
         if let Some(m) = &memory {
             let mib = |bytes: u64| bytes as f64 / 1048576.0;
@@ -387,10 +385,9 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Failure> {
 /// to write it; the file is written a block at a time), beside the scene's fields where the
 /// backend keeps them in host memory (`cpu`). Checked before the run starts, so a huge
 /// `--dump` fails at once rather than being killed after the last step.
-pub(crate) fn check_dumps_fit(scene: &Scene, backend: &str, dumps: &[FieldId]) -> Result<(), Failure> {
-    let grid = scene.grid()?;
-    let largest = largest_dump(scene, dumps)?;
-    let fields = if backend == "cpu" { fluid::GridFields::declare(&grid, &scene.params).bytes() } else { 0 };
+pub(crate) fn check_dumps_fit(model: &dyn fluid::Model, backend: &str, dumps: &[String]) -> Result<(), Failure> {
+    let largest = largest_dump(model, dumps);
+    let fields = if backend == "cpu" { model.resources().iter().map(|r| 4 * r.scalars()).sum() } else { 0 };
     if let (Some((field, bytes)), Some(avail)) = (largest, fluid_core::backend::available_memory())
         && bytes + fields > avail
     {
@@ -398,32 +395,29 @@ pub(crate) fn check_dumps_fit(scene: &Scene, backend: &str, dumps: &[FieldId]) -
             "writing it reads back {bytes} bytes, beside the {fields} bytes of the scene's fields in host memory, \
              and only {avail} bytes of memory are available"
         );
-        return Err(Error::invalid("--dump", field.name(), why).into());
+        return Err(Error::invalid("--dump", field, why).into());
     }
     Ok(())
 }
 
 /// The field of `dumps` whose read-back takes the most host memory, and those bytes (`f32`
-/// values: an `f16` field is widened when read back).
-fn largest_dump(scene: &Scene, dumps: &[FieldId]) -> Result<Option<(FieldId, u64)>, Failure> {
-    let grid = scene.grid()?;
-    // A liquid with emitters is read back with its room (the live part is kept).
-    let room = match &scene.particles {
-        Some(p) => p.capacity(&grid, &scene.obstacles()?).min(u64::from(u32::MAX)) as u32,
-        None => grid.particles,
-    };
-    let grid = fluid::Grid { particles: room, ..grid };
-    Ok(dumps.iter().map(|f| (*f, 4 * grid.len(*f) as u64)).max_by_key(|(_, bytes)| *bytes))
+/// values: an `f16` field is widened when read back; a liquid's with the room its emitters
+/// fill).
+fn largest_dump<'a>(model: &dyn fluid::Model, dumps: &'a [String]) -> Option<(&'a str, u64)> {
+    let resources = model.resources();
+    let bytes = |field: &str| resources.iter().find(|r| r.name == field).map_or(0, |r| 4 * r.scalars());
+    dumps.iter().map(|f| (f.as_str(), bytes(f))).max_by_key(|(_, bytes)| *bytes)
 }
 
 /// `DIR/<field>.npy` of each field in `dumps`; the paths written.
-pub(crate) fn write_dumps(sim: &mut Simulation, dumps: &[FieldId], out_dir: &Path) -> Result<Vec<PathBuf>, Failure> {
-    let grid = *sim.grid();
+pub(crate) fn write_dumps(sim: &mut Simulation, dumps: &[String], out_dir: &Path) -> Result<Vec<PathBuf>, Failure> {
+    let frame = *sim.frame();
     let mut written = Vec::new();
     for field in dumps {
-        let data = sim.field(*field)?;
-        let path = out_dir.join(format!("{}.npy", field.name()));
-        npy::write_f32(&path, &grid.shape(*field), &data).map_err(|e| io_failure(&path, e))?;
+        let shape = sim.field_info(field)?.shape(&frame);
+        let data = sim.field(field)?;
+        let path = out_dir.join(format!("{field}.npy"));
+        npy::write_f32(&path, &shape, &data).map_err(|e| io_failure(&path, e))?;
         written.push(path);
     }
     Ok(written)

@@ -175,7 +175,7 @@ impl Problem {
                 let (grid, obstacles) = (scene.grid()?, scene.obstacles()?);
                 backend.allocate(GridFields::all_with(&grid, &obstacles).resources())?;
                 if !obstacles.is_empty() {
-                    let rows = fluid_core::grid::solid::table(&obstacles);
+                    let rows = fluid_core::frame::solid::table(&obstacles);
                     let bytes: Vec<u8> = rows.iter().flatten().flat_map(|x| x.to_ne_bytes()).collect();
                     backend.write(FieldId::Obstacles.into(), &bytes)?;
                     // The faces round the solids, on every multigrid level.

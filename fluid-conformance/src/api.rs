@@ -184,7 +184,7 @@ pub fn samples_equal_whole_field_samples<B: Backend>(make: impl Fn() -> B) {
             sim.splat(carried(&sim, splat)).expect("splat");
             sim.step(dt).expect("step");
         }
-        let g = *sim.grid();
+        let g = sim.scene().grid().expect("grid");
         let (w, h) = (g.width(), g.height());
         let mut rng = SplitMix64(17);
         let mut few = vec![[0.0, 0.0], [w, h], [w, 0.0], [0.0, h], [0.5 * g.h, 0.5 * g.h], [w * 0.5, h * 0.25]];
@@ -218,7 +218,7 @@ pub fn samples_equal_whole_field_samples<B: Backend>(make: impl Fn() -> B) {
     let mut scene = small_preset("smoke");
     (scene.grid.nx, scene.grid.ny) = (200, 200);
     let mut sim = Simulation::new(scene, make()).expect("simulation");
-    let len = sim.grid().len(FieldId::Density);
+    let len = sim.scene().grid().expect("grid").len(FieldId::Density);
     let data: Vec<f32> = (0..len).map(|k| k as f32 * 0.25).collect();
     sim.set_field(FieldId::Density, &data).expect("density");
     let kept = (fluid_core::backend::Gather::KEPT_BYTES / 4) as usize;
@@ -254,7 +254,7 @@ pub fn queued_reads_give_the_state_of_their_request<B: Backend>(make: impl Fn() 
         dye: [0.2, 0.5, 0.9, 1.0],
         ..Splat::default()
     };
-    let g = *sim.grid();
+    let g = sim.scene().grid().expect("grid");
     let (w, h) = (g.width(), g.height());
     let mut rng = SplitMix64(23);
     let few: Vec<[f32; 2]> = (0..6).map(|_| [w * rng.next_f32(), h * rng.next_f32()]).collect();
@@ -295,14 +295,14 @@ pub fn queued_reads_give_the_state_of_their_request<B: Backend>(make: impl Fn() 
             sim.wait_sample(pending).expect("wait")
         };
         let differ = bits_differ(&got, &want);
-        assert_eq!((got.len(), differ), (want.len(), 0), "read {n} of {}: {differ} samples differ", field.name());
+        assert_eq!((got.len(), differ), (want.len(), 0), "read {n} of {field}: {differ} samples differ");
     }
     // Whole fields, each waited for, the oldest first.
     for (n, (pending, want)) in asked_fields.into_iter().zip(want_fields).enumerate() {
         let field = pending.field();
         let got = sim.wait_field(pending).expect("field");
         let differ = bits_differ(&got, &want);
-        assert_eq!((got.len(), differ), (want.len(), 0), "field read {n} ({}): {differ} values differ", field.name());
+        assert_eq!((got.len(), differ), (want.len(), 0), "field read {n} ({field}): {differ} values differ");
     }
     assert_eq!(sim.backend().queued_reads(), 0);
     // Handed over once.
@@ -334,7 +334,7 @@ pub fn queued_reads_give_the_state_of_their_request<B: Backend>(make: impl Fn() 
     let mut big = scene;
     (big.grid.nx, big.grid.ny) = (200, 200);
     let mut sim = Simulation::new(big, make()).expect("simulation");
-    let len = sim.grid().len(FieldId::Density);
+    let len = sim.scene().grid().expect("grid").len(FieldId::Density);
     let data: Vec<f32> = (0..len).map(|k| k as f32 * 0.5).collect();
     sim.set_field(FieldId::Density, &data).expect("density");
     let kept = (fluid_core::backend::Gather::KEPT_BYTES / 4) as usize;

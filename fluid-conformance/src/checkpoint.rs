@@ -35,7 +35,7 @@ fn scenes() -> Vec<Scene> {
 /// `steps` steps of `sim`, a splat before every third.
 fn run<B: Backend>(sim: &mut Simulation<B>, steps: u32) {
     let dt = sim.scene().params.dt;
-    let (w, h) = (sim.grid().width(), sim.grid().height());
+    let (w, h) = (sim.frame().width(), sim.frame().height());
     for k in 0..steps {
         if k % 3 == 0 {
             let s = Splat {
@@ -55,7 +55,7 @@ fn run<B: Backend>(sim: &mut Simulation<B>, steps: u32) {
 
 /// A checkpoint of `sim` with a splat queued (so the file carries one).
 fn save<B: Backend>(sim: &mut Simulation<B>) -> Vec<u8> {
-    let h = sim.grid().height();
+    let h = sim.frame().height();
     let s =
         Splat { center: [0.5 * h, 0.5 * h], radius: 0.08 * h, velocity: [-0.4, 0.3], density: 0.7, ..Splat::default() };
     sim.splat(carried(sim, s)).expect("splat");
@@ -163,7 +163,7 @@ pub fn replay_is_exact<B: Backend>(make: impl Fn() -> B) {
     params.vorticity += 1.5;
     a.set_params(params).expect("set_params");
     run(&mut a, 3);
-    let grid = *a.grid();
+    let grid = a.scene().grid().expect("grid");
     let density: Vec<f32> = (0..grid.cells()).map(|k| (k % 7) as f32 * 0.1).collect();
     a.set_field(fluid::FieldId::Density, &density).expect("set_field");
     run(&mut a, 2);
@@ -176,7 +176,7 @@ pub fn replay_is_exact<B: Backend>(make: impl Fn() -> B) {
     let text = log.to_toml().expect("toml");
     let read = fluid_core::replay::InputLog::from_toml(&text).expect("read back");
     assert_eq!(read, log, "the log reads back as written");
-    let mut b = read.replay(make()).expect("replay");
+    let mut b = Simulation::replay(&read, make()).expect("replay");
     assert_eq!((b.steps(), b.time()), (a.steps(), a.time()));
     for (field, (x, y)) in
         fluid_core::grid::step::STATE_FIELDS.iter().zip(read_state(&mut a).iter().zip(&read_state(&mut b)))
@@ -187,7 +187,7 @@ pub fn replay_is_exact<B: Backend>(make: impl Fn() -> B) {
     // The replay of the log cut before its reset reaches the state before the reset.
     let reset_at = log.inputs.iter().position(|i| matches!(i, fluid_core::replay::Input::Reset)).expect("a reset");
     let cut = fluid_core::replay::InputLog { scene: log.scene.clone(), inputs: log.inputs[..reset_at].to_vec() };
-    let mut c = cut.replay(make()).expect("replay");
+    let mut c = Simulation::replay(&cut, make()).expect("replay");
     for (field, (x, y)) in fluid_core::grid::step::STATE_FIELDS.iter().zip(middle.iter().zip(&read_state(&mut c))) {
         assert_eq!(bits_differ(x, y), 0, "{} before the reset", field.name());
     }
@@ -205,7 +205,7 @@ pub fn replay_is_exact<B: Backend>(make: impl Fn() -> B) {
     let log = d.stop_recording().expect("a log");
     assert!(log.inputs.iter().any(|i| matches!(i, fluid_core::replay::Input::SetObstacle { .. })));
     let read = fluid_core::replay::InputLog::from_toml(&log.to_toml().expect("toml")).expect("read back");
-    let mut e = read.replay(make()).expect("replay");
+    let mut e = Simulation::replay(&read, make()).expect("replay");
     assert_eq!(e.obstacles(), d.obstacles(), "the obstacles where the run left them");
     for (field, (x, y)) in
         fluid_core::grid::step::STATE_FIELDS.iter().zip(read_state(&mut d).iter().zip(&read_state(&mut e)))

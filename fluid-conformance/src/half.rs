@@ -42,7 +42,7 @@ fn run<B: Backend>(backend: B, preset: &str, extra: &[&str], format: &str) -> Si
 pub fn half_parity<B: Backend>(make: impl Fn() -> B, preset: &str, extra: &[&str]) {
     let mut cpu = run(CpuBackend::new().expect("cpu backend"), preset, extra, "f16");
     let mut other = run(make(), preset, extra, "f16");
-    let grid = *cpu.grid();
+    let grid = cpu.scene().grid().expect("grid");
     let fields = cpu.scene().params.fields;
     for field in STATE_FIELDS.into_iter().filter(|f| fields.carries(*f) && *f != FieldId::Pressure) {
         let (a, b) = (cpu.field(field).expect("cpu field"), other.field(field).expect("field"));
@@ -115,7 +115,7 @@ pub fn half_checkpoint_continues<B: Backend>(make: impl Fn() -> B) {
             s.step(dt).expect("step");
         }
     }
-    let grid = *sim.grid();
+    let grid = sim.scene().grid().expect("grid");
     for field in [FieldId::Density, FieldId::Temperature, FieldId::U, FieldId::V] {
         let (a, b) = (sim.field(field).expect("field"), restored.field(field).expect("restored field"));
         if sim.backend().name() == "cpu" {

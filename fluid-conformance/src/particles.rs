@@ -103,7 +103,8 @@ fn read_all<B: Backend>(backend: &mut B, resources: &[fluid::ResourceDesc]) -> V
 pub fn kernels_match_the_cpu<B: Backend>(make: impl Fn() -> B) {
     for container in ["{ shape = \"box\" }", "{ shape = \"circle\", center = [0.5, 0.5], radius = 0.45 }"] {
         let scene = kernel_scene(container);
-        let mut model = ParticleModel::new(scene).expect("model");
+        let spec = scene.particles.as_ref().expect("a particle scene");
+        let mut model = ParticleModel::new(scene.particle_setup(spec).expect("setup")).expect("model");
         let resources = model.resources().to_vec();
         let n = model.count() as usize;
         let (mut cpu, mut other) = (fluid::CpuBackend::new().expect("cpu"), make());
@@ -119,7 +120,7 @@ pub fn kernels_match_the_cpu<B: Backend>(make: impl Fn() -> B) {
             fluid::Splat { center: [0.4, 0.5], radius: 0.2, velocity: [0.5, -0.3], density: 0.8, ..Default::default() },
             fluid::Splat { center: [0.7, 0.3], radius: 0.15, density: -1.0, ..Default::default() },
         ];
-        let records = fluid_core::splat::records(&splats, model.grid()).expect("splats");
+        let records = fluid_core::splat::records(&splats, model.frame()).expect("splats");
         let inputs = StepInputs { dt: 0.01, time: 0.25, step: 3, records };
         let schedules = model.schedules();
         let mut seen = std::collections::BTreeSet::new();
@@ -213,7 +214,7 @@ fn run_preset<B: Backend>(preset: &str, backend: B, steps: usize) -> (Vec<f32>, 
     for _ in 0..steps {
         sim.step(dt).expect("step");
     }
-    (sim.field(FieldId::Positions).expect("positions"), sim.field(FieldId::Velocities).expect("velocities"), sim)
+    (sim.field("positions").expect("positions"), sim.field("velocities").expect("velocities"), sim)
 }
 
 /// Every particle preset, 3 steps (24 substeps), within 1e-4 of the CPU's positions (the
@@ -243,10 +244,10 @@ pub fn continuation_is_exact<B: Backend>(make: impl Fn() -> B) {
             a.step(dt).expect("step");
             b.step(dt).expect("step");
         }
-        for f in [FieldId::Positions, FieldId::Velocities] {
+        for f in ["positions", "velocities"] {
             let (x, y) = (a.field(f).expect("field"), b.field(f).expect("field"));
             let differ = crate::support::bits_differ(&x, &y);
-            assert_eq!(differ, 0, "{preset}: {}: {differ} values differ after restoring", f.name());
+            assert_eq!(differ, 0, "{preset}: {f}: {differ} values differ after restoring");
         }
     }
 }
@@ -281,10 +282,10 @@ pub fn momentum_is_conserved<B: Backend>(make: impl Fn() -> B) {
     "#;
     let scene = Scene::from_toml(text, "momentum").expect("scene");
     let mut sim = Simulation::new(scene, make()).expect("simulation");
-    let n = sim.grid().particles as usize;
+    let n = (sim.points("positions").expect("points") as u32) as usize;
     let mut rng = fluid_core::scene::SplitMix64(11);
     let v: Vec<f32> = (0..2 * n).map(|_| rng.next_f32() - 0.5).collect();
-    sim.set_field(FieldId::Velocities, &v).expect("velocities");
+    sim.set_field("velocities", &v).expect("velocities");
     let total = |v: &[f32]| {
         let (mut p, mut s) = ([0.0f64; 2], 0.0f64);
         for c in v.chunks_exact(2) {
@@ -295,7 +296,7 @@ pub fn momentum_is_conserved<B: Backend>(make: impl Fn() -> B) {
         (p, s)
     };
     let (p0, s0) = total(&v);
-    let x0 = sim.field(FieldId::Positions).expect("positions");
+    let x0 = sim.field("positions").expect("positions");
     let centre = |x: &[f32]| {
         let mut c = [0.0f64; 2];
         for q in x.chunks_exact(2) {
@@ -308,11 +309,11 @@ pub fn momentum_is_conserved<B: Backend>(make: impl Fn() -> B) {
     for _ in 0..20 {
         sim.step(0.005).expect("step");
     }
-    let x = sim.field(FieldId::Positions).expect("positions");
+    let x = sim.field("positions").expect("positions");
     let (lo, hi) =
         x.chunks_exact(2).fold((1.0f32, 0.0f32), |(lo, hi), q| (lo.min(q[0].min(q[1])), hi.max(q[0].max(q[1]))));
     assert!(lo > 0.05 && hi < 0.95, "a particle neared a wall: {lo}..{hi}");
-    let (p, s) = total(&sim.field(FieldId::Velocities).expect("velocities"));
+    let (p, s) = total(&sim.field("velocities").expect("velocities"));
     for a in 0..2 {
         assert!((p[a] - p0[a]).abs() <= 1e-5 * s0, "momentum[{a}] {} → {} (Σ|v| {s0})", p0[a], p[a]);
     }
@@ -347,18 +348,18 @@ fn stay_in_containers_for<B: Backend>(make: impl Fn() -> B, steps: u32) {
         let spec = scene.particles.clone().expect("particles");
         let dt = scene.params.dt;
         let mut sim = Simulation::new(scene, make()).expect("simulation");
-        let bounds = spec.bounds(sim.grid());
-        let slack = 1e-5 * sim.grid().height();
+        let bounds = spec.bounds(sim.frame());
+        let slack = 1e-5 * sim.frame().height();
         let started = std::time::Instant::now();
         for step in 0..steps {
             sim.step(dt).expect("step");
-            let x = sim.field(FieldId::Positions).expect("positions");
+            let x = sim.field("positions").expect("positions");
             for (k, q) in x.chunks_exact(2).enumerate() {
                 let inside = match bounds {
-                    fluid_core::scene::particles::Bounds::Box { min, max } => {
+                    fluid_core::particles::spec::Bounds::Box { min, max } => {
                         q[0] >= min[0] && q[1] >= min[1] && q[0] <= max[0] && q[1] <= max[1]
                     }
-                    fluid_core::scene::particles::Bounds::Circle { center, radius } => {
+                    fluid_core::particles::spec::Bounds::Circle { center, radius } => {
                         (q[0] - center[0]).hypot(q[1] - center[1]) <= radius + slack
                     }
                 };
@@ -366,7 +367,7 @@ fn stay_in_containers_for<B: Backend>(make: impl Fn() -> B, steps: u32) {
             }
             let placed: Vec<_> = sim.model().obstacles().iter().map(|o| o.at(sim.time())).collect();
             for (k, q) in x.chunks_exact(2).enumerate() {
-                let d = fluid_core::grid::solid::nearest(sim.grid(), &placed, [q[0], q[1]]).0;
+                let d = fluid_core::frame::solid::nearest(sim.frame(), &placed, [q[0], q[1]]).0;
                 assert!(d >= -slack, "{preset}: after step {step} particle {k} at {q:?} is {d} inside an obstacle");
             }
         }
@@ -374,7 +375,7 @@ fn stay_in_containers_for<B: Backend>(make: impl Fn() -> B, steps: u32) {
             let d = sim.checked_diagnostics().expect("a finite state");
             println!(
                 "{preset}: {} particles stayed in for {steps} steps ({:.0} s); max speed {:.3e}",
-                sim.grid().particles,
+                (sim.points("positions").expect("points") as u32),
                 started.elapsed().as_secs_f64(),
                 d.max_velocity
             );
@@ -406,7 +407,7 @@ pub fn a_pointer_pushes_and_pulls<B: Backend>(make: impl Fn() -> B) {
     "#;
     let scene = Scene::from_toml(text, "pointer").expect("scene");
     let mut sim = Simulation::new(scene, make()).expect("simulation");
-    let x0 = sim.field(FieldId::Positions).expect("positions");
+    let x0 = sim.field("positions").expect("positions");
     let splat = fluid::Splat {
         center: [0.5, 0.5],
         radius: 0.2,
@@ -418,8 +419,8 @@ pub fn a_pointer_pushes_and_pulls<B: Backend>(make: impl Fn() -> B) {
     sim.splat(splat).expect("splat");
     sim.step(0.01).expect("step");
     // The sort moved the particles into cell order: match them by their start.
-    let v = sim.field(FieldId::Velocities).expect("velocities");
-    let x = sim.field(FieldId::Positions).expect("positions");
+    let v = sim.field("velocities").expect("velocities");
+    let x = sim.field("positions").expect("positions");
     let mut checked = 0;
     for (q, w) in x.chunks_exact(2).zip(v.chunks_exact(2)) {
         let p = x0
@@ -476,7 +477,7 @@ pub fn a_faucet_lets_out_rows_on_time<B: Backend>(make: impl Fn() -> B) {
     let grid = scene.grid().expect("grid");
     let faucet = scene.particles.as_ref().expect("particles").faucets(&grid)[0];
     let mut sim = Simulation::new(scene, make()).expect("simulation");
-    assert_eq!(sim.grid().particles, 0);
+    assert_eq!((sim.points("positions").expect("points") as u32), 0);
     for step in 1..=110 {
         sim.step(0.01).expect("step");
         if step % 10 != 3 {
@@ -489,8 +490,8 @@ pub fn a_faucet_lets_out_rows_on_time<B: Backend>(make: impl Fn() -> B) {
         }
         let t = sim.time();
         let due = faucet.emitted(t);
-        assert_eq!(sim.grid().particles, due, "after step {step}");
-        let x = sim.field(FieldId::Positions).expect("positions");
+        assert_eq!((sim.points("positions").expect("points") as u32), due, "after step {step}");
+        let x = sim.field("positions").expect("positions");
         assert_eq!(x.len(), 2 * due as usize);
         // The sort reorders them: each must stand on the lattice of the rows let out.
         let m = faucet.per_row;
@@ -511,7 +512,7 @@ pub fn a_faucet_lets_out_rows_on_time<B: Backend>(make: impl Fn() -> B) {
             on_lattice[p as usize] = true;
         }
     }
-    assert_eq!(sim.grid().particles, 250, "the budget caps it");
+    assert_eq!((sim.points("positions").expect("points") as u32), 250, "the budget caps it");
 }
 
 /// The goo preset, small, 30 steps: every spring is held by both of its pair with one rest
@@ -564,8 +565,8 @@ fn resting_pool<B: Backend>(backend: B, radius: f32, substeps: u32, stiffness: f
     for _ in 0..360 {
         sim.step(0.0166667).expect("step");
     }
-    let x = sim.field(FieldId::Positions).expect("positions");
-    let v = sim.field(FieldId::Velocities).expect("velocities");
+    let x = sim.field("positions").expect("positions");
+    let v = sim.field("velocities").expect("velocities");
     let p: Vec<[f64; 2]> = x.chunks_exact(2).map(|c| [f64::from(c[0]), f64::from(c[1])]).collect();
     let (r, top) = (f64::from(radius), p.iter().map(|q| q[1]).fold(0.0, f64::max));
     let inner: Vec<usize> =

@@ -56,7 +56,7 @@ pub fn frames_match_the_reference<B: Backend>(make: impl Fn() -> B) {
     for (preset, overrides, frames) in CASES {
         let scene = small_preset_with(preset, overrides);
         let mut cpu = Simulation::new(scene, CpuBackend::new().expect("cpu backend")).expect("cpu simulation");
-        let grid = *cpu.grid();
+        let grid = cpu.scene().grid().expect("grid");
         let s = Splat {
             center: [0.4 * grid.width(), 0.5 * grid.height()],
             radius: 0.15 * grid.height(),

@@ -28,7 +28,7 @@ fn workload<B: Backend>(sim: &mut Simulation<B>, budget: u64, what: &str) {
     };
     check(sim, "allocating");
     let dt = sim.scene().params.dt;
-    let (w, h) = (sim.grid().width(), sim.grid().height());
+    let (w, h) = (sim.frame().width(), sim.frame().height());
     let splat =
         Splat { center: [0.4 * w, 0.5 * h], radius: 0.1 * h, velocity: [0.3, 0.2], density: 0.5, ..Splat::default() };
     // The particle liquid takes no splats.
@@ -62,7 +62,7 @@ fn workload<B: Backend>(sim: &mut Simulation<B>, budget: u64, what: &str) {
         sim.sample(f, &[[0.5 * w, 0.5 * h]]).expect("sample");
     }
     check(sim, "reads and samples");
-    let state = if splats { FieldId::U } else { FieldId::Positions };
+    let state = if splats { "u" } else { "positions" };
     let pending = sim.request_field(state).expect("request");
     sim.step(dt).expect("step");
     sim.wait_field(pending).expect("wait");
@@ -132,7 +132,7 @@ pub fn budget_is_never_exceeded<B: Backend>(make: impl Fn() -> B) {
         }
         let mut sim = Simulation::new(small, make()).expect("a downscaled scene runs");
         assert_eq!(sim.downscaled_from(), Some([45, 38]), "{name}");
-        let grid = *sim.grid();
+        let grid = sim.scene().grid().expect("grid");
         let asked = scene.grid().expect("grid");
         if (grid.nx, grid.ny) == (45, 38) {
             let finer = grid.dye_factor < asked.dye_factor || grid.density_factor < asked.density_factor;
@@ -186,7 +186,7 @@ pub fn budget_is_never_exceeded<B: Backend>(make: impl Fn() -> B) {
         };
         let mut sim = Simulation::new(fitted, backend).expect("a scene with a coarser field runs");
         assert_eq!(sim.downscaled_from(), Some([45, 38]), "{name}");
-        let grid = *sim.grid();
+        let grid = sim.scene().grid().expect("grid");
         assert_eq!((grid.nx, grid.ny, grid.dye_factor, grid.density_factor), (45, 38, 1, 1), "{name}");
         workload(&mut sim, need, &format!("{name} with its finer field on the grid"));
     }

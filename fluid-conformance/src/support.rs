@@ -64,7 +64,7 @@ pub fn read_state<B: Backend>(sim: &mut Simulation<B>) -> Vec<Vec<f32>> {
 
 /// `s` without the amounts for the fields `sim`'s scene does not carry (which it refuses).
 pub(crate) fn carried<B: Backend>(sim: &Simulation<B>, s: Splat) -> Splat {
-    s.only_carried(&sim.scene().params.fields)
+    sim.scene().params.fields.carried(s)
 }
 
 /// A schedule of one dispatch of `kernel` over `extent` invocations.
@@ -101,7 +101,7 @@ pub(crate) fn load_with_table<B: Backend>(b: &mut B, grid: &Grid, fields: &[(Fie
 /// The table of one obstacle of each shape, placed by fractions of `grid`'s box, moving and
 /// turning: what the parity of `rasterise_solids` rasterises.
 pub(crate) fn obstacle_table(grid: &Grid) -> Vec<f32> {
-    use fluid_core::grid::solid::{Motion, Obstacle, Pose, Shape, table};
+    use fluid_core::frame::solid::{Motion, Obstacle, Pose, Shape, table};
     let (w, h) = (grid.width(), grid.height());
     let s = w.min(h);
     let at = |shape: Shape, x: f32, y: f32, angle: f32, k: f32| Obstacle {

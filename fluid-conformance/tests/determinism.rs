@@ -24,7 +24,7 @@ fn run(threads: usize, preset: &str) -> Vec<Vec<u32>> {
             };
             let carried = sim.scene().params.fields;
             if sim.scene().particles.is_none() {
-                sim.splat(s.only_carried(&carried)).expect("splat");
+                sim.splat(carried.carried(s)).expect("splat");
             }
         }
         sim.step(dt).expect("step");
@@ -33,7 +33,10 @@ fn run(threads: usize, preset: &str) -> Vec<Vec<u32>> {
     let mut fields: Vec<Vec<u32>> =
         carried.into_iter().map(|f| sim.field(f).expect("field").iter().map(|x| x.to_bits()).collect()).collect();
     let d = sim.diagnostics().expect("diagnostics");
-    fields.push(vec![d.max_divergence.to_bits() as u32, d.residual.to_bits() as u32]);
+    fields.push(vec![
+        d.figure("max_divergence").unwrap_or(f64::NAN).to_bits() as u32,
+        d.figure("residual").unwrap_or(f64::NAN).to_bits() as u32,
+    ]);
     fields
 }
 

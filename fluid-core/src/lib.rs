@@ -15,9 +15,9 @@
 //! See `doc/ARCHITECTURE.md` for the map of the whole workspace.
 
 pub mod checkpoint;
+pub mod frame;
 pub mod grid;
 pub mod model;
-pub mod params;
 pub mod particles;
 pub mod render;
 pub mod replay;
@@ -38,6 +38,7 @@ pub use fluid_ir::{
     Backend, Dispatch, Error, Format, Kernel, KernelDesc, KernelTiming, Lifetime, MemoryReport, Op, PendingRead,
     Records, ReduceOp, ResourceDesc, ResourceId, Result, Schedule, Shape, StepInputs, TimestampTimings,
 };
+pub use grid::params;
 pub use grid::{Boundary, FieldId, FieldKind, Grid, GridFields};
 pub use model::Model;
 pub use params::SimParams;

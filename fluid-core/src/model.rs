@@ -1,41 +1,110 @@
-//! The seam between a solver family and the rest of the engine: a [`Model`] declares its
-//! resources, sets up its initial state, steps, and answers reads and diagnostics, all through
-//! a [`Backend`]. [`crate::sim::Simulation`] runs any model; the grid fluid
-//! ([`crate::grid::model::GridModel`]) is one. A second family (the particle liquid) plugs in
-//! beside it: its own model type, and a branch where `Simulation` picks the model of a scene.
+//! The seam between a solver family and the engine: a [`Model`] declares its resources and
+//! its readable fields, sets up its initial state, steps, and answers reads and diagnostics,
+//! all through a [`Backend`]. [`crate::sim::Simulation`] runs any model and knows none: what a
+//! model can do beyond the common ground it says by capabilities ([`Model::fit`],
+//! [`Model::cell_velocities`], [`Model::solids`]), never by its name.
+
+use std::any::Any;
 
 use crate::Result;
 use crate::backend::{Backend, StepInputs};
-use crate::grid::solid::{Motion, Obstacle, Pose};
-use crate::grid::step::STATE_FIELDS;
-use crate::grid::{FieldId, Grid};
+use crate::frame::solid::{Motion, Obstacle, Pose};
+use crate::frame::{Frame, Lattice};
 use crate::ir::resource::{ResourceDesc, ResourceId};
 use crate::ir::schedule::Schedule;
-use crate::scene::Scene;
 use crate::splat::Splat;
 
+/// A readable field of a model, as reads, samples, dumps, probes and pictures name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FieldInfo {
+    /// Its name (`density`, `u`, `positions`): what `--dump` and [`crate::Simulation::field`]
+    /// take, and the `.npy` file's stem.
+    pub name: &'static str,
+    /// Where its values sit.
+    pub lattice: Lattice,
+    /// Values per sample point (4 for RGBA dye, 2 for a vector).
+    pub channels: u32,
+}
+
+impl FieldInfo {
+    /// Its values on `frame`, in its flat layout.
+    pub fn len(&self, frame: &Frame) -> usize {
+        self.lattice.points(frame) * self.channels as usize
+    }
+
+    /// Whether it holds no values.
+    pub fn is_empty(&self, frame: &Frame) -> bool {
+        self.len(frame) == 0
+    }
+
+    /// Its `.npy` shape on `frame`: `[rows, cols]` (and its channels), `[count, channels]` for
+    /// points.
+    pub fn shape(&self, frame: &Frame) -> Vec<usize> {
+        frame.shape(self.lattice, self.channels)
+    }
+
+    /// Its cells per box cell along each axis (1 but on a finer lattice of cells).
+    pub fn factor(&self) -> u32 {
+        match self.lattice {
+            Lattice::Cells { factor } => factor,
+            _ => 1,
+        }
+    }
+}
+
+/// How a model's scene can be made to fit a memory budget.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fit {
+    /// The scene can run on a coarser grid of its box (finer fields coarsened first).
+    Downscale,
+    /// The model runs as its scene says or not at all: for the message of a scene past its
+    /// budget, what it holds and what to do instead.
+    Fixed {
+        /// What it holds (`"1000 particles (drawn on 64x64)"`).
+        what: String,
+        /// What to do instead (why it is not downscaled, and what the user can change).
+        advice: String,
+    },
+}
+
+/// Where the picture's obstacles come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Solids {
+    /// No obstacles.
+    None,
+    /// A resource of the model holding each cell's solid fraction (the grid's `solid`).
+    Held(ResourceId),
+    /// The model holds none: the host rasterises [`Model::obstacles`] where they stand.
+    Rasterised,
+}
+
 /// What a solver family declares and does.
-pub trait Model: Send + Sync + std::fmt::Debug {
-    /// Its name: `grid`.
+pub trait Model: Send + Sync + std::fmt::Debug + Any {
+    /// Its name (`grid`, `particles`): what a checkpoint records, so that a checkpoint of one
+    /// model is never restored into another.
     fn family(&self) -> &'static str;
 
-    /// The scene it runs.
-    fn scene(&self) -> &Scene;
+    /// The box its reads, samples and pictures use.
+    fn frame(&self) -> &Frame;
 
-    /// The 2D frame its reads, samples and pictures use.
-    fn grid(&self) -> &Grid;
+    /// The fields it can be read by, with where their values sit.
+    fn fields(&self) -> Vec<FieldInfo>;
+
+    /// The uniform every schedule of it carries (its frame's, as its kernels read it): the
+    /// renderer's passes over its resources carry it too.
+    fn uniform(&self) -> [u8; crate::ir::schedule::UNIFORM_BYTES];
 
     /// The resources its schedules use, [`ResourceId`]`(i)` the `i`-th: what the backend
     /// allocates for it.
     fn resources(&self) -> &[ResourceDesc];
 
-    /// Every schedule it may run for its scene (set-up, step or its parts, reads, diagnostics):
-    /// what a [`crate::storage::MemoryPlan`] gives the backend to bound the memory its
-    /// parameter tables and scratch take.
+    /// Every schedule it may run (set-up, step or its parts, reads, diagnostics): what a
+    /// [`crate::storage::MemoryPlan`] gives the backend to bound the memory its parameter
+    /// tables and scratch take.
     fn schedules(&self) -> Vec<Schedule>;
 
-    /// Set freshly allocated (zeroed) resources to the scene's initial state: initial
-    /// conditions, one-off splats, whatever its solvers need written once.
+    /// Set freshly allocated (zeroed) resources to the initial state: initial conditions,
+    /// one-off splats, whatever its solvers need written once.
     fn initialize(&mut self, backend: &mut dyn Backend) -> Result<()>;
 
     /// Advance by one step of `inputs.dt` from `inputs.time`, applying `splats` (the scene's
@@ -50,22 +119,41 @@ pub trait Model: Send + Sync + std::fmt::Debug {
     fn diagnostics(&mut self, backend: &mut dyn Backend, inputs: &StepInputs) -> Result<Diagnostics>;
 
     /// The cheap part of [`Model::diagnostics`]: the largest value of each field of the state
-    /// (the projection's figures NaN).
+    /// (its own figures left out).
     fn state_maxima(&mut self, backend: &mut dyn Backend, inputs: &StepInputs) -> Result<Diagnostics>;
 
-    /// The resource that holds `field` now, after bringing a derived field up to date (queued
-    /// behind the steps so far, not waited for); an error for a field it does not have.
-    fn readable(&mut self, backend: &mut dyn Backend, field: FieldId, inputs: &StepInputs) -> Result<ResourceId>;
+    /// An error naming the field `name` and saying why the model cannot give it (a field its
+    /// scene does not carry, one it has no such thing as), or `Ok` for one of
+    /// [`Model::fields`].
+    fn check_field(&self, name: &str) -> Result<()>;
 
-    /// Carry on under another scene, with the state kept (see
-    /// [`crate::sim::Simulation::set_scene`]); after an error the model runs on unchanged.
-    fn set_scene(&mut self, scene: Scene, backend: &mut dyn Backend) -> Result<()>;
+    /// The resource that holds the field `name` (one of [`Model::fields`]) now, after bringing
+    /// a derived field up to date (queued behind the steps so far, not waited for); an error
+    /// naming the field for one it cannot give.
+    fn readable(&mut self, backend: &mut dyn Backend, name: &str, inputs: &StepInputs) -> Result<ResourceId>;
 
-    /// The scene's emitters for a step of `dt`, in world units.
+    /// Whether the field `name` may be overwritten ([`crate::Simulation::set_field`]); an
+    /// error saying why not for a field it derives.
+    fn check_writable(&self, name: &str) -> Result<()>;
+
+    /// A field was just overwritten: bring what depends on it in line (the grid drops the
+    /// low part of a pressure it keeps in double-float).
+    fn written(&mut self, backend: &mut dyn Backend, name: &str) -> Result<()>;
+
+    /// Carry on as `next` (a model of the same family, made from another scene), with the
+    /// state kept; an error, the model unchanged, where `next` cannot take this state over
+    /// (another family, another box, other formats).
+    fn adopt(&mut self, next: Box<dyn Model>, backend: &mut dyn Backend) -> Result<()>;
+
+    /// The model as [`Any`], for [`Model::adopt`] to take a model of its own type back.
+    fn into_any(self: Box<Self>) -> Box<dyn Any>;
+
+    /// Its emitters for a step of `dt`, in world units.
     fn emitters(&self, dt: f32) -> Vec<Splat>;
 
-    /// Whether the model holds `field` (a public field its scene carries).
-    fn has(&self, field: FieldId) -> bool;
+    /// How many emitters it applies every step (what [`crate::splat::MAX_SPLATS`] counts
+    /// besides the queued splats).
+    fn emitter_count(&self) -> usize;
 
     /// Whether a user's splat can be applied (its amounts go to fields the model has).
     fn check_splat(&self, splat: &Splat) -> Result<()>;
@@ -85,65 +173,116 @@ pub trait Model: Send + Sync + std::fmt::Debug {
     fn obstacles(&self) -> &[Obstacle];
 
     /// Its state resources were just written from a checkpoint: bring what the model keeps on
-    /// the host (the obstacles' table) in line with them.
+    /// the host (the obstacles' table, a live count) in line with them.
     fn restored(&mut self, backend: &mut dyn Backend) -> Result<()>;
+
+    /// How its scene can be made to fit a memory budget.
+    fn fit(&self) -> Fit;
+
+    /// The velocity at each cell of the frame and how much fluid covers it, for the velocity
+    /// and speed views (waits for the device).
+    fn cell_velocities(&mut self, backend: &mut dyn Backend, inputs: &StepInputs) -> Result<(Vec<[f32; 2]>, Vec<f32>)>;
+
+    /// Where the picture's obstacles come from (brought up to date).
+    fn solids(&mut self, backend: &mut dyn Backend, inputs: &StepInputs) -> Result<Solids>;
+
+    /// Bytes one step moves at the least: every resource each dispatch of its step binds,
+    /// read once (and written once more where it writes); what a benchmark holds against the
+    /// device's bandwidth.
+    fn bytes_per_step(&self) -> u64;
+
+    /// Whether its face velocities `u` and `v` can be drawn on the device (the grid's are
+    /// fields of it); otherwise the velocity views are composed on the host from
+    /// [`Model::cell_velocities`].
+    fn draws_velocity(&self) -> bool;
 }
 
-/// Quality figures of the current state.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// Quality figures of the current state: the largest velocity and its Courant number, each
+/// field's largest value, and the model's own figures by name.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Diagnostics {
-    /// max |∇·u| of the current velocity (1/s), i.e. after the last projection.
-    pub max_divergence: f64,
-    /// Relative residual ‖b − A p‖ / ‖b‖ of the last pressure solve (0 when b = 0, NaN when
-    /// the state is not finite).
-    pub residual: f64,
-    /// The largest |u| or |v| of a face (world units per second).
+    /// The largest velocity component of the state (world units per second).
     pub max_velocity: f64,
-    /// Courant number of the last step: `dt · max_velocity / h`, the cells the fastest face
-    /// moves in one step. The semi-Lagrangian advection is stable beyond 1, but its error grows
-    /// with it; values of several cells say `dt` is large for the flow.
+    /// Courant number of the last step: `dt · max_velocity / length`, the cells (the
+    /// model's length: the grid's cell, the liquid's radius) the fastest value moves in one
+    /// step. The semi-Lagrangian advection is stable beyond 1, but its error grows with it;
+    /// values of several cells say `dt` is large for the flow.
     pub cfl: f64,
-    /// max |x| of each field of the state, in the order of [`Diagnostics::STATE_FIELDS`]: NaN
-    /// when the field holds a NaN, else +inf when it holds an infinity.
-    pub state_max: [f64; STATE_FIELDS.len()],
+    /// max |x| of each field of the state, by name: NaN when the field holds a NaN, else +inf
+    /// when it holds an infinity.
+    pub maxima: Vec<(&'static str, f64)>,
+    /// The model's own figures, by name (the grid's `max_divergence`, max |∇·u| of the
+    /// current velocity in 1/s, and `residual`, the relative residual of the last pressure
+    /// solve); NaN where [`Model::state_maxima`] leaves them out.
+    pub figures: Vec<(&'static str, f64)>,
 }
 
 impl Diagnostics {
-    /// The fields [`Diagnostics::state_max`] covers: u, v, pressure, density, temperature, dye.
-    pub const STATE_FIELDS: [FieldId; STATE_FIELDS.len()] = STATE_FIELDS;
-
-    /// What the fields' maxima alone tell (the projection's figures NaN): the largest velocity
-    /// and its Courant number for a step of `dt` on cells of side `h`.
-    pub(crate) fn from_state(state_max: [f64; STATE_FIELDS.len()], dt: f32, h: f32) -> Diagnostics {
+    /// What the fields' maxima alone tell: the largest velocity (the largest of the fields
+    /// named in `velocity`, NaN-propagating) and its Courant number for a step of `dt` over
+    /// cells of side `length`.
+    pub fn from_maxima(maxima: Vec<(&'static str, f64)>, velocity: &[&str], dt: f32, length: f32) -> Diagnostics {
         // NaN-propagating (f64::max would skip a NaN component).
-        let max_velocity =
-            if state_max[0] >= state_max[1] || state_max[0].is_nan() { state_max[0] } else { state_max[1] };
-        Diagnostics {
-            max_divergence: f64::NAN,
-            residual: f64::NAN,
-            max_velocity,
-            cfl: f64::from(dt) * max_velocity / f64::from(h),
-            state_max,
-        }
+        let mut components = maxima.iter().filter(|(name, _)| velocity.contains(name)).map(|(_, m)| *m);
+        let max_velocity = match components.next() {
+            Some(first) => components.fold(first, |a, m| if a >= m || a.is_nan() { a } else { m }),
+            None => 0.0,
+        };
+        Diagnostics { max_velocity, cfl: f64::from(dt) * max_velocity / f64::from(length), maxima, figures: Vec::new() }
+    }
+
+    /// The model's figure `name`, if it has one.
+    pub fn figure(&self, name: &str) -> Option<f64> {
+        self.figures.iter().find(|(n, _)| *n == name).map(|(_, x)| *x)
+    }
+
+    /// The largest |x| of the field `name`, if the state holds it.
+    pub fn max_of(&self, name: &str) -> Option<f64> {
+        self.maxima.iter().find(|(n, _)| *n == name).map(|(_, x)| *x)
     }
 
     /// The fields of the state that hold a NaN or an infinity (empty while the simulation is
     /// sound).
-    pub fn non_finite(&self) -> Vec<FieldId> {
-        STATE_FIELDS.into_iter().zip(self.state_max).filter(|(_, m)| !m.is_finite()).map(|(f, _)| f).collect()
+    pub fn non_finite(&self) -> Vec<&'static str> {
+        self.maxima.iter().filter(|(_, m)| !m.is_finite()).map(|(f, _)| *f).collect()
     }
 
     /// Whether every field of the state is finite.
     pub fn is_finite(&self) -> bool {
-        self.state_max.iter().all(|m| m.is_finite())
+        self.maxima.iter().all(|(_, m)| m.is_finite())
     }
 
-    /// Whether the flow ran away: the fastest face moved farther in the last step than the
-    /// grid is wide (`cfl` above [`Grid::longest_side`]). The state is finite but
-    /// meaningless, on its way to infinity; [`crate::sim::Simulation::checked_diagnostics`] calls it
-    /// [`crate::Error::RanAway`]. (The presets run at a Courant number of 0.5 to 5; Taichi's
-    /// `stable_fluid.py` workload at about an eighth of the grid's width.)
-    pub fn ran_away(&self, grid: &Grid) -> bool {
-        self.cfl > f64::from(grid.longest_side())
+    /// Whether the flow ran away: the fastest value moved farther in the last step than the
+    /// frame is wide (`cfl` above [`Frame::longest_side`]). The state is finite but
+    /// meaningless, on its way to infinity; [`crate::sim::Simulation::checked_diagnostics`]
+    /// calls it [`crate::Error::RanAway`]. (The presets run at a Courant number of 0.5 to 5;
+    /// Taichi's `stable_fluid.py` workload at about an eighth of the grid's width.)
+    pub fn ran_away(&self, frame: &Frame) -> bool {
+        self.cfl > f64::from(frame.longest_side())
+    }
+}
+
+/// A field's name as a read asks for it: a `&str` (`"density"`) or a model's own key (the
+/// grid's [`crate::FieldId`]).
+pub trait FieldName {
+    /// The name.
+    fn field_name(&self) -> &str;
+}
+
+impl FieldName for &str {
+    fn field_name(&self) -> &str {
+        self
+    }
+}
+
+impl FieldName for String {
+    fn field_name(&self) -> &str {
+        self
+    }
+}
+
+impl FieldName for &String {
+    fn field_name(&self) -> &str {
+        self
     }
 }

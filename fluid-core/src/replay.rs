@@ -1,6 +1,6 @@
-//! Recorded sessions: every input a [`Simulation`] took from its start (splats, steps and their
-//! `dt`, scene and parameter changes, fields set, resets), which replay the session; on the CPU
-//! backend, bit for bit.
+//! Recorded sessions: every input a [`crate::Simulation`] took from its start (splats, steps and their
+//! `dt`, scene and parameter changes, fields set, resets), which replay the session
+//! ([`crate::Simulation::replay`]); on the CPU backend, bit for bit.
 //!
 //! ```
 //! # fn main() -> fluid_core::Result<()> {
@@ -9,18 +9,14 @@
 //! sim.step(1.0 / 60.0)?;
 //! let log = sim.recording().expect("recording").clone();
 //! let text = log.to_toml()?; // a file a bug report can carry
-//! let again = fluid_core::replay::InputLog::from_toml(&text)?.replay(other)?;
+//! let again = fluid_core::Simulation::replay(&fluid_core::replay::InputLog::from_toml(&text)?, other)?;
 //! # let _ = again; Ok(()) }
 //! # Ok(()) }
 //! ```
 
 use serde::{Deserialize, Serialize};
 
-use crate::backend::Backend;
-use crate::grid::FieldId;
-use crate::grid::solid::{Motion, Pose};
 use crate::scene::Scene;
-use crate::sim::Simulation;
 use crate::splat::Splat;
 use crate::{Error, Result};
 
@@ -29,31 +25,31 @@ use crate::{Error, Result};
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 #[non_exhaustive]
 pub enum Input {
-    /// [`Simulation::splat`].
+    /// [`crate::Simulation::splat`].
     Splat {
         /// The splat, world units.
         splat: Splat,
     },
-    /// [`Simulation::step`].
+    /// [`crate::Simulation::step`].
     Step {
         /// Its time step.
         dt: f32,
     },
-    /// [`Simulation::set_scene`] (and [`Simulation::set_params`]).
+    /// [`crate::Simulation::set_scene`] (and [`crate::Simulation::set_params`]).
     SetScene {
         /// The new scene.
         scene: Box<Scene>,
     },
-    /// [`Simulation::set_field`].
+    /// [`crate::Simulation::set_field`].
     SetField {
         /// The field's name.
         field: String,
         /// Its values.
         values: Vec<f32>,
     },
-    /// [`Simulation::reset`].
+    /// [`crate::Simulation::reset`].
     Reset,
-    /// [`Simulation::set_obstacle`].
+    /// [`crate::Simulation::set_obstacle`].
     SetObstacle {
         /// The obstacle's index.
         index: usize,
@@ -99,38 +95,18 @@ impl InputLog {
         log.scene.validate()?;
         Ok(log)
     }
-
-    /// A new simulation of the log's scene on `backend`, given every input in order: on the
-    /// CPU backend the state the recorded session reached, bit for bit. An input the
-    /// simulation refuses stops the replay with its error, naming the input's position.
-    pub fn replay<B: Backend>(&self, backend: B) -> Result<Simulation<B>> {
-        let mut sim = Simulation::new(self.scene.clone(), backend)?;
-        for (k, input) in self.inputs.iter().enumerate() {
-            let done = match input {
-                Input::Splat { splat } => sim.splat(*splat),
-                Input::Step { dt } => sim.step(*dt),
-                Input::SetScene { scene } => sim.set_scene((**scene).clone()),
-                Input::SetField { field, values } => FieldId::parse(field).and_then(|f| sim.set_field(f, values)),
-                Input::Reset => sim.reset(),
-                Input::SetObstacle { index, position, angle, velocity, angular_velocity } => sim.set_obstacle(
-                    *index,
-                    Pose { position: *position, angle: *angle },
-                    Motion { velocity: *velocity, angular_velocity: *angular_velocity },
-                ),
-            };
-            done.map_err(|e| Error::invalid(format!("inputs.{k}"), kind(input), format!("the replay stops: {e}")))?;
-        }
-        Ok(sim)
-    }
 }
 
-fn kind(input: &Input) -> &'static str {
-    match input {
-        Input::Splat { .. } => "splat",
-        Input::Step { .. } => "step",
-        Input::SetScene { .. } => "set-scene",
-        Input::SetField { .. } => "set-field",
-        Input::Reset => "reset",
-        Input::SetObstacle { .. } => "set-obstacle",
+impl Input {
+    /// Its kind, as a log writes it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Input::Splat { .. } => "splat",
+            Input::Step { .. } => "step",
+            Input::SetScene { .. } => "set-scene",
+            Input::SetField { .. } => "set-field",
+            Input::Reset => "reset",
+            Input::SetObstacle { .. } => "set-obstacle",
+        }
     }
 }

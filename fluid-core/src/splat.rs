@@ -1,9 +1,11 @@
-//! Splats: local additions of density, heat, dye, fuel and velocity.
+//! Splats: local additions of density, heat, dye, fuel and velocity, in world units
+//! ([`Splat`]) or as a scene writes them ([`SplatSpec`]), and the records the kernels read.
 
 use serde::{Deserialize, Serialize};
 
-use crate::grid::uniforms::{FALLOFF_GAUSSIAN, FALLOFF_LINEAR, SplatGpu};
-use crate::params::finite;
+use crate::frame::finite;
+use crate::frame::uniform::{FALLOFF_GAUSSIAN, FALLOFF_LINEAR, SplatGpu};
+use crate::frame::{Boundary, Frame};
 use crate::{Error, Result};
 
 /// How a splat's weight falls off with distance `d` from its centre.
@@ -19,10 +21,10 @@ pub enum Falloff {
 
 /// One splat, in world units. Every amount is added once, multiplied by the falloff weight.
 ///
-/// World units: the box spans `[0, nx·h] × [0, ny·h]` ([`crate::Grid::width`],
-/// [`crate::Grid::height`]); with a scene's default `h = 1/ny` it is one unit tall. A scene's
-/// emitters and splats ([`crate::scene::SplatSpec`]) give centres as fractions of the box and
-/// radii as fractions of its height instead; [`crate::scene::SplatSpec::to_splat`] converts.
+/// World units: the box spans `[0, nx·h] × [0, ny·h]` ([`Frame::width`],
+/// [`Frame::height`]); with a scene's default `h = 1/ny` it is one unit tall. A scene's
+/// emitters and splats ([`SplatSpec`]) give centres as fractions of the box and
+/// radii as fractions of its height instead; [`SplatSpec::to_splat`] converts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Splat {
@@ -50,19 +52,6 @@ fn is_zero(x: &f32) -> bool {
 }
 
 impl Splat {
-    /// The same splat without the amounts for the fields `fields` does not carry (a scene's
-    /// `params.fields`): what [`crate::Simulation::splat`] accepts in a scene that carries only
-    /// some of density, temperature and dye.
-    pub fn only_carried(self, fields: &crate::params::ActiveFields) -> Splat {
-        Splat {
-            density: if fields.density { self.density } else { 0.0 },
-            temperature: if fields.temperature { self.temperature } else { 0.0 },
-            dye: if fields.dye { self.dye } else { [0.0; 4] },
-            fuel: if fields.fuel { self.fuel } else { 0.0 },
-            ..self
-        }
-    }
-
     /// Refuse NaN, infinities and non-positive radii.
     pub fn validate(&self, key: &str) -> Result<()> {
         finite(&format!("{key}.center[0]"), self.center[0])?;
@@ -147,11 +136,11 @@ pub fn splat_weight(s: &SplatGpu, d2: f32) -> f32 {
     }
 }
 
-/// The step's splats as the records the kernels read ([`SplatGpu`]), for the box of `grid`:
+/// The step's splats as the records the kernels read ([`SplatGpu`]), in `frame`:
 /// on a periodic axis a centre past the box moves into it by whole box lengths (the kernels
 /// measure the minimum image from a centre inside the box); a centre inside stays as it is,
 /// bit for bit. More than [`MAX_SPLATS`] is an error.
-pub fn records(splats: &[Splat], grid: &crate::Grid) -> Result<crate::Records> {
+pub fn records(splats: &[Splat], frame: &Frame) -> Result<crate::Records> {
     if splats.len() > MAX_SPLATS {
         return Err(Error::invalid(
             "splats",
@@ -159,8 +148,8 @@ pub fn records(splats: &[Splat], grid: &crate::Grid) -> Result<crate::Records> {
             format!("a step applies at most {MAX_SPLATS} splats, emitters included"),
         ));
     }
-    let periodic = |b: crate::Boundary, len: f32| (b == crate::Boundary::Periodic).then_some(len);
-    let lengths = [periodic(grid.boundary_x, grid.width()), periodic(grid.boundary_y, grid.height())];
+    let periodic = |b: Boundary, len: f32| (b == Boundary::Periodic).then_some(len);
+    let lengths = [periodic(frame.boundary_x, frame.width()), periodic(frame.boundary_y, frame.height())];
     let gpu: Vec<SplatGpu> = splats
         .iter()
         .map(|s| {
@@ -177,4 +166,65 @@ pub fn records(splats: &[Splat], grid: &crate::Grid) -> Result<crate::Records> {
         })
         .collect();
     Ok(crate::Records::of(&gpu))
+}
+
+/// A splat or emitter as written in a scene: position and radius relative to the domain.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SplatSpec {
+    /// Centre as fractions of the domain width and height (default: `[0.5, 0.5]`). Past a wall
+    /// by more than the splat reaches ([`Splat::reach`]) is an error: it would add nothing.
+    pub center: [f32; 2],
+    /// Radius as a fraction of the domain height (default: `0.05`).
+    pub radius: f32,
+    /// Falloff (default: `linear`).
+    pub falloff: Falloff,
+    /// Velocity, world units/s (per second for emitters) (default: `[0, 0]`).
+    pub velocity: [f32; 2],
+    /// Density (per second for emitters) (default: `0`).
+    pub density: f32,
+    /// Temperature (per second for emitters) (default: `0`).
+    pub temperature: f32,
+    /// Premultiplied RGBA dye (per second for emitters) (default: `[0, 0, 0, 0]`).
+    pub dye: [f32; 4],
+    /// Fuel (per second for emitters) (default: `0`); burns with `params.combustion`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub fuel: f32,
+}
+
+impl Default for SplatSpec {
+    fn default() -> Self {
+        SplatSpec {
+            center: [0.5, 0.5],
+            radius: 0.05,
+            falloff: Falloff::Linear,
+            velocity: [0.0, 0.0],
+            density: 0.0,
+            temperature: 0.0,
+            dye: [0.0; 4],
+            fuel: 0.0,
+        }
+    }
+}
+
+impl SplatSpec {
+    /// The splat in world units for `grid`.
+    pub fn to_splat(&self, frame: &Frame) -> Splat {
+        Splat {
+            center: [self.center[0] * frame.width(), self.center[1] * frame.height()],
+            radius: self.radius * frame.height(),
+            falloff: self.falloff,
+            velocity: self.velocity,
+            density: self.density,
+            temperature: self.temperature,
+            dye: self.dye,
+            fuel: self.fuel,
+        }
+    }
+}
+
+/// The splats of `specs` for one step of length `dt` (emitters: amounts per second), in world
+/// units of `frame`.
+pub fn emitted(specs: &[SplatSpec], frame: &Frame, dt: f32) -> Vec<Splat> {
+    specs.iter().map(|e| e.to_splat(frame).scaled(dt)).collect()
 }

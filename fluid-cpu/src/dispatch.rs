@@ -1,7 +1,7 @@
 //! What a CPU kernel's `dispatch` receives: the context of the step and its dispatch's
 //! resources bound to slices. Which function runs a kernel is `kernels::TABLE`.
 
-use fluid_core::grid::uniforms::SplatGpu;
+use fluid_core::frame::uniform::SplatGpu;
 use fluid_core::ir::schedule::Dispatch;
 use fluid_core::{Error, Kernel, Result};
 

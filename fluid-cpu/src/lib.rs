@@ -14,7 +14,7 @@ pub mod simd;
 use std::time::Instant;
 
 use fluid_core::backend;
-use fluid_core::grid::uniforms::SplatGpu;
+use fluid_core::frame::uniform::SplatGpu;
 use fluid_core::ir::resource;
 use fluid_core::ir::schedule::{Op, ReduceOp};
 use fluid_core::{

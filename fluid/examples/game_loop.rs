@@ -48,7 +48,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     scene.splats.clear();
     let dt = scene.params.dt;
     let mut sim = Simulation::new(scene, fluid::backend(&backend)?)?;
-    let (width, height) = (sim.grid().width(), sim.grid().height());
+    let (width, height) = (sim.frame().width(), sim.frame().height());
 
     // Pending reads of the dye under the pointer, oldest first, with the frame that asked.
     let mut asked: VecDeque<(u32, PendingSample)> = VecDeque::new();
@@ -90,7 +90,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     let rgba = sim.render()?;
-    let (nx, ny) = (sim.grid().nx, sim.grid().ny);
+    let (nx, ny) = sim.picture_size();
     std::fs::create_dir_all("out/examples")?;
     image::save_buffer("out/examples/game_loop.png", &rgba, nx, ny, image::ExtendedColorType::Rgba8)?;
 
@@ -107,7 +107,10 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "dye under the pointer: {answered} of {frames} answers came back while the game ran, at most {most_late} frame(s) late; brightest {brightest:.2}"
     );
-    println!("max |div u| {:.1e} /s after the last step; wrote out/examples/game_loop.png", diagnostics.max_divergence);
+    println!(
+        "max |div u| {:.1e} /s after the last step; wrote out/examples/game_loop.png",
+        diagnostics.figure("max_divergence").unwrap_or(f64::NAN)
+    );
     Ok(())
 }
 

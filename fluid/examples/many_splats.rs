@@ -24,7 +24,7 @@ fn main() -> Result<(), fluid::Error> {
     let scene = Scene::preset_with("smoke", &ov)?;
     let dt = scene.params.dt;
     let mut sim = Simulation::new(scene, fluid::backend(backend)?)?;
-    let (w, h, cell) = (sim.grid().width(), sim.grid().height(), sim.grid().h);
+    let (w, h, cell) = (sim.frame().width(), sim.frame().height(), sim.frame().h);
     let mut seed = 1u64;
     let mut unit = move || {
         // SplitMix64's output, as a fraction.

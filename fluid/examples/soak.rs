@@ -27,13 +27,13 @@ struct Sample {
 
 fn sample(sim: &mut Simulation<CpuBackend>) -> fluid::Result<Sample> {
     let d = sim.checked_diagnostics()?;
-    let h2 = f64::from(sim.grid().h).powi(2);
+    let h2 = f64::from(sim.frame().h).powi(2);
     let sum_sq = |x: Vec<f32>| x.iter().map(|&v| f64::from(v) * f64::from(v)).sum::<f64>();
-    if sim.grid().particles > 0 || sim.scene().particles.is_some() {
+    if let Ok(count) = sim.points("positions") {
         // The liquid: kinetic energy per particle, and its particle count as the mass.
-        let n = f64::from(sim.grid().particles.max(1));
-        let energy = 0.5 * sum_sq(sim.field(FieldId::Velocities)?) / n;
-        return Ok(Sample { speed: d.max_velocity, energy, mass: f64::from(sim.grid().particles) });
+        let n = count.max(1) as f64;
+        let energy = 0.5 * sum_sq(sim.field("velocities")?) / n;
+        return Ok(Sample { speed: d.max_velocity, energy, mass: count as f64 });
     }
     let energy = 0.5 * h2 * (sum_sq(sim.field(FieldId::U)?) + sum_sq(sim.field(FieldId::V)?));
     let fields = sim.scene().params.fields;

@@ -91,7 +91,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
 
     // The simulation on that device.
     let mut sim = Simulation::new(Scene::preset("smoke")?, WgpuBackend::from_device(device.clone(), queue.clone())?)?;
-    let (nx, ny) = (sim.grid().nx, sim.grid().ny);
+    let (nx, ny) = (sim.frame().nx, sim.frame().ny);
     let dt = sim.scene().params.dt;
 
     // The application's own resources: a picture to draw into and what its shader reads.

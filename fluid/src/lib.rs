@@ -30,20 +30,26 @@
 //! backends of the build.
 
 pub use fluid_core::checkpoint;
-pub use fluid_core::grid::solid::{Motion, Obstacle, Pose, Shape};
-pub use fluid_core::grid::{Inflow, SamplePlan, Side};
+pub use fluid_core::frame::solid::{Motion, Obstacle, Pose, Shape};
+pub use fluid_core::frame::{Frame, Inflow, Lattice, SamplePlan, Side};
+pub use fluid_core::model::{FieldInfo, FieldName};
 pub use fluid_core::params::{
     ActiveFields, Advection, AdvectionScheme, Backtrace, Boundaries, Buoyancy, Dissipation, Interpolation, Precision,
     Pressure, PressureSolver, Profile, SideSpec, SideType, Slip,
 };
+pub use fluid_core::particles::spec::{Bounds, Container, Fill, ParticleSpec};
 pub use fluid_core::render::{Blend, Layer, Look, RenderField, RenderSpec};
-pub use fluid_core::scene::particles::{Bounds, Container, Fill, ParticleSpec};
 pub use fluid_core::scene::{
     GridSpec, Initial, InitialVelocity, MAX_OBSTACLES, ObstacleSpec, PRESETS, ShapeKind, SplatSpec, check_name,
     parse_override,
 };
 pub use fluid_core::splat::MAX_SPLATS;
-pub use fluid_core::storage;
+/// Storage under a memory budget: the plan of what a scene needs on a backend, and what its
+/// `[storage]` policy makes of it ([`storage::plan`]).
+pub mod storage {
+    pub use fluid_core::sim::{Fitted, plan};
+    pub use fluid_core::storage::*;
+}
 pub use fluid_core::{
     Backend, Boundary, Diagnostics, Error, Falloff, FieldId, Grid, GridFields, KernelTiming, MemoryReport, Model,
     PendingField, PendingRead, PendingSample, ResourceDesc, ResourceId, Result, Scene, Schedule, SimParams, Simulation,

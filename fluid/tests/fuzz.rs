@@ -384,7 +384,7 @@ fn checkpoint_of(text: &str) -> Vec<u8> {
     let mut sim = Simulation::new(scene, CpuBackend::with_threads(1).expect("cpu")).expect("simulation");
     sim.step(sim.scene().params.dt).expect("step");
     sim.step(sim.scene().params.dt).expect("step");
-    let h = sim.grid().height();
+    let h = sim.frame().height();
     let splat =
         fluid::Splat { center: [0.4 * h, 0.5 * h], radius: 0.1 * h, velocity: [0.3, 0.1], ..Default::default() };
     // The particle liquid takes no splats.
@@ -475,7 +475,7 @@ fn fuzzed_checkpoint_files_never_panic() {
                 }
                 Ok(mut sim) => {
                     accepted.fetch_add(1, Ordering::Relaxed);
-                    let small = sim.grid().cells() <= 40 * 40 && sim.scene().params.pressure.iterations <= 200;
+                    let small = sim.frame().cells() <= 40 * 40 && sim.scene().params.pressure.iterations <= 200;
                     if small && sim.step(sim.scene().params.dt).is_ok() && sim.save(&mut Vec::new()).is_ok() {
                         stepped.fetch_add(1, Ordering::Relaxed);
                     }

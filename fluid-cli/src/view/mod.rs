@@ -120,8 +120,8 @@ fn headless(config: &ViewConfig, mut session: Session) -> Result<(), Failure> {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
-    let (w, h) = session.sim.scene().render.size(session.sim.grid());
-    let grid = *session.sim.grid();
+    let (w, h) = session.sim.picture_size();
+    let grid = *session.sim.frame();
     let ms = median(&mut whole);
     println!(
         "{} {}x{} on {} ({}): {frames} frames, median {ms:.3} ms a frame (step {:.3} ms, {w}x{h} picture {:.3} ms), \
@@ -399,7 +399,7 @@ fn panel(ui: &mut egui::Ui, s: &Session, actions: &mut Vec<Action>) {
     egui::Panel::left("panel").default_size(300.0).show(ui, |ui| {
         let scene = s.sim.scene();
         ui.heading(format!("{} on {}", scene.name, s.backend));
-        let grid = s.sim.grid();
+        let grid = s.sim.frame();
         ui.label(format!(
             "{}×{} · step {} · t = {:.2} s · {:.2} ms/step · {} solver iterations",
             grid.nx,

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use fluid::{Falloff, FieldId, Layer, Look, RenderField, RenderSpec, Scene, Simulation, Splat};
+use fluid::{Falloff, Layer, Look, RenderField, RenderSpec, Scene, Simulation, Splat};
 
 use crate::Failure;
 use crate::frames::GifWriter;
@@ -107,7 +107,7 @@ impl Session {
     /// adding density, heat and a dye whose hue turns with time where the scene carries them
     /// (on a particle liquid, a push).
     pub(crate) fn drag(&mut self, from: [f32; 2], to: [f32; 2], dt: f32) {
-        let grid = *self.sim.grid();
+        let grid = *self.sim.frame();
         let (w, h) = (grid.width(), grid.height());
         let world = |p: [f32; 2]| [p[0] * w, p[1] * h];
         let (a, b) = (world(from), world(to));
@@ -126,7 +126,7 @@ impl Session {
             dye: rainbow(hue).map(|c| 0.25 * c),
             ..Splat::default()
         };
-        let splat = splat.only_carried(&self.sim.scene().params.fields);
+        let splat = self.sim.scene().params.fields.carried(splat);
         if let Err(e) = self.sim.splat(splat) {
             self.message = Some(e.to_string());
         }
@@ -208,15 +208,14 @@ impl Session {
     /// The largest magnitude `field` shows now (1 where there is none yet, or it cannot be read).
     fn scale_of(&mut self, field: RenderField) -> f32 {
         let ambient = self.sim.scene().params.buoyancy.ambient_temperature;
-        let largest = |sim: &mut Simulation, id: FieldId, offset: f32| {
+        let largest = |sim: &mut Simulation, id: &str, offset: f32| {
             sim.field(id).map(|v| v.iter().fold(0.0f32, |m, x| m.max((x - offset).abs()))).unwrap_or(0.0)
         };
         let m = match field {
             RenderField::Velocity | RenderField::Speed => {
-                let (u, v) = (FieldId::U, FieldId::V);
-                largest(&mut self.sim, u, 0.0).max(largest(&mut self.sim, v, 0.0))
+                largest(&mut self.sim, "u", 0.0).max(largest(&mut self.sim, "v", 0.0))
             }
-            RenderField::Temperature => largest(&mut self.sim, FieldId::Temperature, ambient),
+            RenderField::Temperature => largest(&mut self.sim, "temperature", ambient),
             RenderField::Dye | RenderField::Obstacles => 1.0,
             f => largest(&mut self.sim, f.source(), 0.0),
         };
@@ -253,7 +252,7 @@ impl Session {
     /// The current picture: width, height and RGBA8 rows, top first; added to the GIF while
     /// recording (a picture of another size, after a switch of look or preset, ends the GIF).
     pub(crate) fn picture(&mut self) -> Result<(u32, u32, Vec<u8>), Failure> {
-        let (w, h) = self.sim.scene().render.size(self.sim.grid());
+        let (w, h) = self.sim.picture_size();
         let rgba = self.sim.render()?;
         if let Some(r) = self.recording.as_mut() {
             if r.size == (w, h) {
@@ -273,7 +272,7 @@ impl Session {
         if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(folder).map_err(|e| crate::io_failure(folder, e))?;
         }
-        let size = self.sim.scene().render.size(self.sim.grid());
+        let size = self.sim.picture_size();
         let gif = GifWriter::create(path, size.0, size.1)?;
         self.recording = Some(Recording { path: path.to_path_buf(), gif, size, frames: 0 });
         Ok(())
@@ -366,7 +365,7 @@ mod tests {
         s.set_view(pressure);
         let layers = s.sim.scene().render.layers.clone();
         assert_eq!((s.view, layers.len(), layers[0].field), (pressure, 1, RenderField::Pressure));
-        let p = s.sim.field(FieldId::Pressure).expect("pressure");
+        let p = s.sim.field("pressure").expect("pressure");
         let largest = p.iter().fold(0.0f32, |m, x| m.max(x.abs()));
         assert!(largest > 0.0 && layers[0].scale == largest, "scale {} for {largest}", layers[0].scale);
         s.picture().expect("picture");
@@ -401,7 +400,7 @@ mod tests {
             s.drag([x - 0.02, 0.3], [x, 0.3], 1.0 / 60.0);
             s.frame();
         }
-        let dye = s.sim.field(FieldId::Dye).expect("dye");
+        let dye = s.sim.field("dye").expect("dye");
         let at = |i: usize, j: usize| dye[4 * (j * 32 + i) + 3];
         assert!(at(25, 9) > 0.05, "dye under the drag: {}", at(25, 9));
         assert!(at(3, 28) < 1e-3, "dye far from it: {}", at(3, 28));
@@ -414,10 +413,10 @@ mod tests {
         for _ in 0..5 {
             s.frame();
         }
-        let before = s.sim.field(FieldId::Density).expect("density");
+        let before = s.sim.field("density").expect("density");
         s.switch_backend("cpu");
         assert_eq!(s.message, None);
-        assert_eq!(s.sim.field(FieldId::Density).expect("density"), before);
+        assert_eq!(s.sim.field("density").expect("density"), before);
         s.switch_backend("metal");
         assert!(s.message.as_deref().is_some_and(|m| m.contains("metal")), "{:?}", s.message);
     }

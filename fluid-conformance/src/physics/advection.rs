@@ -39,7 +39,7 @@ pub fn uniform_translation<B: Backend>(make: impl Fn() -> B) {
             ),
         );
         let mut sim = Simulation::new(scene, make()).expect("simulation");
-        let grid = *sim.grid();
+        let grid = sim.scene().grid().expect("grid");
         let (u0, v0) = ((shift[0] * h / dt) as f32, (shift[1] * h / dt) as f32);
         sim.set_field(FieldId::U, &vec![u0; grid.len(FieldId::U)]).expect("u");
         sim.set_field(FieldId::V, &vec![v0; grid.len(FieldId::V)]).expect("v");
@@ -133,7 +133,7 @@ pub fn shear_wave_advection<B: Backend>(make: impl Fn() -> B) {
             ),
         );
         let mut sim = Simulation::new(scene, make()).expect("simulation");
-        let grid = *sim.grid();
+        let grid = sim.scene().grid().expect("grid");
         let u0 = (shift * h / dt) as f32;
         sim.set_field(FieldId::U, &vec![u0; grid.len(FieldId::U)]).expect("u");
         // v faces sit at x = (i + ½) h.

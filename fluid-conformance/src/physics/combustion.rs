@@ -117,7 +117,7 @@ pub fn expansion_stays_in_the_velocity<B: Backend>(make: impl Fn() -> B) {
     sim.set_field(FieldId::Fuel, &fuel0).expect("fuel");
     sim.set_field(FieldId::Temperature, &temp0).expect("temperature");
     sim.step(dt as f32).expect("step");
-    let grid = *sim.grid();
+    let grid = sim.scene().grid().expect("grid");
     let fuel = sim.field(FieldId::Fuel).expect("fuel");
     let (u, v) = (sim.field(FieldId::U).expect("u"), sim.field(FieldId::V).expect("v"));
     let div = super::pressure::divergence(&grid, &u, &v);

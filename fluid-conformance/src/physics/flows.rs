@@ -33,7 +33,7 @@ pub fn taylor_green_decay<B: Backend>(backend: B, nx: u32, ny: u32, h: f64, nu: 
     let amplitude = 2e-3;
     let scene = taylor_green_scene(nx, ny, h, nu, dt, amplitude);
     let mut sim = Simulation::new(scene, backend).expect("simulation");
-    let grid = *sim.grid();
+    let grid = sim.scene().grid().expect("grid");
     let kx = TAU / (f64::from(nx) * h);
     let ky = TAU / (f64::from(ny) * h);
     let rate = 2.0 * nu * (kx * kx + ky * ky);
@@ -83,7 +83,7 @@ pub fn taylor_green_error<B: Backend>(backend: B, advection: &str) -> f64 {
     );
     let scene = test_scene("taylor-green-sharp", n, n, TAU / f64::from(n), dt, &params);
     let mut sim = Simulation::new(scene, backend).expect("simulation");
-    let grid = *sim.grid();
+    let grid = sim.scene().grid().expect("grid");
     let energy = |sim: &mut Simulation<B>| {
         kinetic_energy(&grid, &sim.field(FieldId::U).expect("u"), &sim.field(FieldId::V).expect("v"))
     };
@@ -148,7 +148,7 @@ pub fn free_slip_shear_decay<B: Backend>(make: impl Fn() -> B) {
             ),
         );
         let mut sim = Simulation::new(scene, make()).expect("simulation");
-        let grid = *sim.grid();
+        let grid = sim.scene().grid().expect("grid");
         let nxu = nx as usize;
         // The mode at the faces that carry it: u-faces at y = (j + ½) h, or v-faces at x = (i + ½) h.
         let (field, len, mode): (FieldId, f64, Box<dyn Fn(usize) -> f64>) = if walls_across_y {
@@ -370,7 +370,7 @@ pub fn smoke_has_no_seam<B: Backend>(make: impl Fn() -> B) {
     let scene = Scene::preset("smoke").expect("scene");
     let dt = scene.params.dt;
     let mut sim = Simulation::new(scene, make()).expect("simulation");
-    let grid = *sim.grid();
+    let grid = sim.scene().grid().expect("grid");
     for _ in 0..120 {
         sim.step(dt).expect("step");
     }
@@ -403,7 +403,7 @@ pub fn plume_symmetry<B: Backend>(make: impl Fn() -> B) {
     let scene = Scene::preset_with("smoke", &overrides).expect("scene");
     let dt = scene.params.dt;
     let mut sim = Simulation::new(scene, make()).expect("simulation");
-    let grid = *sim.grid();
+    let grid = sim.scene().grid().expect("grid");
     for _ in 0..60 {
         sim.step(dt).expect("step");
     }

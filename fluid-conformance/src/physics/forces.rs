@@ -225,7 +225,7 @@ pub fn uniform_forces<B: Backend>(make: impl Fn() -> B) {
             make(),
         )
         .expect("simulation");
-        let cells = sim.grid().len(FieldId::Density);
+        let cells = sim.scene().grid().expect("grid").len(FieldId::Density);
         sim.set_field(FieldId::Density, &vec![rho0 as f32; cells]).expect("density");
         sim.set_field(FieldId::Temperature, &vec![t0 as f32; cells]).expect("temperature");
         let dye0 = [0.9f64, 0.5, 0.25, 1.0];
@@ -294,7 +294,7 @@ pub fn uniform_forces<B: Backend>(make: impl Fn() -> B) {
         make(),
     )
     .expect("simulation");
-    let grid = *sim.grid();
+    let grid = sim.scene().grid().expect("grid");
     sim.set_field(FieldId::U, &vec![1.5; grid.len(FieldId::U)]).expect("u");
     sim.set_field(FieldId::V, &vec![-2.0; grid.len(FieldId::V)]).expect("v");
     sim.step(dt as f32).expect("step");
@@ -515,7 +515,7 @@ pub fn curl_reads_are_the_current_vorticity<B: Backend>(make: impl Fn() -> B) {
     for _ in 0..3 {
         sim.step(0.02).expect("step");
     }
-    let grid = *sim.grid();
+    let grid = sim.scene().grid().expect("grid");
     let (nx, ny, h) = (grid.nx as usize, grid.ny as usize, f64::from(grid.h));
     let u = sim.field(FieldId::U).expect("u");
     let v = sim.field(FieldId::V).expect("v");

@@ -1,7 +1,7 @@
 //! The grid model's resources for one scene: a resource per [`FieldId`] (its id is the field's
 //! index), each declared with its shape and lifetime, empty where the scene does not need it.
 
-use crate::grid::solid::{self, Obstacle};
+use crate::frame::solid::{self, Obstacle};
 use crate::grid::{FieldId, FieldKind, Grid};
 use crate::ir::resource::{Format, Lifetime, ResourceDesc, ResourceId, Shape};
 use crate::params::{PressureSolver, SimParams};
@@ -137,11 +137,10 @@ impl GridFields {
                     FieldKind::VFaces => (Shape::YFaces, Format::Vec2F32),
                     FieldKind::Levels => (Shape::Levels, Format::F32),
                     FieldKind::Table => (Shape::Elements, Format::Vec4F32),
-                    FieldKind::Particles => (Shape::Elements, Format::Vec2F32),
                 };
                 let elements = match f.kind() {
                     FieldKind::Dye | FieldKind::Table => grid.len(f) as u64 / 4,
-                    FieldKind::UFaces | FieldKind::VFaces | FieldKind::Particles => grid.len(f) as u64 / 2,
+                    FieldKind::UFaces | FieldKind::VFaces => grid.len(f) as u64 / 2,
                     _ => grid.len(f) as u64,
                 };
                 let lifetime = if f.is_state() { Lifetime::State } else { Lifetime::Scratch };

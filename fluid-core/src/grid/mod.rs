@@ -19,189 +19,30 @@
 
 pub(crate) mod builder;
 pub mod fields;
+pub mod initial;
 pub mod kernels;
 pub mod model;
+pub mod params;
 #[cfg(test)]
 mod plans;
 pub mod pressure;
-pub mod solid;
-pub mod solid_set;
 pub mod step;
 pub mod uniforms;
 
-use serde::{Deserialize, Serialize};
-
 pub use fields::GridFields;
 
+pub use crate::frame::{Boundary, Frame, Inflow, Lattice, SIDE_NAMES, SamplePlan, Side};
 use crate::{Error, Result};
 
-/// What happens at the two ends of one axis.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Boundary {
-    /// Solid wall: no flow through it (normal velocity zero), free slip along it.
-    #[default]
-    Wall,
-    /// Outflow: fluid leaves, nothing wraps, the pressure is zero past the side.
-    Open,
-    /// The axis wraps: what leaves one side enters the other.
-    Periodic,
-}
-
-impl Boundary {
-    /// The code used in GPU uniforms.
-    pub fn code(self) -> u32 {
-        match self {
-            Boundary::Wall => 0,
-            Boundary::Open => 1,
-            Boundary::Periodic => 2,
-        }
-    }
-
-    /// Decode a uniform code.
-    pub fn from_code(code: u32) -> Boundary {
-        match code {
-            1 => Boundary::Open,
-            2 => Boundary::Periodic,
-            _ => Boundary::Wall,
-        }
-    }
-}
-
-/// One side of the box as the velocity sees it. The sides of a periodic axis are
-/// [`Side::Periodic`]; [`Grid::with_sides`] sets the others.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Side {
-    /// A solid wall: nothing crosses it. Free slip, or no slip holding the tangential
-    /// velocity at `speed` (along +x on the bottom and top, +y on the left and right: a
-    /// moving lid); the viscous step and the velocity's sampling near the wall honour it.
-    Wall {
-        /// Whether the fluid sticks to it.
-        no_slip: bool,
-        /// Tangential velocity of a no-slip wall, world units per second.
-        speed: f32,
-        /// The temperature the wall holds through heat diffusion (`None`: it insulates).
-        temperature: Option<f32>,
-    },
-    /// Outflow: the pressure is zero past the side; what reaches it leaves.
-    Open,
-    /// Fluid enters, carrying smoke, heat and dye ([`Inflow`]).
-    Inflow(Inflow),
-    /// The paired side's neighbour: the axis wraps.
-    Periodic,
-}
-
-/// An inflow side: fluid enters at `speed` (world units per second, along the inward normal),
-/// uniformly across the side or in a parabola peaking at `speed` mid-side and zero at its
-/// ends, carrying `density`, `temperature` and `dye` in (all across the side, or in `stripes`
-/// equal bands with gaps between: streaklines).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Inflow {
-    /// Inward normal velocity (its peak for a parabola).
-    pub speed: f32,
-    /// The parabolic profile instead of a uniform one.
-    pub parabolic: bool,
-    /// Smoke density carried in.
-    pub density: f32,
-    /// Temperature carried in.
-    pub temperature: f32,
-    /// Dye (RGBA) carried in.
-    pub dye: [f32; 4],
-    /// 0: carried in across the whole side; n: in n bands, each followed by a gap as wide.
-    pub stripes: u32,
-}
-
-/// The four sides, in the order of [`Grid::sides`].
-pub const SIDE_NAMES: [&str; 4] = ["left", "right", "bottom", "top"];
-
-impl Side {
-    /// The side as its axis' [`Boundary`] gives it.
-    pub fn of(boundary: Boundary) -> Side {
-        match boundary {
-            Boundary::Wall => Side::Wall { no_slip: false, speed: 0.0, temperature: None },
-            Boundary::Open => Side::Open,
-            Boundary::Periodic => Side::Periodic,
-        }
-    }
-
-    /// Its kind as a scene names it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Side::Wall { no_slip: false, .. } => "wall",
-            Side::Wall { no_slip: true, .. } => "no-slip",
-            Side::Open => "open",
-            Side::Inflow(_) => "inflow",
-            Side::Periodic => "periodic",
-        }
-    }
-
-    /// Its code in the grid uniform (`SIDE_*` in `common.wgsl`).
-    pub fn code(self) -> u32 {
-        match self {
-            Side::Wall { no_slip: false, .. } => 0,
-            Side::Open => 1,
-            Side::Periodic => 2,
-            Side::Inflow(Inflow { parabolic: false, .. }) => 3,
-            Side::Wall { no_slip: true, .. } => 4,
-            Side::Inflow(Inflow { parabolic: true, .. }) => 5,
-        }
-    }
-
-    /// The speed the grid uniform carries: a no-slip wall's tangential one, an inflow's.
-    pub fn speed(self) -> f32 {
-        match self {
-            Side::Wall { no_slip: true, speed, .. } | Side::Inflow(Inflow { speed, .. }) => speed,
-            _ => 0.0,
-        }
-    }
-
-    /// Whether the kernels must weigh faces ([`Grid::solids`]) for it: an outflow's
-    /// boundary faces are unknowns of the pressure solve, an inflow's carry its velocity.
-    pub fn needs_faces(self) -> bool {
-        matches!(self, Side::Open | Side::Inflow(_))
-    }
-
-    /// What an inflow carries in, as the grid uniform holds it: `[density, temperature,
-    /// stripes, 0]` and the dye; a wall held at a temperature `[0, temperature, 0, 1]` (the
-    /// last value says it is held); zeros for other sides.
-    pub fn carry(self) -> ([f32; 4], [f32; 4]) {
-        match self {
-            Side::Inflow(f) => ([f.density, f.temperature, f.stripes as f32, 0.0], f.dye),
-            Side::Wall { temperature: Some(t), .. } => ([0.0, t, 0.0, 1.0], [0.0; 4]),
-            _ => ([0.0; 4], [0.0; 4]),
-        }
-    }
-}
-
-/// Largest number of cells along one axis. Keeps every index of every field inside `u32`
-/// (GPU kernels index with 32-bit integers).
-pub const MAX_AXIS: u32 = 1 << 15;
-
-/// Largest number of cells of one grid (2^28, i.e. 16384²): the largest dye field is then
-/// 4 GiB, the most a GPU storage binding can address.
-pub const MAX_CELLS: u64 = 1 << 28;
-
-/// Smallest and largest cell side, world units. The arithmetic is `f32`: squared lengths of a
-/// domain of up to [`MAX_AXIS`] cells must neither underflow nor overflow (outside about
-/// 1e-20 and 1e18 splats came out empty or the flow went to infinity), with margin.
-pub const H_RANGE: (f32, f32) = (1e-12, 1e12);
-
-/// The size and shape of the simulation grid.
+/// The grid fluid's lattice: its [`Frame`] (the box, its sides; the grid derefs to it) and
+/// what the grid model lays on it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Grid {
-    /// Cells along x.
-    pub nx: u32,
-    /// Cells along y.
-    pub ny: u32,
-    /// Cell side in world units.
-    pub h: f32,
-    /// Boundary along x (left and right sides).
-    pub boundary_x: Boundary,
-    /// Boundary along y (bottom and top sides).
-    pub boundary_y: Boundary,
-    /// Whether obstacles cut its faces: the kernels then weight each face by its open
-    /// fraction (the `u_faces` and `v_faces` fields) and a closed face takes the solid's
-    /// velocity ([`solid`]).
+    /// The box.
+    pub frame: Frame,
+    /// Whether obstacles cut its faces, or open and inflow sides weigh them: the kernels then
+    /// weight each face by its open fraction (the `u_faces` and `v_faces` fields) and a closed
+    /// face takes the solid's velocity ([`crate::frame::solid`]).
     pub solids: bool,
     /// Whether some obstacle is held at a temperature: each step then marks the cells whose
     /// centre lies inside one (`held`), which keep its temperature and conduct heat to their
@@ -214,119 +55,34 @@ pub struct Grid {
     /// `density` lives on its own finer grid ([`Grid::density_dims`]), averaged onto the
     /// velocity's cells (`density_coarse`) where the forces and combustion read it.
     pub density_factor: u32,
-    /// Left, right, bottom and top sides ([`Grid::with_sides`]); by default each is what its
-    /// axis' boundary says ([`Side::of`]).
-    pub sides: [Side; 4],
-    /// The particle liquid's particles, when this grid is the frame of a particle scene (the
-    /// length of its `positions` and `velocities`); 0 for the grid fluid.
-    pub particles: u32,
+}
+
+impl std::ops::Deref for Grid {
+    type Target = Frame;
+    fn deref(&self) -> &Frame {
+        &self.frame
+    }
 }
 
 impl Grid {
-    /// A checked grid: positive sizes within [`MAX_AXIS`] and [`MAX_CELLS`], `h` within [`H_RANGE`].
+    /// A checked grid ([`Frame::new`]) with every side its axis' kind, no obstacles and fields
+    /// on the box's own cells.
     pub fn new(nx: u32, ny: u32, h: f32, boundary_x: Boundary, boundary_y: Boundary) -> Result<Grid> {
-        for (key, n) in [("grid.nx", nx), ("grid.ny", ny)] {
-            if n == 0 {
-                return Err(Error::invalid(key, n, "the grid needs at least one cell per axis"));
-            }
-            if n > MAX_AXIS {
-                return Err(Error::invalid(key, n, format!("at most {MAX_AXIS} cells per axis")));
-            }
-        }
-        let cells = u64::from(nx) * u64::from(ny);
-        if cells > MAX_CELLS {
-            return Err(Error::OutOfMemory {
-                what: format!("grid {nx}x{ny}"),
-                bytes: FieldId::STATE_AND_SCRATCH.iter().map(|f| f.len_for(nx, ny) as u64 * 4).sum(),
-                reason: format!("more than {MAX_CELLS} cells"),
-            });
-        }
-        if !h.is_finite() || h <= 0.0 {
-            return Err(Error::invalid("grid.h", h, "the cell size must be a finite number > 0"));
-        }
-        if !(H_RANGE.0..=H_RANGE.1).contains(&h) {
-            return Err(Error::invalid(
-                "grid.h",
-                format!("{h:?}"),
-                format!("the cell size must lie in [{:e}, {:e}] world units (f32 arithmetic)", H_RANGE.0, H_RANGE.1),
-            ));
-        }
-        for (key, axis, b, n) in [("grid.nx", "x", boundary_x, nx), ("grid.ny", "y", boundary_y, ny)] {
-            if b == Boundary::Periodic && n < 2 {
-                return Err(Error::invalid(
-                    key,
-                    n,
-                    format!("`params.boundary.{axis}` is periodic, and a periodic axis needs at least 2 cells"),
-                ));
-            }
-        }
-        let sides = [Side::of(boundary_x), Side::of(boundary_x), Side::of(boundary_y), Side::of(boundary_y)];
-        let solids = sides.iter().any(|s| s.needs_faces());
-        Ok(Grid {
-            nx,
-            ny,
-            h,
-            boundary_x,
-            boundary_y,
-            solids,
-            held: false,
-            dye_factor: 1,
-            density_factor: 1,
-            sides,
-            particles: 0,
-        })
+        Ok(Grid::on(Frame::new(nx, ny, h, boundary_x, boundary_y)?))
     }
 
-    /// This grid with its sides set one by one (left, right, bottom, top). A side of a
-    /// periodic axis must be [`Side::Periodic`] and only there; speeds must be finite. Open
-    /// and inflow sides turn on the face weights ([`Grid::solids`]).
+    /// The grid on `frame`: no obstacles, fields on its own cells; open and inflow sides turn
+    /// on the face weights ([`Grid::solids`]).
+    pub fn on(frame: Frame) -> Grid {
+        Grid { frame, solids: frame.needs_faces(), held: false, dye_factor: 1, density_factor: 1 }
+    }
+
+    /// This grid with its sides set one by one (left, right, bottom, top; see
+    /// [`Frame::with_sides`]). Open and inflow sides turn on the face weights
+    /// ([`Grid::solids`]).
     pub fn with_sides(self, sides: [Side; 4]) -> Result<Grid> {
-        for (k, side) in sides.iter().enumerate() {
-            let key = format!("params.boundary.{}", SIDE_NAMES[k]);
-            let axis = if k < 2 { self.boundary_x } else { self.boundary_y };
-            let periodic = axis == Boundary::Periodic;
-            if periodic != (*side == Side::Periodic) {
-                let axis_key = if k < 2 { "params.boundary.x" } else { "params.boundary.y" };
-                return Err(Error::invalid(
-                    key,
-                    side.name(),
-                    if periodic {
-                        format!("`{axis_key}` is periodic: its sides wrap onto each other and take no other kind")
-                    } else {
-                        format!("a side is periodic only when its axis is (`{axis_key} = \"periodic\"`)")
-                    },
-                ));
-            }
-            if !side.speed().is_finite() {
-                return Err(Error::invalid(format!("{key}.velocity"), side.speed(), "a speed must be finite"));
-            }
-            let (carry, dye) = side.carry();
-            if carry.iter().chain(&dye).any(|x| !x.is_finite()) {
-                return Err(Error::invalid(key, side.name(), "what an inflow carries must be finite"));
-            }
-        }
-        let faces = sides.iter().any(|s| s.needs_faces());
-        Ok(Grid { sides, solids: self.solids || faces, ..self })
-    }
-
-    /// Number of cells.
-    pub fn cells(&self) -> usize {
-        self.nx as usize * self.ny as usize
-    }
-
-    /// Cells along the longer side, `max(nx, ny)`.
-    pub fn longest_side(&self) -> u32 {
-        self.nx.max(self.ny)
-    }
-
-    /// Domain width `nx·h`.
-    pub fn width(&self) -> f32 {
-        self.nx as f32 * self.h
-    }
-
-    /// Domain height `ny·h`.
-    pub fn height(&self) -> f32 {
-        self.ny as f32 * self.h
+        let frame = self.frame.with_sides(sides)?;
+        Ok(Grid { frame, solids: self.solids || frame.needs_faces(), ..self })
     }
 
     /// The dye's cells along x and y: `dye_factor` times the grid's.
@@ -351,13 +107,8 @@ impl Grid {
 
     /// Number of `f32` values of a field (the dye's and the density's on their own grids).
     pub fn len(&self, field: FieldId) -> usize {
-        match field.kind() {
-            FieldKind::Particles => 2 * self.particles as usize,
-            _ => {
-                let f = self.factor(field);
-                field.len_for(self.nx * f, self.ny * f)
-            }
-        }
+        let f = self.factor(field);
+        field.len_for(self.nx * f, self.ny * f)
     }
 
     /// Shape `[rows, cols]` (and `4` channels for dye) of a field, as written to `.npy`.
@@ -373,7 +124,6 @@ impl Grid {
             FieldKind::VFaces => vec![ny + 1, nx, 2],
             FieldKind::Levels => vec![self.len(field)],
             FieldKind::Table => vec![0, 4],
-            FieldKind::Particles => vec![self.particles as usize, 2],
         }
     }
 
@@ -401,69 +151,25 @@ impl Grid {
         points: &[[f32; 2]],
         fetch: impl FnOnce(&[usize]) -> Result<Vec<f32>>,
     ) -> Result<Vec<f32>> {
-        let plan = self.sample_plan(field, points)?;
-        if plan.indices.is_empty() {
-            return Ok(Vec::new());
-        }
-        let values = fetch(&plan.indices)?;
-        plan.finish(&values)
+        self.sample_plan(field, points)?.read(fetch)
     }
 
-    /// The first half of [`Grid::sample_with`], for a read that comes back later
-    /// ([`crate::Backend::queue_download_at`]): the indices to read ([`SamplePlan::indices`])
-    /// and what turns their values into the samples ([`SamplePlan::finish`]).
+    /// The first half of [`Grid::sample_with`] ([`Frame::sample_plan`] on the field's lattice).
     pub fn sample_plan(&self, field: FieldId, points: &[[f32; 2]]) -> Result<SamplePlan> {
         if !field.is_public() || !field.samples() {
             return Err(Error::invalid("field", field.name(), "only the public fields of values can be sampled"));
         }
-        // The dye and the density may live on finer grids: their cells are h / factor.
-        let scale = self.factor(field);
-        let (nx, ny) = ((self.nx * scale) as usize, (self.ny * scale) as usize);
-        let h = self.h / scale as f32;
-        // Sample points in cell units: cells and v sit half a cell in along x; cells and u along y.
-        let (ox, oy, cols, rows) = match field.kind() {
-            FieldKind::U => (0.0, 0.5, nx + 1, ny),
-            FieldKind::V => (0.5, 0.0, nx, ny + 1),
-            _ => (0.5, 0.5, nx, ny),
-        };
-        let channels = if field.kind() == FieldKind::Dye { 4 } else { 1 };
-        // The two indices and the weight of the second along one axis.
-        let axis = |c: f32, n_cells: usize, count: usize, boundary: Boundary| -> (usize, usize, f32) {
-            let f = c.floor();
-            let t = c - f;
-            let i = f as i64;
-            match boundary {
-                Boundary::Periodic => {
-                    let n = n_cells as i64;
-                    (i.rem_euclid(n) as usize, (i + 1).rem_euclid(n) as usize, t)
-                }
-                _ => {
-                    let last = count as i64 - 1;
-                    (i.clamp(0, last) as usize, (i + 1).clamp(0, last) as usize, t)
-                }
-            }
-        };
-        // Every point's weights, and the indices of its four corners per channel.
-        let mut weights = Vec::with_capacity(points.len());
-        let mut indices = Vec::with_capacity(points.len() * channels * 4);
-        for (k, p) in points.iter().enumerate() {
-            let inside = |v: f32, hi: f32| v.is_finite() && (0.0..=hi).contains(&v);
-            if !inside(p[0], self.width()) || !inside(p[1], self.height()) {
-                return Err(Error::invalid(
-                    format!("points[{k}]"),
-                    format!("[{:?}, {:?}]", p[0], p[1]),
-                    format!("a sample point must lie in the box [0, {}] x [0, {}]", self.width(), self.height()),
-                ));
-            }
-            let (i0, i1, tx) = axis(p[0] / h - ox, nx, cols, self.boundary_x);
-            let (j0, j1, ty) = axis(p[1] / h - oy, ny, rows, self.boundary_y);
-            weights.push((tx, ty));
-            for c in 0..channels {
-                let at = |i: usize, j: usize| (j * cols + i) * channels + c;
-                indices.extend([at(i0, j0), at(i1, j0), at(i0, j1), at(i1, j1)]);
-            }
+        self.frame.sample_plan(field.name(), self.lattice(field), field.channels(), points)
+    }
+
+    /// Where `field`'s values sit in the frame.
+    pub fn lattice(&self, field: FieldId) -> Lattice {
+        match field.kind() {
+            FieldKind::Cell | FieldKind::Dye => Lattice::Cells { factor: self.factor(field) },
+            FieldKind::U | FieldKind::UFaces => Lattice::XFaces,
+            FieldKind::V | FieldKind::VFaces => Lattice::YFaces,
+            FieldKind::Levels | FieldKind::Table => Lattice::Values { count: self.len(field) as u64 },
         }
-        Ok(SamplePlan { field, channels, weights, indices })
     }
 
     /// Bytes every field takes when all are allocated ([`GridFields::all`]); a scene takes
@@ -472,29 +178,14 @@ impl Grid {
         FieldId::STATE_AND_SCRATCH.iter().map(|f| self.len(*f) as u64 * 4).sum()
     }
 
-    /// [`Grid::uniform`] as the bytes a schedule carries ([`crate::Schedule::builder`]).
-    pub fn uniform_bytes(&self) -> [u8; crate::ir::schedule::UNIFORM_BYTES] {
-        let mut bytes = [0; crate::ir::schedule::UNIFORM_BYTES];
-        bytes.copy_from_slice(bytemuck::bytes_of(&self.uniform()));
-        bytes
+    /// The uniform every kernel sees ([`Frame::uniform`] with this grid's face weights).
+    pub fn uniform(&self) -> crate::frame::uniform::GridUniform {
+        self.frame.uniform(self.solids)
     }
 
-    /// The uniform block every kernel sees.
-    pub fn uniform(&self) -> uniforms::GridUniform {
-        uniforms::GridUniform {
-            nx: self.nx,
-            ny: self.ny,
-            h: self.h,
-            inv_h: 1.0 / self.h,
-            boundary_x: self.boundary_x.code(),
-            boundary_y: self.boundary_y.code(),
-            zero: 0,
-            solids: u32::from(self.solids),
-            sides: self.sides.map(Side::code),
-            side_speed: self.sides.map(Side::speed),
-            side_carry: self.sides.map(|s| s.carry().0),
-            side_dye: self.sides.map(|s| s.carry().1),
-        }
+    /// [`Grid::uniform`] as the bytes a schedule carries.
+    pub fn uniform_bytes(&self) -> [u8; crate::ir::schedule::UNIFORM_BYTES] {
+        self.frame.uniform_bytes(self.solids)
     }
 }
 
@@ -513,13 +204,11 @@ pub enum FieldKind {
     UFaces,
     /// Two values per y-face: its open fraction and the solid's y-velocity there.
     VFaces,
-    /// A scene's obstacle table ([`solid::table`]): four values per row, as many rows as the
+    /// A scene's obstacle table ([`crate::frame::solid::table`]): four values per row, as many rows as the
     /// scene's obstacles need (none on a grid alone).
     Table,
     /// The packed multigrid hierarchy ([`crate::grid::pressure::multigrid`]): a flat array.
     Levels,
-    /// Two values (x, y) per particle of the particle liquid ([`Grid::particles`]).
-    Particles,
 }
 
 macro_rules! fields {
@@ -595,7 +284,7 @@ fields! {
     UFaces = "u_faces", UFaces, true;
     /// Per y-face: its open fraction and the solid's y-velocity there. Only with obstacles.
     VFaces = "v_faces", VFaces, true;
-    /// The obstacles as the device reads them ([`solid::table`]): state, so a checkpoint
+    /// The obstacles as the device reads them ([`crate::frame::solid::table`]): state, so a checkpoint
     /// keeps where they stand and how they move.
     Obstacles = "obstacles", Table, false;
     /// Vorticity ω = ∂v/∂x − ∂u/∂y at cell centres. `Simulation`'s reads compute it from the
@@ -650,11 +339,6 @@ fields! {
     /// 1 in the cells whose centre lies inside an obstacle held at a temperature, else 0
     /// (rasterised with the obstacles each step). Only when some obstacle is held.
     Held = "held", Cell, false;
-    /// The particle liquid's positions (world units), one `[x, y]` per particle, in the order
-    /// of the last step's sort. Only in a particle scene.
-    Positions = "positions", Particles, true;
-    /// The particle liquid's velocities (world units per second), in the positions' order.
-    Velocities = "velocities", Particles, true;
 }
 
 impl FieldId {
@@ -682,7 +366,18 @@ impl FieldId {
             FieldKind::UFaces => 2 * (nx + 1) * ny,
             FieldKind::VFaces => 2 * nx * (ny + 1),
             FieldKind::Levels => pressure::layout::buffer_len(nx as u32, ny as u32),
-            FieldKind::Table | FieldKind::Particles => 0,
+            FieldKind::Table => 0,
+        }
+    }
+
+    /// Values per sample point: 4 for the dye (RGBA), 2 for the faces' geometry and the
+    /// particles' vectors, else 1.
+    pub fn channels(self) -> u32 {
+        match self.kind() {
+            FieldKind::Dye => 4,
+            FieldKind::UFaces | FieldKind::VFaces => 2,
+            FieldKind::Table => 4,
+            _ => 1,
         }
     }
 
@@ -701,47 +396,9 @@ impl FieldId {
     pub const COUNT: usize = FieldId::STATE_AND_SCRATCH.len();
 }
 
-/// Bilinear samples waiting for their values ([`Grid::sample_plan`]).
-#[derive(Clone, Debug, PartialEq)]
-pub struct SamplePlan {
-    field: FieldId,
-    channels: usize,
-    /// Each point's weights of its second corner along x and along y.
-    weights: Vec<(f32, f32)>,
-    indices: Vec<usize>,
-}
-
-impl SamplePlan {
-    /// The field sampled.
-    pub fn field(&self) -> FieldId {
-        self.field
-    }
-
-    /// The indices (into the field's flat layout) whose values [`SamplePlan::finish`] needs,
-    /// four per point and channel.
-    pub fn indices(&self) -> &[usize] {
-        &self.indices
-    }
-
-    /// The samples from the values at [`SamplePlan::indices`], in that order: one per point,
-    /// four (RGBA) for dye.
-    pub fn finish(&self, values: &[f32]) -> Result<Vec<f32>> {
-        if values.len() != self.indices.len() {
-            return Err(Error::FieldLength {
-                field: self.field.name(),
-                expected: self.indices.len(),
-                got: values.len(),
-            });
-        }
-        let mut out = Vec::with_capacity(self.weights.len() * self.channels);
-        for (corners, &(tx, ty)) in values.chunks_exact(4 * self.channels).zip(&self.weights) {
-            for c in corners.chunks_exact(4) {
-                let bottom = c[0] + tx * (c[1] - c[0]);
-                let top = c[2] + tx * (c[3] - c[2]);
-                out.push(bottom + ty * (top - bottom));
-            }
-        }
-        Ok(out)
+impl crate::model::FieldName for FieldId {
+    fn field_name(&self) -> &str {
+        self.name()
     }
 }
 
@@ -844,7 +501,9 @@ mod tests {
         assert!(Grid::new(0, 4, 1.0, Boundary::Wall, Boundary::Wall).is_err());
         assert!(Grid::new(4, 4, f32::NAN, Boundary::Wall, Boundary::Wall).is_err());
         assert!(Grid::new(4, 4, -1.0, Boundary::Wall, Boundary::Wall).is_err());
-        assert!(Grid::new(MAX_AXIS, MAX_AXIS, 1.0, Boundary::Wall, Boundary::Wall).is_err());
+        assert!(
+            Grid::new(crate::frame::MAX_AXIS, crate::frame::MAX_AXIS, 1.0, Boundary::Wall, Boundary::Wall).is_err()
+        );
         assert!(Grid::new(1, 4, 1.0, Boundary::Periodic, Boundary::Wall).is_err());
     }
 

@@ -1,19 +1,43 @@
 //! The grid fluid as a [`Model`]: its resources ([`GridFields`]), its schedules (built once per
 //! scene, [`crate::grid::step`]), the solve that stops at a tolerance, and its diagnostics.
 
+use std::any::Any;
+
 use crate::backend::{Backend, StepInputs};
-use crate::grid::solid::{Motion, Obstacle, Pose};
-use crate::grid::solid_set::SolidSet;
+use crate::frame::solid::{KeyPath, Motion, Obstacle, Pose};
+use crate::frame::solid_set::SolidSet;
+use crate::grid::initial::Initial;
 use crate::grid::step::{self, SLOT_MAX_DIVERGENCE, SLOT_RESIDUAL_SQ, SLOT_RHS_SQ, SLOT_STATE_MAX, STATE_FIELDS};
-use crate::grid::{FieldId, Grid, GridFields};
+use crate::grid::{FieldId, Frame, Grid, GridFields};
 use crate::ir::resource::{ResourceDesc, ResourceId};
 use crate::ir::schedule::Schedule;
-use crate::model::Diagnostics;
-use crate::model::Model;
+use crate::model::{Diagnostics, FieldInfo, Fit, Model, Solids};
 use crate::params::{PressureSolver, SimParams};
-use crate::scene::Scene;
-use crate::splat::Splat;
+use crate::splat::{Splat, SplatSpec};
+use crate::storage::Storage;
 use crate::{Error, Result};
+
+/// What the grid fluid is made from: a scene's grid, parameters, obstacles, initial
+/// conditions, splats and storage, checked ([`crate::Scene::grid_setup`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GridSetup {
+    /// The grid.
+    pub grid: Grid,
+    /// The parameters.
+    pub params: SimParams,
+    /// The obstacles in world units, and the keyframed paths some follow.
+    pub obstacles: Vec<Obstacle>,
+    /// Each obstacle's path, if it follows one.
+    pub paths: Vec<Option<KeyPath>>,
+    /// The initial conditions.
+    pub initial: Initial,
+    /// Splats applied every step, amounts per second.
+    pub emitters: Vec<SplatSpec>,
+    /// Splats applied once before the first step.
+    pub splats: Vec<SplatSpec>,
+    /// How the fields are stored.
+    pub storage: Storage,
+}
 
 /// The schedules of a step whose solve stops at a tolerance.
 #[derive(Debug)]
@@ -38,8 +62,7 @@ impl Split {
 /// The Eulerian grid fluid (smoke, ink).
 #[derive(Debug)]
 pub struct GridModel {
-    scene: Scene,
-    grid: Grid,
+    setup: GridSetup,
     fields: GridFields,
     step: Schedule,
     diagnostics: Schedule,
@@ -52,27 +75,30 @@ pub struct GridModel {
 }
 
 impl GridModel {
-    /// The model of a checked `scene`.
-    pub fn new(scene: Scene) -> Result<GridModel> {
-        scene.validate()?;
-        let grid = scene.grid()?;
-        let solids = SolidSet::new(&scene, FieldId::Obstacles.into())?;
+    /// The model of `setup`.
+    pub fn new(setup: GridSetup) -> Result<GridModel> {
+        let grid = setup.grid;
+        let solids = SolidSet::new(setup.obstacles.clone(), &setup.paths, FieldId::Obstacles.into());
         Ok(GridModel {
-            fields: GridFields::declare_with(&grid, &scene.params, solids.obstacles()).stored(&scene.storage),
+            fields: GridFields::declare_with(&grid, &setup.params, solids.obstacles()).stored(&setup.storage),
             solids,
-            step: step::step(&grid, &scene.params),
+            step: step::step(&grid, &setup.params),
             diagnostics: step::diagnostics(&grid),
             state: step::state_check(&grid),
             curl: step::curl(&grid),
-            split: Split::for_params(&grid, &scene.params),
-            last_iterations: scene.params.pressure.iterations,
-            grid,
-            scene,
+            split: Split::for_params(&grid, &setup.params),
+            last_iterations: setup.params.pressure.iterations,
+            setup,
         })
     }
 
+    /// Its grid.
+    pub fn grid(&self) -> &Grid {
+        &self.setup.grid
+    }
+
     /// Its resources, by field.
-    pub fn fields(&self) -> &GridFields {
+    pub fn grid_fields(&self) -> &GridFields {
         &self.fields
     }
 
@@ -83,8 +109,41 @@ impl GridModel {
         if rhs > 0.0 || rhs.is_nan() { r[SLOT_RESIDUAL_SQ].sqrt() / rhs } else { 0.0 }
     }
 
-    fn state_max(r: &[f64]) -> [f64; STATE_FIELDS.len()] {
-        std::array::from_fn(|k| r.get(SLOT_STATE_MAX + k).copied().unwrap_or(f64::NAN))
+    /// The maxima of the state's fields from reduction results `r` (NaN for a missing one).
+    fn maxima(r: &[f64]) -> Vec<(&'static str, f64)> {
+        STATE_FIELDS
+            .iter()
+            .enumerate()
+            .map(|(k, f)| (f.name(), r.get(SLOT_STATE_MAX + k).copied().unwrap_or(f64::NAN)))
+            .collect()
+    }
+
+    fn figures_of(&self, r: &[f64], dt: f32) -> Diagnostics {
+        Diagnostics::from_maxima(Self::maxima(r), &["u", "v"], dt, self.setup.grid.h)
+    }
+
+    /// The field `name` if the grid has it, else an error naming it and saying why not.
+    fn field(&self, name: &str) -> Result<FieldId> {
+        let known = || Model::fields(self).iter().map(|f| f.name).collect::<Vec<_>>().join(", ");
+        let Ok(field) = FieldId::parse(name) else {
+            if matches!(name, "positions" | "velocities") {
+                let why = format!("only a particle scene (one with a [particles] section) has {name}");
+                return Err(Error::invalid("field", name, why));
+            }
+            return Err(Error::UnknownField { name: name.to_string(), known: known() });
+        };
+        if !self.fields.has(field) {
+            let why = match field {
+                FieldId::Solid | FieldId::UFaces | FieldId::VFaces => {
+                    "the scene has no obstacles (add [[obstacles]] to it)".into()
+                }
+                _ => {
+                    self.setup.params.fields.not_carried(field).unwrap_or_else(|| "the scene does not carry it".into())
+                }
+            };
+            return Err(Error::invalid("field", field.name(), why));
+        }
+        Ok(field)
     }
 }
 
@@ -93,12 +152,20 @@ impl Model for GridModel {
         "grid"
     }
 
-    fn scene(&self) -> &Scene {
-        &self.scene
+    fn frame(&self) -> &Frame {
+        &self.setup.grid.frame
     }
 
-    fn grid(&self) -> &Grid {
-        &self.grid
+    fn fields(&self) -> Vec<FieldInfo> {
+        let grid = &self.setup.grid;
+        FieldId::public()
+            .filter(|f| self.fields.has(*f))
+            .map(|f| FieldInfo { name: f.name(), lattice: grid.lattice(f), channels: f.channels() })
+            .collect()
+    }
+
+    fn uniform(&self) -> [u8; crate::ir::schedule::UNIFORM_BYTES] {
+        self.setup.grid.uniform_bytes()
     }
 
     fn resources(&self) -> &[ResourceDesc] {
@@ -106,10 +173,10 @@ impl Model for GridModel {
     }
 
     fn schedules(&self) -> Vec<Schedule> {
-        let params = &self.scene.params;
+        let (grid, params) = (&self.setup.grid, &self.setup.params);
         let mut all = vec![
-            step::initialize(&self.grid, params),
-            step::setup(&self.grid, params),
+            step::initialize(grid, params),
+            step::setup(grid, params),
             self.diagnostics.clone(),
             self.state.clone(),
             self.curl.clone(),
@@ -123,7 +190,7 @@ impl Model for GridModel {
                 let every = pr.solver.check_every().min(pr.iterations);
                 for n in [every, pr.iterations % every].into_iter().filter(|n| *n > 0) {
                     for warm in [false, true] {
-                        all.push(step::solve(&self.grid, &pr, n, warm));
+                        all.push(step::solve(grid, &pr, n, warm));
                     }
                 }
             }
@@ -132,23 +199,25 @@ impl Model for GridModel {
     }
 
     fn initialize(&mut self, backend: &mut dyn Backend) -> Result<()> {
-        for (field, data) in self.scene.initial_fields(&self.grid) {
+        let (grid, params) = (&self.setup.grid, &self.setup.params);
+        for (field, data) in crate::grid::initial::fields(&self.setup.initial, params, grid) {
             backend.upload(field.into(), &data)?;
         }
-        self.solids = SolidSet::new(&self.scene, FieldId::Obstacles.into())?;
+        self.solids = SolidSet::new(self.setup.obstacles.clone(), &self.setup.paths, FieldId::Obstacles.into());
         self.solids.write(backend)?;
-        let params = &self.scene.params;
-        let splats = crate::splat::records(&self.scene.initial_splats(&self.grid), &self.grid)?;
-        let inputs = StepInputs { dt: params.dt, records: splats, ..StepInputs::default() };
-        backend.run(&step::initialize(&self.grid, params), &inputs)?;
+        let splats: Vec<Splat> = self.setup.splats.iter().map(|s| s.to_splat(grid)).collect();
+        let inputs =
+            StepInputs { dt: params.dt, records: crate::splat::records(&splats, grid)?, ..StepInputs::default() };
+        backend.run(&step::initialize(grid, params), &inputs)?;
         self.last_iterations = params.pressure.iterations;
         Ok(())
     }
 
     fn step(&mut self, backend: &mut dyn Backend, inputs: &StepInputs, splats: &[Splat]) -> Result<()> {
         self.solids.follow(backend, inputs.time, inputs.dt)?;
-        let inputs = &inputs.with_records(crate::splat::records(splats, &self.grid)?);
-        let pr = self.scene.params.pressure;
+        let grid = self.setup.grid;
+        let inputs = &inputs.with_records(crate::splat::records(splats, &grid)?);
+        let pr = self.setup.params.pressure;
         let (Some(split), Some(tolerance)) = (self.split.as_mut(), pr.tolerance) else {
             backend.run(&self.step, inputs)?;
             self.last_iterations = pr.iterations;
@@ -163,7 +232,7 @@ impl Model for GridModel {
             let chunk = match split.chunks.iter().position(|(k, _)| *k == key) {
                 Some(i) => &split.chunks[i].1,
                 None => {
-                    split.chunks.push((key, step::solve(&self.grid, &pr, key.0, key.1)));
+                    split.chunks.push((key, step::solve(&grid, &pr, key.0, key.1)));
                     &split.chunks[split.chunks.len() - 1].1
                 }
             };
@@ -187,33 +256,26 @@ impl Model for GridModel {
         backend.run(&self.diagnostics, inputs)?;
         let r = backend.reductions()?;
         Ok(Diagnostics {
-            max_divergence: r[SLOT_MAX_DIVERGENCE],
-            residual: GridModel::relative_residual(&r),
-            ..Diagnostics::from_state(GridModel::state_max(&r), inputs.dt, self.grid.h)
+            figures: vec![("max_divergence", r[SLOT_MAX_DIVERGENCE]), ("residual", GridModel::relative_residual(&r))],
+            ..self.figures_of(&r, inputs.dt)
         })
     }
 
     fn state_maxima(&mut self, backend: &mut dyn Backend, inputs: &StepInputs) -> Result<Diagnostics> {
         backend.run(&self.state, inputs)?;
         let r = backend.reductions()?;
-        Ok(Diagnostics::from_state(GridModel::state_max(&r), inputs.dt, self.grid.h))
+        Ok(Diagnostics {
+            figures: vec![("max_divergence", f64::NAN), ("residual", f64::NAN)],
+            ..self.figures_of(&r, inputs.dt)
+        })
     }
 
-    fn readable(&mut self, backend: &mut dyn Backend, field: FieldId, inputs: &StepInputs) -> Result<ResourceId> {
-        if !field.is_public() {
-            return Err(Error::invalid("field", field.name(), "only the public fields can be read"));
-        }
-        if !self.fields.has(field) {
-            let why = match field {
-                FieldId::Solid | FieldId::UFaces | FieldId::VFaces => {
-                    "the scene has no obstacles (add [[obstacles]] to it)".into()
-                }
-                _ => {
-                    self.scene.params.fields.not_carried(field).unwrap_or_else(|| "the scene does not carry it".into())
-                }
-            };
-            return Err(Error::invalid("field", field.name(), why));
-        }
+    fn check_field(&self, name: &str) -> Result<()> {
+        self.field(name).map(|_| ())
+    }
+
+    fn readable(&mut self, backend: &mut dyn Backend, name: &str, inputs: &StepInputs) -> Result<ResourceId> {
+        let field = self.field(name)?;
         if field == FieldId::Curl {
             // The step keeps it only as scratch of vorticity confinement.
             backend.run(&self.curl, inputs)?;
@@ -221,75 +283,103 @@ impl Model for GridModel {
         Ok(field.into())
     }
 
-    fn set_scene(&mut self, scene: Scene, backend: &mut dyn Backend) -> Result<()> {
-        scene.validate()?;
-        let grid = scene.grid()?;
+    fn check_writable(&self, name: &str) -> Result<()> {
+        self.field(name).map(|_| ())
+    }
+
+    fn written(&mut self, backend: &mut dyn Backend, name: &str) -> Result<()> {
+        if name == FieldId::Pressure.name() {
+            // The pressure is now exactly the values written: drop the low part of the old one.
+            backend.upload(FieldId::PressureLo.into(), &vec![0.0; self.setup.grid.len(FieldId::PressureLo)])?;
+        }
+        Ok(())
+    }
+
+    fn adopt(&mut self, next: Box<dyn Model>, backend: &mut dyn Backend) -> Result<()> {
+        let family = next.family();
+        let Ok(next) = next.into_any().downcast::<GridModel>() else {
+            return Err(Error::invalid(
+                "scene",
+                family,
+                "a running simulation keeps its model (the grid fluid): build a new Simulation for another",
+            ));
+        };
+        let GridModel { setup, fields, solids, step, split, .. } = *next;
+        let grid = setup.grid;
         // Obstacles and the sides' kinds may change (the schedules follow); the box stays.
-        if (Grid { solids: self.grid.solids, held: self.grid.held, sides: self.grid.sides, ..grid }) != self.grid {
+        let old = self.setup.grid;
+        let frame = Frame { sides: old.sides, ..grid.frame };
+        if (Grid { frame, solids: old.solids, held: old.held, ..grid }) != old {
             let show = |g: &Grid| format!("{}x{}, h {}, {:?} x {:?}", g.nx, g.ny, g.h, g.boundary_x, g.boundary_y);
             return Err(Error::invalid(
                 "grid",
                 show(&grid),
                 format!(
                     "a running simulation keeps its grid ({}): build a new Simulation for another size, cell size or boundary",
-                    show(&self.grid)
+                    show(&old)
                 ),
             ));
         }
-        let formats = |s: &Scene| (s.storage.format, s.storage.fields);
-        if formats(&scene) != formats(&self.scene) {
+        let formats = |s: &GridSetup| (s.storage.format, s.storage.fields);
+        if formats(&setup) != formats(&self.setup) {
             return Err(Error::invalid(
                 "storage.format",
-                format!("{:?}", formats(&scene)),
+                format!("{:?}", formats(&setup)),
                 format!(
                     "a running simulation keeps the formats its fields are stored in ({:?}): build a new Simulation \
                      to store them otherwise",
-                    formats(&self.scene)
+                    formats(&self.setup)
                 ),
             ));
         }
-        // Obstacles on a path take their leg at the next step.
-        let solids = SolidSet::new(&scene, FieldId::Obstacles.into())?;
-        let fields = GridFields::declare_with(&grid, &scene.params, solids.obstacles()).stored(&scene.storage);
-        // Fields the new scene adds start at zero; those it drops are freed.
+        // Fields the new scene adds start at zero; those it drops are freed. Obstacles on a
+        // path take their leg at the next step.
         backend.allocate(fields.resources())?;
         let moved = solids.obstacles() != self.solids.obstacles();
         self.solids = solids;
-        if moved || fields != self.fields || grid.sides != self.grid.sides {
+        let params = &setup.params;
+        if moved || fields != self.fields || grid.sides != old.sides {
             self.solids.write(backend)?;
             // The faces until the next step rasterises them where they stand then.
-            let inputs = StepInputs { dt: scene.params.dt, ..StepInputs::default() };
-            backend.run(&step::solids(&grid, &scene.params), &inputs)?;
+            let inputs = StepInputs { dt: params.dt, ..StepInputs::default() };
+            backend.run(&step::solids(&grid, params), &inputs)?;
         }
-        let (old, new) = (&self.scene.params.pressure, &scene.params.pressure);
-        if old.solver != new.solver || old.precision != new.precision {
+        let (was, now) = (&self.setup.params.pressure, &params.pressure);
+        if was.solver != now.solver || was.precision != now.precision {
             // Only the double-float solvers write the low part; the others read it as given.
             backend.upload(FieldId::PressureLo.into(), &vec![0.0; grid.len(FieldId::PressureLo)])?;
         }
-        let setup = step::setup(&grid, &scene.params);
-        if setup.dispatches().next().is_some() && (old != new || fields != self.fields) {
+        let solver_setup = step::setup(&grid, params);
+        if solver_setup.dispatches().next().is_some() && (was != now || fields != self.fields) {
             // What the new solver needs written before its first solve (the filter's taps).
-            backend.run(&setup, &StepInputs { dt: scene.params.dt, ..StepInputs::default() })?;
+            backend.run(&solver_setup, &StepInputs { dt: params.dt, ..StepInputs::default() })?;
         }
-        self.split = Split::for_params(&grid, &scene.params);
-        self.step = step::step(&grid, &scene.params);
-        if grid != self.grid {
+        self.split = split;
+        self.step = step;
+        if grid != old {
             self.diagnostics = step::diagnostics(&grid);
             self.state = step::state_check(&grid);
             self.curl = step::curl(&grid);
-            self.grid = grid;
         }
         self.fields = fields;
-        self.scene = scene;
+        self.setup = setup;
         Ok(())
     }
 
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+
     fn emitters(&self, dt: f32) -> Vec<Splat> {
-        self.scene.emitter_splats(&self.grid, dt)
+        crate::splat::emitted(&self.setup.emitters, &self.setup.grid, dt)
+    }
+
+    fn emitter_count(&self) -> usize {
+        self.setup.emitters.len()
     }
 
     fn check_splat(&self, splat: &Splat) -> Result<()> {
-        let fields = &self.scene.params.fields;
+        let fields = &self.setup.params.fields;
         for (amount, field, key) in [
             ((splat.density != 0.0).then(|| splat.density.to_string()), FieldId::Density, "splat.density"),
             (
@@ -304,10 +394,6 @@ impl Model for GridModel {
             }
         }
         Ok(())
-    }
-
-    fn has(&self, field: FieldId) -> bool {
-        field.is_public() && self.fields.has(field)
     }
 
     fn obstacles(&self) -> &[Obstacle] {
@@ -327,5 +413,44 @@ impl Model for GridModel {
 
     fn restored(&mut self, backend: &mut dyn Backend) -> Result<()> {
         self.solids.restored(backend)
+    }
+
+    fn fit(&self) -> Fit {
+        Fit::Downscale
+    }
+
+    fn cell_velocities(
+        &mut self,
+        backend: &mut dyn Backend,
+        _inputs: &StepInputs,
+    ) -> Result<(Vec<[f32; 2]>, Vec<f32>)> {
+        // Each cell's velocity: the mean of its two faces, over the whole box.
+        let (nx, ny) = (self.setup.grid.nx as usize, self.setup.grid.ny as usize);
+        let (u, v) = (backend.download(FieldId::U.into())?, backend.download(FieldId::V.into())?);
+        let cells: Vec<[f32; 2]> = (0..nx * ny)
+            .map(|c| {
+                let (i, j) = (c % nx, c / nx);
+                [0.5 * (u[j * (nx + 1) + i] + u[j * (nx + 1) + i + 1]), 0.5 * (v[j * nx + i] + v[(j + 1) * nx + i])]
+            })
+            .collect();
+        Ok((cells, vec![1.0; nx * ny]))
+    }
+
+    fn solids(&mut self, _backend: &mut dyn Backend, _inputs: &StepInputs) -> Result<Solids> {
+        Ok(if !self.setup.grid.solids {
+            Solids::None
+        } else if self.fields.has(FieldId::Solid) {
+            Solids::Held(FieldId::Solid.into())
+        } else {
+            Solids::Rasterised
+        })
+    }
+
+    fn bytes_per_step(&self) -> u64 {
+        step::bytes_moved(&self.step, &self.setup.grid)
+    }
+
+    fn draws_velocity(&self) -> bool {
+        true
     }
 }

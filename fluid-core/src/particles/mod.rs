@@ -31,6 +31,7 @@
 
 pub mod kernels;
 pub mod model;
+pub mod spec;
 
 use bytemuck::{Pod, Zeroable};
 

@@ -2,20 +2,21 @@
 //! the paper's substep, as many times as `particles.substeps` says), of a drawing and of the
 //! state's check, and its obstacles.
 
+use std::any::Any;
+
 use crate::backend::{Backend, StepInputs};
-use crate::grid::solid::{self, Motion, Obstacle, Pose};
-use crate::grid::solid_set::SolidSet;
-use crate::grid::{FieldId, Grid};
+use crate::frame::solid::{self, KeyPath, Motion, Obstacle, Pose};
+use crate::frame::solid_set::SolidSet;
+use crate::frame::{Frame, Lattice};
 use crate::ir::resource::{Format, Lifetime, ResourceDesc, ResourceId, Shape};
 use crate::ir::schedule::{ParamBlock, ReduceOp, Schedule, ScheduleBuilder};
-use crate::model::{Diagnostics, Model};
+use crate::model::{Diagnostics, FieldInfo, Fit, Model, Solids};
 use crate::particles::kernels::*;
+use crate::particles::spec::{Bounds, Faucet, ParticleSpec};
 use crate::particles::{
     CollideParams, DensityParams, DrawParams, EmitParams, HashParams, NO_SPRING, RelaxParams, SCAN_BLOCK, SHAPE_BOX,
     SHAPE_CIRCLE, ScanParams, SolidParams, SpringParams, ViscosityParams,
 };
-use crate::scene::Scene;
-use crate::scene::particles::{Bounds, Faucet, ParticleSpec};
 use crate::splat::Splat;
 use crate::{Error, Result};
 
@@ -76,12 +77,27 @@ impl From<Res> for ResourceId {
     }
 }
 
+/// What the particle liquid is made from: a scene's box, its `[particles]` section and its
+/// obstacles, checked ([`crate::Scene::particle_setup`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParticleSetup {
+    /// The box (whose cells are the picture's).
+    pub frame: Frame,
+    /// The liquid.
+    pub spec: ParticleSpec,
+    /// The obstacles in world units.
+    pub obstacles: Vec<Obstacle>,
+    /// Each obstacle's path, if it follows one.
+    pub paths: Vec<Option<KeyPath>>,
+}
+
 /// The particle liquid.
 #[derive(Debug)]
 pub struct ParticleModel {
-    scene: Scene,
     spec: ParticleSpec,
-    grid: Grid,
+    frame: Frame,
+    /// The obstacles as the scene places them (what a reset starts from).
+    placed: (Vec<Obstacle>, Vec<Option<KeyPath>>),
     count: u32,
     /// Room on the device: the particles at the start and every emitter's budget.
     capacity: u32,
@@ -102,31 +118,28 @@ pub struct ParticleModel {
 const SLOT_VELOCITY: usize = 0;
 
 impl ParticleModel {
-    /// The model of a checked `scene` (one with a `[particles]` section).
-    pub fn new(scene: Scene) -> Result<ParticleModel> {
-        let Some(spec) = scene.particles.clone() else {
-            return Err(Error::invalid("particles", "none", "a particle model needs a [particles] section"));
-        };
-        let grid = scene.grid()?;
-        let solids = SolidSet::new(&scene, Res::Obstacles.into())?;
-        spec.validate(&grid, solids.obstacles())?;
-        check_grid_inputs(&scene)?;
-        let count = grid.particles;
-        // Within MAX_PARTICLES: checked by `validate`.
+    /// The model of `setup`.
+    pub fn new(setup: ParticleSetup) -> Result<ParticleModel> {
+        let ParticleSetup { frame, spec, obstacles, paths } = setup;
+        let solids = SolidSet::new(obstacles.clone(), &paths, Res::Obstacles.into());
+        let count = spec.initial_count(&frame, solids.obstacles()).min(u64::from(u32::MAX)) as u32;
+        // Within MAX_PARTICLES: checked by the spec's `validate`.
         let capacity = (u64::from(count) + spec.budgets()) as u32;
-        let cells = spec.hash_cells(&grid);
+        let cells = spec.hash_cells(&frame);
+        let uniform = Self::uniform_of(&frame, !obstacles.is_empty());
+        let empty = || Schedule::builder(uniform, [frame.nx, frame.ny]).build();
         let mut model = ParticleModel {
-            resources: resources(&grid, capacity, cells, &spec, solids.obstacles()),
+            resources: resources(&frame, capacity, cells, &spec, solids.obstacles()),
             capacity,
             initial: count,
-            faucets: spec.faucets(&grid),
+            faucets: spec.faucets(&frame),
             emitted: vec![0; spec.emitters.len()],
-            step: Schedule::builder(grid.uniform_bytes(), [grid.nx, grid.ny]).build(),
-            draw: Schedule::builder(grid.uniform_bytes(), [grid.nx, grid.ny]).build(),
-            state: Schedule::builder(grid.uniform_bytes(), [grid.nx, grid.ny]).build(),
-            scene,
+            step: empty(),
+            draw: empty(),
+            state: empty(),
             spec,
-            grid,
+            frame,
+            placed: (obstacles, paths),
             count,
             cells,
             solids,
@@ -135,15 +148,19 @@ impl ParticleModel {
         Ok(model)
     }
 
+    /// The uniform of its kernels: the box, its sides, and whether obstacles cut it.
+    fn uniform_of(frame: &Frame, obstacles: bool) -> [u8; crate::ir::schedule::UNIFORM_BYTES] {
+        frame.uniform_bytes(obstacles || frame.needs_faces())
+    }
+
     /// Live particles.
     pub fn count(&self) -> u32 {
         self.count
     }
 
-    /// Take `count` live particles: the grid and the schedules follow.
+    /// Take `count` live particles: the schedules follow.
     fn set_count(&mut self, count: u32) {
         self.count = count;
-        self.grid.particles = count;
         self.build_schedules();
     }
 
@@ -195,32 +212,12 @@ impl ParticleModel {
         backend.write(Res::Live.into(), bytemuck::cast_slice(&words))
     }
 
-    /// Bytes one step moves at the least: every resource each dispatch binds, read once (and
-    /// written once more where it writes). Neighbours' data read again is not counted: what
-    /// caches serve is the kernels' business.
-    pub fn bytes_per_step(&self) -> u64 {
-        use crate::ir::kernel::Access;
-        self.step
-            .ops()
-            .iter()
-            .filter_map(|op| match op {
-                crate::ir::schedule::Op::Dispatch(d) => Some(d),
-                _ => None,
-            })
-            .flat_map(|d| d.kernel.bindings.iter().zip(&d.resources))
-            .map(|(b, r)| {
-                let bytes = self.resources[r.index()].bytes();
-                if b.access == Access::ReadWrite { 2 * bytes } else { bytes }
-            })
-            .sum()
-    }
-
     fn builder(&self) -> ScheduleBuilder {
-        Schedule::builder(self.grid.uniform_bytes(), [self.grid.nx, self.grid.ny])
+        Schedule::builder(self.uniform(), [self.frame.nx, self.frame.ny])
     }
 
     fn hash_params(&self) -> HashParams {
-        let r = self.spec.radius_world(&self.grid);
+        let r = self.spec.radius_world(&self.frame);
         HashParams { count: self.count, cells_x: self.cells[0], cells_y: self.cells[1], inv_cell: 1.0 / r }
     }
 
@@ -243,7 +240,7 @@ impl ParticleModel {
         let threads = |len: u32| Self::over(len.div_ceil(SCAN_BLOCK) * crate::particles::WORKGROUP);
         b.dispatch(PARTICLE_SCAN, &[id(Res::Counts), id(Res::Starts), id(Res::Totals)], scan(len), threads(len));
         if blocks > 1 {
-            // The block totals scanned, then added: two levels hold 1024 × 1024 cells ([`crate::scene::particles::MAX_HASH_CELLS`]).
+            // The block totals scanned, then added: two levels hold 1024 × 1024 cells ([`crate::particles::spec::MAX_HASH_CELLS`]).
             b.dispatch(
                 PARTICLE_SCAN,
                 &[id(Res::Totals), id(Res::TotalsScanned), id(Res::Total)],
@@ -263,7 +260,7 @@ impl ParticleModel {
 
     fn build_schedules(&mut self) {
         let s = &self.spec;
-        let g = &self.grid;
+        let g = &self.frame;
         let id = ResourceId::from;
         let n = self.count;
         let r = s.radius_world(g);
@@ -462,14 +459,8 @@ impl ParticleModel {
         backend.run(&self.state, inputs)?;
         let r = backend.reductions()?;
         let v = r.get(SLOT_VELOCITY).copied().unwrap_or(f64::NAN);
-        let mut state_max = [0.0; Diagnostics::STATE_FIELDS.len()];
-        state_max[0] = v;
-        state_max[1] = v;
-        Ok(Diagnostics {
-            max_divergence: 0.0,
-            residual: 0.0,
-            ..Diagnostics::from_state(state_max, inputs.dt, self.spec.radius_world(&self.grid))
-        })
+        let radius = self.spec.radius_world(&self.frame);
+        Ok(Diagnostics::from_maxima(vec![("velocities", v)], &["velocities"], inputs.dt, radius))
     }
 }
 
@@ -509,43 +500,10 @@ pub fn check_springs(ids: &[u32], springs: &[u32], k: usize) -> std::result::Res
     Ok(())
 }
 
-/// An error naming the first input of a grid scene that a particle scene has no use for:
-/// emitters and splats of grid fields, obstacles held at a temperature, a finer dye or
-/// density (the liquid is drawn on the grid itself).
-fn check_grid_inputs(scene: &Scene) -> Result<()> {
-    for (key, f) in [("grid.dye_factor", scene.grid.dye_factor), ("grid.density_factor", scene.grid.density_factor)] {
-        if f != 1 {
-            return Err(Error::invalid(key, f, "a particle scene is drawn on its grid: it has no finer fields"));
-        }
-    }
-    if scene.storage.any_half() {
-        return Err(Error::invalid(
-            "storage.format",
-            "f16",
-            "a particle scene stores its particles and grid in f32 (positions need its precision)",
-        ));
-    }
-    let why = "a particle scene has no grid fields to emit into (its liquid comes from `particles.fill`)";
-    if !scene.emitters.is_empty() {
-        return Err(Error::invalid("emitters", format!("{} emitters", scene.emitters.len()), why));
-    }
-    if !scene.splats.is_empty() {
-        return Err(Error::invalid("splats", format!("{} splats", scene.splats.len()), why));
-    }
-    if let Some(k) = scene.obstacles.iter().position(|o| o.temperature.is_some()) {
-        return Err(Error::invalid(
-            format!("obstacles[{k}].temperature"),
-            scene.obstacles[k].temperature.unwrap_or(0.0),
-            "a particle scene has no temperature: its obstacles are colliders only",
-        ));
-    }
-    Ok(())
-}
-
-/// The resources of room for `count` particles on `grid` with a hash of `cells`, springs as
+/// The resources of room for `count` particles in `grid` with a hash of `cells`, springs as
 /// `spec` says and `obstacles`' table.
 fn resources(
-    grid: &Grid,
+    grid: &Frame,
     count: u32,
     cells: [u32; 2],
     spec: &ParticleSpec,
@@ -604,12 +562,21 @@ impl Model for ParticleModel {
         "particles"
     }
 
-    fn scene(&self) -> &Scene {
-        &self.scene
+    fn frame(&self) -> &Frame {
+        &self.frame
     }
 
-    fn grid(&self) -> &Grid {
-        &self.grid
+    fn fields(&self) -> Vec<FieldInfo> {
+        let points = Lattice::Points { count: self.count };
+        vec![
+            FieldInfo { name: "positions", lattice: points, channels: 2 },
+            FieldInfo { name: "velocities", lattice: points, channels: 2 },
+            FieldInfo { name: "density", lattice: Lattice::Cells { factor: 1 }, channels: 1 },
+        ]
+    }
+
+    fn uniform(&self) -> [u8; crate::ir::schedule::UNIFORM_BYTES] {
+        Self::uniform_of(&self.frame, !self.solids.obstacles().is_empty())
     }
 
     fn resources(&self) -> &[ResourceDesc] {
@@ -621,8 +588,8 @@ impl Model for ParticleModel {
     }
 
     fn initialize(&mut self, backend: &mut dyn Backend) -> Result<()> {
-        self.solids = SolidSet::new(&self.scene, Res::Obstacles.into())?;
-        let (mut x, mut v) = self.spec.initial_particles(&self.grid, self.solids.obstacles());
+        self.solids = SolidSet::new(self.placed.0.clone(), &self.placed.1, Res::Obstacles.into());
+        let (mut x, mut v) = self.spec.initial_particles(&self.frame, self.solids.obstacles());
         // The room after them holds the emitters' particles to come.
         let room = self.capacity as usize;
         x.resize(room, [0.0; 2]);
@@ -645,7 +612,7 @@ impl Model for ParticleModel {
     fn step(&mut self, backend: &mut dyn Backend, inputs: &StepInputs, splats: &[Splat]) -> Result<()> {
         self.solids.follow(backend, inputs.time, inputs.dt)?;
         self.emit(backend, inputs)?;
-        backend.run(&self.step, &inputs.with_records(crate::splat::records(splats, &self.grid)?))
+        backend.run(&self.step, &inputs.with_records(crate::splat::records(splats, &self.frame)?))
     }
 
     fn last_iterations(&self) -> u32 {
@@ -660,27 +627,61 @@ impl Model for ParticleModel {
         self.maxima(backend, inputs)
     }
 
-    fn readable(&mut self, backend: &mut dyn Backend, field: FieldId, inputs: &StepInputs) -> Result<ResourceId> {
-        match field {
-            FieldId::Positions => Ok(Res::Position.into()),
-            FieldId::Velocities => Ok(Res::Velocity.into()),
-            FieldId::Density => {
-                backend.run(&self.draw, inputs)?;
-                Ok(Res::Density.into())
-            }
+    fn check_field(&self, name: &str) -> Result<()> {
+        match name {
+            "positions" | "velocities" | "density" => Ok(()),
             _ => Err(Error::invalid(
                 "field",
-                field.name(),
+                name,
                 "a particle scene has positions, velocities and density (the liquid drawn to the grid)",
             )),
         }
     }
 
-    fn set_scene(&mut self, scene: Scene, backend: &mut dyn Backend) -> Result<()> {
-        let next = ParticleModel::new(scene)?;
+    fn readable(&mut self, backend: &mut dyn Backend, name: &str, inputs: &StepInputs) -> Result<ResourceId> {
+        self.check_field(name)?;
+        match name {
+            "positions" => Ok(Res::Position.into()),
+            "velocities" => Ok(Res::Velocity.into()),
+            "density" => {
+                backend.run(&self.draw, inputs)?;
+                Ok(Res::Density.into())
+            }
+            _ => Err(Error::invalid(
+                "field",
+                name,
+                "a particle scene has positions, velocities and density (the liquid drawn to the grid)",
+            )),
+        }
+    }
+
+    fn check_writable(&self, name: &str) -> Result<()> {
+        match name {
+            "positions" | "velocities" => Ok(()),
+            "density" => Err(Error::invalid(
+                "field",
+                name,
+                "the particle liquid's density is drawn from its particles: set positions and velocities",
+            )),
+            _ => Err(Error::invalid("field", name, "a particle scene has positions, velocities and density")),
+        }
+    }
+
+    fn written(&mut self, _backend: &mut dyn Backend, _name: &str) -> Result<()> {
+        Ok(())
+    }
+
+    fn adopt(&mut self, next: Box<dyn Model>, backend: &mut dyn Backend) -> Result<()> {
+        let family = next.family();
+        let Ok(next) = next.into_any().downcast::<ParticleModel>() else {
+            return Err(Error::invalid(
+                "scene",
+                family,
+                "a running simulation keeps its model (the particle liquid): build a new Simulation for another",
+            ));
+        };
         let lists = |m: &ParticleModel| m.spec.springs.map(|s| s.max_per_particle);
-        let box_of = |m: &ParticleModel| Grid { particles: 0, ..m.grid };
-        if box_of(&next) != box_of(self)
+        if next.frame != self.frame
             || next.capacity != self.capacity
             || next.faucets != self.faucets
             || next.cells != self.cells
@@ -688,28 +689,32 @@ impl Model for ParticleModel {
         {
             return Err(Error::invalid(
                 "particles",
-                format!("room for {} particles on {}x{}", next.capacity, next.grid.nx, next.grid.ny),
+                format!("room for {} particles on {}x{}", next.capacity, next.frame.nx, next.frame.ny),
                 format!(
                     "a running simulation keeps its particles, box, radius, emitters and spring lists (room for {} \
                      particles on {}x{}): build a new Simulation",
-                    self.capacity, self.grid.nx, self.grid.ny
+                    self.capacity, self.frame.nx, self.frame.ny
                 ),
             ));
         }
         backend.allocate(&next.resources)?;
         // Obstacles on a path take their leg at the next step; the live particles stay.
         let (live, emitted) = (self.count, std::mem::take(&mut self.emitted));
-        *self = ParticleModel { emitted, ..next };
+        *self = ParticleModel { emitted, ..*next };
         self.set_count(live);
         self.solids.write(backend)
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
     }
 
     fn emitters(&self, _dt: f32) -> Vec<Splat> {
         Vec::new()
     }
 
-    fn has(&self, field: FieldId) -> bool {
-        matches!(field, FieldId::Positions | FieldId::Velocities | FieldId::Density)
+    fn emitter_count(&self) -> usize {
+        0
     }
 
     fn check_splat(&self, splat: &Splat) -> Result<()> {
@@ -764,6 +769,84 @@ impl Model for ParticleModel {
         springs.truncate(2 * live as usize * sp.max_per_particle as usize);
         check_springs(&ids, &springs, sp.max_per_particle as usize)
             .map_err(|problem| Error::Checkpoint { problem: format!("its springs are not whole: {problem}") })
+    }
+
+    fn fit(&self) -> Fit {
+        let (n, nx, ny) = (self.count, self.frame.nx, self.frame.ny);
+        Fit::Fixed {
+            what: format!("{n} particles (drawn on {nx}x{ny})"),
+            advice: "the particle liquid is not downscaled: raise the budget or fill fewer particles (a larger \
+                     `spacing` in `particles.fill`)"
+                .into(),
+        }
+    }
+
+    fn cell_velocities(&mut self, backend: &mut dyn Backend, inputs: &StepInputs) -> Result<(Vec<[f32; 2]>, Vec<f32>)> {
+        // The particle velocities averaged about each cell with the drawing's weights
+        // `(1 − r/h)²`, covering it as far as its drawn density.
+        let coverage = {
+            let id = self.readable(backend, "density", inputs)?;
+            backend.download(id)?
+        };
+        let n = 2 * self.count as usize;
+        let mut x = backend.download(Res::Position.into())?;
+        let mut vel = backend.download(Res::Velocity.into())?;
+        x.truncate(n);
+        vel.truncate(n);
+        let grid = &self.frame;
+        let (nx, ny) = (grid.nx as usize, grid.ny as usize);
+        let r = self.spec.radius_world(grid);
+        let (mut sum, mut weight) = (vec![[0.0f32; 2]; nx * ny], vec![0.0f32; nx * ny]);
+        for (p, v) in x.chunks_exact(2).zip(vel.chunks_exact(2)) {
+            let span = |c: f32, n: usize| {
+                let lo = ((c - r) / grid.h - 0.5).ceil().max(0.0) as usize;
+                let hi = (((c + r) / grid.h - 0.5).floor().max(-1.0) + 1.0).min(n as f32) as usize;
+                lo..hi.max(lo)
+            };
+            for j in span(p[1], ny) {
+                for i in span(p[0], nx) {
+                    let d = ((i as f32 + 0.5) * grid.h - p[0]).hypot((j as f32 + 0.5) * grid.h - p[1]);
+                    if d < r {
+                        let w = (1.0 - d / r).powi(2);
+                        let c = j * nx + i;
+                        sum[c] = [sum[c][0] + w * v[0], sum[c][1] + w * v[1]];
+                        weight[c] += w;
+                    }
+                }
+            }
+        }
+        let cells: Vec<[f32; 2]> =
+            sum.iter().zip(&weight).map(|(s, w)| if *w > 0.0 { [s[0] / w, s[1] / w] } else { [0.0; 2] }).collect();
+        Ok((cells, coverage))
+    }
+
+    fn solids(&mut self, _backend: &mut dyn Backend, _inputs: &StepInputs) -> Result<Solids> {
+        Ok(if self.solids.obstacles().is_empty() && !self.frame.needs_faces() {
+            Solids::None
+        } else {
+            Solids::Rasterised
+        })
+    }
+
+    fn draws_velocity(&self) -> bool {
+        false
+    }
+
+    fn bytes_per_step(&self) -> u64 {
+        use crate::ir::kernel::Access;
+        self.step
+            .ops()
+            .iter()
+            .filter_map(|op| match op {
+                crate::ir::schedule::Op::Dispatch(d) => Some(d),
+                _ => None,
+            })
+            .flat_map(|d| d.kernel.bindings.iter().zip(&d.resources))
+            .map(|(b, r)| {
+                let bytes = self.resources[r.index()].bytes();
+                if b.access == Access::ReadWrite { 2 * bytes } else { bytes }
+            })
+            .sum()
     }
 }
 

@@ -9,8 +9,8 @@
 
 use bytemuck::{Pod, Zeroable};
 
+use super::Canvas;
 use super::{Blend, Layer, RenderField, RenderSpec};
-use crate::grid::Grid;
 use crate::ir::kernel::Access::{Read as R, ReadWrite as RW, Write as W};
 use crate::ir::kernel::{Binding, Domain, Kernel, KernelDesc, ParamsBlock, ParamsDesc, Workgroup};
 use crate::ir::resource::{Format, Lifetime, ResourceDesc, ResourceId, Shape};
@@ -166,7 +166,7 @@ impl Blend {
 pub enum Source {
     /// A value per cell of the grid.
     Cells(ResourceId),
-    /// The dye, at [`Grid::dye_dims`].
+    /// The dye, at its own lattice ([`super::Canvas::dims`]).
     Dye(ResourceId),
     /// The grid's face velocities `u` and `v`.
     Faces(ResourceId, ResourceId),
@@ -215,7 +215,7 @@ impl FramePlan {
     /// the host then).
     pub fn new(
         spec: &RenderSpec,
-        grid: &Grid,
+        grid: &Canvas,
         sources: &[Source],
         solids: Solids,
         ambient: f32,
@@ -259,7 +259,7 @@ impl FramePlan {
             Solids::Held(r) => Some(r),
             Solids::Uploaded => Some(upload),
         };
-        let mut b = Schedule::builder(grid.uniform_bytes(), [grid.nx, grid.ny]);
+        let mut b = Schedule::builder(grid.uniform, [grid.nx, grid.ny]);
         for (k, (layer, source)) in layers.iter().zip(sources).enumerate() {
             let kind = layer_kind(layer, *source)?;
             let first_stop = (colours.len() / 4) as u32;
@@ -294,7 +294,7 @@ impl FramePlan {
                 scale: layer.scale,
                 opacity: layer.opacity,
                 half_life: layer.trail,
-                factor: layer.field.dims(grid).0 / grid.nx,
+                factor: grid.dims(layer.field).0 / grid.nx,
             };
             let (a, bb, dye) = match *source {
                 Source::Cells(r) => (r, none, none),

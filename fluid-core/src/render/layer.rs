@@ -8,7 +8,6 @@
 use serde::{Deserialize, Serialize};
 
 use super::colour::Colour;
-use crate::grid::FieldId;
 
 /// Which field a layer shows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,35 +39,25 @@ pub enum RenderField {
 }
 
 impl RenderField {
-    /// The stored field a layer reads: for the velocity and speed views, the grid's `u`
-    /// (they read `v` too, or a particle liquid's velocities).
-    pub fn source(self) -> FieldId {
+    /// The name of the stored field a layer reads: for the velocity and speed views, the
+    /// grid's `u` (they read `v` too, or a particle liquid's velocities).
+    pub fn source(self) -> &'static str {
         match self {
-            RenderField::Density => FieldId::Density,
-            RenderField::Temperature => FieldId::Temperature,
-            RenderField::Dye => FieldId::Dye,
-            RenderField::Curl => FieldId::Curl,
-            RenderField::Fuel => FieldId::Fuel,
-            RenderField::Velocity | RenderField::Speed => FieldId::U,
-            RenderField::Pressure => FieldId::Pressure,
-            RenderField::Divergence => FieldId::Divergence,
-            RenderField::Obstacles => FieldId::Solid,
+            RenderField::Density => "density",
+            RenderField::Temperature => "temperature",
+            RenderField::Dye => "dye",
+            RenderField::Curl => "curl",
+            RenderField::Fuel => "fuel",
+            RenderField::Velocity | RenderField::Speed => "u",
+            RenderField::Pressure => "pressure",
+            RenderField::Divergence => "divergence",
+            RenderField::Obstacles => "solid",
         }
     }
 
     /// Whether its values are signed, so that zero sits at the ramp's middle.
     pub fn signed(self) -> bool {
         matches!(self, RenderField::Pressure | RenderField::Divergence)
-    }
-
-    /// Cells across and down of the field it draws: the dye's and the density's own grids
-    /// ([`crate::Grid::dye_dims`], [`crate::Grid::density_dims`]), the velocity's otherwise.
-    pub fn dims(self, grid: &crate::Grid) -> (u32, u32) {
-        match self {
-            RenderField::Dye => grid.dye_dims(),
-            RenderField::Density => grid.density_dims(),
-            _ => (grid.nx, grid.ny),
-        }
     }
 
     /// Whether the layer draws colours of its own (the dye, the velocity view) rather than a

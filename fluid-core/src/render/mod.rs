@@ -13,9 +13,63 @@ pub(crate) use colour::{hsv, linear_to_srgb, srgb_to_linear};
 pub use layer::{Blend, Layer, Look, RenderField};
 use layer::{linear_stops, ramp_at};
 
-use crate::grid::Grid;
-use crate::params::finite;
+use crate::frame::{Frame, finite};
+use crate::ir::schedule::UNIFORM_BYTES;
+use crate::model::FieldInfo;
 use crate::{Error, Result};
+
+mod renderer;
+pub use renderer::{Renderer, Shot};
+
+/// What a picture is drawn on: a model's box (the canvas derefs to it), the uniform its
+/// schedules carry (the render kernels' schedules carry it too, so a frame rewrites no
+/// uniform), and how much finer than the box's cells each field it may draw lies.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Canvas {
+    /// The box.
+    pub frame: Frame,
+    /// The model's uniform.
+    pub uniform: [u8; UNIFORM_BYTES],
+    /// The fields on a finer lattice than the box's cells, with their factors.
+    factors: Vec<(&'static str, u32)>,
+}
+
+impl std::ops::Deref for Canvas {
+    type Target = Frame;
+    fn deref(&self) -> &Frame {
+        &self.frame
+    }
+}
+
+impl Canvas {
+    /// The canvas of a model on `frame` with `uniform` and readable `fields`.
+    pub fn new(frame: Frame, uniform: [u8; UNIFORM_BYTES], fields: &[FieldInfo]) -> Canvas {
+        let factors = fields.iter().filter(|f| f.factor() > 1).map(|f| (f.name, f.factor())).collect();
+        Canvas { frame, uniform, factors }
+    }
+
+    /// A canvas of `frame` with every field on its cells (the frame's uniform without face
+    /// weights).
+    pub fn plain(frame: Frame) -> Canvas {
+        Canvas { frame, uniform: frame.uniform_bytes(false), factors: Vec::new() }
+    }
+
+    /// This canvas with the field `name` `factor` times finer than the box's cells.
+    pub fn with_factor(mut self, name: &'static str, factor: u32) -> Canvas {
+        self.factors.retain(|(n, _)| *n != name);
+        if factor > 1 {
+            self.factors.push((name, factor));
+        }
+        self
+    }
+
+    /// Cells across and down of the field a layer of `field` draws: a finer dye's or
+    /// density's own lattice, the box's otherwise.
+    pub fn dims(&self, field: RenderField) -> (u32, u32) {
+        let f = self.factors.iter().find(|(n, _)| *n == field.source()).map_or(1, |(_, f)| *f);
+        (self.frame.nx * f, self.frame.ny * f)
+    }
+}
 
 /// The most layers a picture stacks.
 pub const MAX_LAYERS: usize = 8;
@@ -183,24 +237,25 @@ impl RenderSpec {
         }
     }
 
-    /// Pixels across and down of a picture of `grid`: one per cell of the finest field drawn
-    /// (the dye's or the density's own, finer grid when a layer shows it, [`RenderField::dims`]).
-    pub fn size(&self, grid: &Grid) -> (u32, u32) {
-        let dims = self.effective_layers().iter().map(|l| l.field.dims(grid)).max_by_key(|&(x, _)| x);
-        dims.unwrap_or((grid.nx, grid.ny))
+    /// Pixels across and down of a picture on `canvas`: one per cell of the finest field
+    /// drawn (the dye's or the density's own, finer grid when a layer shows it,
+    /// [`Canvas::dims`]).
+    pub fn size(&self, canvas: &Canvas) -> (u32, u32) {
+        let dims = self.effective_layers().iter().map(|l| canvas.dims(l.field)).max_by_key(|&(x, _)| x);
+        dims.unwrap_or((canvas.nx, canvas.ny))
     }
 
     /// Draw `data` (the field [`RenderField::source`] names) to RGBA8 with the scene's first
     /// layer alone, one pixel per cell of that field, top row first (so +y is up in the
     /// picture). `ambient` is subtracted from temperature. Colours are sRGB; alpha is linear
     /// and straight (not premultiplied), as PNG stores it.
-    pub fn render(&self, grid: &Grid, data: &[f32], ambient: f32) -> Vec<u8> {
+    pub fn render(&self, grid: &Canvas, data: &[f32], ambient: f32) -> Vec<u8> {
         self.render_with_solids(grid, data, None, ambient)
     }
 
     /// [`RenderSpec::render`] with the obstacles drawn over the fluid: `solid` is the `solid`
     /// field (each cell's solid fraction), which weighs the obstacle colour's alpha.
-    pub fn render_with_solids(&self, grid: &Grid, data: &[f32], solid: Option<&[f32]>, ambient: f32) -> Vec<u8> {
+    pub fn render_with_solids(&self, grid: &Canvas, data: &[f32], solid: Option<&[f32]>, ambient: f32) -> Vec<u8> {
         let spec = RenderSpec {
             layers: self.effective_layers()[..1].to_vec(),
             background: self.background,
@@ -215,7 +270,7 @@ impl RenderSpec {
     /// `background_image` stretched over the picture (nearest pixel) and laid over the
     /// background colour; `None` without an image. An image that cannot be read is an error
     /// naming it.
-    pub fn backdrop(&self, grid: &Grid) -> Result<Option<Vec<[f32; 4]>>> {
+    pub fn backdrop(&self, grid: &Canvas) -> Result<Option<Vec<[f32; 4]>>> {
         let Some(path) = &self.background_image else { return Ok(None) };
         let (w, h, rgba) = crate::scene::obstacles::read_png(path)
             .map_err(|why| Error::invalid("render.background_image", path, why))?;
@@ -241,7 +296,7 @@ impl RenderSpec {
     /// layers' trails between frames. [`RenderSpec::compose_over`] draws over a backdrop.
     pub fn compose(
         &self,
-        grid: &Grid,
+        grid: &Canvas,
         data: &[&[f32]],
         solid: Option<&[f32]>,
         ambient: f32,
@@ -254,7 +309,7 @@ impl RenderSpec {
     pub fn compose_over(
         &self,
         backdrop: Option<&[[f32; 4]]>,
-        grid: &Grid,
+        grid: &Canvas,
         data: &[&[f32]],
         solid: Option<&[f32]>,
         ambient: f32,
@@ -351,8 +406,8 @@ pub fn finish_pixel(mut d: [f32; 4], solid: Option<f32>, obstacle: [f32; 4]) -> 
 impl LayerImage {
     /// The layer's colours from its input: the dye and velocity colours as they are
     /// (negative colour and alpha outside [0, 1] cut), a value through the ramp otherwise.
-    fn new(layer: Layer, grid: &Grid, data: &[f32], ambient: f32) -> LayerImage {
-        let (nx, ny) = layer.field.dims(grid);
+    fn new(layer: Layer, grid: &Canvas, data: &[f32], ambient: f32) -> LayerImage {
+        let (nx, ny) = grid.dims(layer.field);
         let (nx, ny) = (nx as usize, ny as usize);
         let colours = if layer.field.coloured() {
             data.chunks_exact(4).map(|d| dye_colour([d[0], d[1], d[2], d[3]])).collect()
@@ -408,7 +463,7 @@ impl Trails {
 mod tests {
     use super::colour::{linear_to_srgb_exact, srgb_thresholds};
     use super::*;
-    use crate::grid::Boundary;
+    use crate::frame::{Boundary, Frame};
 
     /// A background image is stretched over the picture (nearest pixel), laid over the
     /// background colour by its alpha, and lies under the layers; one that cannot be read is
@@ -430,7 +485,7 @@ mod tests {
         spec.validate().expect("valid");
         // 4 x 2 cells: the image's left half red, its right half the blue background; the
         // density (white, by its value) over both, in the top row's second cell only.
-        let g = Grid::new(4, 2, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let g = Canvas::plain(Frame::new(4, 2, 1.0, Boundary::Wall, Boundary::Wall).expect("grid"));
         let backdrop = spec.backdrop(&g).expect("backdrop").expect("an image");
         assert_eq!(backdrop.len(), 8);
         let density = [0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0];
@@ -515,7 +570,7 @@ mod tests {
 
     #[test]
     fn ramp_ends_and_row_order() {
-        let g = Grid::new(2, 2, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let g = Canvas::plain(Frame::new(2, 2, 1.0, Boundary::Wall, Boundary::Wall).expect("grid"));
         let spec = RenderSpec::default();
         // bottom row empty, top row full: the picture's first row is the top.
         let img = spec.render(&g, &[0.0, 0.0, 1.0, 5.0], 0.0);
@@ -528,7 +583,7 @@ mod tests {
     /// with the colours mixed by their weights; the dye likewise by its coverage.
     #[test]
     fn a_transparent_background_leaves_alpha_where_nothing_is_drawn() {
-        let g = Grid::new(3, 1, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let g = Canvas::plain(Frame::new(3, 1, 1.0, Boundary::Wall, Boundary::Wall).expect("grid"));
         let spec = RenderSpec {
             ramp: vec![(0.0, Colour([0, 0, 0, 0])), (1.0, Colour([255, 128, 0, 255]))],
             background: Colour([20, 40, 60, 0]),
@@ -566,7 +621,7 @@ mod tests {
     /// On a grey background, which the default black one would hide.
     #[test]
     fn ramps_and_dye_composite_over_the_background() {
-        let g = Grid::new(3, 1, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let g = Canvas::plain(Frame::new(3, 1, 1.0, Boundary::Wall, Boundary::Wall).expect("grid"));
         let grey = Colour([128, 96, 64, 255]);
         let bg = grey.0.map(decode);
         let close = |got: &[u8], want: [f64; 3], what: &str| {
@@ -656,7 +711,7 @@ mod tests {
     /// The picture takes the dye's or the density's finer size when a layer shows it.
     #[test]
     fn layers_stack_by_their_blend_modes() {
-        let g = Grid::new(2, 1, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let g = Canvas::plain(Frame::new(2, 1, 1.0, Boundary::Wall, Boundary::Wall).expect("grid"));
         let grey = Colour([100, 100, 110, 200]);
         let orange = Colour([255, 140, 20, 255]);
         let spec = RenderSpec {
@@ -693,14 +748,14 @@ mod tests {
         assert_eq!((img[3], img[7]), (255, 255));
         let mut with_dye = spec.clone();
         with_dye.layers.push(Layer { field: RenderField::Dye, ..Layer::default() });
-        let g2 = Grid { dye_factor: 2, ..g };
+        let g2 = g.clone().with_factor("dye", 2);
         assert_eq!(with_dye.size(&g2), (4, 2));
         let dye = vec![0.0; 4 * 8];
         assert_eq!(with_dye.compose(&g2, &[&density, &temperature, &dye], None, 0.5, None).len(), 4 * 8);
         // A density three times finer: the picture takes its size; each pixel's heat is its
         // cell's. Fine cells under cell 0 hold no smoke, those under cell 1 all of it: the
         // picture is cell 1's drawing above, mirrored.
-        let g3 = Grid { density_factor: 3, ..g };
+        let g3 = g.clone().with_factor("density", 3);
         assert_eq!(spec.size(&g3), (6, 3));
         let fine: Vec<f32> = (0..18).map(|k| if k % 6 < 3 { 0.0 } else { 1.0 }).collect();
         let img3 = spec.compose(&g3, &[&fine, &temperature], None, 0.5, None);
@@ -719,7 +774,7 @@ mod tests {
     /// where one draws, the alpha is its own.
     #[test]
     fn added_layers_keep_the_picture_transparent_where_nothing_is_drawn() {
-        let g = Grid::new(2, 1, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let g = Canvas::plain(Frame::new(2, 1, 1.0, Boundary::Wall, Boundary::Wall).expect("grid"));
         let spec = RenderSpec {
             background: Colour([7, 8, 12, 0]),
             look: Some(Look::Fire),
@@ -735,7 +790,7 @@ mod tests {
     /// A signed view puts zero at the ramp's middle: −scale blue, 0 black, +scale red.
     #[test]
     fn signed_views_centre_zero() {
-        let g = Grid::new(3, 1, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let g = Canvas::plain(Frame::new(3, 1, 1.0, Boundary::Wall, Boundary::Wall).expect("grid"));
         let spec = RenderSpec {
             layers: vec![Layer { field: RenderField::Pressure, scale: 4.0, ..Layer::default() }],
             ..RenderSpec::default()
@@ -750,7 +805,7 @@ mod tests {
     /// under what it draws now; a frame at an earlier time (a reset) starts it afresh.
     #[test]
     fn trails_fade_by_their_half_life() {
-        let g = Grid::new(2, 1, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+        let g = Canvas::plain(Frame::new(2, 1, 1.0, Boundary::Wall, Boundary::Wall).expect("grid"));
         let spec = RenderSpec {
             background: Colour([0, 0, 0, 0]),
             layers: vec![Layer { trail: 0.5, ..Layer::default() }],

@@ -23,15 +23,22 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::grid::{Boundary, FieldId, Grid, MAX_AXIS, MAX_CELLS};
-use crate::params::{SimParams, finite};
+use crate::frame::finite;
+use crate::frame::{Frame, MAX_AXIS, MAX_CELLS};
+use crate::grid::model::{GridModel, GridSetup};
+use crate::grid::{Boundary, FieldId, Grid};
+use crate::model::Model;
+use crate::params::SimParams;
+use crate::particles::model::{ParticleModel, ParticleSetup};
+use crate::particles::spec::ParticleSpec;
 use crate::render::RenderSpec;
 use crate::splat::{Falloff, GAUSSIAN_CUTOFF, Splat};
 use crate::{Error, Result};
 use fluid_ir::error::{shorten, shorten_lines};
 
 pub mod obstacles;
-pub mod particles;
+pub use crate::grid::initial::{Initial, InitialVelocity, SplitMix64, taylor_green};
+pub use crate::splat::SplatSpec;
 pub use obstacles::{MAX_OBSTACLES, MaskChannel, ObstacleSpec, PRESET_IMAGES, PathKey, ShapeKind};
 
 /// Grid section of a scene.
@@ -61,98 +68,6 @@ pub const MAX_DYE_FACTOR: u32 = 8;
 
 fn one() -> u32 {
     1
-}
-
-/// A splat or emitter as written in a scene: position and radius relative to the domain.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct SplatSpec {
-    /// Centre as fractions of the domain width and height (default: `[0.5, 0.5]`). Past a wall
-    /// by more than the splat reaches ([`Splat::reach`]) is an error: it would add nothing.
-    pub center: [f32; 2],
-    /// Radius as a fraction of the domain height (default: `0.05`).
-    pub radius: f32,
-    /// Falloff (default: `linear`).
-    pub falloff: Falloff,
-    /// Velocity, world units/s (per second for emitters) (default: `[0, 0]`).
-    pub velocity: [f32; 2],
-    /// Density (per second for emitters) (default: `0`).
-    pub density: f32,
-    /// Temperature (per second for emitters) (default: `0`).
-    pub temperature: f32,
-    /// Premultiplied RGBA dye (per second for emitters) (default: `[0, 0, 0, 0]`).
-    pub dye: [f32; 4],
-    /// Fuel (per second for emitters) (default: `0`); burns with `params.combustion`.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub fuel: f32,
-}
-
-fn is_zero(x: &f32) -> bool {
-    *x == 0.0
-}
-
-impl Default for SplatSpec {
-    fn default() -> Self {
-        SplatSpec {
-            center: [0.5, 0.5],
-            radius: 0.05,
-            falloff: Falloff::Linear,
-            velocity: [0.0, 0.0],
-            density: 0.0,
-            temperature: 0.0,
-            dye: [0.0; 4],
-            fuel: 0.0,
-        }
-    }
-}
-
-impl SplatSpec {
-    /// The splat in world units for `grid`.
-    pub fn to_splat(&self, grid: &Grid) -> Splat {
-        Splat {
-            center: [self.center[0] * grid.width(), self.center[1] * grid.height()],
-            radius: self.radius * grid.height(),
-            falloff: self.falloff,
-            velocity: self.velocity,
-            density: self.density,
-            temperature: self.temperature,
-            dye: self.dye,
-            fuel: self.fuel,
-        }
-    }
-}
-
-/// The initial velocity field.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum InitialVelocity {
-    /// At rest.
-    #[default]
-    Zero,
-    /// One Taylor–Green vortex period across the domain: `u = A sin(kx x) cos(ky y)`,
-    /// `v = −A (Sx/Sy) cos(kx x) sin(ky y)` with `kx = 2π/width`, `ky = 2π/height`, and
-    /// `Sx/Sy` the ratio of the discrete derivatives (`→ kx/ky` as h → 0), which makes it
-    /// exactly divergence-free on the MAC grid. Viscosity decays its kinetic energy as
-    /// `exp(−2ν(kx² + ky²) t)`.
-    TaylorGreen {
-        /// Peak x-velocity A, world units/s.
-        amplitude: f32,
-    },
-    /// Uniform random face velocities in `[−amplitude, amplitude]` (not divergence-free).
-    Random {
-        /// Largest value.
-        amplitude: f32,
-        /// Generator seed.
-        seed: u64,
-    },
-}
-
-/// Initial conditions.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Initial {
-    /// Velocity (default: `zero`).
-    pub velocity: InitialVelocity,
 }
 
 /// A whole scene.
@@ -191,10 +106,10 @@ pub struct Scene {
     /// Solids in the flow ([`obstacles`]).
     #[serde(default)]
     pub obstacles: Vec<ObstacleSpec>,
-    /// The particle liquid ([`particles`]): with this section the scene runs the particle
-    /// model, in the box of `grid` (whose cells are then the picture's).
+    /// The particle liquid ([`crate::particles::spec`]): with this section the scene runs the
+    /// particle model, in the box of `grid` (whose cells are then the picture's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub particles: Option<particles::ParticleSpec>,
+    pub particles: Option<ParticleSpec>,
 }
 
 /// Built-in scenes: `(name, TOML)`.
@@ -576,19 +491,8 @@ impl Scene {
         Ok(s)
     }
 
-    /// The checked grid of this scene (with a particle liquid, its count of particles at the
-    /// start).
+    /// The checked grid of this scene: its box, sides, obstacles and finer fields.
     pub fn grid(&self) -> Result<Grid> {
-        let grid = self.frame()?;
-        let Some(spec) = &self.particles else { return Ok(grid) };
-        let count = spec.initial_count(&grid, &obstacles::obstacles(&self.obstacles, &grid)?);
-        // Past u32 the count is refused by the spec's check, which names it.
-        Ok(Grid { particles: count.min(u64::from(u32::MAX)) as u32, ..grid })
-    }
-
-    /// The checked grid without the particles counted: the box, what the obstacles and their
-    /// paths are placed in (counting walks every filled region).
-    fn frame(&self) -> Result<Grid> {
         let h = match self.grid.h {
             Some(h) => h,
             None if self.grid.ny > 0 => 1.0 / self.grid.ny as f32,
@@ -600,6 +504,48 @@ impl Scene {
         let (dye_factor, density_factor) = (self.fine_factor(false)?, self.fine_factor(true)?);
         let grid = Grid { solids: !self.obstacles.is_empty(), held, dye_factor, density_factor, ..grid };
         grid.with_sides(b.sides(self.params.buoyancy.ambient_temperature))
+    }
+
+    /// The checked box of this scene and its sides (what every model lives in).
+    pub fn frame(&self) -> Result<Frame> {
+        Ok(self.grid()?.frame)
+    }
+
+    /// The model this scene runs, made from its sections: the particle liquid for a scene
+    /// with a `[particles]` section, else the grid fluid. The one place the engine tells the
+    /// models apart.
+    pub fn model(&self) -> Result<Box<dyn Model>> {
+        match &self.particles {
+            Some(spec) => Ok(Box::new(ParticleModel::new(self.particle_setup(spec)?)?)),
+            None => Ok(Box::new(GridModel::new(self.grid_setup()?)?)),
+        }
+    }
+
+    /// What the grid fluid of this scene is made from, checked ([`Scene::validate`]).
+    pub fn grid_setup(&self) -> Result<GridSetup> {
+        self.validate()?;
+        let grid = self.grid()?;
+        Ok(GridSetup {
+            grid,
+            params: self.params.clone(),
+            obstacles: self.obstacles()?,
+            paths: self.obstacle_paths()?,
+            initial: self.initial,
+            emitters: self.emitters.clone(),
+            splats: self.splats.clone(),
+            storage: self.storage,
+        })
+    }
+
+    /// What the particle liquid of this scene (its `[particles]` section, `spec`) is made
+    /// from, checked: the liquid against the box and the obstacles, and none of the grid's
+    /// inputs that a liquid has no use for.
+    pub fn particle_setup(&self, spec: &ParticleSpec) -> Result<ParticleSetup> {
+        let frame = self.frame()?;
+        let obstacles = self.obstacles()?;
+        spec.validate(&frame, &obstacles)?;
+        self.check_particle_inputs()?;
+        Ok(ParticleSetup { frame, spec: spec.clone(), obstacles, paths: self.obstacle_paths()? })
     }
 
     /// `grid.dye_factor` or `grid.density_factor` (`density`), checked: 1 to
@@ -639,14 +585,24 @@ impl Scene {
     }
 
     /// The scene's obstacles in world units, checked ([`obstacles::obstacles`]).
-    pub fn obstacles(&self) -> Result<Vec<crate::grid::solid::Obstacle>> {
+    pub fn obstacles(&self) -> Result<Vec<crate::frame::solid::Obstacle>> {
         obstacles::obstacles(&self.obstacles, &self.frame()?)
     }
 
     /// The keyframed paths of the scene's obstacles in world units, in their order
     /// ([`obstacles::paths`]).
-    pub fn obstacle_paths(&self) -> Result<Vec<Option<crate::grid::solid::KeyPath>>> {
+    pub fn obstacle_paths(&self) -> Result<Vec<Option<crate::frame::solid::KeyPath>>> {
         obstacles::paths(&self.obstacles, &self.frame()?)
+    }
+
+    /// Pixels across and down of this scene's pictures ([`crate::render::RenderSpec::size`]):
+    /// the box's cells, or a finer dye's or density's when a layer shows it.
+    pub fn picture_size(&self) -> Result<(u32, u32)> {
+        let grid = self.grid()?;
+        let canvas = crate::render::Canvas::plain(grid.frame)
+            .with_factor("dye", grid.dye_factor)
+            .with_factor("density", grid.density_factor);
+        Ok(self.render.size(&canvas))
     }
 
     /// Check every value; errors name the key and the value.
@@ -789,7 +745,7 @@ impl Scene {
             if matches!(layer.field, RenderField::Velocity | RenderField::Speed | RenderField::Obstacles) {
                 continue;
             }
-            let shown = layer.field.source();
+            let Ok(shown) = FieldId::parse(layer.field.source()) else { continue };
             if let Some(why) = self.params.fields.not_carried(shown) {
                 return Err(Error::invalid(
                     self.render.layer_key(k),
@@ -803,87 +759,55 @@ impl Scene {
         Ok(())
     }
 
-    /// Fields to upload before the first step (others start at zero).
+    /// An error naming the first input of a grid scene that a particle scene has no use for:
+    /// emitters and splats of grid fields, obstacles held at a temperature, a finer dye or
+    /// density (the liquid is drawn on the grid itself).
+    fn check_particle_inputs(&self) -> Result<()> {
+        let scene = self;
+        for (key, f) in [("grid.dye_factor", scene.grid.dye_factor), ("grid.density_factor", scene.grid.density_factor)]
+        {
+            if f != 1 {
+                return Err(Error::invalid(key, f, "a particle scene is drawn on its grid: it has no finer fields"));
+            }
+        }
+        if scene.storage.any_half() {
+            return Err(Error::invalid(
+                "storage.format",
+                "f16",
+                "a particle scene stores its particles and grid in f32 (positions need its precision)",
+            ));
+        }
+        let why = "a particle scene has no grid fields to emit into (its liquid comes from `particles.fill`)";
+        if !scene.emitters.is_empty() {
+            return Err(Error::invalid("emitters", format!("{} emitters", scene.emitters.len()), why));
+        }
+        if !scene.splats.is_empty() {
+            return Err(Error::invalid("splats", format!("{} splats", scene.splats.len()), why));
+        }
+        if let Some(k) = scene.obstacles.iter().position(|o| o.temperature.is_some()) {
+            return Err(Error::invalid(
+                format!("obstacles[{k}].temperature"),
+                scene.obstacles[k].temperature.unwrap_or(0.0),
+                "a particle scene has no temperature: its obstacles are colliders only",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Fields to upload before the first step (others start at zero): the grid fluid's
+    /// initial conditions ([`crate::grid::initial::fields`]).
     pub fn initial_fields(&self, grid: &Grid) -> Vec<(FieldId, Vec<f32>)> {
-        let mut out = Vec::new();
-        let ambient = self.params.buoyancy.ambient_temperature;
-        if ambient != 0.0 {
-            out.push((FieldId::Temperature, vec![ambient; grid.cells()]));
-        }
-        match self.initial.velocity {
-            InitialVelocity::Zero => {}
-            InitialVelocity::TaylorGreen { amplitude } => {
-                let (u, v) = taylor_green(grid, amplitude);
-                out.push((FieldId::U, u));
-                out.push((FieldId::V, v));
-            }
-            InitialVelocity::Random { amplitude, seed } => {
-                let mut rng = SplitMix64(seed);
-                for f in [FieldId::U, FieldId::V] {
-                    let data = (0..grid.len(f)).map(|_| amplitude * (2.0 * rng.next_f32() - 1.0)).collect();
-                    out.push((f, data));
-                }
-            }
-        }
-        out
+        crate::grid::initial::fields(&self.initial, &self.params, grid)
     }
 
     /// The emitters of one step of length `dt`, in world units.
     pub fn emitter_splats(&self, grid: &Grid, dt: f32) -> Vec<Splat> {
-        self.emitters.iter().map(|e| e.to_splat(grid).scaled(dt)).collect()
+        crate::splat::emitted(&self.emitters, grid, dt)
     }
 
     /// The one-off initial splats in world units.
     pub fn initial_splats(&self, grid: &Grid) -> Vec<Splat> {
         self.splats.iter().map(|s| s.to_splat(grid)).collect()
-    }
-}
-
-/// The discrete Taylor–Green vortex described at [`InitialVelocity::TaylorGreen`].
-pub fn taylor_green(grid: &Grid, amplitude: f32) -> (Vec<f32>, Vec<f32>) {
-    use std::f64::consts::TAU;
-    let (nx, ny, h) = (grid.nx as usize, grid.ny as usize, f64::from(grid.h));
-    let kx = TAU / (nx as f64 * h);
-    let ky = TAU / (ny as f64 * h);
-    let sx = (kx * h / 2.0).sin();
-    let sy = (ky * h / 2.0).sin();
-    let a = f64::from(amplitude);
-    let b = -a * sx / sy;
-    let mut u = vec![0.0; grid.len(FieldId::U)];
-    let mut v = vec![0.0; grid.len(FieldId::V)];
-    for j in 0..ny {
-        for i in 0..=nx {
-            let (x, y) = ((i % nx) as f64 * h, (j as f64 + 0.5) * h);
-            u[j * (nx + 1) + i] = (a * (kx * x).sin() * (ky * y).cos()) as f32;
-        }
-    }
-    for j in 0..=ny {
-        for i in 0..nx {
-            let (x, y) = ((i as f64 + 0.5) * h, (j % ny) as f64 * h);
-            v[j * nx + i] = (b * (kx * x).cos() * (ky * y).sin()) as f32;
-        }
-    }
-    (u, v)
-}
-
-/// A tiny, well-known generator (SplitMix64) so scenes and tests are reproducible without a
-/// dependency.
-#[derive(Clone, Debug)]
-pub struct SplitMix64(pub u64);
-
-impl SplitMix64 {
-    /// Next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `[0, 1)`.
-    pub fn next_f32(&mut self) -> f32 {
-        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
     }
 }
 

@@ -23,8 +23,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::grid::solid::{KeyPath, MAX_MASK_PIXELS, Motion, Obstacle, Pose, Shape};
-use crate::grid::{Boundary, Grid};
+use crate::frame::solid::{KeyPath, MAX_MASK_PIXELS, Motion, Obstacle, Pose, Shape};
+use crate::frame::{Boundary, Frame};
 use crate::{Error, Result};
 
 /// Most obstacles of one scene (the device's rasterisation visits each for every node).
@@ -249,7 +249,7 @@ impl ObstacleSpec {
 
     /// Its keyframed path in world units, checked (`None` without one). A path replaces the
     /// fixed pose and motion, so those keys must be left out. `key` names it in messages.
-    pub fn to_path(&self, grid: &Grid, key: &str) -> Result<Option<KeyPath>> {
+    pub fn to_path(&self, grid: &Frame, key: &str) -> Result<Option<KeyPath>> {
         let Some(keys) = &self.path else {
             if self.repeat {
                 let why = "`repeat` belongs to a path; add `path` or remove it";
@@ -291,12 +291,12 @@ impl ObstacleSpec {
     /// The solid in world units on `grid`, checked: the keys its shape needs and no others,
     /// finite values, positive sizes. `key` names it in messages (`obstacles[2]`). With a path
     /// it stands where the path has it at time 0.
-    pub fn to_obstacle(&self, grid: &Grid, key: &str) -> Result<Obstacle> {
+    pub fn to_obstacle(&self, grid: &Frame, key: &str) -> Result<Obstacle> {
         self.placed(grid, key).map(|(obstacle, _)| obstacle)
     }
 
     /// [`ObstacleSpec::to_obstacle`] and [`ObstacleSpec::to_path`] together, the path built once.
-    fn placed(&self, grid: &Grid, key: &str) -> Result<(Obstacle, Option<KeyPath>)> {
+    fn placed(&self, grid: &Frame, key: &str) -> Result<(Obstacle, Option<KeyPath>)> {
         let height = grid.height();
         let name = |k: &str| format!("{key}.{k}");
         let shape_name = match self.shape {
@@ -391,7 +391,7 @@ impl ObstacleSpec {
 
 /// The obstacles of a scene in world units, checked one by one and together: at most
 /// [`MAX_OBSTACLES`], each reaching into the box, and not all of the box solid.
-pub fn obstacles(specs: &[ObstacleSpec], grid: &Grid) -> Result<Vec<Obstacle>> {
+pub fn obstacles(specs: &[ObstacleSpec], grid: &Frame) -> Result<Vec<Obstacle>> {
     if specs.len() > MAX_OBSTACLES {
         let why = format!("a scene has at most {MAX_OBSTACLES} obstacles");
         return Err(Error::invalid("obstacles", format!("{} entries", specs.len()), why));
@@ -433,13 +433,13 @@ pub fn obstacles(specs: &[ObstacleSpec], grid: &Grid) -> Result<Vec<Obstacle>> {
 
 /// The keyframed paths of a scene's obstacles in world units, in their order (`None` for an
 /// obstacle without one).
-pub fn paths(specs: &[ObstacleSpec], grid: &Grid) -> Result<Vec<Option<KeyPath>>> {
+pub fn paths(specs: &[ObstacleSpec], grid: &Frame) -> Result<Vec<Option<KeyPath>>> {
     specs.iter().enumerate().map(|(k, spec)| spec.to_path(grid, &format!("obstacles[{k}]"))).collect()
 }
 
 /// Whether every point of a lattice over the box (65 × 65 and every cell centre of a grid
 /// smaller than that) lies inside an obstacle.
-fn covers_the_box(grid: &Grid, obstacles: &[Obstacle]) -> bool {
+fn covers_the_box(grid: &Frame, obstacles: &[Obstacle]) -> bool {
     let (nx, ny) = (grid.nx.min(64) as usize, grid.ny.min(64) as usize);
     (0..ny).all(|j| {
         (0..nx).all(|i| {

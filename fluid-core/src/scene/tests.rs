@@ -430,12 +430,12 @@ fn obstacles_read_in_box_fractions_and_degrees() {
     assert!(grid.solids);
     let o = s.obstacles().expect("obstacles");
     assert_eq!(o[0].pose.position, [0.5, 0.5]);
-    assert_eq!(o[0].shape, crate::grid::solid::Shape::Rect { half_size: [0.2, 0.1] });
+    assert_eq!(o[0].shape, crate::frame::solid::Shape::Rect { half_size: [0.2, 0.1] });
     assert!((o[0].pose.angle - std::f32::consts::FRAC_PI_2).abs() < 1e-6);
     assert!((o[0].motion.angular_velocity - std::f32::consts::PI).abs() < 1e-6);
-    assert_eq!(o[1].shape, crate::grid::solid::Shape::Capsule { half_length: 0.25, radius: 0.1 });
+    assert_eq!(o[1].shape, crate::frame::solid::Shape::Capsule { half_length: 0.25, radius: 0.1 });
     assert_eq!(o[1].pose.position, [1.0, 0.5]);
-    assert_eq!(o[2].shape, crate::grid::solid::Shape::Polygon { points: vec![[0.0, 0.0], [0.1, 0.0], [0.0, 0.1]] });
+    assert_eq!(o[2].shape, crate::frame::solid::Shape::Polygon { points: vec![[0.0, 0.0], [0.1, 0.0], [0.0, 0.1]] });
     let text = toml::to_string(&s).expect("serialise");
     assert_eq!(Scene::from_toml(&text, "again").expect("reads back"), s);
 }

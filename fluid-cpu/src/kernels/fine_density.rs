@@ -3,7 +3,8 @@
 //! `coarse_density` (its mean over each velocity cell, read by the forces and combustion) and
 //! `fine_soot` (what combustion added to a velocity cell, added to its fine cells).
 
-use fluid_core::grid::uniforms::{DyeParams, SplatGpu};
+use fluid_core::frame::uniform::SplatGpu;
+use fluid_core::grid::uniforms::DyeParams;
 use fluid_core::splat::splat_weight;
 
 use super::advect_cells::{in_band, inflow_weight};

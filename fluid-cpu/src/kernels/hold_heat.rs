@@ -3,7 +3,7 @@
 //! and takes that temperature. `diffuse_temperature` keeps those cells and conducts through
 //! their faces whole: the solid is a source or sink of heat, not an insulator.
 
-use fluid_core::grid::solid::nearest;
+use fluid_core::frame::solid::nearest;
 use rayon::prelude::*;
 
 use super::common::G;

@@ -2,7 +2,7 @@
 //! its falloff weight `w` times its velocity, and `w` times its `density` toward its centre
 //! (away from it when negative), world units per second.
 
-use fluid_core::grid::uniforms::SplatGpu;
+use fluid_core::frame::uniform::SplatGpu;
 use fluid_core::ir::schedule::Dispatch;
 use fluid_core::particles::HashParams;
 use fluid_core::splat::splat_weight;

@@ -5,10 +5,10 @@
 //! inward part and the friction's share of the tangential part (Clavet et al. 2005,
 //! algorithm 6). Outside but within reach of stickiness, it is pulled toward the solid by
 //! `dt k_stick d (1 − d / reach)` (section 5.3). Distances are the host reference's,
-//! [`fluid_core::grid::solid::nearest`].
+//! [`fluid_core::frame::solid::nearest`].
 
 use fluid_core::Grid;
-use fluid_core::grid::solid::{Obstacle, nearest};
+use fluid_core::frame::solid::{Obstacle, nearest};
 use fluid_core::ir::schedule::Dispatch;
 use fluid_core::particles::SolidParams;
 use rayon::prelude::*;

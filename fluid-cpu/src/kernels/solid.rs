@@ -5,7 +5,8 @@
 //! solid's velocity, interleaved. Plain per-sample code over parallel rows: these paths run only
 //! in scenes with obstacles, where the weights' reads dominate anyway.
 
-use fluid_core::grid::uniforms::{JacobiParams, SplatGpu};
+use fluid_core::frame::uniform::SplatGpu;
+use fluid_core::grid::uniforms::JacobiParams;
 
 use super::common::{BOTTOM, G, LEFT, RIGHT, TOP, flush_subnormal, for_each_row, next, prev, rows_mut, split_around};
 use super::splat::{SplatFields, reaching_row, splat_cell, splat_u_face, splat_v_face};

@@ -9,7 +9,8 @@
 //! [`splat_weight`]. The product differs from `exp(−(dx² + dy²)/r²)` by a few ulps (tested),
 //! as the GPU's `exp` does from libm's.
 
-use fluid_core::grid::uniforms::{DyeParams, FALLOFF_GAUSSIAN, SplatGpu};
+use fluid_core::frame::uniform::{FALLOFF_GAUSSIAN, SplatGpu};
+use fluid_core::grid::uniforms::DyeParams;
 use fluid_core::splat::{GAUSSIAN_CUTOFF, splat_weight};
 
 use rayon::prelude::*;
@@ -515,7 +516,7 @@ pub(crate) fn dispatch_fuel(c: &mut Ctx<'_>, _d: &Dispatch, mut s: Slots<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fluid_core::grid::uniforms::FALLOFF_LINEAR;
+    use fluid_core::frame::uniform::FALLOFF_LINEAR;
     use fluid_core::{Boundary, FieldId, Grid};
 
     /// `reaches` (which skips the gaussian's `exp`) says exactly whether `splat_weight` is

@@ -5,7 +5,7 @@ mod lanes;
 pub mod particles;
 pub mod sharp;
 
-use fluid_core::grid::uniforms::GridUniform;
+use fluid_core::frame::uniform::GridUniform;
 use fluid_core::{Boundary, FieldKind};
 use rayon::iter::Either;
 use rayon::prelude::*;
@@ -85,7 +85,6 @@ impl G {
             FieldKind::VFaces => 2 * self.nx,
             FieldKind::Levels => self.nx,
             FieldKind::Table => 4,
-            FieldKind::Particles => 2,
         }
     }
 

@@ -92,7 +92,7 @@ fn open_fractions_follow_the_zero_crossing() {
 /// face's closed length is the chord through it): a disc of radius 20h within 1 %.
 #[test]
 fn closed_faces_add_up_to_the_solid_area() {
-    let grid = Grid::new(64, 64, 0.5, Boundary::Wall, Boundary::Wall).expect("grid");
+    let grid = Frame::new(64, 64, 0.5, Boundary::Wall, Boundary::Wall).expect("grid");
     let r = 20.0 * grid.h;
     let disc = at(Shape::Circle { radius: r }, [16.3, 15.8], 0.0);
     let faces = rasterise(&grid, &[disc]);
@@ -109,7 +109,7 @@ fn closed_faces_add_up_to_the_solid_area() {
 /// move, here under 1 where a mask flipping one face would already add 1.
 #[test]
 fn a_small_move_changes_the_fractions_a_little() {
-    let grid = Grid::new(48, 40, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
+    let grid = Frame::new(48, 40, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
     let shapes = [
         Shape::Circle { radius: 7.3 },
         Shape::Rect { half_size: [6.0, 3.5] },
@@ -132,7 +132,7 @@ fn a_small_move_changes_the_fractions_a_little() {
 /// across a periodic edge closes faces on both sides.
 #[test]
 fn closed_faces_carry_the_solids_velocity_and_wrap() {
-    let grid = Grid::new(32, 32, 1.0, Boundary::Periodic, Boundary::Wall).expect("grid");
+    let grid = Frame::new(32, 32, 1.0, Boundary::Periodic, Boundary::Wall).expect("grid");
     let mut o = at(Shape::Circle { radius: 5.0 }, [1.0, 16.0], 0.0);
     o.motion = Motion { velocity: [0.5, -0.25], angular_velocity: 2.0 };
     let faces = rasterise(&grid, std::slice::from_ref(&o));

@@ -34,8 +34,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::grid::Grid;
-use crate::grid::solid::{Obstacle, nearest};
+use crate::frame::Frame;
+use crate::frame::solid::{Obstacle, nearest};
 use crate::{Error, Result};
 
 /// Most particles a scene may hold (positions are indexed in `u32` on every backend, and the
@@ -343,12 +343,12 @@ fn finite_at_least_zero(key: &str, x: f32, what: &str) -> Result<()> {
 
 impl ParticleSpec {
     /// The interaction radius in world units.
-    pub fn radius_world(&self, grid: &Grid) -> f32 {
+    pub fn radius_world(&self, grid: &Frame) -> f32 {
         self.radius * grid.height()
     }
 
     /// The container in world units.
-    pub fn bounds(&self, grid: &Grid) -> Bounds {
+    pub fn bounds(&self, grid: &Frame) -> Bounds {
         let (w, hgt) = (grid.width(), grid.height());
         match self.container {
             Container::Box => Bounds::Box { min: [0.0, 0.0], max: [w, hgt] },
@@ -359,14 +359,14 @@ impl ParticleSpec {
     }
 
     /// The hash's cells along x and y: the box over the interaction radius, rounded up.
-    pub fn hash_cells(&self, grid: &Grid) -> [u32; 2] {
+    pub fn hash_cells(&self, grid: &Frame) -> [u32; 2] {
         let r = self.radius_world(grid);
         [((grid.width() / r).ceil() as u32).max(1), ((grid.height() / r).ceil() as u32).max(1)]
     }
 
     /// Check every value against `grid` and the scene's `obstacles` (world units); errors name
     /// the key and the value.
-    pub fn validate(&self, grid: &Grid, obstacles: &[Obstacle]) -> Result<()> {
+    pub fn validate(&self, grid: &Frame, obstacles: &[Obstacle]) -> Result<()> {
         finite_positive("particles.radius", self.radius, "the interaction radius")?;
         finite_positive("particles.rest_density", self.rest_density, "the rest density")?;
         finite_at_least_zero("particles.stiffness", self.stiffness, "the stiffness")?;
@@ -522,7 +522,7 @@ impl ParticleSpec {
     }
 
     /// The emitters in world units.
-    pub fn faucets(&self, grid: &Grid) -> Vec<Faucet> {
+    pub fn faucets(&self, grid: &Frame) -> Vec<Faucet> {
         let (w, hgt) = (grid.width(), grid.height());
         self.emitters
             .iter()
@@ -545,7 +545,7 @@ impl ParticleSpec {
     }
 
     /// Most particles the scene holds: those filled at the start and every emitter's budget.
-    pub fn capacity(&self, grid: &Grid, obstacles: &[Obstacle]) -> u64 {
+    pub fn capacity(&self, grid: &Frame, obstacles: &[Obstacle]) -> u64 {
         self.initial_count(grid, obstacles).saturating_add(self.budgets())
     }
 
@@ -555,7 +555,7 @@ impl ParticleSpec {
     }
 
     /// Each emitter's values, its nozzle inside the container.
-    fn check_emitters(&self, grid: &Grid) -> Result<()> {
+    fn check_emitters(&self, grid: &Frame) -> Result<()> {
         let bounds = self.bounds(grid);
         for (k, e) in self.emitters.iter().enumerate() {
             let key = format!("particles.emitters[{k}]");
@@ -617,7 +617,7 @@ impl ParticleSpec {
     /// How many particles the filled regions hold outside `obstacles` (without placing
     /// them); past twice [`MAX_PARTICLES`], the lattice points of their bounding boxes,
     /// uncounted (a disc holds more than half of its box's).
-    pub fn initial_count(&self, grid: &Grid, obstacles: &[Obstacle]) -> u64 {
+    pub fn initial_count(&self, grid: &Frame, obstacles: &[Obstacle]) -> u64 {
         let bound: u64 = self.fill.iter().map(|f| self.lattice_bound(f, grid)).fold(0, u64::saturating_add);
         if bound > 2 * MAX_PARTICLES {
             return bound;
@@ -635,7 +635,7 @@ impl ParticleSpec {
 
     /// The lattice points of a region's bounding box: its corners, the spacing, columns and
     /// rows.
-    fn lattice_dims(&self, fill: &Fill, grid: &Grid) -> ([f32; 2], [f32; 2], f32, u64, u64) {
+    fn lattice_dims(&self, fill: &Fill, grid: &Frame) -> ([f32; 2], [f32; 2], f32, u64, u64) {
         let hgt = grid.height();
         let s = self.spacing(fill) * hgt;
         let (lo, hi) = match *fill {
@@ -657,14 +657,14 @@ impl ParticleSpec {
         (lo, hi, s, count(lo[0], hi[0], s), count(lo[1], hi[1], self.row_spacing(s)))
     }
 
-    fn lattice_bound(&self, fill: &Fill, grid: &Grid) -> u64 {
+    fn lattice_bound(&self, fill: &Fill, grid: &Frame) -> u64 {
         let (_, _, _, cols, rows) = self.lattice_dims(fill, grid);
         cols.saturating_mul(rows)
     }
 
     /// The initial particles: positions and velocities in world units, region by region,
     /// row by row from the bottom, none inside `obstacles`.
-    pub fn initial_particles(&self, grid: &Grid, obstacles: &[Obstacle]) -> (Vec<[f32; 2]>, Vec<[f32; 2]>) {
+    pub fn initial_particles(&self, grid: &Frame, obstacles: &[Obstacle]) -> (Vec<[f32; 2]>, Vec<[f32; 2]>) {
         let (mut x, mut v) = (Vec::new(), Vec::new());
         for f in &self.fill {
             self.lattice(f, grid, obstacles, |p, vel| {
@@ -683,7 +683,7 @@ impl ParticleSpec {
     fn lattice(
         &self,
         fill: &Fill,
-        grid: &Grid,
+        grid: &Frame,
         obstacles: &[Obstacle],
         mut put: impl FnMut([f32; 2], [f32; 2]),
     ) -> u64 {

@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::frame::finite;
 use crate::grid::{Boundary, FieldId, Inflow, Side};
 use crate::{Error, Result};
 
@@ -654,6 +655,19 @@ impl Default for ActiveFields {
 }
 
 impl ActiveFields {
+    /// `splat` without the amounts for the fields these do not carry: what
+    /// [`crate::Simulation::splat`] accepts in a scene that carries only some of density,
+    /// temperature and dye.
+    pub fn carried(&self, splat: crate::splat::Splat) -> crate::splat::Splat {
+        crate::splat::Splat {
+            density: if self.density { splat.density } else { 0.0 },
+            temperature: if self.temperature { splat.temperature } else { 0.0 },
+            dye: if self.dye { splat.dye } else { [0.0; 4] },
+            fuel: if self.fuel { splat.fuel } else { 0.0 },
+            ..splat
+        }
+    }
+
     /// Whether the step carries `field`: false only for a density, temperature, dye or fuel
     /// switched off here (nothing moves or fades it; it holds only what splats put there).
     pub fn carries(&self, field: FieldId) -> bool {
@@ -662,7 +676,6 @@ impl ActiveFields {
             FieldId::Temperature => self.temperature,
             FieldId::Dye => self.dye,
             FieldId::Fuel => self.fuel,
-            FieldId::Positions | FieldId::Velocities => false,
             _ => true,
         }
     }
@@ -670,9 +683,6 @@ impl ActiveFields {
     /// Why `field` is empty, when the step does not carry it: e.g. "the step does not carry dye
     /// (params.fields.dye = false)", for an error about a setting that acts on it.
     pub fn not_carried(&self, field: FieldId) -> Option<String> {
-        if matches!(field, FieldId::Positions | FieldId::Velocities) {
-            return Some(format!("only a particle scene (one with a [particles] section) has {}", field.name()));
-        }
         (!self.carries(field)).then(|| format!("the step does not carry {0} (params.fields.{0} = false)", field.name()))
     }
 }
@@ -699,11 +709,6 @@ fn iterations(key: &str, n: u32) -> Result<()> {
         ));
     }
     Ok(())
-}
-
-/// Refuse NaN and infinities, naming the key.
-pub(crate) fn finite(key: &str, x: f32) -> Result<()> {
-    if x.is_finite() { Ok(()) } else { Err(Error::invalid(key, x, "must be a finite number")) }
 }
 
 fn non_negative(key: &str, x: f32) -> Result<()> {

@@ -3,9 +3,8 @@
 //! grid fluid and the particle liquid share it; each names the resource its table lives in.
 
 use crate::backend::Backend;
-use crate::grid::solid::{self, KeyPath, Motion, Obstacle, Pose};
+use crate::frame::solid::{self, KeyPath, Motion, Obstacle, Pose};
 use crate::ir::resource::ResourceId;
-use crate::scene::Scene;
 use crate::{Error, Result};
 
 /// An obstacle's keyframed path and the leg the table holds (`None`: none yet).
@@ -20,13 +19,10 @@ pub struct SolidSet {
 }
 
 impl SolidSet {
-    /// The obstacles and paths of `scene`, their table in resource `table`.
-    pub fn new(scene: &Scene, table: ResourceId) -> Result<SolidSet> {
-        Ok(SolidSet { table, obstacles: scene.obstacles()?, paths: Self::paths(scene)? })
-    }
-
-    fn paths(scene: &Scene) -> Result<Vec<Followed>> {
-        Ok(scene.obstacle_paths()?.into_iter().map(|p| p.map(|p| (p, None))).collect())
+    /// `obstacles` (world units), each following its path in `paths` if it has one, their
+    /// table in resource `table`.
+    pub fn new(obstacles: Vec<Obstacle>, paths: &[Option<KeyPath>], table: ResourceId) -> SolidSet {
+        SolidSet { table, obstacles, paths: paths.iter().map(|p| p.clone().map(|p| (p, None))).collect() }
     }
 
     /// The obstacles as the table holds them.

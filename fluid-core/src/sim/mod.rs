@@ -2,12 +2,16 @@
 //! [`Model`]; what the grid fluid adds (its diagnostics, its fields) it reaches through the
 //! model's trait.
 
+mod fit;
+
+pub use fit::{Fitted, plan};
+
 use crate::backend::{Backend, PendingRead, StepInputs};
-use crate::grid::solid::{Motion, Obstacle, Pose};
-use crate::grid::{FieldId, Grid, SamplePlan};
-use crate::model::Model;
+use crate::frame::solid::{Motion, Obstacle, Pose};
+use crate::frame::{Frame, SamplePlan};
+use crate::model::{FieldInfo, FieldName, Model};
 use crate::params::SimParams;
-use crate::render::RenderField;
+use crate::render::{Renderer, Shot};
 use crate::replay::{Input, InputLog};
 use crate::scene::Scene;
 use crate::splat::Splat;
@@ -25,7 +29,7 @@ pub struct PendingSample {
 
 impl PendingSample {
     /// The field sampled.
-    pub fn field(&self) -> FieldId {
+    pub fn field(&self) -> &'static str {
         self.plan.field()
     }
 
@@ -39,7 +43,7 @@ impl PendingSample {
 /// device. Dropping it lets the backend free the read.
 #[derive(Debug)]
 pub struct PendingField {
-    field: FieldId,
+    field: &'static str,
     read: PendingRead,
     /// Values live when asked (the particles' room past them is not handed over).
     live: Option<usize>,
@@ -47,7 +51,7 @@ pub struct PendingField {
 
 impl PendingField {
     /// The field asked for.
-    pub fn field(&self) -> FieldId {
+    pub fn field(&self) -> &'static str {
         self.field
     }
 
@@ -59,6 +63,7 @@ impl PendingField {
 
 /// A running simulation: a scene's model on a backend.
 pub struct Simulation<B: Backend = Box<dyn Backend>> {
+    scene: Scene,
     model: Box<dyn Model>,
     backend: B,
     pending: Vec<Splat>,
@@ -68,23 +73,15 @@ pub struct Simulation<B: Backend = Box<dyn Backend>> {
     recording: Option<InputLog>,
     downscaled_from: Option<[u32; 2]>,
     last_substeps: u32,
-    trails: crate::render::Trails,
-    /// The picture's backdrop ([`crate::render::RenderSpec::backdrop`]) and what it was made
-    /// of (image, background colour, picture size).
-    backdrop: Option<(Backdrop, Vec<[f32; 4]>)>,
-    /// Whether the render kernels' copy of the backdrop is current.
-    backdrop_on_device: bool,
+    renderer: Renderer,
 }
-
-/// What a backdrop is made of: the image's path, the background colour, the picture's size.
-type Backdrop = (String, [u8; 4], (u32, u32));
 
 impl<B: Backend> std::fmt::Debug for Simulation<B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Simulation")
-            .field("scene", &self.model.scene().name)
+            .field("scene", &self.scene.name)
             .field("model", &self.model.family())
-            .field("grid", self.model.grid())
+            .field("frame", self.model.frame())
             .field("backend", &self.backend.name())
             .field("steps", &self.steps)
             .finish_non_exhaustive()
@@ -101,10 +98,11 @@ impl<B: Backend> Simulation<B> {
     /// ([`Simulation::downscaled_from`] says from what).
     pub fn new(scene: Scene, backend: B) -> Result<Simulation<B>> {
         if scene.storage.budget.is_none() {
-            return Simulation::with_model(model_for(scene)?, backend);
+            let model = scene.model()?;
+            return Simulation::with_model(scene, model, backend);
         }
-        let (fitted, model) = crate::storage::fit(&scene, &backend)?;
-        let mut sim = Simulation::with_model(model, backend)?;
+        let (fitted, model) = fit::fit(&scene, &backend)?;
+        let mut sim = Simulation::with_model(fitted.scene, model, backend)?;
         sim.downscaled_from = fitted.downscaled_from;
         Ok(sim)
     }
@@ -115,11 +113,12 @@ impl<B: Backend> Simulation<B> {
         self.downscaled_from
     }
 
-    fn with_model(mut model: Box<dyn Model>, mut backend: B) -> Result<Simulation<B>> {
+    fn with_model(scene: Scene, mut model: Box<dyn Model>, mut backend: B) -> Result<Simulation<B>> {
         backend.allocate(model.resources())?;
         model.initialize(&mut backend)?;
-        let last_dt = model.scene().params.dt;
+        let last_dt = scene.params.dt;
         Ok(Simulation {
+            scene,
             model,
             backend,
             pending: Vec::new(),
@@ -129,9 +128,7 @@ impl<B: Backend> Simulation<B> {
             recording: None,
             downscaled_from: None,
             last_substeps: 1,
-            trails: crate::render::Trails::default(),
-            backdrop: None,
-            backdrop_on_device: false,
+            renderer: Renderer::default(),
         })
     }
 
@@ -155,9 +152,9 @@ impl<B: Backend> Simulation<B> {
         self.pending.clear();
         self.time = 0.0;
         self.steps = 0;
-        self.last_dt = self.model.scene().params.dt;
+        self.last_dt = self.scene.params.dt;
         self.last_substeps = 1;
-        self.trails.clear();
+        self.renderer.clear();
         self.record(|| Input::Reset);
         Ok(())
     }
@@ -173,7 +170,7 @@ impl<B: Backend> Simulation<B> {
                 "a log replays from the scene's start: record from a new or reset simulation, before any splat",
             ));
         }
-        self.recording = Some(InputLog::new(self.model.scene().clone()));
+        self.recording = Some(InputLog::new(self.scene.clone()));
         Ok(())
     }
 
@@ -193,7 +190,7 @@ impl<B: Backend> Simulation<B> {
         }
     }
 
-    /// Queue a splat (world units: the box is [`Grid::width`] × [`Grid::height`]) for the
+    /// Queue a splat (world units: the box is [`Frame::width`] × [`Frame::height`]) for the
     /// next step. Its numbers must be finite and its radius > 0 (an error names the value). It
     /// may reach past the box: along a wall the part outside adds nothing, so one wholly
     /// outside (a pointer dragged off the picture) changes nothing; along a periodic axis it
@@ -202,7 +199,7 @@ impl<B: Backend> Simulation<B> {
     pub fn splat(&mut self, splat: Splat) -> Result<()> {
         splat.validate("splat")?;
         self.model.check_splat(&splat)?;
-        let queued = self.pending.len() + self.model.scene().emitters.len();
+        let queued = self.pending.len() + self.model.emitter_count();
         if queued >= crate::splat::MAX_SPLATS {
             return Err(Error::invalid(
                 "splat",
@@ -248,9 +245,9 @@ impl<B: Backend> Simulation<B> {
     /// Substeps a step of `dt` takes: `⌈dt · max |u| / (cfl · h)⌉` within
     /// `[1, params.max_substeps]`, or 1 without `params.cfl`.
     fn substeps(&mut self, dt: f32) -> Result<u32> {
-        let params = &self.model.scene().params;
+        let params = &self.scene.params;
         let (Some(cfl), most) = (params.cfl, params.max_substeps) else { return Ok(1) };
-        let h = self.model.grid().h;
+        let h = self.model.frame().h;
         let inputs = self.pass_inputs();
         let d = self.model.state_maxima(&mut self.backend, &inputs)?;
         let courant = f64::from(dt) * d.max_velocity / f64::from(h);
@@ -266,29 +263,52 @@ impl<B: Backend> Simulation<B> {
         self.last_substeps
     }
 
-    /// The resource that holds `field` now (derived fields such as `curl` brought up to date).
-    fn readable(&mut self, field: FieldId) -> Result<crate::ResourceId> {
+    /// The readable fields of the model (name, where their values sit, channels).
+    pub fn fields(&self) -> Vec<FieldInfo> {
+        self.model.fields()
+    }
+
+    /// The field `name` of the model, or an error listing those it has.
+    pub fn field_info(&self, name: &str) -> Result<FieldInfo> {
+        let fields = self.model.fields();
+        fields.iter().find(|f| f.name == name).copied().ok_or_else(|| Error::UnknownField {
+            name: name.to_string(),
+            known: fields.iter().map(|f| f.name).collect::<Vec<_>>().join(", "),
+        })
+    }
+
+    /// Sample points of `field` now: its cells or faces, a liquid's live particles.
+    pub fn points(&self, field: impl FieldName) -> Result<usize> {
+        Ok(self.readable_info(field.field_name())?.lattice.points(self.model.frame()))
+    }
+
+    /// The resource that holds `field` now (derived fields such as `curl` brought up to date),
+    /// and the field's description.
+    fn readable(&mut self, field: &str) -> Result<(crate::ResourceId, FieldInfo)> {
+        let info = self.readable_info(field)?;
         let inputs = self.pass_inputs();
-        self.model.readable(&mut self.backend, field, &inputs)
+        Ok((self.model.readable(&mut self.backend, info.name, &inputs)?, info))
     }
 
-    /// Read a field (see [`crate::grid`] for the layout). On a GPU backend it waits for the
-    /// device; [`Simulation::request_field`] does not. `curl` is the vorticity of the current
-    /// velocity, computed for the read (the step keeps it only as scratch of vorticity
-    /// confinement). A field the scene does not carry (`params.fields`) is an error naming it.
-    pub fn field(&mut self, field: FieldId) -> Result<Vec<f32>> {
-        let id = self.readable(field)?;
+    /// The field `field`'s description: for a name the model has no field of, the model's
+    /// own error (it says why: a field the scene does not carry), else one listing its fields.
+    fn readable_info(&self, field: &str) -> Result<FieldInfo> {
+        self.field_info(field).or_else(|unknown| {
+            self.model.check_field(field)?;
+            Err(unknown)
+        })
+    }
+
+    /// Read a field by name (see [`crate::grid`] for the grid's layouts). On a GPU backend it
+    /// waits for the device; [`Simulation::request_field`] does not. `curl` is the vorticity
+    /// of the current velocity, computed for the read (the step keeps it only as scratch of
+    /// vorticity confinement). A field the scene does not carry (`params.fields`) is an error
+    /// naming it.
+    pub fn field(&mut self, field: impl FieldName) -> Result<Vec<f32>> {
+        let (id, info) = self.readable(field.field_name())?;
         let mut values = self.backend.download(id)?;
-        if let Some(n) = self.live_len(field) {
-            values.truncate(n);
-        }
+        values.truncate(info.len(self.model.frame()));
         Ok(values)
-    }
-
-    /// Values of `field` that are live, where the resource holds room past them: a particle
-    /// liquid's emitters fill its buffers as it runs.
-    fn live_len(&self, field: FieldId) -> Option<usize> {
-        (field.kind() == crate::grid::FieldKind::Particles).then(|| self.model.grid().len(field))
     }
 
     /// Fill the `curl` field with the vorticity `∂v/∂x − ∂u/∂y` of the current velocity. Every
@@ -296,7 +316,7 @@ impl<B: Backend> Simulation<B> {
     /// backend's curl buffer directly (`WgpuBackend::field_buffer`, `VulkanBackend::field_buffer`).
     /// Queued behind the steps so far; it does not wait.
     pub fn compute_curl(&mut self) -> Result<()> {
-        self.readable(FieldId::Curl).map(|_| ())
+        self.readable("curl").map(|_| ())
     }
 
     /// Bilinear samples of a public field at world positions, e.g. the smoke density where a
@@ -304,13 +324,20 @@ impl<B: Backend> Simulation<B> {
     /// the points, of only the values they interpolate ([`Backend::download_at`]; on a GPU
     /// backend it waits for the device, and for the steps still queued: a game sampling every
     /// frame wants [`Simulation::request_sample`], which does not). Points outside the box are
-    /// an error naming them; see [`Grid::sample`], whose results these equal bit for bit.
-    pub fn sample(&mut self, field: FieldId, points: &[[f32; 2]]) -> Result<Vec<f32>> {
-        let grid = *self.model.grid();
-        grid.sample_with(field, points, |indices| {
-            let id = self.readable(field)?;
+    /// an error naming them; see [`Frame::sample_plan`], and [`crate::Grid::sample`], whose
+    /// results these equal bit for bit.
+    pub fn sample(&mut self, field: impl FieldName, points: &[[f32; 2]]) -> Result<Vec<f32>> {
+        let plan = self.sample_plan(field.field_name(), points)?;
+        plan.read(|indices| {
+            let (id, _) = self.readable(plan.field())?;
             self.backend.download_at(id, indices)
         })
+    }
+
+    /// How to sample the field `name` at `points`.
+    fn sample_plan(&self, name: &str, points: &[[f32; 2]]) -> Result<SamplePlan> {
+        let info = self.readable_info(name)?;
+        self.model.frame().sample_plan(info.name, info.lattice, info.channels, points)
     }
 
     /// [`Simulation::sample`] without waiting for the device: the read is queued behind every
@@ -323,7 +350,7 @@ impl<B: Backend> Simulation<B> {
     /// ```
     /// # fn main() -> fluid_core::Result<()> {
     /// # fn example<B: fluid_core::Backend>(mut sim: fluid_core::sim::Simulation<B>) -> fluid_core::Result<()> {
-    /// let mut asked = sim.request_sample(fluid_core::FieldId::Density, &[[0.5, 0.3]])?;
+    /// let mut asked = sim.request_sample("density", &[[0.5, 0.3]])?;
     /// sim.step(1.0 / 60.0)?; // the next frame
     /// if let Some(density) = sim.poll_sample(&mut asked)? {
     ///     // the density at (0.5, 0.3) before that step
@@ -332,9 +359,9 @@ impl<B: Backend> Simulation<B> {
     /// # Ok(()) }
     /// # Ok(()) }
     /// ```
-    pub fn request_sample(&mut self, field: FieldId, points: &[[f32; 2]]) -> Result<PendingSample> {
-        let plan = self.model.grid().sample_plan(field, points)?;
-        let id = self.readable(field)?;
+    pub fn request_sample(&mut self, field: impl FieldName, points: &[[f32; 2]]) -> Result<PendingSample> {
+        let plan = self.sample_plan(field.field_name(), points)?;
+        let (id, _) = self.readable(plan.field())?;
         let read = self.backend.queue_download_at(id, plan.indices())?;
         Ok(PendingSample { plan, read })
     }
@@ -358,9 +385,10 @@ impl<B: Backend> Simulation<B> {
     /// [`Simulation::field`] without waiting for the device, as [`Simulation::request_sample`]
     /// does for samples: the whole field as of this call, from [`Simulation::poll_field`] or
     /// [`Simulation::wait_field`] (e.g. the dye for a CPU-side effect, a frame late).
-    pub fn request_field(&mut self, field: FieldId) -> Result<PendingField> {
-        let id = self.readable(field)?;
-        Ok(PendingField { field, read: self.backend.queue_download(id)?, live: self.live_len(field) })
+    pub fn request_field(&mut self, field: impl FieldName) -> Result<PendingField> {
+        let (id, info) = self.readable(field.field_name())?;
+        let live = Some(info.len(self.model.frame()));
+        Ok(PendingField { field: info.name, read: self.backend.queue_download(id)?, live })
     }
 
     /// The field of a [`Simulation::request_field`] once the device has made it, `None` until
@@ -401,8 +429,8 @@ impl<B: Backend> Simulation<B> {
 
     /// Whether `field` can be read: a public field the scene carries (density, temperature and
     /// dye as `params.fields` says, the solid fields only with obstacles).
-    pub fn carries(&self, field: FieldId) -> bool {
-        self.model.has(field)
+    pub fn carries(&self, field: impl FieldName) -> bool {
+        self.model.fields().iter().any(|f| f.name == field.field_name())
     }
 
     /// The obstacles as they stand now (world units and radians), in the scene's order.
@@ -413,32 +441,25 @@ impl<B: Backend> Simulation<B> {
     /// Overwrite a field. Its values must be finite: a NaN or an infinity is refused with the
     /// field's name, the first bad index and its value, since a state fed one only blows up
     /// later. ([`Backend::upload`] on [`Simulation::backend_mut`] takes anything.)
-    pub fn set_field(&mut self, field: FieldId, data: &[f32]) -> Result<()> {
+    pub fn set_field(&mut self, field: impl FieldName, data: &[f32]) -> Result<()> {
+        let name = field.field_name();
         if let Some((k, x)) = data.iter().enumerate().find(|(_, x)| !x.is_finite()) {
-            return Err(Error::invalid(format!("{}[{k}]", field.name()), x, "field values must be finite"));
+            return Err(Error::invalid(format!("{name}[{k}]"), x, "field values must be finite"));
         }
-        if field == FieldId::Density && self.model.family() == "particles" {
-            return Err(Error::invalid(
-                "field",
-                field.name(),
-                "the particle liquid's density is drawn from its particles: set positions and velocities",
-            ));
+        let info = self.readable_info(name)?;
+        self.model.check_writable(info.name)?;
+        let (id, _) = self.readable(info.name)?;
+        let live = info.len(self.model.frame());
+        if data.len() == live && (live as u64) < self.backend.resources()[id.index()].scalars() {
+            // The live values (a liquid's particles), the room past them kept.
+            let mut all = self.backend.download(id)?;
+            all[..live].copy_from_slice(data);
+            self.backend.upload(id, &all)?;
+        } else {
+            self.backend.upload(id, data)?;
         }
-        let id = self.readable(field)?;
-        match self.live_len(field) {
-            // The live particles' values, the room past them kept.
-            Some(n) if data.len() == n && (n as u64) < self.backend.resources()[id.index()].words() => {
-                let mut all = self.backend.download(id)?;
-                all[..n].copy_from_slice(data);
-                self.backend.upload(id, &all)?;
-            }
-            _ => self.backend.upload(id, data)?,
-        }
-        if field == FieldId::Pressure {
-            // The pressure is now exactly these values: drop the low part of the old one.
-            self.backend.upload(FieldId::PressureLo.into(), &vec![0.0; data.len()])?;
-        }
-        self.record(|| Input::SetField { field: field.name().to_string(), values: data.to_vec() });
+        self.model.written(&mut self.backend, info.name)?;
+        self.record(|| Input::SetField { field: info.name.to_string(), values: data.to_vec() });
         Ok(())
     }
 
@@ -450,21 +471,21 @@ impl<B: Backend> Simulation<B> {
     /// grid is refused, naming both, and so is a scene that fails [`Scene::validate`]; after
     /// an error the simulation runs on unchanged.
     pub fn set_scene(&mut self, scene: Scene) -> Result<()> {
-        if scene.storage.budget.is_some() {
-            check_budget(model_for(scene.clone())?.as_ref(), &self.backend, "a running simulation keeps its grid")?;
+        let next = scene.model()?;
+        check_budget(&scene, next.as_ref(), &self.backend, "a running simulation keeps its grid")?;
+        self.model.adopt(next, &mut self.backend)?;
+        if self.recording.is_some() {
+            let recorded = scene.clone();
+            self.record(|| Input::SetScene { scene: Box::new(recorded) });
         }
-        let recorded = self.recording.is_some().then(|| scene.clone());
-        self.model.set_scene(scene, &mut self.backend)?;
-        if let Some(scene) = recorded {
-            self.record(|| Input::SetScene { scene: Box::new(scene) });
-        }
+        self.scene = scene;
         Ok(())
     }
 
     /// [`Simulation::set_scene`] with only the parameters changed (the emitters and the render
     /// settings stay): for example a stronger vorticity confinement from the next step on.
     pub fn set_params(&mut self, params: SimParams) -> Result<()> {
-        let mut scene = self.model.scene().clone();
+        let mut scene = self.scene.clone();
         scene.params = params;
         self.set_scene(scene)
     }
@@ -491,17 +512,13 @@ impl<B: Backend> Simulation<B> {
     fn judge(&self, d: &Diagnostics) -> Result<Diagnostics> {
         let bad = d.non_finite();
         if !bad.is_empty() {
-            return Err(Error::NonFinite {
-                step: self.steps,
-                fields: bad.iter().map(|f| f.name()).collect::<Vec<_>>().join(", "),
-                dt: self.last_dt,
-            });
+            return Err(Error::NonFinite { step: self.steps, fields: bad.join(", "), dt: self.last_dt });
         }
-        let grid = self.model.grid();
-        if d.ran_away(grid) {
-            return Err(Error::RanAway { step: self.steps, cfl: d.cfl, cells: grid.longest_side(), dt: self.last_dt });
+        let frame = self.model.frame();
+        if d.ran_away(frame) {
+            return Err(Error::RanAway { step: self.steps, cfl: d.cfl, cells: frame.longest_side(), dt: self.last_dt });
         }
-        Ok(*d)
+        Ok(d.clone())
     }
 
     /// [`Simulation::diagnostics`], or [`Error::NonFinite`] naming the fields that hold a NaN
@@ -514,21 +531,39 @@ impl<B: Backend> Simulation<B> {
         self.judge(&d)
     }
 
-    /// The current frame as RGBA8 ([`crate::render::RenderSpec::size`] pixels: the dye's at its
-    /// own resolution when a layer shows it), top row first, drawn as the scene's `[render]`
-    /// says. A field the scene does not carry (`params.fields`, or one of the grid's in a
-    /// particle scene) is an error naming the layer ([`Scene::check_render`]).
+    /// The current frame as RGBA8 ([`Simulation::picture_size`] pixels: the dye's at its own
+    /// resolution when a layer shows it), top row first, drawn as the scene's `[render]` says.
+    /// A field the scene does not carry (`params.fields`, or one of the grid's in a particle
+    /// scene) is an error naming the layer ([`Scene::check_render`]).
     ///
     /// The backend draws it with the render kernels ([`crate::render::kernels`]) where the
     /// fields are, so a GPU frame comes back as one copy of the picture. A particle liquid's
     /// velocity and speed views, and a frame whose resources would pass the scene's
     /// `storage.budget`, are composed on the host from the fields instead (the same picture).
     pub fn render(&mut self) -> Result<Vec<u8>> {
-        self.model.scene().check_render()?;
-        match self.draw_on_backend()? {
-            Some(plan) => Ok(fluid_ir::backend::u32s_to_le_bytes(&self.backend.read(plan.picture)?)),
-            None => self.render_on_host(),
-        }
+        self.scene.check_render()?;
+        let (renderer, shot) = self.shot();
+        Ok(renderer.render(shot)?.0)
+    }
+
+    /// Pixels across and down of [`Simulation::render`]'s picture.
+    pub fn picture_size(&self) -> (u32, u32) {
+        self.scene.render.size(&Renderer::canvas(self.model.as_ref()))
+    }
+
+    /// The renderer and a frame's inputs for it.
+    fn shot(&mut self) -> (&mut Renderer, Shot<'_>) {
+        let inputs = self.pass_inputs();
+        let shot = Shot {
+            model: self.model.as_mut(),
+            backend: &mut self.backend,
+            spec: &self.scene.render,
+            budget: self.scene.storage.budget,
+            ambient: self.scene.params.buoyancy.ambient_temperature,
+            inputs,
+            time: self.time,
+        };
+        (&mut self.renderer, shot)
     }
 
     /// The current frame drawn by the render kernels and left on the backend: the resource that
@@ -538,202 +573,19 @@ impl<B: Backend> Simulation<B> {
     /// `field_buffer`), valid until the next step or frame. `None` where the frame is composed
     /// on the host (see [`Simulation::render`]).
     pub fn render_on_device(&mut self) -> Result<Option<(crate::ResourceId, (u32, u32))>> {
-        self.model.scene().check_render()?;
-        Ok(self.draw_on_backend()?.map(|plan| (plan.picture, plan.size)))
-    }
-
-    /// Run the render kernels for the current frame, or `None` where the host must compose it.
-    fn draw_on_backend(&mut self) -> Result<Option<crate::render::kernels::FramePlan>> {
-        use crate::render::kernels::{FramePlan, Solids, Source};
-        let spec = self.model.scene().render.clone();
-        let inputs = self.pass_inputs();
-        let solids = if !self.model.grid().solids {
-            Solids::None
-        } else if self.model.has(FieldId::Solid) {
-            Solids::Held(self.model.readable(&mut self.backend, FieldId::Solid, &inputs)?)
-        } else {
-            Solids::Uploaded
-        };
-        let particles = self.model.scene().particles.is_some();
-        let mut sources = Vec::new();
-        for (k, layer) in spec.effective_layers().iter().enumerate() {
-            sources.push(match layer.field {
-                RenderField::Velocity | RenderField::Speed if particles => return Ok(None),
-                RenderField::Velocity | RenderField::Speed => Source::Faces(
-                    self.model.readable(&mut self.backend, FieldId::U, &inputs)?,
-                    self.model.readable(&mut self.backend, FieldId::V, &inputs)?,
-                ),
-                RenderField::Obstacles => Source::Solid,
-                field => {
-                    let id = self.source(&spec, k, field, &inputs)?;
-                    if field == RenderField::Dye { Source::Dye(id) } else { Source::Cells(id) }
-                }
-            });
-        }
-        let (grid, ambient) = (*self.model.grid(), self.model.scene().params.buoyancy.ambient_temperature);
-        let base = self.model.resources().len() as u32;
-        self.refresh_backdrop()?;
-        let backdrop = self.backdrop.is_some();
-        let Some(plan) = FramePlan::new(&spec, &grid, &sources, solids, ambient, backdrop, base) else {
-            return Ok(None);
-        };
-        let mut all = self.model.resources().to_vec();
-        all.extend(plan.resources.iter().cloned());
-        if self.backend.resources() != all.as_slice() {
-            if let Some(budget) = self.model.scene().storage.budget {
-                let mut schedules = self.model.schedules();
-                schedules.push(plan.schedule.clone());
-                if crate::storage::MemoryPlan::new(&all, &schedules, &self.backend).total() > budget.0 {
-                    return Ok(None);
-                }
-            }
-            self.backend.allocate(&all)?;
-            self.backdrop_on_device = false;
-        }
-        if let (Some(id), Some((_, texels))) = (plan.backdrop, &self.backdrop)
-            && !self.backdrop_on_device
-        {
-            self.backend.upload(id, bytemuck::cast_slice(texels))?;
-            self.backdrop_on_device = true;
-        }
-        self.backend.upload(plan.colours.0, &plan.colours.1)?;
-        if let Some(id) = plan.solid {
-            let solid = if solids == Solids::Uploaded {
-                let placed: Vec<_> = self.model.obstacles().iter().map(|o| o.at(self.time)).collect();
-                crate::grid::solid::rasterise(&grid, &placed).solid
-            } else {
-                vec![0.0; grid.cells()]
-            };
-            self.backend.upload(id, &solid)?;
-        }
-        let dt = self.trails.advance(self.time).unwrap_or(-1.0);
-        self.backend.run(&plan.schedule, &StepInputs { dt, ..inputs })?;
-        Ok(Some(plan))
-    }
-
-    /// The resource holding layer `k`'s field, brought up to date; an error naming the layer
-    /// when the model has no such field.
-    fn source(
-        &mut self,
-        spec: &crate::render::RenderSpec,
-        k: usize,
-        field: RenderField,
-        inputs: &StepInputs,
-    ) -> Result<crate::ResourceId> {
-        let source = field.source();
-        if !self.model.has(source) {
-            let why = format!("this scene's {} model has no {} to draw", self.model.family(), source.name());
-            return Err(Error::invalid(spec.layer_key(k), source.name(), why));
-        }
-        self.model.readable(&mut self.backend, source, inputs)
+        self.scene.check_render()?;
+        let (renderer, shot) = self.shot();
+        renderer.render_on_device(shot)
     }
 
     /// [`Simulation::render`] composed on the host from the downloaded fields
     /// ([`crate::render::RenderSpec::compose`]): the reference the render kernels are held to.
-    /// Its trails are kept apart from the kernels': a simulation drawn both ways keeps
-    /// neither's trails whole.
+    /// Its trails are the kernels' too: a simulation drawn both ways keeps neither's trails
+    /// whole.
     pub fn render_reference(&mut self) -> Result<Vec<u8>> {
-        self.model.scene().check_render()?;
-        self.render_on_host()
-    }
-
-    /// Bring the backdrop in line with the scene's `render` (made again when its image,
-    /// background colour or picture size changed).
-    fn refresh_backdrop(&mut self) -> Result<()> {
-        let spec = &self.model.scene().render;
-        let Some(path) = spec.background_image.clone() else {
-            self.backdrop = None;
-            return Ok(());
-        };
-        let key = (path, spec.background.0, spec.size(self.model.grid()));
-        if self.backdrop.as_ref().is_some_and(|(k, _)| *k == key) {
-            return Ok(());
-        }
-        let texels = spec.backdrop(self.model.grid())?.unwrap_or_default();
-        self.backdrop = Some((key, texels));
-        self.backdrop_on_device = false;
-        Ok(())
-    }
-
-    fn render_on_host(&mut self) -> Result<Vec<u8>> {
-        self.refresh_backdrop()?;
-        let spec = self.model.scene().render.clone();
-        let layers = spec.effective_layers();
-        let solid = if !self.model.grid().solids {
-            None
-        } else if self.model.has(FieldId::Solid) {
-            Some(self.field(FieldId::Solid)?)
-        } else {
-            // A model without solid cells (the particle liquid): its obstacles where they
-            // stand now, rasterised on the host.
-            let placed: Vec<_> = self.model.obstacles().iter().map(|o| o.at(self.time)).collect();
-            Some(crate::grid::solid::rasterise(self.model.grid(), &placed).solid)
-        };
-        let mut data = Vec::with_capacity(layers.len());
-        for (k, layer) in layers.iter().enumerate() {
-            data.push(match layer.field {
-                RenderField::Velocity => {
-                    let (cells, coverage) = self.cell_velocities()?;
-                    layer.velocity_colours(&cells, &coverage)
-                }
-                RenderField::Speed => self.cell_velocities()?.0.iter().map(|v| v[0].hypot(v[1])).collect(),
-                RenderField::Obstacles => solid.clone().unwrap_or_else(|| vec![0.0; self.model.grid().cells()]),
-                field => {
-                    let inputs = self.pass_inputs();
-                    self.source(&spec, k, field, &inputs)?;
-                    self.field(field.source())?
-                }
-            });
-        }
-        let inputs: Vec<&[f32]> = data.iter().map(Vec::as_slice).collect();
-        let ambient = self.model.scene().params.buoyancy.ambient_temperature;
-        let (grid, time) = (*self.model.grid(), self.time);
-        let backdrop = self.backdrop.as_ref().map(|(_, t)| t.as_slice());
-        Ok(spec.compose_over(backdrop, &grid, &inputs, solid.as_deref(), ambient, Some((&mut self.trails, time))))
-    }
-
-    /// The velocity at each cell and how much fluid covers it, for the velocity and speed
-    /// views: a grid's velocity at the cell centres (the mean of each cell's two faces), over
-    /// the whole box; a liquid's particle velocities averaged about each cell with the
-    /// drawing's weights `(1 − r/h)²`, covering it as far as its drawn density.
-    fn cell_velocities(&mut self) -> Result<(Vec<[f32; 2]>, Vec<f32>)> {
-        let grid = *self.model.grid();
-        let (nx, ny) = (grid.nx as usize, grid.ny as usize);
-        let Some(spec) = self.model.scene().particles.clone() else {
-            let (u, v) = (self.field(FieldId::U)?, self.field(FieldId::V)?);
-            let cells: Vec<[f32; 2]> = (0..nx * ny)
-                .map(|c| {
-                    let (i, j) = (c % nx, c / nx);
-                    [0.5 * (u[j * (nx + 1) + i] + u[j * (nx + 1) + i + 1]), 0.5 * (v[j * nx + i] + v[(j + 1) * nx + i])]
-                })
-                .collect();
-            return Ok((cells, vec![1.0; nx * ny]));
-        };
-        let coverage = self.field(FieldId::Density)?;
-        let (x, vel) = (self.field(FieldId::Positions)?, self.field(FieldId::Velocities)?);
-        let r = spec.radius_world(&grid);
-        let (mut sum, mut weight) = (vec![[0.0f32; 2]; nx * ny], vec![0.0f32; nx * ny]);
-        for (p, v) in x.chunks_exact(2).zip(vel.chunks_exact(2)) {
-            let span = |c: f32, n: usize| {
-                let lo = ((c - r) / grid.h - 0.5).ceil().max(0.0) as usize;
-                let hi = (((c + r) / grid.h - 0.5).floor().max(-1.0) + 1.0).min(n as f32) as usize;
-                lo..hi.max(lo)
-            };
-            for j in span(p[1], ny) {
-                for i in span(p[0], nx) {
-                    let d = ((i as f32 + 0.5) * grid.h - p[0]).hypot((j as f32 + 0.5) * grid.h - p[1]);
-                    if d < r {
-                        let w = (1.0 - d / r).powi(2);
-                        let c = j * nx + i;
-                        sum[c] = [sum[c][0] + w * v[0], sum[c][1] + w * v[1]];
-                        weight[c] += w;
-                    }
-                }
-            }
-        }
-        let cells: Vec<[f32; 2]> =
-            sum.iter().zip(&weight).map(|(s, w)| if *w > 0.0 { [s[0] / w, s[1] / w] } else { [0.0; 2] }).collect();
-        Ok((cells, coverage))
+        self.scene.check_render()?;
+        let (renderer, shot) = self.shot();
+        renderer.render_reference(shot)
     }
 
     /// Save the state to `w` as a checkpoint ([`crate::checkpoint`] gives the format): the
@@ -749,7 +601,7 @@ impl<B: Backend> Simulation<B> {
             saved_by: self.backend.name().to_string(),
             queued: self.pending.clone(),
             resources: state_resources(self.model.resources()).into_iter().map(|(_, r)| stored(r)).collect(),
-            scene: self.model.scene().clone(),
+            scene: self.scene.clone(),
         };
         crate::checkpoint::write(w, &header, self.model.resources(), &mut self.backend)
     }
@@ -761,20 +613,20 @@ impl<B: Backend> Simulation<B> {
     pub fn load(r: impl std::io::Read, backend: B) -> Result<Simulation<B>> {
         // The whole file is checked before anything is allocated on the backend.
         let (header, mut reader) = crate::checkpoint::read_header(r)?;
-        let model = model_for(header.scene.clone())?;
+        let model = header.scene.model()?;
         if model.family() != header.model {
             return Err(Error::Checkpoint {
                 problem: format!("it holds the `{}` model, and its scene runs `{}`", header.model, model.family()),
             });
         }
         crate::checkpoint::check_matches(&header, model.resources())?;
-        check_budget(model.as_ref(), &backend, "a checkpoint keeps its grid")?;
+        check_budget(&header.scene, model.as_ref(), &backend, "a checkpoint keeps its grid")?;
         let mut values = Vec::with_capacity(header.resources.len());
         for s in &header.resources {
             values.push(reader.resource(s)?);
         }
         reader.finish()?;
-        let mut sim = Simulation::with_model(model, backend)?;
+        let mut sim = Simulation::with_model(header.scene.clone(), model, backend)?;
         let ids = crate::checkpoint::state_resources(sim.model.resources());
         for ((id, _), bytes) in ids.iter().zip(&values) {
             sim.backend.write(*id, bytes)?;
@@ -791,12 +643,12 @@ impl<B: Backend> Simulation<B> {
 
     /// The scene.
     pub fn scene(&self) -> &Scene {
-        self.model.scene()
+        &self.scene
     }
 
-    /// The grid.
-    pub fn grid(&self) -> &Grid {
-        self.model.grid()
+    /// The box the model lives in (cells, their side, the sides).
+    pub fn frame(&self) -> &Frame {
+        self.model.frame()
     }
 
     /// The model that runs the scene (its resources: [`Model::resources`]).
@@ -831,10 +683,9 @@ impl<B: Backend> Simulation<B> {
     }
 }
 
-/// An error unless `model`'s scene fits its budget on `backend` as it is (`why` says why it
-/// cannot be downscaled).
-fn check_budget(model: &dyn Model, backend: &dyn Backend, why: &str) -> Result<()> {
-    let scene = model.scene();
+/// An error unless `model` (of `scene`) fits the scene's budget on `backend` as it is (`why`
+/// says why it cannot be downscaled).
+fn check_budget(scene: &Scene, model: &dyn Model, backend: &dyn Backend, why: &str) -> Result<()> {
     let Some(budget) = scene.storage.budget else { return Ok(()) };
     let plan = crate::storage::MemoryPlan::new(model.resources(), &model.schedules(), backend);
     crate::storage::check_within(&plan, budget, || {
@@ -842,11 +693,27 @@ fn check_budget(model: &dyn Model, backend: &dyn Backend, why: &str) -> Result<(
     })
 }
 
-/// The model that runs `scene`: the particle liquid when it has a `[particles]` section, else
-/// the grid fluid.
-pub(crate) fn model_for(scene: Scene) -> Result<Box<dyn Model>> {
-    if scene.particles.is_some() {
-        return Ok(Box::new(crate::particles::model::ParticleModel::new(scene)?));
+impl<B: Backend> Simulation<B> {
+    /// A new simulation of `log`'s scene on `backend`, given every input in order: on the CPU
+    /// backend the state the recorded session reached, bit for bit. An input the simulation
+    /// refuses stops the replay with its error, naming the input's position.
+    pub fn replay(log: &InputLog, backend: B) -> Result<Simulation<B>> {
+        let mut sim = Simulation::new(log.scene.clone(), backend)?;
+        for (k, input) in log.inputs.iter().enumerate() {
+            let done = match input {
+                Input::Splat { splat } => sim.splat(*splat),
+                Input::Step { dt } => sim.step(*dt),
+                Input::SetScene { scene } => sim.set_scene((**scene).clone()),
+                Input::SetField { field, values } => sim.set_field(field, values),
+                Input::Reset => sim.reset(),
+                Input::SetObstacle { index, position, angle, velocity, angular_velocity } => sim.set_obstacle(
+                    *index,
+                    Pose { position: *position, angle: *angle },
+                    Motion { velocity: *velocity, angular_velocity: *angular_velocity },
+                ),
+            };
+            done.map_err(|e| Error::invalid(format!("inputs.{k}"), input.kind(), format!("the replay stops: {e}")))?;
+        }
+        Ok(sim)
     }
-    Ok(Box::new(crate::grid::model::GridModel::new(scene)?))
 }

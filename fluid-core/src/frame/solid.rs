@@ -10,7 +10,7 @@
 //!
 //! Everything is in world units and `f32`, the arithmetic a GPU kernel repeats.
 
-use crate::grid::{Boundary, Grid};
+use crate::frame::{Boundary, Frame};
 use crate::{Error, Result};
 
 /// Most vertices of one polygon.
@@ -507,7 +507,7 @@ pub struct SolidFaces {
 
 /// The signed distance at `p` to the union of `obstacles` and the one nearest (or containing
 /// it most deeply); along a periodic axis a solid also stands one box length to each side.
-pub fn nearest<'a>(grid: &Grid, obstacles: &'a [Obstacle], p: [f32; 2]) -> (f32, Option<&'a Obstacle>) {
+pub fn nearest<'a>(grid: &Frame, obstacles: &'a [Obstacle], p: [f32; 2]) -> (f32, Option<&'a Obstacle>) {
     let shifts = |periodic: bool, len: f32| if periodic { vec![0.0, -len, len] } else { vec![0.0] };
     let xs = shifts(grid.boundary_x == Boundary::Periodic, grid.width());
     let ys = shifts(grid.boundary_y == Boundary::Periodic, grid.height());
@@ -528,7 +528,7 @@ pub fn nearest<'a>(grid: &Grid, obstacles: &'a [Obstacle], p: [f32; 2]) -> (f32,
 /// The open fraction and solid velocity of every face of `grid`, and every cell's solid
 /// fraction, with `obstacles` where they stand now: the host reference of the rasterisation.
 /// On a periodic axis the last face and node are computed as the first, so both copies agree.
-pub fn rasterise(grid: &Grid, obstacles: &[Obstacle]) -> SolidFaces {
+pub fn rasterise(grid: &Frame, obstacles: &[Obstacle]) -> SolidFaces {
     let (nx, ny, h) = (grid.nx as usize, grid.ny as usize, grid.h);
     let (px, py) = (grid.boundary_x == Boundary::Periodic, grid.boundary_y == Boundary::Periodic);
     let canon = |k: usize, n: usize, periodic: bool| if periodic && k == n { 0 } else { k };
