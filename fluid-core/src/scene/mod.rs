@@ -30,6 +30,7 @@ use crate::render::RenderSpec;
 use crate::splat::{Falloff, GAUSSIAN_CUTOFF, Splat};
 use crate::{Error, Result};
 
+pub mod image;
 pub mod obstacles;
 pub mod particles;
 pub use obstacles::{MAX_OBSTACLES, MaskChannel, ObstacleSpec, PRESET_IMAGES, PathKey, ShapeKind};
@@ -500,8 +501,8 @@ impl Scene {
     }
 
     /// Parse a scene and apply `key=value` overrides (see [`parse_override`]) before checking it.
-    /// A relative `image` is read from the working folder (or, by its bare name, from the
-    /// images the built-in scenes ship).
+    /// A bare name of a built-in image ([`PRESET_IMAGES`]) is that image, never a file; any
+    /// other relative `image` is read from the working folder.
     pub fn from_toml_with(text: &str, origin: &str, overrides: &[(String, toml::Value)]) -> Result<Scene> {
         Scene::parse(text, origin, overrides, None)
     }
