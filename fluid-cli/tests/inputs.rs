@@ -1,5 +1,5 @@
 //! The `fluid` program against hostile files and as a process: one process whatever its
-//! environment, and image paths that are not regular files, too large, or PNG bombs.
+//! environment, and scene and image paths that are not regular files, too large, or PNG bombs.
 
 mod common;
 
@@ -162,5 +162,31 @@ fn image_paths_that_are_not_small_regular_pngs_are_refused_saying_why() {
                  [[obstacles]]\nshape = \"mask\"\nimage = \"pipe\"\nsize = [0.5, 0.5]\n";
     std::fs::write(s.dir.join("fifo.toml"), scene).expect("scene");
     refused(&["run", "fifo.toml", "--steps", "1"], &s.dir, &["`obstacles[0].image`", "a FIFO"]);
+    let _ = std::fs::remove_dir_all(&s.dir);
+}
+
+/// A scene path that is a FIFO, a device, a folder or a 1 GB file is refused at once, saying
+/// which (not "no such file", not an unknown preset, not a parser out of memory).
+#[test]
+fn scene_paths_that_are_not_small_regular_files_are_named() {
+    let s = specials("scene-paths");
+    let fifo_toml = s.dir.join("pipe.toml");
+    assert!(Command::new("mkfifo").arg(&fifo_toml).status().expect("mkfifo").success());
+    let sparse_toml = s.dir.join("huge.toml");
+    std::fs::rename(&s.sparse, &sparse_toml).expect("rename");
+    let folder_toml = s.dir.join("folder.toml");
+    std::fs::create_dir_all(&folder_toml).expect("dir");
+    let p = |path: &Path| path.to_str().expect("utf8").to_string();
+    for (path, why) in [
+        (p(&s.fifo), "a FIFO (named pipe), not a scene file"),
+        (p(&fifo_toml), "a FIFO (named pipe), not a scene file"),
+        (p(&s.zero), "a device, not a scene file"),
+        (p(&s.dir), "a folder, not a scene file"),
+        (p(&folder_toml), "a folder, not a scene file"),
+        (p(&sparse_toml), "1073741824 bytes, more than the 4194304 (4 MiB)"),
+        (p(&s.dir.join("none.toml")), "no such file"),
+    ] {
+        refused(&["run", &path, "--steps", "1"], &s.dir, &[path.as_str(), why]);
+    }
     let _ = std::fs::remove_dir_all(&s.dir);
 }

@@ -259,6 +259,10 @@ pub fn parse_override(item: &str) -> Result<(String, toml::Value)> {
     Ok((key.to_string(), parsed))
 }
 
+/// The longest scene file read, in bytes (4 MiB: a scene is a few kilobytes, and the most
+/// splats it may hold, 8192, take about 1 MiB with every key written).
+pub const MAX_SCENE_BYTES: u64 = 4 << 20;
+
 /// Most dotted parts in a `--set` key: deeper than any scene key, shallow enough that the
 /// tables it creates cannot exhaust the stack when they are read or dropped.
 pub const MAX_KEY_PARTS: usize = 16;
@@ -492,11 +496,16 @@ impl Scene {
         Scene::from_toml_with(text, origin, &[])
     }
 
-    /// Read a scene file and apply `key=value` overrides before checking it; files it names
-    /// (an obstacle's `image`) are found relative to the file's folder.
+    /// Read a scene file and apply `key=value` overrides before checking it. Only a regular
+    /// file of at most [`MAX_SCENE_BYTES`] is read (a FIFO, a device, a folder or a longer
+    /// file is refused, saying which); files it names (an obstacle's `image`) are found
+    /// relative to the file's folder.
     pub fn from_file(path: &std::path::Path, overrides: &[(String, toml::Value)]) -> Result<Scene> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::Scene { origin: shorten(&path.display().to_string()), message: e.to_string() })?;
+        let origin = || shorten(&path.display().to_string());
+        let bytes = image::regular_file(path, MAX_SCENE_BYTES, "a scene file")
+            .map_err(|message| Error::Scene { origin: origin(), message })?;
+        let text = String::from_utf8(bytes)
+            .map_err(|e| Error::Scene { origin: origin(), message: format!("it is not UTF-8 text: {e}") })?;
         Scene::parse(&text, &path.display().to_string(), overrides, path.parent())
     }
 

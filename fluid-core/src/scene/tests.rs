@@ -540,3 +540,32 @@ fn the_fine_factors_are_checked() {
     let text = toml::to_string(&s).expect("serialise");
     assert_eq!(Scene::from_toml(&text, "again").expect("reads back").grid.density_factor, 2);
 }
+
+/// A fresh folder of its own for a test.
+fn folder(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("fluid-core-scene-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("folder");
+    dir
+}
+
+/// A scene file is read only when it is a regular file of at most `MAX_SCENE_BYTES`.
+#[test]
+fn scene_files_are_regular_and_size_capped() {
+    let dir = folder("scene-file");
+    let sparse = dir.join("huge.toml");
+    std::fs::File::create(&sparse).and_then(|f| f.set_len(1 << 30)).expect("sparse");
+    let t0 = std::time::Instant::now();
+    let e = Scene::from_file(&sparse, &[]).expect_err("huge").to_string();
+    assert!(e.contains("1073741824 bytes") && e.contains(&MAX_SCENE_BYTES.to_string()), "{e}");
+    assert!(t0.elapsed().as_secs_f64() < 1.0, "{:?}", t0.elapsed());
+    let fifo = dir.join("pipe.toml");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo").success());
+    let e = Scene::from_file(&fifo, &[]).expect_err("fifo").to_string();
+    assert!(e.contains("a FIFO") && e.contains("not a scene file"), "{e}");
+    let e = Scene::from_file(&dir, &[]).expect_err("folder").to_string();
+    assert!(e.contains("a folder") && e.contains("not a scene file"), "{e}");
+    let e = Scene::from_file(&dir.join("none.toml"), &[]).expect_err("missing").to_string();
+    assert!(e.contains("no such file"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
