@@ -868,7 +868,7 @@ fn bad_obstacles_exit_2_naming_the_key() {
         (&["--set", "obstacles=[{shape = \"circle\"}]", "--set", "params.pressure.solver=sor"], "obstacles[0].radius"),
         (
             &["--set", "obstacles=[{shape = \"mask\", image = \"nope.png\", size = [0.5, 0.5]}]"],
-            "`obstacles[0].image`: nope.png (no such file)",
+            "fluid-cli/nope.png (no such file)",
         ),
         (&["--set", "obstacles=[{shape = \"mask\", image = \"Cargo.toml\", size = [0.5, 0.5]}]"], "not a PNG image"),
         (

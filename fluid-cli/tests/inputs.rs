@@ -1,5 +1,7 @@
-//! The `fluid` program against hostile files and as a process: one process whatever its
-//! environment, and scene and image paths that are not regular files, too large, or PNG bombs.
+//! The `fluid` program against hostile files and its own process: one process whatever the
+//! environment, scene and image paths that are not regular files or too large, PNG bombs,
+//! built-in images the working folder cannot shadow, and checkpoints that resume from any
+//! folder.
 
 mod common;
 
@@ -92,6 +94,56 @@ fn without_a_runtime_directory_the_run_is_one_process_that_dies_with_its_pid() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The solid fraction of `fluid run <scene> --steps 1` at 64², run in `cwd`.
+fn solid_of(scene: &str, cwd: &Path, out: &Path) -> Vec<u8> {
+    let args = ["run", scene, "--steps", "1", "--set", "grid.nx=64", "--set", "grid.ny=64", "--dump", "solid"];
+    let o = fluid_in(&[&args[..], &["--out", out.to_str().expect("utf8")]].concat(), cwd, Duration::from_secs(120));
+    assert!(o.status.success(), "{scene} in {}: {}", cwd.display(), text(&o.stderr));
+    npy(&out.join("solid.npy")).1
+}
+
+/// A preset takes its images from the program, whatever the working folder holds (a
+/// `grate.png` there changes nothing), and a preset's file copied to another folder runs with
+/// them too, as the README says built-in images are named.
+#[test]
+fn presets_take_their_built_in_images_whatever_the_working_folder_holds() {
+    let dir = temp_dir("built-in-images");
+    let (clean, planted, copied) = (dir.join("clean"), dir.join("planted"), dir.join("copied"));
+    for d in [&clean, &planted, &copied] {
+        std::fs::create_dir_all(d).expect("dir");
+    }
+    // Solid everywhere: a mask that would fill its rectangle.
+    image::RgbaImage::from_pixel(8, 8, image::Rgba([255, 255, 255, 255])).save(planted.join("grate.png")).expect("png");
+    let want = solid_of("obstacles", &clean, &dir.join("o1"));
+    assert_eq!(solid_of("obstacles", &planted, &dir.join("o2")), want, "a grate.png in the working folder");
+    let scene = copied.join("obstacles.toml");
+    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/obstacles.toml"), &scene).expect("copy");
+    assert_eq!(solid_of(scene.to_str().expect("utf8"), &planted, &dir.join("o3")), want, "a copied preset");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A checkpoint keeps its scene's images by their canonical paths (the payload holds the
+/// mask; the background is read again), so a run started in one folder resumes from another.
+#[test]
+fn a_checkpoint_resumes_from_any_working_folder() {
+    let dir = temp_dir("resume-elsewhere");
+    std::fs::create_dir_all(dir.join("scene/art")).expect("dir");
+    std::fs::create_dir_all(dir.join("elsewhere")).expect("dir");
+    std::fs::copy("../scenes/grate.png", dir.join("scene/art/slats.png")).expect("copy");
+    let scene = "name = \"masked\"\n[grid]\nnx = 32\nny = 32\n[params.pressure]\nsolver = \"sor\"\n\
+                 [render]\nbackground_image = \"art/slats.png\"\n\
+                 [[obstacles]]\nshape = \"mask\"\nimage = \"art/slats.png\"\nsize = [0.8, 0.2]\n";
+    std::fs::write(dir.join("scene/masked.toml"), scene).expect("scene");
+    let args = ["run", "scene/masked.toml", "--steps", "2", "--save-every", "2", "--out", "out"];
+    let o = fluid_in(&args, &dir, Duration::from_secs(60));
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let checkpoint = dir.join("out/checkpoint_000002.fluid");
+    let args = ["run", checkpoint.to_str().expect("utf8"), "--steps", "1", "--png", "--out", "more"];
+    let o = fluid_in(&args, &dir.join("elsewhere"), Duration::from_secs(60));
+    assert!(o.status.success(), "resumed elsewhere: {}", text(&o.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A PNG of `w` × `h` pixels, one bit each, all zero: a few kilobytes that decode to `w · h`
 /// pixels.
 fn bomb(path: &Path, w: u32, h: u32) {
@@ -163,6 +215,34 @@ fn image_paths_that_are_not_small_regular_pngs_are_refused_saying_why() {
     std::fs::write(s.dir.join("fifo.toml"), scene).expect("scene");
     refused(&["run", "fifo.toml", "--steps", "1"], &s.dir, &["`obstacles[0].image`", "a FIFO"]);
     let _ = std::fs::remove_dir_all(&s.dir);
+}
+
+/// A scene that names an image outside its own folder is refused (a scene file from the
+/// internet reads no file of its reader's), by `..`, an absolute path or a symbolic link;
+/// `--set` may name one anywhere.
+#[test]
+fn a_scene_file_reads_no_image_outside_its_folder() {
+    let dir = temp_dir("outside-folder");
+    std::fs::create_dir_all(dir.join("scene")).expect("dir");
+    std::fs::copy("../scenes/grate.png", dir.join("private.png")).expect("copy");
+    let private = dir.join("private.png");
+    std::os::unix::fs::symlink(&private, dir.join("scene/link.png")).expect("symlink");
+    let scene = |image: &str| {
+        format!(
+            "[grid]\nnx = 16\nny = 16\n[params.pressure]\nsolver = \"sor\"\n\
+             [[obstacles]]\nshape = \"mask\"\nimage = {image:?}\nsize = [0.5, 0.5]\n"
+        )
+    };
+    let file = dir.join("scene/s.toml");
+    let file = file.to_str().expect("utf8");
+    for image in ["../private.png", private.to_str().expect("utf8"), "link.png"] {
+        std::fs::write(file, scene(image)).expect("scene");
+        refused(&["run", file, "--steps", "1"], &dir, &["`obstacles[0].image`", "outside the scene file's folder"]);
+    }
+    let set = format!("obstacles.0.image={}", private.display());
+    let o = fluid_in(&["run", file, "--steps", "1", "--set", &set], &dir, Duration::from_secs(60));
+    assert!(o.status.success(), "--set names it: {}", text(&o.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A scene path that is a FIFO, a device, a folder or a 1 GB file is refused at once, saying

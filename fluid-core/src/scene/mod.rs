@@ -498,20 +498,22 @@ impl Scene {
 
     /// Read a scene file and apply `key=value` overrides before checking it. Only a regular
     /// file of at most [`MAX_SCENE_BYTES`] is read (a FIFO, a device, a folder or a longer
-    /// file is refused, saying which); files it names (an obstacle's `image`) are found
-    /// relative to the file's folder.
+    /// file is refused, saying which). The images it names (an obstacle's `image`,
+    /// `render.background_image`) are found relative to the file's folder and must lie in it;
+    /// a bare name of a built-in image ([`PRESET_IMAGES`]) with no file of that name beside
+    /// the scene is the built-in image.
     pub fn from_file(path: &std::path::Path, overrides: &[(String, toml::Value)]) -> Result<Scene> {
         let origin = || shorten(&path.display().to_string());
         let bytes = image::regular_file(path, MAX_SCENE_BYTES, "a scene file")
             .map_err(|message| Error::Scene { origin: origin(), message })?;
         let text = String::from_utf8(bytes)
             .map_err(|e| Error::Scene { origin: origin(), message: format!("it is not UTF-8 text: {e}") })?;
-        Scene::parse(&text, &path.display().to_string(), overrides, path.parent())
+        Scene::parse(&text, &path.display().to_string(), overrides, Some(path.parent().unwrap_or(path)))
     }
 
     /// Parse a scene and apply `key=value` overrides (see [`parse_override`]) before checking it.
     /// A bare name of a built-in image ([`PRESET_IMAGES`]) is that image, never a file; any
-    /// other relative `image` is read from the working folder.
+    /// other relative `image` is read from the working folder (and kept as an absolute path).
     pub fn from_toml_with(text: &str, origin: &str, overrides: &[(String, toml::Value)]) -> Result<Scene> {
         Scene::parse(text, origin, overrides, None)
     }
@@ -525,6 +527,7 @@ impl Scene {
         let scene_err =
             |e: toml::de::Error| Error::Scene { origin: shorten(origin), message: shorten_lines(&e.to_string()) };
         let mut table: toml::Table = toml::from_str(text).map_err(scene_err)?;
+        let written = image::named_in(&table);
         let scene: Scene = if overrides.is_empty() {
             check_f32_range(&table)?;
             // Deserialised from the text rather than the table, so that errors keep their line.
@@ -542,20 +545,7 @@ impl Scene {
         };
         check_tables_as_tables(&table, &scene)?;
         let mut scene = scene;
-        if let Some(folder) = folder {
-            for o in &mut scene.obstacles {
-                if let Some(image) = &o.image
-                    && std::path::Path::new(image).is_relative()
-                {
-                    o.image = Some(folder.join(image).display().to_string());
-                }
-            }
-            if let Some(image) = &scene.render.background_image
-                && std::path::Path::new(image).is_relative()
-            {
-                scene.render.background_image = Some(folder.join(image).display().to_string());
-            }
-        }
+        image::resolve(&mut scene, &written, folder)?;
         scene.validate()?;
         Ok(scene)
     }

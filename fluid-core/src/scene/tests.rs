@@ -549,6 +549,73 @@ fn folder(name: &str) -> std::path::PathBuf {
     dir
 }
 
+/// A scene of one mask obstacle whose `image` is `image`.
+fn masked(image: &str) -> String {
+    format!(
+        "[grid]\nnx = 32\nny = 32\n[params.pressure]\nsolver = \"sor\"\n\
+         [[obstacles]]\nshape = \"mask\"\nimage = {image:?}\nsize = [0.6, 0.2]\n"
+    )
+}
+
+/// A scene file reads images from its own folder or below it: `..`, an absolute path or a
+/// symbolic link leading out is refused, naming the key; `--set` may name a file anywhere;
+/// a bare built-in name with no file beside the scene is the built-in image, and each file
+/// is kept by its canonical path (so a checkpoint reads it from any working folder).
+#[test]
+fn a_scene_file_reads_images_from_its_own_folder_only() {
+    let dir = folder("image-folder");
+    let home = dir.join("scene");
+    std::fs::create_dir_all(home.join("art")).expect("folder");
+    let grate = PRESET_IMAGES[0].1;
+    let outside = dir.join("outside.png");
+    std::fs::write(&outside, grate).expect("write");
+    std::fs::write(home.join("art/slats.png"), grate).expect("write");
+    std::os::unix::fs::symlink(&outside, home.join("link.png")).expect("symlink");
+    let file = home.join("masked.toml");
+    let read = |text: String, overrides: &[(String, toml::Value)]| {
+        std::fs::write(&file, text).expect("write");
+        Scene::from_file(&file, overrides)
+    };
+    let outside_text = outside.to_str().expect("utf8").to_string();
+    for image in ["../outside.png", outside_text.as_str(), "link.png", "art/../../outside.png"] {
+        let e = read(masked(image), &[]).expect_err(image).to_string();
+        assert!(e.contains("`obstacles[0].image`") && e.contains("outside the scene file's folder"), "{image}: {e}");
+    }
+    let background = format!("{}[render]\nbackground_image = \"../outside.png\"\n", masked("art/slats.png"));
+    let e = read(background, &[]).expect_err("background").to_string();
+    assert!(e.contains("`render.background_image`") && e.contains("outside"), "{e}");
+    // Inside, by any path: kept canonical.
+    let s = read(masked("art/../art/slats.png"), &[]).expect("inside");
+    let canonical = std::fs::canonicalize(home.join("art/slats.png")).expect("canonical");
+    assert_eq!(s.obstacles[0].image.as_deref(), canonical.to_str());
+    // Named on the command line, a file may lie anywhere.
+    let set = parse_override(&format!("obstacles.0.image={outside_text}")).expect("override");
+    let s = read(masked("art/slats.png"), &[set]).expect("--set");
+    assert_eq!(s.obstacles[0].image.as_deref(), std::fs::canonicalize(&outside).expect("canonical").to_str());
+    // No file beside it: the built-in image. A file there is read instead, and a link
+    // leading out is no way round the rule.
+    let s = read(masked("grate.png"), &[]).expect("built in");
+    assert_eq!(s.obstacles[0].image.as_deref(), Some("grate.png"));
+    std::os::unix::fs::symlink(&outside, home.join("grate.png")).expect("symlink");
+    let e = read(masked("grate.png"), &[]).expect_err("link out").to_string();
+    assert!(e.contains("outside the scene file's folder"), "{e}");
+    let missing = read(masked("art/none.png"), &[]).expect_err("missing").to_string();
+    assert!(missing.contains("`obstacles[0].image`") && missing.contains("(no such file)"), "{missing}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Without a file (a preset, text handed to the library), a bare built-in name is the
+/// built-in image, never a file of that name in the working folder; another relative path
+/// is taken from the working folder and kept absolute.
+#[test]
+fn text_without_a_folder_names_built_in_images_by_their_bare_names() {
+    let s = Scene::preset("obstacles").expect("preset");
+    assert!(s.obstacles.iter().filter_map(|o| o.image.as_deref()).all(|i| i == "grate.png"), "{:?}", s.obstacles);
+    let e = Scene::from_toml(&masked("no/such/image.png"), "text").expect_err("missing").to_string();
+    let absolute = std::path::absolute("no/such/image.png").expect("absolute");
+    assert!(e.contains(&format!("{} (no such file)", absolute.display())), "{e}");
+}
+
 /// A scene file is read only when it is a regular file of at most `MAX_SCENE_BYTES`.
 #[test]
 fn scene_files_are_regular_and_size_capped() {
