@@ -1,7 +1,7 @@
 //! The `fluid` program against hostile files and its own process: one process whatever the
 //! environment, scene and image paths that are not regular files or too large, PNG bombs,
 //! built-in images the working folder cannot shadow, and checkpoints that resume from any
-//! folder.
+//! folder and count their steps in 64 bits.
 
 mod common;
 
@@ -269,4 +269,44 @@ fn scene_paths_that_are_not_small_regular_files_are_named() {
         refused(&["run", &path, "--steps", "1"], &s.dir, &[path.as_str(), why]);
     }
     let _ = std::fs::remove_dir_all(&s.dir);
+}
+
+/// The checkpoint at `file` with its header's `key` set to `value`, the checksum made to match.
+fn with_header_value(file: &Path, key: &str, value: toml::Value) {
+    let bytes = std::fs::read(file).expect("checkpoint");
+    let (header, _) = fluid::checkpoint::read_header(bytes.as_slice()).expect("header");
+    let mut table = toml::Table::try_from(&header).expect("table");
+    table.insert(key.to_string(), value);
+    let text = toml::to_string(&table).expect("toml");
+    std::fs::write(file, fluid_core::testing::with_header(&bytes, &text).expect("rewritten")).expect("write");
+}
+
+/// Steps are counted in 64 bits: two steps after `u32::MAX` are saved as
+/// `checkpoint_4294967296.fluid` and `checkpoint_4294967297.fluid`, not over
+/// `checkpoint_000000.fluid`; and a header whose checksum matches but whose time is NaN,
+/// infinite or negative is refused, naming the value.
+#[test]
+fn checkpoint_steps_count_past_u32_and_impossible_times_are_refused() {
+    let dir = temp_dir("steps-u64");
+    let out = dir.to_str().expect("utf8");
+    let args = ["run", "smoke", "--steps", "1", "--set", "grid.nx=16", "--set", "grid.ny=16"];
+    let o = fluid_in(&[&args[..], &["--save-every", "1", "--out", out]].concat(), &dir, Duration::from_secs(60));
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let first = dir.join("checkpoint_000001.fluid");
+    let late = dir.join("late.fluid");
+    std::fs::copy(&first, &late).expect("copy");
+    with_header_value(&late, "steps", toml::Value::Integer(i64::from(u32::MAX)));
+    std::fs::remove_file(&first).expect("remove");
+    let late_text = late.to_str().expect("utf8");
+    let o =
+        fluid_in(&["run", late_text, "--steps", "2", "--save-every", "1", "--out", out], &dir, Duration::from_secs(60));
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let saved: Vec<String> = names(&dir).into_iter().filter(|n| n.starts_with("checkpoint_")).collect();
+    assert_eq!(saved, ["checkpoint_4294967296.fluid", "checkpoint_4294967297.fluid"]);
+    for (value, shown) in [(f64::NAN, "NaN"), (f64::INFINITY, "inf"), (-1.0, "-1.0")] {
+        std::fs::copy(dir.join("checkpoint_4294967296.fluid"), &late).expect("copy");
+        with_header_value(&late, "time", toml::Value::Float(value));
+        refused(&["run", late_text, "--steps", "1"], &dir, &["checkpoint", &format!("`time` is {shown}")]);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -33,6 +33,10 @@ pub const VERSION: u32 = 2;
 /// The longest header read (a scene is a few kilobytes; this bounds what a damaged length asks for).
 pub const MAX_HEADER: u32 = 16 << 20;
 
+/// The most steps a checkpoint may say were taken: 2^53, 285 years at a microsecond a step
+/// (more is a damaged or edited file).
+pub const MAX_STEPS: u64 = 1 << 53;
+
 /// One saved resource, as the header lists it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -55,8 +59,8 @@ pub struct Header {
     pub model: String,
     /// Simulated seconds.
     pub time: f32,
-    /// Steps taken.
-    pub steps: u32,
+    /// Steps taken (at most [`MAX_STEPS`]).
+    pub steps: u64,
     /// The last step's `dt` (what passes that are not steps use).
     pub last_dt: f32,
     /// The backend that saved it (information only: any backend restores it).
@@ -201,7 +205,34 @@ pub fn read_header<R: Read>(r: R) -> Result<(Header, Reader<R>)> {
     let text = std::str::from_utf8(&text).map_err(|_| bad("the header is not UTF-8: the file is damaged"))?;
     let header: Header = toml::from_str(text)
         .map_err(|e| bad(format!("the header: {}", crate::error::shorten_lines(&e.to_string()))))?;
+    check_values(&header)?;
     Ok((header, r))
+}
+
+/// An error unless the header's time, step count and last `dt` are values a run reaches: a
+/// finite time of at least 0, at most [`MAX_STEPS`] steps, a finite `dt` above 0 (a checksum
+/// that matches says only that the file is as written, not that what wrote it was sound).
+fn check_values(header: &Header) -> Result<()> {
+    let damaged = "the file is damaged or was edited";
+    if !(header.time.is_finite() && header.time >= 0.0) {
+        return Err(bad(format!(
+            "its header's `time` is {:?}: simulated seconds are finite and at least 0; {damaged}",
+            header.time
+        )));
+    }
+    if header.steps > MAX_STEPS {
+        return Err(bad(format!(
+            "its header's `steps` is {}, more than the {MAX_STEPS} (2^53) a run can take; {damaged}",
+            header.steps
+        )));
+    }
+    if !(header.last_dt.is_finite() && header.last_dt > 0.0) {
+        return Err(bad(format!(
+            "its header's `last_dt` is {:?}: a time step is finite and above 0; {damaged}",
+            header.last_dt
+        )));
+    }
+    Ok(())
 }
 
 /// An error unless the resources `header` lists are exactly the state resources the model of

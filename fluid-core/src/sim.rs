@@ -63,7 +63,7 @@ pub struct Simulation<B: Backend = Box<dyn Backend>> {
     backend: B,
     pending: Vec<Splat>,
     time: f32,
-    steps: u32,
+    steps: u64,
     last_dt: f32,
     recording: Option<InputLog>,
     downscaled_from: Option<[u32; 2]>,
@@ -137,7 +137,7 @@ impl<B: Backend> Simulation<B> {
 
     /// Inputs of a pass that is not a step (reads, diagnostics): the last step's `dt`.
     fn pass_inputs(&self) -> StepInputs {
-        StepInputs { dt: self.last_dt, time: self.time, step: self.steps, splats: Vec::new() }
+        StepInputs { dt: self.last_dt, time: self.time, step: self.steps as u32, splats: Vec::new() }
     }
 
     /// Start again from the scene's initial state, as [`Simulation::new`] would (every field
@@ -233,7 +233,8 @@ impl<B: Backend> Simulation<B> {
         for k in 0..n {
             let mut splats = self.model.emitters(sub);
             splats.append(&mut pending);
-            let inputs = StepInputs { dt: sub, time: self.time + k as f32 * sub, step: self.steps, splats };
+            // The kernels take the step's low 32 bits.
+            let inputs = StepInputs { dt: sub, time: self.time + k as f32 * sub, step: self.steps as u32, splats };
             self.model.step(&mut self.backend, &inputs)?;
         }
         self.time += dt;
@@ -491,14 +492,19 @@ impl<B: Backend> Simulation<B> {
         let bad = d.non_finite();
         if !bad.is_empty() {
             return Err(Error::NonFinite {
-                step: self.steps,
+                step: self.steps_u32(),
                 fields: bad.iter().map(|f| f.name()).collect::<Vec<_>>().join(", "),
                 dt: self.last_dt,
             });
         }
         let grid = self.model.grid();
         if d.ran_away(grid) {
-            return Err(Error::RanAway { step: self.steps, cfl: d.cfl, cells: grid.longest_side(), dt: self.last_dt });
+            return Err(Error::RanAway {
+                step: self.steps_u32(),
+                cfl: d.cfl,
+                cells: grid.longest_side(),
+                dt: self.last_dt,
+            });
         }
         Ok(*d)
     }
@@ -819,8 +825,13 @@ impl<B: Backend> Simulation<B> {
     }
 
     /// Steps taken.
-    pub fn steps(&self) -> u32 {
+    pub fn steps(&self) -> u64 {
         self.steps
+    }
+
+    /// Steps taken as the errors name them, at most `u32::MAX`.
+    fn steps_u32(&self) -> u32 {
+        u32::try_from(self.steps).unwrap_or(u32::MAX)
     }
 
     /// Pressure iterations (sweeps, SOR iterations or V-cycles) the last step used: the
