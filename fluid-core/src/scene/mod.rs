@@ -661,11 +661,16 @@ impl Scene {
             return Err(Error::invalid("steps", 0, "a scene's default run takes at least one step"));
         }
         let grid = self.grid()?;
+        let (emitters, splats, most) = (self.emitters.len(), self.splats.len(), crate::splat::MAX_SPLATS);
+        if emitters + splats > most {
+            let why = format!(
+                "a step applies at most {most} splats, emitters included: a scene's `emitters` and `splats` \
+                 together are at most {most}"
+            );
+            let value = format!("{emitters} emitters and {splats} splats, {} in all", emitters + splats);
+            return Err(Error::invalid("emitters and splats", value, why));
+        }
         for (list, key) in [(&self.emitters, "emitters"), (&self.splats, "splats")] {
-            if list.len() > crate::splat::MAX_SPLATS {
-                let why = format!("a step applies at most {} splats", crate::splat::MAX_SPLATS);
-                return Err(Error::invalid(key, format!("{} entries", list.len()), why));
-            }
             for (i, s) in list.iter().enumerate() {
                 let splat = s.to_splat(&grid);
                 splat.validate(&format!("{key}[{i}]"))?;

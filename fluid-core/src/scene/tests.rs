@@ -616,6 +616,24 @@ fn text_without_a_folder_names_built_in_images_by_their_bare_names() {
     assert!(e.contains(&format!("{} (no such file)", absolute.display())), "{e}");
 }
 
+/// At most `MAX_SPLATS` splats a step, emitters included: the scene's emitters and initial
+/// splats are counted together.
+#[test]
+fn emitters_and_splats_are_counted_together() {
+    let most = crate::splat::MAX_SPLATS;
+    let mut s = Scene::preset("ink").expect("ink");
+    let one = s.emitters[0];
+    s.emitters = vec![one; most];
+    s.splats = vec![one; most];
+    let e = s.validate().expect_err("too many").to_string();
+    assert!(e.contains(&format!("{most} emitters and {most} splats")) && e.contains("together"), "{e}");
+    s.emitters = vec![one; 1];
+    assert!(s.validate().is_err(), "1 emitter and {most} splats");
+    s.emitters = vec![one; most / 2];
+    s.splats = vec![one; most / 2];
+    s.validate().expect("half and half");
+}
+
 /// A scene file is read only when it is a regular file of at most `MAX_SCENE_BYTES`.
 #[test]
 fn scene_files_are_regular_and_size_capped() {
