@@ -416,7 +416,7 @@ fn bad_input_gets_a_clear_message_and_exit_code_2() {
     bad(&["run", "dam-break", "--set", "particles.fill.0.spacing=0.0001"], &["particles.fill", "at most 16000000"]);
     bad(
         &["run", "splash", "--set", "particles.fill.1.center=[0.9,0.9]"],
-        &["particles.fill[1]", "outside the container"],
+        &["particles.fill[1]", "{ shape = \"circle\", center = [0.9, 0.9], radius = 0.1", "outside the container"],
     );
     bad(&["run", "dam-break", "--set", "particles.substeps=0"], &["particles.substeps", "0"]);
     bad(

@@ -1,7 +1,7 @@
 //! The `fluid` program against hostile files and its own process: one process whatever the
 //! environment, scene and image paths that are not regular files or too large, PNG bombs,
-//! built-in images the working folder cannot shadow, and checkpoints that resume from any
-//! folder and count their steps in 64 bits.
+//! built-in images the working folder cannot shadow, checkpoints that resume from any folder
+//! and count their steps in 64 bits, and the messages of values of the wrong kind.
 
 mod common;
 
@@ -309,4 +309,24 @@ fn checkpoint_steps_count_past_u32_and_impossible_times_are_refused() {
         refused(&["run", late_text, "--steps", "1"], &dir, &["checkpoint", &format!("`time` is {shown}")]);
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Values of the wrong kind are named with their key, the value and what the key takes.
+#[test]
+fn values_of_the_wrong_kind_name_the_key_the_value_and_what_it_takes() {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    refused(
+        &["run", "smoke", "--set", "params.advection.backtrace=7"],
+        here,
+        &["`params.advection.backtrace`: 7", "`euler`, `rk2`, `rk3`"],
+    );
+    refused(
+        &["run", "smoke", "--set", "storage.budget=[1]"],
+        here,
+        &["storage.budget", "a whole number of bytes", "\"256 MiB\""],
+    );
+    let out = fluid_in(&["run", "splash", "--set", "particles.fill.1.center=[0.9,0.9]"], here, Duration::from_secs(60));
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("shape = \"circle\", center = [0.9, 0.9]") && !err.contains("Circle {"), "{err}");
 }

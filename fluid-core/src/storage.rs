@@ -65,17 +65,30 @@ impl Serialize for Bytes {
 
 impl<'de> Deserialize<'de> for Bytes {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Bytes, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Written {
-            Number(i64),
-            Text(String),
+        /// Reads a size in either of its forms, and names both when given anything else.
+        struct Size;
+        impl serde::de::Visitor<'_> for Size {
+            type Value = Bytes;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(
+                    "a size: a whole number of bytes (at least 1) or text such as \"256 MiB\" or \"2 GB\" (units B, \
+                     kB, MB, GB, TB in powers of 1000; KiB, MiB, GiB, TiB in powers of 1024)",
+                )
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> std::result::Result<Bytes, E> {
+                match u64::try_from(n) {
+                    Ok(n) if n >= 1 => Ok(Bytes(n)),
+                    _ => Err(E::custom(format!("a size of at least 1 byte, got {n}"))),
+                }
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> std::result::Result<Bytes, E> {
+                if n >= 1 { Ok(Bytes(n)) } else { Err(E::custom("a size of at least 1 byte, got 0")) }
+            }
+            fn visit_str<E: serde::de::Error>(self, t: &str) -> std::result::Result<Bytes, E> {
+                Bytes::parse("storage.budget", t).map_err(E::custom)
+            }
         }
-        match Written::deserialize(d)? {
-            Written::Number(n) if n >= 1 => Ok(Bytes(n as u64)),
-            Written::Number(n) => Err(serde::de::Error::custom(format!("a size of at least 1 byte, got {n}"))),
-            Written::Text(t) => Bytes::parse("storage.budget", &t).map_err(serde::de::Error::custom),
-        }
+        d.deserialize_any(Size)
     }
 }
 

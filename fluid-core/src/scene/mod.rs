@@ -347,6 +347,70 @@ fn apply_override(root: &mut toml::Table, key: &str, value: toml::Value) -> Resu
     Ok(())
 }
 
+/// The error for a value that is not a word where a key takes one of a few words (`backtrace
+/// = 7`), naming the key, the value and the words, where `e` is toml's message for one
+/// ("invalid type: unit variant, expected string only", "wanted string or table": neither
+/// names them). The key is found by putting, in turn, a word no key takes in each place of
+/// `table` that holds something other than a word, until serde answers with the words that
+/// place expects.
+fn word_expected(table: &toml::Table, e: &toml::de::Error) -> Option<Error> {
+    const PROBE: &str = "\u{1}not-a-word";
+    let message = e.to_string();
+    if !(message.contains("expected string only") || message.contains("wanted string or table")) {
+        return None;
+    }
+    #[derive(Clone)]
+    enum Step {
+        Key(String),
+        Index(usize),
+    }
+    /// Every place under `value` holding neither a word nor a table, through tables and arrays
+    /// of tables (no key of a scene takes a word inside an array of numbers).
+    fn places(value: &toml::Value, at: &mut Vec<Step>, out: &mut Vec<Vec<Step>>) {
+        match value {
+            toml::Value::Table(t) => t.iter().for_each(|(k, v)| {
+                at.push(Step::Key(k.clone()));
+                places(v, at, out);
+                at.pop();
+            }),
+            toml::Value::Array(a) if a.iter().any(toml::Value::is_table) => a.iter().enumerate().for_each(|(i, v)| {
+                at.push(Step::Index(i));
+                places(v, at, out);
+                at.pop();
+            }),
+            toml::Value::String(_) => {}
+            _ => out.push(at.clone()),
+        }
+    }
+    fn slot<'a>(value: &'a mut toml::Value, path: &[Step]) -> Option<&'a mut toml::Value> {
+        path.iter().try_fold(value, |v, step| match step {
+            Step::Key(k) => v.get_mut(k.as_str()),
+            Step::Index(i) => v.get_mut(*i),
+        })
+    }
+    let root = toml::Value::Table(table.clone());
+    let mut found = Vec::new();
+    places(&root, &mut Vec::new(), &mut found);
+    for path in found {
+        let mut probe = root.clone();
+        let value = slot(&mut probe, &path)?;
+        let written = std::mem::replace(value, toml::Value::String(PROBE.to_string()));
+        let Err(e) = probe.try_into::<Scene>() else { continue };
+        let e = e.to_string();
+        let Some(words) = e.split_once(&format!("unknown variant `{PROBE}`, expected ")).map(|(_, w)| w) else {
+            continue;
+        };
+        let key = path.iter().fold(String::new(), |k, step| match step {
+            Step::Key(name) if k.is_empty() => name.clone(),
+            Step::Key(name) => format!("{k}.{name}"),
+            Step::Index(i) => format!("{k}[{i}]"),
+        });
+        let words = words.lines().next().unwrap_or(words).trim();
+        return Some(Error::invalid(key, shorten(&written.to_string()), format!("it takes {words}")));
+    }
+    None
+}
+
 /// Which override makes a scene unreadable, for its error: serde's message does not always
 /// say where (an internally tagged enum, such as `initial.velocity`, reads its fields from a
 /// buffer that has forgotten their path). The first override after which the table no longer
@@ -531,16 +595,18 @@ impl Scene {
         let scene: Scene = if overrides.is_empty() {
             check_f32_range(&table)?;
             // Deserialised from the text rather than the table, so that errors keep their line.
-            toml::from_str(text).map_err(scene_err)?
+            toml::from_str(text).map_err(|e| word_expected(&table, &e).unwrap_or_else(|| scene_err(e)))?
         } else {
             let original = table.clone();
             for (k, v) in overrides {
                 apply_override(&mut table, k, v.clone())?;
             }
             check_f32_range(&table)?;
-            table.clone().try_into().map_err(|e: toml::de::Error| Error::Scene {
-                origin: shorten(&format!("{origin} (after {})", culprit(original, overrides))),
-                message: shorten_lines(e.to_string().trim()),
+            table.clone().try_into().map_err(|e: toml::de::Error| {
+                word_expected(&table, &e).unwrap_or_else(|| Error::Scene {
+                    origin: shorten(&format!("{origin} (after {})", culprit(original, overrides))),
+                    message: shorten_lines(e.to_string().trim()),
+                })
             })?
         };
         check_tables_as_tables(&table, &scene)?;

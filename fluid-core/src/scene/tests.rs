@@ -634,6 +634,37 @@ fn emitters_and_splats_are_counted_together() {
     s.validate().expect("half and half");
 }
 
+/// A value that is not a word, where a key takes one of a few, is named with the key, the
+/// value and the words it takes, from a file and from `--set`.
+#[test]
+fn a_word_key_given_something_else_names_the_words() {
+    let set = |item: &str| Scene::preset_with("smoke", &[parse_override(item).expect("override")]);
+    for (item, key, words) in [
+        ("params.advection.backtrace=7", "`params.advection.backtrace`: 7", "`euler`, `rk2`, `rk3`"),
+        ("params.pressure.solver=[1]", "`params.pressure.solver`: [1]", "`multigrid`"),
+        ("emitters.0.falloff=1.5", "`emitters[0].falloff`: 1.5", "`linear` or `gaussian`"),
+    ] {
+        let e = set(item).expect_err(item).to_string();
+        assert!(e.contains(key) && e.contains(words) && !e.contains("string only"), "{item}: {e}");
+    }
+    let text = "[grid]\nnx = 8\nny = 8\n[params.advection]\nbacktrace = 7\n";
+    let e = Scene::from_toml(text, "file").expect_err("a number").to_string();
+    assert!(e.contains("`params.advection.backtrace`: 7") && e.contains("`rk3`"), "{e}");
+    let e = set("storage.budget=[1]").expect_err("an array").to_string();
+    assert!(e.contains("a whole number of bytes") && e.contains("256 MiB") && !e.contains("untagged"), "{e}");
+}
+
+/// A fill outside its container is shown as the scene writes it, not as Rust prints it.
+#[test]
+fn a_fill_outside_the_container_is_shown_as_written() {
+    let set = parse_override("particles.fill.1.center=[0.9,0.9]").expect("override");
+    let s = Scene::preset_with("splash", &[set]).expect("the scene reads");
+    let spec = s.particles.as_ref().expect("a liquid");
+    let e = spec.validate(&s.grid().expect("grid"), &[]).expect_err("outside").to_string();
+    assert!(e.contains("particles.fill[1]") && e.contains("shape = \"circle\"") && e.contains("[0.9, 0.9]"), "{e}");
+    assert!(!e.contains("Circle {") && !e.contains("None"), "{e}");
+}
+
 /// A scene file is read only when it is a regular file of at most `MAX_SCENE_BYTES`.
 #[test]
 fn scene_files_are_regular_and_size_capped() {
