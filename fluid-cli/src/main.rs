@@ -251,47 +251,7 @@ fn io_failure(path: &Path, e: impl std::fmt::Display) -> Failure {
     Failure { code: 1, message: format!("cannot write {}: {e}", path.display()) }
 }
 
-/// Where the session has no runtime directory (a container, a server, CI), Mesa's Vulkan
-/// device-select layer prints `XDG_RUNTIME_DIR is invalid or not set` whenever a GPU backend
-/// lists devices. The program then runs itself again with a private one (0700, under the
-/// temporary folder), the child's exit code its own; setting the variable in this process
-/// would take `unsafe` (`std::env::set_var`).
-#[cfg(unix)]
-fn with_runtime_dir() -> Option<ExitCode> {
-    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
-    const VAR: &str = "XDG_RUNTIME_DIR";
-    if std::env::var_os(VAR).is_some_and(|d| Path::new(&d).is_dir())
-        || std::env::var_os("FLUID_RUNTIME_DIR_SET").is_some()
-    {
-        return None;
-    }
-    let uid = std::fs::metadata("/proc/self").map(|m| m.uid()).unwrap_or(0);
-    let dir = std::env::temp_dir().join(format!("fluid-xdg-{uid}"));
-    let made = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir);
-    let private =
-        std::fs::metadata(&dir).is_ok_and(|m| m.is_dir() && m.uid() == uid && m.permissions().mode() & 0o077 == 0);
-    let exe = std::env::current_exe().ok()?;
-    if made.is_err() || !private {
-        return None;
-    }
-    let status = std::process::Command::new(exe)
-        .args(std::env::args_os().skip(1))
-        .env(VAR, &dir)
-        .env("FLUID_RUNTIME_DIR_SET", "1")
-        .status()
-        .ok()?;
-    Some(ExitCode::from(status.code().and_then(|c| u8::try_from(c).ok()).unwrap_or(1)))
-}
-
-#[cfg(not(unix))]
-fn with_runtime_dir() -> Option<ExitCode> {
-    None
-}
-
 fn main() -> ExitCode {
-    if let Some(code) = with_runtime_dir() {
-        return code;
-    }
     let matches = Cli::command().get_matches();
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,

@@ -34,11 +34,11 @@ pub(crate) fn load_scene(arg: &str, overrides: &[String]) -> Result<Scene, Failu
     }
     let overrides = overrides.iter().map(|s| fluid::parse_override(s)).collect::<Result<Vec<_>, _>>()?;
     let path = Path::new(arg);
-    let is_file = arg.ends_with(".toml") || path.is_file();
+    // A scene file: a `*.toml` name, or anything there but a preset's name (so that a FIFO or
+    // a folder given as the scene is named as what it is).
+    let preset = fluid::PRESETS.iter().any(|(name, _)| *name == arg);
+    let is_file = arg.ends_with(".toml") || path.is_file() || (!preset && std::fs::symlink_metadata(path).is_ok());
     if is_file {
-        if !path.is_file() {
-            return Err(Failure { code: 2, message: format!("cannot read scene {}: no such file", path.display()) });
-        }
         let mut scene = Scene::from_file(path, &overrides)?;
         if scene.name.is_empty() {
             scene.name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();

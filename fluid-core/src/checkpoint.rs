@@ -20,10 +20,10 @@ use std::io::{Read, Write};
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::backend::Backend;
-use crate::ir::resource::{Lifetime, ResourceDesc, ResourceId};
 use crate::scene::Scene;
-use crate::{Error, Result};
+use fluid_ir::backend::Backend;
+use fluid_ir::resource::{Lifetime, ResourceDesc, ResourceId};
+use fluid_ir::{Error, Result};
 
 /// The first bytes of every checkpoint.
 pub const MAGIC: &[u8; 8] = b"FLUIDCKP";
@@ -33,13 +33,17 @@ pub const VERSION: u32 = 2;
 /// The longest header read (a scene is a few kilobytes; this bounds what a damaged length asks for).
 pub const MAX_HEADER: u32 = 16 << 20;
 
+/// The most steps a checkpoint may say were taken: 2^53, 285 years at a microsecond a step
+/// (more is a damaged or edited file).
+pub const MAX_STEPS: u64 = 1 << 53;
+
 /// One saved resource, as the header lists it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Stored {
     /// The resource's name.
     pub name: String,
-    /// Its element format, as [`crate::Format`] names it (`F32`, `Vec4F32`, …).
+    /// Its element format, as [`fluid_ir::Format`] names it (`F32`, `Vec4F32`, …).
     pub format: String,
     /// Its elements.
     pub elements: u64,
@@ -55,15 +59,15 @@ pub struct Header {
     pub model: String,
     /// Simulated seconds.
     pub time: f32,
-    /// Steps taken.
-    pub steps: u32,
+    /// Steps taken (at most [`MAX_STEPS`]).
+    pub steps: u64,
     /// The last step's `dt` (what passes that are not steps use).
     pub last_dt: f32,
     /// The backend that saved it (information only: any backend restores it).
     pub saved_by: String,
     /// Splats queued for the next step.
     #[serde(default)]
-    pub queued: Vec<crate::Splat>,
+    pub queued: Vec<crate::splat::Splat>,
     /// The state resources, in payload order.
     pub resources: Vec<Stored>,
     /// The scene running when it was saved.
@@ -201,7 +205,34 @@ pub fn read_header<R: Read>(r: R) -> Result<(Header, Reader<R>)> {
     let text = std::str::from_utf8(&text).map_err(|_| bad("the header is not UTF-8: the file is damaged"))?;
     let header: Header = toml::from_str(text)
         .map_err(|e| bad(format!("the header: {}", fluid_ir::error::shorten_lines(&e.to_string()))))?;
+    check_values(&header)?;
     Ok((header, r))
+}
+
+/// An error unless the header's time, step count and last `dt` are values a run reaches: a
+/// finite time of at least 0, at most [`MAX_STEPS`] steps, a finite `dt` above 0 (a checksum
+/// that matches says only that the file is as written, not that what wrote it was sound).
+fn check_values(header: &Header) -> Result<()> {
+    let damaged = "the file is damaged or was edited";
+    if !(header.time.is_finite() && header.time >= 0.0) {
+        return Err(bad(format!(
+            "its header's `time` is {:?}: simulated seconds are finite and at least 0; {damaged}",
+            header.time
+        )));
+    }
+    if header.steps > MAX_STEPS {
+        return Err(bad(format!(
+            "its header's `steps` is {}, more than the {MAX_STEPS} (2^53) a run can take; {damaged}",
+            header.steps
+        )));
+    }
+    if !(header.last_dt.is_finite() && header.last_dt > 0.0) {
+        return Err(bad(format!(
+            "its header's `last_dt` is {:?}: a time step is finite and above 0; {damaged}",
+            header.last_dt
+        )));
+    }
+    Ok(())
 }
 
 /// An error unless the resources `header` lists are exactly the state resources the model of

@@ -1,23 +1,23 @@
 //! The seam between a solver family and the engine: a [`Model`] declares its resources and
 //! its readable fields, sets up its initial state, steps, and answers reads and diagnostics,
-//! all through a [`Backend`]. [`crate::sim::Simulation`] runs any model and knows none: what a
+//! all through a [`Backend`]. `Simulation` runs any model and knows none: what a
 //! model can do beyond the common ground it says by capabilities ([`Model::fit`],
 //! [`Model::cell_velocities`], [`Model::solids`]), never by its name.
 
 use std::any::Any;
 
-use crate::Result;
-use crate::backend::{Backend, StepInputs};
 use crate::frame::solid::{Motion, Obstacle, Pose};
 use crate::frame::{Frame, Lattice};
-use crate::ir::resource::{ResourceDesc, ResourceId};
-use crate::ir::schedule::Schedule;
 use crate::splat::Splat;
+use fluid_ir::Result;
+use fluid_ir::backend::{Backend, StepInputs};
+use fluid_ir::resource::{ResourceDesc, ResourceId};
+use fluid_ir::schedule::Schedule;
 
 /// A readable field of a model, as reads, samples, dumps, probes and pictures name it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FieldInfo {
-    /// Its name (`density`, `u`, `positions`): what `--dump` and [`crate::Simulation::field`]
+    /// Its name (`density`, `u`, `positions`): what `--dump` and `Simulation::field`
     /// take, and the `.npy` file's stem.
     pub name: &'static str,
     /// Where its values sit.
@@ -92,7 +92,7 @@ pub trait Model: Send + Sync + std::fmt::Debug + Any {
 
     /// The uniform every schedule of it carries (its frame's, as its kernels read it): the
     /// renderer's passes over its resources carry it too.
-    fn uniform(&self) -> [u8; crate::ir::schedule::UNIFORM_BYTES];
+    fn uniform(&self) -> [u8; fluid_ir::schedule::UNIFORM_BYTES];
 
     /// The resources its schedules use, [`ResourceId`]`(i)` the `i`-th: what the backend
     /// allocates for it.
@@ -132,7 +132,7 @@ pub trait Model: Send + Sync + std::fmt::Debug + Any {
     /// naming the field for one it cannot give.
     fn readable(&mut self, backend: &mut dyn Backend, name: &str, inputs: &StepInputs) -> Result<ResourceId>;
 
-    /// Whether the field `name` may be overwritten ([`crate::Simulation::set_field`]); an
+    /// Whether the field `name` may be overwritten (`Simulation::set_field`); an
     /// error saying why not for a field it derives.
     fn check_writable(&self, name: &str) -> Result<()>;
 
@@ -159,7 +159,7 @@ pub trait Model: Send + Sync + std::fmt::Debug + Any {
     fn check_splat(&self, splat: &Splat) -> Result<()>;
 
     /// Obstacle `index` placed at `pose` at simulated time `now`, moving with `motion` from
-    /// then on (see [`crate::sim::Simulation::set_obstacle`]).
+    /// then on (see `Simulation::set_obstacle`).
     fn set_obstacle(
         &mut self,
         backend: &mut dyn Backend,
@@ -254,8 +254,8 @@ impl Diagnostics {
 
     /// Whether the flow ran away: the fastest value moved farther in the last step than the
     /// frame is wide (`cfl` above [`Frame::longest_side`]). The state is finite but
-    /// meaningless, on its way to infinity; [`crate::sim::Simulation::checked_diagnostics`]
-    /// calls it [`crate::Error::RanAway`]. (The presets run at a Courant number of 0.5 to 5;
+    /// meaningless, on its way to infinity; `Simulation::checked_diagnostics`
+    /// calls it [`fluid_ir::Error::RanAway`]. (The presets run at a Courant number of 0.5 to 5;
     /// Taichi's `stable_fluid.py` workload at about an eighth of the grid's width.)
     pub fn ran_away(&self, frame: &Frame) -> bool {
         self.cfl > f64::from(frame.longest_side())
@@ -263,7 +263,7 @@ impl Diagnostics {
 }
 
 /// A field's name as a read asks for it: a `&str` (`"density"`) or a model's own key (the
-/// grid's [`crate::FieldId`]).
+/// grid's [`crate::grid::FieldId`]).
 pub trait FieldName {
     /// The name.
     fn field_name(&self) -> &str;

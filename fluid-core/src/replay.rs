@@ -1,6 +1,6 @@
-//! Recorded sessions: every input a [`crate::Simulation`] took from its start (splats, steps and their
+//! Recorded sessions: every input a [`crate::sim::Simulation`] took from its start (splats, steps and their
 //! `dt`, scene and parameter changes, fields set, resets), which replay the session
-//! ([`crate::Simulation::replay`]); on the CPU backend, bit for bit.
+//! ([`crate::sim::Simulation::replay`]); on the CPU backend, bit for bit.
 //!
 //! ```
 //! # fn main() -> fluid_core::Result<()> {
@@ -18,38 +18,38 @@ use serde::{Deserialize, Serialize};
 
 use crate::scene::Scene;
 use crate::splat::Splat;
-use crate::{Error, Result};
+use fluid_ir::{Error, Result};
 
 /// One input of a recorded session, in the order the simulation took it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 #[non_exhaustive]
 pub enum Input {
-    /// [`crate::Simulation::splat`].
+    /// [`crate::sim::Simulation::splat`].
     Splat {
         /// The splat, world units.
         splat: Splat,
     },
-    /// [`crate::Simulation::step`].
+    /// [`crate::sim::Simulation::step`].
     Step {
         /// Its time step.
         dt: f32,
     },
-    /// [`crate::Simulation::set_scene`] (and [`crate::Simulation::set_params`]).
+    /// [`crate::sim::Simulation::set_scene`] (and [`crate::sim::Simulation::set_params`]).
     SetScene {
         /// The new scene.
         scene: Box<Scene>,
     },
-    /// [`crate::Simulation::set_field`].
+    /// [`crate::sim::Simulation::set_field`].
     SetField {
         /// The field's name.
         field: String,
         /// Its values.
         values: Vec<f32>,
     },
-    /// [`crate::Simulation::reset`].
+    /// [`crate::sim::Simulation::reset`].
     Reset,
-    /// [`crate::Simulation::set_obstacle`].
+    /// [`crate::sim::Simulation::set_obstacle`].
     SetObstacle {
         /// The obstacle's index.
         index: usize,

@@ -4,10 +4,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::backend::Backend;
-use crate::ir::resource::{self, Format, Lifetime, ResourceDesc};
-use crate::ir::schedule::Schedule;
-use crate::{Error, Result};
+use fluid_ir::backend::Backend;
+use fluid_ir::resource::{self, Format, Lifetime, ResourceDesc};
+use fluid_ir::schedule::Schedule;
+use fluid_ir::{Error, Result};
 
 /// A number of bytes, written in a scene as an integer or with a unit: `"256 MiB"`, `"1.5 GB"`,
 /// `"4096"` (B, kB/KB, MB, GB, TB in powers of 1000; KiB, MiB, GiB, TiB in powers of 1024).
@@ -63,17 +63,30 @@ impl Serialize for Bytes {
 
 impl<'de> Deserialize<'de> for Bytes {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Bytes, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Written {
-            Number(i64),
-            Text(String),
+        /// Reads a size in either of its forms, and names both when given anything else.
+        struct Size;
+        impl serde::de::Visitor<'_> for Size {
+            type Value = Bytes;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(
+                    "a size: a whole number of bytes (at least 1) or text such as \"256 MiB\" or \"2 GB\" (units B, \
+                     kB, MB, GB, TB in powers of 1000; KiB, MiB, GiB, TiB in powers of 1024)",
+                )
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> std::result::Result<Bytes, E> {
+                match u64::try_from(n) {
+                    Ok(n) if n >= 1 => Ok(Bytes(n)),
+                    _ => Err(E::custom(format!("a size of at least 1 byte, got {n}"))),
+                }
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> std::result::Result<Bytes, E> {
+                if n >= 1 { Ok(Bytes(n)) } else { Err(E::custom("a size of at least 1 byte, got 0")) }
+            }
+            fn visit_str<E: serde::de::Error>(self, t: &str) -> std::result::Result<Bytes, E> {
+                Bytes::parse("storage.budget", t).map_err(E::custom)
+            }
         }
-        match Written::deserialize(d)? {
-            Written::Number(n) if n >= 1 => Ok(Bytes(n as u64)),
-            Written::Number(n) => Err(serde::de::Error::custom(format!("a size of at least 1 byte, got {n}"))),
-            Written::Text(t) => Bytes::parse("storage.budget", &t).map_err(serde::de::Error::custom),
-        }
+        d.deserialize_any(Size)
     }
 }
 
@@ -84,7 +97,7 @@ pub enum BudgetPolicy {
     /// Fail with [`Error::OverBudget`], naming what is needed and what is allowed.
     #[default]
     Refuse,
-    /// Run what fits, and say so ([`crate::Simulation::downscaled_from`]): a finer dye and
+    /// Run what fits, and say so (`Simulation::downscaled_from`): a finer dye and
     /// density give first (`grid.dye_factor` and `grid.density_factor` lowered, the larger a
     /// step at a time, until the whole grid fits), then the grid (the largest of the same box
     /// and shape that fits, with the dye and density on it).
@@ -177,18 +190,6 @@ impl FieldGroup {
     /// Every group.
     pub const ALL: [FieldGroup; 5] =
         [FieldGroup::Velocity, FieldGroup::Density, FieldGroup::Temperature, FieldGroup::Dye, FieldGroup::Fuel];
-
-    /// The grid fields of the group.
-    pub fn fields(self) -> &'static [crate::grid::FieldId] {
-        use crate::grid::FieldId as F;
-        match self {
-            FieldGroup::Velocity => &[F::U, F::V, F::UTmp, F::VTmp, F::UTmp2, F::VTmp2, F::UBack, F::VBack],
-            FieldGroup::Density => &[F::Density, F::DensityTmp, F::DensityCoarse],
-            FieldGroup::Temperature => &[F::Temperature, F::TemperatureTmp],
-            FieldGroup::Dye => &[F::Dye, F::DyeTmp, F::DyeBack],
-            FieldGroup::Fuel => &[F::Fuel, F::FuelTmp],
-        }
-    }
 }
 
 /// One resource in a plan.
@@ -268,60 +269,4 @@ pub fn check_within(plan: &MemoryPlan, budget: Bytes, detail: impl FnOnce() -> S
         return Ok(());
     }
     Err(Error::OverBudget { needed: plan.total(), allowed: budget.0, detail: detail() })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{BudgetPolicy, Bytes, FieldGroup, StoreFormat};
-    use crate::Scene;
-
-    #[test]
-    fn a_scene_says_its_budget_and_policy() {
-        let with = |extra: &str| Scene::from_toml(&format!("[grid]\nnx = 8\nny = 8\n{extra}"), "test");
-        let s = with("[storage]\nbudget = \"64 MiB\"\npolicy = \"downscale\"").expect("scene");
-        assert_eq!((s.storage.budget, s.storage.policy), (Some(Bytes(64 << 20)), BudgetPolicy::Downscale));
-        let s = with("[storage]\nbudget = 4096").expect("scene");
-        assert_eq!((s.storage.budget, s.storage.policy), (Some(Bytes(4096)), BudgetPolicy::Refuse));
-        assert_eq!(with("").expect("scene").storage.budget, None);
-        for bad in [
-            "budget = 0",
-            "budget = -5",
-            "budget = \"lots\"",
-            "policy = \"shrink\"",
-            "format = \"f8\"",
-            "fields = { pressure = \"f16\" }",
-        ] {
-            let e = with(&format!("[storage]\n{bad}")).expect_err(bad).to_string();
-            assert!(e.contains("storage") || e.contains(bad), "{bad}: {e}");
-        }
-        // f16 for every field that may take it, but the temperature.
-        let s = with("[storage]\nformat = \"f16\"\nfields = { temperature = \"f32\" }").expect("scene");
-        for group in FieldGroup::ALL {
-            let want = if group == FieldGroup::Temperature { StoreFormat::F32 } else { StoreFormat::F16 };
-            assert_eq!(s.storage.format_of(group), want, "{group:?}");
-        }
-        let fields = crate::grid::GridFields::declare(&s.grid().expect("grid"), &s.params).stored(&s.storage);
-        for f in crate::grid::FieldId::STATE_AND_SCRATCH {
-            let half = fields.desc(*f).format.is_half();
-            let group = FieldGroup::ALL.into_iter().find(|g| g.fields().contains(f));
-            assert_eq!(half, group.is_some_and(|g| g != FieldGroup::Temperature), "{}", f.name());
-        }
-        // Written back (a checkpoint's header), the budget reads the same.
-        let s = with("[storage]\nbudget = \"1.5 GiB\"").expect("scene");
-        let again = Scene::from_toml(&toml::to_string(&s).expect("toml"), "again").expect("scene");
-        assert_eq!(again.storage, s.storage);
-    }
-
-    #[test]
-    fn sizes_read_with_their_units() {
-        let b = |t: &str| Bytes::parse("k", t).map(|b| b.0);
-        assert_eq!(b("4096").ok(), Some(4096));
-        assert_eq!(b("256 MiB").ok(), Some(256 << 20));
-        assert_eq!(b("1.5GB").ok(), Some(1_500_000_000));
-        assert_eq!(b(" 2 KiB ").ok(), Some(2048));
-        for bad in ["", "MiB", "-1 MiB", "0", "1 parsec", "1e999 GB", "nan GB", "0.1"] {
-            let e = b(bad).expect_err(bad).to_string();
-            assert!(e.contains("`k`"), "{bad}: {e}");
-        }
-    }
 }

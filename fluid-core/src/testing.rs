@@ -1,11 +1,11 @@
 //! Fixtures that the tests of several crates share: `cfg(test)` here, feature `testing` for
 //! the others (a dev-dependency turns it on).
 
-use crate::Scene;
+use crate::grid::params::{Precision, PressureSolver};
 use crate::grid::{Boundary, Grid, GridFields, step};
-use crate::ir::lower::{Plan, Target, lower};
-use crate::ir::resource::owners;
-use crate::params::{Precision, PressureSolver};
+use crate::scene::Scene;
+use fluid_ir::lower::{Plan, Target, lower};
+use fluid_ir::resource::owners;
 
 /// The plans of every preset's step (whole, and split around solves that stop at a
 /// tolerance), with each pressure solver and precision, on wall, periodic and mixed grids,

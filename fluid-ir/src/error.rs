@@ -107,7 +107,7 @@ pub enum Error {
     )]
     NonFinite {
         /// Steps taken when the check found it (it happened at this step or before).
-        step: u32,
+        step: u64,
         /// The fields, comma separated.
         fields: String,
         /// The time step of the last step.
@@ -125,7 +125,7 @@ pub enum Error {
     )]
     RanAway {
         /// Steps taken when the check found it (it happened at this step or before).
-        step: u32,
+        step: u64,
         /// The Courant number of the last step, `dt · max |u| / h`.
         cfl: f64,
         /// The larger of the grid's `nx` and `ny`.

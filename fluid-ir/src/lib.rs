@@ -13,6 +13,7 @@
 //! - [`uniforms`]: the blocks every kernel shares (the step uniform, the reductions);
 //! - [`backend`]: the [`Backend`] trait, the per-run inputs ([`StepInputs`], with the model's
 //!   records as opaque words) and the read-back logic the backends share;
+//! - [`bytes`]: values and their little-endian bytes (`f32`, `f16`, words);
 //! - [`wait`]: how a backend waits for its device;
 //! - [`Error`]: the one error type of the engine's libraries.
 //!
@@ -20,7 +21,9 @@
 //! the backends depend on this crate alone.
 
 pub mod backend;
+pub mod bytes;
 pub mod error;
+pub mod format;
 pub mod kernel;
 pub mod lower;
 pub mod resource;

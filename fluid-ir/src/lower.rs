@@ -4,11 +4,11 @@
 
 use std::collections::HashMap;
 
+use crate::error::{Error, Result};
 use crate::kernel::{Kernel, Workgroup};
 use crate::resource::ResourceDesc;
 use crate::schedule::{Op, RESULT_SLOTS, Schedule};
 use crate::uniforms::{PARAMS_MAX_BYTES, REDUCE_FINAL, REDUCE_PARTIAL, ReduceParams};
-use crate::{Error, Result};
 
 /// What a backend tells the lowering about itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,7 +93,7 @@ pub fn lower(schedule: &Schedule, resources: &[ResourceDesc], start: &[usize], t
             o as u32
         })
     };
-    let check = |id: crate::ResourceId| -> Result<usize> {
+    let check = |id: crate::resource::ResourceId| -> Result<usize> {
         let desc = resources.get(id.index()).ok_or_else(|| bad(format!("no resource {}", id.0)))?;
         desc.check_grid(schedule.grid())?;
         Ok(id.index())
@@ -219,20 +219,21 @@ pub fn check_bindings(schedule: &Schedule, resources: &[ResourceDesc]) -> Result
 }
 
 /// An error unless `schedule` treats the transient resources among `resources` as
-/// [`crate::Lifetime::Transient`] says: never swapped, written before they are read (a first
+/// [`crate::resource::Lifetime::Transient`] says: never swapped, written before they are read (a first
 /// binding that writes; a read-write binding counts as writing), and no two of one sharing
 /// group live at once (a resource is live from its first operation to its last). Empty
 /// resources are exempt (they hold nothing). Every backend checks this before it runs a
 /// schedule, so sharing memory can never change a result.
 pub fn check_transients(schedule: &Schedule, resources: &[ResourceDesc]) -> Result<()> {
     let bad = |message: String| Error::invalid("schedule", schedule.id(), message);
-    let transient = |id: crate::ResourceId| resources.get(id.index()).filter(|r| r.shares().is_some() && !r.is_empty());
+    let transient =
+        |id: crate::resource::ResourceId| resources.get(id.index()).filter(|r| r.shares().is_some() && !r.is_empty());
     if !resources.iter().any(|r| r.shares().is_some() && !r.is_empty()) {
         return Ok(());
     }
     let mut live: Vec<Option<(usize, usize)>> = vec![None; resources.len()];
     // Op `k` touches `id`, writing it or not.
-    let mut touch = |k: usize, id: crate::ResourceId, writes: bool| -> Result<()> {
+    let mut touch = |k: usize, id: crate::resource::ResourceId, writes: bool| -> Result<()> {
         let Some(r) = transient(id) else { return Ok(()) };
         match &mut live[id.index()] {
             None if !writes => return Err(bad(format!("it reads the transient `{}` before writing it", r.name))),

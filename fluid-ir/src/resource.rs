@@ -2,10 +2,11 @@
 //!
 //! A model lists its resources as [`ResourceDesc`]s; [`ResourceId`]`(i)` names the `i`-th of
 //! that list in schedules, reads and writes. A backend allocates exactly that list
-//! ([`crate::Backend::allocate`]): a resource a scene does not need is declared empty (no
+//! ([`crate::backend::Backend::allocate`]): a resource a scene does not need is declared empty (no
 //! elements) and takes no memory.
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
+pub use crate::format::Format;
 
 /// Index of a resource in its model's list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, bytemuck::Pod, bytemuck::Zeroable)]
@@ -16,83 +17,6 @@ impl ResourceId {
     /// The position in the model's list.
     pub fn index(self) -> usize {
         self.0 as usize
-    }
-}
-
-/// How one element is stored.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Format {
-    /// One `f32`.
-    F32,
-    /// One `f16`, two to a 32-bit word (a storage format: kernels compute in `f32`).
-    F16,
-    /// One `u32`.
-    U32,
-    /// Two `f32` (a position, a velocity).
-    Vec2F32,
-    /// Four `f32` (RGBA dye).
-    Vec4F32,
-    /// Four `f16` (RGBA dye in half precision: a storage format, as [`Format::F16`]).
-    Vec4F16,
-    /// Four 8-bit channels packed in a `u32` (a picture).
-    Rgba8,
-}
-
-impl Format {
-    /// Bytes of `elements` elements, rounded up to whole 32-bit words.
-    pub fn bytes(self, elements: u64) -> u64 {
-        let raw = match self {
-            Format::F16 => 2 * elements,
-            Format::F32 | Format::U32 | Format::Rgba8 => 4 * elements,
-            Format::Vec4F16 => 8 * elements,
-            Format::Vec2F32 => 8 * elements,
-            Format::Vec4F32 => 16 * elements,
-        };
-        raw.next_multiple_of(4)
-    }
-
-    /// 32-bit values per element for the formats made of them (`f32`, `u32`, vectors, RGBA8);
-    /// `None` for `f16`, two of which share a word.
-    pub fn words_per_element(self) -> Option<u64> {
-        match self {
-            Format::F16 => None,
-            Format::F32 | Format::U32 | Format::Rgba8 => Some(1),
-            Format::Vec2F32 | Format::Vec4F16 => Some(2),
-            Format::Vec4F32 => Some(4),
-        }
-    }
-
-    /// Scalar values per element (4 for RGBA, 1 for a packed picture's word).
-    pub fn scalars_per_element(self) -> u64 {
-        match self {
-            Format::F16 | Format::F32 | Format::U32 | Format::Rgba8 => 1,
-            Format::Vec2F32 => 2,
-            Format::Vec4F32 | Format::Vec4F16 => 4,
-        }
-    }
-
-    /// Whether it stores `f16` values (that kernels read as `f32`).
-    pub fn is_half(self) -> bool {
-        matches!(self, Format::F16 | Format::Vec4F16)
-    }
-
-    /// The same values in `f16` storage: `f32` → `f16`, RGBA → half RGBA; others as they are.
-    pub fn half(self) -> Format {
-        match self {
-            Format::F32 => Format::F16,
-            Format::Vec4F32 => Format::Vec4F16,
-            other => other,
-        }
-    }
-
-    /// Whether its values are floats that kernels read as `f32` (what reductions take).
-    pub fn is_float(self) -> bool {
-        self.is_f32() || self.is_half()
-    }
-
-    /// Whether its words are `f32` values (what reductions and `f32` reads take).
-    pub fn is_f32(self) -> bool {
-        matches!(self, Format::F32 | Format::Vec2F32 | Format::Vec4F32)
     }
 }
 
@@ -191,15 +115,15 @@ impl ResourceDesc {
         self.bytes() / 4
     }
 
-    /// Scalar values it holds (what [`crate::Backend::download`] returns as `f32`).
+    /// Scalar values it holds (what [`crate::backend::Backend::download`] returns as `f32`).
     pub fn scalars(&self) -> u64 {
         self.len * self.format.scalars_per_element()
     }
 
     /// Its values from its little-endian bytes, `f16` widened to `f32`
-    /// ([`crate::backend::values_le`]).
+    /// ([`crate::bytes::values_le`]).
     pub fn values_le(&self, bytes: &[u8]) -> Vec<f32> {
-        crate::backend::values_le(self.format, self.scalars() as usize, bytes)
+        crate::bytes::values_le(self.format, self.scalars() as usize, bytes)
     }
 
     /// Whether it holds nothing.

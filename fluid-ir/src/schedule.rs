@@ -1,7 +1,7 @@
 //! The step as data: a [`Schedule`] is the ordered operations of one step (or of a diagnostic
 //! pass) over a model's resources, built once and replayed by a backend, which decides nothing
 //! about the physics. What changes every step (dt, splats) travels apart, in
-//! [`crate::StepInputs`].
+//! [`crate::backend::StepInputs`].
 
 use crate::kernel::PARAMS_MAX_BYTES;
 use crate::kernel::{Kernel, ParamsBlock};
@@ -126,7 +126,7 @@ pub enum Op {
     /// Exchange the buffers behind two resources (ping-pong, no copy).
     Swap(ResourceId, ResourceId),
     /// Reduce a resource's `f32` values to a scalar in result slot `slot`, read back with
-    /// [`crate::Backend::reductions`].
+    /// [`crate::backend::Backend::reductions`].
     Reduce {
         /// The resource reduced.
         resource: ResourceId,
@@ -170,7 +170,7 @@ impl Schedule {
     }
 
     /// The model grid (`nx`, `ny`) it was built for: the resources it binds must be counted
-    /// on it ([`crate::ResourceDesc::grid`]).
+    /// on it ([`crate::resource::ResourceDesc::grid`]).
     pub fn grid(&self) -> [u32; 2] {
         self.grid
     }

@@ -11,11 +11,11 @@
 //! The budget is [`DEFAULT_SPIN`] on a hardware GPU and zero on a CPU device (Mesa's lavapipe),
 //! whose work runs on the very cores a poll would take. `FLUID_GPU_SPIN_US` ([`SPIN_ENV`])
 //! sets it for every GPU backend a process opens (`0`: always block), and
-//! [`Backend::set_wait_spin`](crate::Backend::set_wait_spin) for one backend.
+//! [`Backend::set_wait_spin`](crate::backend::Backend::set_wait_spin) for one backend.
 
 use std::time::{Duration, Instant};
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// The environment variable that sets the spin budget, in whole microseconds.
 pub const SPIN_ENV: &str = "FLUID_GPU_SPIN_US";

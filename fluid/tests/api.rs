@@ -739,3 +739,51 @@ fn the_picture_stays_on_the_backend_until_read() {
     assert_eq!(sim.render_on_device().expect("draw"), None, "composed on the host");
     assert!(!sim.render().expect("render").is_empty());
 }
+
+/// `small()` after one step, saved, with its header's `key` set to `value` (the checksum
+/// made to match).
+fn checkpoint_with(key: &str, value: toml::Value) -> Vec<u8> {
+    let mut sim = small();
+    sim.step(0.01).expect("step");
+    let mut file = Vec::new();
+    sim.save(&mut file).expect("save");
+    let (header, _) = fluid::checkpoint::read_header(file.as_slice()).expect("header");
+    let mut table = toml::Table::try_from(&header).expect("table");
+    table.insert(key.to_string(), value);
+    fluid_core::testing::with_header(&file, &toml::to_string(&table).expect("toml")).expect("rewritten")
+}
+
+/// A checkpoint whose checksum matches but whose header holds a time, step count or time
+/// step no run reaches is refused, naming the value.
+#[test]
+fn a_checkpoint_with_impossible_header_values_is_refused() {
+    use toml::Value::{Float, Integer};
+    let cases = [
+        ("time", Float(f64::NAN), "`time` is NaN"),
+        ("time", Float(f64::INFINITY), "`time` is inf"),
+        ("time", Float(-1.0), "`time` is -1.0"),
+        ("steps", Integer(1 << 60), "`steps` is 1152921504606846976"),
+        ("last_dt", Float(0.0), "`last_dt` is 0.0"),
+        ("last_dt", Float(f64::NAN), "`last_dt` is NaN"),
+    ];
+    for (key, value, needle) in cases {
+        let file = checkpoint_with(key, value.clone());
+        let e = Simulation::load(file.as_slice(), CpuBackend::new().expect("cpu")).expect_err(needle);
+        assert!(matches!(&e, Error::Checkpoint { problem } if problem.contains(needle)), "{key} = {value}: {e}");
+    }
+}
+
+/// Steps are counted in 64 bits: a checkpoint at `u32::MAX` steps goes on counting.
+#[test]
+fn steps_count_past_u32() {
+    let file = checkpoint_with("steps", toml::Value::Integer(i64::from(u32::MAX)));
+    let mut sim = Simulation::load(file.as_slice(), CpuBackend::new().expect("cpu")).expect("restored");
+    assert_eq!(sim.steps(), u64::from(u32::MAX));
+    sim.step(0.01).expect("step");
+    sim.step(0.01).expect("step");
+    assert_eq!(sim.steps(), u64::from(u32::MAX) + 2);
+    let mut again = Vec::new();
+    sim.save(&mut again).expect("save");
+    let (header, _) = fluid::checkpoint::read_header(again.as_slice()).expect("header");
+    assert_eq!(header.steps, (1 << 32) + 1);
+}

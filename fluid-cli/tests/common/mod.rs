@@ -1,9 +1,39 @@
-//! Helpers of the `fluid` program's test files: running it, temporary folders, its output
-//! as text, `.npy` headers, and runs that must fail.
+//! Helpers of the `fluid` program's test files: running it (within a time limit, so that a
+//! hang fails the test), temporary folders, its output as text, `.npy` headers, and runs that
+//! must fail.
 #![allow(dead_code, reason = "each test file uses some of the helpers")]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Run `fluid` with `args` in `cwd`, and fail if it takes longer than `limit` (a hang).
+pub fn fluid_in(args: &[&str], cwd: &Path, limit: Duration) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fluid"))
+        .args(args)
+        .current_dir(cwd)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run fluid");
+    let (mut out, mut err) = (child.stdout.take().expect("stdout"), child.stderr.take().expect("stderr"));
+    let read_out = std::thread::spawn(move || std::io::read_to_string(&mut out).unwrap_or_default());
+    let read_err = std::thread::spawn(move || std::io::read_to_string(&mut err).unwrap_or_default());
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if t0.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("`fluid {}` hung: still running after {limit:?}", args.join(" "));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let (stdout, stderr) = (read_out.join().expect("stdout"), read_err.join().expect("stderr"));
+    Output { status, stdout: stdout.into_bytes(), stderr: stderr.into_bytes() }
+}
 
 pub fn fluid(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_fluid")).args(args).output().expect("run fluid")

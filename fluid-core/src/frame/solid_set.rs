@@ -2,10 +2,10 @@
 //! their `since`), the keyframed paths some follow, and the moves a user makes by hand. The
 //! grid fluid and the particle liquid share it; each names the resource its table lives in.
 
-use crate::backend::Backend;
 use crate::frame::solid::{self, KeyPath, Motion, Obstacle, Pose};
-use crate::ir::resource::ResourceId;
-use crate::{Error, Result};
+use fluid_ir::backend::Backend;
+use fluid_ir::resource::ResourceId;
+use fluid_ir::{Error, Result};
 
 /// An obstacle's keyframed path and the leg the table holds (`None`: none yet).
 type Followed = Option<(KeyPath, Option<i64>)>;

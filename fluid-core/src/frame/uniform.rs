@@ -70,6 +70,6 @@ pub struct SplatGpu {
 }
 
 const _: () = {
-    assert!(size_of::<GridUniform>() == crate::ir::schedule::UNIFORM_BYTES);
+    assert!(size_of::<GridUniform>() == fluid_ir::schedule::UNIFORM_BYTES);
     assert!(size_of::<SplatGpu>() == 64);
 };

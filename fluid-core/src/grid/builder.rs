@@ -3,9 +3,9 @@
 
 use crate::grid::uniforms::MgParams;
 use crate::grid::{FieldId, Grid};
-use crate::ir::kernel::{Domain, Kernel, ParamsBlock};
-use crate::ir::resource::ResourceId;
-use crate::ir::schedule::{MAX_BINDINGS, ParamBlock, ReduceOp, Schedule, ScheduleBuilder};
+use fluid_ir::kernel::{Domain, Kernel, ParamsBlock};
+use fluid_ir::resource::ResourceId;
+use fluid_ir::schedule::{MAX_BINDINGS, ParamBlock, ReduceOp, Schedule, ScheduleBuilder};
 
 /// Builds a grid schedule: dispatches over fields, their extents from the kernels' domains.
 pub(crate) struct Builder {
@@ -62,7 +62,7 @@ impl Builder {
     }
 
     /// The ops so far.
-    pub(crate) fn ops(&self) -> &[crate::ir::schedule::Op] {
+    pub(crate) fn ops(&self) -> &[fluid_ir::schedule::Op] {
         self.s.ops()
     }
 

@@ -2,9 +2,9 @@
 //! index), each declared with its shape and lifetime, empty where the scene does not need it.
 
 use crate::frame::solid::{self, Obstacle};
+use crate::grid::params::{PressureSolver, SimParams};
 use crate::grid::{FieldId, FieldKind, Grid};
-use crate::ir::resource::{Format, Lifetime, ResourceDesc, ResourceId, Shape};
-use crate::params::{PressureSolver, SimParams};
+use fluid_ir::resource::{Format, Lifetime, ResourceDesc, ResourceId, Shape};
 
 impl From<FieldId> for ResourceId {
     fn from(f: FieldId) -> ResourceId {
@@ -96,7 +96,7 @@ impl GridFields {
     pub fn stored(mut self, storage: &crate::storage::Storage) -> GridFields {
         for group in crate::storage::FieldGroup::ALL {
             if storage.format_of(group) == crate::storage::StoreFormat::F16 {
-                for f in group.fields() {
+                for f in group_fields(group) {
                     let r = &mut self.resources[f.index()];
                     r.format = r.format.half();
                 }
@@ -156,7 +156,7 @@ impl GridFields {
         &self.grid
     }
 
-    /// The resources, in [`FieldId`] order (what [`crate::Backend::allocate`] takes).
+    /// The resources, in [`FieldId`] order (what [`fluid_ir::Backend::allocate`] takes).
     pub fn resources(&self) -> &[ResourceDesc] {
         &self.resources
     }
@@ -203,4 +203,17 @@ pub fn workspace_len(grid: &Grid, params: &SimParams) -> Option<u64> {
         | PressureSolver::Sor
         | PressureSolver::Relaxation => 0,
     })
+}
+
+/// The grid fields of a storage group (a field and the scratch that swaps with it).
+pub fn group_fields(group: crate::storage::FieldGroup) -> &'static [FieldId] {
+    use crate::storage::FieldGroup;
+    use FieldId as F;
+    match group {
+        FieldGroup::Velocity => &[F::U, F::V, F::UTmp, F::VTmp, F::UTmp2, F::VTmp2, F::UBack, F::VBack],
+        FieldGroup::Density => &[F::Density, F::DensityTmp, F::DensityCoarse],
+        FieldGroup::Temperature => &[F::Temperature, F::TemperatureTmp],
+        FieldGroup::Dye => &[F::Dye, F::DyeTmp, F::DyeBack],
+        FieldGroup::Fuel => &[F::Fuel, F::FuelTmp],
+    }
 }

@@ -9,10 +9,10 @@ use crate::grid::uniforms::{
     AdvectParams, BurnParams, CgParams, DiffuseParams, DyeParams, FilterParams, ForceParams, JacobiParams,
     MULTISWEEP_TILE, MgParams, SharpParams, TapsParams, TensionParams, TurbulenceParams,
 };
-use crate::ir::kernel::Access::{Read as R, ReadWrite as RW, Write as W};
-use crate::ir::kernel::{Binding, Domain, Kernel, KernelDesc, ParamsDesc, Workgroup};
+use fluid_ir::kernel::Access::{Read as R, ReadWrite as RW, Write as W};
+use fluid_ir::kernel::{Binding, Domain, Kernel, KernelDesc, ParamsDesc, Workgroup};
 
-const fn f(name: &'static str, access: crate::ir::kernel::Access) -> Binding {
+const fn f(name: &'static str, access: fluid_ir::kernel::Access) -> Binding {
     Binding::f32(name, access)
 }
 

@@ -3,22 +3,22 @@
 
 use std::any::Any;
 
-use crate::backend::{Backend, StepInputs};
 use crate::frame::solid::{KeyPath, Motion, Obstacle, Pose};
 use crate::frame::solid_set::SolidSet;
 use crate::grid::initial::Initial;
+use crate::grid::params::{PressureSolver, SimParams};
 use crate::grid::step::{self, SLOT_MAX_DIVERGENCE, SLOT_RESIDUAL_SQ, SLOT_RHS_SQ, SLOT_STATE_MAX, STATE_FIELDS};
 use crate::grid::{FieldId, Frame, Grid, GridFields};
-use crate::ir::resource::{ResourceDesc, ResourceId};
-use crate::ir::schedule::Schedule;
 use crate::model::{Diagnostics, FieldInfo, Fit, Model, Solids};
-use crate::params::{PressureSolver, SimParams};
 use crate::splat::{Splat, SplatSpec};
 use crate::storage::Storage;
-use crate::{Error, Result};
+use fluid_ir::backend::{Backend, StepInputs};
+use fluid_ir::resource::{ResourceDesc, ResourceId};
+use fluid_ir::schedule::Schedule;
+use fluid_ir::{Error, Result};
 
 /// What the grid fluid is made from: a scene's grid, parameters, obstacles, initial
-/// conditions, splats and storage, checked ([`crate::Scene::grid_setup`]).
+/// conditions, splats and storage, checked (the scene's `grid_setup`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct GridSetup {
     /// The grid.
@@ -164,7 +164,7 @@ impl Model for GridModel {
             .collect()
     }
 
-    fn uniform(&self) -> [u8; crate::ir::schedule::UNIFORM_BYTES] {
+    fn uniform(&self) -> [u8; fluid_ir::schedule::UNIFORM_BYTES] {
         self.setup.grid.uniform_bytes()
     }
 

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::frame::finite;
 use crate::grid::{Boundary, FieldId, Inflow, Side};
-use crate::{Error, Result};
+use fluid_ir::{Error, Result};
 
 /// Everything that shapes one step.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -656,7 +656,7 @@ impl Default for ActiveFields {
 
 impl ActiveFields {
     /// `splat` without the amounts for the fields these do not carry: what
-    /// [`crate::Simulation::splat`] accepts in a scene that carries only some of density,
+    /// `Simulation::splat` accepts in a scene that carries only some of density,
     /// temperature and dye.
     pub fn carried(&self, splat: crate::splat::Splat) -> crate::splat::Splat {
         crate::splat::Splat {
@@ -689,7 +689,7 @@ impl ActiveFields {
 
 /// The most iterations a step's pressure or viscosity solve may ask for.
 ///
-/// A step is data: its [`crate::Schedule`] lists every dispatch, and the GPU backends record
+/// A step is data: its [`fluid_ir::Schedule`] lists every dispatch, and the GPU backends record
 /// each into the step's command buffer, where the driver keeps memory per dispatch (measured
 /// for Jacobi sweeps: about 2 KB on lavapipe's Vulkan, 3 KB on wgpu over lavapipe, 1.2 KB on
 /// either API on an H100's driver). So 10⁸ sweeps would need hundreds of GB before the first

@@ -16,15 +16,15 @@ use crate::grid::kernels::{
     DIVERGENCE, EXPAND, FINE_SOOT, HOLD_HEAT, MG_COARSE, RASTERISE_SOLIDS, RESIDUAL, SHARP_CELLS, SHARP_VELOCITY,
     SPLAT, SPLAT_FINE_DENSITY, SPLAT_FINE_DYE, SPLAT_FUEL, SUBTRACT_GRADIENT, SURFACE_TENSION, TURBULENCE,
 };
+use crate::grid::params::{AdvectionScheme, Interpolation, PressureSolver, SimParams};
 use crate::grid::pressure::{self, multigrid};
 use crate::grid::uniforms::{
     ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, BurnParams, CARRY_FUEL, DiffuseParams, DyeParams,
     ForceParams, MgParams, SHARP_BFECC, SHARP_CUBIC, SHARP_DYE, SHARP_MACCORMACK, SHARP_SCALAR, SharpParams,
     TensionParams, TurbulenceParams,
 };
-use crate::ir::kernel::{Access, Domain};
-use crate::ir::schedule::{Op, ReduceOp, Schedule};
-use crate::params::{AdvectionScheme, Interpolation, PressureSolver, SimParams};
+use fluid_ir::kernel::{Access, Domain};
+use fluid_ir::schedule::{Op, ReduceOp, Schedule};
 
 /// Result slot of [`diagnostics`]: max |∇·u| of the current velocity.
 pub const SLOT_MAX_DIVERGENCE: usize = 0;
@@ -210,7 +210,7 @@ fn push_step(b: &mut Builder, params: &SimParams) {
     }
 
     if params.viscosity > 0.0 {
-        let no_slip = u32::from(params.obstacle_slip == crate::params::Slip::NoSlip);
+        let no_slip = u32::from(params.obstacle_slip == crate::grid::params::Slip::NoSlip);
         let p = DiffuseParams { viscosity: params.viscosity, no_slip, held: 0, _pad: 0 };
         // The right-hand side stays in u/v; iterates alternate between the two scratch pairs.
         let pairs = [(UTmp, VTmp), (UTmp2, VTmp2)];
@@ -297,7 +297,7 @@ fn push_splats(b: &mut Builder, params: &SimParams) {
 /// The turbulence's parameters in the kernels' layout: on a periodic axis the lattice's scale
 /// is rounded so that a whole number of its cells spans the box.
 pub fn turbulence_params(grid: &Grid, params: &SimParams) -> TurbulenceParams {
-    use crate::params::TurbulenceMask;
+    use crate::grid::params::TurbulenceMask;
     let t = &params.turbulence;
     let axis = |len: f32, periodic: bool| -> (f32, u32) {
         if periodic {
@@ -307,8 +307,8 @@ pub fn turbulence_params(grid: &Grid, params: &SimParams) -> TurbulenceParams {
             (1.0 / t.scale, 0)
         }
     };
-    let (sx, px) = axis(grid.width(), grid.boundary_x == crate::Boundary::Periodic);
-    let (sy, py) = axis(grid.height(), grid.boundary_y == crate::Boundary::Periodic);
+    let (sx, px) = axis(grid.width(), grid.boundary_x == crate::frame::Boundary::Periodic);
+    let (sy, py) = axis(grid.height(), grid.boundary_y == crate::frame::Boundary::Periodic);
     let (mask, offset) = match t.mask {
         TurbulenceMask::None => (0, 0.0),
         TurbulenceMask::Density => (1, 0.0),
@@ -329,7 +329,7 @@ pub fn turbulence_params(grid: &Grid, params: &SimParams) -> TurbulenceParams {
 
 /// Curl-noise turbulence, after the other forces.
 fn push_turbulence(b: &mut Builder, params: &SimParams) {
-    use crate::params::TurbulenceMask;
+    use crate::grid::params::TurbulenceMask;
     if !params.turbulence.on() {
         return;
     }
@@ -388,7 +388,7 @@ fn push_projection(b: &mut Builder, params: &SimParams) {
     }
     if params.pressure.solver == PressureSolver::Relaxation {
         // The relaxation corrects the velocity itself; its pressure starts at zero each step.
-        pressure::push_solve(b, &crate::params::Pressure { warm_start: false, ..params.pressure });
+        pressure::push_solve(b, &crate::grid::params::Pressure { warm_start: false, ..params.pressure });
         return;
     }
     pressure::push_solve(b, &params.pressure);
@@ -417,9 +417,9 @@ pub fn step_split(grid: &Grid, params: &SimParams) -> (Schedule, Schedule) {
 
 /// `iterations` of the pressure solver alone, from the current pressure (`warm`) or zero; the
 /// result ends in `pressure`.
-pub fn solve(grid: &Grid, pressure: &crate::params::Pressure, iterations: u32, warm: bool) -> Schedule {
+pub fn solve(grid: &Grid, pressure: &crate::grid::params::Pressure, iterations: u32, warm: bool) -> Schedule {
     let mut b = Builder::new(grid);
-    pressure::push_solve(&mut b, &crate::params::Pressure { iterations, warm_start: warm, ..*pressure });
+    pressure::push_solve(&mut b, &crate::grid::params::Pressure { iterations, warm_start: warm, ..*pressure });
     b.build()
 }
 
@@ -427,7 +427,7 @@ pub fn solve(grid: &Grid, pressure: &crate::params::Pressure, iterations: u32, w
 /// `omega: None` takes the solver's default.
 pub fn jacobi_sweeps(grid: &Grid, solver: PressureSolver, omega: Option<f32>, sweeps: u32) -> Schedule {
     let pressure =
-        crate::params::Pressure { solver, iterations: sweeps, omega, warm_start: true, ..Default::default() };
+        crate::grid::params::Pressure { solver, iterations: sweeps, omega, warm_start: true, ..Default::default() };
     solve(grid, &pressure, sweeps, true)
 }
 
@@ -529,8 +529,8 @@ fn push_state_max(b: &mut Builder) {
 pub fn bytes_moved(schedule: &Schedule, grid: &Grid) -> u64 {
     // The obstacles' fields exist only with obstacles (bound to optional slots otherwise).
     let geometry = |f: FieldId| matches!(f, UFaces | VFaces | Solid | Obstacles | FieldId::MgFaces);
-    let absent = |id: &crate::ResourceId| !grid.solids && FieldId::from_resource(*id).is_some_and(geometry);
-    let field_bytes = |id: crate::ResourceId| {
+    let absent = |id: &fluid_ir::ResourceId| !grid.solids && FieldId::from_resource(*id).is_some_and(geometry);
+    let field_bytes = |id: fluid_ir::ResourceId| {
         FieldId::from_resource(id).filter(|f| grid.solids || !geometry(*f)).map_or(0, |f| grid.len(f) as u64 * 4)
     };
     let mut total = 0u64;
@@ -594,8 +594,8 @@ mod tests {
     use crate::grid::pressure::mgpcg;
     use crate::grid::uniforms::{JacobiParams, MULTISWEEP_MAX};
     use crate::grid::{Boundary, kernels};
-    use crate::ir::kernel::Kernel;
-    use crate::ir::schedule::Dispatch;
+    use fluid_ir::kernel::Kernel;
+    use fluid_ir::schedule::Dispatch;
 
     /// The traffic model that `fluid bench`'s GB/s divides by time, on schedules whose bytes
     /// are known by hand (37 × 22 cells, f32): a Jacobi sweep reads pressure and divergence and
@@ -688,7 +688,7 @@ mod tests {
         let mut p = SimParams::default();
         p.pressure.solver = PressureSolver::Multigrid;
         p.pressure.iterations = 2;
-        p.pressure.precision = Some(crate::params::Precision::Single);
+        p.pressure.precision = Some(crate::grid::params::Precision::Single);
         let s = projection(&g, &p);
         let names: Vec<Kernel> = s.dispatches().map(|d| d.kernel).collect();
         assert_eq!(names[0], DIVERGENCE);

@@ -6,8 +6,8 @@
 
 use bytemuck::{Pod, Zeroable};
 
-use crate::ir::kernel::ParamsBlock;
-use crate::ir::uniforms::PARAMS_MAX_BYTES;
+use fluid_ir::kernel::ParamsBlock;
+use fluid_ir::uniforms::PARAMS_MAX_BYTES;
 
 macro_rules! params_blocks {
     ($($t:ident),*) => {
@@ -106,7 +106,7 @@ pub struct SharpParams {
 pub struct DyeParams {
     /// Backtrace order (1–3), as [`AdvectParams::order`].
     pub order: u32,
-    /// The dye's cells per cell along each axis ([`crate::Grid::dye_factor`]): with 1
+    /// The dye's cells per cell along each axis ([`crate::grid::Grid::dye_factor`]): with 1
     /// `splat` adds the dye, above 1 `splat_fine_dye` does on the finer grid.
     pub factor: u32,
     /// The dye's dissipation rate, 1/s.
@@ -145,7 +145,7 @@ pub struct ForceParams {
     pub clamp_speed: u32,
 }
 
-/// Parameters of `burn` and `expand` (see [`crate::params::Combustion`]).
+/// Parameters of `burn` and `expand` (see [`crate::grid::params::Combustion`]).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct BurnParams {
@@ -163,7 +163,7 @@ pub struct BurnParams {
     pub _pad: [u32; 3],
 }
 
-/// Parameters of `turbulence` (see [`crate::params::Turbulence`]).
+/// Parameters of `turbulence` (see [`crate::grid::params::Turbulence`]).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct TurbulenceParams {

@@ -3,12 +3,12 @@
 //! over a count in 1D workgroups of [`WORKGROUP`] threads, but `particle_draw`, which covers
 //! the picture's cells.
 
-use crate::ir::kernel::Access::{Read as R, ReadWrite as RW, Write as W};
-use crate::ir::kernel::{Binding, Domain, Kernel, KernelDesc, ParamsDesc, Workgroup};
 use crate::particles::{
     CollideParams, DensityParams, DrawParams, EmitParams, HashParams, RelaxParams, ScanParams, SolidParams,
     SpringParams, ViscosityParams, WORKGROUP,
 };
+use fluid_ir::kernel::Access::{Read as R, ReadWrite as RW, Write as W};
+use fluid_ir::kernel::{Binding, Domain, Kernel, KernelDesc, ParamsDesc, Workgroup};
 
 const fn linear(name: &'static str, bindings: &'static [Binding], params: ParamsDesc, doc: &'static str) -> KernelDesc {
     KernelDesc {

@@ -35,7 +35,7 @@ pub mod spec;
 
 use bytemuck::{Pod, Zeroable};
 
-use crate::ir::kernel::ParamsBlock;
+use fluid_ir::kernel::ParamsBlock;
 
 /// Bytes each particle takes on a device: position, velocity and their partners, the
 /// relaxed positions, the pressures (eight bytes each) and three `u32` of the sort.
@@ -57,7 +57,7 @@ macro_rules! blocks {
             impl ParamsBlock for $t {
                 const NAME: &'static str = stringify!($t);
             }
-            const _: () = assert!(size_of::<$t>() % 16 == 0 && size_of::<$t>() as u64 <= crate::ir::kernel::PARAMS_MAX_BYTES);
+            const _: () = assert!(size_of::<$t>() % 16 == 0 && size_of::<$t>() as u64 <= fluid_ir::kernel::PARAMS_MAX_BYTES);
         )*
     };
 }

@@ -4,12 +4,9 @@
 
 use std::any::Any;
 
-use crate::backend::{Backend, StepInputs};
 use crate::frame::solid::{self, KeyPath, Motion, Obstacle, Pose};
 use crate::frame::solid_set::SolidSet;
 use crate::frame::{Frame, Lattice};
-use crate::ir::resource::{Format, Lifetime, ResourceDesc, ResourceId, Shape};
-use crate::ir::schedule::{ParamBlock, ReduceOp, Schedule, ScheduleBuilder};
 use crate::model::{Diagnostics, FieldInfo, Fit, Model, Solids};
 use crate::particles::kernels::*;
 use crate::particles::spec::{Bounds, Faucet, ParticleSpec};
@@ -18,7 +15,10 @@ use crate::particles::{
     SHAPE_CIRCLE, ScanParams, SolidParams, SpringParams, ViscosityParams,
 };
 use crate::splat::Splat;
-use crate::{Error, Result};
+use fluid_ir::backend::{Backend, StepInputs};
+use fluid_ir::resource::{Format, Lifetime, ResourceDesc, ResourceId, Shape};
+use fluid_ir::schedule::{ParamBlock, ReduceOp, Schedule, ScheduleBuilder};
+use fluid_ir::{Error, Result};
 
 /// The model's resources, in the order of its list (`ResourceId(r as usize)`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,7 +78,7 @@ impl From<Res> for ResourceId {
 }
 
 /// What the particle liquid is made from: a scene's box, its `[particles]` section and its
-/// obstacles, checked ([`crate::Scene::particle_setup`]).
+/// obstacles, checked (the scene's `particle_setup`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ParticleSetup {
     /// The box (whose cells are the picture's).
@@ -149,7 +149,7 @@ impl ParticleModel {
     }
 
     /// The uniform of its kernels: the box, its sides, and whether obstacles cut it.
-    fn uniform_of(frame: &Frame, obstacles: bool) -> [u8; crate::ir::schedule::UNIFORM_BYTES] {
+    fn uniform_of(frame: &Frame, obstacles: bool) -> [u8; fluid_ir::schedule::UNIFORM_BYTES] {
         frame.uniform_bytes(obstacles || frame.needs_faces())
     }
 
@@ -575,7 +575,7 @@ impl Model for ParticleModel {
         ]
     }
 
-    fn uniform(&self) -> [u8; crate::ir::schedule::UNIFORM_BYTES] {
+    fn uniform(&self) -> [u8; fluid_ir::schedule::UNIFORM_BYTES] {
         Self::uniform_of(&self.frame, !self.solids.obstacles().is_empty())
     }
 
@@ -833,12 +833,12 @@ impl Model for ParticleModel {
     }
 
     fn bytes_per_step(&self) -> u64 {
-        use crate::ir::kernel::Access;
+        use fluid_ir::kernel::Access;
         self.step
             .ops()
             .iter()
             .filter_map(|op| match op {
-                crate::ir::schedule::Op::Dispatch(d) => Some(d),
+                fluid_ir::schedule::Op::Dispatch(d) => Some(d),
                 _ => None,
             })
             .flat_map(|d| d.kernel.bindings.iter().zip(&d.resources))

@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::frame::Frame;
 use crate::frame::solid::{Obstacle, nearest};
-use crate::{Error, Result};
+use fluid_ir::{Error, Result};
 
 /// Most particles a scene may hold (positions are indexed in `u32` on every backend, and the
 /// GPU backends dispatch at most 65 535 workgroups of 256 along one axis).
@@ -96,6 +96,28 @@ pub enum Fill {
         #[serde(default)]
         velocity: [f32; 2],
     },
+}
+
+impl Fill {
+    /// The region as a scene writes it, for messages: `{ shape = "circle", center = [0.9,
+    /// 0.9], radius = 0.1 }`, with `spacing` and `velocity` where they are set.
+    fn written(&self) -> String {
+        let (mut keys, spacing, velocity) = match *self {
+            Fill::Box { min, max, spacing, velocity } => {
+                (vec![format!("shape = \"box\", min = {min:?}, max = {max:?}")], spacing, velocity)
+            }
+            Fill::Circle { center, radius, spacing, velocity } => {
+                (vec![format!("shape = \"circle\", center = {center:?}, radius = {radius:?}")], spacing, velocity)
+            }
+        };
+        if let Some(s) = spacing {
+            keys.push(format!("spacing = {s:?}"));
+        }
+        if velocity != [0.0; 2] {
+            keys.push(format!("velocity = {velocity:?}"));
+        }
+        format!("{{ {} }}", keys.join(", "))
+    }
 }
 
 /// The `[particles]` section.
@@ -495,7 +517,7 @@ impl ParticleSpec {
             if let Some(p) = outside {
                 return Err(Error::invalid(
                     &key,
-                    format!("{fill:?}"),
+                    fill.written(),
                     format!(
                         "it places particles outside the container, `particles.container` (one at {p:?}, \
                          world units, in a box of {} x {} from `grid.nx`, `grid.ny` and `grid.h`)",

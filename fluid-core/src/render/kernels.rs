@@ -11,10 +11,10 @@ use bytemuck::{Pod, Zeroable};
 
 use super::Canvas;
 use super::{Blend, Layer, RenderField, RenderSpec};
-use crate::ir::kernel::Access::{Read as R, ReadWrite as RW, Write as W};
-use crate::ir::kernel::{Binding, Domain, Kernel, KernelDesc, ParamsBlock, ParamsDesc, Workgroup};
-use crate::ir::resource::{Format, Lifetime, ResourceDesc, ResourceId, Shape};
-use crate::ir::schedule::{ParamBlock, Schedule};
+use fluid_ir::kernel::Access::{Read as R, ReadWrite as RW, Write as W};
+use fluid_ir::kernel::{Binding, Domain, Kernel, KernelDesc, ParamsBlock, ParamsDesc, Workgroup};
+use fluid_ir::resource::{Format, Lifetime, ResourceDesc, ResourceId, Shape};
+use fluid_ir::schedule::{ParamBlock, Schedule};
 
 /// [`LayerParams::kind`]: the value through the ramp, less [`LayerParams::offset`].
 pub const KIND_VALUE: u32 = 0;

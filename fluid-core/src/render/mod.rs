@@ -14,9 +14,9 @@ pub use layer::{Blend, Layer, Look, RenderField};
 use layer::{linear_stops, ramp_at};
 
 use crate::frame::{Frame, finite};
-use crate::ir::schedule::UNIFORM_BYTES;
 use crate::model::FieldInfo;
-use crate::{Error, Result};
+use fluid_ir::schedule::UNIFORM_BYTES;
+use fluid_ir::{Error, Result};
 
 mod renderer;
 pub use renderer::{Renderer, Shot};
@@ -159,7 +159,7 @@ struct LayerImage {
 }
 
 /// What the layers with trails drew at the last frame, and when: a trail fades by the
-/// simulated time between frames. A [`crate::Simulation`] keeps one across its frames.
+/// simulated time between frames. A [`crate::sim::Simulation`] keeps one across its frames.
 #[derive(Clone, Debug, Default)]
 pub struct Trails {
     time: Option<f32>,
@@ -187,8 +187,7 @@ impl RenderSpec {
     /// Check the background image, ramps, scales, opacities and trails.
     pub fn validate(&self) -> Result<()> {
         if let Some(path) = &self.background_image {
-            crate::scene::obstacles::read_png(path)
-                .map_err(|why| Error::invalid("render.background_image", path, why))?;
+            crate::image::check_png(path).map_err(|why| Error::invalid("render.background_image", path, why))?;
         }
         check_scale("render.scale", self.scale)?;
         check_ramp("render.ramp", &self.ramp)?;
@@ -272,20 +271,30 @@ impl RenderSpec {
     /// naming it.
     pub fn backdrop(&self, grid: &Canvas) -> Result<Option<Vec<[f32; 4]>>> {
         let Some(path) = &self.background_image else { return Ok(None) };
-        let (w, h, rgba) = crate::scene::obstacles::read_png(path)
-            .map_err(|why| Error::invalid("render.background_image", path, why))?;
+        let fail = |why| Error::invalid("render.background_image", path, why);
+        let bytes = crate::image::image_bytes(path).map_err(fail)?;
         let (nx, ny) = self.size(grid);
-        let (w, h, nx, ny) = (w as usize, h as usize, nx as usize, ny as usize);
+        let (nx, ny) = (nx as usize, ny as usize);
         let bg = self.background.premultiplied();
-        let mut out = Vec::with_capacity(nx * ny);
-        for j in 0..ny {
-            // Image rows run from the top; the picture's texels from the bottom.
-            let y = (ny - 1 - j) * h / ny;
-            for i in 0..nx {
-                let c = Colour(rgba[y * w + i * w / nx]).premultiplied();
-                out.push(Blend::Alpha.apply(c, bg));
+        let mut out = vec![[0.0; 4]; nx * ny];
+        // Each picture row takes the nearest image row as the rows are decoded (the image is
+        // never held whole). Image rows run from the top; the picture's texels from the bottom.
+        let mut rows_of: Vec<Vec<usize>> = Vec::new();
+        crate::image::decode_rows(&bytes, &mut |w, h, y, row| {
+            let (w, h) = (w as usize, h as usize);
+            if rows_of.is_empty() {
+                // The picture rows that take each image row.
+                rows_of = vec![Vec::new(); h];
+                (0..ny).for_each(|j| rows_of[(ny - 1 - j) * h / ny].push(j));
             }
-        }
+            for &j in rows_of.get(y).into_iter().flatten() {
+                for i in 0..nx {
+                    let c = Colour(row[i * w / nx]).premultiplied();
+                    out[j * nx + i] = Blend::Alpha.apply(c, bg);
+                }
+            }
+        })
+        .map_err(fail)?;
         Ok(Some(out))
     }
 

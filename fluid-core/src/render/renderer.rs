@@ -5,11 +5,11 @@
 
 use super::kernels::{FramePlan, Solids as Source, Source as Input};
 use super::{Canvas, RenderField, RenderSpec, Trails};
-use crate::backend::{Backend, StepInputs};
-use crate::ir::resource::ResourceId;
 use crate::model::{Model, Solids};
 use crate::storage::{Bytes, MemoryPlan};
-use crate::{Error, Result};
+use fluid_ir::backend::{Backend, StepInputs};
+use fluid_ir::resource::ResourceId;
+use fluid_ir::{Error, Result};
 
 /// What a backdrop is made of: the image's path, the background colour, the picture's size.
 type BackdropKey = (String, [u8; 4], (u32, u32));

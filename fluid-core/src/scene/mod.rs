@@ -26,20 +26,22 @@ use serde::{Deserialize, Serialize};
 use crate::frame::finite;
 use crate::frame::{Frame, MAX_AXIS, MAX_CELLS};
 use crate::grid::model::{GridModel, GridSetup};
+use crate::grid::params::SimParams;
 use crate::grid::{Boundary, FieldId, Grid};
 use crate::model::Model;
-use crate::params::SimParams;
 use crate::particles::model::{ParticleModel, ParticleSetup};
 use crate::particles::spec::ParticleSpec;
 use crate::render::RenderSpec;
 use crate::splat::{Falloff, GAUSSIAN_CUTOFF, Splat};
-use crate::{Error, Result};
 use fluid_ir::error::{shorten, shorten_lines};
+use fluid_ir::{Error, Result};
 
+pub mod image;
 pub mod obstacles;
 pub use crate::grid::initial::{Initial, InitialVelocity, SplitMix64, taylor_green};
+pub use crate::image::PRESET_IMAGES;
 pub use crate::splat::SplatSpec;
-pub use obstacles::{MAX_OBSTACLES, MaskChannel, ObstacleSpec, PRESET_IMAGES, PathKey, ShapeKind};
+pub use obstacles::{MAX_OBSTACLES, MaskChannel, ObstacleSpec, PathKey, ShapeKind};
 
 /// Grid section of a scene.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -173,6 +175,10 @@ pub fn parse_override(item: &str) -> Result<(String, toml::Value)> {
     Ok((key.to_string(), parsed))
 }
 
+/// The longest scene file read, in bytes (4 MiB: a scene is a few kilobytes, and the most
+/// splats it may hold, 8192, take about 1 MiB with every key written).
+pub const MAX_SCENE_BYTES: u64 = 4 << 20;
+
 /// Most dotted parts in a `--set` key: deeper than any scene key, shallow enough that the
 /// tables it creates cannot exhaust the stack when they are read or dropped.
 pub const MAX_KEY_PARTS: usize = 16;
@@ -255,6 +261,70 @@ fn apply_override(root: &mut toml::Table, key: &str, value: toml::Value) -> Resu
         Some(_) => return Err(fail(format!("`{here}` is not a table or an array"))),
     }
     Ok(())
+}
+
+/// The error for a value that is not a word where a key takes one of a few words (`backtrace
+/// = 7`), naming the key, the value and the words, where `e` is toml's message for one
+/// ("invalid type: unit variant, expected string only", "wanted string or table": neither
+/// names them). The key is found by putting, in turn, a word no key takes in each place of
+/// `table` that holds something other than a word, until serde answers with the words that
+/// place expects.
+fn word_expected(table: &toml::Table, e: &toml::de::Error) -> Option<Error> {
+    const PROBE: &str = "\u{1}not-a-word";
+    let message = e.to_string();
+    if !(message.contains("expected string only") || message.contains("wanted string or table")) {
+        return None;
+    }
+    #[derive(Clone)]
+    enum Step {
+        Key(String),
+        Index(usize),
+    }
+    /// Every place under `value` holding neither a word nor a table, through tables and arrays
+    /// of tables (no key of a scene takes a word inside an array of numbers).
+    fn places(value: &toml::Value, at: &mut Vec<Step>, out: &mut Vec<Vec<Step>>) {
+        match value {
+            toml::Value::Table(t) => t.iter().for_each(|(k, v)| {
+                at.push(Step::Key(k.clone()));
+                places(v, at, out);
+                at.pop();
+            }),
+            toml::Value::Array(a) if a.iter().any(toml::Value::is_table) => a.iter().enumerate().for_each(|(i, v)| {
+                at.push(Step::Index(i));
+                places(v, at, out);
+                at.pop();
+            }),
+            toml::Value::String(_) => {}
+            _ => out.push(at.clone()),
+        }
+    }
+    fn slot<'a>(value: &'a mut toml::Value, path: &[Step]) -> Option<&'a mut toml::Value> {
+        path.iter().try_fold(value, |v, step| match step {
+            Step::Key(k) => v.get_mut(k.as_str()),
+            Step::Index(i) => v.get_mut(*i),
+        })
+    }
+    let root = toml::Value::Table(table.clone());
+    let mut found = Vec::new();
+    places(&root, &mut Vec::new(), &mut found);
+    for path in found {
+        let mut probe = root.clone();
+        let value = slot(&mut probe, &path)?;
+        let written = std::mem::replace(value, toml::Value::String(PROBE.to_string()));
+        let Err(e) = probe.try_into::<Scene>() else { continue };
+        let e = e.to_string();
+        let Some(words) = e.split_once(&format!("unknown variant `{PROBE}`, expected ")).map(|(_, w)| w) else {
+            continue;
+        };
+        let key = path.iter().fold(String::new(), |k, step| match step {
+            Step::Key(name) if k.is_empty() => name.clone(),
+            Step::Key(name) => format!("{k}.{name}"),
+            Step::Index(i) => format!("{k}[{i}]"),
+        });
+        let words = words.lines().next().unwrap_or(words).trim();
+        return Some(Error::invalid(key, shorten(&written.to_string()), format!("it takes {words}")));
+    }
+    None
 }
 
 /// Which override makes a scene unreadable, for its error: serde's message does not always
@@ -406,17 +476,24 @@ impl Scene {
         Scene::from_toml_with(text, origin, &[])
     }
 
-    /// Read a scene file and apply `key=value` overrides before checking it; files it names
-    /// (an obstacle's `image`) are found relative to the file's folder.
+    /// Read a scene file and apply `key=value` overrides before checking it. Only a regular
+    /// file of at most [`MAX_SCENE_BYTES`] is read (a FIFO, a device, a folder or a longer
+    /// file is refused, saying which). The images it names (an obstacle's `image`,
+    /// `render.background_image`) are found relative to the file's folder and must lie in it;
+    /// a bare name of a built-in image ([`PRESET_IMAGES`]) with no file of that name beside
+    /// the scene is the built-in image.
     pub fn from_file(path: &std::path::Path, overrides: &[(String, toml::Value)]) -> Result<Scene> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::Scene { origin: shorten(&path.display().to_string()), message: e.to_string() })?;
-        Scene::parse(&text, &path.display().to_string(), overrides, path.parent())
+        let origin = || shorten(&path.display().to_string());
+        let bytes = crate::image::regular_file(path, MAX_SCENE_BYTES, "a scene file")
+            .map_err(|message| Error::Scene { origin: origin(), message })?;
+        let text = String::from_utf8(bytes)
+            .map_err(|e| Error::Scene { origin: origin(), message: format!("it is not UTF-8 text: {e}") })?;
+        Scene::parse(&text, &path.display().to_string(), overrides, Some(path.parent().unwrap_or(path)))
     }
 
     /// Parse a scene and apply `key=value` overrides (see [`parse_override`]) before checking it.
-    /// A relative `image` is read from the working folder (or, by its bare name, from the
-    /// images the built-in scenes ship).
+    /// A bare name of a built-in image ([`PRESET_IMAGES`]) is that image, never a file; any
+    /// other relative `image` is read from the working folder (and kept as an absolute path).
     pub fn from_toml_with(text: &str, origin: &str, overrides: &[(String, toml::Value)]) -> Result<Scene> {
         Scene::parse(text, origin, overrides, None)
     }
@@ -430,37 +507,27 @@ impl Scene {
         let scene_err =
             |e: toml::de::Error| Error::Scene { origin: shorten(origin), message: shorten_lines(&e.to_string()) };
         let mut table: toml::Table = toml::from_str(text).map_err(scene_err)?;
+        let written = image::named_in(&table);
         let scene: Scene = if overrides.is_empty() {
             check_f32_range(&table)?;
             // Deserialised from the text rather than the table, so that errors keep their line.
-            toml::from_str(text).map_err(scene_err)?
+            toml::from_str(text).map_err(|e| word_expected(&table, &e).unwrap_or_else(|| scene_err(e)))?
         } else {
             let original = table.clone();
             for (k, v) in overrides {
                 apply_override(&mut table, k, v.clone())?;
             }
             check_f32_range(&table)?;
-            table.clone().try_into().map_err(|e: toml::de::Error| Error::Scene {
-                origin: shorten(&format!("{origin} (after {})", culprit(original, overrides))),
-                message: shorten_lines(e.to_string().trim()),
+            table.clone().try_into().map_err(|e: toml::de::Error| {
+                word_expected(&table, &e).unwrap_or_else(|| Error::Scene {
+                    origin: shorten(&format!("{origin} (after {})", culprit(original, overrides))),
+                    message: shorten_lines(e.to_string().trim()),
+                })
             })?
         };
         check_tables_as_tables(&table, &scene)?;
         let mut scene = scene;
-        if let Some(folder) = folder {
-            for o in &mut scene.obstacles {
-                if let Some(image) = &o.image
-                    && std::path::Path::new(image).is_relative()
-                {
-                    o.image = Some(folder.join(image).display().to_string());
-                }
-            }
-            if let Some(image) = &scene.render.background_image
-                && std::path::Path::new(image).is_relative()
-            {
-                scene.render.background_image = Some(folder.join(image).display().to_string());
-            }
-        }
+        image::resolve(&mut scene, &written, folder)?;
         scene.validate()?;
         Ok(scene)
     }
@@ -567,8 +634,8 @@ impl Scene {
             return Err(Error::invalid(key, f, format!("a finer {field} needs it (`params.fields.{field} = true`)")));
         }
         let a = &self.params.advection;
-        if a.scheme != crate::params::AdvectionScheme::SemiLagrangian
-            || a.interpolation != crate::params::Interpolation::Bilinear
+        if a.scheme != crate::grid::params::AdvectionScheme::SemiLagrangian
+            || a.interpolation != crate::grid::params::Interpolation::Bilinear
         {
             let why = format!(
                 "the finer {field} is advected semi-Lagrangian with bilinear sampling: set \
@@ -617,11 +684,16 @@ impl Scene {
             return Err(Error::invalid("steps", 0, "a scene's default run takes at least one step"));
         }
         let grid = self.grid()?;
+        let (emitters, splats, most) = (self.emitters.len(), self.splats.len(), crate::splat::MAX_SPLATS);
+        if emitters + splats > most {
+            let why = format!(
+                "a step applies at most {most} splats, emitters included: a scene's `emitters` and `splats` \
+                 together are at most {most}"
+            );
+            let value = format!("{emitters} emitters and {splats} splats, {} in all", emitters + splats);
+            return Err(Error::invalid("emitters and splats", value, why));
+        }
         for (list, key) in [(&self.emitters, "emitters"), (&self.splats, "splats")] {
-            if list.len() > crate::splat::MAX_SPLATS {
-                let why = format!("a step applies at most {} splats", crate::splat::MAX_SPLATS);
-                return Err(Error::invalid(key, format!("{} entries", list.len()), why));
-            }
             for (i, s) in list.iter().enumerate() {
                 let splat = s.to_splat(&grid);
                 splat.validate(&format!("{key}[{i}]"))?;
@@ -682,7 +754,7 @@ impl Scene {
     /// The pressure solvers that weight faces by their open fraction are multigrid, MGPCG,
     /// Jacobi and SOR; the others are refused with obstacles, open or inflow sides, by name.
     fn check_solver_with_obstacles(&self) -> Result<()> {
-        use crate::params::PressureSolver as P;
+        use crate::grid::params::PressureSolver as P;
         let solver = self.params.pressure.solver;
         if !self.grid()?.solids || matches!(solver, P::Jacobi | P::Sor | P::Multigrid | P::Mgpcg) {
             return Ok(());

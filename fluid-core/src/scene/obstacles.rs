@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::frame::solid::{KeyPath, MAX_MASK_PIXELS, Motion, Obstacle, Pose, Shape};
 use crate::frame::{Boundary, Frame};
-use crate::{Error, Result};
+use fluid_ir::{Error, Result};
 
 /// Most obstacles of one scene (the device's rasterisation visits each for every node).
 pub const MAX_OBSTACLES: usize = 64;
@@ -56,12 +56,6 @@ pub enum MaskChannel {
     /// Its luminance.
     Luminance,
 }
-
-/// Images the built-in scenes use, by the name they give.
-pub const PRESET_IMAGES: &[(&str, &[u8])] = &[
-    ("grate.png", include_bytes!("../../../scenes/grate.png")),
-    ("bricks.png", include_bytes!("../../../scenes/bricks.png")),
-];
 
 /// One `[[obstacles]]` entry.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -136,92 +130,75 @@ fn centre() -> [f32; 2] {
     [0.5, 0.5]
 }
 
-/// The PNG at `path` (or the built-in scenes' image of that name, where no file answers to
-/// it) as RGBA8, rows from the top: its size and pixels, or why it cannot be had.
-pub(crate) fn read_png(path: &str) -> std::result::Result<(u32, u32, Vec<[u8; 4]>), String> {
-    // A bare name no file answers to may be one the built-in scenes ship; a path (a scene
-    // file's images are joined to its folder) is only ever that file.
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(e) => match PRESET_IMAGES.iter().find(|(n, _)| *n == path) {
-            Some((_, bytes)) => bytes.to_vec(),
-            None => return Err(format!("cannot read it: {e}")),
-        },
-    };
-    let (w, h, rgba) = png_rgba(&bytes).map_err(|e| format!("not a PNG image this program reads: {e}"))?;
-    Ok((w, h, rgba))
-}
-
-/// A PNG's size and pixels as RGBA8, rows from the top (an image without alpha is opaque).
-fn png_rgba(bytes: &[u8]) -> std::result::Result<(u32, u32, Vec<[u8; 4]>), String> {
-    let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
-    decoder.set_transformations(png::Transformations::normalize_to_color8());
-    let mut reader = decoder.read_info().map_err(|e| e.to_string())?;
-    let size = reader.output_buffer_size().ok_or("too large to decode")?;
-    let mut buffer = vec![0; size];
-    let frame = reader.next_frame(&mut buffer).map_err(|e| e.to_string())?;
-    let (w, h) = (frame.width, frame.height);
-    if frame.bit_depth != png::BitDepth::Eight {
-        return Err(format!("{:?} samples after conversion to 8 bits", frame.bit_depth));
-    }
-    let bytes = &buffer[..frame.buffer_size()];
-    let step = frame.color_type.samples();
-    let rgba = |p: &[u8]| -> [u8; 4] {
-        match frame.color_type {
-            png::ColorType::Grayscale => [p[0], p[0], p[0], 255],
-            png::ColorType::GrayscaleAlpha => [p[0], p[0], p[0], p[1]],
-            png::ColorType::Rgb | png::ColorType::Indexed => [p[0], p[1], p[2], 255],
-            png::ColorType::Rgba => [p[0], p[1], p[2], p[3]],
-        }
-    };
-    Ok((w, h, bytes.chunks_exact(step).map(rgba).collect()))
-}
-
-/// The level in 0..=1 of `channel` at each pixel; luminance weighs the channels as Rec. 709
+/// The level in 0..=1 of `channel` at a pixel; luminance weighs the channels as Rec. 709
 /// does.
-fn levels(pixels: Vec<[u8; 4]>, channel: MaskChannel) -> Vec<f32> {
-    let level = |[r, g, b, a]: [u8; 4]| -> f32 {
-        match channel {
-            MaskChannel::Alpha => f32::from(a) / 255.0,
-            MaskChannel::Luminance => (0.2126 * f32::from(r) + 0.7152 * f32::from(g) + 0.0722 * f32::from(b)) / 255.0,
-        }
-    };
-    pixels.into_iter().map(level).collect()
+fn level([r, g, b, a]: [u8; 4], channel: MaskChannel) -> f32 {
+    match channel {
+        MaskChannel::Alpha => f32::from(a) / 255.0,
+        MaskChannel::Luminance => (0.2126 * f32::from(r) + 0.7152 * f32::from(g) + 0.0722 * f32::from(b)) / 255.0,
+    }
 }
 
-/// `levels` (`from` pixels) sampled down to `to` pixels: each new pixel the mean of the old
-/// ones it covers, weighted by how much of each it covers.
-fn box_average(levels: &[f32], from: (u32, u32), to: (u32, u32)) -> Vec<f32> {
-    if from == to {
-        return levels.to_vec();
+/// Levels sampled down box-wise as their rows come, from `from` pixels to `to`: each new
+/// pixel the mean of the old ones it covers, weighted by how much of each it covers. Only
+/// the new pixels are held.
+struct BoxDown {
+    to: (u32, u32),
+    /// For each new column, the old columns it overlaps and by how much.
+    columns: Vec<Vec<(usize, f32)>>,
+    /// For each old row, the new rows it falls in and by how much.
+    rows: Vec<Vec<(usize, f32)>>,
+    sum: Vec<f32>,
+    weight: Vec<f32>,
+}
+
+impl BoxDown {
+    fn new(from: (u32, u32), to: (u32, u32)) -> BoxDown {
+        // Per axis: for each new pixel, the old pixels it overlaps and by how much.
+        let spans = |n0: u32, n: u32| -> Vec<Vec<(usize, f32)>> {
+            let ratio = n0 as f32 / n as f32;
+            (0..n)
+                .map(|i| {
+                    let (lo, hi) = (i as f32 * ratio, (i + 1) as f32 * ratio);
+                    let first = lo.floor() as usize;
+                    let last = (hi.ceil() as usize).min(n0 as usize);
+                    (first..last).map(|k| (k, (hi.min(k as f32 + 1.0) - lo.max(k as f32)).max(0.0))).collect()
+                })
+                .collect()
+        };
+        let mut rows = vec![Vec::new(); from.1 as usize];
+        for (j, span) in spans(from.1, to.1).into_iter().enumerate() {
+            for (y, wy) in span {
+                rows[y].push((j, wy));
+            }
+        }
+        let n = (to.0 * to.1) as usize;
+        BoxDown { to, columns: spans(from.0, to.0), rows, sum: vec![0.0; n], weight: vec![0.0; n] }
     }
-    // Per axis: for each new pixel, the old pixels it overlaps and by how much.
-    let spans = |n0: u32, n: u32| -> Vec<Vec<(usize, f32)>> {
-        let ratio = n0 as f32 / n as f32;
-        (0..n)
-            .map(|i| {
-                let (lo, hi) = (i as f32 * ratio, (i + 1) as f32 * ratio);
-                let first = lo.floor() as usize;
-                let last = (hi.ceil() as usize).min(n0 as usize);
-                (first..last).map(|k| (k, (hi.min(k as f32 + 1.0) - lo.max(k as f32)).max(0.0))).collect()
-            })
-            .collect()
-    };
-    let (xs, ys) = (spans(from.0, to.0), spans(from.1, to.1));
-    let mut out = Vec::with_capacity((to.0 * to.1) as usize);
-    for row in &ys {
-        for column in &xs {
-            let (mut sum, mut weight) = (0.0, 0.0);
-            for &(y, wy) in row {
+
+    /// Add old row `y` (rows come from the top, in order).
+    fn add_row(&mut self, y: usize, levels: &[f32]) {
+        for &(j, wy) in self.rows.get(y).into_iter().flatten() {
+            for (i, column) in self.columns.iter().enumerate() {
+                let k = j * self.to.0 as usize + i;
                 for &(x, wx) in column {
-                    sum += wx * wy * levels[y * from.0 as usize + x];
-                    weight += wx * wy;
+                    self.sum[k] += wx * wy * levels[x];
+                    self.weight[k] += wx * wy;
                 }
             }
-            out.push(if weight > 0.0 { sum / weight } else { 0.0 });
         }
     }
-    out
+
+    fn finish(self) -> Vec<f32> {
+        self.sum.iter().zip(&self.weight).map(|(s, w)| if *w > 0.0 { s / w } else { 0.0 }).collect()
+    }
+}
+
+/// The size a mask of `w0` × `h0` pixels is sampled down to: at most [`MAX_MASK_PIXELS`]
+/// along its longer side.
+fn mask_size(w0: u32, h0: u32) -> (u32, u32) {
+    let scale = (MAX_MASK_PIXELS as f32 / w0.max(h0) as f32).min(1.0);
+    (((w0 as f32 * scale).round() as u32).max(1), ((h0 as f32 * scale).round() as u32).max(1))
 }
 
 impl ObstacleSpec {
@@ -234,11 +211,20 @@ impl ObstacleSpec {
             let why = "a level from 0 to 1 (the share of the channel's full value)";
             return Err(Error::invalid(key.replace("image", "threshold"), threshold, why));
         }
-        let (w0, h0, pixels) = read_png(&path).map_err(|why| Error::invalid(key, &path, why))?;
-        let levels = levels(pixels, self.channel.unwrap_or_default());
-        let scale = (MAX_MASK_PIXELS as f32 / w0.max(h0) as f32).min(1.0);
-        let (w, h) = (((w0 as f32 * scale).round() as u32).max(1), ((h0 as f32 * scale).round() as u32).max(1));
-        let levels = box_average(&levels, (w0, h0), (w, h));
+        let bytes = crate::image::image_bytes(&path).map_err(|why| Error::invalid(key, &path, why))?;
+        let channel = self.channel.unwrap_or_default();
+        // Sampled down as the rows are decoded: the image is never held whole.
+        let (mut down, mut row_levels) = (None, Vec::new());
+        crate::image::decode_rows(&bytes, &mut |w0, h0, y, row| {
+            let down = down.get_or_insert_with(|| BoxDown::new((w0, h0), mask_size(w0, h0)));
+            row_levels.clear();
+            row_levels.extend(row.iter().map(|p| level(*p, channel)));
+            down.add_row(y, &row_levels);
+        })
+        .map_err(|why| Error::invalid(key, &path, why))?;
+        let Some(down) = down else { return Err(Error::invalid(key, &path, "the image holds no pixels")) };
+        let (w, h) = down.to;
+        let levels = down.finish();
         let solid: Vec<bool> = levels.iter().map(|&l| (l >= threshold) != self.invert).collect();
         if !solid.contains(&true) {
             let why = format!("no pixel is solid at threshold {threshold} (check `channel`, `threshold` and `invert`)");
@@ -490,13 +476,25 @@ mod tests {
         ];
         for (color, depth, data, palette, alpha) in cases {
             let bytes = encode(2, 1, color, depth, &data, palette.as_deref());
-            let (w, h, pixels) = png_rgba(&bytes).expect("decoded");
-            let (a, l) = (levels(pixels.clone(), MaskChannel::Alpha), levels(pixels, MaskChannel::Luminance));
+            let mut pixels = Vec::new();
+            let (w, h) =
+                crate::image::decode_rows(&bytes, &mut |_, _, _, row| pixels.extend_from_slice(row)).expect("decoded");
+            let levels = |channel| pixels.iter().map(|p| level(*p, channel)).collect::<Vec<_>>();
+            let (a, l) = (levels(MaskChannel::Alpha), levels(MaskChannel::Luminance));
             assert_eq!((w, h), (2, 1));
             assert_eq!(a, alpha, "{color:?} {depth:?} alpha");
             assert!(l[0].abs() < 1e-6 && (l[1] - 1.0).abs() < 1e-5, "{color:?} {depth:?} luminance {l:?}");
         }
-        assert!(png_rgba(b"not a png").is_err());
+        assert!(crate::image::decode_rows(b"not a png", &mut |_, _, _, _| {}).is_err());
+    }
+
+    /// `levels` (`from` pixels) sampled down to `to`, fed to [`BoxDown`] a row at a time.
+    fn box_average(levels: &[f32], from: (u32, u32), to: (u32, u32)) -> Vec<f32> {
+        let mut down = BoxDown::new(from, to);
+        for (y, row) in levels.chunks(from.0 as usize).enumerate() {
+            down.add_row(y, row);
+        }
+        down.finish()
     }
 
     /// Sampling down keeps the mean and weighs partly covered pixels by their cover.

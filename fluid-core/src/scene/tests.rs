@@ -540,3 +540,204 @@ fn the_fine_factors_are_checked() {
     let text = toml::to_string(&s).expect("serialise");
     assert_eq!(Scene::from_toml(&text, "again").expect("reads back").grid.density_factor, 2);
 }
+
+/// A fresh folder of its own for a test.
+fn folder(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("fluid-core-scene-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("folder");
+    dir
+}
+
+/// A scene of one mask obstacle whose `image` is `image`.
+fn masked(image: &str) -> String {
+    format!(
+        "[grid]\nnx = 32\nny = 32\n[params.pressure]\nsolver = \"sor\"\n\
+         [[obstacles]]\nshape = \"mask\"\nimage = {image:?}\nsize = [0.6, 0.2]\n"
+    )
+}
+
+/// A scene file reads images from its own folder or below it: `..`, an absolute path or a
+/// symbolic link leading out is refused, naming the key; `--set` may name a file anywhere;
+/// a bare built-in name with no file beside the scene is the built-in image, and each file
+/// is kept by its canonical path (so a checkpoint reads it from any working folder).
+#[test]
+fn a_scene_file_reads_images_from_its_own_folder_only() {
+    let dir = folder("image-folder");
+    let home = dir.join("scene");
+    std::fs::create_dir_all(home.join("art")).expect("folder");
+    let grate = PRESET_IMAGES[0].1;
+    let outside = dir.join("outside.png");
+    std::fs::write(&outside, grate).expect("write");
+    std::fs::write(home.join("art/slats.png"), grate).expect("write");
+    std::os::unix::fs::symlink(&outside, home.join("link.png")).expect("symlink");
+    let file = home.join("masked.toml");
+    let read = |text: String, overrides: &[(String, toml::Value)]| {
+        std::fs::write(&file, text).expect("write");
+        Scene::from_file(&file, overrides)
+    };
+    let outside_text = outside.to_str().expect("utf8").to_string();
+    for image in ["../outside.png", outside_text.as_str(), "link.png", "art/../../outside.png"] {
+        let e = read(masked(image), &[]).expect_err(image).to_string();
+        assert!(e.contains("`obstacles[0].image`") && e.contains("outside the scene file's folder"), "{image}: {e}");
+    }
+    let background = format!("{}[render]\nbackground_image = \"../outside.png\"\n", masked("art/slats.png"));
+    let e = read(background, &[]).expect_err("background").to_string();
+    assert!(e.contains("`render.background_image`") && e.contains("outside"), "{e}");
+    // Inside, by any path: kept canonical.
+    let s = read(masked("art/../art/slats.png"), &[]).expect("inside");
+    let canonical = std::fs::canonicalize(home.join("art/slats.png")).expect("canonical");
+    assert_eq!(s.obstacles[0].image.as_deref(), canonical.to_str());
+    // Named on the command line, a file may lie anywhere.
+    let set = parse_override(&format!("obstacles.0.image={outside_text}")).expect("override");
+    let s = read(masked("art/slats.png"), &[set]).expect("--set");
+    assert_eq!(s.obstacles[0].image.as_deref(), std::fs::canonicalize(&outside).expect("canonical").to_str());
+    // No file beside it: the built-in image. A file there is read instead, and a link
+    // leading out is no way round the rule.
+    let s = read(masked("grate.png"), &[]).expect("built in");
+    assert_eq!(s.obstacles[0].image.as_deref(), Some("grate.png"));
+    std::os::unix::fs::symlink(&outside, home.join("grate.png")).expect("symlink");
+    let e = read(masked("grate.png"), &[]).expect_err("link out").to_string();
+    assert!(e.contains("outside the scene file's folder"), "{e}");
+    let missing = read(masked("art/none.png"), &[]).expect_err("missing").to_string();
+    assert!(missing.contains("`obstacles[0].image`") && missing.contains("(no such file)"), "{missing}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Without a file (a preset, text handed to the library), a bare built-in name is the
+/// built-in image, never a file of that name in the working folder; another relative path
+/// is taken from the working folder and kept absolute.
+#[test]
+fn text_without_a_folder_names_built_in_images_by_their_bare_names() {
+    let s = Scene::preset("obstacles").expect("preset");
+    assert!(s.obstacles.iter().filter_map(|o| o.image.as_deref()).all(|i| i == "grate.png"), "{:?}", s.obstacles);
+    let e = Scene::from_toml(&masked("no/such/image.png"), "text").expect_err("missing").to_string();
+    let absolute = std::path::absolute("no/such/image.png").expect("absolute");
+    assert!(e.contains(&format!("{} (no such file)", absolute.display())), "{e}");
+}
+
+/// At most `MAX_SPLATS` splats a step, emitters included: the scene's emitters and initial
+/// splats are counted together.
+#[test]
+fn emitters_and_splats_are_counted_together() {
+    let most = crate::splat::MAX_SPLATS;
+    let mut s = Scene::preset("ink").expect("ink");
+    let one = s.emitters[0];
+    s.emitters = vec![one; most];
+    s.splats = vec![one; most];
+    let e = s.validate().expect_err("too many").to_string();
+    assert!(e.contains(&format!("{most} emitters and {most} splats")) && e.contains("together"), "{e}");
+    s.emitters = vec![one; 1];
+    assert!(s.validate().is_err(), "1 emitter and {most} splats");
+    s.emitters = vec![one; most / 2];
+    s.splats = vec![one; most / 2];
+    s.validate().expect("half and half");
+}
+
+/// A value that is not a word, where a key takes one of a few, is named with the key, the
+/// value and the words it takes, from a file and from `--set`.
+#[test]
+fn a_word_key_given_something_else_names_the_words() {
+    let set = |item: &str| Scene::preset_with("smoke", &[parse_override(item).expect("override")]);
+    for (item, key, words) in [
+        ("params.advection.backtrace=7", "`params.advection.backtrace`: 7", "`euler`, `rk2`, `rk3`"),
+        ("params.pressure.solver=[1]", "`params.pressure.solver`: [1]", "`multigrid`"),
+        ("emitters.0.falloff=1.5", "`emitters[0].falloff`: 1.5", "`linear` or `gaussian`"),
+    ] {
+        let e = set(item).expect_err(item).to_string();
+        assert!(e.contains(key) && e.contains(words) && !e.contains("string only"), "{item}: {e}");
+    }
+    let text = "[grid]\nnx = 8\nny = 8\n[params.advection]\nbacktrace = 7\n";
+    let e = Scene::from_toml(text, "file").expect_err("a number").to_string();
+    assert!(e.contains("`params.advection.backtrace`: 7") && e.contains("`rk3`"), "{e}");
+    let e = set("storage.budget=[1]").expect_err("an array").to_string();
+    assert!(e.contains("a whole number of bytes") && e.contains("256 MiB") && !e.contains("untagged"), "{e}");
+}
+
+/// A fill outside its container is shown as the scene writes it, not as Rust prints it.
+#[test]
+fn a_fill_outside_the_container_is_shown_as_written() {
+    let set = parse_override("particles.fill.1.center=[0.9,0.9]").expect("override");
+    let s = Scene::preset_with("splash", &[set]).expect("the scene reads");
+    let spec = s.particles.as_ref().expect("a liquid");
+    let e = spec.validate(&s.grid().expect("grid"), &[]).expect_err("outside").to_string();
+    assert!(e.contains("particles.fill[1]") && e.contains("shape = \"circle\"") && e.contains("[0.9, 0.9]"), "{e}");
+    assert!(!e.contains("Circle {") && !e.contains("None"), "{e}");
+}
+
+/// A scene file is read only when it is a regular file of at most `MAX_SCENE_BYTES`.
+#[test]
+fn scene_files_are_regular_and_size_capped() {
+    let dir = folder("scene-file");
+    let sparse = dir.join("huge.toml");
+    std::fs::File::create(&sparse).and_then(|f| f.set_len(1 << 30)).expect("sparse");
+    let t0 = std::time::Instant::now();
+    let e = Scene::from_file(&sparse, &[]).expect_err("huge").to_string();
+    assert!(e.contains("1073741824 bytes") && e.contains(&MAX_SCENE_BYTES.to_string()), "{e}");
+    assert!(t0.elapsed().as_secs_f64() < 1.0, "{:?}", t0.elapsed());
+    let fifo = dir.join("pipe.toml");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo").success());
+    let e = Scene::from_file(&fifo, &[]).expect_err("fifo").to_string();
+    assert!(e.contains("a FIFO") && e.contains("not a scene file"), "{e}");
+    let e = Scene::from_file(&dir, &[]).expect_err("folder").to_string();
+    assert!(e.contains("a folder") && e.contains("not a scene file"), "{e}");
+    let e = Scene::from_file(&dir.join("none.toml"), &[]).expect_err("missing").to_string();
+    assert!(e.contains("no such file"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The `[storage]` section as scenes write it.
+mod storage {
+    use crate::scene::Scene;
+    use crate::storage::{BudgetPolicy, Bytes, FieldGroup, StoreFormat};
+
+    #[test]
+    fn a_scene_says_its_budget_and_policy() {
+        let with = |extra: &str| Scene::from_toml(&format!("[grid]\nnx = 8\nny = 8\n{extra}"), "test");
+        let s = with("[storage]\nbudget = \"64 MiB\"\npolicy = \"downscale\"").expect("scene");
+        assert_eq!((s.storage.budget, s.storage.policy), (Some(Bytes(64 << 20)), BudgetPolicy::Downscale));
+        let s = with("[storage]\nbudget = 4096").expect("scene");
+        assert_eq!((s.storage.budget, s.storage.policy), (Some(Bytes(4096)), BudgetPolicy::Refuse));
+        assert_eq!(with("").expect("scene").storage.budget, None);
+        for bad in [
+            "budget = 0",
+            "budget = -5",
+            "budget = \"lots\"",
+            "policy = \"shrink\"",
+            "format = \"f8\"",
+            "fields = { pressure = \"f16\" }",
+        ] {
+            let e = with(&format!("[storage]\n{bad}")).expect_err(bad).to_string();
+            assert!(e.contains("storage") || e.contains(bad), "{bad}: {e}");
+        }
+        // f16 for every field that may take it, but the temperature.
+        let s = with("[storage]\nformat = \"f16\"\nfields = { temperature = \"f32\" }").expect("scene");
+        for group in FieldGroup::ALL {
+            let want = if group == FieldGroup::Temperature { StoreFormat::F32 } else { StoreFormat::F16 };
+            assert_eq!(s.storage.format_of(group), want, "{group:?}");
+        }
+        let fields = crate::grid::GridFields::declare(&s.grid().expect("grid"), &s.params).stored(&s.storage);
+        for f in crate::grid::FieldId::STATE_AND_SCRATCH {
+            let half = fields.desc(*f).format.is_half();
+            let group = FieldGroup::ALL.into_iter().find(|g| crate::grid::fields::group_fields(*g).contains(f));
+            assert_eq!(half, group.is_some_and(|g| g != FieldGroup::Temperature), "{}", f.name());
+        }
+        // Written back (a checkpoint's header), the budget reads the same.
+        let s = with("[storage]\nbudget = \"1.5 GiB\"").expect("scene");
+        let again = Scene::from_toml(&toml::to_string(&s).expect("toml"), "again").expect("scene");
+        assert_eq!(again.storage, s.storage);
+    }
+
+    #[test]
+    fn sizes_read_with_their_units() {
+        let b = |t: &str| Bytes::parse("k", t).map(|b| b.0);
+        assert_eq!(b("4096").ok(), Some(4096));
+        assert_eq!(b("256 MiB").ok(), Some(256 << 20));
+        assert_eq!(b("1.5GB").ok(), Some(1_500_000_000));
+        assert_eq!(b(" 2 KiB ").ok(), Some(2048));
+        for bad in ["", "MiB", "-1 MiB", "0", "1 parsec", "1e999 GB", "nan GB", "0.1"] {
+            let e = b(bad).expect_err(bad).to_string();
+            assert!(e.contains("`k`"), "{bad}: {e}");
+        }
+    }
+}

@@ -1,15 +1,15 @@
 //! A scene made to fit its memory budget on a backend: refused, or run on the largest grid of
 //! its box that fits (its finer fields coarsened first), as its `[storage]` says.
 
-use crate::Result;
-use crate::backend::Backend;
 use crate::model::{Fit, Model};
 use crate::scene::Scene;
 use crate::storage::{BudgetPolicy, MemoryPlan, check_within};
+use fluid_ir::Result;
+use fluid_ir::backend::Backend;
 
 /// What `scene` needs on `backend` under its `[storage]` settings, allocating nothing: its
 /// plan, and the scene that would run: as it is when it fits (or has no budget); with
-/// [`BudgetPolicy::Refuse`], [`crate::Error::OverBudget`] when it does not; with
+/// [`BudgetPolicy::Refuse`], [`fluid_ir::Error::OverBudget`] when it does not; with
 /// [`BudgetPolicy::Downscale`], the largest grid of its box and shape that fits (an error when
 /// not even a 2-cell-high one does).
 pub fn plan(scene: &Scene, backend: &dyn Backend) -> Result<Fitted> {
@@ -27,7 +27,7 @@ pub struct Fitted {
     pub downscaled_from: Option<[u32; 2]>,
 }
 
-/// A scene's model (what [`crate::Simulation`] runs) and its plan on `backend`.
+/// A scene's model (what [`crate::sim::Simulation`] runs) and its plan on `backend`.
 fn planned(scene: &Scene, backend: &dyn Backend) -> Result<(Box<dyn Model>, MemoryPlan)> {
     let model = scene.model()?;
     let plan = MemoryPlan::new(model.resources(), &model.schedules(), backend);

@@ -6,16 +6,16 @@ mod fit;
 
 pub use fit::{Fitted, plan};
 
-use crate::backend::{Backend, PendingRead, StepInputs};
 use crate::frame::solid::{Motion, Obstacle, Pose};
 use crate::frame::{Frame, SamplePlan};
+use crate::grid::params::SimParams;
 use crate::model::{FieldInfo, FieldName, Model};
-use crate::params::SimParams;
 use crate::render::{Renderer, Shot};
 use crate::replay::{Input, InputLog};
 use crate::scene::Scene;
 use crate::splat::Splat;
-use crate::{Error, Result};
+use fluid_ir::backend::{Backend, PendingRead, StepInputs};
+use fluid_ir::{Error, Result};
 
 pub use crate::model::Diagnostics;
 
@@ -68,7 +68,7 @@ pub struct Simulation<B: Backend = Box<dyn Backend>> {
     backend: B,
     pending: Vec<Splat>,
     time: f32,
-    steps: u32,
+    steps: u64,
     last_dt: f32,
     recording: Option<InputLog>,
     downscaled_from: Option<[u32; 2]>,
@@ -134,7 +134,7 @@ impl<B: Backend> Simulation<B> {
 
     /// Inputs of a pass that is not a step (reads, diagnostics): the last step's `dt`.
     fn pass_inputs(&self) -> StepInputs {
-        StepInputs { dt: self.last_dt, time: self.time, step: self.steps, ..StepInputs::default() }
+        StepInputs { dt: self.last_dt, time: self.time, step: self.steps as u32, ..StepInputs::default() }
     }
 
     /// Start again from the scene's initial state, as [`Simulation::new`] would (every field
@@ -145,7 +145,7 @@ impl<B: Backend> Simulation<B> {
         for (i, r) in self.model.resources().iter().enumerate() {
             // Transient resources hold nothing between runs (and refuse writes).
             if !r.is_empty() && r.shares().is_none() {
-                self.backend.write(crate::ResourceId(i as u32), &vec![0u8; r.bytes() as usize])?;
+                self.backend.write(fluid_ir::ResourceId(i as u32), &vec![0u8; r.bytes() as usize])?;
             }
         }
         self.model.initialize(&mut self.backend)?;
@@ -230,8 +230,9 @@ impl<B: Backend> Simulation<B> {
         for k in 0..n {
             let mut splats = self.model.emitters(sub);
             splats.append(&mut pending);
-            let inputs =
-                StepInputs { dt: sub, time: self.time + k as f32 * sub, step: self.steps, ..StepInputs::default() };
+            // The kernels take the step's low 32 bits.
+            let step = self.steps as u32;
+            let inputs = StepInputs { dt: sub, time: self.time + k as f32 * sub, step, ..StepInputs::default() };
             self.model.step(&mut self.backend, &inputs, &splats)?;
         }
         self.time += dt;
@@ -284,7 +285,7 @@ impl<B: Backend> Simulation<B> {
 
     /// The resource that holds `field` now (derived fields such as `curl` brought up to date),
     /// and the field's description.
-    fn readable(&mut self, field: &str) -> Result<(crate::ResourceId, FieldInfo)> {
+    fn readable(&mut self, field: &str) -> Result<(fluid_ir::ResourceId, FieldInfo)> {
         let info = self.readable_info(field)?;
         let inputs = self.pass_inputs();
         Ok((self.model.readable(&mut self.backend, info.name, &inputs)?, info))
@@ -324,7 +325,7 @@ impl<B: Backend> Simulation<B> {
     /// the points, of only the values they interpolate ([`Backend::download_at`]; on a GPU
     /// backend it waits for the device, and for the steps still queued: a game sampling every
     /// frame wants [`Simulation::request_sample`], which does not). Points outside the box are
-    /// an error naming them; see [`Frame::sample_plan`], and [`crate::Grid::sample`], whose
+    /// an error naming them; see [`Frame::sample_plan`], and [`crate::grid::Grid::sample`], whose
     /// results these equal bit for bit.
     pub fn sample(&mut self, field: impl FieldName, points: &[[f32; 2]]) -> Result<Vec<f32>> {
         let plan = self.sample_plan(field.field_name(), points)?;
@@ -572,7 +573,7 @@ impl<B: Backend> Simulation<B> {
     /// backend's own device draws it from there without a copy (the wgpu backend's
     /// `field_buffer`), valid until the next step or frame. `None` where the frame is composed
     /// on the host (see [`Simulation::render`]).
-    pub fn render_on_device(&mut self) -> Result<Option<(crate::ResourceId, (u32, u32))>> {
+    pub fn render_on_device(&mut self) -> Result<Option<(fluid_ir::ResourceId, (u32, u32))>> {
         self.scene.check_render()?;
         let (renderer, shot) = self.shot();
         renderer.render_on_device(shot)
@@ -672,7 +673,7 @@ impl<B: Backend> Simulation<B> {
     }
 
     /// Steps taken.
-    pub fn steps(&self) -> u32 {
+    pub fn steps(&self) -> u64 {
         self.steps
     }
 

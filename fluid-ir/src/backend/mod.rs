@@ -4,13 +4,11 @@
 use crate::resource::{MemoryReport, ResourceDesc, ResourceId};
 
 mod reads;
+pub use crate::bytes::{f32s_le, round_to_half, u32s_le, u32s_to_le_bytes, values_le, values_to_le, words_to_f32};
+use crate::error::{Error, Result};
 use crate::schedule::Schedule;
 use crate::uniforms::StepUniform;
-use crate::{Error, Result};
-pub use reads::{
-    Gather, PendingRead, ReadHandle, ReadPlan, ReadQueue, check_indices, f32s_le, pick, round_to_half, u32s_le,
-    values_le, values_to_le,
-};
+pub use reads::{Gather, PendingRead, ReadHandle, ReadPlan, ReadQueue, check_indices, pick};
 use std::time::Duration;
 
 /// Most bytes of a run's [`Records`]: what a GPU backend's buffer for them holds at most
@@ -18,7 +16,7 @@ use std::time::Duration;
 pub const MAX_RECORD_BYTES: usize = 8192 * 64;
 
 /// A run's per-step records in the layout its kernels read (group 0, binding 3 of a kernel
-/// whose [`crate::KernelDesc::records`] is set), packed by the model: the grid's splats, a
+/// whose [`crate::kernel::KernelDesc::records`] is set), packed by the model: the grid's splats, a
 /// liquid's pointer. The backend copies the words and tells the kernels how many records
 /// there are ([`StepUniform::records`]); what a record means is the model's.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -151,7 +149,7 @@ impl TimestampTimings {
 /// memory (`allocate` a model's declared [`ResourceDesc`]s, `write` bytes, `read` 32-bit
 /// words), execution (`run` a [`Schedule`]), and read-back of reductions. The backend does not
 /// know the physics: the order of kernels, their parameters and which resources they touch all
-/// come in the schedule. Resources are logical: a [`crate::Op::Swap`] exchanges the buffers
+/// come in the schedule. Resources are logical: a [`crate::schedule::Op::Swap`] exchanges the buffers
 /// behind two of them, so ping-pong costs no copy. Optional capabilities have default
 /// methods that return [`Error::Unsupported`].
 ///
@@ -276,7 +274,7 @@ pub trait Backend: Send + Sync {
     /// than the device keeps at most three queued.
     fn run(&mut self, schedule: &Schedule, inputs: &StepInputs) -> Result<()>;
 
-    /// The reduction results of the last `run`, by slot (see [`crate::Op::Reduce`]).
+    /// The reduction results of the last `run`, by slot (see [`crate::schedule::Op::Reduce`]).
     fn reductions(&mut self) -> Result<Vec<f64>>;
 
     /// Wait until every submitted run has finished (for timing). Synchronous backends return
@@ -362,20 +360,6 @@ pub fn available_memory() -> Option<u64> {
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
-}
-
-/// Words as their little-endian bytes, in order: one copy on a little-endian machine.
-pub fn u32s_to_le_bytes(words: &[u32]) -> Vec<u8> {
-    if cfg!(target_endian = "little") {
-        bytemuck::cast_slice(words).to_vec()
-    } else {
-        words.iter().flat_map(|w| w.to_le_bytes()).collect()
-    }
-}
-
-/// 32-bit words as the `f32` values they hold, with no copy.
-pub fn words_to_f32(words: Vec<u32>) -> Vec<f32> {
-    bytemuck::allocation::cast_vec(words)
 }
 
 impl<B: Backend + ?Sized> Backend for Box<B> {

@@ -5,11 +5,12 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
+use crate::bytes::{f32s_le, values_le};
+use crate::error::{Error, Result};
 use crate::resource::{Format, ResourceDesc, ResourceId};
-use crate::{Error, Result};
 
-/// A read queued by [`crate::Backend::queue_download_at`] or [`crate::Backend::queue_download`], to hand to
-/// the same backend's [`crate::Backend::poll_download`] or [`crate::Backend::wait_download`].
+/// A read queued by [`crate::backend::Backend::queue_download_at`] or [`crate::backend::Backend::queue_download`], to hand to
+/// the same backend's [`crate::backend::Backend::poll_download`] or [`crate::backend::Backend::wait_download`].
 #[derive(Debug)]
 pub struct PendingRead {
     id: u64,
@@ -155,7 +156,7 @@ impl PendingRead {
         matches!(self.state, ReadState::Taken)
     }
 
-    /// For backend `by`'s [`crate::Backend::poll_download`]: the values of a ready read (which is
+    /// For backend `by`'s [`crate::backend::Backend::poll_download`]: the values of a ready read (which is
     /// then taken), `None` for one on the device; an error for one taken already or queued by
     /// another kind of backend.
     pub fn take_ready(&mut self, by: &str) -> Result<Option<Vec<f32>>> {
@@ -199,51 +200,9 @@ pub fn check_indices(name: &str, len: usize, indices: &[usize]) -> Result<()> {
     }
 }
 
-/// The little-endian `f32` values of `bytes` (a GPU read-back's mapped memory), in one pass
-/// straight into the returned vector: no intermediate copy of the bytes, and no alignment
-/// required of them. Trailing bytes short of a value are left out.
-pub fn f32s_le(bytes: &[u8]) -> Vec<f32> {
-    bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
-}
-
-/// The `scalars` values of a resource of `format` from its little-endian bytes: its `f32`
-/// values, or its `f16` values widened to `f32` (the padding half of an odd count left out).
-pub fn values_le(format: Format, scalars: usize, bytes: &[u8]) -> Vec<f32> {
-    if format.is_half() {
-        bytes.chunks_exact(2).take(scalars).map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32()).collect()
-    } else {
-        f32s_le(bytes)
-    }
-}
-
-/// `values` as the little-endian bytes of a resource of `format`: themselves, or rounded to the
-/// nearest `f16` (ties to even) and padded with a zero half to whole 32-bit words.
-pub fn values_to_le(format: Format, values: &[f32]) -> Vec<u8> {
-    if format.is_half() {
-        let mut bytes: Vec<u8> = values.iter().flat_map(|&v| half::f16::from_f32(v).to_le_bytes()).collect();
-        bytes.resize(bytes.len().next_multiple_of(4), 0);
-        bytes
-    } else {
-        values.iter().flat_map(|v| v.to_le_bytes()).collect()
-    }
-}
-
-/// `values` rounded to the nearest `f16` (ties to even) and widened back: what a resource
-/// stored in `f16` holds after they are written to it.
-pub fn round_to_half(values: &mut [f32]) {
-    for v in values {
-        *v = half::f16::from_f32(*v).to_f32();
-    }
-}
-
-/// The little-endian 32-bit words of `bytes`, as [`f32s_le`] reads values.
-pub fn u32s_le(bytes: &[u8]) -> Vec<u32> {
-    bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
-}
-
 /// The reads a GPU backend has queued on its device and nobody has taken yet, each with what
 /// the backend keeps for it (`S`: its read-back buffer, its fence) and its [`ReadPlan`]: the
-/// bookkeeping of [`crate::Backend::queue_download_at`], `poll_download` and `wait_download`,
+/// bookkeeping of [`crate::backend::Backend::queue_download_at`], `poll_download` and `wait_download`,
 /// written once. A read whose [`PendingRead`] was dropped stays until its copy is done, then a
 /// sweep frees it.
 #[derive(Debug)]
@@ -343,7 +302,7 @@ impl<S> ReadQueue<S> {
     }
 }
 
-/// The values a [`crate::Backend::download_at`] call names, as a GPU backend copies them: each
+/// The values a [`crate::backend::Backend::download_at`] call names, as a GPU backend copies them: each
 /// distinct index once, in runs of consecutive indices (one copy region each).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Gather {

@@ -1,4 +1,4 @@
-//! How the pressure solvers pack their arrays into one workspace ([`crate::FieldId::Multigrid`]),
+//! How the pressure solvers pack their arrays into one workspace ([`crate::grid::FieldId::Multigrid`]),
 //! as functions of the grid's size alone: multigrid's level hierarchy, MGPCG's vectors after
 //! it, the Poisson filter's taps and arrays, and the tile and workgroup sizes the kernels' data
 //! is laid out for. The solvers' files re-export what they use; the grid and its fields read

@@ -14,7 +14,7 @@ pub mod relaxation;
 pub mod sor;
 
 use crate::grid::builder::Builder;
-use crate::params::{Precision, Pressure, PressureSolver};
+use crate::grid::params::{Precision, Pressure, PressureSolver};
 
 /// The dispatches of one solve by `pr` (its iterations from its warm start or zero), ending
 /// with the result in `pressure`.

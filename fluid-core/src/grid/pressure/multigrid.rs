@@ -6,7 +6,7 @@
 //! Jacobi kernels, `(A p)_c = n_c p_c − Σ p_nbr = b_c` (walls Neumann, periodic axes wrap), with
 //! `b_0 = −h² ∇·u / dt` and, on a coarse level, `b` = the sum of the children's residuals (the
 //! `h²` of the coarse cell is four fine ones). All levels live in one buffer, the solver's
-//! workspace [`crate::FieldId::Multigrid`]: per level `b`, `p`, `tmp` (the ping-pong partner of
+//! workspace [`crate::grid::FieldId::Multigrid`]: per level `b`, `p`, `tmp` (the ping-pong partner of
 //! `p`), `cells` values each, levels in order.
 
 use crate::grid::FieldId::{Divergence, MgFaces, Multigrid, Pressure, PressureLo, UFaces, VFaces};

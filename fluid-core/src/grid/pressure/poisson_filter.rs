@@ -11,7 +11,7 @@
 //! here in f64 (nalgebra's SVD) and written into the solver's workspace once by `poisson_taps`
 //! (the setup schedule).
 //!
-//! The workspace ([`crate::FieldId::Multigrid`]): the taps at its start ([`TAPS_LEN`] values),
+//! The workspace ([`crate::grid::FieldId::Multigrid`]): the taps at its start ([`TAPS_LEN`] values),
 //! then the `rank` intermediate arrays of the row pass, then the array of the warm-start part.
 
 use nalgebra::DMatrix;
