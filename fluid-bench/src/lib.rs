@@ -1,6 +1,15 @@
 //! # fluid-bench
 //!
-//! The criterion benchmarks of the fluid engine (`benches/`), and [`workloads`], the scenes they
-//! run. The cross-backend conformance suite is the `fluid-conformance` crate.
+//! The benchmarks of the fluid engine, over its public API:
+//!
+//! - [`scenes`]: one scene at a list of grid sizes on a list of backends (what `fluid bench`
+//!   prints), each row cross-checked against the CPU backend;
+//! - [`solvers`]: every pressure solver timed to a residual (`fluid bench solvers`);
+//! - the criterion benchmarks of whole steps on the CPU (`benches/`), and [`workloads`], the
+//!   scenes they run.
+//!
+//! The cross-backend conformance suite is the `fluid-conformance` crate.
 
+pub mod scenes;
+pub mod solvers;
 pub mod workloads;

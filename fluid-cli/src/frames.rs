@@ -8,25 +8,44 @@ use super::*;
 pub(crate) fn save_exr(path: &Path, shape: &[usize], data: &[f32]) -> Result<(), Failure> {
     use exr::prelude::{Image, SpecificChannels, Vec2, WritableImage};
     let (h, w) = (shape[0], shape[1]);
-    let written = whole::write_whole(path, |part| {
+    let written = whole::write_whole(path, |file| {
+        let out = std::io::BufWriter::new(file);
         let written = if shape.len() == 3 {
             let px = |p: Vec2<usize>| {
                 let c = 4 * ((h - 1 - p.1) * w + p.0);
                 (data[c], data[c + 1], data[c + 2], data[c + 3])
             };
-            Image::from_channels((w, h), SpecificChannels::rgba(px)).write().to_file(part)
+            Image::from_channels((w, h), SpecificChannels::rgba(px)).write().to_buffered(out)
         } else {
             let px = |p: Vec2<usize>| (data[(h - 1 - p.1) * w + p.0],);
             let channels = SpecificChannels::build().with_channel("Y").with_pixel_fn(px);
-            Image::from_channels((w, h), channels).write().to_file(part)
+            Image::from_channels((w, h), channels).write().to_buffered(out)
         };
         written.map_err(std::io::Error::other)
     });
     written.map_err(|e| io_failure(path, e))
 }
 
+/// `w × h` RGBA8 pixels, top row first, as a PNG, whole or not at all.
 pub(crate) fn save_png(path: &Path, w: u32, h: u32, rgba: &[u8]) -> Result<(), Failure> {
-    image::save_buffer(path, rgba, w, h, image::ExtendedColorType::Rgba8).map_err(|e| io_failure(path, e))
+    whole::write_whole(path, |file| {
+        let mut writer = png_writer(file, w, h)?;
+        writer.write_image_data(rgba).map_err(std::io::Error::other)?;
+        writer.finish().map_err(std::io::Error::other)
+    })
+    .map_err(|e| io_failure(path, e))
+}
+
+/// A PNG encoder of `w × h` RGBA8 into `file`, its header written.
+fn png_writer(
+    file: &mut std::fs::File,
+    w: u32,
+    h: u32,
+) -> std::io::Result<png::Writer<std::io::BufWriter<&mut std::fs::File>>> {
+    let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), w, h);
+    encoder.set_color(png::ColorType::Rgba);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.write_header().map_err(std::io::Error::other)
 }
 
 /// Most pixels along either side of a flipbook atlas (what game engines take as one texture).
@@ -74,19 +93,41 @@ impl Flipbook {
     }
 }
 
-/// The frames of a flipbook as they come, in one RGBA8 atlas.
+/// The frames of a flipbook as they come, written into its PNG atlas a row of tiles at a
+/// time: memory holds one row of frames (`columns` of them), not the whole atlas. The file is
+/// `<name>_flipbook.png.part` until [`Atlas::write`] renames it; a run that fails before then
+/// removes it.
 pub(crate) struct Atlas {
     book: Flipbook,
     frame: (usize, usize),
-    pixels: Vec<u8>,
+    /// The row of tiles being filled.
+    row: Vec<u8>,
     taken: u32,
+    path: PathBuf,
+    part: PathBuf,
+    /// `None` once written.
+    writer: Option<png::StreamWriter<'static, std::io::BufWriter<std::fs::File>>>,
 }
 
 impl Atlas {
-    pub(crate) fn new(book: Flipbook, nx: u32, ny: u32) -> Atlas {
+    /// The atlas `DIR/<name>_flipbook.png` of frames `nx × ny`, its header written.
+    pub(crate) fn create(book: Flipbook, nx: u32, ny: u32, dir: &Path, name: &str) -> Result<Atlas, Failure> {
         let (w, h) = (nx as usize, ny as usize);
-        let pixels = vec![0; 4 * w * h * book.frames() as usize];
-        Atlas { book, frame: (w, h), pixels, taken: 0 }
+        let path = dir.join(format!("{name}_flipbook.png"));
+        let part = whole::part_path(&path);
+        let file = whole::create_new(&part).map_err(|e| io_failure(&part, e))?;
+        let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), nx * book.columns, ny * book.rows);
+        encoder.set_color(png::ColorType::Rgba);
+        encoder.set_depth(png::BitDepth::Eight);
+        let writer =
+            encoder.write_header().and_then(png::Writer::into_stream_writer).map_err(|e| io_failure(&part, e))?;
+        let row = vec![0; 4 * w * h * book.columns as usize];
+        Ok(Atlas { book, frame: (w, h), row, taken: 0, path, part, writer: Some(writer) })
+    }
+
+    /// Host bytes it holds at most: one row of tiles.
+    pub(crate) fn host_bytes(book: &Flipbook, (nx, ny): (u32, u32)) -> u64 {
+        4 * u64::from(nx) * u64::from(ny) * u64::from(book.columns)
     }
 
     /// Whether step `k` (1-based) is the next frame's: frame `f` is at step
@@ -97,27 +138,45 @@ impl Atlas {
             && u64::from(k) == (f + 1) * u64::from(self.book.steps) / u64::from(self.book.frames())
     }
 
-    /// Place the next frame (`nx × ny` RGBA8, top row first) in its tile.
-    pub(crate) fn push(&mut self, rgba: &[u8]) {
+    /// Place the next frame (`nx × ny` RGBA8, top row first) in its tile; a full row of tiles
+    /// goes to the file.
+    pub(crate) fn push(&mut self, rgba: &[u8]) -> Result<(), Failure> {
         let (w, h) = self.frame;
-        let (col, row) = ((self.taken % self.book.columns) as usize, (self.taken / self.book.columns) as usize);
+        let col = (self.taken % self.book.columns) as usize;
         let stride = 4 * w * self.book.columns as usize;
         for y in 0..h {
-            let dst = (row * h + y) * stride + 4 * col * w;
-            self.pixels[dst..dst + 4 * w].copy_from_slice(&rgba[4 * w * y..4 * w * (y + 1)]);
+            let dst = y * stride + 4 * col * w;
+            self.row[dst..dst + 4 * w].copy_from_slice(&rgba[4 * w * y..4 * w * (y + 1)]);
         }
         self.taken += 1;
+        if self.taken.is_multiple_of(self.book.columns) {
+            let Some(writer) = self.writer.as_mut() else {
+                return Err(io_failure(&self.part, "the atlas is already written"));
+            };
+            std::io::Write::write_all(writer, &self.row).map_err(|e| io_failure(&self.part, e))?;
+            self.row.fill(0);
+        }
+        Ok(())
     }
 
-    /// Write `DIR/<name>_flipbook.png` and its `.json`; the paths.
-    pub(crate) fn write(self, dir: &Path, name: &str, dt: f32) -> Result<Vec<PathBuf>, Failure> {
+    /// Finish `DIR/<name>_flipbook.png` and write its `.json`; the paths.
+    pub(crate) fn write(mut self, dir: &Path, name: &str, dt: f32) -> Result<Vec<PathBuf>, Failure> {
         let (w, h) = self.frame;
         let (cols, rows) = (self.book.columns, self.book.rows);
-        let png = dir.join(format!("{name}_flipbook.png"));
-        save_png(&png, w as u32 * cols, h as u32 * rows, &self.pixels)?;
+        let Some(writer) = self.writer.take() else {
+            return Err(io_failure(&self.part, "the atlas is already written"));
+        };
+        let done = writer
+            .finish()
+            .map_err(|e| io_failure(&self.part, e))
+            .and_then(|()| std::fs::rename(&self.part, &self.path).map_err(|e| io_failure(&self.path, e)));
+        if done.is_err() {
+            let _ = std::fs::remove_file(&self.part);
+        }
+        done?;
         let seconds_per_frame = f64::from(dt) * f64::from(self.book.steps) / f64::from(self.book.frames());
         let layout = serde_json::json!({
-            "image": png.file_name().map(|n| n.to_string_lossy().into_owned()),
+            "image": self.path.file_name().map(|n| n.to_string_lossy().into_owned()),
             "columns": cols,
             "rows": rows,
             "frames": self.book.frames(),
@@ -129,8 +188,18 @@ impl Atlas {
         });
         let json = dir.join(format!("{name}_flipbook.json"));
         let text = serde_json::to_string_pretty(&layout).map_err(|e| io_failure(&json, e))?;
-        std::fs::write(&json, text + "\n").map_err(|e| io_failure(&json, e))?;
-        Ok(vec![png, json])
+        whole::write_whole(&json, |f| std::io::Write::write_all(f, (text + "\n").as_bytes()))
+            .map_err(|e| io_failure(&json, e))?;
+        Ok(vec![self.path.clone(), json])
+    }
+}
+
+impl Drop for Atlas {
+    fn drop(&mut self) {
+        if self.writer.take().is_some() {
+            // Not written: the run failed. The half-written file is of no use.
+            let _ = std::fs::remove_file(&self.part);
+        }
     }
 }
 
@@ -156,12 +225,22 @@ impl GifWriter {
             return Err(io_failure(path, format!("a GIF is at most 65535 pixels wide and high, not {w} x {h}")));
         };
         let part = whole::part_path(path);
-        let file = std::fs::File::create(&part).map_err(|e| io_failure(&part, e))?;
+        let file = whole::create_new(&part).map_err(|e| io_failure(&part, e))?;
         let mut enc =
             gif::Encoder::new(std::io::BufWriter::new(file), gw, gh, &[]).map_err(|e| io_failure(&part, e))?;
         enc.set_repeat(gif::Repeat::Infinite).map_err(|e| io_failure(&part, e))?;
-        let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let workers = Self::workers();
         Ok(GifWriter { path: path.to_path_buf(), part, size: (gw, gh), enc: Some(enc), batch: Vec::new(), workers })
+    }
+
+    /// Threads that quantise a batch.
+    fn workers() -> usize {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    }
+
+    /// Frames a batch holds at most (what a GIF holds in host memory besides its file).
+    pub(crate) fn batch_frames() -> usize {
+        4 * Self::workers()
     }
 
     /// Add a frame (`w × h` RGBA8, top row first).
@@ -171,7 +250,7 @@ impl GifWriter {
             return Err(io_failure(&self.path, format!("a frame of {} bytes is not {w} x {h} RGBA", rgba.len())));
         }
         self.batch.push(rgba);
-        if self.batch.len() >= 4 * self.workers { self.write_batch() } else { Ok(()) }
+        if self.batch.len() >= Self::batch_frames() { self.write_batch() } else { Ok(()) }
     }
 
     pub(crate) fn write_batch(&mut self) -> Result<(), Failure> {

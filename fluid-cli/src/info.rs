@@ -21,9 +21,9 @@ pub(crate) fn info() {
     }
 }
 
-/// How the GPU backends wait for the device ([`fluid_core::wait`]), as `fluid info` says it.
+/// How the GPU backends wait for the device ([`fluid::wait`]), as `fluid info` says it.
 pub(crate) fn gpu_waits() -> String {
-    use fluid_core::wait;
+    use fluid::wait;
     match wait::spin_from_env() {
         Err(e) => e.to_string(),
         Ok(Some(spin)) if spin.is_zero() => format!("block at once ({}=0)", wait::SPIN_ENV),

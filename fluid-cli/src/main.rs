@@ -1,12 +1,10 @@
 //! The `fluid` program: run scenes headless, write frames, GIFs and raw fields, and time the
 //! backends (`fluid bench`, `fluid bench solvers`).
 
-mod bench;
 mod frames;
 mod info;
 mod npy;
 mod run;
-mod solvers;
 #[cfg(feature = "view")]
 mod view;
 mod whole;
@@ -363,7 +361,7 @@ fn bench(args: &BenchArgs, scene_given: bool) -> Result<(), Failure> {
         return Err(Error::invalid("--steps", 0, "time at least one step").into());
     }
     let backends = args.backends();
-    let cfg = bench::BenchConfig {
+    let cfg = fluid_bench::scenes::BenchConfig {
         scene: load_scene(&args.scene, &args.set)?,
         sizes: args.sizes.clone(),
         backends,
@@ -373,10 +371,10 @@ fn bench(args: &BenchArgs, scene_given: bool) -> Result<(), Failure> {
         parity_steps: args.parity_steps,
     };
     let mut rows = Vec::new();
-    let outcome = bench::run_each(&cfg, progress(args.json), |r| rows.push(r));
+    let outcome = fluid_bench::scenes::run_each(&cfg, progress(args.json), |r| rows.push(r));
     // The rows measured before a failure (say, a size too large for a device) are still shown.
     if outcome.is_ok() || !rows.is_empty() {
-        print_rows(&rows, args.json, bench::table)?;
+        print_rows(&rows, args.json, fluid_bench::scenes::table)?;
     }
     Ok(outcome?)
 }
@@ -431,26 +429,26 @@ fn bench_solvers(args: &BenchArgs, scene: Option<Scene>) -> Result<(), Failure> 
     if !(args.budget_ms.is_finite() && args.budget_ms > 0.0) {
         return Err(Error::invalid("--budget-ms", args.budget_ms, "a positive number of milliseconds").into());
     }
-    let list = args.solvers.iter().map(|s| solvers::parse_solver(s)).collect::<Result<Vec<_>, _>>()?;
+    let list = args.solvers.iter().map(|s| fluid_bench::solvers::parse_solver(s)).collect::<Result<Vec<_>, _>>()?;
     if let Some(p) = &args.precision
-        && !list.contains(&fluid_core::params::PressureSolver::Multigrid)
+        && !list.contains(&fluid::PressureSolver::Multigrid)
     {
         let why = "it sets multigrid's precision, and --solvers names no multigrid; this run would ignore it";
         return Err(Error::invalid("--precision", p, why).into());
     }
-    let cfg = solvers::SolverBenchConfig {
+    let cfg = fluid_bench::solvers::SolverBenchConfig {
         sizes: args.sizes.clone(),
         backends: args.backends(),
         solvers: list,
         budget_ms: args.budget_ms,
         threads: args.threads,
         precision: args.precision.as_deref().map(|p| match p {
-            "single" => fluid_core::params::Precision::Single,
-            _ => fluid_core::params::Precision::DoubleFloat,
+            "single" => fluid::Precision::Single,
+            _ => fluid::Precision::DoubleFloat,
         }),
         scene,
         ..Default::default()
     };
-    let rows = solvers::run(&cfg, progress(args.json))?;
-    print_rows(&rows, args.json, solvers::table)
+    let rows = fluid_bench::solvers::run(&cfg, progress(args.json))?;
+    print_rows(&rows, args.json, fluid_bench::solvers::table)
 }

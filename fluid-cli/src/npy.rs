@@ -36,9 +36,7 @@ pub fn write_to(mut w: impl Write, shape: &[usize], data: &[f32]) -> std::io::Re
 /// Write a `.npy` file: into `<path>.part`, renamed to `path` once whole, so a failure (a
 /// full disk) leaves no truncated file behind (nor the part).
 pub fn write_f32(path: &std::path::Path, shape: &[usize], data: &[f32]) -> std::io::Result<()> {
-    crate::whole::write_whole(path, |part| {
-        std::fs::File::create(part).and_then(|f| write_to(std::io::BufWriter::new(f), shape, data))
-    })
+    crate::whole::write_whole(path, |file| write_to(std::io::BufWriter::new(file), shape, data))
 }
 
 #[cfg(test)]

@@ -29,6 +29,7 @@
 //! (models, schedules, [`Simulation`]) lives in `fluid-core`; this crate gathers it with the
 //! backends of the build.
 
+pub use fluid_core::backend::available_memory;
 pub use fluid_core::checkpoint;
 pub use fluid_core::frame::solid::{Motion, Obstacle, Pose, Shape};
 pub use fluid_core::frame::{Frame, Inflow, Lattice, SamplePlan, Side};
@@ -44,6 +45,7 @@ pub use fluid_core::scene::{
     parse_override,
 };
 pub use fluid_core::splat::MAX_SPLATS;
+pub use fluid_core::wait;
 /// Storage under a memory budget: the plan of what a scene needs on a backend, and what its
 /// `[storage]` policy makes of it ([`storage::plan`]).
 pub mod storage {

@@ -171,7 +171,7 @@ impl Problem {
                 grid
             }
             Some(scene) => {
-                let scene = crate::bench::resized(scene, n)?;
+                let scene = crate::scenes::resized(scene, n)?;
                 let (grid, obstacles) = (scene.grid()?, scene.obstacles()?);
                 backend.allocate(GridFields::all_with(&grid, &obstacles).resources())?;
                 if !obstacles.is_empty() {

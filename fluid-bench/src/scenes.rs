@@ -1,4 +1,4 @@
-//! `fluid bench`: one scene at a list of grid sizes on a list of backends, one table.
+//! One scene at a list of grid sizes on a list of backends, one table (`fluid bench`).
 //!
 //! Each row: median milliseconds per step (the median of several timed batches, each ended by
 //! waiting for the device), the host milliseconds of one step's call with the device idle (what
@@ -73,7 +73,7 @@ pub struct BenchRow {
 }
 
 /// The scene on an `n × n` grid (as `--set grid.nx=n --set grid.ny=n` would give), checked.
-pub(crate) fn resized(scene: &Scene, n: u32) -> Result<Scene> {
+pub fn resized(scene: &Scene, n: u32) -> Result<Scene> {
     let mut s = scene.clone();
     s.grid.nx = n;
     s.grid.ny = n;
@@ -84,7 +84,7 @@ pub(crate) fn resized(scene: &Scene, n: u32) -> Result<Scene> {
 /// A particle scene filled with about `n` particles: the radius (and any fill spacing) scaled
 /// by √(count / n), one substep a step (the paper's step, what a count is timed at), its dt
 /// the scene's substep's scaled with the radius, so the liquid moves as many radii a step.
-pub(crate) fn with_particles(scene: &Scene, n: u32) -> Result<Scene> {
+pub fn with_particles(scene: &Scene, n: u32) -> Result<Scene> {
     let count = scene.model()?.fields().iter().find(|f| f.name == "positions").map_or(0, |f| match f.lattice {
         fluid::Lattice::Points { count } => count,
         _ => 0,
