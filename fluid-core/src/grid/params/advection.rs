@@ -2,10 +2,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::frame::finite;
-use crate::grid::{Boundary, FieldId, Inflow, Side};
-use fluid_ir::{Error, Result};
-
 /// Backtrace integrator of semi-Lagrangian advection.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

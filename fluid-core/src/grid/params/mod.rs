@@ -5,9 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::frame::finite;
-use crate::grid::{Boundary, FieldId, Inflow, Side};
-use fluid_ir::{Error, Result};
+use crate::grid::FieldId;
 
 mod advection;
 mod pressure;
@@ -288,6 +286,7 @@ impl ActiveFields {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::grid::{Boundary, Side};
 
     #[test]
     fn defaults_are_valid() {

@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::validate::iterations;
 use crate::frame::finite;
-use crate::grid::{Boundary, FieldId, Inflow, Side};
 use fluid_ir::{Error, Result};
 
 /// Pressure solvers.
@@ -134,5 +134,102 @@ impl Pressure {
                 optimum.min(smooth) as f32
             }
         })
+    }
+}
+
+impl Pressure {
+    /// Check every value of the pressure solve; the error names the first bad key.
+    pub(super) fn validate(&self) -> Result<()> {
+        if self.iterations == 0 {
+            return Err(Error::invalid("params.pressure.iterations", 0, "the projection needs at least one sweep"));
+        }
+        iterations("params.pressure.iterations", self.iterations)?;
+        if let Some(omega) = self.omega {
+            finite("params.pressure.omega", omega)?;
+            match self.solver {
+                PressureSolver::Jacobi | PressureSolver::JacobiMultisweep | PressureSolver::PoissonFilter
+                    if !(omega > 0.0 && omega <= 1.0) =>
+                {
+                    return Err(Error::invalid(
+                        "params.pressure.omega",
+                        omega,
+                        "weighted Jacobi converges for 0 < omega <= 1 (0.8-0.9 damps the checkerboard mode)",
+                    ));
+                }
+                PressureSolver::Sor
+                | PressureSolver::Multigrid
+                | PressureSolver::Relaxation
+                | PressureSolver::Mgpcg
+                    if !(omega > 0.0 && omega < 2.0) =>
+                {
+                    return Err(Error::invalid(
+                        "params.pressure.omega",
+                        omega,
+                        "SOR converges for 0 < omega < 2 (leave it out for the optimum)",
+                    ));
+                }
+                _ => {}
+            }
+        }
+        if self.solver == PressureSolver::PoissonFilter {
+            let max = crate::grid::pressure::layout::MAX_SWEEPS;
+            if self.iterations > max {
+                return Err(Error::invalid(
+                    "params.pressure.iterations",
+                    self.iterations,
+                    format!("the Poisson filter unrolls at most {max} sweeps"),
+                ));
+            }
+            if !(1..=crate::grid::pressure::layout::MAX_RANK).contains(&self.rank) {
+                return Err(Error::invalid(
+                    "params.pressure.rank",
+                    self.rank,
+                    format!("between 1 and {}", crate::grid::pressure::layout::MAX_RANK),
+                ));
+            }
+            if self.tolerance.is_some() {
+                return Err(Error::invalid(
+                    "params.pressure.tolerance",
+                    "set",
+                    "the Poisson filter is a fixed number of sweeps; it has no iterations to stop early",
+                ));
+            }
+        } else if self.rank != crate::grid::pressure::layout::MAX_RANK {
+            return Err(Error::invalid(
+                "params.pressure.rank",
+                self.rank,
+                "only the poisson-filter solver has a rank; leave it out",
+            ));
+        }
+        match (self.precision, self.solver) {
+            (None, _)
+            | (Some(_), PressureSolver::Multigrid)
+            | (Some(Precision::DoubleFloat), PressureSolver::Mgpcg) => {}
+            (Some(Precision::Single), PressureSolver::Mgpcg) => {
+                return Err(Error::invalid(
+                    "params.pressure.precision",
+                    "single",
+                    "MGPCG keeps its iterate in double-float (in f32 it stalls near 1e-4); leave it out",
+                ));
+            }
+            (Some(p), _) => {
+                return Err(Error::invalid(
+                    "params.pressure.precision",
+                    if p == Precision::Single { "single" } else { "double-float" },
+                    "only `multigrid` has a choice (the other solvers work in f32, MGPCG in double-float); leave it out",
+                ));
+            }
+        }
+        if let Some(t) = self.tolerance {
+            finite("params.pressure.tolerance", t)?;
+            if !(t > 0.0 && t < 1.0) {
+                return Err(Error::invalid(
+                    "params.pressure.tolerance",
+                    t,
+                    "a relative residual between 0 and 1 (exclusive), e.g. 1e-4",
+                ));
+            }
+        }
+        Ok(())
     }
 }

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::frame::finite;
-use crate::grid::{Boundary, FieldId, Inflow, Side};
+use crate::grid::{Boundary, Inflow, Side};
 use fluid_ir::{Error, Result};
 
 /// Boundary of each axis, and of each side where it differs from its axis'.
@@ -38,7 +38,7 @@ impl Boundaries {
         std::array::from_fn(|k| given[k].map_or(Side::of(axis[k]), |s| s.side(ambient)))
     }
 
-    fn validate(&self) -> Result<()> {
+    pub(super) fn validate(&self) -> Result<()> {
         let given = [self.left, self.right, self.bottom, self.top];
         for (name, spec) in crate::grid::SIDE_NAMES.iter().zip(given) {
             if let Some(spec) = spec {
@@ -167,7 +167,7 @@ impl SideSpec {
         }
     }
 
-    fn validate(&self, key: &str) -> Result<()> {
+    pub(super) fn validate(&self, key: &str) -> Result<()> {
         finite(&format!("{key}.velocity"), self.velocity)?;
         finite(&format!("{key}.density"), self.density)?;
         if let Some(t) = self.temperature {

@@ -1,9 +1,7 @@
 //! The parameters checked: each value against its range, each key named in the error.
 
-use serde::{Deserialize, Serialize};
-
 use crate::frame::finite;
-use crate::grid::{Boundary, FieldId, Inflow, Side};
+use crate::grid::Side;
 use fluid_ir::{Error, Result};
 
 use super::*;
@@ -18,7 +16,7 @@ use super::*;
 /// must converge on a large grid wants `multigrid` (a few V-cycles) rather than more sweeps.
 pub const MAX_ITERATIONS: u32 = 100_000;
 
-fn iterations(key: &str, n: u32) -> Result<()> {
+pub(super) fn iterations(key: &str, n: u32) -> Result<()> {
     if n > MAX_ITERATIONS {
         return Err(Error::invalid(
             key,
@@ -47,6 +45,15 @@ impl SimParams {
         if self.dt <= 0.0 {
             return Err(Error::invalid("params.dt", self.dt, "the time step must be > 0"));
         }
+        self.validate_motion()?;
+        self.validate_diffusion()?;
+        self.pressure.validate()?;
+        self.validate_sides()
+    }
+
+    /// Dissipation, combustion, turbulence and the forces; the advection's sampling; the speed
+    /// limit and the substeps.
+    fn validate_motion(&self) -> Result<()> {
         non_negative("params.dissipation.velocity", self.dissipation.velocity)?;
         non_negative("params.dissipation.density", self.dissipation.density)?;
         non_negative("params.dissipation.temperature", self.dissipation.temperature)?;
@@ -88,6 +95,11 @@ impl SimParams {
         if !(1..=64).contains(&self.max_substeps) {
             return Err(Error::invalid("params.max_substeps", self.max_substeps, "must be 1 to 64"));
         }
+        Ok(())
+    }
+
+    /// Viscosity and heat diffusion.
+    fn validate_diffusion(&self) -> Result<()> {
         non_negative("params.viscosity", self.viscosity)?;
         if self.viscosity > 0.0 && self.viscosity_iterations == 0 {
             return Err(Error::invalid(
@@ -109,96 +121,11 @@ impl SimParams {
             }
         }
         iterations("params.thermal_iterations", self.thermal_iterations)?;
-        if self.pressure.iterations == 0 {
-            return Err(Error::invalid("params.pressure.iterations", 0, "the projection needs at least one sweep"));
-        }
-        iterations("params.pressure.iterations", self.pressure.iterations)?;
-        if let Some(omega) = self.pressure.omega {
-            finite("params.pressure.omega", omega)?;
-            match self.pressure.solver {
-                PressureSolver::Jacobi | PressureSolver::JacobiMultisweep | PressureSolver::PoissonFilter
-                    if !(omega > 0.0 && omega <= 1.0) =>
-                {
-                    return Err(Error::invalid(
-                        "params.pressure.omega",
-                        omega,
-                        "weighted Jacobi converges for 0 < omega <= 1 (0.8-0.9 damps the checkerboard mode)",
-                    ));
-                }
-                PressureSolver::Sor
-                | PressureSolver::Multigrid
-                | PressureSolver::Relaxation
-                | PressureSolver::Mgpcg
-                    if !(omega > 0.0 && omega < 2.0) =>
-                {
-                    return Err(Error::invalid(
-                        "params.pressure.omega",
-                        omega,
-                        "SOR converges for 0 < omega < 2 (leave it out for the optimum)",
-                    ));
-                }
-                _ => {}
-            }
-        }
-        if self.pressure.solver == PressureSolver::PoissonFilter {
-            let max = crate::grid::pressure::layout::MAX_SWEEPS;
-            if self.pressure.iterations > max {
-                return Err(Error::invalid(
-                    "params.pressure.iterations",
-                    self.pressure.iterations,
-                    format!("the Poisson filter unrolls at most {max} sweeps"),
-                ));
-            }
-            if !(1..=crate::grid::pressure::layout::MAX_RANK).contains(&self.pressure.rank) {
-                return Err(Error::invalid(
-                    "params.pressure.rank",
-                    self.pressure.rank,
-                    format!("between 1 and {}", crate::grid::pressure::layout::MAX_RANK),
-                ));
-            }
-            if self.pressure.tolerance.is_some() {
-                return Err(Error::invalid(
-                    "params.pressure.tolerance",
-                    "set",
-                    "the Poisson filter is a fixed number of sweeps; it has no iterations to stop early",
-                ));
-            }
-        } else if self.pressure.rank != crate::grid::pressure::layout::MAX_RANK {
-            return Err(Error::invalid(
-                "params.pressure.rank",
-                self.pressure.rank,
-                "only the poisson-filter solver has a rank; leave it out",
-            ));
-        }
-        match (self.pressure.precision, self.pressure.solver) {
-            (None, _)
-            | (Some(_), PressureSolver::Multigrid)
-            | (Some(Precision::DoubleFloat), PressureSolver::Mgpcg) => {}
-            (Some(Precision::Single), PressureSolver::Mgpcg) => {
-                return Err(Error::invalid(
-                    "params.pressure.precision",
-                    "single",
-                    "MGPCG keeps its iterate in double-float (in f32 it stalls near 1e-4); leave it out",
-                ));
-            }
-            (Some(p), _) => {
-                return Err(Error::invalid(
-                    "params.pressure.precision",
-                    if p == Precision::Single { "single" } else { "double-float" },
-                    "only `multigrid` has a choice (the other solvers work in f32, MGPCG in double-float); leave it out",
-                ));
-            }
-        }
-        if let Some(t) = self.pressure.tolerance {
-            finite("params.pressure.tolerance", t)?;
-            if !(t > 0.0 && t < 1.0) {
-                return Err(Error::invalid(
-                    "params.pressure.tolerance",
-                    t,
-                    "a relative residual between 0 and 1 (exclusive), e.g. 1e-4",
-                ));
-            }
-        }
+        Ok(())
+    }
+
+    /// The sides, and a wall held at a temperature only where heat diffuses.
+    fn validate_sides(&self) -> Result<()> {
         self.boundary.validate()?;
         let given = [self.boundary.left, self.boundary.right, self.boundary.bottom, self.boundary.top];
         for (name, spec) in crate::grid::SIDE_NAMES.iter().zip(given) {
