@@ -236,3 +236,35 @@ fn info_lists_the_vulkan_physical_devices() {
     // lavapipe and the H100 have shaderFloat16 and 16-bit storage: f16 fields run natively.
     assert!(device.contains(" native "), "f16: {s}");
 }
+
+/// The most iterations a solve may ask for run on both GPU backends: 100 000 Jacobi sweeps make
+/// a step of 100 005 dispatches, past the ~65 000 after which lavapipe's executor faults on one
+/// command buffer (each backend records such a step into several); and a step past
+/// `MAX_DISPATCHES` (MGPCG at as many iterations) is refused naming the key, before anything
+/// runs.
+#[test]
+fn the_most_iterations_allowed_run_on_the_gpu_backends() {
+    let mut backends = Vec::new();
+    if cfg!(feature = "wgpu") {
+        backends.push("wgpu");
+    }
+    if cfg!(feature = "vulkan") {
+        backends.push("vulkan");
+    }
+    for backend in backends {
+        let solve = |solver: &str| {
+            let (solver, n) = (format!("params.pressure.solver={solver}"), "params.pressure.iterations=100000");
+            let args =
+                ["run", "smoke", "--backend", backend, "--steps", "1", "--set", "grid.nx=8", "--set", "grid.ny=8"];
+            let mut all = args.to_vec();
+            all.extend_from_slice(&["--set", &solver, "--set", n]);
+            fluid_in(&all, &std::env::temp_dir(), std::time::Duration::from_secs(300))
+        };
+        let out = solve("jacobi");
+        assert_eq!(out.status.code(), Some(0), "{backend}: {}", text(&out.stderr));
+        let out = solve("mgpcg");
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{backend}: {err}");
+        assert!(err.contains("params.pressure.iterations") && err.contains("dispatches"), "{backend}: {err}");
+    }
+}

@@ -74,15 +74,34 @@ pub struct GridModel {
     solids: SolidSet,
 }
 
+/// Most dispatches one step records. A GPU backend's driver holds a few kilobytes for each
+/// dispatch it is given (on lavapipe about 4 KB through wgpu, 3 KB through Vulkan), so a step
+/// of this many takes about a gigabyte; a solve that must converge on a large grid wants
+/// multigrid (a few V-cycles) rather than more sweeps.
+pub const MAX_DISPATCHES: usize = 250_000;
+
 impl GridModel {
-    /// The model of `setup`.
+    /// The model of `setup`; a step of more than [`MAX_DISPATCHES`] dispatches is refused,
+    /// naming the iterations that make it.
     pub fn new(setup: GridSetup) -> Result<GridModel> {
         let grid = setup.grid;
         let solids = SolidSet::new(setup.obstacles.clone(), &setup.paths, FieldId::Obstacles.into());
+        let stepping = step::step(&grid, &setup.params);
+        let dispatches = stepping.dispatches().count();
+        if dispatches > MAX_DISPATCHES {
+            let (pr, p) = (setup.params.pressure, &setup.params);
+            let why = format!(
+                "with the {:?} solver and params.viscosity_iterations = {} a step would record {dispatches} \
+                 dispatches on this {}x{} grid, and a step records at most {MAX_DISPATCHES} (GPU drivers hold a few \
+                 kilobytes for each): ask for fewer, or solve with multigrid, which needs few",
+                pr.solver, p.viscosity_iterations, grid.nx, grid.ny
+            );
+            return Err(Error::invalid("params.pressure.iterations", pr.iterations, why));
+        }
         Ok(GridModel {
             fields: GridFields::declare_with(&grid, &setup.params, solids.obstacles()).stored(&setup.storage),
             solids,
-            step: step::step(&grid, &setup.params),
+            step: stepping,
             diagnostics: step::diagnostics(&grid),
             state: step::state_check(&grid),
             curl: step::curl(&grid),

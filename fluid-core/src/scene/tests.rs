@@ -741,3 +741,25 @@ mod storage {
         }
     }
 }
+
+/// A step is at most `MAX_DISPATCHES` dispatches: Jacobi at its most iterations (100 000
+/// sweeps) fits; MGPCG at as many (eight dispatches an iteration) is refused naming the key,
+/// the count and the bound, before anything is allocated.
+#[test]
+fn a_step_of_too_many_dispatches_is_refused_by_its_key() {
+    use crate::grid::model::MAX_DISPATCHES;
+    use crate::params::MAX_ITERATIONS;
+    let with = |solver: &str| {
+        let ov: Vec<_> = ["grid.nx=16", "grid.ny=16", &format!("params.pressure.solver={solver}")]
+            .iter()
+            .chain(&[format!("params.pressure.iterations={MAX_ITERATIONS}").as_str()])
+            .map(|s| parse_override(s).expect("override"))
+            .collect();
+        Scene::preset_with("smoke", &ov).expect("scene").model()
+    };
+    let model = with("jacobi").expect("the most Jacobi sweeps fit");
+    assert!(model.schedules().iter().all(|s| s.dispatches().count() <= MAX_DISPATCHES));
+    let e = with("mgpcg").expect_err("too many dispatches").to_string();
+    assert!(e.contains("params.pressure.iterations") && e.contains("dispatches"), "{e}");
+    assert!(e.contains(&MAX_DISPATCHES.to_string()) && e.contains("100000"), "{e}");
+}

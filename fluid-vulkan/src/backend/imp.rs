@@ -173,7 +173,8 @@ impl Backend for VulkanBackend {
         slot.staging.write(0, bytemuck::bytes_of(&inputs.uniform()))?;
         slot.staging.write(RECORDS_OFFSET as usize, inputs.records.bytes())?;
         let rec = self.recordings.get(index);
-        raw::submit(&self.ctx, "run", &[&slot.upload, &rec.cb], &slot.fence)?;
+        let cbs: Vec<&raw::CommandBuffer> = std::iter::once(&slot.upload).chain(&rec.cbs).collect();
+        raw::submit(&self.ctx, "run", &cbs, &slot.fence)?;
         self.last_slot = Some(k);
         self.reduction_slots = rec.plan.reduction_slots;
         self.res.map.clone_from(&rec.plan.end);

@@ -15,6 +15,11 @@ use crate::raw::{
 };
 use crate::{err, spirv};
 
+/// Most invocations one command buffer records: a schedule of more is recorded into several,
+/// submitted together. Lavapipe ends a command buffer of about 65 000 dispatches with a
+/// segmentation fault in its executor, and a solve may ask for 100 000 iterations.
+pub(super) const MAX_PER_BUFFER: usize = 16384;
+
 /// A kernel's pipeline and the layouts of its two descriptor sets.
 pub(super) struct KernelPipeline {
     pub(super) kernel: Kernel,
@@ -26,7 +31,8 @@ pub(super) struct KernelPipeline {
 /// parameter buffer and pipelines alive).
 pub(super) struct Recording {
     pub(super) plan: Plan,
-    pub(super) cb: CommandBuffer,
+    /// The command buffers, in order, each of at most [`MAX_PER_BUFFER`] invocations.
+    pub(super) cbs: Vec<CommandBuffer>,
     /// Timestamp queries: the pool and the entry of each (begin, end) pair.
     pub(super) queries: Option<(Arc<QueryPool>, Vec<&'static str>)>,
 }
@@ -203,48 +209,57 @@ impl VulkanBackend {
         } else {
             None
         };
-        let mut cb = CommandBuffer::new(&self.ctx, PoolKind::Once)?;
-        let mut r = cb.begin(vk::CommandBufferUsageFlags::SIMULTANEOUS_USE)?;
-        if let Some((pool, _)) = &queries {
-            r.reset_queries(pool);
-        }
-        for (k, Invocation { kernel, buffers, workgroups, params: offset, barrier, half }) in
-            invocations.iter().enumerate()
-        {
-            if *barrier {
+        // An empty schedule records one empty command buffer.
+        let chunks: Vec<&[Invocation]> =
+            if invocations.is_empty() { vec![&[]] } else { invocations.chunks(MAX_PER_BUFFER).collect() };
+        let last = chunks.len() - 1;
+        let mut cbs = Vec::with_capacity(chunks.len());
+        for (c, chunk) in chunks.into_iter().enumerate() {
+            let mut cb = CommandBuffer::new(&self.ctx, PoolKind::Once)?;
+            let mut r = cb.begin(vk::CommandBufferUsageFlags::SIMULTANEOUS_USE)?;
+            if let (0, Some((pool, _))) = (c, &queries) {
+                r.reset_queries(pool);
+            }
+            for (j, Invocation { kernel, buffers, workgroups, params: offset, barrier, half }) in
+                chunk.iter().enumerate()
+            {
+                let k = c * MAX_PER_BUFFER + j;
+                if *barrier {
+                    r.barrier(
+                        (vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::SHADER_WRITE),
+                        (
+                            vk::PipelineStageFlags::COMPUTE_SHADER,
+                            vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
+                        ),
+                    );
+                }
+                if let Some((pool, _)) = &queries {
+                    r.timestamp(pool, 2 * k as u32)?;
+                }
+                r.bind_pipeline(&self.pipeline(*kernel, *half)?)?;
+                let sets = [&set0[kernel.name], &set1[&(kernel.name, buffers.clone())]];
+                let dynamic: Vec<u32> = offset.iter().copied().collect();
+                r.bind_sets(&sets, &dynamic)?;
+                r.dispatch([workgroups.0, workgroups.1, 1])?;
+                if let Some((pool, _)) = &queries {
+                    r.timestamp(pool, 2 * k as u32 + 1)?;
+                }
+            }
+            if c == last && plan.reduction_slots > 0 {
                 r.barrier(
                     (vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::SHADER_WRITE),
-                    (
-                        vk::PipelineStageFlags::COMPUTE_SHADER,
-                        vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
-                    ),
+                    (vk::PipelineStageFlags::TRANSFER, vk::AccessFlags::TRANSFER_READ),
+                );
+                let region = [vk::BufferCopy { src_offset: 0, dst_offset: 0, size: 4 * RESULT_SLOTS as u64 }];
+                r.copy(&self.results, &self.results_read, &region)?;
+                r.barrier(
+                    (vk::PipelineStageFlags::TRANSFER, vk::AccessFlags::TRANSFER_WRITE),
+                    (vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ),
                 );
             }
-            if let Some((pool, _)) = &queries {
-                r.timestamp(pool, 2 * k as u32)?;
-            }
-            r.bind_pipeline(&self.pipeline(*kernel, *half)?)?;
-            let sets = [&set0[kernel.name], &set1[&(kernel.name, buffers.clone())]];
-            let dynamic: Vec<u32> = offset.iter().copied().collect();
-            r.bind_sets(&sets, &dynamic)?;
-            r.dispatch([workgroups.0, workgroups.1, 1])?;
-            if let Some((pool, _)) = &queries {
-                r.timestamp(pool, 2 * k as u32 + 1)?;
-            }
+            r.end()?;
+            cbs.push(cb);
         }
-        if plan.reduction_slots > 0 {
-            r.barrier(
-                (vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::SHADER_WRITE),
-                (vk::PipelineStageFlags::TRANSFER, vk::AccessFlags::TRANSFER_READ),
-            );
-            let region = [vk::BufferCopy { src_offset: 0, dst_offset: 0, size: 4 * RESULT_SLOTS as u64 }];
-            r.copy(&self.results, &self.results_read, &region)?;
-            r.barrier(
-                (vk::PipelineStageFlags::TRANSFER, vk::AccessFlags::TRANSFER_WRITE),
-                (vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ),
-            );
-        }
-        r.end()?;
-        Ok(Recording { plan, cb, queries })
+        Ok(Recording { plan, cbs, queries })
     }
 }

@@ -275,7 +275,6 @@ impl WgpuBackend {
         let encoded = self.plans.get(pi);
         let (recorded, slots) = (&encoded.recorded, encoded.plan.reduction_slots);
 
-        let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("fluid.step") });
         let timed = self.timing.is_some() && self.timestamps;
         let mut query_sets = Vec::new();
         if timed {
@@ -287,28 +286,45 @@ impl WgpuBackend {
                 });
                 query_sets.push(set);
             }
-            for (k, r) in recorded.iter().enumerate() {
-                let set = &query_sets[k / 2048];
-                let q = 2 * (k % 2048) as u32;
-                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: Some(r.kernel.name),
-                    timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
-                        query_set: set,
-                        beginning_of_pass_write_index: Some(q),
-                        end_of_pass_write_index: Some(q + 1),
-                    }),
-                });
-                encode(&mut pass, None, r);
-            }
-        } else {
-            let mut pass = enc
-                .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("fluid.step"), timestamp_writes: None });
-            let mut last = None;
-            for r in recorded {
-                encode(&mut pass, last, r);
-                last = Some(r);
-            }
         }
+        // One command buffer per MAX_PER_BUFFER invocations, submitted together.
+        let mut encoders = Vec::with_capacity(recorded.len().div_ceil(MAX_PER_BUFFER).max(1));
+        let new_encoder =
+            || self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("fluid.step") });
+        for (c, chunk) in recorded.chunks(MAX_PER_BUFFER).enumerate() {
+            let mut enc = new_encoder();
+            if timed {
+                for (j, r) in chunk.iter().enumerate() {
+                    let k = c * MAX_PER_BUFFER + j;
+                    let set = &query_sets[k / 2048];
+                    let q = 2 * (k % 2048) as u32;
+                    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                        label: Some(r.kernel.name),
+                        timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
+                            query_set: set,
+                            beginning_of_pass_write_index: Some(q),
+                            end_of_pass_write_index: Some(q + 1),
+                        }),
+                    });
+                    encode(&mut pass, None, r);
+                }
+            } else {
+                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("fluid.step"),
+                    timestamp_writes: None,
+                });
+                let mut last = None;
+                for r in chunk {
+                    encode(&mut pass, last, r);
+                    last = Some(r);
+                }
+            }
+            encoders.push(enc);
+        }
+        if encoders.is_empty() {
+            encoders.push(new_encoder());
+        }
+        let enc = encoders.last_mut().expect("an encoder");
         let mut resolve = Vec::new();
         for (k, set) in query_sets.iter().enumerate() {
             let n = 2 * recorded[k * 2048..].len().min(2048) as u32;
@@ -334,7 +350,7 @@ impl WgpuBackend {
         if slots > 0 {
             enc.copy_buffer_to_buffer(&self.results_buf, 0, &self.results_read, 0, 4 * RESULT_SLOTS as u64);
         }
-        let index = self.queue.submit([enc.finish()]);
+        let index = self.queue.submit(encoders.into_iter().map(wgpu::CommandEncoder::finish));
         let done = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&done);
         self.queue.on_submitted_work_done(move || flag.store(true, Ordering::Release));
@@ -377,6 +393,11 @@ enum Grown {
     Records,
     Params,
 }
+
+/// Most invocations one command buffer holds: a plan of more is encoded into several,
+/// submitted together. Lavapipe ends a command buffer of about 65 000 dispatches with a
+/// segmentation fault, and a solve may ask for 100 000 iterations.
+const MAX_PER_BUFFER: usize = 16384;
 
 /// Most plans [`WgpuBackend`] keeps (a step, its diagnostics and the solver's chunks cycle
 /// through a few assignments of resources to buffers).
