@@ -5,9 +5,12 @@
 //! scene whose mask or background names a file of a zoo of hostile ones (a FIFO, devices, a
 //! folder, a 1 GB file, a PNG bomb, damaged PNGs, symbolic links to devices, out of the
 //! scene's folder, dangling or looping), in the file or by `--set`, or a scene path that is
-//! one of them. Every run must exit 0 (it ran), 1 (it stopped: a state check or the device
+//! one of them. A third of the other cases also write outputs (dumps, probes, PNG frames,
+//! checkpoints) into a folder where links to a file outside it are planted under the names
+//! they take. Every run must exit 0 (it ran), 1 (it stopped: a state check or the device
 //! failed) or 2 (the input was refused) within 60 s, print no panic and end by no signal; a
-//! scene that names a file no scene may read must exit 2. `FLUID_CLI_FUZZ_CASES` sets the
+//! scene that names a file no scene may read must exit 2; the file the planted links lead to
+//! must stay as it was. `FLUID_CLI_FUZZ_CASES` sets the
 //! count (2000 by default; `scripts/fuzz.sh` runs more) and the test prints the tally.
 
 mod common;
@@ -226,7 +229,29 @@ fn image_case(
     (args, if set { by_set } else { in_file })
 }
 
-/// One case's command line: a preset and an override, or an edited scene file in `dir`.
+/// Names a run's outputs take in its folder, each planted as a link to `victim` in `dir`.
+const PLANTED: [&str; 8] = [
+    "density.npy",
+    "density.npy.part",
+    "probes.csv",
+    "probes.csv.part",
+    "frame_00000.png",
+    "frame_00001.png.part",
+    "checkpoint_000001.fluid",
+    "checkpoint_000002.fluid.part",
+];
+
+/// Case `k`'s output folder with [`PLANTED`] links to `dir/victim`.
+fn plant(dir: &Path, k: u64) {
+    let out = dir.join(format!("out{k}"));
+    std::fs::create_dir_all(&out).expect("out");
+    for name in PLANTED {
+        std::os::unix::fs::symlink(dir.join("victim"), out.join(name)).expect("link");
+    }
+}
+
+/// One case's command line: a preset and an override, or an edited scene file in `dir`; a
+/// third of them also write outputs into a folder with links planted in it ([`plant`]).
 fn case(rng: &mut SplitMix64, k: u64, dir: &Path, presets: &[(String, Vec<String>, String)]) -> Vec<String> {
     let (name, keys, text) = pick(rng, presets);
     // A budget keeps a fuzzed particle fill (millions of particles) from a long run: over it,
@@ -236,6 +261,12 @@ fn case(rng: &mut SplitMix64, k: u64, dir: &Path, presets: &[(String, Vec<String
             .map(String::from);
     let out = dir.join(format!("out{k}")).display().to_string();
     let mut args = vec!["run".to_string()];
+    if rng.next_u64().is_multiple_of(3) {
+        // Outputs into a folder with links planted under the names they take.
+        plant(dir, k);
+        let outputs = ["--dump", "density", "--probe", "0.5,0.5", "--png", "--frame-every", "1", "--save-every", "1"];
+        args.extend(outputs.map(String::from));
+    }
     if rng.next_u64().is_multiple_of(2) {
         let file = dir.join(format!("case{k}.toml"));
         std::fs::write(&file, edited(rng, text)).expect("write scene");
@@ -280,6 +311,7 @@ fn fuzzed_command_lines_exit_0_1_or_2_without_a_panic_or_signal() {
         .collect();
     let dir = common::temp_dir("fuzz");
     let (home, zoo) = zoo(&dir);
+    std::fs::write(dir.join("victim"), "keep").expect("victim");
     let tally = Mutex::new(Tally::default());
     let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get()) as u64;
@@ -305,6 +337,8 @@ fn fuzzed_command_lines_exit_0_1_or_2_without_a_panic_or_signal() {
                     if must_refuse == Some(true) {
                         assert_eq!(out.status.code(), Some(2), "`fluid {line}` read what no scene may: {err}");
                     }
+                    let victim = std::fs::read(dir.join("victim")).expect("victim");
+                    assert_eq!(victim, b"keep", "`fluid {line}` wrote through a link in its output folder");
                     let mut t = tally.lock().expect("tally");
                     if must_refuse.is_some() {
                         t.images += 1;
