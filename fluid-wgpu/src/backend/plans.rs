@@ -272,10 +272,27 @@ impl WgpuBackend {
             self.queue.write_buffer(&self.params_buf, 0, params);
             self.written_params.clone_from(params);
         }
+        let timed = self.timing.is_some() && self.timestamps;
+        let (encoders, resolve) = self.encode_run(pi, timed);
+        // Each timestamp chunk's resolve and read-back buffers, held until the submission.
+        self.note_peak(resolve.iter().map(|b| 2 * b.size()).sum());
+        let index = self.queue.submit(encoders.into_iter().map(wgpu::CommandEncoder::finish));
+        self.track(index)?;
+        self.res.map.clone_from(&self.plans.get(pi).plan.end);
+        self.reduction_slots = self.plans.get(pi).plan.reduction_slots;
+        if timed {
+            self.collect_timings(pi, &resolve)?;
+        }
+        self.check_errors("run")
+    }
+
+    /// Plan `pi` encoded: its command encoders (one per [`MAX_PER_BUFFER`] invocations, each
+    /// dispatch a timestamped pass of its own when `timed`), the reductions' results copied
+    /// for reading, and the read-back buffers of the timestamps.
+    fn encode_run(&self, pi: usize, timed: bool) -> (Vec<wgpu::CommandEncoder>, Vec<wgpu::Buffer>) {
         let encoded = self.plans.get(pi);
         let (recorded, slots) = (&encoded.recorded, encoded.plan.reduction_slots);
 
-        let timed = self.timing.is_some() && self.timestamps;
         let mut query_sets = Vec::new();
         if timed {
             for chunk in recorded.chunks(2048) {
@@ -345,12 +362,14 @@ impl WgpuBackend {
             enc.copy_buffer_to_buffer(&dst, 0, &read, 0, size);
             resolve.push(read);
         }
-        // Each timestamp chunk's resolve and read-back buffers, held until the submission.
-        self.note_peak(resolve.iter().map(|b| 2 * b.size()).sum());
         if slots > 0 {
             enc.copy_buffer_to_buffer(&self.results_buf, 0, &self.results_read, 0, 4 * RESULT_SLOTS as u64);
         }
-        let index = self.queue.submit(encoders.into_iter().map(wgpu::CommandEncoder::finish));
+        (encoders, resolve)
+    }
+
+    /// Note a submission in flight; when more than [`MAX_IN_FLIGHT`] are, wait for the oldest.
+    fn track(&mut self, index: wgpu::SubmissionIndex) -> Result<()> {
         let done = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&done);
         self.queue.on_submitted_work_done(move || flag.store(true, Ordering::Release));
@@ -365,25 +384,25 @@ impl WgpuBackend {
         {
             poll(&self.device, wgpu::PollType::Wait { submission_index: Some(oldest), timeout: None })?;
         }
-        self.res.map.clone_from(&self.plans.get(pi).plan.end);
-        self.reduction_slots = slots;
+        Ok(())
+    }
 
-        if timed {
-            let period = f64::from(self.queue.get_timestamp_period());
-            let mut ticks: Vec<u64> = Vec::new();
-            for read in &resolve {
-                map_read(&self.device, read, self.spin, |m| {
-                    ticks.extend(
-                        m.chunks_exact(8).map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])),
-                    );
-                })?;
-            }
-            let recorded = &self.plans.get(pi).recorded;
-            if let Some(t) = self.timing.as_mut() {
-                t.add(recorded.iter().map(|r| &r.kernel.name), &ticks, period);
-            }
+    /// Plan `pi`'s timestamps, read from `resolve`, added to the timings.
+    fn collect_timings(&mut self, pi: usize, resolve: &[wgpu::Buffer]) -> Result<()> {
+        let period = f64::from(self.queue.get_timestamp_period());
+        let mut ticks: Vec<u64> = Vec::new();
+        for read in resolve {
+            map_read(&self.device, read, self.spin, |m| {
+                ticks.extend(
+                    m.chunks_exact(8).map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])),
+                );
+            })?;
         }
-        self.check_errors("run")
+        let recorded = &self.plans.get(pi).recorded;
+        if let Some(t) = self.timing.as_mut() {
+            t.add(recorded.iter().map(|r| &r.kernel.name), &ticks, period);
+        }
+        Ok(())
     }
 }
 

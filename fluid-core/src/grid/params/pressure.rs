@@ -61,7 +61,7 @@ pub struct Pressure {
     /// `relaxation` (default: `jacobi`).
     pub solver: PressureSolver,
     /// Sweeps of `jacobi`, iterations of `sor` (one red and one black pass each), V-cycles of
-    /// `multigrid` (default: `40`; at most [`MAX_ITERATIONS`]).
+    /// `multigrid` (default: `40`; at most [`MAX_ITERATIONS`](super::MAX_ITERATIONS)).
     pub iterations: u32,
     /// Relaxation weight ω. Weighted Jacobi needs ω in (0, 1] (default `0.9`; plain Jacobi,
     /// ω = 1, never damps the checkerboard mode on a periodic or cell-centred wall grid: its
