@@ -151,10 +151,16 @@ fn time_batches(
     Ok(median(samples))
 }
 
+/// Whether the scene's model moves points (particles), so that a benchmark size is a count of
+/// them and its state is their positions and velocities, not an `n × n` grid.
+fn moves_points(scene: &Scene) -> Result<bool> {
+    Ok(scene.model()?.fields().iter().any(|f| matches!(f.lattice, fluid::Lattice::Points { .. })))
+}
+
 /// The scene at `n × n`; for `--jacobi`, with the sweep solver as its own, so that it holds
 /// the pressure's ping-pong partner the sweeps swap with.
 fn bench_scene(cfg: &BenchConfig, n: u32) -> Result<Scene> {
-    if cfg.scene.particles.is_some() {
+    if moves_points(&cfg.scene)? {
         if cfg.jacobi_only {
             return Err(fluid::Error::invalid("--jacobi", "on", "a particle scene has no pressure solve to time"));
         }
@@ -224,14 +230,14 @@ fn bench_one(cfg: &BenchConfig, backend: Box<dyn Backend>, n: u32, copy: Option<
 }
 
 /// The fields the parity check compares.
-fn parity_fields(cfg: &BenchConfig) -> &'static [&'static str] {
-    if cfg.jacobi_only {
+fn parity_fields(cfg: &BenchConfig) -> Result<&'static [&'static str]> {
+    Ok(if cfg.jacobi_only {
         &["pressure"]
-    } else if cfg.scene.particles.is_some() {
+    } else if moves_points(&cfg.scene)? {
         &["positions", "velocities"]
     } else {
         &["u", "v", "density", "temperature", "dye"]
-    }
+    })
 }
 
 /// The state after the parity steps on `backend`, fields concatenated.
@@ -253,7 +259,7 @@ fn parity_state(cfg: &BenchConfig, backend: Box<dyn Backend>, n: u32) -> Result<
     }
     let mut out = Vec::new();
     // The fields the scene carries (one it switches off holds nothing to compare).
-    for f in parity_fields(cfg) {
+    for f in parity_fields(cfg)? {
         if sim.carries(*f) {
             out.extend(sim.field(*f)?);
         }
@@ -311,7 +317,7 @@ pub fn run_each(cfg: &BenchConfig, mut progress: impl FnMut(&str), mut emit: imp
         let copy = probe.copy_bandwidth().ok();
         drop(probe);
         for &n in &cfg.sizes {
-            let what = if cfg.scene.particles.is_some() { format!("{n} particles") } else { format!("{n}x{n}") };
+            let what = if moves_points(&cfg.scene)? { format!("{n} particles") } else { format!("{n}x{n}") };
             progress(&format!("{name}: {what}"));
             let backend = fluid::backend_with_threads(name, cfg.threads)?;
             let mut row = bench_one(cfg, backend, n, copy)?;

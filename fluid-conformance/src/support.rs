@@ -64,7 +64,7 @@ pub fn read_state<B: Backend>(sim: &mut Simulation<B>) -> Vec<Vec<f32>> {
 
 /// `s` without the amounts for the fields `sim`'s scene does not carry (which it refuses).
 pub(crate) fn carried<B: Backend>(sim: &Simulation<B>, s: Splat) -> Splat {
-    sim.scene().params.fields.carried(s)
+    sim.carried(s)
 }
 
 /// A schedule of one dispatch of `kernel` over `extent` invocations.

@@ -158,6 +158,17 @@ pub trait Model: Send + Sync + std::fmt::Debug + Any {
     /// Whether a user's splat can be applied (its amounts go to fields the model has).
     fn check_splat(&self, splat: &Splat) -> Result<()>;
 
+    /// `splat` without the amounts this model would refuse ([`Model::check_splat`]): what a
+    /// caller that splats every scene alike (a test, a script) queues.
+    fn carried(&self, splat: Splat) -> Splat;
+
+    /// What a pointer dragged through the fluid applies, from the stroke `splat`: by default
+    /// [`Model::carried`]; a model whose splat amounts mean something else on a pointer
+    /// (the particle liquid's density pulls) keeps only what a drag should do.
+    fn pointer(&self, splat: Splat) -> Splat {
+        self.carried(splat)
+    }
+
     /// Obstacle `index` placed at `pose` at simulated time `now`, moving with `motion` from
     /// then on (see `Simulation::set_obstacle`).
     fn set_obstacle(

@@ -121,12 +121,12 @@ impl Session {
             radius: 0.03 * h.min(w),
             falloff: Falloff::Gaussian,
             velocity,
-            density: if self.sim.scene().particles.is_some() { 0.0 } else { 0.5 },
+            density: 0.5,
             temperature: 0.0,
             dye: rainbow(hue).map(|c| 0.25 * c),
             ..Splat::default()
         };
-        let splat = self.sim.scene().params.fields.carried(splat);
+        let splat = self.sim.pointer(splat);
         if let Err(e) = self.sim.splat(splat) {
             self.message = Some(e.to_string());
         }

@@ -397,6 +397,10 @@ impl Model for GridModel {
         self.setup.emitters.len()
     }
 
+    fn carried(&self, splat: Splat) -> Splat {
+        self.setup.params.fields.carried(splat)
+    }
+
     fn check_splat(&self, splat: &Splat) -> Result<()> {
         let fields = &self.setup.params.fields;
         for (amount, field, key) in [

@@ -190,6 +190,18 @@ impl<B: Backend> Simulation<B> {
         }
     }
 
+    /// `splat` without the amounts its model would refuse (a field the scene does not carry;
+    /// temperature, dye or fuel on the particle liquid): a splat every scene accepts.
+    pub fn carried(&self, splat: Splat) -> Splat {
+        self.model.carried(splat)
+    }
+
+    /// What a pointer dragged through the fluid applies, from the stroke `splat` (the viewer's
+    /// drag): [`Simulation::carried`], and on the particle liquid only the push.
+    pub fn pointer(&self, splat: Splat) -> Splat {
+        self.model.pointer(splat)
+    }
+
     /// Queue a splat (world units: the box is [`Frame::width`] × [`Frame::height`]) for the
     /// next step. Its numbers must be finite and its radius > 0 (an error names the value). It
     /// may reach past the box: along a wall the part outside adds nothing, so one wholly

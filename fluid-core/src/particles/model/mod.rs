@@ -473,6 +473,15 @@ impl Model for ParticleModel {
         0
     }
 
+    fn carried(&self, splat: Splat) -> Splat {
+        Splat { temperature: 0.0, dye: [0.0; 4], fuel: 0.0, ..splat }
+    }
+
+    fn pointer(&self, splat: Splat) -> Splat {
+        // A drag pushes the particles it passes; a pull toward the pointer is a splat's own.
+        Splat { density: 0.0, ..self.carried(splat) }
+    }
+
     fn check_splat(&self, splat: &Splat) -> Result<()> {
         // A pointer: its velocity and its pull (`density`) act; the grid's amounts would be lost.
         if splat.temperature != 0.0 || splat.dye != [0.0; 4] || splat.fuel != 0.0 {
