@@ -673,6 +673,11 @@ macro_rules! conformance {
                     $crate::kernels::kernel_parity(|| $make, fluid_core::grid::kernels::$kernel);
                 }
             )*
+
+            #[test]
+            fn every_grid_kernel_has_a_fixture_and_a_test() {
+                $crate::kernels::every_grid_kernel_is_covered(&[$(fluid_core::grid::kernels::$kernel),*]);
+            }
         }
     };
 }
