@@ -75,8 +75,7 @@ const FINE_DENSITY: [Kernel; 4] =
 pub fn every_grid_kernel_is_covered(tested: &[Kernel]) {
     let grid = Grid::new(9, 7, 0.1, Boundary::Wall, Boundary::Wall).expect("grid");
     let table = fluid_core::kernels();
-    let grid_kernels: Vec<Kernel> =
-        table.iter().copied().filter(|k| fluid_core::grid::kernels::ALL.contains(k)).collect();
+    let grid_kernels: Vec<Kernel> = table.iter().copied().filter(|k| kernels::ALL.contains(k)).collect();
     assert!(!grid_kernels.is_empty(), "the table holds no grid kernel");
     let mut missing = Vec::new();
     for kernel in &grid_kernels {
