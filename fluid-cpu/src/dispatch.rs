@@ -22,7 +22,7 @@ pub struct Ctx<'a> {
 }
 
 /// A kernel's CPU entry: its dispatch's parameters and slots in, its outputs written.
-pub type KernelFn = fn(&mut Ctx<'_>, &Dispatch, Slots<'_>);
+pub type KernelFn = fn(&mut Ctx<'_>, &Dispatch, &mut Slots<'_>);
 
 /// Most binding slots of a kernel.
 pub const MAX_SLOTS: usize = 8;
@@ -33,25 +33,61 @@ enum Slot<'a> {
     Taken,
 }
 
-/// A dispatch's bindings as slices, in slot order: read slots shared, written ones exclusive.
+/// A dispatch's bindings as slices, taken by the names of the kernel's descriptor: read slots
+/// shared, written ones exclusive. A name the descriptor does not have, a read of a slot it
+/// writes or a second take of a written slot gives an empty slice and is remembered:
+/// [`Slots::check`] turns it into the dispatch's error, so a twin cannot read the wrong field
+/// unnoticed (every kernel runs in the conformance suite).
 pub struct Slots<'a> {
     slots: [Slot<'a>; MAX_SLOTS],
+    kernel: Kernel,
+    wrong: Option<String>,
 }
 
 impl<'a> Slots<'a> {
-    /// Slot `i`, to read. (Slots a kernel writes are taken with [`Slots::w`].)
-    pub fn r(&self, i: usize) -> &'a [f32] {
-        match &self.slots[i] {
-            Slot::Read(x) => x,
+    fn index(&mut self, name: &str, writes: bool) -> Option<usize> {
+        let found = self.kernel.bindings.iter().position(|b| b.name == name);
+        match found {
+            Some(i) if self.kernel.bindings[i].access.writes() == writes => Some(i),
+            Some(_) => {
+                let how = if writes { "writes" } else { "reads" };
+                self.wrong.get_or_insert_with(|| format!("its CPU twin {how} slot `{name}` against its access"));
+                None
+            }
+            None => {
+                self.wrong.get_or_insert_with(|| format!("its CPU twin takes a slot `{name}` it does not declare"));
+                None
+            }
+        }
+    }
+
+    /// The slot named `name`, to read. (Slots a kernel writes are taken with [`Slots::w`].)
+    pub fn r(&mut self, name: &str) -> &'a [f32] {
+        match self.index(name, false).map(|i| &self.slots[i]) {
+            Some(Slot::Read(x)) => x,
             _ => &[],
         }
     }
 
-    /// Slot `i`, to write (once).
-    pub fn w(&mut self, i: usize) -> &'a mut [f32] {
+    /// The slot named `name`, to write (once).
+    pub fn w(&mut self, name: &str) -> &'a mut [f32] {
+        let Some(i) = self.index(name, true) else { return &mut [] };
         match std::mem::replace(&mut self.slots[i], Slot::Taken) {
             Slot::Write(x) => x,
-            _ => &mut [],
+            _ => {
+                self.wrong.get_or_insert_with(|| format!("its CPU twin takes slot `{name}` twice"));
+                &mut []
+            }
+        }
+    }
+
+    /// The first wrong take of a slot, as the dispatch's error.
+    pub fn check(self) -> Result<()> {
+        match self.wrong {
+            None => Ok(()),
+            Some(problem) => {
+                Err(Error::Backend { backend: "cpu", message: format!("{}: {problem}", self.kernel.name) })
+            }
         }
     }
 }
@@ -84,5 +120,41 @@ pub fn bind<'a>(buffers: &'a mut [Vec<f32>], phys: &[usize], lens: &[usize], ker
             }
         }
     }
-    Ok(Slots { slots })
+    Ok(Slots { slots, kernel, wrong: None })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fluid_core::grid::kernels::DIVERGENCE;
+
+    /// `divergence`'s slots (u, v, u_faces, v_faces, divergence) bound to buffers of their index.
+    fn with_slots(take: impl FnOnce(&mut Slots<'_>)) -> Result<()> {
+        let mut buffers: Vec<Vec<f32>> = (0..5).map(|i| vec![i as f32; 3]).collect();
+        let mut slots = bind(&mut buffers, &[0, 1, 2, 3, 4], &[3; 5], DIVERGENCE)?;
+        take(&mut slots);
+        slots.check()
+    }
+
+    #[test]
+    fn slots_are_taken_by_the_descriptors_names() {
+        with_slots(|s| {
+            assert_eq!(s.r("v"), &[1.0; 3]);
+            assert_eq!(s.w("divergence"), &mut [4.0; 3]);
+        })
+        .expect("the declared slots");
+    }
+
+    #[test]
+    fn a_wrong_take_of_a_slot_is_the_dispatchs_error() {
+        for (take, says) in [
+            (&(|s: &mut Slots<'_>| _ = s.r("velocity")) as &dyn Fn(&mut Slots<'_>), "`velocity` it does not declare"),
+            (&|s: &mut Slots<'_>| _ = s.r("divergence"), "reads slot `divergence`"),
+            (&|s: &mut Slots<'_>| _ = s.w("u"), "writes slot `u`"),
+            (&|s: &mut Slots<'_>| _ = (s.w("divergence"), s.w("divergence")), "takes slot `divergence` twice"),
+        ] {
+            let e = with_slots(take).expect_err(says).to_string();
+            assert!(e.contains("divergence") && e.contains(says), "{e}");
+        }
+    }
 }

@@ -389,12 +389,13 @@ impl Backend for CpuBackend {
                         let start = self.timing.is_some().then(Instant::now);
                         let phys: Vec<usize> = d.resources.iter().map(|r| self.map[r.index()]).collect();
                         let lens: Vec<usize> = d.resources.iter().map(|r| held(&self.resources[r.index()])).collect();
-                        let slots = dispatch::bind(&mut self.buffers, &phys, &lens, d.kernel)?;
+                        let mut slots = dispatch::bind(&mut self.buffers, &phys, &lens, d.kernel)?;
                         let mut ctx =
                             Ctx { g: &g, dt: inputs.dt, time: inputs.time, splats, scratch: &mut self.scratch };
                         if let Some(run) = kernels::entry(d.kernel) {
-                            run(&mut ctx, d, slots);
+                            run(&mut ctx, d, &mut slots);
                         }
+                        slots.check()?;
                         // What an f16 resource stores: the values written, rounded.
                         for (slot, r) in d.kernel.bindings.iter().zip(&d.resources) {
                             if slot.access.writes() && self.resources[r.index()].format.is_half() {

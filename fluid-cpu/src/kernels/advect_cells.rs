@@ -235,17 +235,17 @@ fn inflow(
 }
 
 /// The table's entry: a dispatch of `advect_cells` on the CPU.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: AdvectParams = d.params().unwrap_or_default();
     let fields = CellFields {
-        density: s.r(2),
-        temperature: s.r(3),
-        dye: s.r(4),
-        density_out: s.w(5),
-        temperature_out: s.w(6),
-        dye_out: s.w(7),
+        density: s.r("density"),
+        temperature: s.r("temperature"),
+        dye: s.r("dye"),
+        density_out: s.w("density_out"),
+        temperature_out: s.w("temperature_out"),
+        dye_out: s.w("dye_out"),
     };
-    run(c.g, &p, c.dt, s.r(0), s.r(1), fields);
+    run(c.g, &p, c.dt, s.r("u"), s.r("v"), fields);
 }
 
 #[cfg(test)]

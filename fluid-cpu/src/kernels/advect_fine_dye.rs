@@ -59,7 +59,7 @@ pub fn run(g: &G, p: &DyeParams, dt: f32, (u, v): (&[f32], &[f32]), dye: &[f32],
 }
 
 /// The table's entry.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: DyeParams = d.params().unwrap_or_default();
-    run(c.g, &p, c.dt, (s.r(0), s.r(1)), s.r(2), s.w(3));
+    run(c.g, &p, c.dt, (s.r("u"), s.r("v")), s.r("dye"), s.w("dye_out"));
 }

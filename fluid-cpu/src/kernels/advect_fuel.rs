@@ -40,7 +40,7 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, (u, v): (&[f32], &[f32]), fuel: &[f
 }
 
 /// The table's entry.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: AdvectParams = d.params().unwrap_or_default();
-    run(c.g, &p, c.dt, (s.r(0), s.r(1)), s.r(2), s.w(3));
+    run(c.g, &p, c.dt, (s.r("u"), s.r("v")), s.r("fuel"), s.w("fuel_out"));
 }

@@ -147,9 +147,9 @@ pub fn run(g: &G, p: &AdvectParams, dt: f32, u: &[f32], v: &[f32], u_out: &mut [
 }
 
 /// The table's entry: a dispatch of `advect_velocity` on the CPU.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: AdvectParams = d.params().unwrap_or_default();
-    run(c.g, &p, c.dt, s.r(0), s.r(1), s.w(2), s.w(3));
+    run(c.g, &p, c.dt, s.r("u"), s.r("v"), s.w("u_out"), s.w("v_out"));
 }
 
 #[cfg(test)]

@@ -292,11 +292,11 @@ pub fn run<'a>(
 }
 
 /// The table's entry: a dispatch of `apply_forces` on the CPU.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: ForceParams = d.params().unwrap_or_default();
     // A cell field the scene does not carry is empty; buoyancy reads it as the zeros it held.
     let zeros;
-    let (mut density, mut temperature) = (s.r(2), s.r(3));
+    let (mut density, mut temperature) = (s.r("density"), s.r("temperature"));
     let buoyant = p.density_weight != 0.0 || p.temperature_lift != 0.0;
     if buoyant && (density.is_empty() || temperature.is_empty()) {
         zeros = vec![0.0; c.g.nx * c.g.ny];
@@ -307,8 +307,8 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
             temperature = &zeros;
         }
     }
-    let (u, v) = (s.w(0), s.w(1));
-    run(c.g, &p, c.dt, u, v, density, temperature, s.r(4), s.r(5), c.scratch);
+    let (u, v) = (s.w("u"), s.w("v"));
+    run(c.g, &p, c.dt, u, v, density, temperature, s.r("curl"), s.r("solid"), c.scratch);
 }
 
 #[cfg(test)]

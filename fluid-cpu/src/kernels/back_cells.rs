@@ -10,16 +10,16 @@ use crate::dispatch::{Ctx, Slots};
 use fluid_core::ir::schedule::Dispatch;
 
 /// The table's entry.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: SharpParams = d.params().unwrap_or_default();
     let (g, dt) = (c.g, c.dt);
-    let uv = (s.r(0), s.r(1));
+    let uv = (s.r("u"), s.r("v"));
     let trace = (p.order, -dt * g.inv_h);
     let x_of = |i: usize| i as f32 + 0.5;
     if p.fields & SHARP_SCALAR != 0 {
-        let (hat, undo) = (s.r(2), (p.rate * dt).exp());
+        let (hat, undo) = (s.r("hat"), (p.rate * dt).exp());
         for_each_row(
-            s.w(3),
+            s.w("q_back"),
             g.nx,
             #[inline(always)]
             |j, row| {
@@ -31,9 +31,9 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
         );
     }
     if p.fields & SHARP_DYE != 0 {
-        let (hat, undo) = (s.r(4), (p.dye_rate * dt).exp());
+        let (hat, undo) = (s.r("dye_hat"), (p.dye_rate * dt).exp());
         for_each_row(
-            s.w(5),
+            s.w("dye_back"),
             4 * g.nx,
             #[inline(always)]
             |j, row| {

@@ -18,14 +18,14 @@ pub fn back_face(g: &G, lattice: Lattice, hat: &[f32], undo: f32, x: f32, y: f32
 }
 
 /// The table's entry.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: SharpParams = d.params().unwrap_or_default();
     let g = c.g;
-    let uv = (s.r(0), s.r(1));
-    let (u_hat, v_hat) = (s.r(2), s.r(3));
+    let uv = (s.r("u"), s.r("v"));
+    let (u_hat, v_hat) = (s.r("u_hat"), s.r("v_hat"));
     let (trace, undo) = ((p.order, -c.dt * g.inv_h), (p.rate * c.dt).exp());
     for_each_row(
-        s.w(4),
+        s.w("u_back"),
         g.nx + 1,
         #[inline(always)]
         |j, row| {
@@ -36,7 +36,7 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
         },
     );
     for_each_row(
-        s.w(5),
+        s.w("v_back"),
         g.nx,
         #[inline(always)]
         |j, row| {

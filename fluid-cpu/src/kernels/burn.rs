@@ -57,8 +57,13 @@ pub fn run(g: &G, p: &BurnParams, dt: f32, f: BurnFields<'_>) {
 }
 
 /// The table's entry.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: BurnParams = d.params().unwrap_or_default();
-    let f = BurnFields { fuel: s.w(0), temperature: s.w(1), density: s.w(2), expansion: s.w(3) };
+    let f = BurnFields {
+        fuel: s.w("fuel"),
+        temperature: s.w("temperature"),
+        density: s.w("density"),
+        expansion: s.w("expansion"),
+    };
     run(c.g, &p, c.dt, f);
 }

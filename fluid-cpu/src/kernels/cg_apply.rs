@@ -48,17 +48,17 @@ pub fn run(g: &G, params: &CgParams, mg: &mut [f32]) {
 }
 
 /// The table's entry: a dispatch of `cg_apply` on the CPU.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: CgParams = d.params().unwrap_or_default();
     if c.g.solids {
-        let faces = (s.r(1), s.r(2));
-        let mg = s.w(0);
+        let faces = (s.r("u_faces"), s.r("v_faces"));
+        let mg = s.w("mg");
         let n = (p.nx * p.ny) as usize;
         let (dd, q) = (p.d as usize, p.q as usize);
         let d_copy = mg[dd..dd + n].to_vec();
         return super::solid::cg_apply(c.g, &d_copy, faces, &mut mg[q..q + n]);
     }
-    run(c.g, &p, s.w(0));
+    run(c.g, &p, s.w("mg"));
 }
 
 #[cfg(test)]

@@ -69,9 +69,9 @@ pub fn run(params: &CgParams, mg: &mut [f32]) {
 }
 
 /// The table's entry: a dispatch of `cg_dot` on the CPU.
-pub(crate) fn dispatch(_c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(_c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: CgParams = d.params().unwrap_or_default();
-    run(&p, s.w(0));
+    run(&p, s.w("mg"));
 }
 
 #[cfg(test)]

@@ -81,13 +81,14 @@ pub fn run(g: &G, params: &CgParams, dt: f32, pressure: &[f32], pressure_lo: &[f
 }
 
 /// The table's entry: a dispatch of `cg_init` on the CPU.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: CgParams = d.params().unwrap_or_default();
-    let mg = s.w(3);
-    run(c.g, &p, c.dt, s.r(0), s.r(1), s.r(2), &mut *mg);
+    let mg = s.w("mg");
+    run(c.g, &p, c.dt, s.r("pressure"), s.r("pressure_lo"), s.r("divergence"), &mut *mg);
     if c.g.solids && p.flag == 0 {
         // The residual again over the weighted stencil (x was copied above).
-        let (fields, faces) = ((s.r(0), s.r(1), s.r(2)), (s.r(4), s.r(5)));
+        let (fields, faces) =
+            ((s.r("pressure"), s.r("pressure_lo"), s.r("divergence")), (s.r("u_faces"), s.r("v_faces")));
         let n = (p.nx * p.ny) as usize;
         let scale = -c.g.h * c.g.h / c.dt;
         super::solid::mg_load_residual(c.g, scale, fields, faces, &mut mg[p.r as usize..p.r as usize + n]);

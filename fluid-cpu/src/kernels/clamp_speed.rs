@@ -57,10 +57,10 @@ pub fn run(g: &G, p: &ForceParams, u: &[f32], v: &[f32], u_out: &mut [f32], v_ou
 }
 
 /// The table's entry: a dispatch of `clamp_speed` on the CPU.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: ForceParams = d.params().unwrap_or_default();
-    let (u, v) = (s.r(0), s.r(1));
-    let (u_out, v_out) = (s.w(2), s.w(3));
+    let (u, v) = (s.r("u"), s.r("v"));
+    let (u_out, v_out) = (s.w("u_out"), s.w("v_out"));
     run(c.g, &p, u, v, u_out, v_out);
 }
 

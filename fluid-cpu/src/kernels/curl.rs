@@ -65,8 +65,8 @@ pub fn run(g: &G, u: &[f32], v: &[f32], curl: &mut [f32]) {
 }
 
 /// The table's entry: a dispatch of `curl` on the CPU.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, _d: &Dispatch, mut s: Slots<'_>) {
-    run(c.g, s.r(0), s.r(1), s.w(2));
+pub(crate) fn dispatch(c: &mut Ctx<'_>, _d: &Dispatch, s: &mut Slots<'_>) {
+    run(c.g, s.r("u"), s.r("v"), s.w("curl"));
 }
 
 #[cfg(test)]

@@ -29,11 +29,11 @@ pub fn curvature_cell(g: &G, density: &[f32], i: usize, j: usize) -> f32 {
 }
 
 /// The table's entry.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, _d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, _d: &Dispatch, s: &mut Slots<'_>) {
     let g = c.g;
-    let density = s.r(0);
+    let density = s.r("density");
     for_each_row(
-        s.w(1),
+        s.w("kappa_h"),
         g.nx,
         #[inline(always)]
         |j, row| {

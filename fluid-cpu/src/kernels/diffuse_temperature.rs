@@ -78,9 +78,9 @@ pub fn run(g: &G, p: &DiffuseParams, dt: f32, t0: &[f32], t: &[f32], k: Conducti
 }
 
 /// The table's entry.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: DiffuseParams = d.params().unwrap_or_default();
-    let faces = c.g.solids.then(|| (s.r(3), s.r(4)));
-    let held = (p.held != 0).then(|| s.r(5));
-    run(c.g, &p, c.dt, s.r(0), s.r(1), Conduction { faces, held }, s.w(2));
+    let faces = c.g.solids.then(|| (s.r("u_faces"), s.r("v_faces")));
+    let held = (p.held != 0).then(|| s.r("held"));
+    run(c.g, &p, c.dt, s.r("t0"), s.r("t"), Conduction { faces, held }, s.w("t_out"));
 }

@@ -178,10 +178,10 @@ pub fn run(
 }
 
 /// The table's entry: a dispatch of `diffuse_velocity` on the CPU.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: DiffuseParams = d.params().unwrap_or_default();
-    let faces = (s.r(6), s.r(7));
-    run(c.g, &p, c.dt, s.r(0), s.r(1), s.r(2), s.r(3), s.w(4), s.w(5), faces);
+    let faces = (s.r("u_faces"), s.r("v_faces"));
+    run(c.g, &p, c.dt, s.r("u0"), s.r("v0"), s.r("u"), s.r("v"), s.w("u_out"), s.w("v_out"), faces);
 }
 
 #[cfg(test)]

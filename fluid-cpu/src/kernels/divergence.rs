@@ -31,11 +31,16 @@ pub fn run(g: &G, u: &[f32], v: &[f32], out: &mut [f32]) {
 }
 
 /// The table's entry: a dispatch of `divergence` on the CPU.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, _d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, _d: &Dispatch, s: &mut Slots<'_>) {
     if c.g.solids {
-        return super::solid::divergence(c.g, (s.r(0), s.r(1)), (s.r(2), s.r(3)), s.w(4));
+        return super::solid::divergence(
+            c.g,
+            (s.r("u"), s.r("v")),
+            (s.r("u_faces"), s.r("v_faces")),
+            s.w("divergence"),
+        );
     }
-    run(c.g, s.r(0), s.r(1), s.w(4));
+    run(c.g, s.r("u"), s.r("v"), s.w("divergence"));
 }
 
 #[cfg(test)]

@@ -12,6 +12,6 @@ pub fn run(expansion: &[f32], divergence: &mut [f32]) {
 }
 
 /// The table's entry.
-pub(crate) fn dispatch(_c: &mut Ctx<'_>, _d: &Dispatch, mut s: Slots<'_>) {
-    run(s.r(0), s.w(1));
+pub(crate) fn dispatch(_c: &mut Ctx<'_>, _d: &Dispatch, s: &mut Slots<'_>) {
+    run(s.r("expansion"), s.w("divergence"));
 }

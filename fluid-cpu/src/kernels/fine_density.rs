@@ -105,27 +105,27 @@ pub fn run_soot(g: &G, p: &DyeParams, density: &mut [f32], coarse: &[f32], mean:
 }
 
 /// The table's entry of `advect_fine_density`.
-pub(crate) fn dispatch_advect(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch_advect(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: DyeParams = d.params().unwrap_or_default();
-    run_advect(c.g, &p, c.dt, (s.r(0), s.r(1)), s.r(2), s.w(3));
+    run_advect(c.g, &p, c.dt, (s.r("u"), s.r("v")), s.r("density"), s.w("density_out"));
 }
 
 /// The table's entry of `splat_fine_density`.
-pub(crate) fn dispatch_splat(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch_splat(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: DyeParams = d.params().unwrap_or_default();
-    let density = s.w(0);
-    let solids = c.g.solids.then(|| (s.r(1), s.r(2), s.r(3)));
+    let density = s.w("density");
+    let solids = c.g.solids.then(|| (s.r("solid"), s.r("u_faces"), s.r("v_faces")));
     run_splat(c.g, &p, c.splats, density, solids);
 }
 
 /// The table's entry of `coarse_density`.
-pub(crate) fn dispatch_coarse(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch_coarse(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: DyeParams = d.params().unwrap_or_default();
-    run_coarse(c.g, &p, s.r(0), s.w(1), s.w(2));
+    run_coarse(c.g, &p, s.r("density"), s.w("density_coarse"), s.w("mean"));
 }
 
 /// The table's entry of `fine_soot`.
-pub(crate) fn dispatch_soot(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch_soot(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: DyeParams = d.params().unwrap_or_default();
-    run_soot(c.g, &p, s.w(0), s.r(1), s.r(2));
+    run_soot(c.g, &p, s.w("density"), s.r("density_coarse"), s.r("mean"));
 }

@@ -29,14 +29,14 @@ pub fn held_cells(g: &G, rows: &[f32], t: f32) -> Vec<Option<f32>> {
 }
 
 /// The table's entry.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, _d: &Dispatch, mut s: Slots<'_>) {
-    let cells = held_cells(c.g, s.r(0), c.time + c.dt);
-    for (x, h) in s.w(1).iter_mut().zip(&cells) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, _d: &Dispatch, s: &mut Slots<'_>) {
+    let cells = held_cells(c.g, s.r("obstacles"), c.time + c.dt);
+    for (x, h) in s.w("temperature").iter_mut().zip(&cells) {
         if let Some(t) = h {
             *x = *t;
         }
     }
-    for (m, h) in s.w(2).iter_mut().zip(&cells) {
+    for (m, h) in s.w("held").iter_mut().zip(&cells) {
         *m = if h.is_some() { 1.0 } else { 0.0 };
     }
 }

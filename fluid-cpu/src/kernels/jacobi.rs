@@ -193,12 +193,20 @@ pub fn neighbour_count(g: &G, i: usize, j: usize) -> f32 {
 }
 
 /// The table's entry: a dispatch of `jacobi` on the CPU.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: JacobiParams = d.params().unwrap_or_default();
     if c.g.solids {
-        return super::solid::sweep(c.g, &p, c.dt, (s.r(0), s.r(1)), (s.r(3), s.r(4)), None, s.w(2));
+        return super::solid::sweep(
+            c.g,
+            &p,
+            c.dt,
+            (s.r("pressure"), s.r("divergence")),
+            (s.r("u_faces"), s.r("v_faces")),
+            None,
+            s.w("pressure_out"),
+        );
     }
-    run(c.g, &p, c.dt, s.r(0), s.r(1), s.w(2));
+    run(c.g, &p, c.dt, s.r("pressure"), s.r("divergence"), s.w("pressure_out"));
 }
 
 #[cfg(test)]

@@ -31,7 +31,7 @@ pub fn run(g: &G, params: &JacobiParams, dt: f32, p: &[f32], div: &[f32], out: &
 }
 
 /// The table's entry: a dispatch of `jacobi_multisweep` on the CPU.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: JacobiParams = d.params().unwrap_or_default();
-    run(c.g, &p, c.dt, s.r(0), s.r(1), s.w(2));
+    run(c.g, &p, c.dt, s.r("pressure"), s.r("divergence"), s.w("pressure_out"));
 }

@@ -78,17 +78,17 @@ pub fn run(
 }
 
 /// The table's entry: a dispatch of `mg_load` on the CPU.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: MgParams = d.params().unwrap_or_default();
     if c.g.solids && p.colour == LOAD_RESIDUAL && p.zero_initial == 0 {
-        let (faces, div) = ((s.r(4), s.r(5)), s.r(2));
-        let (hi, lo, mg) = (s.w(0), s.w(1), s.w(3));
+        let (faces, div) = ((s.r("u_faces"), s.r("v_faces")), s.r("divergence"));
+        let (hi, lo, mg) = (s.w("pressure"), s.w("pressure_lo"), s.w("mg"));
         let n = (p.nx * p.ny) as usize;
         let scale = -c.g.h * c.g.h / c.dt;
         let b = &mut mg[p.b as usize..p.b as usize + n];
         return super::solid::mg_load_residual(c.g, scale, (hi, lo, div), faces, b);
     }
-    run(c.g, &p, c.dt, s.w(0), s.w(1), s.r(2), s.w(3));
+    run(c.g, &p, c.dt, s.w("pressure"), s.w("pressure_lo"), s.r("divergence"), s.w("mg"));
 }
 
 #[cfg(test)]

@@ -108,9 +108,9 @@ pub fn add_row(g: &G, params: &MgParams, cp: &[f32], j: usize, row: &mut [f32]) 
 }
 
 /// The table's entry: a dispatch of `mg_prolong` on the CPU.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: MgParams = d.params().unwrap_or_default();
-    run(c.g, &p, s.w(0));
+    run(c.g, &p, s.w("mg"));
 }
 
 #[cfg(test)]

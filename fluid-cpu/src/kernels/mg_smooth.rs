@@ -140,13 +140,13 @@ pub fn run(g: &G, params: &MgParams, mg: &mut [f32]) {
 }
 
 /// The table's entry: a dispatch of `mg_smooth` on the CPU.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: MgParams = d.params().unwrap_or_default();
     if c.g.solids {
-        let faces = s.r(1);
-        return super::solid::mg_smooth(c.g, &p, s.w(0), faces);
+        let faces = s.r("mg_faces");
+        return super::solid::mg_smooth(c.g, &p, s.w("mg"), faces);
     }
-    run(c.g, &p, s.w(0));
+    run(c.g, &p, s.w("mg"));
 }
 
 #[cfg(test)]

@@ -456,19 +456,19 @@ fn carve(buf: &mut [f32], cut: [Range<usize>; 4]) -> Option<([&mut [f32]; 4], Re
 }
 
 /// The table's entry: a dispatch of `mg_smooth2` on the CPU.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: MgParams = d.params().unwrap_or_default();
-    let mg = s.w(0);
-    let pressure = Pressure { hi: s.w(1), lo: s.w(2), div: s.r(3), dt: c.dt };
+    let mg = s.w("mg");
+    let pressure = Pressure { hi: s.w("pressure"), lo: s.w("pressure_lo"), div: s.r("divergence"), dt: c.dt };
     run(c.g, &p, mg, Some(pressure), c.scratch);
 }
 
 /// The table's entry: a dispatch of `mg_smooth2_solid` (with obstacles) on the CPU.
-pub(crate) fn dispatch_solid(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch_solid(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: MgParams = d.params().unwrap_or_default();
-    let mg = s.w(0);
-    let pressure = Pressure { hi: s.w(1), lo: s.w(2), div: s.r(3), dt: c.dt };
-    let solids = Solids { grid: (s.r(4), s.r(5)), levels: s.r(6) };
+    let mg = s.w("mg");
+    let pressure = Pressure { hi: s.w("pressure"), lo: s.w("pressure_lo"), div: s.r("divergence"), dt: c.dt };
+    let solids = Solids { grid: (s.r("u_faces"), s.r("v_faces")), levels: s.r("mg_faces") };
     whole_level(c.g, &p, mg, Some(pressure), Some(solids));
 }
 

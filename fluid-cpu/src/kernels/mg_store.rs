@@ -32,7 +32,7 @@ pub fn run(params: &MgParams, mg: &[f32], pressure: &mut [f32], pressure_lo: &mu
 }
 
 /// The table's entry: a dispatch of `mg_store` on the CPU.
-pub(crate) fn dispatch(_c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(_c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: MgParams = d.params().unwrap_or_default();
-    run(&p, s.r(0), s.w(1), s.w(2));
+    run(&p, s.r("mg"), s.w("pressure"), s.w("pressure_lo"));
 }

@@ -8,7 +8,7 @@ use crate::dispatch::{Ctx, Slots};
 use fluid_core::ir::schedule::Dispatch;
 
 /// The table's entry: a dispatch of `mg_weights` on the CPU.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: MgParams = d.params().unwrap_or_default();
-    super::solid::mg_faces(c.g, &p, (s.r(0), s.r(1)), s.w(2));
+    super::solid::mg_faces(c.g, &p, (s.r("u_faces"), s.r("v_faces")), s.w("mg_faces"));
 }

@@ -87,9 +87,9 @@ pub fn run(p: &CollideParams, dt: f32, position: &mut [[f32; 2]], previous: &[[f
 }
 
 /// The table's entry.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: CollideParams = d.params().unwrap_or_default();
-    let position = pairs_mut(s.w(0));
-    let previous = pairs(s.r(1));
-    run(&p, c.dt * p.dt_scale, position, previous, pairs_mut(s.w(2)));
+    let position = pairs_mut(s.w("position"));
+    let previous = pairs(s.r("previous"));
+    run(&p, c.dt * p.dt_scale, position, previous, pairs_mut(s.w("velocity")));
 }

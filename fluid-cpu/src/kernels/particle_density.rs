@@ -43,8 +43,8 @@ pub fn run(p: &DensityParams, position: &[[f32; 2]], cell: &[u32], starts: &[u32
 }
 
 /// The table's entry.
-pub(crate) fn dispatch(_: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(_: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: DensityParams = d.params().unwrap_or_default();
-    let (position, cell, starts) = (pairs(s.r(0)), words(s.r(1)), words(s.r(2)));
-    run(&p, position, cell, starts, pairs_mut(s.w(3)));
+    let (position, cell, starts) = (pairs(s.r("position")), words(s.r("cell")), words(s.r("starts")));
+    run(&p, position, cell, starts, pairs_mut(s.w("pressure")));
 }

@@ -48,8 +48,8 @@ pub fn run(g: &G, p: &DrawParams, position: &[[f32; 2]], order: &[u32], starts: 
 }
 
 /// The table's entry.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: DrawParams = d.params().unwrap_or_default();
-    let (position, order, starts) = (pairs(s.r(0)), words(s.r(1)), words(s.r(2)));
-    run(c.g, &p, position, order, starts, s.w(3));
+    let (position, order, starts) = (pairs(s.r("position")), words(s.r("order")), words(s.r("starts")));
+    run(c.g, &p, position, order, starts, s.w("density"));
 }

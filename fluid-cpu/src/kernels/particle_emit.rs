@@ -29,9 +29,9 @@ pub fn run(p: &EmitParams, position: &mut [[f32; 2]], velocity: &mut [[f32; 2]],
 }
 
 /// The table's entry.
-pub(crate) fn dispatch(_: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(_: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: EmitParams = d.params().unwrap_or_default();
-    let position = pairs_mut(s.w(0));
-    let velocity = pairs_mut(s.w(1));
-    run(&p, position, velocity, words_mut(s.w(2)));
+    let position = pairs_mut(s.w("position"));
+    let velocity = pairs_mut(s.w("velocity"));
+    run(&p, position, velocity, words_mut(s.w("ids")));
 }

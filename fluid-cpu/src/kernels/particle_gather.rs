@@ -36,9 +36,14 @@ pub fn run(count: usize, s: Sorted<'_>, position: &mut [[f32; 2]], velocity: &mu
 }
 
 /// The table's entry.
-pub(crate) fn dispatch(_: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(_: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: HashParams = d.params().unwrap_or_default();
-    let sorted = Sorted { order: words(s.r(0)), position: pairs(s.r(1)), velocity: pairs(s.r(2)), keys: words(s.r(3)) };
-    let (position, velocity) = (pairs_mut(s.w(4)), pairs_mut(s.w(5)));
-    run(p.count as usize, sorted, position, velocity, words_mut(s.w(6)));
+    let sorted = Sorted {
+        order: words(s.r("order")),
+        position: pairs(s.r("position")),
+        velocity: pairs(s.r("velocity")),
+        keys: words(s.r("keys")),
+    };
+    let (position, velocity) = (pairs_mut(s.w("position_out")), pairs_mut(s.w("velocity_out")));
+    run(p.count as usize, sorted, position, velocity, words_mut(s.w("cell")));
 }

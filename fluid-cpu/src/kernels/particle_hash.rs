@@ -18,9 +18,9 @@ pub fn run(p: &HashParams, position: &[[f32; 2]], keys: &mut [u32], counts: &mut
 }
 
 /// The table's entry.
-pub(crate) fn dispatch(_: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(_: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: HashParams = d.params().unwrap_or_default();
-    let position = pairs(s.r(0));
-    let keys = words_mut(s.w(1));
-    run(&p, position, keys, words_mut(s.w(2)));
+    let position = pairs(s.r("position"));
+    let keys = words_mut(s.w("keys"));
+    run(&p, position, keys, words_mut(s.w("counts")));
 }

@@ -16,9 +16,9 @@ pub fn run(count: usize, order: &[u32], ids: &[u32], ids_out: &mut [u32], slots:
 }
 
 /// The table's entry.
-pub(crate) fn dispatch(_: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(_: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: HashParams = d.params().unwrap_or_default();
-    let (order, ids) = (words(s.r(0)), words(s.r(1)));
-    let ids_out = words_mut(s.w(2));
-    run(p.count as usize, order, ids, ids_out, words_mut(s.w(3)));
+    let (order, ids) = (words(s.r("order")), words(s.r("ids")));
+    let ids_out = words_mut(s.w("ids_out"));
+    run(p.count as usize, order, ids, ids_out, words_mut(s.w("slots")));
 }

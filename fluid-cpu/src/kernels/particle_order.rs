@@ -18,8 +18,8 @@ pub fn run(cells: usize, starts: &[u32], order: &mut [u32]) {
 }
 
 /// The table's entry.
-pub(crate) fn dispatch(_: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(_: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: HashParams = d.params().unwrap_or_default();
-    let starts = words(s.r(0));
-    run((p.cells_x * p.cells_y) as usize, starts, words_mut(s.w(1)));
+    let starts = words(s.r("starts"));
+    run((p.cells_x * p.cells_y) as usize, starts, words_mut(s.w("order")));
 }

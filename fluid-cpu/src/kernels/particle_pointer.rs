@@ -38,8 +38,8 @@ pub fn run(g: &G, count: usize, splats: &[SplatGpu], position: &[[f32; 2]], velo
 }
 
 /// The table's entry.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: HashParams = d.params().unwrap_or_default();
-    let position = pairs(s.r(0));
-    run(c.g, p.count as usize, c.splats, position, pairs_mut(s.w(1)));
+    let position = pairs(s.r("position"));
+    run(c.g, p.count as usize, c.splats, position, pairs_mut(s.w("velocity")));
 }

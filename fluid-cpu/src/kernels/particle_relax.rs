@@ -57,9 +57,13 @@ pub fn run(p: &RelaxParams, dt: f32, s: &Inputs<'_>, out: &mut [[f32; 2]]) {
 }
 
 /// The table's entry.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: RelaxParams = d.params().unwrap_or_default();
-    let inputs =
-        Inputs { position: pairs(s.r(0)), pressure: pairs(s.r(1)), cell: words(s.r(2)), starts: words(s.r(3)) };
-    run(&p, c.dt * p.dt_scale, &inputs, pairs_mut(s.w(4)));
+    let inputs = Inputs {
+        position: pairs(s.r("position")),
+        pressure: pairs(s.r("pressure")),
+        cell: words(s.r("cell")),
+        starts: words(s.r("starts")),
+    };
+    run(&p, c.dt * p.dt_scale, &inputs, pairs_mut(s.w("relaxed")));
 }

@@ -21,9 +21,9 @@ pub fn run(len: usize, values: &[u32], scanned: &mut [u32], totals: &mut [u32]) 
 }
 
 /// The table's entry.
-pub(crate) fn dispatch(_: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(_: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: ScanParams = d.params().unwrap_or_default();
-    let values = words(s.r(0));
-    let scanned = words_mut(s.w(1));
-    run(p.len as usize, values, scanned, words_mut(s.w(2)));
+    let values = words(s.r("values"));
+    let scanned = words_mut(s.w("scanned"));
+    run(p.len as usize, values, scanned, words_mut(s.w("totals")));
 }

@@ -16,8 +16,8 @@ pub fn run(len: usize, scanned: &mut [u32], totals: &[u32]) {
 }
 
 /// The table's entry.
-pub(crate) fn dispatch(_: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(_: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: ScanParams = d.params().unwrap_or_default();
-    let scanned = words_mut(s.w(0));
-    run(p.len as usize, scanned, words(s.r(1)));
+    let scanned = words_mut(s.w("scanned"));
+    run(p.len as usize, scanned, words(s.r("totals")));
 }

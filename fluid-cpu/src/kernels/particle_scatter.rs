@@ -19,9 +19,9 @@ pub fn run(count: usize, keys: &[u32], starts: &[u32], counts: &mut [u32], order
 }
 
 /// The table's entry.
-pub(crate) fn dispatch(_: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(_: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: HashParams = d.params().unwrap_or_default();
-    let (keys, starts) = (words(s.r(0)), words(s.r(1)));
-    let counts = words_mut(s.w(2));
-    run(p.count as usize, keys, starts, counts, words_mut(s.w(3)));
+    let (keys, starts) = (words(s.r("keys")), words(s.r("starts")));
+    let counts = words_mut(s.w("counts"));
+    run(p.count as usize, keys, starts, counts, words_mut(s.w("order")));
 }

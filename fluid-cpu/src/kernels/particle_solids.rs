@@ -86,10 +86,10 @@ pub fn run(
 }
 
 /// The table's entry.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: SolidParams = d.params().unwrap_or_default();
-    let rows = s.r(0);
-    let position = pairs_mut(s.w(1));
-    let velocity = pairs_mut(s.w(2));
+    let rows = s.r("obstacles");
+    let position = pairs_mut(s.w("position"));
+    let velocity = pairs_mut(s.w("velocity"));
     run(&p, c.g, c.dt * p.dt_scale, c.time + c.dt * p.t_scale, rows, position, velocity);
 }

@@ -53,8 +53,13 @@ pub fn run(p: &SpringParams, dt: f32, s: &Inputs<'_>, out: &mut [[f32; 2]]) {
 }
 
 /// The table's entry.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: SpringParams = d.params().unwrap_or_default();
-    let inputs = Inputs { position: pairs(s.r(0)), ids: words(s.r(1)), slots: words(s.r(2)), springs: words(s.r(3)) };
-    run(&p, c.dt * p.dt_scale, &inputs, pairs_mut(s.w(4)));
+    let inputs = Inputs {
+        position: pairs(s.r("position")),
+        ids: words(s.r("ids")),
+        slots: words(s.r("slots")),
+        springs: words(s.r("springs")),
+    };
+    run(&p, c.dt * p.dt_scale, &inputs, pairs_mut(s.w("moved")));
 }

@@ -37,8 +37,8 @@ pub fn run(p: &SpringParams, proposals: &[u32], springs: &mut [u32]) {
 }
 
 /// The table's entry.
-pub(crate) fn dispatch(_: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(_: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: SpringParams = d.params().unwrap_or_default();
-    let proposals = words(s.r(0));
-    run(&p, proposals, words_mut(s.w(1)));
+    let proposals = words(s.r("proposals"));
+    run(&p, proposals, words_mut(s.w("springs")));
 }

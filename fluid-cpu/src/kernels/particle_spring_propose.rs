@@ -109,15 +109,15 @@ pub fn run(p: &SpringParams, dt: f32, s: &Inputs<'_>, proposals: &mut [u32]) {
 }
 
 /// The table's entry.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: SpringParams = d.params().unwrap_or_default();
     let inputs = Inputs {
-        position: pairs(s.r(0)),
-        cell: words(s.r(1)),
-        starts: words(s.r(2)),
-        ids: words(s.r(3)),
-        slots: words(s.r(4)),
-        springs: words(s.r(5)),
+        position: pairs(s.r("position")),
+        cell: words(s.r("cell")),
+        starts: words(s.r("starts")),
+        ids: words(s.r("ids")),
+        slots: words(s.r("slots")),
+        springs: words(s.r("springs")),
     };
-    run(&p, c.dt * p.dt_scale, &inputs, words_mut(s.w(6)));
+    run(&p, c.dt * p.dt_scale, &inputs, words_mut(s.w("proposals")));
 }

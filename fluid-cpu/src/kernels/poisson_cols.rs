@@ -90,9 +90,9 @@ pub fn run(g: &G, params: &FilterParams, mg: &mut [f32], pressure: &mut [f32]) {
 }
 
 /// The table's entry: a dispatch of `poisson_cols` on the CPU.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: FilterParams = d.params().unwrap_or_default();
-    run(c.g, &p, s.w(0), s.w(1));
+    run(c.g, &p, s.w("mg"), s.w("pressure"));
 }
 
 #[cfg(test)]

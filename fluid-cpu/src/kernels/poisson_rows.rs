@@ -87,7 +87,7 @@ pub fn run(g: &G, params: &FilterParams, dt: f32, pressure: &[f32], div: &[f32],
 }
 
 /// The table's entry: a dispatch of `poisson_rows` on the CPU.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: FilterParams = d.params().unwrap_or_default();
-    run(c.g, &p, c.dt, s.r(0), s.r(1), s.w(2));
+    run(c.g, &p, c.dt, s.r("pressure"), s.r("divergence"), s.w("mg"));
 }

@@ -12,7 +12,7 @@ pub fn run(params: &TapsParams, mg: &mut [f32]) {
 }
 
 /// The table's entry: a dispatch of `poisson_taps` on the CPU.
-pub(crate) fn dispatch(_c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(_c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: TapsParams = d.params().unwrap_or_default();
-    run(&p, s.w(0));
+    run(&p, s.w("mg"));
 }

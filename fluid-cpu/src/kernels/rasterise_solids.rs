@@ -111,17 +111,17 @@ fn for_each_face_row(out: &mut [f32], cols: usize, f: impl Fn(usize, &mut [f32])
 }
 
 /// The table's entry: a dispatch of `rasterise_solids` on the CPU.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let params: AdvectParams = d.params().unwrap_or_default();
-    let rows = s.r(0);
+    let rows = s.r("obstacles");
     let out = Outputs {
-        u_faces: s.w(1),
-        v_faces: s.w(2),
-        solid: s.w(3),
-        density: s.w(4),
-        temperature: s.w(5),
-        dye: s.w(6),
-        fuel: s.w(7),
+        u_faces: s.w("u_faces"),
+        v_faces: s.w("v_faces"),
+        solid: s.w("solid"),
+        density: s.w("density"),
+        temperature: s.w("temperature"),
+        dye: s.w("dye"),
+        fuel: s.w("fuel"),
     };
     run(c.g, &params, rows, c.time + c.dt, out);
 }

@@ -150,9 +150,9 @@ pub fn run(
 }
 
 /// The table's entry: a dispatch of `relax` on the CPU.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: JacobiParams = d.params().unwrap_or_default();
-    run(c.g, &p, c.dt, s.r(0), s.r(1), s.w(2), s.w(3), s.w(4), c.scratch);
+    run(c.g, &p, c.dt, s.r("u"), s.r("v"), s.w("pressure"), s.w("u_out"), s.w("v_out"), c.scratch);
 }
 
 #[cfg(test)]

@@ -27,8 +27,8 @@ pub fn run(g: &G, p: &FinishParams, image: &[f32], solid: &[f32], colours: &[f32
 }
 
 /// The table's entry.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: FinishParams = d.params().unwrap_or_default();
-    let (image, solid, colours) = (s.r(0), s.r(1), s.r(2));
-    run(c.g, &p, image, solid, colours, s.w(3));
+    let (image, solid, colours) = (s.r("image"), s.r("solid"), s.r("colours"));
+    run(c.g, &p, image, solid, colours, s.w("picture"));
 }

@@ -96,9 +96,9 @@ pub fn run(
 }
 
 /// The table's entry.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: LayerParams = d.params().unwrap_or_default();
-    let (a, b, dye, colours) = (s.r(0), s.r(1), s.r(2), s.r(3));
-    let (trail, backdrop) = (s.w(4), s.r(5));
-    run(c.g, &p, c.dt, (a, b, dye), colours, trail, backdrop, s.w(6));
+    let (a, b, dye, colours) = (s.r("a"), s.r("b"), s.r("dye"), s.r("colours"));
+    let (trail, backdrop) = (s.w("trail"), s.r("backdrop"));
+    run(c.g, &p, c.dt, (a, b, dye), colours, trail, backdrop, s.w("image"));
 }

@@ -36,11 +36,17 @@ pub fn run(g: &G, dt: f32, hi: &[f32], lo: &[f32], div: &[f32], out: &mut [f32])
 }
 
 /// The table's entry: a dispatch of `residual` on the CPU.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, _d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, _d: &Dispatch, s: &mut Slots<'_>) {
     if c.g.solids {
-        return super::solid::residual(c.g, c.dt, (s.r(0), s.r(1), s.r(2)), (s.r(4), s.r(5)), s.w(3));
+        return super::solid::residual(
+            c.g,
+            c.dt,
+            (s.r("pressure"), s.r("pressure_lo"), s.r("divergence")),
+            (s.r("u_faces"), s.r("v_faces")),
+            s.w("residual"),
+        );
     }
-    run(c.g, c.dt, s.r(0), s.r(1), s.r(2), s.w(3));
+    run(c.g, c.dt, s.r("pressure"), s.r("pressure_lo"), s.r("divergence"), s.w("residual"));
 }
 
 #[cfg(test)]

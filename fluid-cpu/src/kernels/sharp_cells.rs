@@ -20,17 +20,17 @@ pub fn keeps(g: &G, x: f32, y: f32) -> bool {
 }
 
 /// The table's entry.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: SharpParams = d.params().unwrap_or_default();
     let (g, dt) = (c.g, c.dt);
-    let uv = (s.r(0), s.r(1));
+    let uv = (s.r("u"), s.r("v"));
     let trace = (p.order, dt * g.inv_h);
     let x_of = |i: usize| i as f32 + 0.5;
     if p.fields & SHARP_SCALAR != 0 {
-        let (q, back) = (s.r(2), s.r(3));
+        let (q, back) = (s.r("q"), s.r("q_back"));
         let dis = (p.ambient, (-p.rate * dt).exp());
         for_each_row(
-            s.w(4),
+            s.w("q_out"),
             g.nx,
             #[inline(always)]
             |j, row| {
@@ -44,10 +44,10 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
         );
     }
     if p.fields & SHARP_DYE != 0 {
-        let (q, back) = (s.r(5), s.r(6));
+        let (q, back) = (s.r("dye"), s.r("dye_back"));
         let dis = (0.0, (-p.dye_rate * dt).exp());
         for_each_row(
-            s.w(7),
+            s.w("dye_out"),
             4 * g.nx,
             #[inline(always)]
             |j, row| {

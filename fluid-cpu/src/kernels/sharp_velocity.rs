@@ -13,14 +13,14 @@ use crate::dispatch::{Ctx, Slots};
 use fluid_core::ir::schedule::Dispatch;
 
 /// The table's entry.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: SharpParams = d.params().unwrap_or_default();
     let g = c.g;
-    let uv = (s.r(0), s.r(1));
-    let (u_back, v_back) = (s.r(2), s.r(3));
+    let uv = (s.r("u"), s.r("v"));
+    let (u_back, v_back) = (s.r("u_back"), s.r("v_back"));
     let (trace, decay) = ((p.order, c.dt * g.inv_h), (-p.rate * c.dt).exp());
     for_each_row(
-        s.w(4),
+        s.w("u_out"),
         g.nx + 1,
         #[inline(always)]
         |j, row| {
@@ -34,7 +34,7 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
         },
     );
     for_each_row(
-        s.w(5),
+        s.w("v_out"),
         g.nx,
         #[inline(always)]
         |j, row| {

@@ -58,13 +58,21 @@ pub fn run(g: &G, params: &JacobiParams, dt: f32, p: &[f32], div: &[f32], out: &
 }
 
 /// The table's entry: a dispatch of `sor` on the CPU.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: JacobiParams = d.params().unwrap_or_default();
     if c.g.solids {
         let colour = Some(p.colour);
-        return super::solid::sweep(c.g, &p, c.dt, (s.r(0), s.r(1)), (s.r(3), s.r(4)), colour, s.w(2));
+        return super::solid::sweep(
+            c.g,
+            &p,
+            c.dt,
+            (s.r("pressure"), s.r("divergence")),
+            (s.r("u_faces"), s.r("v_faces")),
+            colour,
+            s.w("pressure_out"),
+        );
     }
-    run(c.g, &p, c.dt, s.r(0), s.r(1), s.w(2));
+    run(c.g, &p, c.dt, s.r("pressure"), s.r("divergence"), s.w("pressure_out"));
 }
 
 #[cfg(test)]

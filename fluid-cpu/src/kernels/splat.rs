@@ -487,29 +487,30 @@ pub fn run_fine_dye(
 }
 
 /// The table's entry of `splat_fine_dye`.
-pub(crate) fn dispatch_fine_dye(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch_fine_dye(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: DyeParams = d.params().unwrap_or_default();
-    let dye = s.w(0);
-    let solids = c.g.solids.then(|| (s.r(1), s.r(2), s.r(3)));
+    let dye = s.w("dye");
+    let solids = c.g.solids.then(|| (s.r("solid"), s.r("u_faces"), s.r("v_faces")));
     run_fine_dye(c.g, &p, c.splats, dye, solids);
 }
 
 /// The table's entry: a dispatch of `splat` on the CPU. A finer dye (`factor` above 1) is
 /// `splat_fine_dye`'s.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: DyeParams = d.params().unwrap_or_default();
-    let dye = if p.factor > 1 { &mut [][..] } else { s.w(4) };
-    let fields = SplatFields { u: s.w(0), v: s.w(1), density: s.w(2), temperature: s.w(3), dye };
+    let dye = if p.factor > 1 { &mut [][..] } else { s.w("dye") };
+    let fields =
+        SplatFields { u: s.w("u"), v: s.w("v"), density: s.w("density"), temperature: s.w("temperature"), dye };
     if c.g.solids {
-        return super::solid::splat(c.g, c.splats, fields, (s.r(5), s.r(6)));
+        return super::solid::splat(c.g, c.splats, fields, (s.r("u_faces"), s.r("v_faces")));
     }
     run(c.g, c.splats, fields);
 }
 
 /// The table's entry of `splat_fuel`.
-pub(crate) fn dispatch_fuel(c: &mut Ctx<'_>, _d: &Dispatch, mut s: Slots<'_>) {
-    let fuel = s.w(0);
-    let faces = c.g.solids.then(|| (s.r(1), s.r(2)));
+pub(crate) fn dispatch_fuel(c: &mut Ctx<'_>, _d: &Dispatch, s: &mut Slots<'_>) {
+    let fuel = s.w("fuel");
+    let faces = c.g.solids.then(|| (s.r("u_faces"), s.r("v_faces")));
     run_fuel(c.g, c.splats, fuel, faces);
 }
 

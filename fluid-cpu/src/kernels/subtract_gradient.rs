@@ -82,11 +82,17 @@ pub fn run(g: &G, dt: f32, u: &mut [f32], v: &mut [f32], hi: &[f32], lo: &[f32])
 }
 
 /// The table's entry: a dispatch of `subtract_gradient` on the CPU.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, _d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, _d: &Dispatch, s: &mut Slots<'_>) {
     if c.g.solids {
-        return super::solid::subtract_gradient(c.g, c.dt, (s.w(0), s.w(1)), (s.r(2), s.r(3)), (s.r(4), s.r(5)));
+        return super::solid::subtract_gradient(
+            c.g,
+            c.dt,
+            (s.w("u"), s.w("v")),
+            (s.r("pressure"), s.r("pressure_lo")),
+            (s.r("u_faces"), s.r("v_faces")),
+        );
     }
-    run(c.g, c.dt, s.w(0), s.w(1), s.r(2), s.r(3));
+    run(c.g, c.dt, s.w("u"), s.w("v"), s.r("pressure"), s.r("pressure_lo"));
 }
 
 #[cfg(test)]

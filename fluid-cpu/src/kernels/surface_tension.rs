@@ -49,7 +49,7 @@ pub fn run(g: &G, p: &TensionParams, dt: f32, (density, curvature): (&[f32], &[f
 }
 
 /// The table's entry.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: TensionParams = d.params().unwrap_or_default();
-    run(c.g, &p, c.dt, (s.r(0), s.r(1)), s.w(2), s.w(3));
+    run(c.g, &p, c.dt, (s.r("density"), s.r("kappa_h")), s.w("u"), s.w("v"));
 }

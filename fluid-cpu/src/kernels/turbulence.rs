@@ -165,9 +165,9 @@ pub fn run(g: &G, p: &TurbulenceParams, (dt, time): (f32, f32), f: TurbulenceFie
 }
 
 /// The table's entry.
-pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, mut s: Slots<'_>) {
+pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: TurbulenceParams = d.params().unwrap_or_default();
-    let faces = c.g.solids.then(|| (s.r(3), s.r(4)));
-    let f = TurbulenceFields { u: s.w(0), v: s.w(1), mask: s.r(2), faces };
+    let faces = c.g.solids.then(|| (s.r("u_faces"), s.r("v_faces")));
+    let f = TurbulenceFields { u: s.w("u"), v: s.w("v"), mask: s.r("mask"), faces };
     run(c.g, &p, (c.dt, c.time), f);
 }
