@@ -5,11 +5,9 @@
 //! solid's velocity, interleaved. Plain per-sample code over parallel rows: these paths run only
 //! in scenes with obstacles, where the weights' reads dominate anyway.
 
-use fluid_core::frame::uniform::SplatGpu;
 use fluid_core::grid::uniforms::JacobiParams;
 
-use super::common::{BOTTOM, G, LEFT, RIGHT, TOP, flush_subnormal, for_each_row, next, prev, rows_mut, split_around};
-use super::splat::{SplatFields, reaching_row, splat_cell, splat_u_face, splat_v_face};
+use super::common::{BOTTOM, G, LEFT, RIGHT, TOP, flush_subnormal, for_each_row, next, prev, split_around};
 use rayon::prelude::*;
 
 /// Open fraction of x-face `(i, j)`.
@@ -209,60 +207,6 @@ pub fn subtract_gradient(
             };
         }
     });
-}
-
-/// `splat` with obstacles: a face gets its open part of the velocity, a cell its open part
-/// of the rest. Samples that receive nothing are left alone.
-pub fn splat(g: &G, splats: &[SplatGpu], f: SplatFields<'_>, (uf, vf): (&[f32], &[f32])) {
-    if splats.is_empty() {
-        return;
-    }
-    for_each_row(f.u, g.nx + 1, |j, row| {
-        let near = reaching_row(g, splats, (j as f32 + 0.5) * g.h);
-        for (i, x) in row.iter_mut().enumerate() {
-            if !g.u_on_wall(i) {
-                let add = splat_u_face(g, &near, i, j) * u_open(g, uf, i, j);
-                if add != 0.0 {
-                    *x += add;
-                }
-            }
-        }
-    });
-    for_each_row(f.v, g.nx, |j, row| {
-        if g.v_on_wall(j) {
-            return;
-        }
-        let near = reaching_row(g, splats, g.vj(j) as f32 * g.h);
-        for (i, x) in row.iter_mut().enumerate() {
-            let add = splat_v_face(g, &near, i, j) * v_open(g, vf, i, j);
-            if add != 0.0 {
-                *x += add;
-            }
-        }
-    });
-    let nx = g.nx;
-    rows_mut(f.density, nx, g.ny)
-        .zip(rows_mut(f.temperature, nx, g.ny))
-        .zip(rows_mut(f.dye, 4 * nx, g.ny))
-        .enumerate()
-        .for_each(|(j, ((d_row, t_row), c_row))| {
-            let near = reaching_row(g, splats, (j as f32 + 0.5) * g.h);
-            for i in 0..nx {
-                let open = cell_open(g, uf, vf, i, j);
-                let a = splat_cell(g, &near, i, j).map(|x| x * open);
-                if !d_row.is_empty() && a[0] != 0.0 {
-                    d_row[i] += a[0];
-                }
-                if !t_row.is_empty() && a[1] != 0.0 {
-                    t_row[i] += a[1];
-                }
-                if !c_row.is_empty() && a[2..].iter().any(|x| *x != 0.0) {
-                    for (x, s) in c_row[4 * i..4 * i + 4].iter_mut().zip(&a[2..]) {
-                        *x += s;
-                    }
-                }
-            }
-        });
 }
 
 // The pressure solvers on multigrid levels with obstacles.

@@ -15,7 +15,8 @@ use fluid_core::splat::{GAUSSIAN_CUTOFF, splat_weight};
 
 use rayon::prelude::*;
 
-use super::common::{G, for_each_row_scratch, rows_mut};
+use super::common::{G, for_each_row, for_each_row_scratch, rows_mut};
+use super::solid;
 use crate::dispatch::{Ctx, Slots};
 use fluid_core::ir::schedule::Dispatch;
 
@@ -418,12 +419,12 @@ pub fn run_fuel(g: &G, splats: &[SplatGpu], fuel: &mut [f32], faces: Option<(&[f
     if fuel.is_empty() || splats.iter().all(|s| s.fuel == 0.0) {
         return;
     }
-    super::common::for_each_row(fuel, g.nx, |j, row| {
+    for_each_row(fuel, g.nx, |j, row| {
         let near = reaching_row(g, splats, (j as f32 + 0.5) * g.h);
         for (i, x) in row.iter_mut().enumerate() {
             let mut add = splat_fuel_cell(g, &near, i, j);
             if let Some((uf, vf)) = faces {
-                add *= super::solid::cell_open(g, uf, vf, i, j);
+                add *= solid::cell_open(g, uf, vf, i, j);
             }
             if add != 0.0 {
                 *x += add;
@@ -462,7 +463,7 @@ pub fn run_fine_dye(
     if dye.is_empty() || (solids.is_none() && !any) {
         return;
     }
-    super::common::for_each_row(dye, 4 * g.nx * f, |j, row| {
+    for_each_row(dye, 4 * g.nx * f, |j, row| {
         let near = if any { reaching_row(g, splats, ((j as f32 + 0.5) / f as f32) * g.h) } else { Vec::new() };
         for (i, px) in row.chunks_exact_mut(4).enumerate() {
             let (ci, cj) = (i / f, j / f);
@@ -471,7 +472,7 @@ pub fn run_fine_dye(
                 if solid[g.c(ci, cj)] == 1.0 {
                     px.fill(0.0);
                 }
-                open = super::solid::cell_open(g, uf, vf, ci, cj);
+                open = solid::cell_open(g, uf, vf, ci, cj);
             }
             if !any {
                 continue;
@@ -484,6 +485,60 @@ pub fn run_fine_dye(
             }
         }
     });
+}
+
+/// [`run`] with obstacles: a face gets its open part of the velocity, a cell its open part
+/// of the rest. Samples that receive nothing are left alone.
+pub fn run_solid(g: &G, splats: &[SplatGpu], f: SplatFields<'_>, (uf, vf): (&[f32], &[f32])) {
+    if splats.is_empty() {
+        return;
+    }
+    for_each_row(f.u, g.nx + 1, |j, row| {
+        let near = reaching_row(g, splats, (j as f32 + 0.5) * g.h);
+        for (i, x) in row.iter_mut().enumerate() {
+            if !g.u_on_wall(i) {
+                let add = splat_u_face(g, &near, i, j) * solid::u_open(g, uf, i, j);
+                if add != 0.0 {
+                    *x += add;
+                }
+            }
+        }
+    });
+    for_each_row(f.v, g.nx, |j, row| {
+        if g.v_on_wall(j) {
+            return;
+        }
+        let near = reaching_row(g, splats, g.vj(j) as f32 * g.h);
+        for (i, x) in row.iter_mut().enumerate() {
+            let add = splat_v_face(g, &near, i, j) * solid::v_open(g, vf, i, j);
+            if add != 0.0 {
+                *x += add;
+            }
+        }
+    });
+    let nx = g.nx;
+    rows_mut(f.density, nx, g.ny)
+        .zip(rows_mut(f.temperature, nx, g.ny))
+        .zip(rows_mut(f.dye, 4 * nx, g.ny))
+        .enumerate()
+        .for_each(|(j, ((d_row, t_row), c_row))| {
+            let near = reaching_row(g, splats, (j as f32 + 0.5) * g.h);
+            for i in 0..nx {
+                let open = solid::cell_open(g, uf, vf, i, j);
+                let a = splat_cell(g, &near, i, j).map(|x| x * open);
+                if !d_row.is_empty() && a[0] != 0.0 {
+                    d_row[i] += a[0];
+                }
+                if !t_row.is_empty() && a[1] != 0.0 {
+                    t_row[i] += a[1];
+                }
+                if !c_row.is_empty() && a[2..].iter().any(|x| *x != 0.0) {
+                    for (x, s) in c_row[4 * i..4 * i + 4].iter_mut().zip(&a[2..]) {
+                        *x += s;
+                    }
+                }
+            }
+        });
 }
 
 /// The table's entry of `splat_fine_dye`.
@@ -502,7 +557,7 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let fields =
         SplatFields { u: s.w("u"), v: s.w("v"), density: s.w("density"), temperature: s.w("temperature"), dye };
     if c.g.solids {
-        return super::solid::splat(c.g, c.splats, fields, (s.r("u_faces"), s.r("v_faces")));
+        return run_solid(c.g, c.splats, fields, (s.r("u_faces"), s.r("v_faces")));
     }
     run(c.g, c.splats, fields);
 }
