@@ -4,7 +4,7 @@
 
 use fluid::{Backend, Boundary, CpuBackend, FieldId, Grid, Splat, StepInputs};
 use fluid_core::grid::kernels;
-use fluid_core::grid::pressure::multigrid::{LOAD_COPY, LOAD_RESIDUAL, STORE_ADD, STORE_COPY, STORE_PAIR};
+use fluid_core::grid::pressure::multigrid::{LOAD_COPY, LOAD_RESIDUAL, Level, STORE_ADD, STORE_COPY, STORE_PAIR};
 use fluid_core::grid::uniforms::{
     ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, BurnParams, CARRY_FUEL, CgParams, DiffuseParams,
     DyeParams, FilterParams, ForceParams, JacobiParams, MULTISWEEP_MAX, MgParams, SHARP_BFECC, SHARP_CUBIC, SHARP_DYE,
@@ -250,22 +250,44 @@ fn kernel_parity_on<B: Backend>(cpu: &mut CpuBackend, other: &mut B, kernel: Ker
     }
 }
 
-/// Single-dispatch schedules that exercise `kernel` with non-trivial parameters.
-/// `None` for a kernel with no fixture here (a test fails: see [`every_grid_kernel_is_covered`]).
+/// What every fixture of a kernel builds on: the grid, the kernel, its extent and the
+/// multigrid hierarchy of the grid.
+struct Fixture<'a> {
+    grid: &'a Grid,
+    kernel: Kernel,
+    whole_grid: [u32; 2],
+    levels: Vec<Level>,
+}
+
+impl Fixture<'_> {
+    /// One dispatch over the kernel's whole domain.
+    fn one(&self, fields: &[FieldId], params: Option<ParamBlock>) -> Schedule {
+        single(self.grid, self.kernel, fields, params, self.whole_grid)
+    }
+
+    /// One dispatch over a multigrid level.
+    fn mg(&self, fields: &[FieldId], p: MgParams, over: &Level) -> Schedule {
+        single(self.grid, self.kernel, fields, Some(ParamBlock::new(&p)), [over.nx, over.ny])
+    }
+}
+
+/// Single-dispatch schedules that exercise `kernel` with non-trivial parameters; `None` for a
+/// kernel with no fixture here (a test fails: see [`every_grid_kernel_is_covered`]).
 fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Option<Vec<Schedule>> {
-    use FieldId::*;
     let faces = [grid.nx + 1, grid.ny + 1];
     let whole_grid = if kernel.domain == fluid_core::ir::kernel::Domain::Faces { faces } else { [grid.nx, grid.ny] };
-    let one = |fields: &[FieldId], params: Option<ParamBlock>| single(grid, kernel, fields, params, whole_grid);
     // The multigrid kernels run over one level of the hierarchy of this grid.
     let levels = fluid_core::grid::pressure::multigrid::levels(grid.nx, grid.ny);
-    let mg = |fields: &[FieldId], p: MgParams, over: &fluid_core::grid::pressure::multigrid::Level| {
-        single(grid, kernel, fields, Some(ParamBlock::new(&p)), [over.nx, over.ny])
-    };
-    let on = fluid_core::grid::pressure::multigrid::Level::params;
-    let transfer = |f: &fluid_core::grid::pressure::multigrid::Level,
-                    c: &fluid_core::grid::pressure::multigrid::Level| f.transfer(c);
-    let advect = |order: u32| AdvectParams {
+    let f = Fixture { grid, kernel, whole_grid, levels };
+    field_fixtures(&f)
+        .or_else(|| force_fixtures(&f))
+        .or_else(|| pressure_fixtures(&f))
+        .or_else(|| multigrid_fixtures(&f))
+}
+
+/// Advection's parameters at `order`, every field moved, each with its own dissipation.
+fn advect(order: u32) -> AdvectParams {
+    AdvectParams {
         order,
         fields: ADVECT_DENSITY | ADVECT_TEMPERATURE | ADVECT_DYE | CARRY_FUEL,
         velocity_dissipation: 0.3,
@@ -274,17 +296,20 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Option<Vec<Schedule>> {
         dye_dissipation: 0.1,
         ambient_temperature: 0.4,
         fuel_dissipation: 0.25,
-    };
-    let sharp = |order: u32, scheme: u32, fields: u32| SharpParams {
-        order,
-        scheme,
-        fields,
-        rate: 0.3,
-        ambient: 0.4,
-        dye_rate: 0.1,
-        _pad: [0; 2],
-    };
-    Some(match kernel {
+    }
+}
+
+/// The sharp schemes' parameters.
+fn sharp(order: u32, scheme: u32, fields: u32) -> SharpParams {
+    SharpParams { order, scheme, fields, rate: 0.3, ambient: 0.4, dye_rate: 0.1, _pad: [0; 2] }
+}
+
+/// Advection (plain and sharp), splats, combustion and the finer fields.
+fn field_fixtures(f: &Fixture<'_>) -> Option<Vec<Schedule>> {
+    use FieldId::*;
+    let (grid, kernel) = (f.grid, f.kernel);
+    let one = |fields: &[FieldId], params: Option<ParamBlock>| f.one(fields, params);
+    Some(match f.kernel {
         kernels::ADVECT_VELOCITY => {
             (1..=3).map(|o| one(&[U, V, UTmp, VTmp], Some(ParamBlock::new(&advect(o))))).collect()
         }
@@ -372,6 +397,16 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Option<Vec<Schedule>> {
                 .collect()
         }
         kernels::SPLAT_FUEL => vec![one(&[Fuel, UFaces, VFaces], None)],
+        _ => return None,
+    })
+}
+
+/// Curl, forces, turbulence, the speed clamp and diffusion.
+fn force_fixtures(f: &Fixture<'_>) -> Option<Vec<Schedule>> {
+    use FieldId::*;
+    let grid = f.grid;
+    let one = |fields: &[FieldId], params: Option<ParamBlock>| f.one(fields, params);
+    Some(match f.kernel {
         kernels::CURL => vec![one(&[U, V, Curl], None)],
         // Three octaves, with and without a mask; on periodic axes the lattice wraps.
         kernels::TURBULENCE => [0u32, 1]
@@ -425,6 +460,16 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Option<Vec<Schedule>> {
                 one(&[Temperature, TemperatureTmp, Scratch, UFaces, VFaces, Held], Some(p))
             })
             .collect(),
+        _ => return None,
+    })
+}
+
+/// The projection's sweeps, the conjugate gradient and the Poisson filter.
+fn pressure_fixtures(f: &Fixture<'_>) -> Option<Vec<Schedule>> {
+    use FieldId::*;
+    let (grid, kernel, levels) = (f.grid, f.kernel, &f.levels);
+    let one = |fields: &[FieldId], params: Option<ParamBlock>| f.one(fields, params);
+    Some(match f.kernel {
         kernels::HOLD_HEAT => vec![one(&[Obstacles, Temperature, Held], None)],
         kernels::DIVERGENCE => vec![one(&[U, V, UFaces, VFaces, Divergence], None)],
         kernels::JACOBI => [0u32, 1]
@@ -516,6 +561,19 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Option<Vec<Schedule>> {
                 .collect()
         }
         // Both modes, warm and cold.
+        _ => return None,
+    })
+}
+
+/// Multigrid, the gradient subtraction, the residual and the solids' raster.
+fn multigrid_fixtures(f: &Fixture<'_>) -> Option<Vec<Schedule>> {
+    use FieldId::*;
+    let (grid, kernel, levels) = (f.grid, f.kernel, &f.levels);
+    let one = |fields: &[FieldId], params: Option<ParamBlock>| f.one(fields, params);
+    let mg = |fields: &[FieldId], p: MgParams, over: &Level| f.mg(fields, p, over);
+    let on = Level::params;
+    let transfer = |a: &Level, c: &Level| a.transfer(c);
+    Some(match f.kernel {
         kernels::MG_LOAD => [(LOAD_COPY, 0), (LOAD_COPY, 1), (LOAD_RESIDUAL, 0), (LOAD_RESIDUAL, 1)]
             .iter()
             .map(|&(colour, zero_initial)| {

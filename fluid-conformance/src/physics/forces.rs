@@ -177,25 +177,42 @@ pub fn splats_wrap_on_periodic_axes<B: Backend>(make: impl Fn() -> B) {
 /// per frame instead of per second, or a clamp of each component instead of the speed misses by
 /// far more.
 pub fn uniform_forces<B: Backend>(make: impl Fn() -> B) {
-    let (dt, steps) = (0.05f64, 40u32);
-    let scene = |params: &str| {
-        let periodic = "boundary = { x = \"periodic\", y = \"periodic\" }";
-        test_scene("uniform-forces", 16, 12, 0.1, dt, &format!("{periodic}\n{params}"))
-    };
-    let check = |what: &str, got: &[f32], want: f64| {
-        for (c, &x) in got.iter().enumerate() {
-            let err = (f64::from(x) - want).abs();
-            assert!(
-                err <= 1e-5 * want.abs().max(1e-3),
-                "{what}: sample {c} holds {x}, the exact recurrence gives {want} (relative tolerance 1e-5)"
-            );
-        }
-    };
-    let q = |k: f64| (-k * dt).exp();
+    gravity_with_dissipation(&make);
+    buoyancy_of_uniform_fields(&make);
+    speed_limit(&make);
+}
 
+/// The steps and time step of [`uniform_forces`]' flows.
+const UNIFORM_DT: f64 = 0.05;
+const UNIFORM_STEPS: u32 = 40;
+
+/// A periodic 16 × 12 box with `params`.
+fn uniform_scene(params: &str) -> Scene {
+    let periodic = "boundary = { x = \"periodic\", y = \"periodic\" }";
+    test_scene("uniform-forces", 16, 12, 0.1, UNIFORM_DT, &format!("{periodic}\n{params}"))
+}
+
+/// Every sample of `got` within 1e-5 relative of the exact recurrence's `want`.
+fn check_uniform(what: &str, got: &[f32], want: f64) {
+    for (c, &x) in got.iter().enumerate() {
+        let err = (f64::from(x) - want).abs();
+        assert!(
+            err <= 1e-5 * want.abs().max(1e-3),
+            "{what}: sample {c} holds {x}, the exact recurrence gives {want} (relative tolerance 1e-5)"
+        );
+    }
+}
+
+/// The velocity's decay over a step at rate `k`.
+fn decay(k: f64) -> f64 {
+    (-k * UNIFORM_DT).exp()
+}
+
+fn gravity_with_dissipation<B: Backend>(make: &impl Fn() -> B) {
+    let (dt, steps) = (UNIFORM_DT, UNIFORM_STEPS);
     // Gravity with velocity dissipation.
     let mut sim = Simulation::new(
-        scene(
+        uniform_scene(
             "gravity = [0.3, -0.7]\ndissipation = { velocity = 0.5 }\nfields = { density = false, temperature = false, dye = false }",
         ),
         make(),
@@ -204,20 +221,23 @@ pub fn uniform_forces<B: Backend>(make: impl Fn() -> B) {
     let (mut u, mut v) = (0.0f64, 0.0f64);
     for n in 1..=steps {
         sim.step(dt as f32).expect("step");
-        u = q(0.5) * u + 0.3 * dt;
-        v = q(0.5) * v - 0.7 * dt;
+        u = decay(0.5) * u + 0.3 * dt;
+        v = decay(0.5) * v - 0.7 * dt;
         if n % 10 == 0 {
-            check(&format!("gravity, u after {n} steps"), &sim.field(FieldId::U).expect("u"), u);
-            check(&format!("gravity, v after {n} steps"), &sim.field(FieldId::V).expect("v"), v);
+            check_uniform(&format!("gravity, u after {n} steps"), &sim.field(FieldId::U).expect("u"), u);
+            check_uniform(&format!("gravity, v after {n} steps"), &sim.field(FieldId::V).expect("v"), v);
         }
     }
+}
 
+fn buoyancy_of_uniform_fields<B: Backend>(make: &impl Fn() -> B) {
+    let (dt, steps) = (UNIFORM_DT, UNIFORM_STEPS);
     // Buoyancy from a uniform density and temperature, each decaying at its own rate: both
     // terms, and each alone (the other's weight zero).
     let (rho0, t0, amb) = (0.8f64, 5.0f64, 1.0f64);
     for (w, lift) in [(0.4f64, 2.0f64), (0.4, 0.0), (0.0, 2.0)] {
         let mut sim = Simulation::new(
-            scene(&format!(
+            uniform_scene(&format!(
                 "dissipation = {{ velocity = 0.2, density = 0.3, temperature = 0.6, dye = 0.45 }}\n\
                  buoyancy = {{ density_weight = {w}, temperature_lift = {lift}, ambient_temperature = {amb} }}\n\
                  fields = {{ density = true, temperature = true, dye = true }}"
@@ -237,29 +257,33 @@ pub fn uniform_forces<B: Backend>(make: impl Fn() -> B) {
             let t = f64::from(n) * dt;
             let rho = rho0 * (-0.3 * t).exp();
             let excess = (t0 - amb) * (-0.6 * t).exp();
-            v = q(0.2) * v + (lift * excess - w * rho) * dt;
+            v = decay(0.2) * v + (lift * excess - w * rho) * dt;
             if n % 10 == 0 {
-                check(
+                check_uniform(
                     &format!("buoyancy (w {w}, L {lift}), density after {n} steps"),
                     &sim.field(FieldId::Density).expect("d"),
                     rho,
                 );
-                check(
+                check_uniform(
                     &format!("buoyancy (w {w}, L {lift}), temperature after {n} steps"),
                     &sim.field(FieldId::Temperature).expect("t"),
                     amb + excess,
                 );
-                check(&format!("buoyancy (w {w}, L {lift}), v after {n} steps"), &sim.field(FieldId::V).expect("v"), v);
+                check_uniform(
+                    &format!("buoyancy (w {w}, L {lift}), v after {n} steps"),
+                    &sim.field(FieldId::V).expect("v"),
+                    v,
+                );
                 let dye = sim.field(FieldId::Dye).expect("dye");
                 for (k, d0) in dye0.iter().enumerate() {
                     let channel: Vec<f32> = dye.iter().skip(k).step_by(4).copied().collect();
-                    check(
+                    check_uniform(
                         &format!("w {w}, L {lift}: dye channel {k} after {n} steps"),
                         &channel,
                         d0 * (-0.45 * t).exp(),
                     );
                 }
-                check(
+                check_uniform(
                     &format!("buoyancy (w {w}, L {lift}), u after {n} steps"),
                     &sim.field(FieldId::U).expect("u"),
                     0.0,
@@ -267,10 +291,15 @@ pub fn uniform_forces<B: Backend>(make: impl Fn() -> B) {
             }
         }
     }
+}
 
+fn speed_limit<B: Backend>(make: &impl Fn() -> B) {
+    let (dt, steps) = (UNIFORM_DT, UNIFORM_STEPS);
     // The speed limit: a uniform flow scaled back to it along its own direction.
     let mut sim = Simulation::new(
-        scene("gravity = [-2.0, 5.0]\nmax_speed = 0.6\nfields = { density = false, temperature = false, dye = false }"),
+        uniform_scene(
+            "gravity = [-2.0, 5.0]\nmax_speed = 0.6\nfields = { density = false, temperature = false, dye = false }",
+        ),
         make(),
     )
     .expect("simulation");
@@ -283,14 +312,14 @@ pub fn uniform_forces<B: Backend>(make: impl Fn() -> B) {
             (u, v) = (u * 0.6 / speed, v * 0.6 / speed);
         }
         if n % 2 == 0 {
-            check(&format!("clamp, u after {n} steps"), &sim.field(FieldId::U).expect("u"), u);
-            check(&format!("clamp, v after {n} steps"), &sim.field(FieldId::V).expect("v"), v);
+            check_uniform(&format!("clamp, u after {n} steps"), &sim.field(FieldId::U).expect("u"), u);
+            check_uniform(&format!("clamp, v after {n} steps"), &sim.field(FieldId::V).expect("v"), v);
         }
     }
 
     // The clamp alone, with no force in the scene, on a fluid that starts too fast.
     let mut sim = Simulation::new(
-        scene("max_speed = 0.6\nfields = { density = false, temperature = false, dye = false }"),
+        uniform_scene("max_speed = 0.6\nfields = { density = false, temperature = false, dye = false }"),
         make(),
     )
     .expect("simulation");
@@ -299,8 +328,8 @@ pub fn uniform_forces<B: Backend>(make: impl Fn() -> B) {
     sim.set_field(FieldId::V, &vec![-2.0; grid.len(FieldId::V)]).expect("v");
     sim.step(dt as f32).expect("step");
     // Speed 2.5 scaled to 0.6: (1.5, −2) × 0.24.
-    check("clamp alone, u after 1 step", &sim.field(FieldId::U).expect("u"), 0.36);
-    check("clamp alone, v after 1 step", &sim.field(FieldId::V).expect("v"), -0.48);
+    check_uniform("clamp alone, u after 1 step", &sim.field(FieldId::U).expect("u"), 0.36);
+    check_uniform("clamp alone, v after 1 step", &sim.field(FieldId::V).expect("v"), -0.48);
 }
 
 /// The curl and the vorticity-confinement force against their analytic forms.

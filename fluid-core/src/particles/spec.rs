@@ -389,6 +389,48 @@ impl ParticleSpec {
     /// Check every value against `grid` and the scene's `obstacles` (world units); errors name
     /// the key and the value.
     pub fn validate(&self, grid: &Frame, obstacles: &[Obstacle]) -> Result<()> {
+        self.check_coefficients()?;
+        self.check_hash(grid)?;
+        self.check_container(grid)?;
+        if self.fill.is_empty() && self.emitters.is_empty() {
+            return Err(Error::invalid(
+                "particles.fill",
+                "[]",
+                "the liquid needs at least one filled region or emitter (`particles.emitters`)",
+            ));
+        }
+        self.check_emitters(grid)?;
+        let n = self.initial_count(grid, obstacles).saturating_add(self.budgets());
+        if n > MAX_PARTICLES {
+            return Err(Error::invalid(
+                "particles.fill",
+                format!("{n} particles"),
+                format!(
+                    "at most {MAX_PARTICLES} particles ({} bytes each on a device): a larger `spacing` \
+                     (by default a third of `particles.radius`) or smaller regions",
+                    crate::particles::BYTES_PER_PARTICLE
+                ),
+            ));
+        }
+        self.check_fills(grid)?;
+        if n == 0 && self.emitters.is_empty() {
+            return Err(Error::invalid(
+                "particles.fill",
+                n,
+                format!(
+                    "the filled regions hold no particle: each is smaller than its spacing (its \
+                     `spacing`, by default a third of `particles.radius`) or lies inside `obstacles`, on \
+                     this box ({} x {} world units, from `grid.nx`, `grid.ny` and `grid.h`)",
+                    grid.width(),
+                    grid.height()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The liquid's coefficients, its springs, friction, gravity and passes.
+    fn check_coefficients(&self) -> Result<()> {
         finite_positive("particles.radius", self.radius, "the interaction radius")?;
         finite_positive("particles.rest_density", self.rest_density, "the rest density")?;
         finite_at_least_zero("particles.stiffness", self.stiffness, "the stiffness")?;
@@ -427,6 +469,11 @@ impl ParticleSpec {
                 return Err(Error::invalid(key, n, format!("1 to {MAX_PASSES}")));
             }
         }
+        Ok(())
+    }
+
+    /// The neighbour hash over the box stays within its cells.
+    fn check_hash(&self, grid: &Frame) -> Result<()> {
         let [cx, cy] = self.hash_cells(grid);
         let cells = u64::from(cx) * u64::from(cy);
         if cells > MAX_HASH_CELLS {
@@ -439,6 +486,11 @@ impl ParticleSpec {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    /// A circular container lies within the box.
+    fn check_container(&self, grid: &Frame) -> Result<()> {
         if let Container::Circle { center, radius } = self.container {
             finite_positive("particles.container.radius", radius, "the container's radius")?;
             let b = self.bounds(grid);
@@ -462,26 +514,11 @@ impl ParticleSpec {
                 ));
             }
         }
-        if self.fill.is_empty() && self.emitters.is_empty() {
-            return Err(Error::invalid(
-                "particles.fill",
-                "[]",
-                "the liquid needs at least one filled region or emitter (`particles.emitters`)",
-            ));
-        }
-        self.check_emitters(grid)?;
-        let n = self.initial_count(grid, obstacles).saturating_add(self.budgets());
-        if n > MAX_PARTICLES {
-            return Err(Error::invalid(
-                "particles.fill",
-                format!("{n} particles"),
-                format!(
-                    "at most {MAX_PARTICLES} particles ({} bytes each on a device): a larger `spacing` \
-                     (by default a third of `particles.radius`) or smaller regions",
-                    crate::particles::BYTES_PER_PARTICLE
-                ),
-            ));
-        }
+        Ok(())
+    }
+
+    /// Each filled region is well formed and places its particles inside the container.
+    fn check_fills(&self, grid: &Frame) -> Result<()> {
         let bounds = self.bounds(grid);
         for (k, fill) in self.fill.iter().enumerate() {
             let key = format!("particles.fill[{k}]");
@@ -526,19 +563,6 @@ impl ParticleSpec {
                     ),
                 ));
             }
-        }
-        if n == 0 && self.emitters.is_empty() {
-            return Err(Error::invalid(
-                "particles.fill",
-                n,
-                format!(
-                    "the filled regions hold no particle: each is smaller than its spacing (its \
-                     `spacing`, by default a third of `particles.radius`) or lies inside `obstacles`, on \
-                     this box ({} x {} world units, from `grid.nx`, `grid.ny` and `grid.h`)",
-                    grid.width(),
-                    grid.height()
-                ),
-            ));
         }
         Ok(())
     }
