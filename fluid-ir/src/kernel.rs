@@ -112,11 +112,9 @@ pub enum Workgroup {
     Covers(u32, u32),
 }
 
-/// A parameter block type: a `#[repr(C)]` struct whose WGSL twin has the same name and layout.
-pub trait ParamsBlock: bytemuck::Pod {
-    /// The struct's name, in Rust and WGSL.
-    const NAME: &'static str;
-}
+/// A parameter block type: a struct defined by [`wgsl_struct!`](crate::wgsl_struct), whose
+/// WGSL twin is made from it.
+pub trait ParamsBlock: crate::wgsl::WgslStruct {}
 
 /// Which parameter block a kernel reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -15,6 +15,7 @@
 //!   records as opaque words) and the read-back logic the backends share;
 //! - [`bytes`]: values and their little-endian bytes (`f32`, `f16`, words);
 //! - [`wait`]: how a backend waits for its device;
+//! - [`wgsl`]: the WGSL declarations of the blocks, made from their Rust definitions;
 //! - [`Error`]: the one error type of the engine's libraries.
 //!
 //! Models (the grid fluid, the particle liquid, the renderer's passes) live in `fluid-core`;
@@ -30,6 +31,7 @@ pub mod resource;
 pub mod schedule;
 pub mod uniforms;
 pub mod wait;
+pub mod wgsl;
 
 pub use backend::{Backend, KernelTiming, PendingRead, Records, StepInputs, TimestampTimings};
 pub use error::{Error, Result};

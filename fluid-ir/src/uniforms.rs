@@ -1,7 +1,7 @@
 //! The blocks every model's kernels share: the step uniform, the reductions' parameters and
 //! their two kernels. Each struct is `#[repr(C)]`, [`bytemuck::Pod`], a multiple of 16 bytes,
-//! and has a WGSL twin of the same name and layout (`fluid-shaders/shaders/shared/common.wgsl`);
-//! `fluid-shaders` checks the two by naga reflection.
+//! and its WGSL declaration (`fluid-shaders/shaders/shared/params.wgsl`) is generated from it
+//! ([`crate::wgsl`]); `fluid-shaders` checks the two by naga reflection.
 
 use bytemuck::{Pod, Zeroable};
 
@@ -9,19 +9,19 @@ use crate::kernel::Access::{Read as R, ReadWrite as RW};
 use crate::kernel::{Binding, Domain, Kernel, KernelDesc, ParamsBlock, ParamsDesc, Workgroup};
 use crate::schedule::ReduceOp;
 
-/// Inputs that change every step (written before each submission, never baked into a recording).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct StepUniform {
-    /// Time step in seconds.
-    pub dt: f32,
-    /// Simulated time at the start of the step.
-    pub time: f32,
-    /// Number of records in the run's record buffer ([`crate::backend::Records`]; the
-    /// kernels' WGSL calls it `splat_count`).
-    pub records: u32,
-    /// Step counter.
-    pub step: u32,
+crate::wgsl_struct! {
+    /// Inputs that change every step (written before each submission, never baked into a recording).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+    pub struct StepUniform {
+        /// Time step in seconds.
+        pub dt: f32,
+        /// Simulated time at the start of the step.
+        pub time: f32,
+        /// Number of records in the run's record buffer ([`crate::backend::Records`]).
+        pub records: u32,
+        /// Step counter.
+        pub step: u32,
+    }
 }
 
 pub use crate::kernel::PARAMS_MAX_BYTES;
@@ -31,23 +31,22 @@ pub const REDUCE_MAX_ABS: u32 = 0;
 /// Reduction operation code of [`ReduceParams::op`]: `Σ x²`.
 pub const REDUCE_SUM_SQUARES: u32 = 1;
 
-/// Parameters of the GPU reduction passes (`reduce_partial`, `reduce_final`).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct ReduceParams {
-    /// Values to reduce.
-    pub len: u32,
-    /// [`REDUCE_MAX_ABS`] or [`REDUCE_SUM_SQUARES`].
-    pub op: u32,
-    /// Result slot.
-    pub slot: u32,
-    /// Number of partial results (workgroups of the first pass).
-    pub partials: u32,
+crate::wgsl_struct! {
+    /// Parameters of the GPU reduction passes (`reduce_partial`, `reduce_final`).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+    pub struct ReduceParams {
+        /// Values to reduce.
+        pub len: u32,
+        /// [`REDUCE_MAX_ABS`] or [`REDUCE_SUM_SQUARES`].
+        pub op: u32,
+        /// Result slot.
+        pub slot: u32,
+        /// Number of partial results (workgroups of the first pass).
+        pub partials: u32,
+    }
 }
 
-impl ParamsBlock for ReduceParams {
-    const NAME: &'static str = "ReduceParams";
-}
+impl ParamsBlock for ReduceParams {}
 
 /// Threads of a reduction workgroup (`WG` in reduce.wgsl).
 pub const REDUCE_WORKGROUP: u32 = 256;

@@ -3,7 +3,9 @@
 //! Every GPU kernel of the engine, as WGSL: one file per kernel under `shaders/<model>/`
 //! (entry point and file stem = the kernel's name), the reductions in `shaders/reduce.wgsl`,
 //! shared code in `shaders/shared/`. A kernel file names the shared snippets it needs with
-//! `// #include <name>` lines; [`source`] prepends `shared/common.wgsl` and those snippets.
+//! `// #include <name>` lines; [`source`] prepends `shared/params.wgsl` (the blocks the
+//! kernels read, generated from their Rust definitions by `cargo xtask shaders`),
+//! `shared/common.wgsl` and those snippets.
 //! The wgpu backend compiles that composed text; `cargo xtask shaders` compiles it to SPIR-V
 //! (`gen/<entry point>.spv`, committed and checked fresh in CI), which the raw Vulkan backend
 //! loads ([`spirv()`]). Both GPU backends therefore run the same kernels.
@@ -25,7 +27,8 @@ pub mod spirv;
 
 const COMMON: &str = include_str!("../shaders/shared/common.wgsl");
 
-/// The shared snippets a kernel file may `// #include`, by name (`common` is always there).
+/// The shared snippets a kernel file may `// #include`, by name (`params` and `common` are
+/// always there).
 fn shared(name: &str) -> Option<&'static str> {
     tables::SHARED.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
 }
@@ -53,10 +56,12 @@ pub fn compose(text: &str) -> Option<String> {
     compose_using(text, &Overrides::default())
 }
 
-/// The names of the shared snippets (`shaders/shared/<name>.wgsl`): `common`, which every
-/// shader starts with, then those a kernel file may `// #include`.
+/// The names of the shared snippets (`shaders/shared/<name>.wgsl`): `params` and `common`,
+/// which every shader starts with, then those a kernel file may `// #include`.
 pub fn snippet_names() -> impl Iterator<Item = &'static str> {
-    std::iter::once("common").chain(tables::SHARED.iter().map(|(name, _)| *name).filter(|n| *n != "common"))
+    ["params", "common"]
+        .into_iter()
+        .chain(tables::SHARED.iter().map(|(name, _)| *name).filter(|n| *n != "common" && *n != "params"))
 }
 
 /// Texts that replace built-in shader files when shaders are composed: kernel files by stem,
@@ -89,11 +94,13 @@ fn compose_using(text: &str, overrides: &Overrides) -> Option<String> {
         let built_in = if name == "common" { COMMON } else { shared(name)? };
         Some(overrides.snippets.get(name).map_or(built_in, String::as_str))
     };
-    let mut out = String::from(snippet("common")?);
+    let mut out = String::from(snippet("params")?);
+    out.push('\n');
+    out.push_str(snippet("common")?);
     for line in text.lines() {
         if let Some(name) = line.trim().strip_prefix("// #include ") {
             let name = name.trim();
-            if name == "common" {
+            if name == "common" || name == "params" {
                 return None;
             }
             out.push('\n');
@@ -122,7 +129,7 @@ mod tests {
     use super::*;
 
     /// Overrides replace exactly the texts they name: a kernel file in its own shader only, a
-    /// snippet in every shader that includes it (`common` in all), and nothing else; with none,
+    /// snippet in every shader that includes it (`params` and `common` in all), and nothing else; with none,
     /// every shader is the built-in one.
     #[test]
     fn overrides_replace_the_files_they_name() {
@@ -140,7 +147,9 @@ mod tests {
         let pressure = shared("pressure").expect("the pressure snippet");
         for (stem, text) in FILES {
             let src = overridden_source(stem, &overrides, WORKGROUP).expect("composed");
-            assert!(src.starts_with(&marker("common")) && !src.contains(COMMON), "{stem}: common");
+            let params = shared("params").expect("the blocks");
+            assert!(src.starts_with(&format!("{params}\n{}", marker("common"))), "{stem}: the blocks, then common");
+            assert!(!src.contains(COMMON), "{stem}: common");
             let includes = text.lines().any(|l| l.trim() == "// #include pressure");
             assert_eq!(src.contains(&marker("pressure")), includes, "{stem}: pressure");
             assert!(!src.contains(pressure), "{stem}: the built-in pressure snippet");

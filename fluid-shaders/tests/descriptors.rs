@@ -115,3 +115,34 @@ fn every_descriptor_says_what_its_shader_declares() {
         .validate(&module)
         .expect("bandwidth.wgsl validates");
 }
+
+/// Every block the kernels read is declared by the composed shaders with its Rust definition's
+/// members at its Rust offsets and with its size (`params.wgsl` is generated from those
+/// definitions; this checks WGSL's own layout rules keep them, e.g. a `vec2` member at an
+/// offset that is not a multiple of 8, or a `vec4` one off 16, would move).
+#[test]
+fn every_block_has_its_rust_layout_in_the_shaders() {
+    let module = parse("divergence");
+    for layout in fluid_core::wgsl_layouts() {
+        let ty = module
+            .types
+            .iter()
+            .map(|(_, t)| t)
+            .find(|t| t.name.as_deref() == Some(layout.name))
+            .unwrap_or_else(|| panic!("the shaders declare no struct {}", layout.name));
+        let naga::TypeInner::Struct { members, span } = &ty.inner else { panic!("{} is not a struct", layout.name) };
+        let rust: Vec<(String, u32)> =
+            layout.members.iter().flat_map(|m| m.declared()).map(|(n, _, o)| (n, o as u32)).collect();
+        let wgsl: Vec<(String, u32)> = members.iter().map(|m| (m.name.clone().unwrap_or_default(), m.offset)).collect();
+        assert_eq!(wgsl, rust, "{}: members and offsets, WGSL against Rust", layout.name);
+        assert_eq!(*span as usize, layout.size, "{}: size", layout.name);
+    }
+}
+
+/// `params.wgsl` is the declarations the Rust definitions give (what `cargo xtask shaders`
+/// writes and `--check` keeps fresh in CI).
+#[test]
+fn the_blocks_file_is_generated_from_the_rust_definitions() {
+    let committed = include_str!("../shaders/shared/params.wgsl");
+    assert_eq!(committed, fluid_core::params_wgsl(), "run `cargo xtask shaders`");
+}

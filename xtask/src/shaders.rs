@@ -1,12 +1,16 @@
-//! `cargo xtask shaders [--check]`: compile every WGSL kernel to SPIR-V with naga (wgsl-in,
-//! spv-out) into `fluid-shaders/gen/<entry point>.spv`, one module per entry point, so the
-//! Vulkan backend runs exactly the shaders the wgpu backend runs. `--check` regenerates in memory
-//! and fails when a committed file is missing, stale or extra.
+//! `cargo xtask shaders [--check]`: write the WGSL declarations of the blocks the kernels read
+//! from their Rust definitions (`fluid-shaders/shaders/shared/params.wgsl`, from
+//! `fluid_core::params_wgsl`), and compile every WGSL kernel, composed with them, to SPIR-V
+//! with naga (wgsl-in, spv-out) into `fluid-shaders/gen/<entry point>.spv`, one module per
+//! entry point, so the Vulkan backend runs exactly the shaders the wgpu backend runs. `--check`
+//! regenerates in memory and fails when a committed file is missing, stale or extra.
 
 use std::path::{Path, PathBuf};
 
 /// Where the generated SPIR-V lives.
 pub const GEN_DIR: &str = "fluid-shaders/gen";
+/// The generated WGSL declarations of the blocks.
+pub const PARAMS_FILE: &str = "fluid-shaders/shaders/shared/params.wgsl";
 
 fn compile(name: &str, src: &str) -> Result<Vec<(String, Vec<u8>)>, String> {
     let modules = fluid_shaders::spirv::compile(name, src)?;
@@ -17,10 +21,15 @@ fn compile(name: &str, src: &str) -> Result<Vec<(String, Vec<u8>)>, String> {
 }
 
 /// Every generated file: `(file name, bytes)`, sorted by name.
+/// The kernels are composed with the blocks as the Rust definitions give them now, not with
+/// the `params.wgsl` this program was built with.
 pub fn generate() -> Result<Vec<(String, Vec<u8>)>, String> {
     let mut files = Vec::new();
+    let mut blocks = fluid_shaders::Overrides::default();
+    blocks.snippets.insert("params".into(), fluid_core::params_wgsl());
     for (stem, _) in fluid_shaders::FILES {
-        let src = fluid_shaders::source(stem).ok_or_else(|| format!("cannot compose {stem}.wgsl"))?;
+        let src = fluid_shaders::overridden_source(stem, &blocks, fluid_shaders::WORKGROUP)
+            .ok_or_else(|| format!("cannot compose {stem}.wgsl"))?;
         files.extend(compile(stem, &src)?);
     }
     files.extend(compile("bandwidth", fluid_shaders::BANDWIDTH)?);
@@ -47,6 +56,19 @@ pub fn run(root: &Path, check: bool) -> Result<(), String> {
     let dir = root.join(GEN_DIR);
     let files = generate()?;
     let mut problems = Vec::new();
+    let params = root.join(PARAMS_FILE);
+    let text = fluid_core::params_wgsl();
+    if std::fs::read_to_string(&params).ok().as_deref() != Some(text.as_str()) {
+        if check {
+            problems.push(format!("{} is stale (the blocks' Rust definitions changed)", params.display()));
+        } else {
+            if let Some(parent) = params.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| format!("creating {}: {e}", parent.display()))?;
+            }
+            std::fs::write(&params, &text).map_err(|e| format!("writing {}: {e}", params.display()))?;
+            eprintln!("xtask: wrote {}", params.display());
+        }
+    }
     for (name, bytes) in &files {
         let path = dir.join(name);
         let current = std::fs::read(&path).ok();
@@ -73,7 +95,7 @@ pub fn run(root: &Path, check: bool) -> Result<(), String> {
         }
     }
     if !problems.is_empty() {
-        return Err(format!("SPIR-V out of date (run `cargo xtask shaders`):\n  {}", problems.join("\n  ")));
+        return Err(format!("shaders out of date (run `cargo xtask shaders`):\n  {}", problems.join("\n  ")));
     }
     eprintln!("xtask: {} SPIR-V modules {}", files.len(), if check { "up to date" } else { "generated" });
     Ok(())

@@ -1,8 +1,9 @@
 //! The grid model's parameter blocks, defined once for every backend.
 //!
-//! Each struct is `#[repr(C)]`, [`bytemuck::Pod`], a multiple of 16 bytes, and mirrored field by
-//! field by the WGSL struct of the same name in `fluid-shaders/shaders/shared/common.wgsl`
-//! (checked by reflection in `fluid-shaders`). GPU backends upload the bytes as they are.
+//! Each struct is defined by [`fluid_ir::wgsl_struct!`] (`#[repr(C)]`, [`bytemuck::Pod`], a
+//! multiple of 16 bytes); its WGSL declaration in `fluid-shaders/shaders/shared/params.wgsl` is
+//! generated from it (`cargo xtask shaders`), and `fluid-shaders` checks every member's offset
+//! there by reflection. GPU backends upload the bytes as they are.
 
 use bytemuck::{Pod, Zeroable};
 
@@ -11,9 +12,7 @@ use fluid_ir::uniforms::PARAMS_MAX_BYTES;
 
 macro_rules! params_blocks {
     ($($t:ident),*) => {
-        $(impl ParamsBlock for $t {
-            const NAME: &'static str = stringify!($t);
-        })*
+        $(impl ParamsBlock for $t {})*
     };
 }
 
@@ -43,26 +42,27 @@ pub const ADVECT_DYE: u32 = 4;
 /// `rasterise_solids` clears it inside obstacles).
 pub const CARRY_FUEL: u32 = 8;
 
-/// Parameters of `advect_velocity` and `advect_cells`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct AdvectParams {
-    /// Backtrace order: 1 (Euler), 2 (midpoint RK2) or 3 (Ralston RK3).
-    pub order: u32,
-    /// Which cell fields `advect_cells` moves ([`ADVECT_DENSITY`] | …).
-    pub fields: u32,
-    /// Dissipation rate of velocity, 1/s (multiplies by `exp(−rate·dt)`).
-    pub velocity_dissipation: f32,
-    /// Dissipation rate of density, 1/s.
-    pub density_dissipation: f32,
-    /// Rate at which temperature relaxes to ambient, 1/s.
-    pub temperature_dissipation: f32,
-    /// Dissipation rate of dye, 1/s.
-    pub dye_dissipation: f32,
-    /// Ambient temperature.
-    pub ambient_temperature: f32,
-    /// Dissipation rate of fuel, 1/s (`advect_fuel`).
-    pub fuel_dissipation: f32,
+fluid_ir::wgsl_struct! {
+    /// Parameters of `advect_velocity` and `advect_cells`.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+    pub struct AdvectParams {
+        /// Backtrace order: 1 (Euler), 2 (midpoint RK2) or 3 (Ralston RK3).
+        pub order: u32,
+        /// Which cell fields `advect_cells` moves ([`ADVECT_DENSITY`] | …).
+        pub fields: u32,
+        /// Dissipation rate of velocity, 1/s (multiplies by `exp(−rate·dt)`).
+        pub velocity_dissipation: f32,
+        /// Dissipation rate of density, 1/s.
+        pub density_dissipation: f32,
+        /// Rate at which temperature relaxes to ambient, 1/s.
+        pub temperature_dissipation: f32,
+        /// Dissipation rate of dye, 1/s.
+        pub dye_dissipation: f32,
+        /// Ambient temperature.
+        pub ambient_temperature: f32,
+        /// Dissipation rate of fuel, 1/s (`advect_fuel`).
+        pub fuel_dissipation: f32,
+    }
 }
 
 /// [`SharpParams::scheme`]: MacCormack (Selle et al. 2008): the forward value corrected by
@@ -78,145 +78,153 @@ pub const SHARP_SCALAR: u32 = 1;
 /// Bit of [`SharpParams::fields`]: the dye slots hold the dye.
 pub const SHARP_DYE: u32 = 2;
 
-/// Parameters of the sharper advection passes (`back_velocity`, `back_cells`,
-/// `sharp_velocity`, `sharp_cells`). Dissipation maps a value `x` to
-/// `ambient + (x − ambient)·exp(−rate·dt)`; the backward pass applies its inverse.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct SharpParams {
-    /// Backtrace order, as [`AdvectParams::order`].
-    pub order: u32,
-    /// [`SHARP_MACCORMACK`], [`SHARP_BFECC`] or [`SHARP_CUBIC`].
-    pub scheme: u32,
-    /// Which slots hold fields ([`SHARP_SCALAR`] | [`SHARP_DYE`]; velocity kernels ignore it).
-    pub fields: u32,
-    /// Dissipation rate of the scalar (or of the velocity), 1/s.
-    pub rate: f32,
-    /// What the scalar relaxes to (the ambient temperature; 0 for the others).
-    pub ambient: f32,
-    /// Dissipation rate of the dye, 1/s.
-    pub dye_rate: f32,
-    /// Padding.
-    pub _pad: [u32; 2],
+fluid_ir::wgsl_struct! {
+    /// Parameters of the sharper advection passes (`back_velocity`, `back_cells`,
+    /// `sharp_velocity`, `sharp_cells`). Dissipation maps a value `x` to
+    /// `ambient + (x − ambient)·exp(−rate·dt)`; the backward pass applies its inverse.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+    pub struct SharpParams {
+        /// Backtrace order, as [`AdvectParams::order`].
+        pub order: u32,
+        /// [`SHARP_MACCORMACK`], [`SHARP_BFECC`] or [`SHARP_CUBIC`].
+        pub scheme: u32,
+        /// Which slots hold fields ([`SHARP_SCALAR`] | [`SHARP_DYE`]; velocity kernels ignore it).
+        pub fields: u32,
+        /// Dissipation rate of the scalar (or of the velocity), 1/s.
+        pub rate: f32,
+        /// What the scalar relaxes to (the ambient temperature; 0 for the others).
+        pub ambient: f32,
+        /// Dissipation rate of the dye, 1/s.
+        pub dye_rate: f32,
+        /// Padding.
+        pub _pad: [u32; 2],
+    }
 }
 
-/// How the dye lives, for `splat`, `advect_fine_dye` and `splat_fine_dye`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct DyeParams {
-    /// Backtrace order (1–3), as [`AdvectParams::order`].
-    pub order: u32,
-    /// The dye's cells per cell along each axis ([`crate::grid::Grid::dye_factor`]): with 1
-    /// `splat` adds the dye, above 1 `splat_fine_dye` does on the finer grid.
-    pub factor: u32,
-    /// The dye's dissipation rate, 1/s.
-    pub dissipation: f32,
-    /// Padding.
-    pub _pad: u32,
+fluid_ir::wgsl_struct! {
+    /// How the dye lives, for `splat`, `advect_fine_dye` and `splat_fine_dye`.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+    pub struct DyeParams {
+        /// Backtrace order (1–3), as [`AdvectParams::order`].
+        pub order: u32,
+        /// The dye's cells per cell along each axis ([`crate::grid::Grid::dye_factor`]): with 1
+        /// `splat` adds the dye, above 1 `splat_fine_dye` does on the finer grid.
+        pub factor: u32,
+        /// The dye's dissipation rate, 1/s.
+        pub dissipation: f32,
+        /// Padding.
+        pub _pad: u32,
+    }
 }
 
-/// Parameters of `surface_tension`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct TensionParams {
-    /// σ: the force is `σ κ ∇ρ`.
-    pub strength: f32,
-    /// Padding.
-    pub _pad: [u32; 3],
+fluid_ir::wgsl_struct! {
+    /// Parameters of `surface_tension`.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+    pub struct TensionParams {
+        /// σ: the force is `σ κ ∇ρ`.
+        pub strength: f32,
+        /// Padding.
+        pub _pad: [u32; 3],
+    }
 }
 
-/// Parameters of `apply_forces`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct ForceParams {
-    /// Gravity (x, y), world units/s².
-    pub gravity: [f32; 2],
-    /// Downward acceleration per unit density.
-    pub density_weight: f32,
-    /// Upward acceleration per degree above ambient.
-    pub temperature_lift: f32,
-    /// Ambient temperature.
-    pub ambient_temperature: f32,
-    /// Vorticity confinement strength ε.
-    pub vorticity: f32,
-    /// Largest speed at a face after forces (`clamp_speed`'s limit); only when `clamp_speed` is 1.
-    pub max_speed: f32,
-    /// 1 when the step limits the speed to `max_speed` (the `clamp_speed` kernel runs).
-    pub clamp_speed: u32,
+fluid_ir::wgsl_struct! {
+    /// Parameters of `apply_forces`.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+    pub struct ForceParams {
+        /// Gravity (x, y), world units/s².
+        pub gravity: [f32; 2],
+        /// Downward acceleration per unit density.
+        pub density_weight: f32,
+        /// Upward acceleration per degree above ambient.
+        pub temperature_lift: f32,
+        /// Ambient temperature.
+        pub ambient_temperature: f32,
+        /// Vorticity confinement strength ε.
+        pub vorticity: f32,
+        /// Largest speed at a face after forces (`clamp_speed`'s limit); only when `clamp_speed` is 1.
+        pub max_speed: f32,
+        /// 1 when the step limits the speed to `max_speed` (the `clamp_speed` kernel runs).
+        pub clamp_speed: u32,
+    }
 }
 
-/// Parameters of `burn` and `expand` (see [`crate::grid::params::Combustion`]).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct BurnParams {
-    /// Fraction of the fuel burnt per second above ignition: `1 − exp(−rate·dt)` per step.
-    pub rate: f32,
-    /// Temperature at and above which fuel burns.
-    pub ignition: f32,
-    /// Temperature released per unit of fuel burnt.
-    pub heat: f32,
-    /// Density (smoke) made per unit of fuel burnt.
-    pub soot: f32,
-    /// Volume made per unit of fuel burnt (a divergence source).
-    pub expansion: f32,
-    /// Padding.
-    pub _pad: [u32; 3],
+fluid_ir::wgsl_struct! {
+    /// Parameters of `burn` and `expand` (see [`crate::grid::params::Combustion`]).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+    pub struct BurnParams {
+        /// Fraction of the fuel burnt per second above ignition: `1 − exp(−rate·dt)` per step.
+        pub rate: f32,
+        /// Temperature at and above which fuel burns.
+        pub ignition: f32,
+        /// Temperature released per unit of fuel burnt.
+        pub heat: f32,
+        /// Density (smoke) made per unit of fuel burnt.
+        pub soot: f32,
+        /// Volume made per unit of fuel burnt (a divergence source).
+        pub expansion: f32,
+        /// Padding.
+        pub _pad: [u32; 3],
+    }
 }
 
-/// Parameters of `turbulence` (see [`crate::grid::params::Turbulence`]).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct TurbulenceParams {
-    /// Acceleration scale, world units/s².
-    pub amplitude: f32,
-    /// Lattice units per second along the noise's time axis.
-    pub speed: f32,
-    /// Lattice cells per world unit along x and y (the first octave).
-    pub inv_scale: [f32; 2],
-    /// Lattice cells across a periodic axis (the first octave), 0 on the others.
-    pub period: [u32; 2],
-    /// Octaves, each of twice the frequency and half the weight of the one before.
-    pub octaves: u32,
-    /// 0: no mask; 1: weighted by the bound cell field.
-    pub mask: u32,
-    /// Subtracted from the mask field (the ambient temperature for heat).
-    pub mask_offset: f32,
-    /// The mask field's value (less the offset) at which the force is whole.
-    pub mask_full: f32,
-    /// Padding.
-    pub _pad: [u32; 2],
+fluid_ir::wgsl_struct! {
+    /// Parameters of `turbulence` (see [`crate::grid::params::Turbulence`]).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+    pub struct TurbulenceParams {
+        /// Acceleration scale, world units/s².
+        pub amplitude: f32,
+        /// Lattice units per second along the noise's time axis.
+        pub speed: f32,
+        /// Lattice cells per world unit along x and y (the first octave).
+        pub inv_scale: [f32; 2],
+        /// Lattice cells across a periodic axis (the first octave), 0 on the others.
+        pub period: [u32; 2],
+        /// Octaves, each of twice the frequency and half the weight of the one before.
+        pub octaves: u32,
+        /// 0: no mask; 1: weighted by the bound cell field.
+        pub mask: u32,
+        /// Subtracted from the mask field (the ambient temperature for heat).
+        pub mask_offset: f32,
+        /// The mask field's value (less the offset) at which the force is whole.
+        pub mask_full: f32,
+        /// Padding.
+        pub _pad: [u32; 2],
+    }
 }
 
-/// Parameters of `diffuse_velocity`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct DiffuseParams {
-    /// Kinematic viscosity ν, world units²/s.
-    pub viscosity: f32,
-    /// 1: a face an obstacle closes holds the fluid beside it at the solid's velocity (no
-    /// slip); 0: it drops out of its neighbours' sums (free slip).
-    pub no_slip: u32,
-    /// Heat only: 1 when obstacles hold temperatures (the `held` cells keep theirs and
-    /// conduct through every face), 0 when every solid insulates.
-    pub held: u32,
-    /// Padding.
-    pub _pad: u32,
+fluid_ir::wgsl_struct! {
+    /// Parameters of `diffuse_velocity`.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+    pub struct DiffuseParams {
+        /// Kinematic viscosity ν, world units²/s.
+        pub viscosity: f32,
+        /// 1: a face an obstacle closes holds the fluid beside it at the solid's velocity (no
+        /// slip); 0: it drops out of its neighbours' sums (free slip).
+        pub no_slip: u32,
+        /// Heat only: 1 when obstacles hold temperatures (the `held` cells keep theirs and
+        /// conduct through every face), 0 when every solid insulates.
+        pub held: u32,
+        /// Padding.
+        pub _pad: u32,
+    }
 }
 
-/// Parameters of the pressure sweeps: `jacobi`, `jacobi_multisweep`, `sor`, `relax`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct JacobiParams {
-    /// Relaxation weight ω.
-    pub omega: f32,
-    /// 1 to treat the source pressure as zero (a cold start).
-    pub zero_initial: u32,
-    /// `sor` only: the colour this pass updates, 0 (red, `i + j` even) or 1 (black).
-    pub colour: u32,
-    /// `jacobi_multisweep` only: the sweeps this dispatch performs, 1 ..=
-    /// [`MULTISWEEP_MAX`] (more are performed as [`MULTISWEEP_MAX`]); the other kernels
-    /// perform one and ignore it.
-    pub sweeps: u32,
+fluid_ir::wgsl_struct! {
+    /// Parameters of the pressure sweeps: `jacobi`, `jacobi_multisweep`, `sor`, `relax`.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+    pub struct JacobiParams {
+        /// Relaxation weight ω.
+        pub omega: f32,
+        /// 1 to treat the source pressure as zero (a cold start).
+        pub zero_initial: u32,
+        /// `sor` only: the colour this pass updates, 0 (red, `i + j` even) or 1 (black).
+        pub colour: u32,
+        /// `jacobi_multisweep` only: the sweeps this dispatch performs, 1 ..=
+        /// [`MULTISWEEP_MAX`] (more are performed as [`MULTISWEEP_MAX`]); the other kernels
+        /// perform one and ignore it.
+        pub sweeps: u32,
+    }
 }
 
 /// The most sweeps one `jacobi_multisweep` dispatch performs: the halo, in cells, that each
@@ -227,105 +235,109 @@ pub const MULTISWEEP_MAX: u32 = 8;
 /// in `jacobi_multisweep.wgsl`).
 pub const MULTISWEEP_TILE: u32 = 48;
 
-/// Parameters of the multigrid kernels (`mg_*`): one level (`nx`, `ny`, offsets `b`, `p`,
-/// `tmp` in the packed buffer) and, for the transfers, the next coarser one (`cnx`, `cny`, `cb`,
-/// `cp`). See [`crate::grid::pressure::multigrid`].
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct MgParams {
-    /// Cells along x of this level.
-    pub nx: u32,
-    /// Cells along y of this level.
-    pub ny: u32,
-    /// Offset of this level's `b`.
-    pub b: u32,
-    /// Offset of the iterate this kernel reads (`mg_smooth`: the source of the pass).
-    pub p: u32,
-    /// Offset this kernel writes (`mg_smooth`: the destination of the pass).
-    pub tmp: u32,
-    /// Cells along x of the coarser level.
-    pub cnx: u32,
-    /// Cells along y of the coarser level.
-    pub cny: u32,
-    /// Offset of the coarser level's `b`.
-    pub cb: u32,
-    /// Offset of the coarser level's `p`.
-    pub cp: u32,
-    /// `mg_smooth`: the colour relaxed, 0 (red, `i + j` even) or 1 (black); `mg_load`,
-    /// `mg_store`: the mode ([`crate::grid::pressure::multigrid::LOAD_COPY`] …).
-    pub colour: u32,
-    /// `mg_load`: 1 for a cold start (the pressure taken as zero; in mode `LOAD_RESIDUAL` also
-    /// set to zero); `mg_smooth`: 1 to take the iterate as zero (the first pass of a solve from
-    /// zero).
-    pub zero_initial: u32,
-    /// `mg_smooth`: relaxation weight ω (1: Gauss–Seidel).
-    pub omega: f32,
+fluid_ir::wgsl_struct! {
+    /// Parameters of the multigrid kernels (`mg_*`): one level (`nx`, `ny`, offsets `b`, `p`,
+    /// `tmp` in the packed buffer) and, for the transfers, the next coarser one (`cnx`, `cny`, `cb`,
+    /// `cp`). See [`crate::grid::pressure::multigrid`].
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+    pub struct MgParams {
+        /// Cells along x of this level.
+        pub nx: u32,
+        /// Cells along y of this level.
+        pub ny: u32,
+        /// Offset of this level's `b`.
+        pub b: u32,
+        /// Offset of the iterate this kernel reads (`mg_smooth`: the source of the pass).
+        pub p: u32,
+        /// Offset this kernel writes (`mg_smooth`: the destination of the pass).
+        pub tmp: u32,
+        /// Cells along x of the coarser level.
+        pub cnx: u32,
+        /// Cells along y of the coarser level.
+        pub cny: u32,
+        /// Offset of the coarser level's `b`.
+        pub cb: u32,
+        /// Offset of the coarser level's `p`.
+        pub cp: u32,
+        /// `mg_smooth`: the colour relaxed, 0 (red, `i + j` even) or 1 (black); `mg_load`,
+        /// `mg_store`: the mode ([`crate::grid::pressure::multigrid::LOAD_COPY`] …).
+        pub colour: u32,
+        /// `mg_load`: 1 for a cold start (the pressure taken as zero; in mode `LOAD_RESIDUAL` also
+        /// set to zero); `mg_smooth`: 1 to take the iterate as zero (the first pass of a solve from
+        /// zero).
+        pub zero_initial: u32,
+        /// `mg_smooth`: relaxation weight ω (1: Gauss–Seidel).
+        pub omega: f32,
+    }
 }
 
-/// Parameters of the MGPCG kernels (`cg_*`), offsets into the packed multigrid buffer.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct CgParams {
-    /// Cells along x (level 0).
-    pub nx: u32,
-    /// Cells along y (level 0).
-    pub ny: u32,
-    /// Offset of `x` (`cg_dot`: its first operand).
-    pub x: u32,
-    /// Offset of the residual `r`.
-    pub r: u32,
-    /// Offset of `z = M r` (`cg_dot`: its second operand).
-    pub z: u32,
-    /// Offset of the search direction `d`.
-    pub d: u32,
-    /// Offset of `q = A d`.
-    pub q: u32,
-    /// Offset of the partial sums.
-    pub partials: u32,
-    /// Offset of the scalars.
-    pub scalars: u32,
-    /// The scalar slot of this iteration's `r·z` (0 or 1; `cg_dot`: the slot written).
-    pub slot: u32,
-    /// `cg_init`: 1 to start from zero; `cg_dot`: 0 partial pass, 1 final pass;
-    /// `cg_direction`: 1 on the first iteration (d = z).
-    pub flag: u32,
-    /// `cg_dot`: number of partial sums.
-    pub count: u32,
+fluid_ir::wgsl_struct! {
+    /// Parameters of the MGPCG kernels (`cg_*`), offsets into the packed multigrid buffer.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+    pub struct CgParams {
+        /// Cells along x (level 0).
+        pub nx: u32,
+        /// Cells along y (level 0).
+        pub ny: u32,
+        /// Offset of `x` (`cg_dot`: its first operand).
+        pub x: u32,
+        /// Offset of the residual `r`.
+        pub r: u32,
+        /// Offset of `z = M r` (`cg_dot`: its second operand).
+        pub z: u32,
+        /// Offset of the search direction `d`.
+        pub d: u32,
+        /// Offset of `q = A d`.
+        pub q: u32,
+        /// Offset of the partial sums.
+        pub partials: u32,
+        /// Offset of the scalars.
+        pub scalars: u32,
+        /// The scalar slot of this iteration's `r·z` (0 or 1; `cg_dot`: the slot written).
+        pub slot: u32,
+        /// `cg_init`: 1 to start from zero; `cg_dot`: 0 partial pass, 1 final pass;
+        /// `cg_direction`: 1 on the first iteration (d = z).
+        pub flag: u32,
+        /// `cg_dot`: number of partial sums.
+        pub count: u32,
+    }
 }
 
-/// Parameters of `poisson_taps`: eight filter taps written at `offset` of the packed buffer.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct TapsParams {
-    /// Where the first tap goes.
-    pub offset: u32,
-    /// How many of the eight taps to write.
-    pub count: u32,
-    /// Padding (the taps start 16-byte aligned, as WGSL's uniform layout wants).
-    pub _pad: [u32; 2],
-    /// The taps.
-    pub taps: [f32; 8],
+fluid_ir::wgsl_struct! {
+    /// Parameters of `poisson_taps`: eight filter taps written at `offset` of the packed buffer.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+    pub struct TapsParams {
+        /// Where the first tap goes.
+        pub offset: u32,
+        /// How many of the eight taps to write.
+        pub count: u32,
+        /// Padding (the taps start 16-byte aligned, as WGSL's uniform layout wants).
+        pub _pad: [u32; 2],
+        /// The taps.
+        pub taps: [f32; 8],
+    }
 }
 
-/// Parameters of `poisson_rows` and `poisson_cols` (see [`crate::grid::pressure::poisson_filter`]).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct FilterParams {
-    /// Rank: filters applied.
-    pub rank: u32,
-    /// Sweeps unrolled: the filters have `2k + 1` taps.
-    pub k: u32,
-    /// Offset of the filter bank (filter `i`, tap `t` at `bank + i · MAX_TAPS + t`).
-    pub bank: u32,
-    /// Offset of the `rank` intermediate arrays (rows' output, columns' input).
-    pub tmp: u32,
-    /// Offset of the array holding the warm-start part.
-    pub q: u32,
-    /// `poisson_rows`: 0 filters the pressure, 1 filters `b = −h² ∇·u / dt`;
-    /// `poisson_cols`: 0 writes `q`, 1 writes the pressure, 2 writes the pressure plus `q`.
-    pub mode: u32,
-    /// Padding.
-    pub _pad: [u32; 2],
+fluid_ir::wgsl_struct! {
+    /// Parameters of `poisson_rows` and `poisson_cols` (see [`crate::grid::pressure::poisson_filter`]).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+    pub struct FilterParams {
+        /// Rank: filters applied.
+        pub rank: u32,
+        /// Sweeps unrolled: the filters have `2k + 1` taps.
+        pub k: u32,
+        /// Offset of the filter bank (filter `i`, tap `t` at `bank + i · MAX_TAPS + t`).
+        pub bank: u32,
+        /// Offset of the `rank` intermediate arrays (rows' output, columns' input).
+        pub tmp: u32,
+        /// Offset of the array holding the warm-start part.
+        pub q: u32,
+        /// `poisson_rows`: 0 filters the pressure, 1 filters `b = −h² ∇·u / dt`;
+        /// `poisson_cols`: 0 writes `q`, 1 writes the pressure, 2 writes the pressure plus `q`.
+        pub mode: u32,
+        /// Padding.
+        pub _pad: [u32; 2],
+    }
 }
 
 const _: () = {

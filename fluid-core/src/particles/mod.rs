@@ -50,13 +50,12 @@ pub const SCAN_BLOCK: u32 = 4 * WORKGROUP;
 macro_rules! blocks {
     ($($(#[$m:meta])* $t:ident { $($(#[$fm:meta])* $f:ident : $ty:ty),* $(,)? })*) => {
         $(
-            $(#[$m])*
-            #[repr(C)]
-            #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-            pub struct $t { $($(#[$fm])* pub $f: $ty,)* }
-            impl ParamsBlock for $t {
-                const NAME: &'static str = stringify!($t);
+            fluid_ir::wgsl_struct! {
+                $(#[$m])*
+                #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+                pub struct $t { $($(#[$fm])* pub $f: $ty,)* }
             }
+            impl ParamsBlock for $t {}
             const _: () = assert!(size_of::<$t>() % 16 == 0 && size_of::<$t>() as u64 <= fluid_ir::kernel::PARAMS_MAX_BYTES);
         )*
     };

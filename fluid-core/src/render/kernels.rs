@@ -41,60 +41,58 @@ pub const COLOUR_BACKGROUND: usize = 0;
 /// See [`COLOUR_BACKGROUND`].
 pub const COLOUR_OBSTACLE: usize = 1;
 
-/// One layer's pass.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct LayerParams {
-    /// What the layer reads and how it colours it: `KIND_*`.
-    pub kind: u32,
-    /// [`Blend::code`].
-    pub blend: u32,
-    /// Texel of `colours` where its ramp starts (two per stop).
-    pub first_stop: u32,
-    /// Stops of its ramp.
-    pub stops: u32,
-    /// For the bottom layer, what it is laid over: [`FIRST_COLOUR`] or [`FIRST_BACKDROP`];
-    /// 0 for the others (the image so far).
-    pub first: u32,
-    /// Pixels across and down of the picture.
-    pub out_nx: u32,
-    /// See `out_nx`.
-    pub out_ny: u32,
-    /// Subtracted from the value (the ambient temperature).
-    pub offset: f32,
-    /// The value at ramp position 1 (the speed of full value for the hue).
-    pub scale: f32,
-    /// The layer's weight.
-    pub opacity: f32,
-    /// Its trail's half-life in simulated seconds; 0: none. The step uniform's `dt` is the
-    /// time since the last frame, negative when the trail starts afresh.
-    pub half_life: f32,
-    /// Cells of its field per velocity cell along each axis (the finer dye's or density's
-    /// factor; 1 for the others): each pixel reads the field's cell under it.
-    pub factor: u32,
+fluid_ir::wgsl_struct! {
+    /// One layer's pass.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+    pub struct LayerParams {
+        /// What the layer reads and how it colours it: `KIND_*`.
+        pub kind: u32,
+        /// [`Blend::code`].
+        pub blend: u32,
+        /// Texel of `colours` where its ramp starts (two per stop).
+        pub first_stop: u32,
+        /// Stops of its ramp.
+        pub stops: u32,
+        /// For the bottom layer, what it is laid over: [`FIRST_COLOUR`] or [`FIRST_BACKDROP`];
+        /// 0 for the others (the image so far).
+        pub first: u32,
+        /// Pixels across and down of the picture.
+        pub out_nx: u32,
+        /// See `out_nx`.
+        pub out_ny: u32,
+        /// Subtracted from the value (the ambient temperature).
+        pub offset: f32,
+        /// The value at ramp position 1 (the speed of full value for the hue).
+        pub scale: f32,
+        /// The layer's weight.
+        pub opacity: f32,
+        /// Its trail's half-life in simulated seconds; 0: none. The step uniform's `dt` is the
+        /// time since the last frame, negative when the trail starts afresh.
+        pub half_life: f32,
+        /// Cells of its field per velocity cell along each axis (the finer dye's or density's
+        /// factor; 1 for the others): each pixel reads the field's cell under it.
+        pub factor: u32,
+    }
 }
 
-/// The last pass.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct FinishParams {
-    /// Pixels across and down of the picture.
-    pub out_nx: u32,
-    /// See `out_nx`.
-    pub out_ny: u32,
-    /// 1 when `solid` holds each cell's solid fraction to lay the obstacles' colour by.
-    pub solids: u32,
-    /// Padding to 16 bytes.
-    pub _pad: u32,
+fluid_ir::wgsl_struct! {
+    /// The last pass.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+    pub struct FinishParams {
+        /// Pixels across and down of the picture.
+        pub out_nx: u32,
+        /// See `out_nx`.
+        pub out_ny: u32,
+        /// 1 when `solid` holds each cell's solid fraction to lay the obstacles' colour by.
+        pub solids: u32,
+        /// Padding to 16 bytes.
+        pub _pad: u32,
+    }
 }
 
-impl ParamsBlock for LayerParams {
-    const NAME: &'static str = "LayerParams";
-}
+impl ParamsBlock for LayerParams {}
 
-impl ParamsBlock for FinishParams {
-    const NAME: &'static str = "FinishParams";
-}
+impl ParamsBlock for FinishParams {}
 
 static LAYER_DESC: KernelDesc = KernelDesc {
     name: "render_layer",

@@ -24,7 +24,7 @@ fn splat(
     @builtin(workgroup_id) wg: vec3<u32>,
     @builtin(local_invocation_index) lane: u32,
 ) {
-    if (inputs.splat_count == 0u) {
+    if (inputs.records == 0u) {
         return;
     }
     let i = id.x;
@@ -40,7 +40,7 @@ fn splat(
     var d = 0.0;
     var t = 0.0;
     var c = vec4<f32>(0.0);
-    for (var base = 0u; base < inputs.splat_count; base += SPLAT_CHUNK) {
+    for (var base = 0u; base < inputs.records; base += SPLAT_CHUNK) {
         let n = bin_splats(base, lane, wg.xy, grid.h);
         for (var q = 0u; q < n; q++) {
             let s = splats[chunk_hits[q]];

@@ -31,13 +31,13 @@ fn splat_fine_density(
         }
         open = cell_open(i / f, j / f);
     }
-    if (inputs.splat_count == 0u) {
+    if (inputs.records == 0u) {
         return;
     }
     let scale = f32(f);
     let p = vec2<f32>(((f32(i) + 0.5) / scale) * grid.h, ((f32(j) + 0.5) / scale) * grid.h);
     var c = 0.0;
-    for (var base = 0u; base < inputs.splat_count; base += SPLAT_CHUNK) {
+    for (var base = 0u; base < inputs.records; base += SPLAT_CHUNK) {
         let n = bin_splats(base, lane, wg.xy, grid.h / scale);
         for (var q = 0u; q < n; q++) {
             let s = splats[chunk_hits[q]];

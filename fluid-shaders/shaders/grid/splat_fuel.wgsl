@@ -18,14 +18,14 @@ fn splat_fuel(
     @builtin(workgroup_id) wg: vec3<u32>,
     @builtin(local_invocation_index) lane: u32,
 ) {
-    if (inputs.splat_count == 0u) {
+    if (inputs.records == 0u) {
         return;
     }
     let i = id.x;
     let j = id.y;
     let p = vec2<f32>((f32(i) + 0.5) * grid.h, (f32(j) + 0.5) * grid.h);
     var f = 0.0;
-    for (var base = 0u; base < inputs.splat_count; base += SPLAT_CHUNK) {
+    for (var base = 0u; base < inputs.records; base += SPLAT_CHUNK) {
         let n = bin_splats(base, lane, wg.xy, grid.h);
         for (var q = 0u; q < n; q++) {
             let s = splats[chunk_hits[q]];

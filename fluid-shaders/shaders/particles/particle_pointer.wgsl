@@ -13,12 +13,12 @@
 @compute @workgroup_size(256)
 fn particle_pointer(@builtin(global_invocation_id) id: vec3<u32>) {
     let i = id.x;
-    if (i >= params.count || inputs.splat_count == 0u) {
+    if (i >= params.count || inputs.records == 0u) {
         return;
     }
     let x = position[i];
     var v = velocity[i];
-    for (var k = 0u; k < inputs.splat_count; k++) {
+    for (var k = 0u; k < inputs.records; k++) {
         let s = splats[k];
         let w = weight(s, x);
         if (w > 0.0) {

@@ -3,13 +3,6 @@
 // fluid-cpu/src/kernels/render_finish.rs).
 // #include render
 
-struct FinishParams {
-    out_nx: u32,
-    out_ny: u32,
-    solids: u32,
-    _pad: u32,
-}
-
 @group(0) @binding(2) var<uniform> params: FinishParams;
 @group(1) @binding(0) var<storage, read> image: array<vec4<f32>>;
 @group(1) @binding(1) var<storage, read> solid: array<f32>;

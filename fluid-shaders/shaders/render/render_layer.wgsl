@@ -3,21 +3,6 @@
 // linear RGBA throughout (twin of fluid-cpu/src/kernels/render_layer.rs).
 // #include render
 
-struct LayerParams {
-    kind: u32,
-    blend: u32,
-    first_stop: u32,
-    stops: u32,
-    first: u32,
-    out_nx: u32,
-    out_ny: u32,
-    offset: f32,
-    scale: f32,
-    opacity: f32,
-    half_life: f32,
-    factor: u32,
-}
-
 @group(0) @binding(2) var<uniform> params: LayerParams;
 @group(1) @binding(0) var<storage, read> a: array<f32>;
 @group(1) @binding(1) var<storage, read> b: array<f32>;

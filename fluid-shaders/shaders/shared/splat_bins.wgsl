@@ -29,7 +29,7 @@ fn splat_reach(s: SplatGpu) -> f32 {
 fn bin_splats(base: u32, lane: u32, tile: vec2<u32>, cell: f32) -> u32 {
     let k = base + lane;
     var hit = 0u;
-    if (k < inputs.splat_count) {
+    if (k < inputs.records) {
         let s = splats[k];
         let size = vec2<f32>(f32(WG_X), f32(WG_Y)) * cell;
         let centre = (vec2<f32>(tile) + 0.5) * size;
@@ -40,7 +40,7 @@ fn bin_splats(base: u32, lane: u32, tile: vec2<u32>, cell: f32) -> u32 {
     }
     // The chunk's splat count is the same in every invocation, so either branch is taken by
     // all, barriers included.
-    let m = min(SPLAT_CHUNK, inputs.splat_count - base);
+    let m = min(SPLAT_CHUNK, inputs.records - base);
     if (m <= SPLAT_SERIAL) {
         chunk_hits[lane] = hit;
         workgroupBarrier();
