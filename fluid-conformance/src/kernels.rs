@@ -6,8 +6,9 @@ use fluid::{Backend, Boundary, CpuBackend, FieldId, Grid, Splat, StepInputs};
 use fluid_core::grid::kernels;
 use fluid_core::grid::pressure::multigrid::{LOAD_COPY, LOAD_RESIDUAL, Level, STORE_ADD, STORE_COPY, STORE_PAIR};
 use fluid_core::grid::uniforms::{
-    ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, BurnParams, CARRY_FUEL, CgParams, DiffuseParams,
-    DyeParams, FilterParams, ForceParams, JacobiParams, MULTISWEEP_MAX, MgParams, SHARP_BFECC, SHARP_CUBIC, SHARP_DYE,
+    ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, BurnParams, CARRY_FUEL, CHANNEL_Q0, CHANNEL_Q1,
+    CHANNEL_RGBA, CgParams, ChannelParams, DiffuseParams, DyeParams, FilterParams, ForceParams, INFLOW_AMBIENT,
+    INFLOW_DYE, INFLOW_HEAT, INFLOW_SMOKE, JacobiParams, MULTISWEEP_MAX, MgParams, SHARP_BFECC, SHARP_CUBIC, SHARP_DYE,
     SHARP_MACCORMACK, SHARP_SCALAR, SharpParams, TapsParams, TensionParams, TurbulenceParams,
 };
 use fluid_core::grid::{Inflow, Side};
@@ -29,14 +30,13 @@ use crate::support::{random_field, single};
 /// - `splat`: `exp` and `sqrt` differ by a few ulp between libm and GPU hardware: 1e-5 / 1e-4;
 ///   `burn` likewise (its `exp` of the burn rate); `turbulence` (differences of noise that a
 ///   fused multiply-add rounds differently, divided by h).
-/// - `advect_velocity`, `advect_cells`, `advect_fuel`: three RK stages each feed a sampling position; a
+/// - `advect_velocity`, `advect_channels`: three RK stages each feed a sampling position; a
 ///   one-ulp position difference moves the bilinear weights by ~1e-7 of a cell times the local
 ///   gradient, and `exp` of the dissipation differs by ulps: 1e-5 relative L2, 1e-4 max-abs.
 pub fn tolerance(kernel: Kernel) -> Tolerance {
     match kernel {
         kernels::ADVECT_VELOCITY
-        | kernels::ADVECT_CELLS
-        | kernels::ADVECT_FUEL
+        | kernels::ADVECT_CHANNELS
         | kernels::BACK_VELOCITY
         | kernels::BACK_CELLS
         | kernels::SHARP_VELOCITY
@@ -47,9 +47,7 @@ pub fn tolerance(kernel: Kernel) -> Tolerance {
         | kernels::SPLAT
         | kernels::SPLAT_FUEL
         | kernels::SPLAT_FINE_DYE
-        | kernels::ADVECT_FINE_DYE
         | kernels::SPLAT_FINE_DENSITY
-        | kernels::ADVECT_FINE_DENSITY
         | kernels::TURBULENCE
         | kernels::APPLY_FORCES
         | kernels::CLAMP_SPEED => Tolerance { max_abs: 1e-4, rel_l2: 1e-5 },
@@ -65,8 +63,7 @@ pub fn tolerance(kernel: Kernel) -> Tolerance {
 }
 
 /// The finer density's kernels (run on a density grid three times finer).
-const FINE_DENSITY: [Kernel; 4] =
-    [kernels::ADVECT_FINE_DENSITY, kernels::SPLAT_FINE_DENSITY, kernels::COARSE_DENSITY, kernels::FINE_SOOT];
+const FINE_DENSITY: [Kernel; 3] = [kernels::SPLAT_FINE_DENSITY, kernels::COARSE_DENSITY, kernels::FINE_SOOT];
 
 /// Every grid kernel of the engine's table ([`fluid_core::kernels`]) has a parity fixture
 /// (schedules with non-trivial parameters) and a test of its own among `tested`, the suite's
@@ -174,9 +171,11 @@ fn kernel_parity_on<B: Backend>(cpu: &mut CpuBackend, other: &mut B, kernel: Ker
         .into_iter()
         .chain(sides.map(|(nx, ny, sides)| (nx, ny, Boundary::Wall, Boundary::Wall, Some(sides))));
     for (case, (nx, ny, bx, by, sides)) in cases.enumerate() {
-        // The finer dye's and density's kernels on grids three times finer.
-        let dye_factor = if [kernels::ADVECT_FINE_DYE, kernels::SPLAT_FINE_DYE].contains(&kernel) { 3 } else { 1 };
-        let density_factor = if FINE_DENSITY.contains(&kernel) { 3 } else { 1 };
+        // The finer dye's and density's kernels on grids three times finer; the advection of
+        // channels on the velocity's cells in even cases, on finer lattices in odd ones.
+        let fine = kernel == kernels::ADVECT_CHANNELS && case % 2 == 1;
+        let dye_factor = if fine || kernel == kernels::SPLAT_FINE_DYE { 3 } else { 1 };
+        let density_factor = if fine || FINE_DENSITY.contains(&kernel) { 3 } else { 1 };
         let grid = Grid { solids, dye_factor, density_factor, ..Grid::new(nx, ny, 0.1, bx, by).expect("grid") };
         let grid = match sides {
             Some(sides) => grid.with_sides(sides).expect("sides"),
@@ -215,6 +214,9 @@ fn kernel_parity_on<B: Backend>(cpu: &mut CpuBackend, other: &mut B, kernel: Ker
                     continue;
                 }
                 let field = &FieldId::from_resource(*id).expect("a grid field");
+                if field.is_vacant() {
+                    continue;
+                }
                 let a = cpu.download(*id).expect("cpu download");
                 let b = other.download(*id).expect("download");
                 let solid = if solids { "-solids" } else { "" };
@@ -285,18 +287,64 @@ fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Option<Vec<Schedule>> {
         .or_else(|| multigrid_fixtures(&f))
 }
 
-/// Advection's parameters at `order`, every field moved, each with its own dissipation.
+/// Advection's parameters at `order`: the velocity's dissipation, every field carried.
 fn advect(order: u32) -> AdvectParams {
     AdvectParams {
         order,
         fields: ADVECT_DENSITY | ADVECT_TEMPERATURE | ADVECT_DYE | CARRY_FUEL,
         velocity_dissipation: 0.3,
-        density_dissipation: 0.2,
-        temperature_dissipation: 0.7,
-        dye_dissipation: 0.1,
         ambient_temperature: 0.4,
-        fuel_dissipation: 0.25,
     }
+}
+
+/// `advect_channels`' fixtures: with the density and dye on the velocity's cells, the density,
+/// temperature and dye in one dispatch at each order, and the fuel alone; with both three
+/// times finer, the two on their lattice at each order, and temperature and fuel together.
+/// Each channel has its own dissipation, ambient value and inflow ghost.
+fn channel_fixtures(grid: &Grid) -> Vec<Schedule> {
+    use FieldId::*;
+    let smoke = (0.2, 0.0, INFLOW_SMOKE);
+    let heat = (0.7, 0.4, INFLOW_HEAT);
+    let fuel = (0.25, 0.0, INFLOW_AMBIENT);
+    let run = |order: u32, factor: u32, fields: [FieldId; 8], q: [(f32, f32, u32); 2]| {
+        let mut channels = 0;
+        for (k, bit) in [(2, CHANNEL_Q0), (3, CHANNEL_Q1), (4, CHANNEL_RGBA)] {
+            if fields[k] != Vacant {
+                channels |= bit;
+            }
+        }
+        let p = ChannelParams {
+            order,
+            factor,
+            channels,
+            q0_inflow: q[0].2,
+            q1_inflow: q[1].2,
+            rgba_inflow: INFLOW_DYE,
+            q0_rate: q[0].0,
+            q0_ambient: q[0].1,
+            q1_rate: q[1].0,
+            q1_ambient: q[1].1,
+            rgba_rate: 0.1,
+            _pad: 0,
+        };
+        single(grid, kernels::ADVECT_CHANNELS, &fields, Some(ParamBlock::new(&p)), [grid.nx * factor, grid.ny * factor])
+    };
+    let mut out = Vec::new();
+    if grid.dye_factor <= 1 {
+        for order in 1..=3 {
+            let fields = [U, V, Density, Temperature, Dye, DensityTmp, TemperatureTmp, DyeTmp];
+            out.push(run(order, 1, fields, [smoke, heat]));
+        }
+        out.push(run(2, 1, [U, V, Fuel, Vacant, Vacant, FuelTmp, VacantOut0, VacantOut1], [fuel, heat]));
+    } else {
+        for order in 1..=3 {
+            let fields = [U, V, Density, Vacant, Dye, DensityTmp, VacantOut0, DyeTmp];
+            out.push(run(order, grid.dye_factor, fields, [smoke, heat]));
+        }
+        let fields = [U, V, Temperature, Fuel, Vacant, TemperatureTmp, FuelTmp, VacantOut0];
+        out.push(run(3, 1, fields, [heat, fuel]));
+    }
+    out
 }
 
 /// The sharp schemes' parameters.
@@ -313,17 +361,7 @@ fn field_fixtures(f: &Fixture<'_>) -> Option<Vec<Schedule>> {
         kernels::ADVECT_VELOCITY => {
             (1..=3).map(|o| one(&[U, V, UTmp, VTmp], Some(ParamBlock::new(&advect(o))))).collect()
         }
-        kernels::ADVECT_CELLS => (1..=3)
-            .map(|o| {
-                one(
-                    &[U, V, Density, Temperature, Dye, DensityTmp, TemperatureTmp, DyeTmp],
-                    Some(ParamBlock::new(&advect(o))),
-                )
-            })
-            .collect(),
-        kernels::ADVECT_FUEL => {
-            (1..=3).map(|o| one(&[U, V, Fuel, FuelTmp], Some(ParamBlock::new(&advect(o))))).collect()
-        }
+        kernels::ADVECT_CHANNELS => channel_fixtures(grid),
         kernels::BACK_VELOCITY => {
             (1..=3).map(|o| one(&[U, V, UTmp, VTmp, UBack, VBack], Some(ParamBlock::new(&sharp(o, 0, 0))))).collect()
         }
@@ -365,36 +403,20 @@ fn field_fixtures(f: &Fixture<'_>) -> Option<Vec<Schedule>> {
             let p = DyeParams { order: 1, factor: 1, dissipation: 0.0, _pad: 0 };
             vec![one(&[U, V, Density, Temperature, Dye, UFaces, VFaces], Some(ParamBlock::new(&p)))]
         }
-        kernels::ADVECT_FINE_DYE | kernels::SPLAT_FINE_DYE => {
+        kernels::SPLAT_FINE_DYE => {
             let (fx, fy) = grid.dye_dims();
-            (1..=3)
-                .map(|order| {
-                    let p = DyeParams { order, factor: grid.dye_factor, dissipation: 0.3, _pad: 0 };
-                    let fields: &[FieldId] = if kernel == kernels::ADVECT_FINE_DYE {
-                        &[U, V, Dye, DyeTmp]
-                    } else {
-                        &[Dye, Solid, UFaces, VFaces]
-                    };
-                    single(grid, kernel, fields, Some(ParamBlock::new(&p)), [fx, fy])
-                })
-                .collect()
+            let p = DyeParams { order: 1, factor: grid.dye_factor, dissipation: 0.0, _pad: 0 };
+            vec![single(grid, kernel, &[Dye, Solid, UFaces, VFaces], Some(ParamBlock::new(&p)), [fx, fy])]
         }
-        kernels::ADVECT_FINE_DENSITY | kernels::SPLAT_FINE_DENSITY | kernels::COARSE_DENSITY | kernels::FINE_SOOT => {
+        kernels::SPLAT_FINE_DENSITY | kernels::COARSE_DENSITY | kernels::FINE_SOOT => {
             let fine = grid.density_dims();
             let (fields, extent): (&[FieldId], _) = match kernel {
-                kernels::ADVECT_FINE_DENSITY => (&[U, V, Density, DensityTmp], fine),
                 kernels::SPLAT_FINE_DENSITY => (&[Density, Solid, UFaces, VFaces], fine),
                 kernels::COARSE_DENSITY => (&[Density, DensityCoarse, Scratch], (grid.nx, grid.ny)),
                 _ => (&[Density, DensityCoarse, Scratch], fine),
             };
-            // Only the advection reads the backtrace's order.
-            let orders = if kernel == kernels::ADVECT_FINE_DENSITY { 1..=3 } else { 1..=1 };
-            orders
-                .map(|order| {
-                    let p = DyeParams { order, factor: grid.density_factor, dissipation: 0.3, _pad: 0 };
-                    single(grid, kernel, fields, Some(ParamBlock::new(&p)), [extent.0, extent.1])
-                })
-                .collect()
+            let p = DyeParams { order: 1, factor: grid.density_factor, dissipation: 0.0, _pad: 0 };
+            vec![single(grid, kernel, fields, Some(ParamBlock::new(&p)), [extent.0, extent.1])]
         }
         kernels::SPLAT_FUEL => vec![one(&[Fuel, UFaces, VFaces], None)],
         _ => return None,

@@ -332,8 +332,7 @@ macro_rules! conformance {
 
         $crate::conformance!(@kernels $make;
             advect_velocity => ADVECT_VELOCITY,
-            advect_cells => ADVECT_CELLS,
-            advect_fuel => ADVECT_FUEL,
+            advect_channels => ADVECT_CHANNELS,
             back_velocity => BACK_VELOCITY,
             back_cells => BACK_CELLS,
             sharp_velocity => SHARP_VELOCITY,
@@ -345,9 +344,7 @@ macro_rules! conformance {
             splat => SPLAT,
             splat_fuel => SPLAT_FUEL,
             splat_fine_dye => SPLAT_FINE_DYE,
-            advect_fine_dye => ADVECT_FINE_DYE,
             splat_fine_density => SPLAT_FINE_DENSITY,
-            advect_fine_density => ADVECT_FINE_DENSITY,
             coarse_density => COARSE_DENSITY,
             fine_soot => FINE_SOOT,
             curl => CURL,

@@ -68,6 +68,7 @@ pub fn wgsl_layouts() -> Vec<fluid_ir::wgsl::Layout> {
         Layout::of::<fluid_ir::uniforms::StepUniform>(),
         Layout::of::<frame::uniform::SplatGpu>(),
         Layout::of::<g::AdvectParams>(),
+        Layout::of::<g::ChannelParams>(),
         Layout::of::<g::SharpParams>(),
         Layout::of::<g::DyeParams>(),
         Layout::of::<g::TensionParams>(),

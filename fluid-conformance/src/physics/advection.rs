@@ -108,7 +108,7 @@ pub fn uniform_translation<B: Backend>(make: impl Fn() -> B) {
 /// per step here) and lags it by a known phase. After 60 steps the amplitude must equal
 /// `G^60` times the first to 1e-4 of the first (f32 rounding and the projection of what it
 /// leaves are far below that); `u` must stay `U`. This checks `advect_velocity` where
-/// [`uniform_translation`] checks `advect_cells`: a wrong face position (the half-cell offsets
+/// [`uniform_translation`] checks `advect_channels`: a wrong face position (the half-cell offsets
 /// of the staggered grid) shifts the phase, a wrong weight changes the damping.
 pub fn shear_wave_advection<B: Backend>(make: impl Fn() -> B) {
     use std::f64::consts::TAU;
@@ -189,7 +189,7 @@ pub fn shear_wave_advection<B: Backend>(make: impl Fn() -> B) {
 
 /// The backtraces' order of accuracy against their exact polynomials in a solid-body rotation.
 ///
-/// `advect_cells` alone, over the velocity `(−Ω(y − y_c), Ω(x − x_c))` (Ω dt = 0.3 rad per
+/// `advect_channels` alone, over the velocity `(−Ω(y − y_c), Ω(x − x_c))` (Ω dt = 0.3 rad per
 /// step) on a 40 × 40 grid, carries `density = x` and `temperature = y`: the velocity and the
 /// fields are linear, so bilinear sampling is exact and the two fields come back holding the
 /// departure point of every cell. On a linear flow `ẋ = A x` every explicit Runge–Kutta method
@@ -202,7 +202,7 @@ pub fn shear_wave_advection<B: Backend>(make: impl Fn() -> B) {
 /// lies within 1.5 cells of a wall are left out (the sampling clamps there).
 pub fn backtrace_order<B: Backend>(make: impl Fn() -> B) {
     use fluid::Boundary::Wall;
-    use fluid_core::grid::uniforms::{ADVECT_DENSITY, ADVECT_TEMPERATURE, AdvectParams};
+    use fluid_core::grid::uniforms::{CHANNEL_Q0, CHANNEL_Q1, ChannelParams};
     let (n, h, dt, omega) = (40u32, 0.025f32, 0.1f64, 3.0f64);
     let grid = Grid::new(n, n, h, Wall, Wall).expect("grid");
     let (nu, hh) = (n as usize, f64::from(h));
@@ -216,21 +216,21 @@ pub fn backtrace_order<B: Backend>(make: impl Fn() -> B) {
     // Z p for p relative to the centre, Z = −Ω dt J (J rotates by +90°).
     let z = |p: [f64; 2]| [omega * dt * p[1], -omega * dt * p[0]];
     for order in 1..=3u32 {
-        let params = AdvectParams { order, fields: ADVECT_DENSITY | ADVECT_TEMPERATURE, ..AdvectParams::default() };
+        let params = ChannelParams { order, factor: 1, channels: CHANNEL_Q0 | CHANNEL_Q1, ..ChannelParams::default() };
         let mut b = run_alone(
             &make,
             &grid,
-            kernels::ADVECT_CELLS,
+            kernels::ADVECT_CHANNELS,
             Some(ParamBlock::new(&params)),
             &[
                 (FieldId::U, u.clone()),
                 (FieldId::V, v.clone()),
                 (FieldId::Density, x.clone()),
                 (FieldId::Temperature, y.clone()),
-                (FieldId::Dye, vec![0.0; 4 * nu * nu]),
+                (FieldId::Vacant, Vec::new()),
                 (FieldId::DensityTmp, vec![0.0; nu * nu]),
                 (FieldId::TemperatureTmp, vec![0.0; nu * nu]),
-                (FieldId::DyeTmp, vec![0.0; 4 * nu * nu]),
+                (FieldId::VacantOut0, Vec::new()),
             ],
             Vec::new(),
         );

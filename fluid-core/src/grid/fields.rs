@@ -48,11 +48,7 @@ impl GridFields {
         let solver = params.pressure.solver;
         let sweeps = matches!(solver, PressureSolver::Jacobi | PressureSolver::JacobiMultisweep | PressureSolver::Sor);
         let needed = |f: FieldId| match f {
-            FieldId::Density | FieldId::DensityTmp => carried(FieldId::Density),
             FieldId::DensityCoarse => carried(FieldId::Density) && grid.density_factor > 1,
-            FieldId::Temperature | FieldId::TemperatureTmp => carried(FieldId::Temperature),
-            FieldId::Dye | FieldId::DyeTmp => carried(FieldId::Dye),
-            FieldId::Fuel | FieldId::FuelTmp => carried(FieldId::Fuel),
             FieldId::Expansion => params.expands(),
             FieldId::UBack | FieldId::VBack => params.advection.velocity_scheme().round_trip(),
             FieldId::Back => {
@@ -64,7 +60,8 @@ impl GridFields {
             FieldId::PressureTmp => sweeps,
             FieldId::Solid | FieldId::UFaces | FieldId::VFaces => solids,
             FieldId::Held => grid.held,
-            _ => true,
+            // A carried field and its ping-pong partner, and everything else.
+            _ => carried(f.owner()),
         };
         let table = solid::table_len(obstacles) as u64;
         let workspace = workspace_len(grid, params);

@@ -6,8 +6,8 @@
 
 use crate::grid::pressure::layout::{COARSE_THREADS, SMOOTH2_TILE};
 use crate::grid::uniforms::{
-    AdvectParams, BurnParams, CgParams, DiffuseParams, DyeParams, FilterParams, ForceParams, JacobiParams,
-    MULTISWEEP_TILE, MgParams, SharpParams, TapsParams, TensionParams, TurbulenceParams,
+    AdvectParams, BurnParams, CgParams, ChannelParams, DiffuseParams, DyeParams, FilterParams, ForceParams,
+    JacobiParams, MULTISWEEP_TILE, MgParams, SharpParams, TapsParams, TensionParams, TurbulenceParams,
 };
 use fluid_ir::kernel::Access::{Read as R, ReadWrite as RW, Write as W};
 use fluid_ir::kernel::{Binding, Domain, Kernel, KernelDesc, ParamsDesc, Workgroup};
@@ -51,28 +51,22 @@ static ADVECT_VELOCITY_DESC: KernelDesc = tiled(
     Domain::Faces,
     "semi-Lagrangian advection of u and v by themselves, with their dissipation",
 );
-static ADVECT_CELLS_DESC: KernelDesc = tiled(
-    "advect_cells",
+static ADVECT_CHANNELS_DESC: KernelDesc = tiled(
+    "advect_channels",
     &[
         f("u", R),
         f("v", R),
-        f("density", R).optional(),
-        f("temperature", R).optional(),
-        Binding::vec4("dye", R).optional(),
-        f("density_out", W).optional(),
-        f("temperature_out", W).optional(),
-        Binding::vec4("dye_out", W).optional(),
+        f("q0", R).optional(),
+        f("q1", R).optional(),
+        Binding::vec4("rgba", R).optional(),
+        f("q0_out", W).optional(),
+        f("q1_out", W).optional(),
+        Binding::vec4("rgba_out", W).optional(),
     ],
-    ADVECT,
-    Domain::Cells,
-    "semi-Lagrangian advection of the cell fields the scene carries, with their dissipation",
-);
-static ADVECT_FUEL_DESC: KernelDesc = tiled(
-    "advect_fuel",
-    &[f("u", R), f("v", R), f("fuel", R), f("fuel_out", W)],
-    ADVECT,
-    Domain::Cells,
-    "semi-Lagrangian advection of the fuel, with its dissipation (an inflow carries none)",
+    Some(ParamsDesc::of::<ChannelParams>()),
+    Domain::Given,
+    "semi-Lagrangian advection of up to two scalar channels and an RGBA one on one lattice, one \
+     backtrace per cell, each channel with its dissipation and what an inflow carries of it",
 );
 static BACK_VELOCITY_DESC: KernelDesc = tiled(
     "back_velocity",
@@ -185,13 +179,6 @@ static SPLAT_FINE_DYE_DESC: KernelDesc = KernelDesc {
     workgroup: Workgroup::Tiled,
     doc: "the finer dye: cleared where its cell is wholly solid, then the step's splats' dye added",
 };
-static ADVECT_FINE_DYE_DESC: KernelDesc = tiled(
-    "advect_fine_dye",
-    &[f("u", R), f("v", R), Binding::vec4("dye", R), Binding::vec4("dye_out", W)],
-    DYE,
-    Domain::Given,
-    "semi-Lagrangian advection of the finer dye, with its dissipation",
-);
 static SPLAT_FINE_DENSITY_DESC: KernelDesc = KernelDesc {
     name: "splat_fine_density",
     module: "splat_fine_density",
@@ -202,13 +189,6 @@ static SPLAT_FINE_DENSITY_DESC: KernelDesc = KernelDesc {
     workgroup: Workgroup::Tiled,
     doc: "the finer density: cleared where its cell is wholly solid, then the step's splats' density added",
 };
-static ADVECT_FINE_DENSITY_DESC: KernelDesc = tiled(
-    "advect_fine_density",
-    &[f("u", R), f("v", R), f("density", R), f("density_out", W)],
-    DYE,
-    Domain::Given,
-    "semi-Lagrangian advection of the finer density, with its dissipation",
-);
 static COARSE_DENSITY_DESC: KernelDesc = tiled(
     "coarse_density",
     &[f("density", R), f("density_coarse", W), f("mean", W)],
@@ -460,10 +440,8 @@ static RESIDUAL_DESC: KernelDesc = tiled(
 
 /// Semi-Lagrangian advection of `u` and `v`.
 pub const ADVECT_VELOCITY: Kernel = Kernel(&ADVECT_VELOCITY_DESC);
-/// Semi-Lagrangian advection of density, temperature and dye.
-pub const ADVECT_CELLS: Kernel = Kernel(&ADVECT_CELLS_DESC);
-/// Semi-Lagrangian advection of the fuel.
-pub const ADVECT_FUEL: Kernel = Kernel(&ADVECT_FUEL_DESC);
+/// Semi-Lagrangian advection of the cell fields, channels on one lattice at a time.
+pub const ADVECT_CHANNELS: Kernel = Kernel(&ADVECT_CHANNELS_DESC);
 /// The backward pass of MacCormack and BFECC for the velocity.
 pub const BACK_VELOCITY: Kernel = Kernel(&BACK_VELOCITY_DESC);
 /// The backward pass of MacCormack and BFECC for a scalar and the dye.
@@ -488,12 +466,8 @@ pub const TURBULENCE: Kernel = Kernel(&TURBULENCE_DESC);
 pub const SPLAT_FUEL: Kernel = Kernel(&SPLAT_FUEL_DESC);
 /// The step's splats on the finer dye.
 pub const SPLAT_FINE_DYE: Kernel = Kernel(&SPLAT_FINE_DYE_DESC);
-/// Advection of the finer dye.
-pub const ADVECT_FINE_DYE: Kernel = Kernel(&ADVECT_FINE_DYE_DESC);
 /// The step's splats on the finer density.
 pub const SPLAT_FINE_DENSITY: Kernel = Kernel(&SPLAT_FINE_DENSITY_DESC);
-/// Advection of the finer density.
-pub const ADVECT_FINE_DENSITY: Kernel = Kernel(&ADVECT_FINE_DENSITY_DESC);
 /// The finer density's mean over each velocity cell.
 pub const COARSE_DENSITY: Kernel = Kernel(&COARSE_DENSITY_DESC);
 /// Combustion's soot carried to the finer density.
@@ -564,8 +538,7 @@ pub const RESIDUAL: Kernel = Kernel(&RESIDUAL_DESC);
 /// Every kernel of the grid model.
 pub const ALL: &[Kernel] = &[
     ADVECT_VELOCITY,
-    ADVECT_CELLS,
-    ADVECT_FUEL,
+    ADVECT_CHANNELS,
     BACK_VELOCITY,
     BACK_CELLS,
     SHARP_VELOCITY,
@@ -577,9 +550,7 @@ pub const ALL: &[Kernel] = &[
     SPLAT,
     SPLAT_FUEL,
     SPLAT_FINE_DYE,
-    ADVECT_FINE_DYE,
     SPLAT_FINE_DENSITY,
-    ADVECT_FINE_DENSITY,
     COARSE_DENSITY,
     FINE_SOOT,
     CURL,

@@ -116,6 +116,9 @@ impl Grid {
     pub fn shape(&self, field: FieldId) -> Vec<usize> {
         let (nx, ny) = (self.nx as usize, self.ny as usize);
         let f = self.factor(field) as usize;
+        if field.is_vacant() {
+            return vec![0];
+        }
         match field.kind() {
             FieldKind::Cell => vec![ny * f, nx * f],
             FieldKind::Dye => vec![ny * f, nx * f, 4],
@@ -340,6 +343,16 @@ fields! {
     /// 1 in the cells whose centre lies inside an obstacle held at a temperature, else 0
     /// (rasterised with the obstacles each step). Only when some obstacle is held.
     Held = "held", Cell, false;
+    /// Always empty: what a dispatch binds to the read slots it leaves unused (a channel
+    /// `advect_channels` does not carry this time).
+    Vacant = "vacant", Cell, false;
+    /// Always empty: bound to the first write slot a dispatch leaves unused (a write slot
+    /// takes a resource of its own).
+    VacantOut0 = "vacant_out0", Cell, false;
+    /// Always empty: the second unused write slot's.
+    VacantOut1 = "vacant_out1", Cell, false;
+    /// Always empty: the third unused write slot's.
+    VacantOut2 = "vacant_out2", Cell, false;
 }
 
 impl FieldId {
@@ -359,6 +372,9 @@ impl FieldId {
     /// Number of `f32` values for an `nx × ny` grid.
     pub fn len_for(self, nx: u32, ny: u32) -> usize {
         let (nx, ny) = (nx as usize, ny as usize);
+        if self.is_vacant() {
+            return 0;
+        }
         match self.kind() {
             FieldKind::Cell => nx * ny,
             FieldKind::Dye => 4 * nx * ny,
@@ -369,6 +385,24 @@ impl FieldId {
             FieldKind::Levels => pressure::layout::buffer_len(nx as u32, ny as u32),
             FieldKind::Table => 0,
         }
+    }
+
+    /// The field a ping-pong partner belongs to (`density` for `density_tmp`), else itself:
+    /// the partner is declared where its field is carried.
+    pub fn owner(self) -> FieldId {
+        match self {
+            FieldId::DensityTmp => FieldId::Density,
+            FieldId::TemperatureTmp => FieldId::Temperature,
+            FieldId::DyeTmp => FieldId::Dye,
+            FieldId::FuelTmp => FieldId::Fuel,
+            f => f,
+        }
+    }
+
+    /// Whether it is one of the always empty resources bound to unused slots
+    /// ([`FieldId::Vacant`] and the write slots' three).
+    pub fn is_vacant(self) -> bool {
+        matches!(self, FieldId::Vacant | FieldId::VacantOut0 | FieldId::VacantOut1 | FieldId::VacantOut2)
     }
 
     /// Values per sample point: 4 for the dye (RGBA), 2 for the faces' geometry and the

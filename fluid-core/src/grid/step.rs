@@ -6,21 +6,22 @@
 use crate::grid::FieldId::{
     self, Back, Curl, Density, DensityCoarse, DensityTmp, Divergence, Dye, DyeBack, DyeTmp, Expansion, Fuel, FuelTmp,
     Held, Obstacles, Pressure, PressureLo, Scratch, Solid, Temperature, TemperatureTmp, U, UBack, UFaces, UTmp, UTmp2,
-    V, VBack, VFaces, VTmp, VTmp2,
+    V, VBack, VFaces, VTmp, VTmp2, Vacant, VacantOut0, VacantOut1, VacantOut2,
 };
 use crate::grid::Grid;
 use crate::grid::builder::Builder;
 use crate::grid::kernels::{
-    ADVECT_CELLS, ADVECT_FINE_DENSITY, ADVECT_FINE_DYE, ADVECT_FUEL, ADVECT_VELOCITY, APPLY_FORCES, BACK_CELLS,
-    BACK_VELOCITY, BURN, CLAMP_SPEED, COARSE_DENSITY, CURL, CURVATURE, DIFFUSE_TEMPERATURE, DIFFUSE_VELOCITY,
-    DIVERGENCE, EXPAND, FINE_SOOT, HOLD_HEAT, MG_COARSE, RASTERISE_SOLIDS, RESIDUAL, SHARP_CELLS, SHARP_VELOCITY,
-    SPLAT, SPLAT_FINE_DENSITY, SPLAT_FINE_DYE, SPLAT_FUEL, SUBTRACT_GRADIENT, SURFACE_TENSION, TURBULENCE,
+    ADVECT_CHANNELS, ADVECT_VELOCITY, APPLY_FORCES, BACK_CELLS, BACK_VELOCITY, BURN, CLAMP_SPEED, COARSE_DENSITY, CURL,
+    CURVATURE, DIFFUSE_TEMPERATURE, DIFFUSE_VELOCITY, DIVERGENCE, EXPAND, FINE_SOOT, HOLD_HEAT, MG_COARSE,
+    RASTERISE_SOLIDS, RESIDUAL, SHARP_CELLS, SHARP_VELOCITY, SPLAT, SPLAT_FINE_DENSITY, SPLAT_FINE_DYE, SPLAT_FUEL,
+    SUBTRACT_GRADIENT, SURFACE_TENSION, TURBULENCE,
 };
 use crate::grid::params::{AdvectionScheme, Interpolation, PressureSolver, SimParams};
 use crate::grid::pressure::{self, multigrid};
 use crate::grid::uniforms::{
-    ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, BurnParams, CARRY_FUEL, DiffuseParams, DyeParams,
-    ForceParams, MgParams, SHARP_BFECC, SHARP_CUBIC, SHARP_DYE, SHARP_MACCORMACK, SHARP_SCALAR, SharpParams,
+    ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, BurnParams, CARRY_FUEL, CHANNEL_Q0, CHANNEL_Q1,
+    CHANNEL_RGBA, ChannelParams, DiffuseParams, DyeParams, ForceParams, INFLOW_AMBIENT, INFLOW_DYE, INFLOW_HEAT,
+    INFLOW_SMOKE, MgParams, SHARP_BFECC, SHARP_CUBIC, SHARP_DYE, SHARP_MACCORMACK, SHARP_SCALAR, SharpParams,
     TensionParams, TurbulenceParams,
 };
 use fluid_ir::kernel::{Access, Domain};
@@ -51,9 +52,8 @@ pub fn step(grid: &Grid, params: &SimParams) -> Schedule {
 
 /// The advection parameters of a scene (also what tells `rasterise_solids` its cell fields).
 fn advect_params(grid: &Grid, params: &SimParams) -> AdvectParams {
-    let d = &params.dissipation;
     let mut fields = 0;
-    // A finer density has kernels of its own ([`fine_density_params`]), as has a finer dye.
+    // A finer density or dye is cleared inside obstacles by its own splat kernel.
     if params.fields.density && grid.density_factor <= 1 {
         fields |= ADVECT_DENSITY;
     }
@@ -69,12 +69,78 @@ fn advect_params(grid: &Grid, params: &SimParams) -> AdvectParams {
     AdvectParams {
         order: params.advection.backtrace.order(),
         fields,
-        velocity_dissipation: d.velocity,
-        density_dissipation: d.density,
-        temperature_dissipation: d.temperature,
-        dye_dissipation: d.dye,
+        velocity_dissipation: params.dissipation.velocity,
         ambient_temperature: params.buoyancy.ambient_temperature,
-        fuel_dissipation: d.fuel,
+    }
+}
+
+/// One advected cell field: it and its ping-pong partner, its lattice (cells per velocity
+/// cell along each axis), its dissipation, what it relaxes to and what an inflow carries of it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Channel {
+    field: FieldId,
+    out: FieldId,
+    rgba: bool,
+    factor: u32,
+    rate: f32,
+    ambient: f32,
+    inflow: u32,
+}
+
+/// The cell fields the scene carries, as channels of `advect_channels`. An advected field is
+/// a row here (and its [`FieldId`] and dissipation): the kernels take it as they take these.
+fn channels(grid: &Grid, params: &SimParams) -> Vec<Channel> {
+    let (d, f) = (&params.dissipation, &params.fields);
+    let amb = params.buoyancy.ambient_temperature;
+    let row = |on: bool, (field, out), rgba, factor: u32, rate, ambient, inflow| {
+        on.then_some(Channel { field, out, rgba, factor: factor.max(1), rate, ambient, inflow })
+    };
+    [
+        row(f.density, (Density, DensityTmp), false, grid.density_factor, d.density, 0.0, INFLOW_SMOKE),
+        row(f.temperature, (Temperature, TemperatureTmp), false, 1, d.temperature, amb, INFLOW_HEAT),
+        row(f.dye, (Dye, DyeTmp), true, grid.dye_factor, d.dye, 0.0, INFLOW_DYE),
+        row(f.fuel, (Fuel, FuelTmp), false, 1, d.fuel, 0.0, INFLOW_AMBIENT),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// `channels` advected: those on one lattice packed into as few dispatches as the kernel's
+/// slots allow (two scalars and an RGBA channel share one backtrace per cell).
+fn push_advect_channels(b: &mut Builder, list: &[Channel], order: u32) {
+    let mut rest = list.to_vec();
+    while let Some(first) = rest.first().copied() {
+        let (mut scalars, mut rgba) = (Vec::new(), None);
+        rest.retain(|c| {
+            let taken = c.factor == first.factor && if c.rgba { rgba.is_none() } else { scalars.len() < 2 };
+            match (taken, c.rgba) {
+                (true, true) => rgba = Some(*c),
+                (true, false) => scalars.push(*c),
+                _ => {}
+            }
+            !taken
+        });
+        let mut p = ChannelParams { order, factor: first.factor, ..ChannelParams::default() };
+        // An unused slot binds an empty field: reads may share one, each write has its own.
+        let mut fields = [U, V, Vacant, Vacant, Vacant, VacantOut0, VacantOut1, VacantOut2];
+        for (k, c) in scalars.iter().enumerate() {
+            (fields[2 + k], fields[5 + k]) = (c.field, c.out);
+            let q = (c.rate, c.ambient, c.inflow);
+            if k == 0 {
+                (p.q0_rate, p.q0_ambient, p.q0_inflow) = q;
+            } else {
+                (p.q1_rate, p.q1_ambient, p.q1_inflow) = q;
+            }
+            p.channels |= [CHANNEL_Q0, CHANNEL_Q1][k];
+        }
+        if let Some(c) = rgba {
+            (fields[4], fields[7]) = (c.field, c.out);
+            (p.rgba_rate, p.rgba_inflow) = (c.rate, c.inflow);
+            p.channels |= CHANNEL_RGBA;
+        }
+        let (nx, ny) = (b.grid().nx * first.factor, b.grid().ny * first.factor);
+        b.run_over(ADVECT_CHANNELS, &fields, Some(&p), [nx, ny]);
     }
 }
 
@@ -109,12 +175,10 @@ fn push_step(b: &mut Builder, params: &SimParams) {
     push_projection(b, params);
 }
 
-/// Velocity, then every carried cell field (one backtrace for the coarse ones), the finer
-/// dye and density, and fuel; each sharpened where the scheme says.
+/// Velocity, then every carried cell field ([`channels`], one backtrace per lattice cell for
+/// up to three), those on the velocity's cells sharpened where the scheme says.
 fn push_advection(b: &mut Builder, params: &SimParams) {
     let advect = advect_params(b.grid(), params);
-    let fields = advect.fields;
-    let fine_dye = params.fields.dye && b.grid().dye_factor > 1;
     let interpolation = params.advection.interpolation;
     let sharp = |scheme: u32, rate: f32, ambient: f32, fields: u32| SharpParams {
         order: advect.order,
@@ -122,7 +186,7 @@ fn push_advection(b: &mut Builder, params: &SimParams) {
         fields,
         rate,
         ambient,
-        dye_rate: advect.dye_dissipation,
+        dye_rate: params.dissipation.dye,
         _pad: [0; 2],
     };
     b.run(ADVECT_VELOCITY, &[U, V, UTmp, VTmp], Some(&advect));
@@ -135,52 +199,23 @@ fn push_advection(b: &mut Builder, params: &SimParams) {
     }
     b.swap(U, UTmp);
     b.swap(V, VTmp);
-    let cells_scheme = sharp_scheme(params.advection.scheme, interpolation);
-    if fields & (ADVECT_DENSITY | ADVECT_TEMPERATURE | ADVECT_DYE) != 0 {
-        b.run(ADVECT_CELLS, &[U, V, Density, Temperature, Dye, DensityTmp, TemperatureTmp, DyeTmp], Some(&advect));
-        if let Some(scheme) = cells_scheme {
-            // The dye rides with the first scalar pass (one backtrace serves both).
-            let mut dye = if fields & ADVECT_DYE != 0 { SHARP_DYE } else { 0 };
-            let scalar = |on: bool| if on { SHARP_SCALAR } else { 0 };
-            let d = &params.dissipation;
-            let amb = advect.ambient_temperature;
-            for (on, q, hat, rate, ambient) in [
-                (fields & ADVECT_DENSITY != 0, Density, DensityTmp, d.density, 0.0),
-                (params.fields.temperature, Temperature, TemperatureTmp, d.temperature, amb),
-            ] {
-                let which = scalar(on) | dye;
-                if which != 0 {
-                    push_sharp_cells(b, sharp(scheme, rate, ambient, which), q, hat);
-                    dye = 0;
-                }
-            }
+    let list = channels(b.grid(), params);
+    push_advect_channels(b, &list, advect.order);
+    if let Some(scheme) = sharp_scheme(params.advection.scheme, interpolation) {
+        // The channels on the velocity's cells, each scalar in turn; the dye rides with the
+        // first (one backtrace serves both), or alone.
+        let coarse = list.iter().filter(|c| c.factor == 1);
+        let mut dye = if coarse.clone().any(|c| c.rgba) { SHARP_DYE } else { 0 };
+        for c in coarse.filter(|c| !c.rgba) {
+            push_sharp_cells(b, sharp(scheme, c.rate, c.ambient, SHARP_SCALAR | dye), c.field, c.out);
+            dye = 0;
         }
-        for (on, a, t) in [
-            (fields & ADVECT_DENSITY != 0, Density, DensityTmp),
-            (params.fields.temperature, Temperature, TemperatureTmp),
-            (fields & ADVECT_DYE != 0, Dye, DyeTmp),
-        ] {
-            if on {
-                b.swap(a, t);
-            }
+        if dye != 0 {
+            push_sharp_cells(b, sharp(scheme, 0.0, 0.0, dye), Vacant, VacantOut0);
         }
     }
-    if fine_dye {
-        let (x, y) = b.grid().dye_dims();
-        b.run_over(ADVECT_FINE_DYE, &[U, V, Dye, DyeTmp], Some(&dye_params(b.grid(), params)), [x, y]);
-        b.swap(Dye, DyeTmp);
-    }
-    if let Some(p) = fine_density_params(b.grid(), params) {
-        let (x, y) = b.grid().density_dims();
-        b.run_over(ADVECT_FINE_DENSITY, &[U, V, Density, DensityTmp], Some(&p), [x, y]);
-        b.swap(Density, DensityTmp);
-    }
-    if fields & CARRY_FUEL != 0 {
-        b.run(ADVECT_FUEL, &[U, V, Fuel, FuelTmp], Some(&advect));
-        if let Some(scheme) = cells_scheme {
-            push_sharp_cells(b, sharp(scheme, advect.fuel_dissipation, 0.0, SHARP_SCALAR), Fuel, FuelTmp);
-        }
-        b.swap(Fuel, FuelTmp);
+    for c in &list {
+        b.swap(c.field, c.out);
     }
 }
 
@@ -536,7 +571,7 @@ fn push_state_max(b: &mut Builder) {
 
 /// Compulsory memory traffic of one execution of `schedule` on `grid`, in bytes: every binding
 /// of every dispatch read once (and written once if the kernel writes it), fields that a
-/// kernel skips (inactive cell fields of `advect_cells`) left out, and one read per reduction.
+/// kernel skips (the channels an `advect_channels` dispatch leaves unused) left out, and one read per reduction.
 /// Stencil neighbours are assumed to hit in cache. Divided by the time it gives the effective
 /// bandwidth that `fluid bench` compares with the device's copy bandwidth.
 pub fn bytes_moved(schedule: &Schedule, grid: &Grid) -> u64 {
@@ -558,6 +593,17 @@ pub fn bytes_moved(schedule: &Schedule, grid: &Grid) -> u64 {
                     }
                 }
             }
+            Op::Dispatch(d) if d.kernel == ADVECT_CHANNELS => {
+                // The velocity, and each channel the dispatch carries, once.
+                let on = d.params::<ChannelParams>().map_or(0, |p| p.channels);
+                let bits =
+                    [u32::MAX, u32::MAX, CHANNEL_Q0, CHANNEL_Q1, CHANNEL_RGBA, CHANNEL_Q0, CHANNEL_Q1, CHANNEL_RGBA];
+                for (bit, id) in bits.iter().zip(&d.resources) {
+                    if on & bit != 0 {
+                        total += field_bytes(*id);
+                    }
+                }
+            }
             Op::Dispatch(d) if d.kernel.domain == Domain::Given => {
                 // Kernels over a multigrid level: each slot read (and written) once over the
                 // level's cells.
@@ -570,7 +616,6 @@ pub fn bytes_moved(schedule: &Schedule, grid: &Grid) -> u64 {
             }
             Op::Dispatch(d) => {
                 // A fused multi-sweep dispatch moves the data of one sweep.
-                let advect = d.params::<AdvectParams>().filter(|_| d.kernel == ADVECT_CELLS);
                 let burn = d.params::<BurnParams>().filter(|_| d.kernel == BURN);
                 for (slot, id) in d.kernel.bindings.iter().zip(&d.resources) {
                     if let Some(p) = burn
@@ -578,17 +623,6 @@ pub fn bytes_moved(schedule: &Schedule, grid: &Grid) -> u64 {
                             || (slot.name == "expansion" && p.expansion == 0.0))
                     {
                         continue;
-                    }
-                    if let Some(p) = advect {
-                        let bit = match slot.name {
-                            "density" | "density_out" => ADVECT_DENSITY,
-                            "temperature" | "temperature_out" => ADVECT_TEMPERATURE,
-                            "dye" | "dye_out" => ADVECT_DYE,
-                            _ => u32::MAX,
-                        };
-                        if p.fields & bit == 0 {
-                            continue;
-                        }
                     }
                     let bytes = field_bytes(*id);
                     total += if slot.access == Access::ReadWrite { 2 * bytes } else { bytes };

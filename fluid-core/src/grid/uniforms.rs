@@ -18,6 +18,7 @@ macro_rules! params_blocks {
 
 params_blocks!(
     AdvectParams,
+    ChannelParams,
     DyeParams,
     SharpParams,
     TensionParams,
@@ -32,36 +33,80 @@ params_blocks!(
     FilterParams
 );
 
-/// Bit of [`AdvectParams::fields`]: advect density.
+/// Bit of [`AdvectParams::fields`]: the scene carries density on the velocity's cells
+/// (`rasterise_solids` clears it inside obstacles).
 pub const ADVECT_DENSITY: u32 = 1;
-/// Bit of [`AdvectParams::fields`]: advect temperature.
+/// Bit of [`AdvectParams::fields`]: the scene carries temperature.
 pub const ADVECT_TEMPERATURE: u32 = 2;
-/// Bit of [`AdvectParams::fields`]: advect dye.
+/// Bit of [`AdvectParams::fields`]: the scene carries dye on the velocity's cells.
 pub const ADVECT_DYE: u32 = 4;
-/// Bit of [`AdvectParams::fields`]: the scene carries fuel (`advect_fuel` moves it;
-/// `rasterise_solids` clears it inside obstacles).
+/// Bit of [`AdvectParams::fields`]: the scene carries fuel.
 pub const CARRY_FUEL: u32 = 8;
 
 fluid_ir::wgsl_struct! {
-    /// Parameters of `advect_velocity` and `advect_cells`.
+    /// Parameters of `advect_velocity` and `rasterise_solids`.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
     pub struct AdvectParams {
         /// Backtrace order: 1 (Euler), 2 (midpoint RK2) or 3 (Ralston RK3).
         pub order: u32,
-        /// Which cell fields `advect_cells` moves ([`ADVECT_DENSITY`] | …).
+        /// Which cell fields the scene carries ([`ADVECT_DENSITY`] | …): what
+        /// `rasterise_solids` clears inside obstacles.
         pub fields: u32,
         /// Dissipation rate of velocity, 1/s (multiplies by `exp(−rate·dt)`).
         pub velocity_dissipation: f32,
-        /// Dissipation rate of density, 1/s.
-        pub density_dissipation: f32,
-        /// Rate at which temperature relaxes to ambient, 1/s.
-        pub temperature_dissipation: f32,
-        /// Dissipation rate of dye, 1/s.
-        pub dye_dissipation: f32,
-        /// Ambient temperature.
+        /// Ambient temperature (what `rasterise_solids` leaves inside obstacles).
         pub ambient_temperature: f32,
-        /// Dissipation rate of fuel, 1/s (`advect_fuel`).
-        pub fuel_dissipation: f32,
+    }
+}
+
+/// Bit of [`ChannelParams::channels`]: the slots `q0`/`q0_out` hold a field to advect.
+pub const CHANNEL_Q0: u32 = 1;
+/// Bit of [`ChannelParams::channels`]: the slots `q1`/`q1_out` hold a field.
+pub const CHANNEL_Q1: u32 = 2;
+/// Bit of [`ChannelParams::channels`]: the slots `rgba`/`rgba_out` hold a field.
+pub const CHANNEL_RGBA: u32 = 4;
+/// What a channel's ghost past an inflow side holds ([`ChannelParams::q0_inflow`] …): its
+/// ambient value (nothing: fuel).
+pub const INFLOW_AMBIENT: u32 = 0;
+/// The inflow's smoke, in its bands (`side_carry.x`): the density.
+pub const INFLOW_SMOKE: u32 = 1;
+/// The inflow's temperature (`side_carry.y`).
+pub const INFLOW_HEAT: u32 = 2;
+/// The inflow's dye, in its bands (`side_dye`): an RGBA channel.
+pub const INFLOW_DYE: u32 = 3;
+
+fluid_ir::wgsl_struct! {
+    /// Parameters of `advect_channels`: up to two scalar channels and one RGBA channel on one
+    /// lattice (`factor` cells per velocity cell along each axis), traced back once per cell.
+    /// A channel with dissipation `rate` and value `ambient` maps `x` to
+    /// `ambient + (x − ambient)·exp(−rate·dt)`; near an inflow side it blends toward what the
+    /// ghost past the side holds (`*_inflow`: [`INFLOW_AMBIENT`] …).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+    pub struct ChannelParams {
+        /// Backtrace order (1–3), as [`AdvectParams::order`].
+        pub order: u32,
+        /// The lattice's cells per velocity cell along each axis (1: the velocity's cells).
+        pub factor: u32,
+        /// Which slots hold fields ([`CHANNEL_Q0`] | [`CHANNEL_Q1`] | [`CHANNEL_RGBA`]).
+        pub channels: u32,
+        /// What `q0`'s ghost past an inflow holds.
+        pub q0_inflow: u32,
+        /// What `q1`'s ghost past an inflow holds.
+        pub q1_inflow: u32,
+        /// What `rgba`'s ghost past an inflow holds ([`INFLOW_AMBIENT`] or [`INFLOW_DYE`]).
+        pub rgba_inflow: u32,
+        /// `q0`'s dissipation rate, 1/s.
+        pub q0_rate: f32,
+        /// What `q0` relaxes to.
+        pub q0_ambient: f32,
+        /// `q1`'s dissipation rate, 1/s.
+        pub q1_rate: f32,
+        /// What `q1` relaxes to.
+        pub q1_ambient: f32,
+        /// `rgba`'s dissipation rate, 1/s (it relaxes to zero).
+        pub rgba_rate: f32,
+        /// Padding.
+        pub _pad: u32,
     }
 }
 
@@ -102,7 +147,7 @@ fluid_ir::wgsl_struct! {
 }
 
 fluid_ir::wgsl_struct! {
-    /// How the dye lives, for `splat`, `advect_fine_dye` and `splat_fine_dye`.
+    /// How the dye (or a finer density) lives, for `splat`, `splat_fine_dye` and the finer density's kernels.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
     pub struct DyeParams {
         /// Backtrace order (1–3), as [`AdvectParams::order`].
@@ -343,7 +388,8 @@ fluid_ir::wgsl_struct! {
 const _: () = {
     assert!(size_of::<BurnParams>() == 32);
     assert!(size_of::<TurbulenceParams>() == 48);
-    assert!(size_of::<AdvectParams>() == 32);
+    assert!(size_of::<AdvectParams>() == 16);
+    assert!(size_of::<ChannelParams>() == 48);
     assert!(size_of::<ForceParams>() == 32);
     assert!(size_of::<DiffuseParams>() == 16);
     assert!(size_of::<DyeParams>() == 16);

@@ -1,5 +1,5 @@
-//! The density on its finer grid (`factor` cells per cell along each axis), four kernels:
-//! `advect_fine_density` and `splat_fine_density` (the finer dye's two, for one value),
+//! The density on its finer grid (`factor` cells per cell along each axis), three kernels
+//! (`advect_channels` advects it): `splat_fine_density` (the finer dye's, for one value),
 //! `coarse_density` (its mean over each velocity cell, read by the forces and combustion) and
 //! `fine_soot` (what combustion added to a velocity cell, added to its fine cells).
 
@@ -7,28 +7,10 @@ use fluid_core::frame::uniform::SplatGpu;
 use fluid_core::grid::uniforms::DyeParams;
 use fluid_core::splat::splat_weight;
 
-use super::advect_cells::{in_band, inflow_weight};
-use super::advect_fine_dye::{FineTrace, fine_trace};
-use super::common::{G, bilerp, for_each_row};
+use super::common::{G, for_each_row};
 use super::splat::{distance2, reaching_row};
 use crate::dispatch::{Ctx, Slots};
 use fluid_core::ir::schedule::Dispatch;
-
-/// `advect_fine_density`: the fine density advected by `(u, v)` over `dt` into `out`.
-pub fn run_advect(g: &G, p: &DyeParams, dt: f32, (u, v): (&[f32], &[f32]), density: &[f32], out: &mut [f32]) {
-    let fx = g.nx * p.factor.max(1) as usize;
-    let s = dt * g.inv_h;
-    let decay = (-p.dissipation * dt).exp();
-    let inflow = g.has_inflow();
-    for_each_row(out, fx, |j, row| {
-        for (i, x) in row.iter_mut().enumerate() {
-            let FineTrace { at: (bx, by), sx, sy } = fine_trace(g, p, s, (u, v), i, j);
-            let d = bilerp(density, fx, 1, 0, sx, sy) * decay;
-            let (w, k) = if inflow { inflow_weight(g, bx, by) } else { (0.0, 0) };
-            *x = if w > 0.0 { d + w * (in_band(g, k, bx, by) * g.side_carry[k][0] * decay - d) } else { d };
-        }
-    });
-}
 
 /// `splat_fine_density`: with obstacles (`solid`, `u_faces`, `v_faces`) the fine cells of a
 /// wholly solid cell are cleared and the others receive their cell's open part; then the
@@ -102,12 +84,6 @@ pub fn run_soot(g: &G, p: &DyeParams, density: &mut [f32], coarse: &[f32], mean:
             }
         }
     });
-}
-
-/// The table's entry of `advect_fine_density`.
-pub(crate) fn dispatch_advect(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
-    let p: DyeParams = d.params().unwrap_or_default();
-    run_advect(c.g, &p, c.dt, (s.r("u"), s.r("v")), s.r("density"), s.w("density_out"));
 }
 
 /// The table's entry of `splat_fine_density`.

@@ -16,8 +16,7 @@ use crate::dispatch::KernelFn;
 /// Every kernel's CPU entry.
 pub(crate) const TABLE: &[(Kernel, KernelFn)] = &[
     (k::ADVECT_VELOCITY, advect_velocity::dispatch),
-    (k::ADVECT_CELLS, advect_cells::dispatch),
-    (k::ADVECT_FUEL, advect_fuel::dispatch),
+    (k::ADVECT_CHANNELS, advect_channels::dispatch),
     (k::BACK_VELOCITY, back_velocity::dispatch),
     (k::BACK_CELLS, back_cells::dispatch),
     (k::SHARP_VELOCITY, sharp_velocity::dispatch),
@@ -29,9 +28,7 @@ pub(crate) const TABLE: &[(Kernel, KernelFn)] = &[
     (k::SPLAT, splat::dispatch),
     (k::SPLAT_FUEL, splat::dispatch_fuel),
     (k::SPLAT_FINE_DYE, splat::dispatch_fine_dye),
-    (k::ADVECT_FINE_DYE, advect_fine_dye::dispatch),
     (k::SPLAT_FINE_DENSITY, fine_density::dispatch_splat),
-    (k::ADVECT_FINE_DENSITY, fine_density::dispatch_advect),
     (k::COARSE_DENSITY, fine_density::dispatch_coarse),
     (k::FINE_SOOT, fine_density::dispatch_soot),
     (k::CURL, curl::dispatch),
@@ -88,9 +85,7 @@ pub(crate) const TABLE: &[(Kernel, KernelFn)] = &[
     (rk::RENDER_FINISH, render_finish::dispatch),
 ];
 
-pub mod advect_cells;
-pub mod advect_fine_dye;
-pub mod advect_fuel;
+pub mod advect_channels;
 pub mod advect_velocity;
 pub mod apply_forces;
 #[cfg(target_arch = "x86_64")]

@@ -6,7 +6,7 @@
 
 use fluid_core::grid::uniforms::{SHARP_DYE, SHARP_SCALAR, SharpParams};
 
-use super::advect_cells::inflow_weight;
+use super::advect_channels::inflow_weight;
 use super::common::sharp::{Lattice, for_each_traced, sharpen};
 use super::common::{G, for_each_row};
 use crate::dispatch::{Ctx, Slots};

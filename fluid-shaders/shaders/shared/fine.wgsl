@@ -2,7 +2,7 @@
 // dye and density): where its centre came from, and the bilinear stencil there.
 
 // Fine cell (i, j)'s centre traced back along the velocity over the step, in the velocity
-// grid's cell units (as advect_cells traces a cell's centre).
+// grid's cell units (as advect_channels traces every lattice cell).
 fn fine_backtrace(i: u32, j: u32, f: u32, order: u32) -> vec2<f32> {
     let scale = f32(f);
     let p = vec2<f32>((f32(i) + 0.5) / scale, (f32(j) + 0.5) / scale);

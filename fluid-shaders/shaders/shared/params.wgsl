@@ -41,11 +41,22 @@ struct AdvectParams {
     order: u32,
     fields: u32,
     velocity_dissipation: f32,
-    density_dissipation: f32,
-    temperature_dissipation: f32,
-    dye_dissipation: f32,
     ambient_temperature: f32,
-    fuel_dissipation: f32,
+}
+
+struct ChannelParams {
+    order: u32,
+    factor: u32,
+    channels: u32,
+    q0_inflow: u32,
+    q1_inflow: u32,
+    rgba_inflow: u32,
+    q0_rate: f32,
+    q0_ambient: f32,
+    q1_rate: f32,
+    q1_ambient: f32,
+    rgba_rate: f32,
+    _pad: u32,
 }
 
 struct SharpParams {

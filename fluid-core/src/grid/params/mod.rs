@@ -119,6 +119,19 @@ pub struct Dissipation {
     pub fuel: f32,
 }
 
+impl Dissipation {
+    /// Every rate with its key under `params.dissipation` (what validation checks).
+    pub fn rates(&self) -> [(&'static str, f32); 5] {
+        [
+            ("velocity", self.velocity),
+            ("density", self.density),
+            ("temperature", self.temperature),
+            ("dye", self.dye),
+            ("fuel", self.fuel),
+        ]
+    }
+}
+
 /// Combustion. Where the temperature is at or above `ignition`, a fraction `1 − exp(−rate·dt)`
 /// of a cell's fuel burns each step (fuel decays as `exp(−rate·t)` while it is hot enough);
 /// each unit burnt adds `heat` to the temperature, `soot` to the density (smoke) and, with

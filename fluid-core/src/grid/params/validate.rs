@@ -54,11 +54,9 @@ impl SimParams {
     /// Dissipation, combustion, turbulence and the forces; the advection's sampling; the speed
     /// limit and the substeps.
     fn validate_motion(&self) -> Result<()> {
-        non_negative("params.dissipation.velocity", self.dissipation.velocity)?;
-        non_negative("params.dissipation.density", self.dissipation.density)?;
-        non_negative("params.dissipation.temperature", self.dissipation.temperature)?;
-        non_negative("params.dissipation.dye", self.dissipation.dye)?;
-        non_negative("params.dissipation.fuel", self.dissipation.fuel)?;
+        for (key, rate) in self.dissipation.rates() {
+            non_negative(&format!("params.dissipation.{key}"), rate)?;
+        }
         self.validate_combustion()?;
         self.validate_turbulence()?;
         non_negative("params.surface_tension", self.surface_tension)?;
