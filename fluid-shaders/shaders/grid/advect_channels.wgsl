@@ -37,12 +37,16 @@ fn ghost(mode: u32, k: u32, band: f32, ambient: f32) -> f32 {
     return ambient;
 }
 
-// One scalar channel's value: sampled x relaxed toward ambient, blended toward the ghost.
+// One scalar channel's value: sampled x relaxed toward ambient, blended toward the ghost
+// (the blend only near an inflow side: elsewhere the branch is skipped workgroup-wide).
 fn advected(x: f32, rate: f32, ambient: f32, mode: u32, inflow: Carried, band: f32) -> f32 {
     let decay = exp(-rate * inputs.dt);
-    let q = ambient + (x - ambient) * decay;
-    let goal = ambient + (ghost(mode, inflow.k, band, ambient) - ambient) * decay;
-    return select(q, q + inflow.w * (goal - q), inflow.w > 0.0);
+    var q = ambient + (x - ambient) * decay;
+    if (inflow.w > 0.0) {
+        let goal = ambient + (ghost(mode, inflow.k, band, ambient) - ambient) * decay;
+        q = q + inflow.w * (goal - q);
+    }
+    return q;
 }
 
 @compute @workgroup_size(WG_X, WG_Y)
@@ -57,7 +61,10 @@ fn advect_channels(@builtin(global_invocation_id) id: vec3<u32>) {
     let b = fine_backtrace(i, j, f, params.order);
     let s = fine_stencil(b, f);
     let inflow = inflow_weight(b);
-    let band = in_band(inflow.k, b);
+    var band = 0.0;
+    if (inflow.w > 0.0) {
+        band = in_band(inflow.k, b);
+    }
     let cell = j * fx + i;
     if ((params.channels & CHANNEL_Q0) != 0u) {
         let x = lerp2(q0[s.i00], q0[s.i10], q0[s.i01], q0[s.i11], s.tx, s.ty);
@@ -71,8 +78,11 @@ fn advect_channels(@builtin(global_invocation_id) id: vec3<u32>) {
         let decay = exp(-params.rgba_rate * inputs.dt);
         let a = rgba[s.i00] + (rgba[s.i10] - rgba[s.i00]) * s.tx;
         let bb = rgba[s.i01] + (rgba[s.i11] - rgba[s.i01]) * s.tx;
-        let c = (a + (bb - a) * s.ty) * decay;
-        let side = select(vec4<f32>(0.0), band * grid.side_dye[inflow.k], params.rgba_inflow == INFLOW_DYE);
-        rgba_out[cell] = select(c, c + inflow.w * (side * decay - c), inflow.w > 0.0);
+        var c = (a + (bb - a) * s.ty) * decay;
+        if (inflow.w > 0.0) {
+            let side = select(vec4<f32>(0.0), band * grid.side_dye[inflow.k], params.rgba_inflow == INFLOW_DYE);
+            c = c + inflow.w * (side * decay - c);
+        }
+        rgba_out[cell] = c;
     }
 }

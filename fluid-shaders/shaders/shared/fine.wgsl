@@ -4,8 +4,11 @@
 // Fine cell (i, j)'s centre traced back along the velocity over the step, in the velocity
 // grid's cell units (as advect_channels traces every lattice cell).
 fn fine_backtrace(i: u32, j: u32, f: u32, order: u32) -> vec2<f32> {
-    let scale = f32(f);
-    let p = vec2<f32>((f32(i) + 0.5) / scale, (f32(j) + 0.5) / scale);
+    // The velocity's own cells skip the division (the same value: x / 1 is x).
+    var p = vec2<f32>(f32(i) + 0.5, f32(j) + 0.5);
+    if (f != 1u) {
+        p = p / f32(f);
+    }
     return backtrace(p, order, inputs.dt * grid.inv_h);
 }
 
