@@ -6,10 +6,11 @@ use fluid::{Backend, Boundary, CpuBackend, FieldId, Grid, Splat, StepInputs};
 use fluid_core::grid::kernels;
 use fluid_core::grid::pressure::multigrid::{LOAD_COPY, LOAD_RESIDUAL, Level, STORE_ADD, STORE_COPY, STORE_PAIR};
 use fluid_core::grid::uniforms::{
-    ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, BurnParams, CARRY_FUEL, CHANNEL_Q0, CHANNEL_Q1,
-    CHANNEL_RGBA, CgParams, ChannelParams, DiffuseParams, DyeParams, FilterParams, ForceParams, INFLOW_AMBIENT,
-    INFLOW_DYE, INFLOW_HEAT, INFLOW_SMOKE, JacobiParams, MULTISWEEP_MAX, MgParams, SHARP_BFECC, SHARP_CUBIC, SHARP_DYE,
-    SHARP_MACCORMACK, SHARP_SCALAR, SharpParams, TapsParams, TensionParams, TurbulenceParams,
+    ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AMOUNT_DENSITY, AMOUNT_FUEL, AMOUNT_TEMPERATURE, AdvectParams,
+    BurnParams, CARRY_FUEL, CHANNEL_Q0, CHANNEL_Q1, CHANNEL_RGBA, CgParams, ChannelParams, DiffuseParams, DyeParams,
+    FilterParams, ForceParams, INFLOW_AMBIENT, INFLOW_DYE, INFLOW_HEAT, INFLOW_SMOKE, JacobiParams, MULTISWEEP_MAX,
+    MgParams, SHARP_BFECC, SHARP_CUBIC, SHARP_DYE, SHARP_MACCORMACK, SHARP_SCALAR, SharpParams, SplatParams,
+    TapsParams, TensionParams, TurbulenceParams,
 };
 use fluid_core::grid::{Inflow, Side};
 use fluid_core::ir::kernel::Access;
@@ -45,9 +46,7 @@ pub fn tolerance(kernel: Kernel) -> Tolerance {
         | kernels::SURFACE_TENSION
         | kernels::BURN
         | kernels::SPLAT
-        | kernels::SPLAT_FUEL
-        | kernels::SPLAT_FINE_DYE
-        | kernels::SPLAT_FINE_DENSITY
+        | kernels::SPLAT_CELLS
         | kernels::TURBULENCE
         | kernels::APPLY_FORCES
         | kernels::CLAMP_SPEED => Tolerance { max_abs: 1e-4, rel_l2: 1e-5 },
@@ -63,7 +62,7 @@ pub fn tolerance(kernel: Kernel) -> Tolerance {
 }
 
 /// The finer density's kernels (run on a density grid three times finer).
-const FINE_DENSITY: [Kernel; 3] = [kernels::SPLAT_FINE_DENSITY, kernels::COARSE_DENSITY, kernels::FINE_SOOT];
+const FINE_DENSITY: [Kernel; 2] = [kernels::COARSE_DENSITY, kernels::FINE_SOOT];
 
 /// Every grid kernel of the engine's table ([`fluid_core::kernels`]) has a parity fixture
 /// (schedules with non-trivial parameters) and a test of its own among `tested`, the suite's
@@ -101,9 +100,7 @@ pub fn kernel_parity<B: Backend>(make: impl Fn() -> B, kernel: Kernel) {
     // shape, moving).
     let solid_aware = [
         kernels::SPLAT,
-        kernels::SPLAT_FINE_DYE,
-        kernels::SPLAT_FINE_DENSITY,
-        kernels::SPLAT_FUEL,
+        kernels::SPLAT_CELLS,
         kernels::TURBULENCE,
         kernels::DIFFUSE_VELOCITY,
         kernels::DIFFUSE_TEMPERATURE,
@@ -171,10 +168,10 @@ fn kernel_parity_on<B: Backend>(cpu: &mut CpuBackend, other: &mut B, kernel: Ker
         .into_iter()
         .chain(sides.map(|(nx, ny, sides)| (nx, ny, Boundary::Wall, Boundary::Wall, Some(sides))));
     for (case, (nx, ny, bx, by, sides)) in cases.enumerate() {
-        // The finer dye's and density's kernels on grids three times finer; the advection of
-        // channels on the velocity's cells in even cases, on finer lattices in odd ones.
-        let fine = kernel == kernels::ADVECT_CHANNELS && case % 2 == 1;
-        let dye_factor = if fine || kernel == kernels::SPLAT_FINE_DYE { 3 } else { 1 };
+        // The finer density's kernels on grids three times finer; the channel kernels on the
+        // velocity's cells in even cases, on finer lattices in odd ones.
+        let fine = [kernels::ADVECT_CHANNELS, kernels::SPLAT_CELLS].contains(&kernel) && case % 2 == 1;
+        let dye_factor = if fine { 3 } else { 1 };
         let density_factor = if fine || FINE_DENSITY.contains(&kernel) { 3 } else { 1 };
         let grid = Grid { solids, dye_factor, density_factor, ..Grid::new(nx, ny, 0.1, bx, by).expect("grid") };
         let grid = match sides {
@@ -347,6 +344,30 @@ fn channel_fixtures(grid: &Grid) -> Vec<Schedule> {
     out
 }
 
+/// `splat_cells`' fixtures: on the velocity's cells, fuel and temperature, and density with
+/// the dye; with the density and dye three times finer, the two on their lattice, and fuel
+/// alone on the velocity's cells.
+fn splat_fixtures(grid: &Grid) -> Vec<Schedule> {
+    use FieldId::*;
+    let run = |factor: u32, [q0, q1, rgba]: [FieldId; 3], amounts: [u32; 2]| {
+        let mut channels = 0;
+        for (f, bit) in [(q0, CHANNEL_Q0), (q1, CHANNEL_Q1), (rgba, CHANNEL_RGBA)] {
+            if !f.is_vacant() {
+                channels |= bit;
+            }
+        }
+        let p = SplatParams { factor, channels, q0_amount: amounts[0], q1_amount: amounts[1] };
+        let fields = [q0, q1, rgba, Solid, UFaces, VFaces];
+        single(grid, kernels::SPLAT_CELLS, &fields, Some(ParamBlock::new(&p)), [grid.nx * factor, grid.ny * factor])
+    };
+    let (density, fuel) = ([AMOUNT_DENSITY, AMOUNT_FUEL], [AMOUNT_FUEL, AMOUNT_TEMPERATURE]);
+    if grid.dye_factor <= 1 {
+        vec![run(1, [Fuel, Temperature, VacantOut0], fuel), run(1, [Density, VacantOut0, Dye], density)]
+    } else {
+        vec![run(grid.dye_factor, [Density, VacantOut0, Dye], density), run(1, [Fuel, VacantOut0, VacantOut1], fuel)]
+    }
+}
+
 /// The sharp schemes' parameters.
 fn sharp(order: u32, scheme: u32, fields: u32) -> SharpParams {
     SharpParams { order, scheme, fields, rate: 0.3, ambient: 0.4, dye_rate: 0.1, _pad: [0; 2] }
@@ -403,22 +424,16 @@ fn field_fixtures(f: &Fixture<'_>) -> Option<Vec<Schedule>> {
             let p = DyeParams { order: 1, factor: 1, dissipation: 0.0, _pad: 0 };
             vec![one(&[U, V, Density, Temperature, Dye, UFaces, VFaces], Some(ParamBlock::new(&p)))]
         }
-        kernels::SPLAT_FINE_DYE => {
-            let (fx, fy) = grid.dye_dims();
-            let p = DyeParams { order: 1, factor: grid.dye_factor, dissipation: 0.0, _pad: 0 };
-            vec![single(grid, kernel, &[Dye, Solid, UFaces, VFaces], Some(ParamBlock::new(&p)), [fx, fy])]
-        }
-        kernels::SPLAT_FINE_DENSITY | kernels::COARSE_DENSITY | kernels::FINE_SOOT => {
+        kernels::SPLAT_CELLS => splat_fixtures(grid),
+        kernels::COARSE_DENSITY | kernels::FINE_SOOT => {
             let fine = grid.density_dims();
             let (fields, extent): (&[FieldId], _) = match kernel {
-                kernels::SPLAT_FINE_DENSITY => (&[Density, Solid, UFaces, VFaces], fine),
                 kernels::COARSE_DENSITY => (&[Density, DensityCoarse, Scratch], (grid.nx, grid.ny)),
                 _ => (&[Density, DensityCoarse, Scratch], fine),
             };
             let p = DyeParams { order: 1, factor: grid.density_factor, dissipation: 0.0, _pad: 0 };
             vec![single(grid, kernel, fields, Some(ParamBlock::new(&p)), [extent.0, extent.1])]
         }
-        kernels::SPLAT_FUEL => vec![one(&[Fuel, UFaces, VFaces], None)],
         _ => return None,
     })
 }

@@ -69,6 +69,7 @@ pub fn wgsl_layouts() -> Vec<fluid_ir::wgsl::Layout> {
         Layout::of::<frame::uniform::SplatGpu>(),
         Layout::of::<g::AdvectParams>(),
         Layout::of::<g::ChannelParams>(),
+        Layout::of::<g::SplatParams>(),
         Layout::of::<g::SharpParams>(),
         Layout::of::<g::DyeParams>(),
         Layout::of::<g::TensionParams>(),

@@ -7,7 +7,7 @@
 use crate::grid::pressure::layout::{COARSE_THREADS, SMOOTH2_TILE};
 use crate::grid::uniforms::{
     AdvectParams, BurnParams, CgParams, ChannelParams, DiffuseParams, DyeParams, FilterParams, ForceParams,
-    JacobiParams, MULTISWEEP_TILE, MgParams, SharpParams, TapsParams, TensionParams, TurbulenceParams,
+    JacobiParams, MULTISWEEP_TILE, MgParams, SharpParams, SplatParams, TapsParams, TensionParams, TurbulenceParams,
 };
 use fluid_ir::kernel::Access::{Read as R, ReadWrite as RW, Write as W};
 use fluid_ir::kernel::{Binding, Domain, Kernel, KernelDesc, ParamsDesc, Workgroup};
@@ -158,36 +158,24 @@ static SPLAT_DESC: KernelDesc = KernelDesc {
     workgroup: Workgroup::Tiled,
     doc: "the step's splats added to velocity, density, temperature and dye",
 };
-static SPLAT_FUEL_DESC: KernelDesc = KernelDesc {
-    name: "splat_fuel",
-    module: "splat_fuel",
-    bindings: &[f("fuel", RW), Binding::vec2("u_faces", R).optional(), Binding::vec2("v_faces", R).optional()],
-    params: None,
-    records: true,
-    domain: Domain::Cells,
-    workgroup: Workgroup::Tiled,
-    doc: "the step's splats' fuel added to the fuel (a kernel of its own: within `splat` it would bind more \
-          storage buffers than portable devices allow)",
-};
-static SPLAT_FINE_DYE_DESC: KernelDesc = KernelDesc {
-    name: "splat_fine_dye",
-    module: "splat_fine_dye",
-    bindings: &[Binding::vec4("dye", RW), f("solid", R).optional(), FACES[0], FACES[1]],
-    params: DYE,
+static SPLAT_CELLS_DESC: KernelDesc = KernelDesc {
+    name: "splat_cells",
+    module: "splat_cells",
+    bindings: &[
+        f("q0", RW).optional(),
+        f("q1", RW).optional(),
+        Binding::vec4("rgba", RW).optional(),
+        f("solid", R).optional(),
+        FACES[0],
+        FACES[1],
+    ],
+    params: Some(ParamsDesc::of::<SplatParams>()),
     records: true,
     domain: Domain::Given,
     workgroup: Workgroup::Tiled,
-    doc: "the finer dye: cleared where its cell is wholly solid, then the step's splats' dye added",
-};
-static SPLAT_FINE_DENSITY_DESC: KernelDesc = KernelDesc {
-    name: "splat_fine_density",
-    module: "splat_fine_density",
-    bindings: &[f("density", RW), f("solid", R).optional(), FACES[0], FACES[1]],
-    params: DYE,
-    records: true,
-    domain: Domain::Given,
-    workgroup: Workgroup::Tiled,
-    doc: "the finer density: cleared where its cell is wholly solid, then the step's splats' density added",
+    doc: "the step's splats added to up to two scalar channels and an RGBA one on one lattice (those `splat` \
+          does not take with the velocity: within it they would bind more storage buffers than portable \
+          devices allow); a finer lattice first cleared where its cell is wholly solid",
 };
 static COARSE_DENSITY_DESC: KernelDesc = tiled(
     "coarse_density",
@@ -462,12 +450,8 @@ pub const EXPAND: Kernel = Kernel(&EXPAND_DESC);
 pub const SPLAT: Kernel = Kernel(&SPLAT_DESC);
 /// Curl-noise turbulence.
 pub const TURBULENCE: Kernel = Kernel(&TURBULENCE_DESC);
-/// The step's splats' fuel.
-pub const SPLAT_FUEL: Kernel = Kernel(&SPLAT_FUEL_DESC);
-/// The step's splats on the finer dye.
-pub const SPLAT_FINE_DYE: Kernel = Kernel(&SPLAT_FINE_DYE_DESC);
-/// The step's splats on the finer density.
-pub const SPLAT_FINE_DENSITY: Kernel = Kernel(&SPLAT_FINE_DENSITY_DESC);
+/// The step's splats on the channels `splat` does not take, a lattice at a time.
+pub const SPLAT_CELLS: Kernel = Kernel(&SPLAT_CELLS_DESC);
 /// The finer density's mean over each velocity cell.
 pub const COARSE_DENSITY: Kernel = Kernel(&COARSE_DENSITY_DESC);
 /// Combustion's soot carried to the finer density.
@@ -548,9 +532,7 @@ pub const ALL: &[Kernel] = &[
     BURN,
     EXPAND,
     SPLAT,
-    SPLAT_FUEL,
-    SPLAT_FINE_DYE,
-    SPLAT_FINE_DENSITY,
+    SPLAT_CELLS,
     COARSE_DENSITY,
     FINE_SOOT,
     CURL,

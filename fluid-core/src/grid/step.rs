@@ -13,16 +13,16 @@ use crate::grid::builder::Builder;
 use crate::grid::kernels::{
     ADVECT_CHANNELS, ADVECT_VELOCITY, APPLY_FORCES, BACK_CELLS, BACK_VELOCITY, BURN, CLAMP_SPEED, COARSE_DENSITY, CURL,
     CURVATURE, DIFFUSE_TEMPERATURE, DIFFUSE_VELOCITY, DIVERGENCE, EXPAND, FINE_SOOT, HOLD_HEAT, MG_COARSE,
-    RASTERISE_SOLIDS, RESIDUAL, SHARP_CELLS, SHARP_VELOCITY, SPLAT, SPLAT_FINE_DENSITY, SPLAT_FINE_DYE, SPLAT_FUEL,
-    SUBTRACT_GRADIENT, SURFACE_TENSION, TURBULENCE,
+    RASTERISE_SOLIDS, RESIDUAL, SHARP_CELLS, SHARP_VELOCITY, SPLAT, SPLAT_CELLS, SUBTRACT_GRADIENT, SURFACE_TENSION,
+    TURBULENCE,
 };
 use crate::grid::params::{AdvectionScheme, Interpolation, PressureSolver, SimParams};
 use crate::grid::pressure::{self, multigrid};
 use crate::grid::uniforms::{
-    ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, BurnParams, CARRY_FUEL, CHANNEL_Q0, CHANNEL_Q1,
-    CHANNEL_RGBA, ChannelParams, DiffuseParams, DyeParams, ForceParams, INFLOW_AMBIENT, INFLOW_DYE, INFLOW_HEAT,
-    INFLOW_SMOKE, MgParams, SHARP_BFECC, SHARP_CUBIC, SHARP_DYE, SHARP_MACCORMACK, SHARP_SCALAR, SharpParams,
-    TensionParams, TurbulenceParams,
+    ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AMOUNT_DENSITY, AMOUNT_FUEL, AMOUNT_TEMPERATURE, AdvectParams,
+    BurnParams, CARRY_FUEL, CHANNEL_Q0, CHANNEL_Q1, CHANNEL_RGBA, ChannelParams, DiffuseParams, DyeParams, ForceParams,
+    INFLOW_AMBIENT, INFLOW_DYE, INFLOW_HEAT, INFLOW_SMOKE, MgParams, SHARP_BFECC, SHARP_CUBIC, SHARP_DYE,
+    SHARP_MACCORMACK, SHARP_SCALAR, SharpParams, SplatParams, TensionParams, TurbulenceParams,
 };
 use fluid_ir::kernel::{Access, Domain};
 use fluid_ir::schedule::{Op, ReduceOp, Schedule};
@@ -85,31 +85,30 @@ struct Channel {
     rate: f32,
     ambient: f32,
     inflow: u32,
+    /// Which of a splat's amounts a scalar channel takes (an RGBA one takes the dye).
+    amount: u32,
 }
 
-/// The cell fields the scene carries, as channels of `advect_channels`. An advected field is
-/// a row here (and its [`FieldId`] and dissipation): the kernels take it as they take these.
-fn channels(grid: &Grid, params: &SimParams) -> Vec<Channel> {
-    let (d, f) = (&params.dissipation, &params.fields);
-    let amb = params.buoyancy.ambient_temperature;
-    let row = |on: bool, (field, out), rgba, factor: u32, rate, ambient, inflow| {
-        on.then_some(Channel { field, out, rgba, factor: factor.max(1), rate, ambient, inflow })
-    };
-    [
-        row(f.density, (Density, DensityTmp), false, grid.density_factor, d.density, 0.0, INFLOW_SMOKE),
-        row(f.temperature, (Temperature, TemperatureTmp), false, 1, d.temperature, amb, INFLOW_HEAT),
-        row(f.dye, (Dye, DyeTmp), true, grid.dye_factor, d.dye, 0.0, INFLOW_DYE),
-        row(f.fuel, (Fuel, FuelTmp), false, 1, d.fuel, 0.0, INFLOW_AMBIENT),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
+impl Channel {
+    /// Whether `splat` adds to it with the velocity (density, temperature and dye on the
+    /// velocity's cells); `splat_cells` takes every other.
+    fn splats_with_velocity(&self) -> bool {
+        self.factor == 1 && (self.rgba || self.amount != AMOUNT_FUEL)
+    }
 }
 
-/// `channels` advected: those on one lattice packed into as few dispatches as the kernel's
-/// slots allow (two scalars and an RGBA channel share one backtrace per cell).
-fn push_advect_channels(b: &mut Builder, list: &[Channel], order: u32) {
+/// Channels of one lattice that share a dispatch: up to two scalars and an RGBA one.
+struct Pack {
+    factor: u32,
+    scalars: Vec<Channel>,
+    rgba: Option<Channel>,
+}
+
+/// `list` packed into as few [`Pack`]s as the kernels' slots allow, lattice by lattice in
+/// the order of their first channel.
+fn pack(list: &[Channel]) -> Vec<Pack> {
     let mut rest = list.to_vec();
+    let mut packs = Vec::new();
     while let Some(first) = rest.first().copied() {
         let (mut scalars, mut rgba) = (Vec::new(), None);
         rest.retain(|c| {
@@ -121,7 +120,36 @@ fn push_advect_channels(b: &mut Builder, list: &[Channel], order: u32) {
             }
             !taken
         });
-        let mut p = ChannelParams { order, factor: first.factor, ..ChannelParams::default() };
+        packs.push(Pack { factor: first.factor, scalars, rgba });
+    }
+    packs
+}
+
+/// The cell fields the scene carries, as channels of `advect_channels`. An advected field is
+/// a row here (and its [`FieldId`] and dissipation): the kernels take it as they take these.
+fn channels(grid: &Grid, params: &SimParams) -> Vec<Channel> {
+    let (d, f) = (&params.dissipation, &params.fields);
+    let amb = params.buoyancy.ambient_temperature;
+    let row = |on: bool, (field, out), rgba, factor: u32, (rate, ambient), inflow, amount| {
+        on.then_some(Channel { field, out, rgba, factor: factor.max(1), rate, ambient, inflow, amount })
+    };
+    let (density, temperature, fuel) = (AMOUNT_DENSITY, AMOUNT_TEMPERATURE, AMOUNT_FUEL);
+    [
+        row(f.density, (Density, DensityTmp), false, grid.density_factor, (d.density, 0.0), INFLOW_SMOKE, density),
+        row(f.temperature, (Temperature, TemperatureTmp), false, 1, (d.temperature, amb), INFLOW_HEAT, temperature),
+        row(f.dye, (Dye, DyeTmp), true, grid.dye_factor, (d.dye, 0.0), INFLOW_DYE, 0),
+        row(f.fuel, (Fuel, FuelTmp), false, 1, (d.fuel, 0.0), INFLOW_AMBIENT, fuel),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// `channels` advected: those on one lattice packed into as few dispatches as the kernel's
+/// slots allow (two scalars and an RGBA channel share one backtrace per cell).
+fn push_advect_channels(b: &mut Builder, list: &[Channel], order: u32) {
+    for Pack { factor, scalars, rgba } in pack(list) {
+        let mut p = ChannelParams { order, factor, ..ChannelParams::default() };
         // An unused slot binds an empty field: reads may share one, each write has its own.
         let mut fields = [U, V, Vacant, Vacant, Vacant, VacantOut0, VacantOut1, VacantOut2];
         for (k, c) in scalars.iter().enumerate() {
@@ -139,8 +167,34 @@ fn push_advect_channels(b: &mut Builder, list: &[Channel], order: u32) {
             (p.rgba_rate, p.rgba_inflow) = (c.rate, c.inflow);
             p.channels |= CHANNEL_RGBA;
         }
-        let (nx, ny) = (b.grid().nx * first.factor, b.grid().ny * first.factor);
+        let (nx, ny) = (b.grid().nx * factor, b.grid().ny * factor);
         b.run_over(ADVECT_CHANNELS, &fields, Some(&p), [nx, ny]);
+    }
+}
+
+/// The splats on the channels `splat` does not take with the velocity (fuel, a finer dye or
+/// density), packed as [`push_advect_channels`] packs them.
+fn push_splat_cells(b: &mut Builder, list: &[Channel]) {
+    let rest: Vec<Channel> = list.iter().filter(|c| !c.splats_with_velocity()).copied().collect();
+    for Pack { factor, scalars, rgba } in pack(&rest) {
+        let mut p = SplatParams { factor, ..SplatParams::default() };
+        // Every slot is written: each unused one binds an empty field of its own.
+        let mut fields = [VacantOut0, VacantOut1, VacantOut2, Solid, UFaces, VFaces];
+        for (k, c) in scalars.iter().enumerate() {
+            fields[k] = c.field;
+            if k == 0 {
+                p.q0_amount = c.amount;
+            } else {
+                p.q1_amount = c.amount;
+            }
+            p.channels |= [CHANNEL_Q0, CHANNEL_Q1][k];
+        }
+        if let Some(c) = rgba {
+            fields[2] = c.field;
+            p.channels |= CHANNEL_RGBA;
+        }
+        let (nx, ny) = (b.grid().nx * factor, b.grid().ny * factor);
+        b.run_over(SPLAT_CELLS, &fields, Some(&p), [nx, ny]);
     }
 }
 
@@ -319,24 +373,16 @@ fn density_read(grid: &Grid, params: &SimParams) -> FieldId {
     if fine_density_params(grid, params).is_some() { DensityCoarse } else { Density }
 }
 
-/// The step's splats (and emitters), and their fuel where the scene carries it; a finer dye
-/// or density takes its share on its own grid (cleared first inside solids, as
-/// `rasterise_solids` clears the other cell fields), and a finer density is then averaged
-/// onto the velocity's cells.
+/// The step's splats (and emitters): with the velocity, the density, temperature and dye of
+/// the velocity's cells (`splat`); the other channels on their lattices (`splat_cells`: fuel,
+/// a finer dye or density, cleared first inside solids as `rasterise_solids` clears the other
+/// cell fields); then a finer density averaged onto the velocity's cells.
 fn push_splats(b: &mut Builder, params: &SimParams) {
     let dye = dye_params(b.grid(), params);
     let rho = density_read(b.grid(), params);
     b.run(SPLAT, &[U, V, rho, Temperature, Dye, UFaces, VFaces], Some(&dye));
-    if params.fields.fuel {
-        b.run_plain(SPLAT_FUEL, &[Fuel, UFaces, VFaces]);
-    }
-    if params.fields.dye && dye.factor > 1 {
-        let (x, y) = b.grid().dye_dims();
-        b.run_over(SPLAT_FINE_DYE, &[Dye, Solid, UFaces, VFaces], Some(&dye), [x, y]);
-    }
+    push_splat_cells(b, &channels(b.grid(), params));
     if let Some(p) = fine_density_params(b.grid(), params) {
-        let (x, y) = b.grid().density_dims();
-        b.run_over(SPLAT_FINE_DENSITY, &[Density, Solid, UFaces, VFaces], Some(&p), [x, y]);
         // `scratch` keeps the mean until combustion's soot is carried back (`fine_soot`).
         b.run(COARSE_DENSITY, &[Density, DensityCoarse, Scratch], Some(&p));
     }
@@ -577,7 +623,9 @@ fn push_state_max(b: &mut Builder) {
 pub fn bytes_moved(schedule: &Schedule, grid: &Grid) -> u64 {
     // The obstacles' fields exist only with obstacles (bound to optional slots otherwise).
     let geometry = |f: FieldId| matches!(f, UFaces | VFaces | Solid | Obstacles | FieldId::MgFaces);
-    let absent = |id: &fluid_ir::ResourceId| !grid.solids && FieldId::from_resource(*id).is_some_and(geometry);
+    let absent = |id: &fluid_ir::ResourceId| {
+        FieldId::from_resource(*id).is_some_and(|f| f.is_vacant() || (!grid.solids && geometry(f)))
+    };
     let field_bytes = |id: fluid_ir::ResourceId| {
         FieldId::from_resource(id).filter(|f| grid.solids || !geometry(*f)).map_or(0, |f| grid.len(f) as u64 * 4)
     };

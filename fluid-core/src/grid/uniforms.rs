@@ -19,6 +19,7 @@ macro_rules! params_blocks {
 params_blocks!(
     AdvectParams,
     ChannelParams,
+    SplatParams,
     DyeParams,
     SharpParams,
     TensionParams,
@@ -110,6 +111,30 @@ fluid_ir::wgsl_struct! {
     }
 }
 
+/// [`SplatParams::q0_amount`] …: the splat's density.
+pub const AMOUNT_DENSITY: u32 = 0;
+/// The splat's temperature.
+pub const AMOUNT_TEMPERATURE: u32 = 1;
+/// The splat's fuel.
+pub const AMOUNT_FUEL: u32 = 2;
+
+fluid_ir::wgsl_struct! {
+    /// Parameters of `splat_cells`: up to two scalar channels and an RGBA one (the dye) on one
+    /// lattice (`factor` cells per velocity cell along each axis), each scalar taking one of a
+    /// splat's amounts.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+    pub struct SplatParams {
+        /// The lattice's cells per velocity cell along each axis (1: the velocity's cells).
+        pub factor: u32,
+        /// Which slots hold fields ([`CHANNEL_Q0`] | [`CHANNEL_Q1`] | [`CHANNEL_RGBA`]).
+        pub channels: u32,
+        /// Which amount `q0` takes ([`AMOUNT_DENSITY`], [`AMOUNT_TEMPERATURE`] or [`AMOUNT_FUEL`]).
+        pub q0_amount: u32,
+        /// Which amount `q1` takes.
+        pub q1_amount: u32,
+    }
+}
+
 /// [`SharpParams::scheme`]: MacCormack (Selle et al. 2008): the forward value corrected by
 /// half the error of a forward-and-back round trip.
 pub const SHARP_MACCORMACK: u32 = 1;
@@ -147,13 +172,13 @@ fluid_ir::wgsl_struct! {
 }
 
 fluid_ir::wgsl_struct! {
-    /// How the dye (or a finer density) lives, for `splat`, `splat_fine_dye` and the finer density's kernels.
+    /// How the dye (or a finer density) lives, for `splat`, `coarse_density` and `fine_soot`.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
     pub struct DyeParams {
         /// Backtrace order (1–3), as [`AdvectParams::order`].
         pub order: u32,
         /// The dye's cells per cell along each axis ([`crate::grid::Grid::dye_factor`]): with 1
-        /// `splat` adds the dye, above 1 `splat_fine_dye` does on the finer grid.
+        /// `splat` adds the dye, above 1 `splat_cells` does on the finer grid.
         pub factor: u32,
         /// The dye's dissipation rate, 1/s.
         pub dissipation: f32,
@@ -390,6 +415,7 @@ const _: () = {
     assert!(size_of::<TurbulenceParams>() == 48);
     assert!(size_of::<AdvectParams>() == 16);
     assert!(size_of::<ChannelParams>() == 48);
+    assert!(size_of::<SplatParams>() == 16);
     assert!(size_of::<ForceParams>() == 32);
     assert!(size_of::<DiffuseParams>() == 16);
     assert!(size_of::<DyeParams>() == 16);

@@ -26,9 +26,7 @@ pub(crate) const TABLE: &[(Kernel, KernelFn)] = &[
     (k::BURN, burn::dispatch),
     (k::EXPAND, expand::dispatch),
     (k::SPLAT, splat::dispatch),
-    (k::SPLAT_FUEL, splat::dispatch_fuel),
-    (k::SPLAT_FINE_DYE, splat::dispatch_fine_dye),
-    (k::SPLAT_FINE_DENSITY, fine_density::dispatch_splat),
+    (k::SPLAT_CELLS, splat_cells::dispatch),
     (k::COARSE_DENSITY, fine_density::dispatch_coarse),
     (k::FINE_SOOT, fine_density::dispatch_soot),
     (k::CURL, curl::dispatch),
@@ -149,6 +147,7 @@ pub mod sharp_velocity;
 pub mod solid;
 pub mod sor;
 pub mod splat;
+pub mod splat_cells;
 pub mod subtract_gradient;
 pub mod surface_tension;
 pub mod turbulence;

@@ -1,7 +1,7 @@
 //! `splat`: one invocation adds every splat of the step to one u-face, one v-face and one cell
 //! (density, temperature, dye), weighted by the splat's falloff at that sample's position.
-//! Distances wrap on periodic axes. `splat_fuel` ([`run_fuel`]) adds their fuel, cell by cell. Adding zero is skipped (as the shader skips the write),
-//! which keeps `-0.0` as it is.
+//! Distances wrap on periodic axes. Adding zero is skipped (as the shader skips the write),
+//! which keeps `-0.0` as it is. The other channels are `splat_cells`'.
 //!
 //! The batched [`run`] evaluates the gaussian as the product of its two axis factors,
 //! `exp(−dx²/r²) · exp(−dy²/r²)`, each computed once per column or row instead of one `exp`
@@ -401,92 +401,6 @@ pub fn run(g: &G, splats: &[SplatGpu], f: SplatFields<'_>) {
         );
 }
 
-/// Fuel a splat list adds to cell `(i, j)` (the exact falloff of [`splat_weight`], summed in
-/// the splats' order as the shader does).
-#[inline(always)]
-pub fn splat_fuel_cell(g: &G, splats: &[SplatGpu], i: usize, j: usize) -> f32 {
-    let (x, y) = ((i as f32 + 0.5) * g.h, (j as f32 + 0.5) * g.h);
-    let mut add = 0.0f32;
-    for s in splats {
-        add += splat_weight(s, distance2(g, s, x, y)) * s.fuel;
-    }
-    add
-}
-
-/// Add the fuel of `splats` to `fuel` (empty when the scene carries none); with obstacles
-/// (`faces`) each cell receives its open part.
-pub fn run_fuel(g: &G, splats: &[SplatGpu], fuel: &mut [f32], faces: Option<(&[f32], &[f32])>) {
-    if fuel.is_empty() || splats.iter().all(|s| s.fuel == 0.0) {
-        return;
-    }
-    for_each_row(fuel, g.nx, |j, row| {
-        let near = reaching_row(g, splats, (j as f32 + 0.5) * g.h);
-        for (i, x) in row.iter_mut().enumerate() {
-            let mut add = splat_fuel_cell(g, &near, i, j);
-            if let Some((uf, vf)) = faces {
-                add *= solid::cell_open(g, uf, vf, i, j);
-            }
-            if add != 0.0 {
-                *x += add;
-            }
-        }
-    });
-}
-
-/// What the splats add to the finer dye's cell `(i, j)` (`factor` cells per cell).
-#[inline(always)]
-pub fn splat_fine_dye_cell(g: &G, splats: &[SplatGpu], factor: usize, i: usize, j: usize) -> [f32; 4] {
-    let scale = factor as f32;
-    let (x, y) = (((i as f32 + 0.5) / scale) * g.h, ((j as f32 + 0.5) / scale) * g.h);
-    let mut add = [0.0f32; 4];
-    for s in splats {
-        let w = splat_weight(s, distance2(g, s, x, y));
-        for (a, d) in add.iter_mut().zip(s.dye) {
-            *a += w * d;
-        }
-    }
-    add
-}
-
-/// `splat_fine_dye`: with obstacles (`solids`: `solid`, `u_faces`, `v_faces`) the fine cells
-/// of a wholly solid cell are cleared and the others receive their cell's open part; then the
-/// splats' dye is added (a fine cell that receives nothing is left alone).
-pub fn run_fine_dye(
-    g: &G,
-    p: &DyeParams,
-    splats: &[SplatGpu],
-    dye: &mut [f32],
-    solids: Option<(&[f32], &[f32], &[f32])>,
-) {
-    let f = p.factor.max(1) as usize;
-    let any = splats.iter().any(|s| s.dye != [0.0; 4]);
-    if dye.is_empty() || (solids.is_none() && !any) {
-        return;
-    }
-    for_each_row(dye, 4 * g.nx * f, |j, row| {
-        let near = if any { reaching_row(g, splats, ((j as f32 + 0.5) / f as f32) * g.h) } else { Vec::new() };
-        for (i, px) in row.chunks_exact_mut(4).enumerate() {
-            let (ci, cj) = (i / f, j / f);
-            let mut open = 1.0;
-            if let Some((solid, uf, vf)) = solids {
-                if solid[g.c(ci, cj)] == 1.0 {
-                    px.fill(0.0);
-                }
-                open = solid::cell_open(g, uf, vf, ci, cj);
-            }
-            if !any {
-                continue;
-            }
-            let add = splat_fine_dye_cell(g, &near, f, i, j).map(|a| a * open);
-            if add != [0.0; 4] {
-                for (x, a) in px.iter_mut().zip(add) {
-                    *x += a;
-                }
-            }
-        }
-    });
-}
-
 /// [`run`] with obstacles: a face gets its open part of the velocity, a cell its open part
 /// of the rest. Samples that receive nothing are left alone.
 pub fn run_solid(g: &G, splats: &[SplatGpu], f: SplatFields<'_>, (uf, vf): (&[f32], &[f32])) {
@@ -541,16 +455,8 @@ pub fn run_solid(g: &G, splats: &[SplatGpu], f: SplatFields<'_>, (uf, vf): (&[f3
         });
 }
 
-/// The table's entry of `splat_fine_dye`.
-pub(crate) fn dispatch_fine_dye(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
-    let p: DyeParams = d.params().unwrap_or_default();
-    let dye = s.w("dye");
-    let solids = c.g.solids.then(|| (s.r("solid"), s.r("u_faces"), s.r("v_faces")));
-    run_fine_dye(c.g, &p, c.splats, dye, solids);
-}
-
 /// The table's entry: a dispatch of `splat` on the CPU. A finer dye (`factor` above 1) is
-/// `splat_fine_dye`'s.
+/// `splat_cells`'.
 pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
     let p: DyeParams = d.params().unwrap_or_default();
     let dye = if p.factor > 1 { &mut [][..] } else { s.w("dye") };
@@ -560,13 +466,6 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
         return run_solid(c.g, c.splats, fields, (s.r("u_faces"), s.r("v_faces")));
     }
     run(c.g, c.splats, fields);
-}
-
-/// The table's entry of `splat_fuel`.
-pub(crate) fn dispatch_fuel(c: &mut Ctx<'_>, _d: &Dispatch, s: &mut Slots<'_>) {
-    let fuel = s.w("fuel");
-    let faces = c.g.solids.then(|| (s.r("u_faces"), s.r("v_faces")));
-    run_fuel(c.g, c.splats, fuel, faces);
 }
 
 #[cfg(test)]

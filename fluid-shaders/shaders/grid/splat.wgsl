@@ -91,7 +91,7 @@ fn splat(
         if (t != 0.0) {
             temperature[cell] += t;
         }
-        // A finer dye (factor above 1) takes its splats in splat_fine_dye.
+        // A finer dye (factor above 1) takes its splats in splat_cells.
         if (params.factor <= 1u && any(c != vec4<f32>(0.0))) {
             dye[cell] += c;
         }

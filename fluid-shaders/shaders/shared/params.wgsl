@@ -59,6 +59,13 @@ struct ChannelParams {
     _pad: u32,
 }
 
+struct SplatParams {
+    factor: u32,
+    channels: u32,
+    q0_amount: u32,
+    q1_amount: u32,
+}
+
 struct SharpParams {
     order: u32,
     scheme: u32,
