@@ -77,9 +77,16 @@ fn splat_cells(
         for (var q = 0u; q < n; q++) {
             let s = splats[chunk_hits[q]];
             let w = weight(s, p);
-            a += w * amount(s, params.q0_amount);
-            b += w * amount(s, params.q1_amount);
-            c += w * s.dye;
+            // Only the channels carried: the branches are uniform over the dispatch.
+            if ((on & CHANNEL_Q0) != 0u) {
+                a += w * amount(s, params.q0_amount);
+            }
+            if ((on & CHANNEL_Q1) != 0u) {
+                b += w * amount(s, params.q1_amount);
+            }
+            if ((on & CHANNEL_RGBA) != 0u) {
+                c += w * s.dye;
+            }
         }
         workgroupBarrier();
     }
