@@ -16,5 +16,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cases=${1:-10000000}
-FLUID_FUZZ_CASES=$cases cargo test --release -p fluid --test fuzz -- --nocapture
-FLUID_CLI_FUZZ_CASES=$((cases / 100)) cargo test --release -p fluid-cli --test fuzz -- --nocapture
+FLUID_FUZZ_CASES=$cases cargo test --release -p swirly --test fuzz -- --nocapture
+FLUID_CLI_FUZZ_CASES=$((cases / 100)) cargo test --release -p swirly-cli --test fuzz -- --nocapture

@@ -5,7 +5,7 @@
 # multi-sweep Jacobi.
 #
 # usage: scripts/gpu-bench.sh [FLUID_BINARY] [OUT_DIR]
-# (build the binary with: cargo build --release -p fluid-cli --features wgpu,vulkan)
+# (build the binary with: cargo build --release -p swirly-cli --features wgpu,vulkan)
 set -euo pipefail
 bin=${1:-target/release/fluid}
 out=${2:-out/gpu-bench}

@@ -9,9 +9,9 @@ fluid-cpu/src/kernels/) with `cargo mutants --list --json --diff`, leaves out th
 --exclude prefixes, picks COUNT of them at random (SEED), and for each one applies its diff in
 a scratch git worktree (/tmp/fluid-mutants, from HEAD; its own target folder), then runs the
 suites in order, stopping at the first that fails. The default suites are the CPU conformance
-and determinism suites (`fluid-conformance --test cpu --test determinism`), then fluid-cpu's
+and determinism suites (`swirly-conformance --test cpu --test determinism`), then swirly-cpu's
 unit tests. A --suite is a name and a shell command run in the worktree, e.g.
-  --suite 'api=cargo test --release -p fluid --test api'
+  --suite 'api=cargo test --release -p swirly --test api'
 One line per mutant goes to OUT (default /tmp/fluid-mutants.txt): CAUGHT (by which suite and
 tests), MISSED, UNVIABLE (the first suite does not build) or TIMEOUT (a suite ran over 300 s,
 which a hang in CI would fail too). A MISSED mutant is a change no suite notices: either an
@@ -20,7 +20,7 @@ equivalent one (the same results) or a gap in the tests.
 Samples of the same SEED, COUNT and file set are the same. Needs `cargo install cargo-mutants`.
 cargo-mutants runs the tests of the mutated package only (its --test-package did not take
 effect with 27.1), hence this driver. About 25-40 s per mutant of the CPU kernels on 2 cores;
-a mutant of fluid-core rebuilds every crate above it, about a minute.
+a mutant of swirly-core rebuilds every crate above it, about a minute.
 """
 import argparse
 import json
@@ -30,8 +30,8 @@ import subprocess
 import time
 
 CPU_SUITES = [
-    "conformance=cargo test --release -p fluid-conformance --test cpu --test determinism",
-    "unit=cargo test --release -p fluid-cpu --lib",
+    "conformance=cargo test --release -p swirly-conformance --test cpu --test determinism",
+    "unit=cargo test --release -p swirly-cpu --lib",
 ]
 
 parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])

@@ -8,5 +8,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/device-env.sh
 backend="${1:-vulkan}"
-FLUID_PARTICLE_STEPS="${2:-100000}" cargo test --release -q -p fluid-conformance --test "$backend" \
+FLUID_PARTICLE_STEPS="${2:-100000}" cargo test --release -q -p swirly-conformance --test "$backend" \
   particles_stay_in_their_containers_long -- --ignored --nocapture

@@ -6,4 +6,4 @@
 # usage: scripts/soak.sh [STEPS] [SIDE] [PRESET,PRESET,...]   (SOAK_TRACE=1: every sample)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo run --release -q -p fluid --example soak -- "${1:-100000}" "${2:-32}" ${3:+"$3"}
+cargo run --release -q -p swirly --example soak -- "${1:-100000}" "${2:-32}" ${3:+"$3"}

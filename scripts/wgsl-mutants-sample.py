@@ -14,7 +14,7 @@ makes in Rust: a binary operator written with a space on each side replaced by i
 (+ and -, * and /, < and <=, > and >=, == and !=, && and ||, += and -=), and a logical `!` deleted.
 Comments are left alone.
 
-The default suite is the wgpu conformance suite (`fluid-conformance --test wgpu`); on this
+The default suite is the wgpu conformance suite (`swirly-conformance --test wgpu`); on this
 machine it runs on lavapipe (install mesa-vulkan-drivers), about a minute a mutant on 2 cores.
 One line per mutant goes to OUT (default /tmp/fluid-wgsl-mutants.txt): CAUGHT (by which suite
 and tests), MISSED, UNVIABLE (naga or the driver refuses the mutated shader when `fluid run
@@ -26,8 +26,8 @@ mutants of those numbers (1-based, in the order listed). --in-tree also writes t
 into the working tree for the suites' time (and then puts back fluid-shaders/shaders/ and
 fluid-shaders/gen/ with `git checkout`, so it wants those folders committed): for a
 suite that rebuilds, such as the Vulkan one, whose SPIR-V is compiled in,
-  --in-tree --suite 'vulkan=cargo xtask shaders && cargo test --release -p fluid-conformance
-  --features fluid/vulkan --test vulkan'
+  --in-tree --suite 'vulkan=cargo xtask shaders && cargo test --release -p swirly-conformance
+  --features swirly/vulkan --test vulkan'
 """
 import argparse
 import os
@@ -38,7 +38,7 @@ import subprocess
 import tempfile
 import time
 
-SUITES = ["wgpu=cargo test --release -p fluid-conformance --features fluid/wgpu --test wgpu"]
+SUITES = ["wgpu=cargo test --release -p swirly-conformance --features swirly/wgpu --test wgpu"]
 OPPOSITE = {
     "+": "-", "-": "+", "*": "/", "/": "*",
     "<": "<=", "<=": "<", ">": ">=", ">=": ">",
@@ -92,7 +92,7 @@ print(f"{len(sites)} mutation sites in {len(files)} shader files; {len(sample)} 
 for name, command in suites:
     if command.split("&&")[-1].strip().startswith("cargo test"):
         subprocess.run(command + " --no-run", shell=True, cwd=root, check=True, capture_output=True)
-subprocess.run(["cargo", "build", "--release", "-p", "fluid", "--features", "wgpu"], cwd=root, check=True,
+subprocess.run(["cargo", "build", "--release", "-p", "swirly", "--features", "wgpu"], cwd=root, check=True,
                capture_output=True)
 COMPILES = [os.path.join(root, "target/release/fluid"), "run", "smoke", "--backend", "wgpu", "--steps", "1",
             "--set", "grid.nx=8", "--set", "grid.ny=8", "--out", tempfile.mkdtemp(prefix="fluid-wgsl-out-")]

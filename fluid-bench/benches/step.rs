@@ -1,11 +1,11 @@
 //! Criterion benchmarks of whole steps on the CPU backend.
 //!
-//! `cargo bench -p fluid-bench --bench step` (or `cargo xtask bench`). Figures and the peer
+//! `cargo bench -p swirly-bench --bench step` (or `cargo xtask bench`). Figures and the peer
 //! comparison are in `doc/PERFORMANCE.md`.
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use fluid::{CpuBackend, Scene, Simulation};
-use fluid_bench::workloads;
+use swirly::{CpuBackend, Scene, Simulation};
+use swirly_bench::workloads;
 
 fn warm(scene: Scene) -> Simulation<CpuBackend> {
     let dt = scene.params.dt;

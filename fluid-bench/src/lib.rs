@@ -1,4 +1,4 @@
-//! # fluid-bench
+//! # swirly-bench
 //!
 //! The benchmarks of the fluid engine, over its public API:
 //!
@@ -8,7 +8,7 @@
 //! - the criterion benchmarks of whole steps on the CPU (`benches/`), and [`workloads`], the
 //!   scenes they run.
 //!
-//! The cross-backend conformance suite is the `fluid-conformance` crate.
+//! The cross-backend conformance suite is the `swirly-conformance` crate.
 
 pub mod scenes;
 pub mod solvers;

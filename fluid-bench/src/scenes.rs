@@ -3,7 +3,7 @@
 //! Each row: median milliseconds per step (the median of several timed batches, each ended by
 //! waiting for the device), the host milliseconds of one step's call with the device idle (what
 //! the API costs the calling thread), cells per second, effective bandwidth (the step's compulsory traffic,
-//! [`fluid_core::grid::step::bytes_moved`], over its time) and its share of the device's measured
+//! [`swirly_core::grid::step::bytes_moved`], over its time) and its share of the device's measured
 //! copy bandwidth, the per-kernel milliseconds where the backend measures them, and the parity
 //! error against the CPU backend: the relative L2 difference ‖x − x_cpu‖ / ‖x_cpu‖ of the state
 //! (u, v, density, temperature, dye; `pressure` for `--jacobi`) after `parity_steps` steps from
@@ -11,11 +11,11 @@
 
 use std::time::Instant;
 
-use fluid_core::grid::step;
-use fluid_core::params::PressureSolver;
 use serde::Serialize;
+use swirly_core::grid::step;
+use swirly_core::params::PressureSolver;
 
-use fluid::{Backend, FieldId, Result, Scene, Simulation, StepInputs};
+use swirly::{Backend, FieldId, Result, Scene, Simulation, StepInputs};
 
 /// What to measure.
 #[derive(Clone, Debug)]
@@ -86,21 +86,21 @@ pub fn resized(scene: &Scene, n: u32) -> Result<Scene> {
 /// the scene's substep's scaled with the radius, so the liquid moves as many radii a step.
 pub fn with_particles(scene: &Scene, n: u32) -> Result<Scene> {
     let count = scene.model()?.fields().iter().find(|f| f.name == "positions").map_or(0, |f| match f.lattice {
-        fluid::Lattice::Points { count } => count,
+        swirly::Lattice::Points { count } => count,
         _ => 0,
     });
     let mut s = scene.clone();
     let Some(spec) = s.particles.as_mut() else {
-        return Err(fluid::Error::invalid("--sizes", n, "particle counts are for a particle scene"));
+        return Err(swirly::Error::invalid("--sizes", n, "particle counts are for a particle scene"));
     };
     if count == 0 {
-        return Err(fluid::Error::invalid("particles.fill", 0, "the scene holds no particles to scale"));
+        return Err(swirly::Error::invalid("particles.fill", 0, "the scene holds no particles to scale"));
     }
     let f = (f64::from(count) / f64::from(n)).sqrt() as f32;
     spec.radius *= f;
     for fill in &mut spec.fill {
-        let (fluid_core::particles::spec::Fill::Box { spacing, .. }
-        | fluid_core::particles::spec::Fill::Circle { spacing, .. }) = fill;
+        let (swirly_core::particles::spec::Fill::Box { spacing, .. }
+        | swirly_core::particles::spec::Fill::Circle { spacing, .. }) = fill;
         if let Some(sp) = spacing {
             *sp *= f;
         }
@@ -154,7 +154,7 @@ fn time_batches(
 /// Whether the scene's model moves points (particles), so that a benchmark size is a count of
 /// them and its state is their positions and velocities, not an `n × n` grid.
 fn moves_points(scene: &Scene) -> Result<bool> {
-    Ok(scene.model()?.fields().iter().any(|f| matches!(f.lattice, fluid::Lattice::Points { .. })))
+    Ok(scene.model()?.fields().iter().any(|f| matches!(f.lattice, swirly::Lattice::Points { .. })))
 }
 
 /// The scene at `n × n`; for `--jacobi`, with the sweep solver as its own, so that it holds
@@ -162,7 +162,7 @@ fn moves_points(scene: &Scene) -> Result<bool> {
 fn bench_scene(cfg: &BenchConfig, n: u32) -> Result<Scene> {
     if moves_points(&cfg.scene)? {
         if cfg.jacobi_only {
-            return Err(fluid::Error::invalid("--jacobi", "on", "a particle scene has no pressure solve to time"));
+            return Err(swirly::Error::invalid("--jacobi", "on", "a particle scene has no pressure solve to time"));
         }
         return with_particles(&cfg.scene, n);
     }
@@ -305,31 +305,31 @@ fn timed_kernels(
 pub fn run_each(cfg: &BenchConfig, mut progress: impl FnMut(&str), mut emit: impl FnMut(BenchRow)) -> Result<()> {
     // Every name before any work, so a typo in the last one does not waste the others' runs.
     for name in &cfg.backends {
-        fluid::check_backend_name(name)?;
+        swirly::check_backend_name(name)?;
     }
     for &n in &cfg.sizes {
         bench_scene(cfg, n)?;
     }
     let mut reference: std::collections::HashMap<u32, Vec<f32>> = std::collections::HashMap::new();
     for name in &cfg.backends {
-        let mut probe = fluid::backend_with_threads(name, cfg.threads)?;
+        let mut probe = swirly::backend_with_threads(name, cfg.threads)?;
         progress(&format!("{name}: measuring copy bandwidth"));
         let copy = probe.copy_bandwidth().ok();
         drop(probe);
         for &n in &cfg.sizes {
             let what = if moves_points(&cfg.scene)? { format!("{n} particles") } else { format!("{n}x{n}") };
             progress(&format!("{name}: {what}"));
-            let backend = fluid::backend_with_threads(name, cfg.threads)?;
+            let backend = swirly::backend_with_threads(name, cfg.threads)?;
             let mut row = bench_one(cfg, backend, n, copy)?;
             if cfg.parity_steps > 0 {
                 progress(&format!("{name}: {what}: parity with cpu over {} steps", cfg.parity_steps));
                 let expected = match reference.entry(n) {
                     std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
                     std::collections::hash_map::Entry::Vacant(e) => {
-                        e.insert(parity_state(cfg, fluid::backend_with_threads("cpu", cfg.threads)?, n)?)
+                        e.insert(parity_state(cfg, swirly::backend_with_threads("cpu", cfg.threads)?, n)?)
                     }
                 };
-                let state = parity_state(cfg, fluid::backend_with_threads(name, cfg.threads)?, n)?;
+                let state = parity_state(cfg, swirly::backend_with_threads(name, cfg.threads)?, n)?;
                 row.parity_rel_l2 = Some(rel_l2(&state, expected));
             }
             emit(row);

@@ -16,12 +16,12 @@
 
 use std::time::Instant;
 
-use fluid_core::grid::step::{self, SLOT_RESIDUAL_SQ, SLOT_RHS_SQ};
-use fluid_core::params::{Precision, Pressure, PressureSolver};
-use fluid_core::{GridFields, Schedule};
 use serde::Serialize;
+use swirly_core::grid::step::{self, SLOT_RESIDUAL_SQ, SLOT_RHS_SQ};
+use swirly_core::params::{Precision, Pressure, PressureSolver};
+use swirly_core::{GridFields, Schedule};
 
-use fluid::{Backend, Boundary, Error, FieldId, Grid, Result, Scene, StepInputs};
+use swirly::{Backend, Boundary, Error, FieldId, Grid, Result, Scene, StepInputs};
 
 /// What to measure.
 #[derive(Clone, Debug)]
@@ -101,7 +101,7 @@ pub struct SolverRow {
 fn cap(solver: PressureSolver) -> u32 {
     match solver {
         PressureSolver::Multigrid | PressureSolver::Mgpcg => 64,
-        PressureSolver::PoissonFilter => fluid_core::grid::pressure::poisson_filter::MAX_SWEEPS,
+        PressureSolver::PoissonFilter => swirly_core::grid::pressure::poisson_filter::MAX_SWEEPS,
         _ => 1 << 14,
     }
 }
@@ -175,7 +175,7 @@ impl Problem {
                 let (grid, obstacles) = (scene.grid()?, scene.obstacles()?);
                 backend.allocate(GridFields::all_with(&grid, &obstacles).resources())?;
                 if !obstacles.is_empty() {
-                    let rows = fluid_core::frame::solid::table(&obstacles);
+                    let rows = swirly_core::frame::solid::table(&obstacles);
                     let bytes: Vec<u8> = rows.iter().flatten().flat_map(|x| x.to_ne_bytes()).collect();
                     backend.write(FieldId::Obstacles.into(), &bytes)?;
                     // The faces round the solids, on every multigrid level.
@@ -186,11 +186,11 @@ impl Problem {
                 grid
             }
         };
-        let mut rng = fluid_core::scene::SplitMix64(5);
+        let mut rng = swirly_core::scene::SplitMix64(5);
         let (nx, ny) = (n as usize, n as usize);
         // Large-scale flow (a random 9 x 9 lattice, bilinearly interpolated) plus 10 % noise: the
         // divergence has smooth and rough parts, as a simulation's does.
-        let smooth = |rng: &mut fluid_core::scene::SplitMix64| {
+        let smooth = |rng: &mut swirly_core::scene::SplitMix64| {
             let lattice: Vec<f32> = (0..81).map(|_| 2.0 * rng.next_f32() - 1.0).collect();
             move |x: f32, y: f32| {
                 let (fx, fy) = ((x * 8.0).clamp(0.0, 7.999), (y * 8.0).clamp(0.0, 7.999));
@@ -220,8 +220,8 @@ impl Problem {
         backend.upload(FieldId::V.into(), &v)?;
         let mut divergence = Schedule::builder(grid.uniform_bytes(), [grid.nx, grid.ny]);
         let ids = [FieldId::U, FieldId::V, FieldId::UFaces, FieldId::VFaces, FieldId::Divergence]
-            .map(fluid::ResourceId::from);
-        divergence.dispatch(fluid_core::grid::kernels::DIVERGENCE, &ids, None, [grid.nx, grid.ny]);
+            .map(swirly::ResourceId::from);
+        divergence.dispatch(swirly_core::grid::kernels::DIVERGENCE, &ids, None, [grid.nx, grid.ny]);
         backend.run(&divergence.build(), &inputs)?;
         Ok(Problem { backend, grid, inputs, velocity: (u, v), precision })
     }
@@ -230,7 +230,7 @@ impl Problem {
     fn prepare(&mut self, solver: PressureSolver, iterations: u32) -> Result<()> {
         if solver == PressureSolver::PoissonFilter {
             // The filter's taps depend on the sweeps it unrolls.
-            let params = fluid::SimParams {
+            let params = swirly::SimParams {
                 pressure: Pressure { solver, iterations, precision: self.precision(solver), ..Pressure::default() },
                 ..Default::default()
             };
@@ -305,7 +305,7 @@ impl Problem {
 /// Run the solver benchmark; rows in backend, size, solver order.
 pub fn run(cfg: &SolverBenchConfig, mut progress: impl FnMut(&str)) -> Result<Vec<SolverRow>> {
     for name in &cfg.backends {
-        fluid::check_backend_name(name)?;
+        swirly::check_backend_name(name)?;
     }
     // A solver that cannot honour the scene's obstacles or sides is refused up front, by name.
     if let Some(scene) = &cfg.scene {
@@ -318,7 +318,7 @@ pub fn run(cfg: &SolverBenchConfig, mut progress: impl FnMut(&str)) -> Result<Ve
     let mut rows = Vec::new();
     for name in &cfg.backends {
         for &n in &cfg.sizes {
-            let backend = fluid::backend_with_threads(name, cfg.threads)?;
+            let backend = swirly::backend_with_threads(name, cfg.threads)?;
             let mut problem = Problem::new(backend, n, cfg.precision, cfg.scene.as_ref())?;
             let adapter = problem.backend.device();
             for &solver in &cfg.solvers {

@@ -3,7 +3,7 @@
 use super::*;
 
 pub(crate) fn presets() {
-    for (name, _) in fluid::PRESETS {
+    for (name, _) in swirly::PRESETS {
         let desc = Scene::preset(name).map(|s| s.description).unwrap_or_else(|e| format!("(broken: {e})"));
         println!("{name:<14} {desc}");
     }
@@ -21,9 +21,9 @@ pub(crate) fn info() {
     }
 }
 
-/// How the GPU backends wait for the device ([`fluid::wait`]), as `fluid info` says it.
+/// How the GPU backends wait for the device ([`swirly::wait`]), as `fluid info` says it.
 pub(crate) fn gpu_waits() -> String {
-    use fluid::wait;
+    use swirly::wait;
     match wait::spin_from_env() {
         Err(e) => e.to_string(),
         Ok(Some(spin)) if spin.is_zero() => format!("block at once ({}=0)", wait::SPIN_ENV),
@@ -38,7 +38,7 @@ pub(crate) fn gpu_waits() -> String {
 
 #[cfg(feature = "cpu")]
 pub(crate) fn cpu_line() {
-    println!("  cpu     yes (rayon; kernels run as {})", fluid_cpu::simd::instruction_set());
+    println!("  cpu     yes (rayon; kernels run as {})", swirly_cpu::simd::instruction_set());
 }
 
 #[cfg(not(feature = "cpu"))]
@@ -57,13 +57,13 @@ fn half_name(h: HalfStorage) -> &'static str {
 }
 
 #[cfg(feature = "vulkan")]
-use fluid_vulkan::HalfStorage;
+use swirly_vulkan::HalfStorage;
 #[cfg(all(feature = "wgpu", not(feature = "vulkan")))]
-use fluid_wgpu::HalfStorage;
+use swirly_wgpu::HalfStorage;
 
 #[cfg(feature = "vulkan")]
 pub(crate) fn vulkan_devices() {
-    match fluid_vulkan::physical_devices() {
+    match swirly_vulkan::physical_devices() {
         Err(e) => println!("Vulkan physical devices: none ({e})"),
         Ok(devices) if devices.is_empty() => println!("Vulkan physical devices: none"),
         Ok(devices) => {
@@ -97,7 +97,7 @@ pub(crate) fn vulkan_devices() {}
 
 #[cfg(feature = "wgpu")]
 pub(crate) fn wgpu_adapters() {
-    let adapters = fluid_wgpu::adapters();
+    let adapters = swirly_wgpu::adapters();
     if adapters.is_empty() {
         println!("wgpu adapters: none (install a Vulkan driver, e.g. apt-get install mesa-vulkan-drivers libvulkan1)");
         return;

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
-use fluid::{Error, Scene, Simulation};
+use swirly::{Error, Scene, Simulation};
 
 use frames::{Atlas, Flipbook, GifWriter, save_exr, save_png};
 use info::{info, presets};
@@ -309,7 +309,7 @@ fn view_command(args: ViewArgs) -> Result<(), Failure> {
 fn view_command(args: ViewArgs) -> Result<(), Failure> {
     // Bad input is named first, as in a build with the viewer.
     args.drag.as_deref().map(parse_drag).transpose()?;
-    Err(Failure { code: 2, message: "this build has no viewer: build fluid-cli with --features view".to_string() })
+    Err(Failure { code: 2, message: "this build has no viewer: build swirly-cli with --features view".to_string() })
 }
 
 /// `X0,Y0:X1,Y1`, each a fraction of the box in [0, 1].
@@ -361,7 +361,7 @@ fn bench(args: &BenchArgs, scene_given: bool) -> Result<(), Failure> {
         return Err(Error::invalid("--steps", 0, "time at least one step").into());
     }
     let backends = args.backends();
-    let cfg = fluid_bench::scenes::BenchConfig {
+    let cfg = swirly_bench::scenes::BenchConfig {
         scene: load_scene(&args.scene, &args.set)?,
         sizes: args.sizes.clone(),
         backends,
@@ -371,10 +371,10 @@ fn bench(args: &BenchArgs, scene_given: bool) -> Result<(), Failure> {
         parity_steps: args.parity_steps,
     };
     let mut rows = Vec::new();
-    let outcome = fluid_bench::scenes::run_each(&cfg, progress(args.json), |r| rows.push(r));
+    let outcome = swirly_bench::scenes::run_each(&cfg, progress(args.json), |r| rows.push(r));
     // The rows measured before a failure (say, a size too large for a device) are still shown.
     if outcome.is_ok() || !rows.is_empty() {
-        print_rows(&rows, args.json, fluid_bench::scenes::table)?;
+        print_rows(&rows, args.json, swirly_bench::scenes::table)?;
     }
     Ok(outcome?)
 }
@@ -414,7 +414,7 @@ impl BenchArgs {
         if cfg!(feature = "vulkan") {
             all.push("vulkan".to_string());
         }
-        all.retain(|name| match fluid::backend_with_threads(name, self.threads) {
+        all.retain(|name| match swirly::backend_with_threads(name, self.threads) {
             Ok(_) => true,
             Err(e) => {
                 eprintln!("bench: {name} left out, it does not open here: {e}");
@@ -429,26 +429,26 @@ fn bench_solvers(args: &BenchArgs, scene: Option<Scene>) -> Result<(), Failure> 
     if !(args.budget_ms.is_finite() && args.budget_ms > 0.0) {
         return Err(Error::invalid("--budget-ms", args.budget_ms, "a positive number of milliseconds").into());
     }
-    let list = args.solvers.iter().map(|s| fluid_bench::solvers::parse_solver(s)).collect::<Result<Vec<_>, _>>()?;
+    let list = args.solvers.iter().map(|s| swirly_bench::solvers::parse_solver(s)).collect::<Result<Vec<_>, _>>()?;
     if let Some(p) = &args.precision
-        && !list.contains(&fluid::PressureSolver::Multigrid)
+        && !list.contains(&swirly::PressureSolver::Multigrid)
     {
         let why = "it sets multigrid's precision, and --solvers names no multigrid; this run would ignore it";
         return Err(Error::invalid("--precision", p, why).into());
     }
-    let cfg = fluid_bench::solvers::SolverBenchConfig {
+    let cfg = swirly_bench::solvers::SolverBenchConfig {
         sizes: args.sizes.clone(),
         backends: args.backends(),
         solvers: list,
         budget_ms: args.budget_ms,
         threads: args.threads,
         precision: args.precision.as_deref().map(|p| match p {
-            "single" => fluid::Precision::Single,
-            _ => fluid::Precision::DoubleFloat,
+            "single" => swirly::Precision::Single,
+            _ => swirly::Precision::DoubleFloat,
         }),
         scene,
         ..Default::default()
     };
-    let rows = fluid_bench::solvers::run(&cfg, progress(args.json))?;
-    print_rows(&rows, args.json, fluid_bench::solvers::table)
+    let rows = swirly_bench::solvers::run(&cfg, progress(args.json))?;
+    print_rows(&rows, args.json, swirly_bench::solvers::table)
 }

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use fluid_core::scene::SplitMix64;
+use swirly_core::scene::SplitMix64;
 
 /// Values a key may be set to, beside random numbers.
 const VALUES: &[&str] = &[
@@ -299,10 +299,10 @@ struct Tally {
 fn fuzzed_command_lines_exit_0_1_or_2_without_a_panic_or_signal() {
     let cases: u64 = std::env::var("FLUID_CLI_FUZZ_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(2000);
     let scenes = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenes");
-    let presets: Vec<(String, Vec<String>, String)> = fluid::PRESETS
+    let presets: Vec<(String, Vec<String>, String)> = swirly::PRESETS
         .iter()
         .map(|(name, _)| {
-            let scene = fluid::Scene::preset(name).expect("preset");
+            let scene = swirly::Scene::preset(name).expect("preset");
             let mut k = Vec::new();
             keys(&serde_json::to_value(&scene).expect("json"), "", &mut k);
             let text = std::fs::read_to_string(scenes.join(format!("{name}.toml"))).expect("scene file");

@@ -274,11 +274,11 @@ fn scene_paths_that_are_not_small_regular_files_are_named() {
 /// The checkpoint at `file` with its header's `key` set to `value`, the checksum made to match.
 fn with_header_value(file: &Path, key: &str, value: toml::Value) {
     let bytes = std::fs::read(file).expect("checkpoint");
-    let (header, _) = fluid::checkpoint::read_header(bytes.as_slice()).expect("header");
+    let (header, _) = swirly::checkpoint::read_header(bytes.as_slice()).expect("header");
     let mut table = toml::Table::try_from(&header).expect("table");
     table.insert(key.to_string(), value);
     let text = toml::to_string(&table).expect("toml");
-    std::fs::write(file, fluid_core::testing::with_header(&bytes, &text).expect("rewritten")).expect("write");
+    std::fs::write(file, swirly_core::testing::with_header(&bytes, &text).expect("rewritten")).expect("write");
 }
 
 /// Steps are counted in 64 bits: two steps after `u32::MAX` are saved as

@@ -1,10 +1,10 @@
 //! The backend contract beyond the numbers of a step: reductions, waits, samples and queued
 //! reads, per-kernel timings, and simulations on several threads at once.
 
-use fluid::{Backend, Boundary, CpuBackend, FieldId, Grid, Scene, Simulation, Splat, StepInputs};
-use fluid_core::Schedule;
-use fluid_core::grid::step::{self, STATE_FIELDS};
-use fluid_core::scene::SplitMix64;
+use swirly::{Backend, Boundary, CpuBackend, FieldId, Grid, Scene, Simulation, Splat, StepInputs};
+use swirly_core::Schedule;
+use swirly_core::grid::step::{self, STATE_FIELDS};
+use swirly_core::scene::SplitMix64;
 
 use crate::support::{
     bits_differ, carried, load, random_field, read_state, small_preset, small_preset_with, steps_with_splats,
@@ -19,7 +19,7 @@ pub const REDUCTION_TOLERANCE: f64 = 1e-4;
 pub fn reduction_parity<B: Backend>(make: impl Fn() -> B) {
     let sizes = [(37u32, 23u32), (300, 211), (520, 509)];
     let (nx, ny) = sizes[sizes.len() - 1];
-    assert!(4 * nx * ny > 1024 * fluid_core::ir::uniforms::REDUCE_MAX_PARTIALS, "no grid reaches the partials' cap");
+    assert!(4 * nx * ny > 1024 * swirly_core::ir::uniforms::REDUCE_MAX_PARTIALS, "no grid reaches the partials' cap");
     for (nx, ny) in sizes {
         let grid = Grid::new(nx, ny, 0.1, Boundary::Wall, Boundary::Wall).expect("grid");
         let mut rng = SplitMix64(77);
@@ -50,7 +50,7 @@ pub fn reduction_parity<B: Backend>(make: impl Fn() -> B) {
 /// one with an infinity (and no NaN) to +inf, wherever they lie (first, middle or last value,
 /// so in the first or last chunk of a GPU's partial sums), and the finite fields stay exact.
 pub fn reduction_non_finite<B: Backend>(make: impl Fn() -> B) {
-    use fluid_core::grid::step::SLOT_STATE_MAX;
+    use swirly_core::grid::step::SLOT_STATE_MAX;
     let grid = Grid::new(300, 211, 0.1, Boundary::Wall, Boundary::Wall).expect("grid");
     let mut rng = SplitMix64(78);
     let mut fields: Vec<(FieldId, Vec<f32>)> =
@@ -96,15 +96,15 @@ pub fn reduction_non_finite<B: Backend>(make: impl Fn() -> B) {
     }
 }
 
-/// The spin budget of a backend's waits ([`fluid_core::wait`], `Backend::wait_spin`): a
+/// The spin budget of a backend's waits ([`swirly_core::wait`], `Backend::wait_spin`): a
 /// backend that never waits for a device (the CPU's) has none and refuses one by name; a GPU
 /// backend's default is zero on a CPU device (lavapipe, whose work runs on the cores a poll
-/// would take) and [`fluid_core::wait::DEFAULT_SPIN`] on a hardware GPU, unless
-/// `FLUID_GPU_SPIN_US` sets it; a budget past [`fluid_core::wait::MAX_SPIN`] is an error naming
+/// would take) and [`swirly_core::wait::DEFAULT_SPIN`] on a hardware GPU, unless
+/// `FLUID_GPU_SPIN_US` sets it; a budget past [`swirly_core::wait::MAX_SPIN`] is an error naming
 /// it; and polled waits step alike with blocking ones ([`polled_waits_step_alike`]).
 pub fn wait_spin_contract<B: Backend>(make: impl Fn() -> B) {
-    use fluid_core::wait;
     use std::time::Duration;
+    use swirly_core::wait;
     let mut b = make();
     let Some(default) = b.wait_spin() else {
         let e = b.set_wait_spin(Duration::from_millis(1)).expect_err("no device to wait for");
@@ -132,7 +132,7 @@ pub fn wait_spin_contract<B: Backend>(make: impl Fn() -> B) {
     });
 }
 
-/// Waits that poll the device before they block ([`fluid_core::wait`]) change nothing but
+/// Waits that poll the device before they block ([`swirly_core::wait`]) change nothing but
 /// when the calling thread wakes: `make(spin)` is a GPU backend with that spin budget, and
 /// steps with splats, each followed by `finish` and a read of the residual, give the same bits
 /// with no polling, with a budget too short for any wait (every one falls back to blocking)
@@ -221,7 +221,7 @@ pub fn samples_equal_whole_field_samples<B: Backend>(make: impl Fn() -> B) {
     let len = sim.scene().grid().expect("grid").len(FieldId::Density);
     let data: Vec<f32> = (0..len).map(|k| k as f32 * 0.25).collect();
     sim.set_field(FieldId::Density, &data).expect("density");
-    let kept = (fluid_core::backend::Gather::KEPT_BYTES / 4) as usize;
+    let kept = (swirly_core::backend::Gather::KEPT_BYTES / 4) as usize;
     for (start, n) in [(3, 10), (1000, kept + 600), (5, kept), (7, 3)] {
         // Fewer values than half the field, in one run: copied, not read whole.
         assert!(2 * n < len);
@@ -343,7 +343,7 @@ fn reads_past_the_kept_buffer_and_early<B: Backend>(make: &impl Fn() -> B, scene
     let len = sim.scene().grid().expect("grid").len(FieldId::Density);
     let data: Vec<f32> = (0..len).map(|k| k as f32 * 0.5).collect();
     sim.set_field(FieldId::Density, &data).expect("density");
-    let kept = (fluid_core::backend::Gather::KEPT_BYTES / 4) as usize;
+    let kept = (swirly_core::backend::Gather::KEPT_BYTES / 4) as usize;
     let indices: Vec<usize> = (9..9 + kept + 500).rev().collect();
     let read = sim.backend_mut().queue_download_at(FieldId::Density.into(), &indices).expect("queue");
     sim.step(dt).expect("step");
@@ -398,8 +398,8 @@ fn poll_until<T>(what: &str, mut poll: impl FnMut() -> Option<T>) -> T {
 /// solvers (multigrid with forces; periodic with implicit viscosity; Jacobi sweeps; MGPCG), each
 /// with its emitters' splats.
 pub fn timings_count_each_kernels_dispatches<B: Backend>(make: impl Fn() -> B) {
-    use fluid_core::KernelTiming;
     use std::collections::BTreeMap;
+    use swirly_core::KernelTiming;
     let cases: [(&str, &[&str]); 4] = [
         ("smoke", &[]),
         ("taylor-green", &[]),
@@ -422,7 +422,7 @@ pub fn timings_count_each_kernels_dispatches<B: Backend>(make: impl Fn() -> B) {
         let ov: Vec<_> = ["grid.nx=45", "grid.ny=38"]
             .iter()
             .chain(extra)
-            .map(|s| fluid::parse_override(s).expect("override"))
+            .map(|s| swirly::parse_override(s).expect("override"))
             .collect();
         let scene = Scene::preset_with(preset, &ov).expect("preset");
         let grid = scene.grid().expect("grid");
@@ -430,7 +430,7 @@ pub fn timings_count_each_kernels_dispatches<B: Backend>(make: impl Fn() -> B) {
         let what = format!("{preset} {extra:?}");
         assert_eq!(schedule.reduction_slots(), 0, "{what}: a step schedule with reductions");
         let dt = scene.params.dt;
-        let records = fluid_core::splat::records(&scene.emitter_splats(&grid, dt), &grid).expect("splats");
+        let records = swirly_core::splat::records(&scene.emitter_splats(&grid, dt), &grid).expect("splats");
         let inputs = StepInputs { dt, records, ..StepInputs::default() };
         let mut b = make();
         load(&mut b, &grid, &scene.initial_fields(&grid));
@@ -456,7 +456,7 @@ pub fn timings_count_each_kernels_dispatches<B: Backend>(make: impl Fn() -> B) {
         b.run(&diagnostics, &inputs).expect("diagnostics");
         let got = counts(&b.take_timings().expect("timings"));
         let reductions =
-            diagnostics.ops().iter().filter(|op| matches!(op, fluid_core::Op::Reduce { .. })).count() as u32;
+            diagnostics.ops().iter().filter(|op| matches!(op, swirly_core::Op::Reduce { .. })).count() as u32;
         assert!(reductions > 0, "{what}: diagnostics without reductions");
         let mut want = dispatched(&diagnostics, 1);
         want.insert("fluid.reduce".to_string(), reductions * if b.name() == "cpu" { 1 } else { 2 });
@@ -502,8 +502,8 @@ pub fn concurrent_equals_alone<B: Backend>(make: impl Fn() -> B + Sync) {
 /// memory of its own; its memory report counts the shared memory once; and a transient
 /// resource cannot be read or written from outside a run.
 pub fn transient_sharing_changes_no_result<B: Backend>(make: impl Fn() -> B) {
-    use fluid_core::ir::resource::owners;
-    use fluid_core::{GridFields, Lifetime};
+    use swirly_core::ir::resource::owners;
+    use swirly_core::{GridFields, Lifetime};
     for precision in ["double-float", "single"] {
         let scene = small_preset_with(
             "smoke",
@@ -523,16 +523,16 @@ pub fn transient_sharing_changes_no_result<B: Backend>(make: impl Fn() -> B) {
             .iter()
             .map(|r| {
                 if r.shares().is_some() {
-                    fluid_core::ResourceDesc { lifetime: Lifetime::Scratch, ..r.clone() }
+                    swirly_core::ResourceDesc { lifetime: Lifetime::Scratch, ..r.clone() }
                 } else {
                     r.clone()
                 }
             })
             .collect();
-        let run = |resources: &[fluid_core::ResourceDesc]| {
+        let run = |resources: &[swirly_core::ResourceDesc]| {
             let mut b = make();
             b.allocate(resources).expect("allocate");
-            let records = fluid_core::splat::records(&scene.initial_splats(&grid), &grid).expect("splats");
+            let records = swirly_core::splat::records(&scene.initial_splats(&grid), &grid).expect("splats");
             let mut inputs = StepInputs { dt: params.dt, records, ..StepInputs::default() };
             for (field, data) in scene.initial_fields(&grid) {
                 b.upload(field.into(), &data).expect("upload");
@@ -542,7 +542,7 @@ pub fn transient_sharing_changes_no_result<B: Backend>(make: impl Fn() -> B) {
             let mut reductions = Vec::new();
             for k in 0..6 {
                 let splats = if k % 2 == 0 { scene.initial_splats(&grid) } else { Vec::new() };
-                inputs.records = fluid_core::splat::records(&splats, &grid).expect("splats");
+                inputs.records = swirly_core::splat::records(&splats, &grid).expect("splats");
                 b.run(&stepping, &inputs).expect("step");
                 b.run(&diagnostics, &inputs).expect("diagnostics");
                 reductions.push(b.reductions().expect("reductions"));
@@ -561,7 +561,7 @@ pub fn transient_sharing_changes_no_result<B: Backend>(make: impl Fn() -> B) {
         }
         assert_eq!(reductions, alone_reductions, "{precision}: diagnostics differ where memory is shared");
         if let (Ok(m), Ok(n)) = (b.memory(), c.memory()) {
-            let bytes = |m: &fluid_core::MemoryReport, i: usize| m.resources[i].1;
+            let bytes = |m: &swirly_core::MemoryReport, i: usize| m.resources[i].1;
             assert_eq!(bytes(&m, scratch), 0, "scratch counts nothing of its own");
             assert!(bytes(&m, workspace) >= shared[workspace].bytes());
             assert!(
@@ -580,12 +580,12 @@ pub fn transient_sharing_changes_no_result<B: Backend>(make: impl Fn() -> B) {
     }
 }
 
-/// Every splat of a step applies, up to [`fluid_core::splat::MAX_SPLATS`] (llvmpipe once
+/// Every splat of a step applies, up to [`swirly_core::splat::MAX_SPLATS`] (llvmpipe once
 /// dropped those past about 21,800): the `splat` kernel with that many splats adds what the
 /// CPU backend adds; one more is an error before anything runs, naming the bound.
 pub fn every_splat_applies_up_to_the_cap<B: Backend>(make: impl Fn() -> B) {
-    use fluid::Falloff;
-    use fluid_core::splat::MAX_SPLATS;
+    use swirly::Falloff;
+    use swirly_core::splat::MAX_SPLATS;
     let grid = Grid::new(24, 20, 0.1, Boundary::Wall, Boundary::Wall).expect("grid");
     let mut rng = SplitMix64(5);
     let splats: Vec<Splat> = (0..MAX_SPLATS)
@@ -609,16 +609,16 @@ pub fn every_splat_applies_up_to_the_cap<B: Backend>(make: impl Fn() -> B) {
         FieldId::UFaces,
         FieldId::VFaces,
     ];
-    let dye = fluid_core::grid::uniforms::DyeParams { factor: 1, ..Default::default() };
-    let params = Some(fluid_core::ir::schedule::ParamBlock::new(&dye));
+    let dye = swirly_core::grid::uniforms::DyeParams { factor: 1, ..Default::default() };
+    let params = Some(swirly_core::ir::schedule::ParamBlock::new(&dye));
     let schedule =
-        crate::support::single(&grid, fluid_core::grid::kernels::SPLAT, &fields, params, [grid.nx + 1, grid.ny + 1]);
+        crate::support::single(&grid, swirly_core::grid::kernels::SPLAT, &fields, params, [grid.nx + 1, grid.ny + 1]);
     let apply = |b: &mut dyn Backend, splats: Vec<Splat>| {
         load_zeros(b, &grid);
         let inputs =
-            StepInputs { dt: 0.1, records: fluid_core::splat::records(&splats, &grid)?, ..StepInputs::default() };
+            StepInputs { dt: 0.1, records: swirly_core::splat::records(&splats, &grid)?, ..StepInputs::default() };
         b.run(&schedule, &inputs)?;
-        Ok::<_, fluid::Error>(fields.iter().map(|f| b.download((*f).into()).expect("download")).collect::<Vec<_>>())
+        Ok::<_, swirly::Error>(fields.iter().map(|f| b.download((*f).into()).expect("download")).collect::<Vec<_>>())
     };
     let mut cpu = CpuBackend::new().expect("cpu backend");
     let mut other = make();
@@ -636,16 +636,16 @@ pub fn every_splat_applies_up_to_the_cap<B: Backend>(make: impl Fn() -> B) {
     let e = apply(&mut other, more).expect_err("one past the cap").to_string();
     assert!(e.contains(&MAX_SPLATS.to_string()) && e.contains("splats"), "{e}");
     // Records past what a backend's buffer holds are refused by the backend itself.
-    let words = vec![0u32; fluid_core::backend::MAX_RECORD_BYTES / 4 + 16];
-    let inputs = StepInputs { dt: 0.1, records: fluid_core::Records::of(&words), ..StepInputs::default() };
+    let words = vec![0u32; swirly_core::backend::MAX_RECORD_BYTES / 4 + 16];
+    let inputs = StepInputs { dt: 0.1, records: swirly_core::Records::of(&words), ..StepInputs::default() };
     load_zeros(&mut other, &grid);
     let e = other.run(&schedule, &inputs).expect_err("records past the buffer").to_string();
-    assert!(e.contains(&fluid_core::backend::MAX_RECORD_BYTES.to_string()), "{e}");
+    assert!(e.contains(&swirly_core::backend::MAX_RECORD_BYTES.to_string()), "{e}");
 }
 
 /// Every field of `grid` allocated on `b`, all zero.
 fn load_zeros(b: &mut dyn Backend, grid: &Grid) {
-    b.allocate(fluid_core::GridFields::all(grid).resources()).expect("allocate");
+    b.allocate(swirly_core::GridFields::all(grid).resources()).expect("allocate");
     for f in FieldId::STATE_AND_SCRATCH {
         b.upload((*f).into(), &vec![0.0; grid.len(*f)]).expect("zero");
     }

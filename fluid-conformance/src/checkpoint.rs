@@ -2,7 +2,7 @@
 //! (on the backend that saved it), within parity of the CPU on another backend; damaged,
 //! truncated and foreign files are refused.
 
-use fluid::{Backend, CpuBackend, Error, Scene, Simulation, Splat};
+use swirly::{Backend, CpuBackend, Error, Scene, Simulation, Splat};
 
 use crate::presets::check_states;
 use crate::support::{bits_differ, carried, read_state, small_preset, small_preset_with};
@@ -78,7 +78,7 @@ pub fn continuation_is_exact<B: Backend>(make: impl Fn() -> B) {
         run(&mut b, 5);
         let what = format!("{} ({:?})", scene.name, scene.params.pressure.solver);
         for (field, (x, y)) in
-            fluid_core::grid::step::STATE_FIELDS.iter().zip(read_state(&mut a).iter().zip(&read_state(&mut b)))
+            swirly_core::grid::step::STATE_FIELDS.iter().zip(read_state(&mut a).iter().zip(&read_state(&mut b)))
         {
             let differ = bits_differ(x, y);
             assert_eq!(differ, 0, "{what}: {}: {differ} of {} values differ after restoring", field.name(), x.len());
@@ -137,7 +137,7 @@ pub fn damaged_files_are_refused<B: Backend>(make: impl Fn() -> B) {
     foreign[..8].copy_from_slice(b"NOTMINE!");
     expect(&foreign, "not a checkpoint");
     let mut future = good.clone();
-    let next = fluid_core::checkpoint::VERSION + 1;
+    let next = swirly_core::checkpoint::VERSION + 1;
     future[8..12].copy_from_slice(&next.to_le_bytes());
     expect(&future, &format!("version {next} is newer"));
     let mut huge = good.clone();
@@ -145,10 +145,10 @@ pub fn damaged_files_are_refused<B: Backend>(make: impl Fn() -> B) {
     expect(&huge, "longer than");
     // A header whose resources do not match its scene (with a valid checksum: only the
     // check against the scene catches it).
-    let (mut header, _) = fluid_core::checkpoint::read_header(good.as_slice()).expect("header");
+    let (mut header, _) = swirly_core::checkpoint::read_header(good.as_slice()).expect("header");
     header.resources[0].elements += 1;
     let text = toml::to_string(&header).expect("toml");
-    expect(&fluid_core::testing::with_header(&good, &text).expect("a whole file"), "its scene declares");
+    expect(&swirly_core::testing::with_header(&good, &text).expect("a whole file"), "its scene declares");
 }
 
 /// A recorded session (splats, steps, a parameter change, a field set, a reset and steps
@@ -165,30 +165,30 @@ pub fn replay_is_exact<B: Backend>(make: impl Fn() -> B) {
     run(&mut a, 3);
     let grid = a.scene().grid().expect("grid");
     let density: Vec<f32> = (0..grid.cells()).map(|k| (k % 7) as f32 * 0.1).collect();
-    a.set_field(fluid::FieldId::Density, &density).expect("set_field");
+    a.set_field(swirly::FieldId::Density, &density).expect("set_field");
     run(&mut a, 2);
     let middle = read_state(&mut a);
     a.reset().expect("reset");
     run(&mut a, 3);
     let log = a.stop_recording().expect("a log");
     assert!(a.recording().is_none());
-    assert_eq!(log.inputs.iter().filter(|i| matches!(i, fluid_core::replay::Input::Step { .. })).count(), 12);
+    assert_eq!(log.inputs.iter().filter(|i| matches!(i, swirly_core::replay::Input::Step { .. })).count(), 12);
     let text = log.to_toml().expect("toml");
-    let read = fluid_core::replay::InputLog::from_toml(&text).expect("read back");
+    let read = swirly_core::replay::InputLog::from_toml(&text).expect("read back");
     assert_eq!(read, log, "the log reads back as written");
     let mut b = Simulation::replay(&read, make()).expect("replay");
     assert_eq!((b.steps(), b.time()), (a.steps(), a.time()));
     for (field, (x, y)) in
-        fluid_core::grid::step::STATE_FIELDS.iter().zip(read_state(&mut a).iter().zip(&read_state(&mut b)))
+        swirly_core::grid::step::STATE_FIELDS.iter().zip(read_state(&mut a).iter().zip(&read_state(&mut b)))
     {
         let differ = bits_differ(x, y);
         assert_eq!(differ, 0, "{}: {differ} of {} values differ in the replay", field.name(), x.len());
     }
     // The replay of the log cut before its reset reaches the state before the reset.
-    let reset_at = log.inputs.iter().position(|i| matches!(i, fluid_core::replay::Input::Reset)).expect("a reset");
-    let cut = fluid_core::replay::InputLog { scene: log.scene.clone(), inputs: log.inputs[..reset_at].to_vec() };
+    let reset_at = log.inputs.iter().position(|i| matches!(i, swirly_core::replay::Input::Reset)).expect("a reset");
+    let cut = swirly_core::replay::InputLog { scene: log.scene.clone(), inputs: log.inputs[..reset_at].to_vec() };
     let mut c = Simulation::replay(&cut, make()).expect("replay");
-    for (field, (x, y)) in fluid_core::grid::step::STATE_FIELDS.iter().zip(middle.iter().zip(&read_state(&mut c))) {
+    for (field, (x, y)) in swirly_core::grid::step::STATE_FIELDS.iter().zip(middle.iter().zip(&read_state(&mut c))) {
         assert_eq!(bits_differ(x, y), 0, "{} before the reset", field.name());
     }
     let err = a.start_recording().expect_err("mid-run");
@@ -199,16 +199,17 @@ pub fn replay_is_exact<B: Backend>(make: impl Fn() -> B) {
     d.start_recording().expect("record");
     run(&mut d, 2);
     let first = d.obstacles()[0].pose;
-    let pose = fluid::Pose { position: [first.position[0] + 0.05, first.position[1] - 0.03], angle: first.angle + 0.3 };
-    d.set_obstacle(0, pose, fluid::Motion { velocity: [0.2, -0.1], angular_velocity: 0.5 }).expect("move");
+    let pose =
+        swirly::Pose { position: [first.position[0] + 0.05, first.position[1] - 0.03], angle: first.angle + 0.3 };
+    d.set_obstacle(0, pose, swirly::Motion { velocity: [0.2, -0.1], angular_velocity: 0.5 }).expect("move");
     run(&mut d, 3);
     let log = d.stop_recording().expect("a log");
-    assert!(log.inputs.iter().any(|i| matches!(i, fluid_core::replay::Input::SetObstacle { .. })));
-    let read = fluid_core::replay::InputLog::from_toml(&log.to_toml().expect("toml")).expect("read back");
+    assert!(log.inputs.iter().any(|i| matches!(i, swirly_core::replay::Input::SetObstacle { .. })));
+    let read = swirly_core::replay::InputLog::from_toml(&log.to_toml().expect("toml")).expect("read back");
     let mut e = Simulation::replay(&read, make()).expect("replay");
     assert_eq!(e.obstacles(), d.obstacles(), "the obstacles where the run left them");
     for (field, (x, y)) in
-        fluid_core::grid::step::STATE_FIELDS.iter().zip(read_state(&mut d).iter().zip(&read_state(&mut e)))
+        swirly_core::grid::step::STATE_FIELDS.iter().zip(read_state(&mut d).iter().zip(&read_state(&mut e)))
     {
         assert_eq!(bits_differ(x, y), 0, "{} after an obstacle moved", field.name());
     }

@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 
-use fluid::{FieldId, Grid};
+use swirly::{FieldId, Grid};
 
 /// How close another backend must come to the CPU backend.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -2,8 +2,8 @@
 //! `f16` of what it is given, whole presets in `f16` follow the CPU backend's `f16` run, and stay
 //! near the same preset in `f32`.
 
-use fluid::{Backend, CpuBackend, FieldId, Simulation};
-use fluid_core::grid::step::STATE_FIELDS;
+use swirly::{Backend, CpuBackend, FieldId, Simulation};
+use swirly_core::grid::step::STATE_FIELDS;
 
 use crate::compare::{Tolerance, check, difference};
 use crate::support::{carried, preset_splat, small_preset_with};

@@ -2,21 +2,21 @@
 //! non-square grids with walls, periodic and mixed boundaries, every field it writes within
 //! the kernel's [`tolerance`].
 
-use fluid::{Backend, Boundary, CpuBackend, FieldId, Grid, Splat, StepInputs};
-use fluid_core::grid::kernels;
-use fluid_core::grid::pressure::multigrid::{LOAD_COPY, LOAD_RESIDUAL, Level, STORE_ADD, STORE_COPY, STORE_PAIR};
-use fluid_core::grid::uniforms::{
+use swirly::{Backend, Boundary, CpuBackend, FieldId, Grid, Splat, StepInputs};
+use swirly_core::grid::kernels;
+use swirly_core::grid::pressure::multigrid::{LOAD_COPY, LOAD_RESIDUAL, Level, STORE_ADD, STORE_COPY, STORE_PAIR};
+use swirly_core::grid::uniforms::{
     ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AMOUNT_DENSITY, AMOUNT_FUEL, AMOUNT_TEMPERATURE, AdvectParams,
     BurnParams, CARRY_FUEL, CHANNEL_Q0, CHANNEL_Q1, CHANNEL_RGBA, CgParams, ChannelParams, DiffuseParams, DyeParams,
     FilterParams, ForceParams, INFLOW_AMBIENT, INFLOW_DYE, INFLOW_HEAT, INFLOW_SMOKE, JacobiParams, MULTISWEEP_MAX,
     MgParams, SHARP_BFECC, SHARP_CUBIC, SHARP_DYE, SHARP_MACCORMACK, SHARP_SCALAR, SharpParams, SplatParams,
     TapsParams, TensionParams, TurbulenceParams,
 };
-use fluid_core::grid::{Inflow, Side};
-use fluid_core::ir::kernel::Access;
-use fluid_core::ir::schedule::ParamBlock;
-use fluid_core::scene::SplitMix64;
-use fluid_core::{Kernel, Schedule};
+use swirly_core::grid::{Inflow, Side};
+use swirly_core::ir::kernel::Access;
+use swirly_core::ir::schedule::ParamBlock;
+use swirly_core::scene::SplitMix64;
+use swirly_core::{Kernel, Schedule};
 
 use crate::compare::{Tolerance, check, check_f64};
 use crate::support::{random_field, single};
@@ -64,13 +64,13 @@ pub fn tolerance(kernel: Kernel) -> Tolerance {
 /// The finer density's kernels (run on a density grid three times finer).
 const FINE_DENSITY: [Kernel; 2] = [kernels::COARSE_DENSITY, kernels::FINE_SOOT];
 
-/// Every grid kernel of the engine's table ([`fluid_core::kernels`]) has a parity fixture
+/// Every grid kernel of the engine's table ([`swirly_core::kernels`]) has a parity fixture
 /// (schedules with non-trivial parameters) and a test of its own among `tested`, the suite's
 /// rows: a kernel added to the table without them fails here, naming it. The particle
 /// suite checks its kernels the same way (`every_particle_kernel_matches_the_cpu`).
 pub fn every_grid_kernel_is_covered(tested: &[Kernel]) {
     let grid = Grid::new(9, 7, 0.1, Boundary::Wall, Boundary::Wall).expect("grid");
-    let table = fluid_core::kernels();
+    let table = swirly_core::kernels();
     let grid_kernels: Vec<Kernel> = table.iter().copied().filter(|k| kernels::ALL.contains(k)).collect();
     assert!(!grid_kernels.is_empty(), "the table holds no grid kernel");
     let mut missing = Vec::new();
@@ -84,7 +84,7 @@ pub fn every_grid_kernel_is_covered(tested: &[Kernel]) {
     }
     for kernel in tested {
         if !grid_kernels.contains(kernel) {
-            missing.push(format!("{} is tested but not in fluid_core::kernels()", kernel.name));
+            missing.push(format!("{} is tested but not in swirly_core::kernels()", kernel.name));
         }
     }
     assert!(missing.is_empty(), "{}", missing.join("; "));
@@ -196,10 +196,10 @@ fn kernel_parity_on<B: Backend>(cpu: &mut CpuBackend, other: &mut B, kernel: Ker
             dt: 0.05,
             time: 0.0,
             step: 0,
-            records: fluid_core::splat::records(&random_splats(&grid, &mut rng), &grid).expect("splats"),
+            records: swirly_core::splat::records(&random_splats(&grid, &mut rng), &grid).expect("splats"),
         };
         let schedules = kernel_schedules(&grid, kernel)
-            .unwrap_or_else(|| panic!("{}: no parity fixture in fluid-conformance's kernel_schedules", kernel.name));
+            .unwrap_or_else(|| panic!("{}: no parity fixture in swirly-conformance's kernel_schedules", kernel.name));
         for (k, schedule) in schedules.iter().enumerate() {
             crate::support::load_with_table(cpu, &grid, &fields, table.len() / 4);
             crate::support::load_with_table(other, &grid, &fields, table.len() / 4);
@@ -274,9 +274,9 @@ impl Fixture<'_> {
 /// kernel with no fixture here (a test fails: see [`every_grid_kernel_is_covered`]).
 fn kernel_schedules(grid: &Grid, kernel: Kernel) -> Option<Vec<Schedule>> {
     let faces = [grid.nx + 1, grid.ny + 1];
-    let whole_grid = if kernel.domain == fluid_core::ir::kernel::Domain::Faces { faces } else { [grid.nx, grid.ny] };
+    let whole_grid = if kernel.domain == swirly_core::ir::kernel::Domain::Faces { faces } else { [grid.nx, grid.ny] };
     // The multigrid kernels run over one level of the hierarchy of this grid.
-    let levels = fluid_core::grid::pressure::multigrid::levels(grid.nx, grid.ny);
+    let levels = swirly_core::grid::pressure::multigrid::levels(grid.nx, grid.ny);
     let f = Fixture { grid, kernel, whole_grid, levels };
     field_fixtures(&f)
         .or_else(|| force_fixtures(&f))
@@ -540,7 +540,7 @@ fn pressure_fixtures(f: &Fixture<'_>) -> Option<Vec<Schedule>> {
             .collect(),
         kernels::CG_INIT | kernels::CG_DOT | kernels::CG_DIRECTION | kernels::CG_APPLY | kernels::CG_UPDATE => {
             let top = levels[0];
-            let base = fluid_core::grid::pressure::mgpcg::cg_params(grid.nx, grid.ny);
+            let base = swirly_core::grid::pressure::mgpcg::cg_params(grid.nx, grid.ny);
             let count = base.count;
             let cg = |fields: &[FieldId], p: CgParams, extent: [u32; 2]| {
                 single(grid, kernel, fields, Some(ParamBlock::new(&p)), extent)
@@ -572,7 +572,7 @@ fn pressure_fixtures(f: &Fixture<'_>) -> Option<Vec<Schedule>> {
         }
         kernels::POISSON_TAPS => {
             let taps = [0.5, -1.0, 2.0, 0.25, 3.0, -0.75, 1.5, 0.125];
-            [(fluid_core::grid::pressure::poisson_filter::TAPS_LEN - 8, 8), (5, 3)]
+            [(swirly_core::grid::pressure::poisson_filter::TAPS_LEN - 8, 8), (5, 3)]
                 .iter()
                 .map(|&(offset, count)| {
                     let p = TapsParams { offset, count, _pad: [0; 2], taps };
@@ -582,7 +582,7 @@ fn pressure_fixtures(f: &Fixture<'_>) -> Option<Vec<Schedule>> {
         }
         kernels::POISSON_ROWS | kernels::POISSON_COLS => {
             let cells = grid.nx * grid.ny;
-            let (bank, tmp) = (0, fluid_core::grid::pressure::poisson_filter::TMP);
+            let (bank, tmp) = (0, swirly_core::grid::pressure::poisson_filter::TMP);
             let modes: &[u32] = if kernel == kernels::POISSON_ROWS { &[0, 1] } else { &[0, 1, 2] };
             modes
                 .iter()
@@ -641,7 +641,7 @@ fn multigrid_fixtures(f: &Fixture<'_>) -> Option<Vec<Schedule>> {
                 out.push(mg(&SMOOTH2_FIELDS, p, &w[0]));
                 // And with the restriction afterwards (the pre-smoothing of a V-cycle), both
                 // colour orders, from zero or not.
-                use fluid_core::grid::pressure::multigrid::SMOOTH2_RESTRICT;
+                use swirly_core::grid::pressure::multigrid::SMOOTH2_RESTRICT;
                 for (colour, zero_initial) in [(SMOOTH2_RESTRICT, 1), (SMOOTH2_RESTRICT | 1, 0)] {
                     let p = MgParams { colour, zero_initial, omega: 1.15, ..transfer(&w[0], &w[1]) };
                     out.push(mg(&SMOOTH2_FIELDS, p, &w[0]));
@@ -649,7 +649,7 @@ fn multigrid_fixtures(f: &Fixture<'_>) -> Option<Vec<Schedule>> {
             }
             // Level 0's post-smoothing of a double-float solve, the result added to the pressure,
             // and its pre-smoothing, b computed from the pressure first.
-            use fluid_core::grid::pressure::multigrid::{SMOOTH2_ACCUMULATE, SMOOTH2_LOAD_RESIDUAL, SMOOTH2_RESTRICT};
+            use swirly_core::grid::pressure::multigrid::{SMOOTH2_ACCUMULATE, SMOOTH2_LOAD_RESIDUAL, SMOOTH2_RESTRICT};
             if let [l0, l1, ..] = levels[..] {
                 let colour = SMOOTH2_ACCUMULATE | 1;
                 let p = MgParams { p: l0.tmp, tmp: l0.p, colour, omega: 1.15, ..transfer(&l0, &l1) };
@@ -679,19 +679,19 @@ fn multigrid_fixtures(f: &Fixture<'_>) -> Option<Vec<Schedule>> {
         // test grids): plain, symmetric, and from zero.
         kernels::MG_COARSE => levels
             .iter()
-            .filter(|l| fluid_core::grid::pressure::multigrid::fits_coarse(l))
+            .filter(|l| swirly_core::grid::pressure::multigrid::fits_coarse(l))
             .take(2)
             // Colour bit 1: the coarsest level over-relaxed (an open side).
             .flat_map(|l| [(0, 0), (1, 0), (0, 1), (3, 0)].map(|(colour, zero_initial)| (l, colour, zero_initial)))
             .map(|(l, colour, zero_initial)| {
                 let p = MgParams { colour, zero_initial, omega: 1.15, ..on(l) };
-                let threads = fluid_core::grid::pressure::multigrid::COARSE_THREADS;
+                let threads = swirly_core::grid::pressure::multigrid::COARSE_THREADS;
                 single(grid, kernel, &[Multigrid, MgFaces], Some(ParamBlock::new(&p)), [threads, 1])
             })
             .collect(),
         // Every mode; the pair and the sum from MGPCG's x (its low part follows it).
         kernels::MG_STORE => {
-            let x = fluid_core::grid::pressure::mgpcg::cg_layout(grid.nx, grid.ny).x;
+            let x = swirly_core::grid::pressure::mgpcg::cg_layout(grid.nx, grid.ny).x;
             [STORE_COPY, STORE_PAIR, STORE_ADD]
                 .iter()
                 .map(|&colour| {
@@ -727,7 +727,7 @@ fn random_splats(grid: &Grid, rng: &mut SplitMix64) -> Vec<Splat> {
         .map(|k| Splat {
             center: [rng.next_f32() * grid.width(), rng.next_f32() * grid.height()],
             radius: (0.15 + 0.2 * rng.next_f32()) * grid.height(),
-            falloff: if k % 2 == 0 { fluid::Falloff::Gaussian } else { fluid::Falloff::Linear },
+            falloff: if k % 2 == 0 { swirly::Falloff::Gaussian } else { swirly::Falloff::Linear },
             velocity: [4.0 * rng.next_f32() - 2.0, 4.0 * rng.next_f32() - 2.0],
             density: rng.next_f32(),
             temperature: 2.0 * rng.next_f32(),
@@ -749,7 +749,7 @@ fn random_splats(grid: &Grid, rng: &mut SplitMix64) -> Vec<Splat> {
         Splat {
             center: [edge(grid.nx, rx), if k % 3 == 0 { edge(grid.ny, ry) } else { ry * grid.height() }],
             radius: (0.3 + 2.2 * rng.next_f32()) * h,
-            falloff: if k % 2 == 0 { fluid::Falloff::Gaussian } else { fluid::Falloff::Linear },
+            falloff: if k % 2 == 0 { swirly::Falloff::Gaussian } else { swirly::Falloff::Linear },
             velocity: [rng.next_f32() - 0.5, rng.next_f32() - 0.5],
             density: 0.1 * rng.next_f32(),
             temperature: 0.1 * rng.next_f32(),

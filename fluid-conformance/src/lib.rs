@@ -1,13 +1,13 @@
-//! # fluid-conformance
+//! # swirly-conformance
 //!
 //! The cross-backend conformance suite of the fluid engine: every backend against analytic
 //! answers and against the CPU backend.
 //!
-//! The suite is written once, as generic functions over [`fluid_core::Backend`], and
+//! The suite is written once, as generic functions over [`swirly_core::Backend`], and
 //! instantiated for each backend by [`conformance!`], one `#[test]` per check:
 //!
 //! ```ignore
-//! fluid_conformance::conformance!(fluid_cpu::CpuBackend::new().expect("cpu backend"));
+//! swirly_conformance::conformance!(swirly_cpu::CpuBackend::new().expect("cpu backend"));
 //! ```
 //!
 //! The checks, by topic (the macro's tests sit in modules of the same names):
@@ -665,13 +665,13 @@ macro_rules! conformance {
             $(
                 #[test]
                 fn $name() {
-                    $crate::kernels::kernel_parity(|| $make, fluid_core::grid::kernels::$kernel);
+                    $crate::kernels::kernel_parity(|| $make, swirly_core::grid::kernels::$kernel);
                 }
             )*
 
             #[test]
             fn every_grid_kernel_has_a_fixture_and_a_test() {
-                $crate::kernels::every_grid_kernel_is_covered(&[$(fluid_core::grid::kernels::$kernel),*]);
+                $crate::kernels::every_grid_kernel_is_covered(&[$(swirly_core::grid::kernels::$kernel),*]);
             }
         }
     };

@@ -3,9 +3,9 @@
 //! checkpoint, and its physics: momentum conserved by the pair passes, particles kept in their
 //! containers, a resting pool's density and energy.
 
-use fluid::{Backend, FieldId, Scene, Simulation, StepInputs};
-use fluid_core::particles::model::{ParticleModel, Res, check_springs};
-use fluid_core::{Format, Model, ResourceId, Schedule};
+use swirly::{Backend, FieldId, Scene, Simulation, StepInputs};
+use swirly_core::particles::model::{ParticleModel, Res, check_springs};
+use swirly_core::{Format, Model, ResourceId, Schedule};
 
 use crate::compare::difference;
 use crate::support::small_preset;
@@ -71,7 +71,7 @@ fn kernel_scene(container: &str) -> Scene {
 /// Random positions over the box and a little past it (for the collisions), some particles
 /// put on another's point (two at one point take ±x), random velocities.
 fn random_state(n: usize, seed: u64) -> (Vec<[f32; 2]>, Vec<[f32; 2]>) {
-    let mut rng = fluid_core::scene::SplitMix64(seed);
+    let mut rng = swirly_core::scene::SplitMix64(seed);
     let mut x: Vec<[f32; 2]> = (0..n).map(|_| [rng.next_f32() * 1.04 - 0.02, rng.next_f32() * 1.04 - 0.02]).collect();
     for k in (0..n - 1).step_by(97) {
         x[k + 1] = x[k];
@@ -80,7 +80,7 @@ fn random_state(n: usize, seed: u64) -> (Vec<[f32; 2]>, Vec<[f32; 2]>) {
     (x, v)
 }
 
-fn write_all<B: Backend>(backend: &mut B, resources: &[fluid::ResourceDesc], words: &[Vec<u32>]) {
+fn write_all<B: Backend>(backend: &mut B, resources: &[swirly::ResourceDesc], words: &[Vec<u32>]) {
     for (i, w) in words.iter().enumerate() {
         if !resources[i].is_empty() {
             backend.write(ResourceId(i as u32), bytemuck::cast_slice(w)).expect("write");
@@ -88,7 +88,7 @@ fn write_all<B: Backend>(backend: &mut B, resources: &[fluid::ResourceDesc], wor
     }
 }
 
-fn read_all<B: Backend>(backend: &mut B, resources: &[fluid::ResourceDesc]) -> Vec<Vec<u32>> {
+fn read_all<B: Backend>(backend: &mut B, resources: &[swirly::ResourceDesc]) -> Vec<Vec<u32>> {
     (0..resources.len())
         .map(|i| if resources[i].is_empty() { Vec::new() } else { backend.read(ResourceId(i as u32)).expect("read") })
         .collect()
@@ -107,7 +107,7 @@ pub fn kernels_match_the_cpu<B: Backend>(make: impl Fn() -> B) {
         let mut model = ParticleModel::new(scene.particle_setup(spec).expect("setup")).expect("model");
         let resources = model.resources().to_vec();
         let n = model.count() as usize;
-        let (mut cpu, mut other) = (fluid::CpuBackend::new().expect("cpu"), make());
+        let (mut cpu, mut other) = (swirly::CpuBackend::new().expect("cpu"), make());
         cpu.allocate(&resources).expect("allocate");
         other.allocate(&resources).expect("allocate");
         // Ids, empty spring lists, the obstacles' table; then a random state.
@@ -117,10 +117,16 @@ pub fn kernels_match_the_cpu<B: Backend>(make: impl Fn() -> B) {
         cpu.write(ResourceId(1), bytemuck::cast_slice(&v)).expect("write");
         // A moving, pulling pointer and a pushing one (the pointer kernel's splats).
         let splats = vec![
-            fluid::Splat { center: [0.4, 0.5], radius: 0.2, velocity: [0.5, -0.3], density: 0.8, ..Default::default() },
-            fluid::Splat { center: [0.7, 0.3], radius: 0.15, density: -1.0, ..Default::default() },
+            swirly::Splat {
+                center: [0.4, 0.5],
+                radius: 0.2,
+                velocity: [0.5, -0.3],
+                density: 0.8,
+                ..Default::default()
+            },
+            swirly::Splat { center: [0.7, 0.3], radius: 0.15, density: -1.0, ..Default::default() },
         ];
-        let records = fluid_core::splat::records(&splats, model.frame()).expect("splats");
+        let records = swirly_core::splat::records(&splats, model.frame()).expect("splats");
         let inputs = StepInputs { dt: 0.01, time: 0.25, step: 3, records };
         let schedules = model.schedules();
         let mut seen = std::collections::BTreeSet::new();
@@ -134,9 +140,9 @@ pub fn kernels_match_the_cpu<B: Backend>(make: impl Fn() -> B) {
                 cpu.run(&one, &inputs).expect("cpu run");
                 other.run(&one, &inputs).expect("run");
                 let name = match op {
-                    fluid_core::Op::Dispatch(d) => d.kernel.name,
-                    fluid_core::Op::Swap(..) => "swap",
-                    fluid_core::Op::Reduce { .. } => "reduce",
+                    swirly_core::Op::Dispatch(d) => d.kernel.name,
+                    swirly_core::Op::Swap(..) => "swap",
+                    swirly_core::Op::Reduce { .. } => "reduce",
                 };
                 seen.insert(name);
                 let (a, b) = (read_all(&mut cpu, &resources), read_all(&mut other, &resources));
@@ -165,7 +171,7 @@ pub fn kernels_match_the_cpu<B: Backend>(make: impl Fn() -> B) {
         }
         // An emitter's dispatch (built per step, not in the model's schedules): rows into the
         // last slots, ids with them.
-        let emit = fluid_core::particles::EmitParams {
+        let emit = swirly_core::particles::EmitParams {
             count: 37,
             first: n as u32 - 40,
             index: 11,
@@ -179,9 +185,9 @@ pub fn kernels_match_the_cpu<B: Backend>(make: impl Fn() -> B) {
         let mut b = Schedule::builder(*schedules[0].uniform(), schedules[0].grid());
         let id = |r: Res| ResourceId::from(r);
         b.dispatch(
-            fluid_core::particles::kernels::PARTICLE_EMIT,
+            swirly_core::particles::kernels::PARTICLE_EMIT,
             &[id(Res::Position), id(Res::Velocity), id(Res::Ids)],
-            Some(fluid_core::ir::schedule::ParamBlock::new(&emit)),
+            Some(swirly_core::ir::schedule::ParamBlock::new(&emit)),
             [emit.count, 1],
         );
         let one = b.build();
@@ -200,7 +206,7 @@ pub fn kernels_match_the_cpu<B: Backend>(make: impl Fn() -> B) {
             }
         }
         seen.insert("particle_emit");
-        for k in fluid_core::particles::kernels::ALL {
+        for k in swirly_core::particles::kernels::ALL {
             assert!(seen.contains(k.name), "{} was not run", k.name);
         }
     }
@@ -221,7 +227,7 @@ fn run_preset<B: Backend>(preset: &str, backend: B, steps: usize) -> (Vec<f32>, 
 /// liquid is chaotic: rounding grows), and its picture within 1e-3.
 pub fn presets_match_the_cpu<B: Backend>(make: impl Fn() -> B) {
     for preset in PRESETS {
-        let (xc, _, mut cpu) = run_preset(preset, fluid::CpuBackend::new().expect("cpu"), 3);
+        let (xc, _, mut cpu) = run_preset(preset, swirly::CpuBackend::new().expect("cpu"), 3);
         let (xo, _, mut other) = run_preset(preset, make(), 3);
         let d = difference(&xc, &xo);
         assert!(d.max_abs <= 1e-4, "{preset}: positions differ by {d:?}");
@@ -283,7 +289,7 @@ pub fn momentum_is_conserved<B: Backend>(make: impl Fn() -> B) {
     let scene = Scene::from_toml(text, "momentum").expect("scene");
     let mut sim = Simulation::new(scene, make()).expect("simulation");
     let n = (sim.points("positions").expect("points") as u32) as usize;
-    let mut rng = fluid_core::scene::SplitMix64(11);
+    let mut rng = swirly_core::scene::SplitMix64(11);
     let v: Vec<f32> = (0..2 * n).map(|_| rng.next_f32() - 0.5).collect();
     sim.set_field("velocities", &v).expect("velocities");
     let total = |v: &[f32]| {
@@ -356,10 +362,10 @@ fn stay_in_containers_for<B: Backend>(make: impl Fn() -> B, steps: u32) {
             let x = sim.field("positions").expect("positions");
             for (k, q) in x.chunks_exact(2).enumerate() {
                 let inside = match bounds {
-                    fluid_core::particles::spec::Bounds::Box { min, max } => {
+                    swirly_core::particles::spec::Bounds::Box { min, max } => {
                         q[0] >= min[0] && q[1] >= min[1] && q[0] <= max[0] && q[1] <= max[1]
                     }
-                    fluid_core::particles::spec::Bounds::Circle { center, radius } => {
+                    swirly_core::particles::spec::Bounds::Circle { center, radius } => {
                         (q[0] - center[0]).hypot(q[1] - center[1]) <= radius + slack
                     }
                 };
@@ -367,7 +373,7 @@ fn stay_in_containers_for<B: Backend>(make: impl Fn() -> B, steps: u32) {
             }
             let placed: Vec<_> = sim.model().obstacles().iter().map(|o| o.at(sim.time())).collect();
             for (k, q) in x.chunks_exact(2).enumerate() {
-                let d = fluid_core::frame::solid::nearest(sim.frame(), &placed, [q[0], q[1]]).0;
+                let d = swirly_core::frame::solid::nearest(sim.frame(), &placed, [q[0], q[1]]).0;
                 assert!(d >= -slack, "{preset}: after step {step} particle {k} at {q:?} is {d} inside an obstacle");
             }
         }
@@ -408,10 +414,10 @@ pub fn a_pointer_pushes_and_pulls<B: Backend>(make: impl Fn() -> B) {
     let scene = Scene::from_toml(text, "pointer").expect("scene");
     let mut sim = Simulation::new(scene, make()).expect("simulation");
     let x0 = sim.field("positions").expect("positions");
-    let splat = fluid::Splat {
+    let splat = swirly::Splat {
         center: [0.5, 0.5],
         radius: 0.2,
-        falloff: fluid::Falloff::Linear,
+        falloff: swirly::Falloff::Linear,
         velocity: [0.3, -0.1],
         density: 2.0,
         ..Default::default()
@@ -530,7 +536,7 @@ pub fn springs_are_mutual_and_bounded<B: Backend>(make: impl Fn() -> B) {
     let ids = sim.backend_mut().read(id(Res::Ids)).expect("ids");
     let springs = sim.backend_mut().read(id(Res::Springs)).expect("springs");
     check_springs(&ids, &springs, k).expect("whole springs");
-    let held = springs.iter().step_by(2).filter(|w| **w != fluid_core::particles::NO_SPRING).count();
+    let held = springs.iter().step_by(2).filter(|w| **w != swirly_core::particles::NO_SPRING).count();
     assert!(held > 2 * ids.len(), "{held} spring ends among {} particles", ids.len());
 }
 

@@ -1,8 +1,8 @@
 //! Whole presets on a backend against the CPU backend, with splats, a growing splat buffer and
 //! parameters changed mid-run; and a reset against a new simulation.
 
-use fluid::{Backend, CpuBackend, FieldId, Grid, Simulation, Splat};
-use fluid_core::grid::step::STATE_FIELDS;
+use swirly::{Backend, CpuBackend, FieldId, Grid, Simulation, Splat};
+use swirly_core::grid::step::STATE_FIELDS;
 
 use crate::compare::{Tolerance, check};
 use crate::support::{bits_differ, carried, preset_splat, small_preset};

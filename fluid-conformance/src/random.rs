@@ -1,8 +1,8 @@
 //! Seeded random scenes, each mixing settings that the presets fix one way, stepped on a backend
 //! against the CPU backend.
 
-use fluid::{Backend, CpuBackend, Scene, Simulation, Splat};
-use fluid_core::scene::SplitMix64;
+use swirly::{Backend, CpuBackend, Scene, Simulation, Splat};
+use swirly_core::scene::SplitMix64;
 
 use crate::presets::check_states;
 use crate::support::carried;
@@ -106,7 +106,7 @@ pub fn random_scene(seed: u64) -> (String, Vec<String>, Scene) {
                  velocity = [{speed}, -0.1], angular_velocity = {spin}}}]"
             ));
         }
-        let overrides: Vec<_> = set.iter().map(|s| fluid::parse_override(s).expect("override")).collect();
+        let overrides: Vec<_> = set.iter().map(|s| swirly::parse_override(s).expect("override")).collect();
         if let Ok(scene) = Scene::preset_with(preset, &overrides) {
             return (preset.to_string(), set, scene);
         }
@@ -133,7 +133,7 @@ pub fn random_scenes_parity<B: Backend>(make: impl Fn() -> B) {
                 let s = Splat {
                     center: [(0.3 + 0.04 * k as f32) * grid.width(), 0.45 * grid.height()],
                     radius: 0.12 * grid.height(),
-                    falloff: if k % 2 == 0 { fluid::Falloff::Gaussian } else { fluid::Falloff::Linear },
+                    falloff: if k % 2 == 0 { swirly::Falloff::Gaussian } else { swirly::Falloff::Linear },
                     velocity: [0.6, -0.4],
                     density: 0.7,
                     temperature: 1.0,

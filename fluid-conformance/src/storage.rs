@@ -3,15 +3,15 @@
 //! budget, whatever the simulation does (steps, the most splats a step takes, reads, samples,
 //! queued reads, writes, pictures, checkpoints).
 
-use fluid::{Backend, Error, FieldId, PRESETS, Simulation, Splat};
-use fluid_core::storage::{BudgetPolicy, Bytes};
+use swirly::{Backend, Error, FieldId, PRESETS, Simulation, Splat};
+use swirly_core::storage::{BudgetPolicy, Bytes};
 
 use crate::support::{carried, small_preset, small_preset_with};
 
 /// Whether the scene's model runs as its scene says or not at all (no downscaling: the
 /// particle liquid), by the capability the budget itself reads.
-fn fixed(scene: &fluid::Scene) -> bool {
-    matches!(scene.model().expect("a preset's model").fit(), fluid_core::model::Fit::Fixed { .. })
+fn fixed(scene: &swirly::Scene) -> bool {
+    matches!(scene.model().expect("a preset's model").fit(), swirly_core::model::Fit::Fixed { .. })
 }
 
 /// Everything a simulation does, with the backend's total and its peak since it was made
@@ -47,7 +47,7 @@ fn workload<B: Backend>(sim: &mut Simulation<B>, budget: u64, what: &str) {
     }
     check(sim, "steps");
     // As many splats as a step takes (the splat buffers at their largest).
-    let room = if splats { fluid::MAX_SPLATS - sim.scene().emitters.len() } else { 0 };
+    let room = if splats { swirly::MAX_SPLATS - sim.scene().emitters.len() } else { 0 };
     for k in 0..room {
         let s = Splat {
             center: [(k % 97) as f32 / 97.0 * w, 0.5 * h],
@@ -92,7 +92,7 @@ pub fn budget_is_never_exceeded<B: Backend>(make: impl Fn() -> B) {
     for (k, (name, _)) in PRESETS.iter().enumerate() {
         let scene = small_preset(name);
         let backend = make();
-        let plan = fluid::storage::plan(&scene, &backend).expect("plan").plan;
+        let plan = swirly::storage::plan(&scene, &backend).expect("plan").plan;
         assert!(plan.resources() > 0 && plan.total() >= plan.resources(), "{name}: {plan:?}");
 
         let mut refused = scene.clone();
@@ -100,7 +100,7 @@ pub fn budget_is_never_exceeded<B: Backend>(make: impl Fn() -> B) {
         let outcome = if k == 0 {
             Simulation::new(refused, make()).map(|_| ())
         } else {
-            fluid::storage::plan(&refused, &backend).map(|_| ())
+            swirly::storage::plan(&refused, &backend).map(|_| ())
         };
         match outcome {
             Err(Error::OverBudget { needed, allowed, detail }) => {
@@ -120,7 +120,7 @@ pub fn budget_is_never_exceeded<B: Backend>(make: impl Fn() -> B) {
 
         let mut small = scene.clone();
         let budget = plan.total() - plan.resources() / 2;
-        small.storage = fluid_core::storage::Storage {
+        small.storage = swirly_core::storage::Storage {
             budget: Some(Bytes(budget)),
             policy: BudgetPolicy::Downscale,
             ..small.storage
@@ -162,11 +162,11 @@ pub fn budget_is_never_exceeded<B: Backend>(make: impl Fn() -> B) {
             continue;
         }
         let backend = make();
-        let plan = fluid::storage::plan(&scene, &backend).expect("plan").plan;
+        let plan = swirly::storage::plan(&scene, &backend).expect("plan").plan;
         let mut refused = scene.clone();
         refused.storage.budget = Some(Bytes(plan.total() - 1));
         assert!(
-            matches!(fluid::storage::plan(&refused, &backend), Err(Error::OverBudget { .. })),
+            matches!(swirly::storage::plan(&refused, &backend), Err(Error::OverBudget { .. })),
             "{name} in f16: a scene over its budget ran"
         );
         let mut exact = scene;
@@ -186,9 +186,9 @@ pub fn budget_is_never_exceeded<B: Backend>(make: impl Fn() -> B) {
             coarse.grid.density_factor = 1;
         }
         let backend = make();
-        let need = fluid::storage::plan(&coarse, &backend).expect("plan").plan.total();
+        let need = swirly::storage::plan(&coarse, &backend).expect("plan").plan.total();
         let mut fitted = scene;
-        fitted.storage = fluid_core::storage::Storage {
+        fitted.storage = swirly_core::storage::Storage {
             budget: Some(Bytes(need)),
             policy: BudgetPolicy::Downscale,
             ..fitted.storage

@@ -1,11 +1,11 @@
 //! What the topics share: the small presets the whole-step checks run, steps with splats, reads
 //! of the state and their bit-for-bit comparison, and single-dispatch schedules.
 
-use fluid::{Backend, FieldId, Grid, GridFields, Scene, Simulation, Splat};
-use fluid_core::grid::step::STATE_FIELDS;
-use fluid_core::ir::schedule::ParamBlock;
-use fluid_core::scene::SplitMix64;
-use fluid_core::{Kernel, ResourceId, Schedule};
+use swirly::{Backend, FieldId, Grid, GridFields, Scene, Simulation, Splat};
+use swirly_core::grid::step::STATE_FIELDS;
+use swirly_core::ir::schedule::ParamBlock;
+use swirly_core::scene::SplitMix64;
+use swirly_core::{Kernel, ResourceId, Schedule};
 
 /// A preset on the small odd grid (45 × 38) the whole-step checks run on.
 pub fn small_preset(preset: &str) -> Scene {
@@ -14,8 +14,11 @@ pub fn small_preset(preset: &str) -> Scene {
 
 /// [`small_preset`] with more overrides.
 pub fn small_preset_with(preset: &str, extra: &[&str]) -> Scene {
-    let ov: Vec<_> =
-        ["grid.nx=45", "grid.ny=38"].iter().chain(extra).map(|s| fluid::parse_override(s).expect("override")).collect();
+    let ov: Vec<_> = ["grid.nx=45", "grid.ny=38"]
+        .iter()
+        .chain(extra)
+        .map(|s| swirly::parse_override(s).expect("override"))
+        .collect();
     Scene::preset_with(preset, &ov).expect("preset")
 }
 
@@ -25,7 +28,7 @@ pub fn preset_splat(grid: &Grid) -> Splat {
     Splat {
         center: [0.4 * grid.width(), 0.6 * grid.height()],
         radius: 0.1 * grid.height(),
-        falloff: fluid::Falloff::Gaussian,
+        falloff: swirly::Falloff::Gaussian,
         velocity: [0.5, -0.3],
         density: 0.5,
         temperature: 1.0,
@@ -101,7 +104,7 @@ pub(crate) fn load_with_table<B: Backend>(b: &mut B, grid: &Grid, fields: &[(Fie
 /// The table of one obstacle of each shape, placed by fractions of `grid`'s box, moving and
 /// turning: what the parity of `rasterise_solids` rasterises.
 pub(crate) fn obstacle_table(grid: &Grid) -> Vec<f32> {
-    use fluid_core::frame::solid::{Motion, Obstacle, Pose, Shape, table};
+    use swirly_core::frame::solid::{Motion, Obstacle, Pose, Shape, table};
     let (w, h) = (grid.width(), grid.height());
     let s = w.min(h);
     let at = |shape: Shape, x: f32, y: f32, angle: f32, k: f32| Obstacle {

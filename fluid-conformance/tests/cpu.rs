@@ -1,23 +1,23 @@
 //! The conformance suite on the CPU backend (its parity checks compare the backend with a
 //! fresh instance of itself on another thread count, which must agree bit for bit).
 
-fn backend() -> fluid_cpu::CpuBackend {
-    fluid_cpu::CpuBackend::with_threads(1).expect("cpu backend")
+fn backend() -> swirly_cpu::CpuBackend {
+    swirly_cpu::CpuBackend::with_threads(1).expect("cpu backend")
 }
 
-fluid_conformance::conformance!(backend());
+swirly_conformance::conformance!(backend());
 
 #[test]
 fn two_simulations_on_two_threads_step_as_each_does_alone() {
-    fluid_conformance::api::concurrent_equals_alone(|| fluid_cpu::CpuBackend::new().expect("cpu backend"));
+    swirly_conformance::api::concurrent_equals_alone(|| swirly_cpu::CpuBackend::new().expect("cpu backend"));
 }
 
 /// The kernels' copies compiled for AVX2 and FMA or AVX-512 and picked at run time where the
-/// CPU has them (`fluid_cpu::simd`) compute the bits of the baseline copy on every preset. On a
+/// CPU has them (`swirly_cpu::simd`) compute the bits of the baseline copy on every preset. On a
 /// CPU with AVX2 (CI's has) the test also checks that a vector copy is the one used.
 #[test]
 fn the_vector_copies_of_the_kernels_compute_the_baseline_bits() {
-    use fluid_core::grid::step::STATE_FIELDS;
+    use swirly_core::grid::step::STATE_FIELDS;
     #[cfg(target_arch = "x86_64")]
     {
         let v3 = [
@@ -31,32 +31,32 @@ fn the_vector_copies_of_the_kernels_compute_the_baseline_bits() {
             std::is_x86_feature_detected!("movbe"),
         ];
         if v3.iter().all(|&has| has) {
-            assert_ne!(fluid_cpu::simd::instruction_set(), "baseline", "this CPU has x86-64-v3");
+            assert_ne!(swirly_cpu::simd::instruction_set(), "baseline", "this CPU has x86-64-v3");
             // pulp's AVX-512 copy is off (simd.rs), so x86-64-v3 is the set in use.
-            assert_eq!(fluid_cpu::simd::short_name(), "AVX2");
-            let backend = fluid_cpu::CpuBackend::with_threads(2).expect("cpu backend");
-            assert_eq!(fluid_core::Backend::device(&backend), "2 threads, AVX2");
+            assert_eq!(swirly_cpu::simd::short_name(), "AVX2");
+            let backend = swirly_cpu::CpuBackend::with_threads(2).expect("cpu backend");
+            assert_eq!(swirly_core::Backend::device(&backend), "2 threads, AVX2");
         }
     }
     let run = |preset: &str, baseline: bool| -> Vec<Vec<f32>> {
-        fluid_cpu::simd::set_baseline_only(baseline);
+        swirly_cpu::simd::set_baseline_only(baseline);
         if baseline {
-            assert_eq!(fluid_cpu::simd::instruction_set(), "baseline");
+            assert_eq!(swirly_cpu::simd::instruction_set(), "baseline");
             #[cfg(target_arch = "x86_64")]
             {
-                assert_eq!(fluid_cpu::simd::short_name(), "SSE2");
-                let one = fluid_cpu::CpuBackend::with_threads(1).expect("cpu backend");
-                assert_eq!(fluid_core::Backend::device(&one), "1 thread, SSE2");
+                assert_eq!(swirly_cpu::simd::short_name(), "SSE2");
+                let one = swirly_cpu::CpuBackend::with_threads(1).expect("cpu backend");
+                assert_eq!(swirly_core::Backend::device(&one), "1 thread, SSE2");
             }
         }
-        let backend = fluid_cpu::CpuBackend::with_threads(2).expect("cpu backend");
-        fluid_conformance::support::steps_with_splats(preset, backend, 12)
+        let backend = swirly_cpu::CpuBackend::with_threads(2).expect("cpu backend");
+        swirly_conformance::support::steps_with_splats(preset, backend, 12)
     };
     for preset in ["smoke", "ink", "taylor-green", "stable-fluid"] {
         let (best, baseline) = (run(preset, false), run(preset, true));
-        fluid_cpu::simd::set_baseline_only(false);
+        swirly_cpu::simd::set_baseline_only(false);
         for (field, (a, b)) in STATE_FIELDS.iter().zip(best.iter().zip(&baseline)) {
-            let differ = fluid_conformance::support::bits_differ(a, b);
+            let differ = swirly_conformance::support::bits_differ(a, b);
             assert_eq!(differ, 0, "{preset}: {}: {differ} of {} values differ", field.name(), a.len());
         }
     }
@@ -65,7 +65,7 @@ fn the_vector_copies_of_the_kernels_compute_the_baseline_bits() {
 /// `{:?}` of the backend (what an integrator's logs show) names it and its thread count.
 #[test]
 fn debug_names_the_backend_and_its_threads() {
-    let text = format!("{:?}", fluid_cpu::CpuBackend::with_threads(3).expect("cpu backend"));
+    let text = format!("{:?}", swirly_cpu::CpuBackend::with_threads(3).expect("cpu backend"));
     assert!(text.starts_with("CpuBackend") && text.contains("threads: 3"), "{text}");
 }
 
@@ -73,7 +73,7 @@ fn debug_names_the_backend_and_its_threads() {
 /// only: 3000 steps of a 256 × 64 channel are minutes on a software GPU).
 #[test]
 fn a_cylinder_sheds_at_the_strouhal_number() {
-    fluid_conformance::physics::boundaries::a_cylinder_sheds_at_the_strouhal_number(|| {
-        fluid_cpu::CpuBackend::new().expect("cpu backend")
+    swirly_conformance::physics::boundaries::a_cylinder_sheds_at_the_strouhal_number(|| {
+        swirly_cpu::CpuBackend::new().expect("cpu backend")
     });
 }

@@ -1,11 +1,11 @@
 //! The CPU backend gives bit-identical fields for any number of threads.
 
-use fluid::{CpuBackend, FieldId, Scene, Simulation, Splat};
+use swirly::{CpuBackend, FieldId, Scene, Simulation, Splat};
 
 fn run(threads: usize, preset: &str) -> Vec<Vec<u32>> {
     let overrides: Vec<_> = ["grid.nx=72", "grid.ny=56", "params.viscosity=0.001"]
         .iter()
-        .map(|s| fluid::parse_override(s).expect("override"))
+        .map(|s| swirly::parse_override(s).expect("override"))
         .collect();
     let scene = Scene::preset_with(preset, &overrides).expect("scene");
     let dt = scene.params.dt;

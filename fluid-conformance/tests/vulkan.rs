@@ -3,40 +3,40 @@
 //! (`scripts/test.sh` does). In test builds the Khronos validation layer is on when installed
 //! (`scripts/test.sh` installs it), and any validation error fails the test.
 
-fn backend() -> fluid_vulkan::VulkanBackend {
+fn backend() -> swirly_vulkan::VulkanBackend {
     // One test at a time: see `run_alone`.
-    fluid_conformance::run_alone();
+    swirly_conformance::run_alone();
     device()
 }
 
 /// A backend, without `run_alone`.
-fn device() -> fluid_vulkan::VulkanBackend {
-    fluid_vulkan::VulkanBackend::new().unwrap_or_else(|e| panic!("the vulkan conformance suite needs a device: {e}"))
+fn device() -> swirly_vulkan::VulkanBackend {
+    swirly_vulkan::VulkanBackend::new().unwrap_or_else(|e| panic!("the vulkan conformance suite needs a device: {e}"))
 }
 
-fluid_conformance::conformance!(backend());
+swirly_conformance::conformance!(backend());
 
 #[test]
 fn two_simulations_on_two_threads_step_as_each_does_alone() {
     // This test alone among the suite's (`run_alone` on its own thread), with its two devices
     // made, used and torn down at once on two threads of its own: what CI checks of concurrent
     // use, now that the other tests run one at a time.
-    fluid_conformance::run_alone();
-    fluid_conformance::api::concurrent_equals_alone(device);
+    swirly_conformance::run_alone();
+    swirly_conformance::api::concurrent_equals_alone(device);
 }
 
 #[test]
 fn both_queue_families_step_alike() {
     // The compute-only family (the default where a device has one, as the H100 does) and the
     // graphics family run the same recording: the same bits after steps with splats.
-    use fluid_vulkan::{QueueChoice, VulkanBackend};
-    fluid_conformance::run_alone();
+    use swirly_vulkan::{QueueChoice, VulkanBackend};
+    swirly_conformance::run_alone();
     let name = std::env::var("FLUID_VULKAN_DEVICE").ok();
     let run = |queue: QueueChoice| {
         let backend = VulkanBackend::with_choice(name.as_deref(), queue)
             .unwrap_or_else(|e| panic!("the vulkan conformance suite needs a device: {e}"));
         let summary = backend.device_summary().clone();
-        (summary, fluid_conformance::support::steps_with_splats("smoke", backend, 8))
+        (summary, swirly_conformance::support::steps_with_splats("smoke", backend, 8))
     };
     let (graphics, on_graphics) = run(QueueChoice::Graphics);
     let (compute, on_compute) = run(QueueChoice::Compute);
@@ -49,7 +49,7 @@ fn both_queue_families_step_alike() {
     assert!(graphics.queue_family.is_some() && !graphics.dedicated_compute, "{graphics:?}");
     assert!(compute.queue_family.is_some(), "{compute:?}");
     for (k, (a, b)) in on_graphics.iter().zip(&on_compute).enumerate() {
-        let differ = fluid_conformance::support::bits_differ(a, b);
+        let differ = swirly_conformance::support::bits_differ(a, b);
         assert_eq!(differ, 0, "state field {k}: {differ} of {} values differ between the families", a.len());
     }
 }
@@ -68,7 +68,7 @@ fn debug_names_the_backend_and_its_device() {
 /// run within the tolerance the native form meets.
 #[test]
 fn packed_f16_presets_match_the_cpu_backend() {
-    use fluid_vulkan::HalfStorage;
+    use swirly_vulkan::HalfStorage;
     let packed = || {
         let mut b = backend();
         assert_eq!(b.half_storage(), HalfStorage::Native, "lavapipe has shaderFloat16");
@@ -77,6 +77,6 @@ fn packed_f16_presets_match_the_cpu_backend() {
         b
     };
     for (preset, extra) in [("smoke", &[][..]), ("fire", &[]), ("paddle", &["grid.dye_factor=2"])] {
-        fluid_conformance::half::half_parity(packed, preset, extra);
+        swirly_conformance::half::half_parity(packed, preset, extra);
     }
 }

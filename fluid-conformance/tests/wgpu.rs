@@ -1,15 +1,15 @@
 //! The conformance suite on the wgpu backend. Without a GPU adapter every test fails (never
 //! skips): install a Vulkan driver, e.g. Mesa's lavapipe (`scripts/test.sh` does).
 
-fn backend() -> fluid_wgpu::WgpuBackend {
-    fluid_wgpu::WgpuBackend::new().unwrap_or_else(|e| panic!("the wgpu conformance suite needs an adapter: {e}"))
+fn backend() -> swirly_wgpu::WgpuBackend {
+    swirly_wgpu::WgpuBackend::new().unwrap_or_else(|e| panic!("the wgpu conformance suite needs an adapter: {e}"))
 }
 
-fluid_conformance::conformance!(backend());
+swirly_conformance::conformance!(backend());
 
 #[test]
 fn two_simulations_on_two_threads_step_as_each_does_alone() {
-    fluid_conformance::api::concurrent_equals_alone(backend);
+    swirly_conformance::api::concurrent_equals_alone(backend);
 }
 
 /// A device opened the way an application opens its own.
@@ -28,13 +28,13 @@ fn application_device(limits: wgpu::Limits) -> (wgpu::Device, wgpu::Queue) {
     .expect("device")
 }
 
-fn smoke() -> fluid::Scene {
-    fluid_conformance::support::small_preset("smoke")
+fn smoke() -> swirly::Scene {
+    swirly_conformance::support::small_preset("smoke")
 }
 
 #[test]
 fn runs_on_an_application_device_and_hands_out_its_field_buffers() {
-    use fluid::{FieldId, Simulation};
+    use swirly::{FieldId, Simulation};
     let (device, queue) =
         application_device(wgpu::Limits { max_storage_buffers_per_shader_stage: 8, ..Default::default() });
     // The application's handler stays installed and hears nothing from correct work.
@@ -42,7 +42,7 @@ fn runs_on_an_application_device_and_hands_out_its_field_buffers() {
     let sink = std::sync::Arc::clone(&heard);
     device
         .on_uncaptured_error(std::sync::Arc::new(move |e: wgpu::Error| sink.lock().expect("lock").push(e.to_string())));
-    let shared = fluid_wgpu::WgpuBackend::from_device(device.clone(), queue.clone()).expect("from_device");
+    let shared = swirly_wgpu::WgpuBackend::from_device(device.clone(), queue.clone()).expect("from_device");
     let mut a = Simulation::new(smoke(), shared).expect("simulation");
     let mut b = Simulation::new(smoke(), backend()).expect("simulation");
     for _ in 0..7 {
@@ -73,7 +73,7 @@ fn runs_on_an_application_device_and_hands_out_its_field_buffers() {
     read.slice(..).map_async(wgpu::MapMode::Read, |r| r.expect("map"));
     device.poll(wgpu::PollType::wait_indefinitely()).expect("poll");
     let got: Vec<f32> = bytemuck_free_cast(&read.slice(..).get_mapped_range().expect("mapped"));
-    let differ = fluid_conformance::support::bits_differ(&got, &want);
+    let differ = swirly_conformance::support::bits_differ(&got, &want);
     assert!(got.len() == want.len() && differ == 0, "{differ} of {} values differ from `field`", want.len());
     assert!(want.iter().any(|x| *x != 0.0), "the emitter put no density in");
     assert!(heard.lock().expect("lock").is_empty(), "{:?}", heard.lock());
@@ -99,19 +99,19 @@ fn bytemuck_free_cast(bytes: &[u8]) -> Vec<f32> {
 /// host runs ahead; on lavapipe, whose submissions run one at a time, it never does.
 #[test]
 fn steps_in_flight_are_bounded() {
-    use fluid::Simulation;
     use std::sync::atomic::{AtomicBool, Ordering};
+    use swirly::Simulation;
     let (device, queue) = application_device(wgpu::Limits::default());
     let n = if device.adapter_info().device_type == wgpu::DeviceType::Cpu { 64 } else { 1024 };
-    let backend = fluid_wgpu::WgpuBackend::from_device(device.clone(), queue.clone()).expect("from_device");
+    let backend = swirly_wgpu::WgpuBackend::from_device(device.clone(), queue.clone()).expect("from_device");
     let ov: Vec<_> = [format!("grid.nx={n}"), format!("grid.ny={n}")]
         .iter()
-        .map(|s| fluid::parse_override(s).expect("override"))
+        .map(|s| swirly::parse_override(s).expect("override"))
         .collect();
-    let scene = fluid::Scene::preset_with("smoke", &ov).expect("scene");
+    let scene = swirly::Scene::preset_with("smoke", &ov).expect("scene");
     let dt = scene.params.dt;
     let mut sim = Simulation::new(scene, backend).expect("simulation");
-    fluid::Backend::finish(sim.backend_mut()).expect("finish");
+    swirly::Backend::finish(sim.backend_mut()).expect("finish");
     let mut marks = Vec::new();
     for k in 0..24 {
         let mark = device.create_buffer(&wgpu::BufferDescriptor {
@@ -138,7 +138,7 @@ fn steps_in_flight_are_bounded() {
 #[test]
 fn a_device_with_too_few_storage_buffers_is_refused_by_name() {
     let (device, queue) = application_device(wgpu::Limits::downlevel_defaults());
-    let e = fluid_wgpu::WgpuBackend::from_device(device, queue).expect_err("4 storage buffers per stage");
+    let e = swirly_wgpu::WgpuBackend::from_device(device, queue).expect_err("4 storage buffers per stage");
     let text = e.to_string();
     assert!(text.contains("max_storage_buffers_per_shader_stage") && text.contains("needs 8"), "{text}");
 }
@@ -157,7 +157,7 @@ fn debug_names_the_backend_and_its_adapter() {
 /// tolerance the native form meets. Asking for the native form there is refused.
 #[test]
 fn packed_f16_on_a_device_without_shader_f16_matches_the_cpu_backend() {
-    use fluid_wgpu::{HalfStorage, WgpuBackend};
+    use swirly_wgpu::{HalfStorage, WgpuBackend};
     let packed = || {
         let (device, queue) = application_device(wgpu::Limits::default());
         assert!(!device.features().contains(wgpu::Features::SHADER_F16));
@@ -168,6 +168,6 @@ fn packed_f16_on_a_device_without_shader_f16_matches_the_cpu_backend() {
         b
     };
     for (preset, extra) in [("smoke", &[][..]), ("fire", &[]), ("paddle", &["grid.dye_factor=2"])] {
-        fluid_conformance::half::half_parity(packed, preset, extra);
+        swirly_conformance::half::half_parity(packed, preset, extra);
     }
 }

@@ -21,9 +21,9 @@ use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::scene::Scene;
-use fluid_ir::backend::Backend;
-use fluid_ir::resource::{Lifetime, ResourceDesc, ResourceId};
-use fluid_ir::{Error, Result};
+use swirly_ir::backend::Backend;
+use swirly_ir::resource::{Lifetime, ResourceDesc, ResourceId};
+use swirly_ir::{Error, Result};
 
 /// The first bytes of every checkpoint.
 pub const MAGIC: &[u8; 8] = b"FLUIDCKP";
@@ -43,7 +43,7 @@ pub const MAX_STEPS: u64 = 1 << 53;
 pub struct Stored {
     /// The resource's name.
     pub name: String,
-    /// Its element format, as [`fluid_ir::Format`] names it (`F32`, `Vec4F32`, …).
+    /// Its element format, as [`swirly_ir::Format`] names it (`F32`, `Vec4F32`, …).
     pub format: String,
     /// Its elements.
     pub elements: u64,
@@ -204,7 +204,7 @@ pub fn read_header<R: Read>(r: R) -> Result<(Header, Reader<R>)> {
     let text = r.take(len as usize, "the header")?;
     let text = std::str::from_utf8(&text).map_err(|_| bad("the header is not UTF-8: the file is damaged"))?;
     let header: Header = toml::from_str(text)
-        .map_err(|e| bad(format!("the header: {}", fluid_ir::error::shorten_lines(&e.to_string()))))?;
+        .map_err(|e| bad(format!("the header: {}", swirly_ir::error::shorten_lines(&e.to_string()))))?;
     check_values(&header)?;
     Ok((header, r))
 }

@@ -9,10 +9,10 @@ use std::any::Any;
 use crate::frame::solid::{Motion, Obstacle, Pose};
 use crate::frame::{Frame, Lattice};
 use crate::splat::Splat;
-use fluid_ir::Result;
-use fluid_ir::backend::{Backend, StepInputs};
-use fluid_ir::resource::{ResourceDesc, ResourceId};
-use fluid_ir::schedule::Schedule;
+use swirly_ir::Result;
+use swirly_ir::backend::{Backend, StepInputs};
+use swirly_ir::resource::{ResourceDesc, ResourceId};
+use swirly_ir::schedule::Schedule;
 
 /// A readable field of a model, as reads, samples, dumps, probes and pictures name it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,7 +92,7 @@ pub trait Model: Send + Sync + std::fmt::Debug + Any {
 
     /// The uniform every schedule of it carries (its frame's, as its kernels read it): the
     /// renderer's passes over its resources carry it too.
-    fn uniform(&self) -> [u8; fluid_ir::schedule::UNIFORM_BYTES];
+    fn uniform(&self) -> [u8; swirly_ir::schedule::UNIFORM_BYTES];
 
     /// The resources its schedules use, [`ResourceId`]`(i)` the `i`-th: what the backend
     /// allocates for it.
@@ -266,7 +266,7 @@ impl Diagnostics {
     /// Whether the flow ran away: the fastest value moved farther in the last step than the
     /// frame is wide (`cfl` above [`Frame::longest_side`]). The state is finite but
     /// meaningless, on its way to infinity; `Simulation::checked_diagnostics`
-    /// calls it [`fluid_ir::Error::RanAway`]. (The presets run at a Courant number of 0.5 to 5;
+    /// calls it [`swirly_ir::Error::RanAway`]. (The presets run at a Courant number of 0.5 to 5;
     /// Taichi's `stable_fluid.py` workload at about an eighth of the grid's width.)
     pub fn ran_away(&self, frame: &Frame) -> bool {
         self.cfl > f64::from(frame.longest_side())

@@ -3,13 +3,13 @@
 //! ([`crate::sim::Simulation::replay`]); on the CPU backend, bit for bit.
 //!
 //! ```
-//! # fn main() -> fluid_core::Result<()> {
-//! # fn example<B: fluid_core::Backend>(mut sim: fluid_core::Simulation<B>, other: B) -> fluid_core::Result<()> {
+//! # fn main() -> swirly_core::Result<()> {
+//! # fn example<B: swirly_core::Backend>(mut sim: swirly_core::Simulation<B>, other: B) -> swirly_core::Result<()> {
 //! sim.start_recording()?;
 //! sim.step(1.0 / 60.0)?;
 //! let log = sim.recording().expect("recording").clone();
 //! let text = log.to_toml()?; // a file a bug report can carry
-//! let again = fluid_core::Simulation::replay(&fluid_core::replay::InputLog::from_toml(&text)?, other)?;
+//! let again = swirly_core::Simulation::replay(&swirly_core::replay::InputLog::from_toml(&text)?, other)?;
 //! # let _ = again; Ok(()) }
 //! # Ok(()) }
 //! ```
@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::scene::Scene;
 use crate::splat::Splat;
-use fluid_ir::{Error, Result};
+use swirly_ir::{Error, Result};
 
 /// One input of a recorded session, in the order the simulation took it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -90,7 +90,7 @@ impl InputLog {
     pub fn from_toml(text: &str) -> Result<InputLog> {
         let log: InputLog = toml::from_str(text).map_err(|e| Error::Scene {
             origin: "input log".into(),
-            message: fluid_ir::error::shorten_lines(&e.to_string()),
+            message: swirly_ir::error::shorten_lines(&e.to_string()),
         })?;
         log.scene.validate()?;
         Ok(log)

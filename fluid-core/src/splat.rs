@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::frame::finite;
 use crate::frame::uniform::{FALLOFF_GAUSSIAN, FALLOFF_LINEAR, SplatGpu};
 use crate::frame::{Boundary, Frame};
-use fluid_ir::{Error, Result};
+use swirly_ir::{Error, Result};
 
 /// How a splat's weight falls off with distance `d` from its centre.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -140,7 +140,7 @@ pub fn splat_weight(s: &SplatGpu, d2: f32) -> f32 {
 /// on a periodic axis a centre past the box moves into it by whole box lengths (the kernels
 /// measure the minimum image from a centre inside the box); a centre inside stays as it is,
 /// bit for bit. More than [`MAX_SPLATS`] is an error.
-pub fn records(splats: &[Splat], frame: &Frame) -> Result<fluid_ir::Records> {
+pub fn records(splats: &[Splat], frame: &Frame) -> Result<swirly_ir::Records> {
     if splats.len() > MAX_SPLATS {
         return Err(Error::invalid(
             "splats",
@@ -165,7 +165,7 @@ pub fn records(splats: &[Splat], frame: &Frame) -> Result<fluid_ir::Records> {
             gpu
         })
         .collect();
-    Ok(fluid_ir::Records::of(&gpu))
+    Ok(swirly_ir::Records::of(&gpu))
 }
 
 /// A splat or emitter as written in a scene: position and radius relative to the domain.

@@ -4,10 +4,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use fluid_ir::backend::Backend;
-use fluid_ir::resource::{self, Format, Lifetime, ResourceDesc};
-use fluid_ir::schedule::Schedule;
-use fluid_ir::{Error, Result};
+use swirly_ir::backend::Backend;
+use swirly_ir::resource::{self, Format, Lifetime, ResourceDesc};
+use swirly_ir::schedule::Schedule;
+use swirly_ir::{Error, Result};
 
 /// A number of bytes, written in a scene as an integer or with a unit: `"256 MiB"`, `"1.5 GB"`,
 /// `"4096"` (B, kB/KB, MB, GB, TB in powers of 1000; KiB, MiB, GiB, TiB in powers of 1024).

@@ -4,8 +4,8 @@
 use crate::grid::params::{Precision, PressureSolver};
 use crate::grid::{Boundary, Grid, GridFields, step};
 use crate::scene::Scene;
-use fluid_ir::lower::{Plan, Target, lower};
-use fluid_ir::resource::owners;
+use swirly_ir::lower::{Plan, Target, lower};
+use swirly_ir::resource::owners;
 
 /// The plans of every preset's step (whole, and split around solves that stop at a
 /// tolerance), with each pressure solver and precision, on wall, periodic and mixed grids,

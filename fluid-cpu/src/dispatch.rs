@@ -1,9 +1,9 @@
 //! What a CPU kernel's `dispatch` receives: the context of the step and its dispatch's
 //! resources bound to slices. Which function runs a kernel is `kernels::TABLE`.
 
-use fluid_core::frame::uniform::SplatGpu;
-use fluid_core::ir::schedule::Dispatch;
-use fluid_core::{Error, Kernel, Result};
+use swirly_core::frame::uniform::SplatGpu;
+use swirly_core::ir::schedule::Dispatch;
+use swirly_core::{Error, Kernel, Result};
 
 use crate::kernels::common::G;
 
@@ -126,7 +126,7 @@ pub fn bind<'a>(buffers: &'a mut [Vec<f32>], phys: &[usize], lens: &[usize], ker
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fluid_core::grid::kernels::DIVERGENCE;
+    use swirly_core::grid::kernels::DIVERGENCE;
 
     /// `divergence`'s slots (u, v, u_faces, v_faces, divergence) bound to buffers of their index.
     fn with_slots(take: impl FnOnce(&mut Slots<'_>)) -> Result<()> {

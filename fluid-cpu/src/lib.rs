@@ -1,4 +1,4 @@
-//! # fluid-cpu
+//! # swirly-cpu
 //!
 //! The CPU backend: every kernel on rayon, one file per kernel in [`kernels`], written one
 //! function per cell so it reads like the shaders, and reached from a table by the kernel's
@@ -13,15 +13,15 @@ pub mod simd;
 
 use std::time::Instant;
 
-use fluid_core::backend;
-use fluid_core::frame::uniform::SplatGpu;
-use fluid_core::ir::resource;
-use fluid_core::ir::schedule::{Op, ReduceOp};
-use fluid_core::{
+use rayon::prelude::*;
+use swirly_core::backend;
+use swirly_core::frame::uniform::SplatGpu;
+use swirly_core::ir::resource;
+use swirly_core::ir::schedule::{Op, ReduceOp};
+use swirly_core::{
     Backend, Error, Format, Kernel, KernelTiming, MemoryReport, ResourceDesc, ResourceId, Result, Schedule, Shape,
     StepInputs, TimestampTimings,
 };
-use rayon::prelude::*;
 
 use dispatch::Ctx;
 use kernels::common::G;
@@ -91,7 +91,7 @@ pub struct CpuBackend {
     /// Scratch of `mg_smooth2`, `apply_forces` and `relax`, grown by the first schedule that
     /// needs it and kept between steps.
     scratch: Vec<f32>,
-    /// The most bytes held at once ([`fluid_core::MemoryReport::peak`]).
+    /// The most bytes held at once ([`swirly_core::MemoryReport::peak`]).
     peak: u64,
 }
 
@@ -146,7 +146,7 @@ impl CpuBackend {
 
     /// The values of resource `id` (a grid field: `FieldId::Density.into()`) where the backend
     /// keeps them, with no copy (what [`Backend::download`] copies out), laid out as
-    /// `fluid_core::grid` describes. Steps ping-pong fields between buffers, so ask again after
+    /// `swirly_core::grid` describes. Steps ping-pong fields between buffers, so ask again after
     /// every step; the borrow ends before the next one, which needs `&mut`. The GPU backends'
     /// counterparts are `field_buffer`.
     pub fn field_slice(&self, id: impl Into<ResourceId>) -> Result<&[f32]> {
@@ -174,7 +174,7 @@ impl CpuBackend {
                 Err(Error::invalid("resource", id.0, format!("the backend holds {} resources", self.resources.len())))
             }
         };
-        fluid_core::ir::lower::check_resources(schedule, &self.resources)?;
+        swirly_core::ir::lower::check_resources(schedule, &self.resources)?;
         for op in schedule.ops() {
             match op {
                 Op::Dispatch(d) => {
@@ -260,7 +260,7 @@ fn max_abs(m: f32, x: f32) -> f32 {
 /// `mg_smooth2`'s band buffers (about three and a half bands of rows per worker) where it runs
 /// that; the larger.
 fn scratch_len(g: &G, threads: usize, schedule: &Schedule) -> usize {
-    use fluid_core::grid::kernels::{APPLY_FORCES, MG_SMOOTH2, RELAX};
+    use swirly_core::grid::kernels::{APPLY_FORCES, MG_SMOOTH2, RELAX};
     let runs = |k: Kernel| schedule.dispatches().any(|d| d.kernel == k);
     let mut need = 0;
     if runs(APPLY_FORCES) || runs(RELAX) {
@@ -498,9 +498,9 @@ mod tests {
     /// with 64 workers on a wide grid, the bands of the finest level, two rows each.
     #[test]
     fn the_scratch_is_what_the_schedule_runs() {
-        use fluid_core::grid::step;
-        use fluid_core::params::PressureSolver;
-        use fluid_core::{Boundary, Grid, SimParams};
+        use swirly_core::grid::step;
+        use swirly_core::params::PressureSolver;
+        use swirly_core::{Boundary, Grid, SimParams};
         let grid = Grid::new(100, 80, 0.1, Boundary::Wall, Boundary::Periodic).expect("grid");
         let g = super::G::new(&grid.uniform());
         let sweeps = step::jacobi_sweeps(&grid, PressureSolver::Jacobi, None, 3);
@@ -519,7 +519,7 @@ mod tests {
 
     #[test]
     fn the_device_names_its_thread_count() {
-        use fluid_core::Backend;
+        use swirly_core::Backend;
         let one = super::CpuBackend::with_threads(1).expect("one thread").device();
         let two = super::CpuBackend::with_threads(2).expect("two threads").device();
         assert!(one.starts_with("1 thread, ") && two.starts_with("2 threads, "), "{one} / {two}");
@@ -529,13 +529,13 @@ mod tests {
     /// ping-pong the buffers too; before `allocate` it is an error.
     #[test]
     fn field_slice_borrows_what_download_copies() {
-        use fluid_core::{Backend, Boundary, Error, FieldId, Grid, GridFields, SimParams, Splat, StepInputs};
+        use swirly_core::{Backend, Boundary, Error, FieldId, Grid, GridFields, SimParams, Splat, StepInputs};
         let mut b = super::CpuBackend::with_threads(2).expect("backend");
         assert!(matches!(b.field_slice(FieldId::Density), Err(Error::NotAllocated("cpu"))));
         let grid = Grid::new(24, 17, 1.0, Boundary::Wall, Boundary::Periodic).expect("grid");
         let params = SimParams { viscosity: 0.01, ..SimParams::default() };
         b.allocate(GridFields::declare(&grid, &params).resources()).expect("allocate");
-        let step = fluid_core::grid::step::step(&grid, &params);
+        let step = swirly_core::grid::step::step(&grid, &params);
         let splat = Splat { center: [12.0, 6.0], radius: 3.0, velocity: [1.0, 2.0], density: 1.0, ..Splat::default() };
         for k in 0..5 {
             b.run(
@@ -544,7 +544,7 @@ mod tests {
                     dt: 0.1,
                     time: 0.1 * k as f32,
                     step: k,
-                    records: fluid_core::splat::records(&[splat], &grid).expect("splats"),
+                    records: swirly_core::splat::records(&[splat], &grid).expect("splats"),
                 },
             )
             .expect("step");

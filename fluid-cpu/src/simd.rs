@@ -7,7 +7,7 @@
 //! feature, was measured and left off: no faster here, slower at 1024², doc/PERFORMANCE.md.)
 //! Rust never fuses a multiply and an add on its own, and every operation the kernels use is
 //! exactly rounded IEEE arithmetic in both copies, so the results are the same bits either way
-//! (tested: fluid-conformance's `the_vector_copies_of_the_kernels_compute_the_baseline_bits`).
+//! (tested: swirly-conformance's `the_vector_copies_of_the_kernels_compute_the_baseline_bits`).
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};

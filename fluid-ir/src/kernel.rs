@@ -4,7 +4,7 @@
 //! A kernel has one name in three homes: `fluid-shaders/shaders/<model>/<name>.wgsl` (entry point
 //! `<name>`), its CPU twin `fluid-cpu/src/kernels/<name>.rs`, and its label `fluid.<name>` in
 //! timings. Its descriptor says what the shader declares, and a test checks the two against
-//! each other by naga reflection (`fluid-shaders`): group 0 holds the model's uniform (binding
+//! each other by naga reflection (`swirly-shaders`): group 0 holds the model's uniform (binding
 //! 0), the step uniform (1), the parameter block at a dynamic offset (2, when [`KernelDesc::params`])
 //! and the run's records (3, when [`KernelDesc::records`]); group 1 one storage buffer per
 //! [`KernelDesc::bindings`] slot, in order.

@@ -1,4 +1,4 @@
-//! # fluid-ir
+//! # swirly-ir
 //!
 //! What every model of the fluid engine speaks and every backend executes, knowing no model:
 //!
@@ -18,7 +18,7 @@
 //! - [`wgsl`]: the WGSL declarations of the blocks, made from their Rust definitions;
 //! - [`Error`]: the one error type of the engine's libraries.
 //!
-//! Models (the grid fluid, the particle liquid, the renderer's passes) live in `fluid-core`;
+//! Models (the grid fluid, the particle liquid, the renderer's passes) live in `swirly-core`;
 //! the backends depend on this crate alone.
 
 pub mod backend;

@@ -1,7 +1,7 @@
 //! The blocks every model's kernels share: the step uniform, the reductions' parameters and
 //! their two kernels. Each struct is `#[repr(C)]`, [`bytemuck::Pod`], a multiple of 16 bytes,
 //! and its WGSL declaration (`fluid-shaders/shaders/shared/params.wgsl`) is generated from it
-//! ([`crate::wgsl`]); `fluid-shaders` checks the two by naga reflection.
+//! ([`crate::wgsl`]); `swirly-shaders` checks the two by naga reflection.
 
 use bytemuck::{Pod, Zeroable};
 

@@ -2,7 +2,7 @@
 //! records), made from their Rust definitions: [`wgsl_struct!`](crate::wgsl_struct) defines a
 //! `#[repr(C)]` struct and lists its members with their offsets, and [`declaration`] writes the
 //! struct WGSL declares. `cargo xtask shaders` writes every block's declaration into
-//! `fluid-shaders/shaders/shared/params.wgsl` (checked fresh in CI), and `fluid-shaders`'
+//! `fluid-shaders/shaders/shared/params.wgsl` (checked fresh in CI), and `swirly-shaders`'
 //! reflection test compares each member's offset in the compiled shaders with Rust's.
 
 /// A Rust type a block's member may have, and the WGSL type it is.

@@ -1,4 +1,4 @@
-//! # fluid-shaders
+//! # swirly-shaders
 //!
 //! Every GPU kernel of the engine, as WGSL: one file per kernel under `shaders/<model>/`
 //! (entry point and file stem = the kernel's name), the reductions in `shaders/reduce.wgsl`,
@@ -163,11 +163,11 @@ mod tests {
         assert_eq!(overridden_source("divergence", &unknown, WORKGROUP), None);
     }
 
-    /// The tile and halo of `jacobi_multisweep.wgsl` are those `fluid-core` dispatches with,
+    /// The tile and halo of `jacobi_multisweep.wgsl` are those `swirly-core` dispatches with,
     /// and its derived sizes follow from them.
     #[test]
     fn multisweep_constants_match_the_core() {
-        use fluid_core::grid::uniforms::{MULTISWEEP_MAX, MULTISWEEP_TILE};
+        use swirly_core::grid::uniforms::{MULTISWEEP_MAX, MULTISWEEP_TILE};
         let src = source("jacobi_multisweep").expect("composed");
         let side = MULTISWEEP_TILE + 2 * MULTISWEEP_MAX;
         assert_eq!(side * side % 256, 0, "the region splits evenly over 256 threads");
@@ -191,17 +191,17 @@ mod tests {
                 assert_eq!(src.matches(&format!("{call};")).count(), 1, "jacobi_multisweep.wgsl: `{call}`");
             }
         }
-        use fluid_core::ir::kernel::Workgroup::Covers;
-        let k = fluid_core::grid::kernels::JACOBI_MULTISWEEP;
+        use swirly_core::ir::kernel::Workgroup::Covers;
+        let k = swirly_core::grid::kernels::JACOBI_MULTISWEEP;
         assert_eq!(k.workgroup, Covers(MULTISWEEP_TILE, MULTISWEEP_TILE));
     }
 
-    /// The tile of `mg_smooth2.wgsl` is the one `fluid-core` dispatches with; its halo covers
+    /// The tile of `mg_smooth2.wgsl` is the one `swirly-core` dispatches with; its halo covers
     /// its four passes and the residual; every row of a thread's strip is visited in each
     /// phase.
     #[test]
     fn smooth2_constants_match_the_core() {
-        use fluid_core::grid::pressure::multigrid::{self, SMOOTH2_TILE};
+        use swirly_core::grid::pressure::multigrid::{self, SMOOTH2_TILE};
         let src = source("mg_smooth2").expect("composed");
         let side = SMOOTH2_TILE + 2 * 5;
         let rows = side * side / 256;
@@ -226,7 +226,7 @@ mod tests {
             }
         }
         assert_eq!(src.matches("pass_of(").count(), 5, "four passes");
-        use fluid_core::ir::kernel::Workgroup::Covers;
-        assert_eq!(fluid_core::grid::kernels::MG_SMOOTH2.workgroup, Covers(SMOOTH2_TILE, SMOOTH2_TILE));
+        use swirly_core::ir::kernel::Workgroup::Covers;
+        assert_eq!(swirly_core::grid::kernels::MG_SMOOTH2.workgroup, Covers(SMOOTH2_TILE, SMOOTH2_TILE));
     }
 }

@@ -4,10 +4,10 @@
 //! named struct and size, the splats) and its workgroup size. A kernel added with a descriptor
 //! that does not say what its shader declares fails here, on every machine.
 
-use fluid_core::ir::kernel::{Element, Workgroup};
+use swirly_core::ir::kernel::{Element, Workgroup};
 
 fn parse(stem: &str) -> naga::Module {
-    let src = fluid_shaders::source(stem).unwrap_or_else(|| panic!("no shader file {stem}.wgsl"));
+    let src = swirly_shaders::source(stem).unwrap_or_else(|| panic!("no shader file {stem}.wgsl"));
     let module =
         naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{stem}.wgsl: {}", e.emit_to_string(&src)));
     naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
@@ -65,7 +65,7 @@ fn uniform(module: &naga::Module, g: &naga::GlobalVariable) -> (String, u32) {
 
 #[test]
 fn every_descriptor_says_what_its_shader_declares() {
-    let kernels = fluid_core::kernels();
+    let kernels = swirly_core::kernels();
     for k in &kernels {
         let module = parse(k.module);
         let ep = module
@@ -97,20 +97,20 @@ fn every_descriptor_says_what_its_shader_declares() {
         let [x, y, z] = ep.workgroup_size;
         match k.workgroup {
             Workgroup::Tiled => {
-                assert_eq!([x, y, z], [fluid_shaders::WORKGROUP.0, fluid_shaders::WORKGROUP.1, 1], "{}", k.name)
+                assert_eq!([x, y, z], [swirly_shaders::WORKGROUP.0, swirly_shaders::WORKGROUP.1, 1], "{}", k.name)
             }
             Workgroup::Covers(n, 1) => assert_eq!(x * y * z, n, "{}: threads of a workgroup", k.name),
             Workgroup::Covers(..) => assert_eq!(x * y * z, 256, "{}: threads of a tile's workgroup", k.name),
         }
     }
     // Every shader file holds kernels, every module a kernel.
-    for (stem, _) in fluid_shaders::FILES {
+    for (stem, _) in swirly_shaders::FILES {
         assert!(kernels.iter().any(|k| k.module == *stem), "{stem}.wgsl has no descriptor");
     }
-    for (name, _) in fluid_shaders::MODULES {
+    for (name, _) in swirly_shaders::MODULES {
         assert!(*name == "bandwidth" || kernels.iter().any(|k| k.name == *name), "gen/{name}.spv has no kernel");
     }
-    let module = naga::front::wgsl::parse_str(fluid_shaders::BANDWIDTH).expect("bandwidth.wgsl parses");
+    let module = naga::front::wgsl::parse_str(swirly_shaders::BANDWIDTH).expect("bandwidth.wgsl parses");
     naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
         .validate(&module)
         .expect("bandwidth.wgsl validates");
@@ -123,7 +123,7 @@ fn every_descriptor_says_what_its_shader_declares() {
 #[test]
 fn every_block_has_its_rust_layout_in_the_shaders() {
     let module = parse("divergence");
-    for layout in fluid_core::wgsl_layouts() {
+    for layout in swirly_core::wgsl_layouts() {
         let ty = module
             .types
             .iter()
@@ -144,5 +144,5 @@ fn every_block_has_its_rust_layout_in_the_shaders() {
 #[test]
 fn the_blocks_file_is_generated_from_the_rust_definitions() {
     let committed = include_str!("../shaders/shared/params.wgsl");
-    assert_eq!(committed, fluid_core::params_wgsl(), "run `cargo xtask shaders`");
+    assert_eq!(committed, swirly_core::params_wgsl(), "run `cargo xtask shaders`");
 }

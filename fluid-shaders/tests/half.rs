@@ -1,10 +1,10 @@
-//! Every kernel rewritten for half-precision storage ([`fluid_shaders::with_half`]), natively
+//! Every kernel rewritten for half-precision storage ([`swirly_shaders::with_half`]), natively
 //! and packed, with all its `f32`, `vec2<f32>` and `vec4<f32>` storage bindings held as `f16`,
 //! parses and validates under naga: the rewrite leaves no read unwidened and no write
 //! unnarrowed. The packed form validates without the `SHADER_FLOAT16` capability.
 
-use fluid_core::ir::kernel::{Element, Kernel};
-use fluid_shaders::HalfStorage;
+use swirly_core::ir::kernel::{Element, Kernel};
+use swirly_shaders::HalfStorage;
 
 /// The kernel's float storage binding slots.
 fn float_slots(kernel: &Kernel) -> Vec<u32> {
@@ -20,13 +20,13 @@ fn every_kernel_validates_with_its_float_bindings_in_f16() {
         (HalfStorage::Packed, naga::valid::Capabilities::all() - naga::valid::Capabilities::SHADER_FLOAT16),
     ] {
         let mut checked = 0;
-        for kernel in fluid_core::kernels() {
+        for kernel in swirly_core::kernels() {
             let slots = float_slots(&kernel);
             if slots.is_empty() {
                 continue;
             }
-            let src = fluid_shaders::source(kernel.module).expect("composed");
-            let half = fluid_shaders::with_half(&src, &slots, storage)
+            let src = swirly_shaders::source(kernel.module).expect("composed");
+            let half = swirly_shaders::with_half(&src, &slots, storage)
                 .unwrap_or_else(|| panic!("{} {storage:?}: cannot rewrite {slots:?}", kernel.name));
             let module = naga::front::wgsl::parse_str(&half)
                 .unwrap_or_else(|e| panic!("{} {storage:?}: {}", kernel.name, e.emit_to_string(&half)));
@@ -44,10 +44,10 @@ fn every_kernel_validates_with_its_float_bindings_in_f16() {
 #[test]
 fn every_f16_variant_compiles_to_spirv() {
     for storage in [HalfStorage::Native, HalfStorage::Packed] {
-        for kernel in fluid_core::kernels() {
-            let src = fluid_shaders::source(kernel.module).expect("composed");
-            let half = fluid_shaders::with_half(&src, &float_slots(&kernel), storage).expect("rewritten");
-            let modules = fluid_shaders::spirv::compile(kernel.module, &half).unwrap_or_else(|e| panic!("{e}"));
+        for kernel in swirly_core::kernels() {
+            let src = swirly_shaders::source(kernel.module).expect("composed");
+            let half = swirly_shaders::with_half(&src, &float_slots(&kernel), storage).expect("rewritten");
+            let modules = swirly_shaders::spirv::compile(kernel.module, &half).unwrap_or_else(|e| panic!("{e}"));
             assert!(modules.iter().any(|(entry, _)| entry == kernel.name), "{} {storage:?}", kernel.name);
         }
     }

@@ -1,4 +1,4 @@
-//! # fluid-vulkan
+//! # swirly-vulkan
 //!
 //! The raw Vulkan backend of the fluid engine: ash 0.38 over the system's Vulkan loader (opened
 //! at run time, so a machine without Vulkan gets an error, not a link failure), memory through
@@ -49,14 +49,14 @@ pub mod spirv;
 /// ([`VulkanBackend::from_raw`]) or uses its buffers needs this version's types.
 pub use ash;
 pub use backend::{FieldBuffer, RawDevice, VulkanBackend};
-pub use fluid_shaders::HalfStorage;
+pub use swirly_shaders::HalfStorage;
 
 use std::cell::Cell;
 use std::ffi::CStr;
 use std::sync::{Mutex, MutexGuard};
 
 use ash::vk;
-use fluid_ir::{Error, Result};
+use swirly_ir::{Error, Result};
 
 const NAME: &str = "vulkan";
 

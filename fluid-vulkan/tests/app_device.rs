@@ -11,8 +11,8 @@ use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 
 use ash::vk;
-use fluid_core::{Backend, Boundary, Error, FieldId, Grid, SimParams, Splat, StepInputs};
-use fluid_vulkan::{RawDevice, VulkanBackend};
+use swirly_core::{Backend, Boundary, Error, FieldId, Grid, SimParams, Splat, StepInputs};
+use swirly_vulkan::{RawDevice, VulkanBackend};
 
 /// An application's Vulkan: an instance (with the validation layer when installed), a device
 /// with one queue of a family that has compute, a command pool and a fence.
@@ -398,7 +398,7 @@ fn grid() -> Grid {
 fn steps(b: &mut dyn Backend, k: u32, n: u32) {
     let grid = grid();
     let params = SimParams { viscosity: 0.005, vorticity: 0.3, ..SimParams::default() };
-    let step = fluid_core::grid::step::step(&grid, &params);
+    let step = swirly_core::grid::step::step(&grid, &params);
     let splat = Splat {
         center: [14.0 + (k % 7) as f32, 9.0],
         radius: 4.0,
@@ -412,7 +412,7 @@ fn steps(b: &mut dyn Backend, k: u32, n: u32) {
             dt: 0.05,
             time: 0.05 * s as f32,
             step: s,
-            records: fluid_core::splat::records(&[splat], &grid).expect("splats"),
+            records: swirly_core::splat::records(&[splat], &grid).expect("splats"),
         };
         b.run(&step, &inputs).expect("step");
     }
@@ -432,8 +432,8 @@ fn steps_on_an_application_device_and_hands_out_its_field_buffers() {
     assert!(!shared.validation(), "the application's messenger hears the layer, not the backend");
     let mut own = VulkanBackend::new().expect("the backend's own device");
     let g = grid();
-    shared.allocate(fluid_core::GridFields::all(&g).resources()).expect("allocate");
-    own.allocate(fluid_core::GridFields::all(&g).resources()).expect("allocate");
+    shared.allocate(swirly_core::GridFields::all(&g).resources()).expect("allocate");
+    own.allocate(swirly_core::GridFields::all(&g).resources()).expect("allocate");
     assert!(matches!(shared.field_buffer(FieldId::Density), Ok(b) if b.bytes == g.len(FieldId::Density) as u64 * 4));
     for k in [0, 5, 6] {
         steps(&mut shared, k * 2, if k == 0 { 10 } else { 1 });
@@ -528,7 +528,7 @@ fn a_renderer_on_another_queue_orders_its_work_with_timelines() {
     assert_eq!(b.device_summary().queue_family, Some(family));
     let (semaphore, before) = b.timeline().expect("a timeline");
     let g = grid();
-    b.allocate(fluid_core::GridFields::all(&g).resources()).expect("allocate");
+    b.allocate(swirly_core::GridFields::all(&g).resources()).expect("allocate");
     steps(&mut b, 0, 6);
     let (_, after) = b.timeline().expect("a timeline");
     assert!(after >= before + 7, "every submission signals the next value: {before} -> {after}");

@@ -4,10 +4,10 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use fluid_ir::wait;
-use fluid_ir::{Error, Result};
-use fluid_shaders as shaders;
 use shaders::HalfStorage;
+use swirly_ir::wait;
+use swirly_ir::{Error, Result};
+use swirly_shaders as shaders;
 
 pub(crate) const NAME: &str = "wgpu";
 
@@ -171,7 +171,7 @@ pub(crate) fn poll(device: &wgpu::Device, how: wgpu::PollType) -> Result<wgpu::P
 }
 
 /// Map a `MAP_READ` buffer, wait for it (polling for up to `spin` first, see
-/// [`fluid_ir::wait`]), give its bytes to `read`, unmap. `read` copies out what it needs in
+/// [`swirly_ir::wait`]), give its bytes to `read`, unmap. `read` copies out what it needs in
 /// one pass: copying the bytes out first and converting them after made whole-field reads
 /// several times slower.
 pub(crate) fn map_read<T>(

@@ -1,7 +1,7 @@
-//! # fluid-wgpu
+//! # swirly-wgpu
 //!
-//! The portable GPU backend: every [`fluid_ir::Kernel`] as a wgpu compute shader, one WGSL
-//! file per kernel in `fluid-shaders`, with the same name as its `fluid-cpu` twin.
+//! The portable GPU backend: every [`swirly_ir::Kernel`] as a wgpu compute shader, one WGSL
+//! file per kernel in `swirly-shaders`, with the same name as its `swirly-cpu` twin.
 //!
 //! One `run` is one command encoder and one submission for the whole schedule, every pressure
 //! sweep included; nothing waits inside a step, and fields are read back only when asked for.
@@ -11,7 +11,7 @@
 //!
 //! Bindings: `@group(0)` holds the grid uniform (0), the step uniform (1), the kernel's
 //! parameter block (2, a dynamic offset into one buffer) and, for `splat`, the splat list (3);
-//! `@group(1)` holds the fields in [`fluid_ir::KernelDesc::bindings`] order.
+//! `@group(1)` holds the fields in [`swirly_ir::KernelDesc::bindings`] order.
 //!
 //! Fields in f16 storage run natively where the adapter has `SHADER_F16`, else packed two
 //! halves a word ([`HalfStorage`]); `FLUID_F16=packed` or `native` picks one

@@ -1,10 +1,10 @@
 //! Fill a GPU's memory with simulations until it refuses one: the refusal must be a typed
-//! [`fluid::Error::OutOfMemory`] (no crash, no abort), and the simulations made before it must
+//! [`swirly::Error::OutOfMemory`] (no crash, no abort), and the simulations made before it must
 //! still step. Each simulation is the smoke at `side`² (a GPU binds at most 4 GiB per buffer,
 //! so one scene alone cannot fill a large device).
 //!
 //! ```sh
-//! cargo run --release -p fluid --features vulkan,wgpu --example device_oom -- vulkan 16000
+//! cargo run --release -p swirly --features vulkan,wgpu --example device_oom -- vulkan 16000
 //! ```
 //!
 //! Prints what each simulation took and the error that ended the loop; exits 0 when that error
@@ -12,7 +12,7 @@
 
 use std::process::ExitCode;
 
-use fluid::{Backend, Error, Scene, Simulation, parse_override};
+use swirly::{Backend, Error, Scene, Simulation, parse_override};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
@@ -25,7 +25,7 @@ fn main() -> ExitCode {
     let scene = Scene::preset_with("smoke", &ov).expect("preset");
     let mut sims = Vec::new();
     let outcome = loop {
-        let made = fluid::backend(backend).and_then(|b| Simulation::new(scene.clone(), b));
+        let made = swirly::backend(backend).and_then(|b| Simulation::new(scene.clone(), b));
         match made {
             Ok(sim) => {
                 let held = sim.backend().memory().map_or(0, |m| m.total);

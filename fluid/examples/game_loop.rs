@@ -4,19 +4,19 @@
 //! display; the rest of each frame is a sleep standing for the game's other work.
 //!
 //! ```sh
-//! cargo run --release -p fluid --example game_loop                    # on the CPU
-//! cargo run --release -p fluid --features wgpu --example game_loop -- wgpu 600
+//! cargo run --release -p swirly --example game_loop                    # on the CPU
+//! cargo run --release -p swirly --features wgpu --example game_loop -- wgpu 600
 //! ```
 //!
 //! Arguments: the backend (`cpu`, `wgpu`, `vulkan`; default `cpu`) and the number of frames
 //! (default 300, five seconds). Writes `out/examples/game_loop.png` and prints what the
 //! simulation cost the calling thread per frame.
 
-use fluid::{Falloff, FieldId, PendingSample, Scene, Simulation, Splat};
 use std::collections::VecDeque;
 use std::f32::consts::TAU;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
+use swirly::{Falloff, FieldId, PendingSample, Scene, Simulation, Splat};
 
 /// One frame at 60 frames per second.
 const FRAME: Duration = Duration::from_micros(16_667);
@@ -47,7 +47,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     scene.emitters.clear();
     scene.splats.clear();
     let dt = scene.params.dt;
-    let mut sim = Simulation::new(scene, fluid::backend(&backend)?)?;
+    let mut sim = Simulation::new(scene, swirly::backend(&backend)?)?;
     let (width, height) = (sim.frame().width(), sim.frame().height());
 
     // Pending reads of the dye under the pointer, oldest first, with the frame that asked.

@@ -4,15 +4,15 @@
 //! reach it): no sample loops over all of them.
 //!
 //! ```sh
-//! cargo run --release -p fluid --features vulkan,wgpu --example many_splats -- vulkan 1024 8000 50
+//! cargo run --release -p swirly --features vulkan,wgpu --example many_splats -- vulkan 1024 8000 50
 //! ```
 //!
 //! Prints the median milliseconds of a step (its call until the device is done) with that
 //! many splats and with one.
 
-use fluid::{Falloff, Scene, Simulation, Splat, parse_override};
+use swirly::{Falloff, Scene, Simulation, Splat, parse_override};
 
-fn main() -> Result<(), fluid::Error> {
+fn main() -> Result<(), swirly::Error> {
     let args: Vec<String> = std::env::args().collect();
     let backend = args.get(1).map_or("cpu", String::as_str);
     let arg = |k: usize, default: usize| args.get(k).and_then(|s| s.parse().ok()).unwrap_or(default);
@@ -23,7 +23,7 @@ fn main() -> Result<(), fluid::Error> {
         .collect::<Result<_, _>>()?;
     let scene = Scene::preset_with("smoke", &ov)?;
     let dt = scene.params.dt;
-    let mut sim = Simulation::new(scene, fluid::backend(backend)?)?;
+    let mut sim = Simulation::new(scene, swirly::backend(backend)?)?;
     let (w, h, cell) = (sim.frame().width(), sim.frame().height(), sim.frame().h);
     let mut seed = 1u64;
     let mut unit = move || {
@@ -34,7 +34,7 @@ fn main() -> Result<(), fluid::Error> {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 24) as f32
     };
-    let mut median = |sim: &mut Simulation<Box<dyn fluid::Backend>>, n: usize| -> Result<f64, fluid::Error> {
+    let mut median = |sim: &mut Simulation<Box<dyn swirly::Backend>>, n: usize| -> Result<f64, swirly::Error> {
         let mut times = Vec::new();
         for _ in 0..steps {
             for _ in 0..n {

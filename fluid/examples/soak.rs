@@ -3,8 +3,8 @@
 //! kinetic energy and the total of each carried field for growth without bound.
 //!
 //! ```sh
-//! cargo run --release -p fluid --example soak -- 100000 32   # steps, grid side
-//! cargo run --release -p fluid --example soak -- 100000 32 fire,candle   # some presets
+//! cargo run --release -p swirly --example soak -- 100000 32   # steps, grid side
+//! cargo run --release -p swirly --example soak -- 100000 32 fire,candle   # some presets
 //! ```
 //!
 //! With `SOAK_TRACE` set, each sample also goes to stderr. Prints one Markdown row per preset (what doc/ROBUSTNESS.md quotes). A preset passes when
@@ -15,7 +15,7 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use fluid::{CpuBackend, FieldId, PRESETS, Scene, Simulation, parse_override};
+use swirly::{CpuBackend, FieldId, PRESETS, Scene, Simulation, parse_override};
 
 /// What one sample of the state holds.
 #[derive(Clone, Copy, Default)]
@@ -25,7 +25,7 @@ struct Sample {
     mass: f64,
 }
 
-fn sample(sim: &mut Simulation<CpuBackend>) -> fluid::Result<Sample> {
+fn sample(sim: &mut Simulation<CpuBackend>) -> swirly::Result<Sample> {
     let d = sim.checked_diagnostics()?;
     let h2 = f64::from(sim.frame().h).powi(2);
     let sum_sq = |x: Vec<f32>| x.iter().map(|&v| f64::from(v) * f64::from(v)).sum::<f64>();
@@ -46,11 +46,11 @@ fn sample(sim: &mut Simulation<CpuBackend>) -> fluid::Result<Sample> {
     Ok(Sample { speed: d.max_velocity, energy, mass })
 }
 
-fn soak(preset: &str, steps: u32, side: u32) -> fluid::Result<(bool, String)> {
+fn soak(preset: &str, steps: u32, side: u32) -> swirly::Result<(bool, String)> {
     let ov: Vec<_> = [format!("grid.nx={side}"), format!("grid.ny={side}")]
         .iter()
         .map(|s| parse_override(s))
-        .collect::<fluid::Result<_>>()?;
+        .collect::<swirly::Result<_>>()?;
     let scene = Scene::preset_with(preset, &ov)?;
     let dt = scene.params.dt;
     let mut sim = Simulation::new(scene, CpuBackend::new()?)?;

@@ -4,7 +4,7 @@
 //! back to the CPU to draw it.
 //!
 //! ```sh
-//! cargo run --release -p fluid --features wgpu --example wgpu_draw [-- frames]
+//! cargo run --release -p swirly --features wgpu --example wgpu_draw [-- frames]
 //! ```
 //!
 //! Runs 240 frames by default and writes the last one to `out/examples/wgpu_draw.png`. It then
@@ -15,9 +15,9 @@
 //! leave it on the device (`Simulation::render_on_device`), copies that buffer's pixels into
 //! its own texture with a second pass, and checks them against `Simulation::render`'s bytes.
 
-use fluid::fluid_wgpu::{WgpuBackend, wgpu};
-use fluid::{FieldId, Scene, Simulation};
 use std::process::ExitCode;
+use swirly::swirly_wgpu::{WgpuBackend, wgpu};
+use swirly::{FieldId, Scene, Simulation};
 
 /// The colour of no smoke and of density 1 (and above), linear RGBA.
 const BACKGROUND: [f32; 4] = [0.04, 0.05, 0.08, 1.0];

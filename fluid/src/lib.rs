@@ -4,11 +4,11 @@
 //! the GPU. This is the crate integrators depend on:
 //!
 //! ```
-//! use fluid::{Simulation, Scene, Splat, Falloff, FieldId};
+//! use swirly::{Simulation, Scene, Splat, Falloff, FieldId};
 //!
-//! # fn main() -> fluid::Result<()> {
+//! # fn main() -> swirly::Result<()> {
 //! let scene = Scene::preset("smoke")?;
-//! let mut sim = Simulation::new(scene, fluid::backend("cpu")?)?;
+//! let mut sim = Simulation::new(scene, swirly::backend("cpu")?)?;
 //! sim.splat(Splat { center: [0.3, 0.2], radius: 0.05, falloff: Falloff::Gaussian,
 //!                   velocity: [1.0, 0.0], density: 1.0, ..Splat::default() })?;
 //! for _ in 0..60 {
@@ -26,51 +26,51 @@
 //! ```
 //!
 //! Backends are Cargo features: `cpu` (default), `wgpu`, `vulkan`. The engine itself
-//! (models, schedules, [`Simulation`]) lives in `fluid-core`; this crate gathers it with the
+//! (models, schedules, [`Simulation`]) lives in `swirly-core`; this crate gathers it with the
 //! backends of the build.
 
-pub use fluid_core::backend::available_memory;
-pub use fluid_core::checkpoint;
-pub use fluid_core::frame::solid::{Motion, Obstacle, Pose, Shape};
-pub use fluid_core::frame::{Frame, Inflow, Lattice, SamplePlan, Side};
-pub use fluid_core::model::{FieldInfo, FieldName};
-pub use fluid_core::params::{
+pub use swirly_core::backend::available_memory;
+pub use swirly_core::checkpoint;
+pub use swirly_core::frame::solid::{Motion, Obstacle, Pose, Shape};
+pub use swirly_core::frame::{Frame, Inflow, Lattice, SamplePlan, Side};
+pub use swirly_core::model::{FieldInfo, FieldName};
+pub use swirly_core::params::{
     ActiveFields, Advection, AdvectionScheme, Backtrace, Boundaries, Buoyancy, Dissipation, Interpolation, Precision,
     Pressure, PressureSolver, Profile, SideSpec, SideType, Slip,
 };
-pub use fluid_core::particles::spec::{Bounds, Container, Fill, ParticleSpec};
-pub use fluid_core::render::{Blend, Layer, Look, RenderField, RenderSpec};
-pub use fluid_core::scene::{
+pub use swirly_core::particles::spec::{Bounds, Container, Fill, ParticleSpec};
+pub use swirly_core::render::{Blend, Layer, Look, RenderField, RenderSpec};
+pub use swirly_core::scene::{
     GridSpec, Initial, InitialVelocity, MAX_OBSTACLES, ObstacleSpec, PRESETS, ShapeKind, SplatSpec, check_name,
     parse_override,
 };
-pub use fluid_core::splat::MAX_SPLATS;
-pub use fluid_core::wait;
+pub use swirly_core::splat::MAX_SPLATS;
+pub use swirly_core::wait;
 /// Storage under a memory budget: the plan of what a scene needs on a backend, and what its
 /// `[storage]` policy makes of it ([`storage::plan`]).
 pub mod storage {
-    pub use fluid_core::sim::{Fitted, plan};
-    pub use fluid_core::storage::*;
+    pub use swirly_core::sim::{Fitted, plan};
+    pub use swirly_core::storage::*;
 }
-pub use fluid_core::{
+pub use swirly_core::{
     Backend, Boundary, Diagnostics, Error, Falloff, FieldId, Grid, GridFields, KernelTiming, MemoryReport, Model,
     PendingField, PendingRead, PendingSample, ResourceDesc, ResourceId, Result, Scene, Schedule, SimParams, Simulation,
     Splat, StepInputs,
 };
 #[cfg(feature = "cpu")]
-pub use fluid_cpu::CpuBackend;
-/// The Vulkan backend's crate: its device and buffer types ([`fluid_vulkan::RawDevice`],
-/// [`fluid_vulkan::FieldBuffer`]) and the `ash` it is built on.
+pub use swirly_cpu::CpuBackend;
+/// The Vulkan backend's crate: its device and buffer types ([`swirly_vulkan::RawDevice`],
+/// [`swirly_vulkan::FieldBuffer`]) and the `ash` it is built on.
 #[cfg(feature = "vulkan")]
-pub use fluid_vulkan;
+pub use swirly_vulkan;
 #[cfg(feature = "vulkan")]
-pub use fluid_vulkan::{DeviceSummary, QueueChoice, VulkanBackend};
+pub use swirly_vulkan::{DeviceSummary, QueueChoice, VulkanBackend};
 /// The wgpu backend's crate, with the `wgpu` it is built on (for
 /// [`WgpuBackend::from_device`]).
 #[cfg(feature = "wgpu")]
-pub use fluid_wgpu;
+pub use swirly_wgpu;
 #[cfg(feature = "wgpu")]
-pub use fluid_wgpu::{AdapterSummary, WgpuBackend};
+pub use swirly_wgpu::{AdapterSummary, WgpuBackend};
 
 /// Backend names the `fluid` program and [`backend`] accept.
 pub const BACKENDS: &[&str] = &["cpu", "wgpu", "vulkan"];

@@ -1,9 +1,10 @@
 //! The library API refuses bad input with typed errors instead of panicking.
 
-use fluid::{Backend, CpuBackend, Error, FieldId, Scene, Simulation, Splat};
+use swirly::{Backend, CpuBackend, Error, FieldId, Scene, Simulation, Splat};
 
 fn small() -> Simulation<CpuBackend> {
-    let ov: Vec<_> = ["grid.nx=16", "grid.ny=12"].iter().map(|s| fluid::parse_override(s).expect("override")).collect();
+    let ov: Vec<_> =
+        ["grid.nx=16", "grid.ny=12"].iter().map(|s| swirly::parse_override(s).expect("override")).collect();
     let scene = Scene::preset_with("smoke", &ov).expect("scene");
     Simulation::new(scene, CpuBackend::new().expect("backend")).expect("simulation")
 }
@@ -40,11 +41,11 @@ fn splats_past_the_per_step_bound_are_refused_when_queued() {
     let mut sim = small();
     let emitters = sim.scene().emitters.len();
     let s = Splat { center: [0.2, 0.2], radius: 0.05, density: 1e-4, ..Splat::default() };
-    for _ in emitters..fluid::MAX_SPLATS {
+    for _ in emitters..swirly::MAX_SPLATS {
         sim.splat(s).expect("within the bound");
     }
     let e = sim.splat(s).expect_err("one past the bound").to_string();
-    assert!(e.contains(&fluid::MAX_SPLATS.to_string()) && e.contains("emitters included"), "{e}");
+    assert!(e.contains(&swirly::MAX_SPLATS.to_string()) && e.contains("emitters included"), "{e}");
     sim.step(0.01).expect("the full queue steps");
     sim.splat(s).expect("a new step's queue");
 }
@@ -65,7 +66,7 @@ fn a_backend_must_be_allocated_first() {
 
 #[test]
 fn unknown_backends_are_named() {
-    let e = fluid::backend("metal").err().expect("unknown backend");
+    let e = swirly::backend("metal").err().expect("unknown backend");
     assert!(e.to_string().contains("metal") && e.to_string().contains("cpu"), "{e}");
 }
 
@@ -73,9 +74,9 @@ fn unknown_backends_are_named() {
 fn a_schedule_for_another_grid_is_refused() {
     let mut sim = small();
     let other = Scene::preset("smoke").expect("scene");
-    let schedule = fluid_core::grid::step::step(&other.grid().expect("grid"), &other.params);
+    let schedule = swirly_core::grid::step::step(&other.grid().expect("grid"), &other.params);
     let e =
-        sim.backend_mut().run(&schedule, &fluid::StepInputs { dt: 0.01, ..Default::default() }).expect_err("refused");
+        sim.backend_mut().run(&schedule, &swirly::StepInputs { dt: 0.01, ..Default::default() }).expect_err("refused");
     assert!(e.to_string().contains("another grid"), "{e}");
 }
 
@@ -93,7 +94,7 @@ fn a_pressure_tolerance_stops_the_solve_early() {
             "params.pressure.tolerance=1e-4".to_string(),
         ]
         .iter()
-        .map(|s| fluid::parse_override(s).expect("override"))
+        .map(|s| swirly::parse_override(s).expect("override"))
         .collect();
         let scene = Scene::preset_with("smoke", &ov).expect("scene");
         Simulation::new(scene, CpuBackend::new().expect("backend")).expect("simulation")
@@ -129,7 +130,7 @@ fn a_solve_stopped_by_the_tolerance_is_that_many_iterations() {
             format!("params.pressure.omega={omega}"),
         ]
         .iter()
-        .map(|s| fluid::parse_override(s).expect("override"))
+        .map(|s| swirly::parse_override(s).expect("override"))
         .collect();
         let scene = Scene::preset_with("smoke", &ov).expect("scene");
         let mut exact = Simulation::new(scene.clone(), CpuBackend::new().expect("cpu")).expect("sim");
@@ -160,7 +161,7 @@ fn a_solve_stopped_by_the_tolerance_is_that_many_iterations() {
 #[test]
 fn a_bad_tolerance_is_refused() {
     for bad in ["0.0", "1.5", "nan"] {
-        let ov = [fluid::parse_override(&format!("params.pressure.tolerance={bad}")).expect("override")];
+        let ov = [swirly::parse_override(&format!("params.pressure.tolerance={bad}")).expect("override")];
         let e = Scene::preset_with("smoke", &ov).expect_err("tolerance").to_string();
         assert!(e.contains("params.pressure.tolerance"), "{e}");
     }
@@ -283,8 +284,11 @@ fn a_flow_that_outruns_the_grid_is_an_error() {
 }
 
 fn smoke_with(extra: &[&str]) -> Scene {
-    let ov: Vec<_> =
-        ["grid.nx=16", "grid.ny=12"].iter().chain(extra).map(|s| fluid::parse_override(s).expect("override")).collect();
+    let ov: Vec<_> = ["grid.nx=16", "grid.ny=12"]
+        .iter()
+        .chain(extra)
+        .map(|s| swirly::parse_override(s).expect("override"))
+        .collect();
     Scene::preset_with("smoke", &ov).expect("scene")
 }
 
@@ -365,7 +369,7 @@ fn leaving_a_double_float_solver_clears_the_low_part_of_the_pressure() {
     let lo = sim.backend_mut().download(FieldId::PressureLo.into()).expect("download");
     assert!(lo.iter().any(|x| *x != 0.0), "multigrid wrote no low part to clear");
     let mut params = sim.scene().params.clone();
-    params.pressure.solver = fluid::PressureSolver::Jacobi;
+    params.pressure.solver = swirly::PressureSolver::Jacobi;
     params.pressure.iterations = 40;
     sim.set_params(params).expect("set_params");
     sim.step(0.0166667).expect("step");
@@ -379,10 +383,10 @@ fn simulations_are_send_and_sync_and_step_on_another_thread() {
     send_sync::<Simulation>();
     send_sync::<Simulation<CpuBackend>>();
     #[cfg(feature = "wgpu")]
-    send_sync::<Simulation<fluid::WgpuBackend>>();
+    send_sync::<Simulation<swirly::WgpuBackend>>();
     #[cfg(feature = "vulkan")]
-    send_sync::<Simulation<fluid::VulkanBackend>>();
-    let mut sim = Simulation::new(smoke_with(&[]), fluid::backend("cpu").expect("backend")).expect("simulation");
+    send_sync::<Simulation<swirly::VulkanBackend>>();
+    let mut sim = Simulation::new(smoke_with(&[]), swirly::backend("cpu").expect("backend")).expect("simulation");
     sim.step(0.01).expect("step here");
     let mut sim = std::thread::spawn(move || {
         sim.step(0.01).expect("step there");
@@ -448,8 +452,8 @@ fn sampling_reads_the_field_at_world_positions() {
 #[test]
 fn a_boxed_backend_reads_and_sets_its_wait_spin() {
     use std::time::Duration;
-    // What `fluid::backend` returns, through `Simulation::backend_mut` as a game would.
-    let mut sim = Simulation::new(smoke_with(&[]), fluid::backend("cpu").expect("backend")).expect("simulation");
+    // What `swirly::backend` returns, through `Simulation::backend_mut` as a game would.
+    let mut sim = Simulation::new(smoke_with(&[]), swirly::backend("cpu").expect("backend")).expect("simulation");
     assert_eq!(sim.backend().wait_spin(), None, "the CPU backend never waits for a device");
     let e = sim.backend_mut().set_wait_spin(Duration::from_micros(100)).expect_err("no device");
     assert!(matches!(e, Error::Unsupported { .. }), "{e}");
@@ -460,7 +464,7 @@ fn a_boxed_backend_reads_and_sets_its_wait_spin() {
         "vulkan",
     ];
     for name in gpu {
-        let backend = fluid::backend(name).unwrap_or_else(|e| panic!("{name} needs a device: {e}"));
+        let backend = swirly::backend(name).unwrap_or_else(|e| panic!("{name} needs a device: {e}"));
         let mut sim = Simulation::new(smoke_with(&[]), backend).expect("simulation");
         assert!(sim.backend().wait_spin().is_some(), "{name}");
         sim.backend_mut().set_wait_spin(Duration::from_micros(345)).expect("a budget");
@@ -472,7 +476,7 @@ fn a_boxed_backend_reads_and_sets_its_wait_spin() {
 
 #[test]
 fn a_boxed_backend_queues_its_reads() {
-    // `fluid::backend`'s box forwards the queued reads: on a GPU the request is on the device
+    // `swirly::backend`'s box forwards the queued reads: on a GPU the request is on the device
     // (counted by `queued_reads`) until it is taken, and its samples are those of its moment.
     let names: &[&str] = &[
         "cpu",
@@ -482,7 +486,7 @@ fn a_boxed_backend_queues_its_reads() {
         "vulkan",
     ];
     for name in names {
-        let backend = fluid::backend(name).unwrap_or_else(|e| panic!("{name} needs a device: {e}"));
+        let backend = swirly::backend(name).unwrap_or_else(|e| panic!("{name} needs a device: {e}"));
         let mut sim = Simulation::new(smoke_with(&[]), backend).expect("simulation");
         sim.splat(Splat { center: [0.5, 0.3], radius: 0.1, density: 1.0, velocity: [0.0, 2.0], ..Splat::default() })
             .expect("splat");
@@ -550,7 +554,7 @@ fn hostile_overrides_on_every_key_never_panic_and_name_what_they_refuse() {
         "{a = 1}",
     ];
     let (mut cases, mut refused, mut stepped, mut large, mut stopped) = (0, 0, 0, 0, 0);
-    for (preset, _) in fluid::PRESETS {
+    for (preset, _) in swirly::PRESETS {
         let scene = Scene::preset(preset).expect("preset");
         let mut keys = Vec::new();
         scene_keys(&serde_json::to_value(&scene).expect("scene as JSON"), "", &mut keys);
@@ -561,10 +565,10 @@ fn hostile_overrides_on_every_key_never_panic_and_name_what_they_refuse() {
                 let case = std::panic::catch_unwind(|| -> Result<bool, Error> {
                     let mut ov = Vec::new();
                     if !key.starts_with("grid") {
-                        ov.push(fluid::parse_override("grid.nx=20")?);
-                        ov.push(fluid::parse_override("grid.ny=14")?);
+                        ov.push(swirly::parse_override("grid.nx=20")?);
+                        ov.push(swirly::parse_override("grid.ny=14")?);
                     }
-                    ov.push(fluid::parse_override(&item)?);
+                    ov.push(swirly::parse_override(&item)?);
                     let scene = Scene::preset_with(preset, &ov)?;
                     // A grid an override made large is refused by the memory check or built;
                     // stepping one of 2^31 cells is beyond a test, so those stop here.
@@ -658,7 +662,7 @@ fn the_velocity_view_draws_direction_as_hue() {
     let mut grid = Simulation::new(Scene::preset("taylor-green").expect("preset"), CpuBackend::new().expect("cpu"))
         .expect("simulation");
     let mut scene = grid.scene().clone();
-    scene.render.field = fluid::RenderField::Velocity;
+    scene.render.field = swirly::RenderField::Velocity;
     grid.set_scene(scene).expect("scene");
     let rgba = grid.render().expect("render");
     let coloured = rgba.chunks(4).filter(|p| p[0].max(p[1]).max(p[2]) > 64).count();
@@ -688,7 +692,7 @@ fn layers_and_debug_views_draw_through_the_simulation() {
     let (slow, _) = speed.iter().enumerate().fold((0, f32::MAX), |m, (c, &s)| if s < m.1 { (c, s) } else { m });
     let mut scene = sim.scene().clone();
     scene.render.layers =
-        vec![fluid::Layer { field: fluid::RenderField::Speed, scale: speed[fast], ..Default::default() }];
+        vec![swirly::Layer { field: swirly::RenderField::Speed, scale: speed[fast], ..Default::default() }];
     sim.set_scene(scene.clone()).expect("scene");
     let rgba = sim.render().expect("render");
     let px = |rgba: &[u8], c: usize| {
@@ -697,9 +701,9 @@ fn layers_and_debug_views_draw_through_the_simulation() {
     };
     assert_eq!(px(&rgba, fast), [255, 255, 255, 255], "the fastest cell");
     assert!(px(&rgba, slow)[0] < 40, "the slowest cell: {:?}", px(&rgba, slow));
-    scene.render.layers.push(fluid::Layer {
-        field: fluid::RenderField::Pressure,
-        blend: fluid::Blend::Screen,
+    scene.render.layers.push(swirly::Layer {
+        field: swirly::RenderField::Pressure,
+        blend: swirly::Blend::Screen,
         opacity: 0.5,
         ..Default::default()
     });
@@ -709,7 +713,7 @@ fn layers_and_debug_views_draw_through_the_simulation() {
     assert_ne!(both, rgba, "the pressure layer shows");
 
     let liquid =
-        Scene::preset_with("dam-break", &[fluid::parse_override("render.field=\"pressure\"").expect("override")])
+        Scene::preset_with("dam-break", &[swirly::parse_override("render.field=\"pressure\"").expect("override")])
             .expect("scene");
     let mut sim = Simulation::new(liquid, CpuBackend::new().expect("cpu")).expect("simulation");
     let e = sim.render().expect_err("a liquid has no pressure field").to_string();
@@ -732,7 +736,7 @@ fn the_picture_stays_on_the_backend_until_read() {
     assert!(bytes.chunks_exact(4).any(|p| p[0] > 100), "the splat's smoke shows");
     let liquid = Scene::preset_with(
         "dam-break",
-        &[fluid::parse_override("render.layers=[{field=\"speed\"}]").expect("override")],
+        &[swirly::parse_override("render.layers=[{field=\"speed\"}]").expect("override")],
     )
     .expect("scene");
     let mut sim = Simulation::new(liquid, CpuBackend::new().expect("backend")).expect("simulation");
@@ -747,10 +751,10 @@ fn checkpoint_with(key: &str, value: toml::Value) -> Vec<u8> {
     sim.step(0.01).expect("step");
     let mut file = Vec::new();
     sim.save(&mut file).expect("save");
-    let (header, _) = fluid::checkpoint::read_header(file.as_slice()).expect("header");
+    let (header, _) = swirly::checkpoint::read_header(file.as_slice()).expect("header");
     let mut table = toml::Table::try_from(&header).expect("table");
     table.insert(key.to_string(), value);
-    fluid_core::testing::with_header(&file, &toml::to_string(&table).expect("toml")).expect("rewritten")
+    swirly_core::testing::with_header(&file, &toml::to_string(&table).expect("toml")).expect("rewritten")
 }
 
 /// A checkpoint whose checksum matches but whose header holds a time, step count or time
@@ -784,6 +788,6 @@ fn steps_count_past_u32() {
     assert_eq!(sim.steps(), u64::from(u32::MAX) + 2);
     let mut again = Vec::new();
     sim.save(&mut again).expect("save");
-    let (header, _) = fluid::checkpoint::read_header(again.as_slice()).expect("header");
+    let (header, _) = swirly::checkpoint::read_header(again.as_slice()).expect("header");
     assert_eq!(header.steps, (1 << 32) + 1);
 }

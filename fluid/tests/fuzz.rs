@@ -8,9 +8,9 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use fluid::{CpuBackend, PRESETS, Scene, Simulation, parse_override};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
+use swirly::{CpuBackend, PRESETS, Scene, Simulation, parse_override};
 
 /// Every key path of `v` under `path` (dotted, arrays by index), tables and arrays included.
 fn walk(v: &toml::Value, path: String, out: &mut Vec<String>) {
@@ -264,7 +264,7 @@ struct Outcomes {
 
 /// Accepted scenes small enough step twice on the CPU, are read and rendered: any error is
 /// fine, a panic is not.
-fn exercise(scene: Result<Scene, fluid::Error>, out: &Outcomes) {
+fn exercise(scene: Result<Scene, swirly::Error>, out: &Outcomes) {
     let Ok(scene) = scene else {
         out.refused.fetch_add(1, Ordering::Relaxed);
         return;
@@ -275,7 +275,7 @@ fn exercise(scene: Result<Scene, fluid::Error>, out: &Outcomes) {
     if grid.cells() > 40 * 40 || p.iterations > 200 || scene.params.viscosity_iterations > 200 {
         return;
     }
-    let run = || -> Result<(), fluid::Error> {
+    let run = || -> Result<(), swirly::Error> {
         let mut sim = Simulation::new(scene, CpuBackend::with_threads(1)?)?;
         sim.step(sim.scene().params.dt)?;
         sim.step(sim.scene().params.dt)?;
@@ -388,7 +388,7 @@ fn checkpoint_of(text: &str) -> Vec<u8> {
     sim.step(sim.scene().params.dt).expect("step");
     let h = sim.frame().height();
     let splat =
-        fluid::Splat { center: [0.4 * h, 0.5 * h], radius: 0.1 * h, velocity: [0.3, 0.1], ..Default::default() };
+        swirly::Splat { center: [0.4 * h, 0.5 * h], radius: 0.1 * h, velocity: [0.3, 0.1], ..Default::default() };
     // The particle liquid takes no splats.
     if sim.scene().particles.is_none() {
         sim.splat(splat).expect("splat");
@@ -431,12 +431,12 @@ fn damage(good: &[u8], e: &FileEdit) -> Vec<u8> {
         FileEdit::Insert(at, x) => bytes.insert(at % (bytes.len() + 1), *x),
         FileEdit::Header(edits) => {
             // After an earlier edit the header may not read: leave such a file as it is.
-            let Ok((header, _)) = fluid::checkpoint::read_header(good) else { return bytes };
+            let Ok((header, _)) = swirly::checkpoint::read_header(good) else { return bytes };
             let mut table = toml::Table::try_from(&header).expect("table");
             edits.iter().for_each(|e| apply(&mut table, e));
             let Ok(text) = toml::to_string(&table) else { return bytes };
             // An earlier cut may have left less than the header's length says.
-            if let Some(out) = fluid_core::testing::with_header(good, &text) {
+            if let Some(out) = swirly_core::testing::with_header(good, &text) {
                 bytes = out;
             }
         }
@@ -448,7 +448,7 @@ fn damage(good: &[u8], e: &FileEdit) -> Vec<u8> {
 fn fuzzed_checkpoint_files_never_panic() {
     let files: Vec<Vec<u8>> = PRESETS.iter().map(|(_, text)| checkpoint_of(text)).collect();
     let header_keys = {
-        let (header, _) = fluid::checkpoint::read_header(files[0].as_slice()).expect("header");
+        let (header, _) = swirly::checkpoint::read_header(files[0].as_slice()).expect("header");
         // Leaves only (a header is edited value by value), and the tables and lists whole.
         fn leaves(v: &toml::Value, path: String, out: &mut Vec<String>) {
             if let toml::Value::Table(t) = v {
@@ -529,10 +529,10 @@ fn image_zoo(root: &std::path::Path) -> (std::path::PathBuf, Vec<String>) {
     use std::os::unix::fs::symlink;
     let home = root.join("scene");
     std::fs::create_dir_all(home.join("sub")).expect("folder");
-    let grate = fluid_core::scene::PRESET_IMAGES[0].1;
+    let grate = swirly_core::scene::PRESET_IMAGES[0].1;
     let write = |name: &str, bytes: &[u8]| std::fs::write(home.join(name), bytes).expect("write");
     write("ok.png", grate);
-    write("sub/slats.png", fluid_core::scene::PRESET_IMAGES[1].1);
+    write("sub/slats.png", swirly_core::scene::PRESET_IMAGES[1].1);
     write("mutant.png", grate);
     write("empty.png", b"");
     write("text.png", b"[grid]\nnx = 8\n");
@@ -674,7 +674,7 @@ fn fuzzed_image_and_scene_paths_never_panic_or_hang() {
             runner
                 .run(&strategy, |case| {
                     let _ = tx.send(format!("{case:?}"));
-                    let grate = fluid_core::scene::PRESET_IMAGES[0].1.to_vec();
+                    let grate = swirly_core::scene::PRESET_IMAGES[0].1.to_vec();
                     let mutant = case.mutation.iter().fold(grate, |b, e| damage(&b, e));
                     std::fs::write(home.join("mutant.png"), mutant).expect("mutant");
                     let mut text = String::from("[grid]\nnx = 24\nny = 20\n[params.pressure]\nsolver = \"sor\"\n");
@@ -716,7 +716,7 @@ fn fuzzed_image_and_scene_paths_never_panic_or_hang() {
                         Ok(_) if must_refuse => panic!("accepted {case:?} ({:?})", named.collect::<Vec<_>>()),
                         Ok(scene) => {
                             accepted.fetch_add(1, Ordering::Relaxed);
-                            let run = || -> Result<(), fluid::Error> {
+                            let run = || -> Result<(), swirly::Error> {
                                 let mut sim = Simulation::new(scene, CpuBackend::with_threads(1)?)?;
                                 sim.step(sim.scene().params.dt)?;
                                 sim.render()?;

@@ -2,10 +2,10 @@
 //!
 //! - `ci`: everything CI checks — formatting, the generated SPIR-V fresh and valid, clippy with
 //!   warnings as errors, the docs, every test, the `.npy` dumps read back by NumPy, and the
-//!   `fluid` crate's examples run on every backend.
+//!   `swirly` crate's examples run on every backend.
 //! - `test`: the test suite only.
 //! - `npy`, `examples`: those two parts of `ci` alone.
-//! - `bench`: the criterion benchmarks of `fluid-bench`.
+//! - `bench`: the criterion benchmarks of `swirly-bench`.
 //! - `shaders [--check]`: WGSL → SPIR-V for the Vulkan backend (see [`shaders`]).
 
 mod shaders;
@@ -13,7 +13,7 @@ mod shaders;
 use std::process::{Command, ExitCode};
 
 /// The `fluid` program and library with every backend: the tests of both cover each.
-const EVERY_BACKEND: &str = "fluid-cli/wgpu,fluid-cli/vulkan,fluid-cli/view";
+const EVERY_BACKEND: &str = "swirly-cli/wgpu,swirly-cli/vulkan,swirly-cli/view";
 
 fn cargo(args: &[&str]) -> Result<(), String> {
     run("cargo", args, &[])
@@ -68,7 +68,7 @@ fn optimised_build() -> Result<(), String> {
     cargo(&["build", "--profile", "test", "--workspace", "--bins", "--examples", "--features", EVERY_BACKEND])
 }
 
-/// Run the examples of the `fluid` crate as a newcomer would, on every backend (short runs).
+/// Run the examples of the `swirly` crate as a newcomer would, on every backend (short runs).
 /// Each exits non-zero on any error; `wgpu_draw` also checks the picture it drew from the
 /// simulation's buffers against the field read back. The Vulkan run is under the validation
 /// layer.
@@ -161,7 +161,7 @@ fn main() -> ExitCode {
     let result = match task.as_str() {
         "ci" => ci(),
         "test" => test(),
-        "bench" => cargo(&["bench", "--package", "fluid-bench"]),
+        "bench" => cargo(&["bench", "--package", "swirly-bench"]),
         "npy" => optimised_build().and_then(|()| numpy_check()),
         "examples" => optimised_build().and_then(|()| examples()),
         "shaders" => shaders::run(&root(), std::env::args().nth(2).as_deref() == Some("--check")),

@@ -1,6 +1,6 @@
 //! `cargo xtask shaders [--check]`: write the WGSL declarations of the blocks the kernels read
 //! from their Rust definitions (`fluid-shaders/shaders/shared/params.wgsl`, from
-//! `fluid_core::params_wgsl`), and compile every WGSL kernel, composed with them, to SPIR-V
+//! `swirly_core::params_wgsl`), and compile every WGSL kernel, composed with them, to SPIR-V
 //! with naga (wgsl-in, spv-out) into `fluid-shaders/gen/<entry point>.spv`, one module per
 //! entry point, so the Vulkan backend runs exactly the shaders the wgpu backend runs. `--check`
 //! regenerates in memory and fails when a committed file is missing, stale or extra.
@@ -13,7 +13,7 @@ pub const GEN_DIR: &str = "fluid-shaders/gen";
 pub const PARAMS_FILE: &str = "fluid-shaders/shaders/shared/params.wgsl";
 
 fn compile(name: &str, src: &str) -> Result<Vec<(String, Vec<u8>)>, String> {
-    let modules = fluid_shaders::spirv::compile(name, src)?;
+    let modules = swirly_shaders::spirv::compile(name, src)?;
     Ok(modules
         .into_iter()
         .map(|(entry, words)| (format!("{entry}.spv"), words.iter().flat_map(|w| w.to_le_bytes()).collect()))
@@ -25,14 +25,14 @@ fn compile(name: &str, src: &str) -> Result<Vec<(String, Vec<u8>)>, String> {
 /// the `params.wgsl` this program was built with.
 pub fn generate() -> Result<Vec<(String, Vec<u8>)>, String> {
     let mut files = Vec::new();
-    let mut blocks = fluid_shaders::Overrides::default();
-    blocks.snippets.insert("params".into(), fluid_core::params_wgsl());
-    for (stem, _) in fluid_shaders::FILES {
-        let src = fluid_shaders::overridden_source(stem, &blocks, fluid_shaders::WORKGROUP)
+    let mut blocks = swirly_shaders::Overrides::default();
+    blocks.snippets.insert("params".into(), swirly_core::params_wgsl());
+    for (stem, _) in swirly_shaders::FILES {
+        let src = swirly_shaders::overridden_source(stem, &blocks, swirly_shaders::WORKGROUP)
             .ok_or_else(|| format!("cannot compose {stem}.wgsl"))?;
         files.extend(compile(stem, &src)?);
     }
-    files.extend(compile("bandwidth", fluid_shaders::BANDWIDTH)?);
+    files.extend(compile("bandwidth", swirly_shaders::BANDWIDTH)?);
     files.sort();
     Ok(files)
 }
@@ -57,7 +57,7 @@ pub fn run(root: &Path, check: bool) -> Result<(), String> {
     let files = generate()?;
     let mut problems = Vec::new();
     let params = root.join(PARAMS_FILE);
-    let text = fluid_core::params_wgsl();
+    let text = swirly_core::params_wgsl();
     if std::fs::read_to_string(&params).ok().as_deref() != Some(text.as_str()) {
         if check {
             problems.push(format!("{} is stale (the blocks' Rust definitions changed)", params.display()));

@@ -59,7 +59,7 @@ pub(crate) fn run(args: &RunArgs) -> Result<(), Failure> {
 }
 
 /// A step's diagnostics, pressure iterations and substeps (what `--json` lists per step).
-type PerStep = (fluid::Diagnostics, u32, u32);
+type PerStep = (swirly::Diagnostics, u32, u32);
 
 /// Every step of `plan`, each checked and handed to the sinks: the time spent stepping, and
 /// with `--json` each step's figures.

@@ -10,10 +10,10 @@ pub(crate) struct Summary {
     /// Milliseconds per step, each step waited for.
     pub ms_per_step: f64,
     /// The last step's diagnostics.
-    pub diagnostics: fluid::Diagnostics,
+    pub diagnostics: swirly::Diagnostics,
     /// With `--json`, each step's diagnostics, iterations and substeps.
     pub per_step: Vec<PerStep>,
-    pub timings: Vec<fluid::KernelTiming>,
+    pub timings: Vec<swirly::KernelTiming>,
     /// Why there are no timings, where the backend measures none.
     pub timing_note: Option<String>,
     pub written: Vec<PathBuf>,
@@ -33,7 +33,7 @@ impl Summary {
         let d = &self.diagnostics;
         let (name, steps, ms) = (&self.name, self.steps, self.ms_per_step);
         if json {
-            let figure = |d: &fluid::Diagnostics, name: &str| d.figure(name);
+            let figure = |d: &swirly::Diagnostics, name: &str| d.figure(name);
             let json = serde_json::json!({
                 "scene": name,
                 "backend": backend,

@@ -371,7 +371,7 @@ enum Action {
 /// The scene's numbers the panel offers, by TOML path: every number of `params` and
 /// `particles` (tables within them too), as the scene holds them now, and whether it is an
 /// integer (a count: iterations, substeps).
-fn numbers(scene: &fluid::Scene) -> Vec<(String, f64, bool)> {
+fn numbers(scene: &swirly::Scene) -> Vec<(String, f64, bool)> {
     fn walk(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, f64, bool)>) {
         match v {
             serde_json::Value::Number(x) => out.extend(x.as_f64().map(|v| (prefix.to_string(), v, !x.is_f64()))),
@@ -451,7 +451,7 @@ fn panel(ui: &mut egui::Ui, s: &Session, actions: &mut Vec<Action>) {
         ui.horizontal(|ui| {
             ui.label("Preset");
             egui::ComboBox::from_id_salt("preset").selected_text(scene.name.clone()).show_ui(ui, |ui| {
-                for (name, _) in fluid::PRESETS {
+                for (name, _) in swirly::PRESETS {
                     if ui.selectable_label(*name == scene.name, *name).clicked() {
                         actions.push(Action::Preset(name.to_string()));
                     }
@@ -460,7 +460,7 @@ fn panel(ui: &mut egui::Ui, s: &Session, actions: &mut Vec<Action>) {
         });
         ui.horizontal(|ui| {
             ui.label("Backend");
-            for name in fluid::BACKENDS {
+            for name in swirly::BACKENDS {
                 if ui.selectable_label(*name == s.backend, *name).clicked() && *name != s.backend {
                     actions.push(Action::Backend(name.to_string()));
                 }

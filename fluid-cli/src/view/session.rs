@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use fluid::{Falloff, Layer, Look, RenderField, RenderSpec, Scene, Simulation, Splat};
+use swirly::{Falloff, Layer, Look, RenderField, RenderSpec, Scene, Simulation, Splat};
 
 use crate::Failure;
 use crate::frames::GifWriter;
@@ -62,7 +62,7 @@ pub(crate) struct Session {
 impl Session {
     /// `scene` on the backend named, paused or not.
     pub(crate) fn new(scene: Scene, backend: &str, threads: usize) -> Result<Session, Failure> {
-        let sim = Simulation::new(scene, fluid::backend_with_threads(backend, threads)?)?;
+        let sim = Simulation::new(scene, swirly::backend_with_threads(backend, threads)?)?;
         Ok(Session {
             sim,
             backend: backend.to_string(),
@@ -136,7 +136,7 @@ impl Session {
     /// state kept: what the panel's sliders call. A value the scene refuses is an error
     /// naming it, and the simulation runs on unchanged.
     pub(crate) fn set(&mut self, key: &str, value: &str) -> Result<(), Failure> {
-        let item = fluid::parse_override(&format!("{key}={value}"))?;
+        let item = swirly::parse_override(&format!("{key}={value}"))?;
         let scene = self.sim.scene().with_overrides("the viewer", &[item])?;
         self.sim.set_scene(scene)?;
         Ok(())
@@ -236,7 +236,7 @@ impl Session {
         let moved = (|| -> Result<Simulation, Failure> {
             let mut bytes = Vec::new();
             self.sim.save(&mut bytes)?;
-            let backend = fluid::backend_with_threads(name, self.threads)?;
+            let backend = swirly::backend_with_threads(name, self.threads)?;
             Ok(Simulation::load(bytes.as_slice(), backend)?)
         })();
         match moved {
@@ -315,7 +315,7 @@ mod tests {
 
     fn small(preset: &str) -> Session {
         let ov: Vec<_> =
-            ["grid.nx=32", "grid.ny=32"].iter().map(|s| fluid::parse_override(s).expect("override")).collect();
+            ["grid.nx=32", "grid.ny=32"].iter().map(|s| swirly::parse_override(s).expect("override")).collect();
         Session::new(Scene::preset_with(preset, &ov).expect("scene"), "cpu", 1).expect("session")
     }
 

@@ -1,9 +1,9 @@
 //! Semi-Lagrangian advection against the scheme's exact answers: transport in a uniform flow,
 //! a shear wave carried by it, and the backtraces' order in a rotation.
 
-use fluid::{Backend, FieldId, Grid, Simulation};
-use fluid_core::grid::kernels;
-use fluid_core::ir::schedule::ParamBlock;
+use swirly::{Backend, FieldId, Grid, Simulation};
+use swirly_core::grid::kernels;
+use swirly_core::ir::schedule::ParamBlock;
 
 use super::{moments, run_alone, test_scene};
 
@@ -201,8 +201,8 @@ pub fn shear_wave_advection<B: Backend>(make: impl Fn() -> B) {
 /// order (Ralston's weights mistyped, RK3 falling back to RK2) fails. Cells whose departure
 /// lies within 1.5 cells of a wall are left out (the sampling clamps there).
 pub fn backtrace_order<B: Backend>(make: impl Fn() -> B) {
-    use fluid::Boundary::Wall;
-    use fluid_core::grid::uniforms::{CHANNEL_Q0, CHANNEL_Q1, ChannelParams};
+    use swirly::Boundary::Wall;
+    use swirly_core::grid::uniforms::{CHANNEL_Q0, CHANNEL_Q1, ChannelParams};
     let (n, h, dt, omega) = (40u32, 0.025f32, 0.1f64, 3.0f64);
     let grid = Grid::new(n, n, h, Wall, Wall).expect("grid");
     let (nu, hh) = (n as usize, f64::from(h));
@@ -307,7 +307,7 @@ pub fn the_limiter_makes_no_new_extrema<B: Backend>(make: impl Fn() -> B) {
         );
         let mut sim = Simulation::new(scene, make()).expect("simulation");
         let cells = (nx * ny) as usize;
-        let mut rng = fluid_core::scene::SplitMix64(29);
+        let mut rng = swirly_core::scene::SplitMix64(29);
         let mut pattern = |n: usize| -> Vec<f32> {
             // Blocks of 3 × 3 cells, each one value: edges a cell wide everywhere.
             let blocks = (nx as usize).div_ceil(3) * (ny as usize).div_ceil(3);

@@ -2,7 +2,7 @@
 //! what it loses appears as heat and smoke, nothing leaked or made; the expansion of burning
 //! gas stays in the projected velocity as its divergence.
 
-use fluid::{Backend, FieldId, Simulation};
+use swirly::{Backend, FieldId, Simulation};
 
 use super::test_scene;
 

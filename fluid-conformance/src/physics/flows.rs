@@ -2,7 +2,7 @@
 //! viscous rate, a stratified fluid at rest staying at rest, and a centred plume staying
 //! mirror-symmetric.
 
-use fluid::{Backend, FieldId, Grid, Scene, Simulation};
+use swirly::{Backend, FieldId, Grid, Scene, Simulation};
 
 use super::{periodic_copy, taylor_green_scene, test_scene};
 
@@ -399,7 +399,7 @@ pub fn smoke_has_no_seam<B: Backend>(make: impl Fn() -> B) {
 /// at once: density within 1e-3 of its peak after 1 s.
 pub fn plume_symmetry<B: Backend>(make: impl Fn() -> B) {
     let overrides: Vec<_> =
-        ["grid.nx=64", "grid.ny=96"].iter().map(|s| fluid::parse_override(s).expect("override")).collect();
+        ["grid.nx=64", "grid.ny=96"].iter().map(|s| swirly::parse_override(s).expect("override")).collect();
     let scene = Scene::preset_with("smoke", &overrides).expect("scene");
     let dt = scene.params.dt;
     let mut sim = Simulation::new(scene, make()).expect("simulation");
@@ -448,7 +448,7 @@ pub fn fine_dye_moves_exactly<B: Backend>(make: impl Fn() -> B) {
     assert_eq!(grid.dye_dims(), ((nx * f) as u32, (ny * f) as u32));
     let mut sim = Simulation::new(scene, make()).expect("simulation");
     let (fx, fy) = (nx * f, ny * f);
-    let mut rng = fluid_core::scene::SplitMix64(7);
+    let mut rng = swirly_core::scene::SplitMix64(7);
     let dye0: Vec<f32> = (0..4 * fx * fy).map(|_| rng.next_f32()).collect();
     sim.set_field(FieldId::Dye, &dye0).expect("dye");
     sim.set_field(FieldId::U, &vec![0.5; (nx + 1) * ny]).expect("u");
@@ -470,12 +470,12 @@ pub fn fine_dye_moves_exactly<B: Backend>(make: impl Fn() -> B) {
     sim.set_field(FieldId::U, &vec![0.0; (nx + 1) * ny]).expect("u");
     sim.set_field(FieldId::Dye, &vec![0.0; 4 * fx * fy]).expect("dye");
     let (centre, radius) = ([0.37f32, 0.21f32], 0.05f32);
-    let splat = fluid::Splat {
+    let splat = swirly::Splat {
         center: centre,
         radius,
-        falloff: fluid::Falloff::Gaussian,
+        falloff: swirly::Falloff::Gaussian,
         dye: [1.0, 0.5, 0.25, 1.0],
-        ..fluid::Splat::default()
+        ..swirly::Splat::default()
     };
     sim.splat(splat).expect("splat");
     sim.step(h as f32).expect("step");
@@ -518,7 +518,7 @@ pub fn fine_density_moves_exactly<B: Backend>(make: impl Fn() -> B) {
     };
     let mut sim = Simulation::new(scene(f, "periodic", 0.0), make()).expect("simulation");
     let (fx, fy) = (nx * f, ny * f);
-    let mut rng = fluid_core::scene::SplitMix64(11);
+    let mut rng = swirly_core::scene::SplitMix64(11);
     let rho0: Vec<f32> = (0..fx * fy).map(|_| rng.next_f32()).collect();
     sim.set_field(FieldId::Density, &rho0).expect("density");
     sim.set_field(FieldId::U, &vec![0.5; (nx + 1) * ny]).expect("u");
@@ -536,8 +536,13 @@ pub fn fine_density_moves_exactly<B: Backend>(make: impl Fn() -> B) {
     sim.set_field(FieldId::U, &vec![0.0; (nx + 1) * ny]).expect("u");
     sim.set_field(FieldId::Density, &vec![0.0; fx * fy]).expect("density");
     let (centre, radius) = ([0.37f32, 0.21f32], 0.05f32);
-    let splat =
-        fluid::Splat { center: centre, radius, falloff: fluid::Falloff::Gaussian, density: 1.0, ..Default::default() };
+    let splat = swirly::Splat {
+        center: centre,
+        radius,
+        falloff: swirly::Falloff::Gaussian,
+        density: 1.0,
+        ..Default::default()
+    };
     sim.splat(splat).expect("splat");
     sim.step(h as f32).expect("step");
     let rho = sim.field(FieldId::Density).expect("density");

@@ -1,10 +1,10 @@
 //! Splats, forces, dissipation and vorticity against their exact integrals, recurrences and
 //! analytic forms, and reads of the curl.
 
-use fluid::{Backend, FieldId, Grid, Scene, Simulation, Splat};
-use fluid_core::grid::kernels;
-use fluid_core::grid::step::STATE_FIELDS;
-use fluid_core::ir::schedule::ParamBlock;
+use swirly::{Backend, FieldId, Grid, Scene, Simulation, Splat};
+use swirly_core::grid::kernels;
+use swirly_core::grid::step::STATE_FIELDS;
+use swirly_core::ir::schedule::ParamBlock;
 
 use super::{face_position, moments, periodic_copy, run_alone, taylor_green_scene, test_scene};
 use crate::support::{bits_differ, carried, read_state};
@@ -24,9 +24,9 @@ use crate::support::{bits_differ, carried, read_state};
 /// cells. Radii in cells instead of world units, a face or cell sampled a tenth of a cell off,
 /// a wrong falloff or a bad wrap miss by far more.
 pub fn splat_integrals<B: Backend>(make: impl Fn() -> B) {
-    use fluid::Boundary::{Periodic, Wall};
-    use fluid::{Falloff, Splat};
     use std::f64::consts::PI;
+    use swirly::Boundary::{Periodic, Wall};
+    use swirly::{Falloff, Splat};
     let (nx, ny, h) = (64u32, 56u32, 0.05f32);
     for (boundary, centre) in [(Wall, [1.63f32, 1.37]), (Periodic, [0.04, 2.77])] {
         for falloff in [Falloff::Gaussian, Falloff::Linear] {
@@ -52,7 +52,7 @@ pub fn splat_integrals<B: Backend>(make: impl Fn() -> B) {
                 FieldId::VFaces,
             ]
             .map(zero);
-            let dye = fluid_core::grid::uniforms::DyeParams { factor: 1, ..Default::default() };
+            let dye = swirly_core::grid::uniforms::DyeParams { factor: 1, ..Default::default() };
             let p = Some(ParamBlock::new(&dye));
             let mut b = run_alone(&make, &grid, kernels::SPLAT, p, &fields, vec![splat]);
             let r = f64::from(splat.radius);
@@ -118,14 +118,14 @@ pub fn splats_wrap_on_periodic_axes<B: Backend>(make: impl Fn() -> B) {
     let ov: Vec<_> =
         ["grid.nx=16", "grid.ny=12", "grid.h=0.0625", "params.boundary.x=\"periodic\"", "emitters=[]", "splats=[]"]
             .iter()
-            .map(|s| fluid::parse_override(s).expect("override"))
+            .map(|s| swirly::parse_override(s).expect("override"))
             .collect();
     let scene = Scene::preset_with("ink", &ov).expect("scene");
     let dt = scene.params.dt;
     let splat = Splat {
         center: [0.3125, 0.375],
         radius: 0.125,
-        falloff: fluid::Falloff::Gaussian,
+        falloff: swirly::Falloff::Gaussian,
         velocity: [0.5, -0.25],
         dye: [0.25, 0.5, 0.75, 1.0],
         ..Splat::default()
@@ -346,8 +346,8 @@ fn speed_limit<B: Backend>(make: &impl Fn() -> B) {
 ///   O((h/σ)² + (h/r)²)), and the faces within must turn the same way. A flipped sign, a
 ///   missing `h` or a force on the wrong component misses by far more.
 pub fn vorticity_confinement<B: Backend>(make: impl Fn() -> B) {
-    use fluid::Boundary::{Periodic, Wall};
-    use fluid_core::grid::uniforms::ForceParams;
+    use swirly::Boundary::{Periodic, Wall};
+    use swirly_core::grid::uniforms::ForceParams;
     let h = 0.05f32;
     let hh = f64::from(h);
 
@@ -539,7 +539,7 @@ pub fn vorticity_confinement_in_a_step<B: Backend>(make: impl Fn() -> B) {
 /// leaves.
 pub fn curl_reads_are_the_current_vorticity<B: Backend>(make: impl Fn() -> B) {
     let mut scene = taylor_green_scene(32, 24, 0.1, 0.01, 0.02, 0.5);
-    scene.render.field = fluid::RenderField::Curl;
+    scene.render.field = swirly::RenderField::Curl;
     let mut sim = Simulation::new(scene, make()).expect("simulation");
     for _ in 0..3 {
         sim.step(0.02).expect("step");

@@ -15,8 +15,8 @@ pub mod forces;
 pub mod obstacles;
 pub mod pressure;
 
-use fluid::{Backend, FieldId, Grid, Scene, StepInputs};
-use fluid_core::ir::schedule::ParamBlock;
+use swirly::{Backend, FieldId, Grid, Scene, StepInputs};
+use swirly_core::ir::schedule::ParamBlock;
 
 /// A scene of `nx × ny` cells of size `h` stepping by `dt`, with more `[params]` lines.
 fn test_scene(name: &str, nx: u32, ny: u32, h: f64, dt: f64, params: &str) -> Scene {
@@ -29,8 +29,8 @@ fn test_scene(name: &str, nx: u32, ny: u32, h: f64, dt: f64, params: &str) -> Sc
 fn periodic_copy(grid: &Grid, field: FieldId, c: usize) -> bool {
     let nx = grid.nx as usize;
     match field {
-        FieldId::U => grid.boundary_x == fluid::Boundary::Periodic && c % (nx + 1) == nx,
-        FieldId::V => grid.boundary_y == fluid::Boundary::Periodic && c / nx == grid.ny as usize,
+        FieldId::U => grid.boundary_x == swirly::Boundary::Periodic && c % (nx + 1) == nx,
+        FieldId::V => grid.boundary_y == swirly::Boundary::Periodic && c / nx == grid.ny as usize,
         _ => false,
     }
 }
@@ -96,20 +96,20 @@ fn moments(
 fn run_alone<B: Backend>(
     make: impl Fn() -> B,
     grid: &Grid,
-    kernel: fluid_core::Kernel,
+    kernel: swirly_core::Kernel,
     params: Option<ParamBlock>,
     fields: &[(FieldId, Vec<f32>)],
-    splats: Vec<fluid::Splat>,
+    splats: Vec<swirly::Splat>,
 ) -> B {
     let mut b = make();
     crate::support::load(&mut b, grid, fields);
     let extent = match kernel.domain {
-        fluid_core::ir::kernel::Domain::Faces => [grid.nx + 1, grid.ny + 1],
+        swirly_core::ir::kernel::Domain::Faces => [grid.nx + 1, grid.ny + 1],
         _ => [grid.nx, grid.ny],
     };
     let ids: Vec<FieldId> = fields.iter().map(|(f, _)| *f).collect();
     let schedule = crate::support::single(grid, kernel, &ids, params, extent);
-    let records = fluid_core::splat::records(&splats, grid).expect("splats");
+    let records = swirly_core::splat::records(&splats, grid).expect("splats");
     let inputs = StepInputs { dt: 0.1, time: 0.0, step: 0, records };
     b.run(&schedule, &inputs).expect("run");
     b

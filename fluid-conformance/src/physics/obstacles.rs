@@ -2,8 +2,8 @@
 //! around them is divergence-free to the solver's residual, a moving solid pushes the fluid,
 //! splats add nothing inside a solid, and a passive scalar keeps out of them.
 
-use fluid::{Backend, FieldId, Scene, Simulation};
-use fluid_core::frame::solid::{Motion, Pose};
+use swirly::{Backend, FieldId, Scene, Simulation};
+use swirly_core::frame::solid::{Motion, Pose};
 
 /// A closed box of `nx × ny` cells with `solver` and these `[[obstacles]]` (and more TOML).
 fn scene(nx: u32, ny: u32, solver: &str, iterations: u32, rest: &str) -> Scene {
@@ -189,12 +189,12 @@ pub fn splats_add_nothing_inside_a_solid<B: Backend>(make: impl Fn() -> B) {
     let disc = "[[obstacles]]\nshape = \"circle\"\nposition = [0.5, 0.5]\nradius = 0.2\n";
     let mut sim = Simulation::new(scene(48, 48, "jacobi", 40, disc), make()).expect("simulation");
     let grid = sim.scene().grid().expect("grid");
-    let splat = |x: f32| fluid::Splat {
+    let splat = |x: f32| swirly::Splat {
         center: [x * grid.width(), 0.5 * grid.height()],
         radius: 0.1 * grid.height(),
         density: 1.0,
         velocity: [1.0, 0.0],
-        ..fluid::Splat::default()
+        ..swirly::Splat::default()
     };
     sim.splat(splat(0.5)).expect("splat");
     sim.step(0.01).expect("step");
@@ -230,7 +230,7 @@ fn obstacle_solve<B: Backend>(make: &impl Fn() -> B, solver: &str, iterations: u
     let mut s = scene(128, 96, solver, iterations, SHAPES);
     s.params.pressure.warm_start = false;
     let mut sim = Simulation::new(s, make()).expect("simulation");
-    let mut rng = fluid_core::scene::SplitMix64(41);
+    let mut rng = swirly_core::scene::SplitMix64(41);
     for f in [FieldId::U, FieldId::V] {
         let n = sim.field(f).expect("field").len();
         let values: Vec<f32> = (0..n).map(|_| 2.0 * rng.next_f32() - 1.0).collect();

@@ -2,8 +2,8 @@
 //! eigenvalues: weighted Jacobi (plain and multi-sweep), red-black SOR, the relaxation,
 //! multigrid, MGPCG, the double-float pressure and the Poisson filter.
 
-use fluid::{Backend, FieldId, Grid, GridFields, StepInputs};
-use fluid_core::grid::step::{self, SLOT_MAX_DIVERGENCE};
+use swirly::{Backend, FieldId, Grid, GridFields, StepInputs};
+use swirly_core::grid::step::{self, SLOT_MAX_DIVERGENCE};
 
 /// Divergence `(u_{i+1} − u_i + v_{j+1} − v_j)/h` in f64.
 pub(crate) fn divergence(grid: &Grid, u: &[f32], v: &[f32]) -> Vec<f64> {
@@ -23,7 +23,7 @@ pub(crate) fn divergence(grid: &Grid, u: &[f32], v: &[f32]) -> Vec<f64> {
 /// Neighbours of cell `(i, j)`: walls drop out, periodic axes wrap.
 fn neighbours(grid: &Grid, i: usize, j: usize) -> Vec<usize> {
     let (nx, ny) = (grid.nx as usize, grid.ny as usize);
-    let (px, py) = (grid.boundary_x == fluid::Boundary::Periodic, grid.boundary_y == fluid::Boundary::Periodic);
+    let (px, py) = (grid.boundary_x == swirly::Boundary::Periodic, grid.boundary_y == swirly::Boundary::Periodic);
     let mut n = Vec::with_capacity(4);
     if i > 0 {
         n.push(j * nx + i - 1);
@@ -75,7 +75,7 @@ fn max_abs(x: &[f64]) -> f64 {
 /// Upload a velocity, project it with `sweeps` cold-started weighted-Jacobi sweeps, and return
 /// the backend's max |∇·u| before and after.
 fn project<B: Backend>(b: B, grid: &Grid, u: &[f32], v: &[f32], omega: f32, sweeps: u32) -> (f64, f64) {
-    project_with(b, grid, u, v, Some(omega), sweeps, fluid_core::params::PressureSolver::Jacobi)
+    project_with(b, grid, u, v, Some(omega), sweeps, swirly_core::params::PressureSolver::Jacobi)
 }
 
 fn project_with<B: Backend>(
@@ -85,7 +85,7 @@ fn project_with<B: Backend>(
     v: &[f32],
     omega: Option<f32>,
     sweeps: u32,
-    solver: fluid_core::params::PressureSolver,
+    solver: swirly_core::params::PressureSolver,
 ) -> (f64, f64) {
     let mut b = with_velocity(b, grid, u, v);
     let params = cold_projection(grid, solver, sweeps, omega);
@@ -103,7 +103,7 @@ fn project_with<B: Backend>(
 /// Random velocity in a walled, odd, non-square box: after N sweeps max |∇·u| must equal what
 /// the Jacobi residual recurrence predicts, within 1e-3 relative (f32 rounding).
 pub fn projection_random_field<B: Backend>(make: impl Fn() -> B) {
-    let grid = Grid::new(33, 21, 0.05, fluid::Boundary::Wall, fluid::Boundary::Wall).expect("grid");
+    let grid = Grid::new(33, 21, 0.05, swirly::Boundary::Wall, swirly::Boundary::Wall).expect("grid");
     let (u, v) = random_wall_velocity(&grid, 7);
     let r0 = divergence(&grid, &u, &v);
     for (omega, sweeps) in [(0.9f32, 1u32), (0.9, 10), (0.8, 60), (1.0, 25)] {
@@ -154,10 +154,10 @@ pub fn predicted_divergence_sor(grid: &Grid, r0: &[f64], omega: f64, iterations:
 /// weighted-Jacobi sweeps (the same number of dispatches) and under 1e-3 of the initial one
 /// (measured on the CPU: 2.3e-4 against Jacobi's 2.9e-3).
 pub fn projection_sor<B: Backend>(make: impl Fn() -> B) {
-    let grid = Grid::new(33, 21, 0.05, fluid::Boundary::Wall, fluid::Boundary::Wall).expect("grid");
+    let grid = Grid::new(33, 21, 0.05, swirly::Boundary::Wall, swirly::Boundary::Wall).expect("grid");
     let (u, v) = random_wall_velocity(&grid, 11);
     let r0 = divergence(&grid, &u, &v);
-    let sor = fluid_core::params::PressureSolver::Sor;
+    let sor = swirly_core::params::PressureSolver::Sor;
     for (omega, iterations) in [(1.0f32, 1u32), (1.0, 8), (1.6, 5), (1.6, 20)] {
         let (before, after) = project_with(make(), &grid, &u, &v, Some(omega), iterations, sor);
         let predicted = max_abs(&predicted_divergence_sor(&grid, &r0, f64::from(omega), iterations));
@@ -170,7 +170,7 @@ pub fn projection_sor<B: Backend>(make: impl Fn() -> B) {
     }
     let (before, sor_after) = project_with(make(), &grid, &u, &v, None, 60, sor);
     let (_, jacobi_after) = project(make(), &grid, &u, &v, 0.9, 120);
-    let omega = fluid_core::params::Pressure { solver: sor, iterations: 60, ..Default::default() }.omega_for(33);
+    let omega = swirly_core::params::Pressure { solver: sor, iterations: 60, ..Default::default() }.omega_for(33);
     let predicted = max_abs(&predicted_divergence_sor(&grid, &r0, f64::from(omega), 60));
     assert!((sor_after / predicted - 1.0).abs() < 1e-3, "optimal SOR: {sor_after:.4e} vs predicted {predicted:.4e}");
     assert!(
@@ -182,7 +182,7 @@ pub fn projection_sor<B: Backend>(make: impl Fn() -> B) {
 /// Relative residual ‖b − A p‖ / ‖b‖ after projecting a random velocity with `cycles`
 /// cold-started V-cycles.
 pub fn multigrid_residual<B: Backend>(b: B, grid: &Grid, cycles: u32, seed: u64) -> f64 {
-    solver_residual(b, grid, fluid_core::params::PressureSolver::Multigrid, cycles, seed)
+    solver_residual(b, grid, swirly_core::params::PressureSolver::Multigrid, cycles, seed)
 }
 
 /// Relative residual after projecting a random velocity with `iterations` cold-started
@@ -190,7 +190,7 @@ pub fn multigrid_residual<B: Backend>(b: B, grid: &Grid, cycles: u32, seed: u64)
 pub fn solver_residual<B: Backend>(
     b: B,
     grid: &Grid,
-    solver: fluid_core::params::PressureSolver,
+    solver: swirly_core::params::PressureSolver,
     iterations: u32,
     seed: u64,
 ) -> f64 {
@@ -201,7 +201,7 @@ pub fn solver_residual<B: Backend>(
 
 /// Project `b`'s velocity with `params` (dt 0.05) and return the relative residual the
 /// diagnostics then report.
-fn projected_residual<B: Backend>(b: &mut B, grid: &Grid, params: &fluid::SimParams) -> f64 {
+fn projected_residual<B: Backend>(b: &mut B, grid: &Grid, params: &swirly::SimParams) -> f64 {
     let inputs = StepInputs { dt: 0.05, ..StepInputs::default() };
     b.run(&step::projection(grid, params), &inputs).expect("projection");
     b.run(&step::diagnostics(grid), &inputs).expect("diagnostics");
@@ -227,10 +227,10 @@ pub fn multigrid_convergence<B: Backend>(make: impl Fn() -> B) {
 /// residual the engine reports from the accumulated pressure equals ‖∇·u_after‖ / ‖∇·u_before‖
 /// computed from the velocity itself, in a second projection asked to warm-start as well.
 pub fn projection_relaxation<B: Backend>(make: impl Fn() -> B) {
-    let grid = Grid::new(33, 21, 0.05, fluid::Boundary::Wall, fluid::Boundary::Wall).expect("grid");
+    let grid = Grid::new(33, 21, 0.05, swirly::Boundary::Wall, swirly::Boundary::Wall).expect("grid");
     let (u, v) = random_wall_velocity(&grid, 13);
     let r0 = divergence(&grid, &u, &v);
-    let relaxation = fluid_core::params::PressureSolver::Relaxation;
+    let relaxation = swirly_core::params::PressureSolver::Relaxation;
     for (omega, iterations) in [(1.0f32, 1u32), (1.0, 20), (1.6, 15)] {
         let (before, after) = project_with(make(), &grid, &u, &v, Some(omega), iterations, relaxation);
         let predicted = max_abs(&predicted_divergence(&grid, &r0, 0.5 * f64::from(omega), iterations));
@@ -268,12 +268,12 @@ pub fn projection_relaxation<B: Backend>(make: impl Fn() -> B) {
 /// there: 0.1 after 16 iterations at 256²).
 ///
 /// Solves continue from the pressure they are given: after 9 iterations (one past the restart
-/// every [`fluid_core::grid::pressure::mgpcg::CG_RESTART`] = 8, whose ninth starts from the pressure the
+/// every [`swirly_core::grid::pressure::mgpcg::CG_RESTART`] = 8, whose ninth starts from the pressure the
 /// first eight stored) and after one warm-started iteration from the pressure of 8 cold ones on
 /// the same velocity, the residual is below 1e-5 too, and below a tenth of one cold
 /// iteration's; started from zero instead, each would be one iteration's.
 pub fn mgpcg_convergence<B: Backend>(make: impl Fn() -> B) {
-    use fluid_core::params::PressureSolver::{Mgpcg, Multigrid};
+    use swirly_core::params::PressureSolver::{Mgpcg, Multigrid};
     for (nx, ny, bx, by) in SOLVER_GRIDS {
         let grid = Grid::new(nx, ny, 1.0 / ny as f32, bx, by).expect("grid");
         let cg: Vec<f64> = (1..=5).map(|k| solver_residual(make(), &grid, Mgpcg, k, 5)).collect();
@@ -324,8 +324,8 @@ pub fn mgpcg_convergence<B: Backend>(make: impl Fn() -> B) {
 /// the vector's largest value on `d` and `r`. It pins the bookkeeping that the convergence
 /// checks only bound: a β from the wrong slot still converges, 1.5–3× slower.
 pub fn mgpcg_recurrence<B: Backend>(make: impl Fn() -> B) {
-    use fluid::Boundary::{Periodic, Wall};
-    use fluid_core::params::PressureSolver::Mgpcg;
+    use swirly::Boundary::{Periodic, Wall};
+    use swirly_core::params::PressureSolver::Mgpcg;
     let mut recurrences = 0;
     for (nx, ny, bx, by) in [(37u32, 23u32, Wall, Wall), (32, 24, Periodic, Periodic)] {
         let grid = Grid::new(nx, ny, 1.0 / ny as f32, bx, by).expect("grid");
@@ -338,8 +338,8 @@ pub fn mgpcg_recurrence<B: Backend>(make: impl Fn() -> B) {
             b.run(&step::projection(&grid, &params), &inputs).expect("projection");
             b.download(FieldId::Multigrid.into()).expect("multigrid buffer")
         };
-        let top = fluid_core::grid::pressure::multigrid::levels(nx, ny)[0];
-        let l = fluid_core::grid::pressure::mgpcg::cg_layout(nx, ny);
+        let top = swirly_core::grid::pressure::multigrid::levels(nx, ny)[0];
+        let l = swirly_core::grid::pressure::mgpcg::cg_layout(nx, ny);
         let n = (nx * ny) as usize;
         let vector = |mg: &[f32], at: u32| -> Vec<f64> {
             mg[at as usize..at as usize + n].iter().map(|x| f64::from(*x)).collect()
@@ -402,8 +402,8 @@ pub fn mgpcg_recurrence<B: Backend>(make: impl Fn() -> B) {
 /// iterations, where single-precision multigrid stalls above 2e-6 (the f32 rounding of the
 /// pressure itself).
 pub fn double_float_pressure<B: Backend>(make: impl Fn() -> B) {
-    use fluid_core::params::{Precision, PressureSolver};
-    let grid = Grid::new(256, 256, 1.0 / 256.0, fluid::Boundary::Wall, fluid::Boundary::Wall).expect("grid");
+    use swirly_core::params::{Precision, PressureSolver};
+    let grid = Grid::new(256, 256, 1.0 / 256.0, swirly::Boundary::Wall, swirly::Boundary::Wall).expect("grid");
     let (mut u, mut v) = random_wall_velocity(&grid, 5);
     let n = grid.nx as usize;
     let pi = std::f32::consts::PI;
@@ -435,9 +435,9 @@ pub fn double_float_pressure<B: Backend>(make: impl Fn() -> B) {
 /// relative L2 (measured ≈ 2e-4; the SVD truncation error of F is 1.7e-4); rank 1 is far worse
 /// (≈ 0.1). On a walled grid (mirroring) it removes divergence about as well as the sweeps.
 pub fn poisson_filter_vs_jacobi<B: Backend>(make: impl Fn() -> B) {
-    use fluid_core::params::{Pressure, PressureSolver};
-    let grid = Grid::new(64, 48, 1.0 / 48.0, fluid::Boundary::Periodic, fluid::Boundary::Periodic).expect("grid");
-    let mut rng = fluid_core::scene::SplitMix64(21);
+    use swirly_core::params::{Pressure, PressureSolver};
+    let grid = Grid::new(64, 48, 1.0 / 48.0, swirly::Boundary::Periodic, swirly::Boundary::Periodic).expect("grid");
+    let mut rng = swirly_core::scene::SplitMix64(21);
     let div: Vec<f32> = (0..grid.cells()).map(|_| rng.next_f32() - 0.5).collect();
     let p0: Vec<f32> = (0..grid.cells()).map(|_| 0.01 * (rng.next_f32() - 0.5)).collect();
     let inputs = StepInputs { dt: 0.05, ..StepInputs::default() };
@@ -446,7 +446,7 @@ pub fn poisson_filter_vs_jacobi<B: Backend>(make: impl Fn() -> B) {
         b.allocate(GridFields::all(&grid).resources()).expect("allocate");
         b.upload(FieldId::Divergence.into(), &div).expect("upload");
         b.upload(FieldId::Pressure.into(), &p0).expect("upload");
-        let mut params = fluid::SimParams::default();
+        let mut params = swirly::SimParams::default();
         params.boundary.x = grid.boundary_x;
         params.boundary.y = grid.boundary_y;
         params.pressure =
@@ -467,7 +467,7 @@ pub fn poisson_filter_vs_jacobi<B: Backend>(make: impl Fn() -> B) {
         eprintln!("poisson filter k=16 warm={warm}: rank 4 {r4:.2e}, rank 1 {r1:.2e} (relative L2 vs 16 sweeps)");
         assert!(r4 < 1e-3 && r1 > 10.0 * r4, "warm={warm}: rank 4 {r4:.2e}, rank 1 {r1:.2e}");
     }
-    let walled = Grid::new(40, 30, 1.0 / 30.0, fluid::Boundary::Wall, fluid::Boundary::Wall).expect("grid");
+    let walled = Grid::new(40, 30, 1.0 / 30.0, swirly::Boundary::Wall, swirly::Boundary::Wall).expect("grid");
     let (u, v) = random_wall_velocity(&walled, 3);
     let (before, filtered) = project_with(make(), &walled, &u, &v, None, 16, PressureSolver::PoissonFilter);
     let (_, swept) = project_with(make(), &walled, &u, &v, None, 16, PressureSolver::Jacobi);
@@ -487,11 +487,11 @@ fn with_velocity<B: Backend>(mut b: B, grid: &Grid, u: &[f32], v: &[f32]) -> B {
 /// boundaries (`omega: None`: the solver's default).
 fn cold_projection(
     grid: &Grid,
-    solver: fluid_core::params::PressureSolver,
+    solver: swirly_core::params::PressureSolver,
     iterations: u32,
     omega: Option<f32>,
-) -> fluid::SimParams {
-    let mut params = fluid::SimParams::default();
+) -> swirly::SimParams {
+    let mut params = swirly::SimParams::default();
     params.boundary.x = grid.boundary_x;
     params.boundary.y = grid.boundary_y;
     params.pressure.iterations = iterations;
@@ -508,8 +508,8 @@ fn relative_residual(r: &[f64]) -> f64 {
 
 /// The grids of the multigrid and MGPCG convergence tests: walled, periodic and mixed; square,
 /// odd and non-square.
-const SOLVER_GRIDS: [(u32, u32, fluid::Boundary, fluid::Boundary); 5] = {
-    use fluid::Boundary::{Periodic, Wall};
+const SOLVER_GRIDS: [(u32, u32, swirly::Boundary, swirly::Boundary); 5] = {
+    use swirly::Boundary::{Periodic, Wall};
     [
         (64, 64, Wall, Wall),
         (128, 96, Wall, Wall),
@@ -521,7 +521,7 @@ const SOLVER_GRIDS: [(u32, u32, fluid::Boundary, fluid::Boundary); 5] = {
 
 /// A random velocity with zero normal velocity on the walls.
 fn random_wall_velocity(grid: &Grid, seed: u64) -> (Vec<f32>, Vec<f32>) {
-    let mut rng = fluid_core::scene::SplitMix64(seed);
+    let mut rng = swirly_core::scene::SplitMix64(seed);
     let (nx, ny) = (grid.nx as usize, grid.ny as usize);
     let mut u: Vec<f32> = (0..grid.len(FieldId::U)).map(|_| 2.0 * rng.next_f32() - 1.0).collect();
     let mut v: Vec<f32> = (0..grid.len(FieldId::V)).map(|_| 2.0 * rng.next_f32() - 1.0).collect();
@@ -558,7 +558,7 @@ fn gradient_of(grid: &Grid, phi: impl Fn(usize, usize) -> f64) -> (Vec<f32>, Vec
 /// sweep multiplies it by `1 − ω μ / 4`, `μ = 4 − 2cos θx − 2cos θy`. Checked to 1e-3.
 pub fn projection_single_mode<B: Backend>(make: impl Fn() -> B) {
     use std::f64::consts::TAU;
-    let grid = Grid::new(32, 24, 0.1, fluid::Boundary::Periodic, fluid::Boundary::Periodic).expect("grid");
+    let grid = Grid::new(32, 24, 0.1, swirly::Boundary::Periodic, swirly::Boundary::Periodic).expect("grid");
     let (tx, ty) = (TAU * 3.0 / 32.0, TAU * 2.0 / 24.0);
     let (u, v) = gradient_of(&grid, |i, j| (tx * i as f64 + ty * j as f64).cos());
     let mu = 4.0 - 2.0 * tx.cos() - 2.0 * ty.cos();
@@ -577,7 +577,7 @@ pub fn projection_single_mode<B: Backend>(make: impl Fn() -> B) {
 /// The checkerboard divergence (μ = 8) on a periodic grid: plain Jacobi (ω = 1) leaves it as it
 /// is (factor |1 − 2ω| = 1), ω = 0.8 damps it by 0.6 per sweep.
 pub fn projection_checkerboard<B: Backend>(make: impl Fn() -> B) {
-    let grid = Grid::new(16, 12, 0.1, fluid::Boundary::Periodic, fluid::Boundary::Periodic).expect("grid");
+    let grid = Grid::new(16, 12, 0.1, swirly::Boundary::Periodic, swirly::Boundary::Periodic).expect("grid");
     let (u, v) = gradient_of(&grid, |i, j| if (i + j) % 2 == 0 { 1.0 } else { -1.0 });
     let (before, after) = project(make(), &grid, &u, &v, 1.0, 20);
     assert!((after / before - 1.0).abs() < 1e-3, "plain Jacobi: {before:.4e} -> {after:.4e}, expected unchanged");
@@ -593,11 +593,12 @@ pub fn projection_checkerboard<B: Backend>(make: impl Fn() -> B) {
 /// `jacobi-multisweep` (up to `MULTISWEEP_MAX` sweeps per dispatch) gives the same projection as plain sweeps,
 /// for even and odd sweep counts: max |div| within 1e-6 relative.
 pub fn projection_multisweep_equals_plain<B: Backend>(make: impl Fn() -> B) {
-    use fluid_core::params::PressureSolver;
-    for (bx, by) in [(fluid::Boundary::Wall, fluid::Boundary::Wall), (fluid::Boundary::Periodic, fluid::Boundary::Wall)]
+    use swirly_core::params::PressureSolver;
+    for (bx, by) in
+        [(swirly::Boundary::Wall, swirly::Boundary::Wall), (swirly::Boundary::Periodic, swirly::Boundary::Wall)]
     {
         let grid = Grid::new(45, 29, 0.05, bx, by).expect("grid");
-        let mut rng = fluid_core::scene::SplitMix64(11);
+        let mut rng = swirly_core::scene::SplitMix64(11);
         let u: Vec<f32> = (0..grid.len(FieldId::U)).map(|_| 2.0 * rng.next_f32() - 1.0).collect();
         let v: Vec<f32> = (0..grid.len(FieldId::V)).map(|_| 2.0 * rng.next_f32() - 1.0).collect();
         for sweeps in [2u32, 7, 19, 40] {

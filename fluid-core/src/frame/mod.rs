@@ -10,7 +10,7 @@ pub mod uniform;
 
 use serde::{Deserialize, Serialize};
 
-use fluid_ir::{Error, Result};
+use swirly_ir::{Error, Result};
 
 /// What happens at the two ends of one axis.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -304,9 +304,9 @@ impl Frame {
         }
     }
 
-    /// [`Frame::uniform`] as the bytes a schedule carries ([`fluid_ir::Schedule::builder`]).
-    pub fn uniform_bytes(&self, solids: bool) -> [u8; fluid_ir::schedule::UNIFORM_BYTES] {
-        let mut bytes = [0; fluid_ir::schedule::UNIFORM_BYTES];
+    /// [`Frame::uniform`] as the bytes a schedule carries ([`swirly_ir::Schedule::builder`]).
+    pub fn uniform_bytes(&self, solids: bool) -> [u8; swirly_ir::schedule::UNIFORM_BYTES] {
+        let mut bytes = [0; swirly_ir::schedule::UNIFORM_BYTES];
         bytes.copy_from_slice(bytemuck::bytes_of(&self.uniform(solids)));
         bytes
     }
@@ -330,7 +330,7 @@ impl Frame {
 
     /// The first half of a bilinear sample of the field `name`, on `lattice` with `channels`
     /// values per point, at world positions (for a read that comes back later,
-    /// [`fluid_ir::Backend::queue_download_at`]): the indices to read ([`SamplePlan::indices`])
+    /// [`swirly_ir::Backend::queue_download_at`]): the indices to read ([`SamplePlan::indices`])
     /// and what turns their values into the samples ([`SamplePlan::finish`]). Each field is
     /// interpolated between its own sample points (cell centres of its lattice, or x- and
     /// y-faces). Along a periodic axis the interpolation wraps; along a wall, between the wall

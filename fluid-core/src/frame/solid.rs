@@ -11,7 +11,7 @@
 //! Everything is in world units and `f32`, the arithmetic a GPU kernel repeats.
 
 use crate::frame::{Boundary, Frame};
-use fluid_ir::{Error, Result};
+use swirly_ir::{Error, Result};
 
 /// Most vertices of one polygon.
 pub const MAX_POLYGON_POINTS: usize = 256;

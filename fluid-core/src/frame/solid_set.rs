@@ -3,9 +3,9 @@
 //! grid fluid and the particle liquid share it; each names the resource its table lives in.
 
 use crate::frame::solid::{self, KeyPath, Motion, Obstacle, Pose};
-use fluid_ir::backend::Backend;
-use fluid_ir::resource::ResourceId;
-use fluid_ir::{Error, Result};
+use swirly_ir::backend::Backend;
+use swirly_ir::resource::ResourceId;
+use swirly_ir::{Error, Result};
 
 /// An obstacle's keyframed path and the leg the table holds (`None`: none yet).
 type Followed = Option<(KeyPath, Option<i64>)>;

@@ -1,13 +1,13 @@
 //! The blocks every kernel of every model reads besides its own parameters: the frame's
 //! uniform (group 0, binding 0) and the grid's splat record (the records of binding 3, which
-//! the particle liquid's pointer reads too). Each is defined by [`fluid_ir::wgsl_struct!`]
+//! the particle liquid's pointer reads too). Each is defined by [`swirly_ir::wgsl_struct!`]
 //! (`#[repr(C)]`, [`bytemuck::Pod`], a multiple of 16 bytes); its WGSL declaration in
-//! `fluid-shaders/shaders/shared/params.wgsl` is generated from it, and `fluid-shaders`
+//! `fluid-shaders/shaders/shared/params.wgsl` is generated from it, and `swirly-shaders`
 //! checks every member's offset there by reflection.
 
 use bytemuck::{Pod, Zeroable};
 
-fluid_ir::wgsl_struct! {
+swirly_ir::wgsl_struct! {
     /// The grid, seen by every kernel.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
     pub struct GridUniform {
@@ -47,7 +47,7 @@ pub const FALLOFF_LINEAR: u32 = 0;
 /// Falloff code for [`SplatGpu::falloff`]: `exp(−d²/r²)` (GPU Gems).
 pub const FALLOFF_GAUSSIAN: u32 = 1;
 
-fluid_ir::wgsl_struct! {
+swirly_ir::wgsl_struct! {
     /// One splat as the kernels see it; world units.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
     pub struct SplatGpu {
@@ -73,6 +73,6 @@ fluid_ir::wgsl_struct! {
 }
 
 const _: () = {
-    assert!(size_of::<GridUniform>() == fluid_ir::schedule::UNIFORM_BYTES);
+    assert!(size_of::<GridUniform>() == swirly_ir::schedule::UNIFORM_BYTES);
     assert!(size_of::<SplatGpu>() == 64);
 };

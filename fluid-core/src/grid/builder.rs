@@ -3,9 +3,9 @@
 
 use crate::grid::uniforms::MgParams;
 use crate::grid::{FieldId, Grid};
-use fluid_ir::kernel::{Domain, Kernel, ParamsBlock};
-use fluid_ir::resource::ResourceId;
-use fluid_ir::schedule::{MAX_BINDINGS, ParamBlock, ReduceOp, Schedule, ScheduleBuilder};
+use swirly_ir::kernel::{Domain, Kernel, ParamsBlock};
+use swirly_ir::resource::ResourceId;
+use swirly_ir::schedule::{MAX_BINDINGS, ParamBlock, ReduceOp, Schedule, ScheduleBuilder};
 
 /// Builds a grid schedule: dispatches over fields, their extents from the kernels' domains.
 pub(crate) struct Builder {
@@ -62,7 +62,7 @@ impl Builder {
     }
 
     /// The ops so far.
-    pub(crate) fn ops(&self) -> &[fluid_ir::schedule::Op] {
+    pub(crate) fn ops(&self) -> &[swirly_ir::schedule::Op] {
         self.s.ops()
     }
 

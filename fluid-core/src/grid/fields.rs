@@ -4,7 +4,7 @@
 use crate::frame::solid::{self, Obstacle};
 use crate::grid::params::{PressureSolver, SimParams};
 use crate::grid::{FieldId, FieldKind, Grid};
-use fluid_ir::resource::{Format, Lifetime, ResourceDesc, ResourceId, Shape};
+use swirly_ir::resource::{Format, Lifetime, ResourceDesc, ResourceId, Shape};
 
 impl From<FieldId> for ResourceId {
     fn from(f: FieldId) -> ResourceId {
@@ -153,7 +153,7 @@ impl GridFields {
         &self.grid
     }
 
-    /// The resources, in [`FieldId`] order (what [`fluid_ir::Backend::allocate`] takes).
+    /// The resources, in [`FieldId`] order (what [`swirly_ir::Backend::allocate`] takes).
     pub fn resources(&self) -> &[ResourceDesc] {
         &self.resources
     }

@@ -9,10 +9,10 @@ use crate::grid::uniforms::{
     AdvectParams, BurnParams, CgParams, ChannelParams, DiffuseParams, DyeParams, FilterParams, ForceParams,
     JacobiParams, MULTISWEEP_TILE, MgParams, SharpParams, SplatParams, TapsParams, TensionParams, TurbulenceParams,
 };
-use fluid_ir::kernel::Access::{Read as R, ReadWrite as RW, Write as W};
-use fluid_ir::kernel::{Binding, Domain, Kernel, KernelDesc, ParamsDesc, Workgroup};
+use swirly_ir::kernel::Access::{Read as R, ReadWrite as RW, Write as W};
+use swirly_ir::kernel::{Binding, Domain, Kernel, KernelDesc, ParamsDesc, Workgroup};
 
-const fn f(name: &'static str, access: fluid_ir::kernel::Access) -> Binding {
+const fn f(name: &'static str, access: swirly_ir::kernel::Access) -> Binding {
     Binding::f32(name, access)
 }
 

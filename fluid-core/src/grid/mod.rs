@@ -33,7 +33,7 @@ pub mod uniforms;
 pub use fields::GridFields;
 
 pub use crate::frame::{Boundary, Frame, Inflow, Lattice, SIDE_NAMES, SamplePlan, Side};
-use fluid_ir::{Error, Result};
+use swirly_ir::{Error, Result};
 
 /// The grid fluid's lattice: its [`Frame`] (the box, its sides; the grid derefs to it) and
 /// what the grid model lays on it.
@@ -147,7 +147,7 @@ impl Grid {
     /// [`Grid::sample`] reading only the values it needs: `fetch` gets the indices (into the
     /// field's flat layout, each below `len(field)`) of every value the samples interpolate,
     /// four per point and channel, and returns those values in the same order. A GPU backend
-    /// copies just those from the device ([`fluid_ir::Backend::download_at`]). Same arithmetic,
+    /// copies just those from the device ([`swirly_ir::Backend::download_at`]). Same arithmetic,
     /// so the same bits as [`Grid::sample`] on the whole field.
     pub fn sample_with(
         &self,
@@ -188,7 +188,7 @@ impl Grid {
     }
 
     /// [`Grid::uniform`] as the bytes a schedule carries.
-    pub fn uniform_bytes(&self) -> [u8; fluid_ir::schedule::UNIFORM_BYTES] {
+    pub fn uniform_bytes(&self) -> [u8; swirly_ir::schedule::UNIFORM_BYTES] {
         self.frame.uniform_bytes(self.solids)
     }
 }

@@ -12,10 +12,10 @@ use crate::grid::{FieldId, Frame, Grid, GridFields};
 use crate::model::{Diagnostics, FieldInfo, Fit, Model, Solids};
 use crate::splat::{Splat, SplatSpec};
 use crate::storage::Storage;
-use fluid_ir::backend::{Backend, StepInputs};
-use fluid_ir::resource::{ResourceDesc, ResourceId};
-use fluid_ir::schedule::Schedule;
-use fluid_ir::{Error, Result};
+use swirly_ir::backend::{Backend, StepInputs};
+use swirly_ir::resource::{ResourceDesc, ResourceId};
+use swirly_ir::schedule::Schedule;
+use swirly_ir::{Error, Result};
 
 /// What the grid fluid is made from: a scene's grid, parameters, obstacles, initial
 /// conditions, splats and storage, checked (the scene's `grid_setup`).
@@ -183,7 +183,7 @@ impl Model for GridModel {
             .collect()
     }
 
-    fn uniform(&self) -> [u8; fluid_ir::schedule::UNIFORM_BYTES] {
+    fn uniform(&self) -> [u8; swirly_ir::schedule::UNIFORM_BYTES] {
         self.setup.grid.uniform_bytes()
     }
 

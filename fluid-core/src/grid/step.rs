@@ -24,8 +24,8 @@ use crate::grid::uniforms::{
     INFLOW_AMBIENT, INFLOW_DYE, INFLOW_HEAT, INFLOW_SMOKE, MgParams, SHARP_BFECC, SHARP_CUBIC, SHARP_DYE,
     SHARP_MACCORMACK, SHARP_SCALAR, SharpParams, SplatParams, TensionParams, TurbulenceParams,
 };
-use fluid_ir::kernel::{Access, Domain};
-use fluid_ir::schedule::{Op, ReduceOp, Schedule};
+use swirly_ir::kernel::{Access, Domain};
+use swirly_ir::schedule::{Op, ReduceOp, Schedule};
 
 /// Result slot of [`diagnostics`]: max |∇·u| of the current velocity.
 pub const SLOT_MAX_DIVERGENCE: usize = 0;
@@ -623,10 +623,10 @@ fn push_state_max(b: &mut Builder) {
 pub fn bytes_moved(schedule: &Schedule, grid: &Grid) -> u64 {
     // The obstacles' fields exist only with obstacles (bound to optional slots otherwise).
     let geometry = |f: FieldId| matches!(f, UFaces | VFaces | Solid | Obstacles | FieldId::MgFaces);
-    let absent = |id: &fluid_ir::ResourceId| {
+    let absent = |id: &swirly_ir::ResourceId| {
         FieldId::from_resource(*id).is_some_and(|f| f.is_vacant() || (!grid.solids && geometry(f)))
     };
-    let field_bytes = |id: fluid_ir::ResourceId| {
+    let field_bytes = |id: swirly_ir::ResourceId| {
         FieldId::from_resource(id).filter(|f| grid.solids || !geometry(*f)).map_or(0, |f| grid.len(f) as u64 * 4)
     };
     let mut total = 0u64;

@@ -1,14 +1,14 @@
 //! The grid model's parameter blocks, defined once for every backend.
 //!
-//! Each struct is defined by [`fluid_ir::wgsl_struct!`] (`#[repr(C)]`, [`bytemuck::Pod`], a
+//! Each struct is defined by [`swirly_ir::wgsl_struct!`] (`#[repr(C)]`, [`bytemuck::Pod`], a
 //! multiple of 16 bytes); its WGSL declaration in `fluid-shaders/shaders/shared/params.wgsl` is
-//! generated from it (`cargo xtask shaders`), and `fluid-shaders` checks every member's offset
+//! generated from it (`cargo xtask shaders`), and `swirly-shaders` checks every member's offset
 //! there by reflection. GPU backends upload the bytes as they are.
 
 use bytemuck::{Pod, Zeroable};
 
-use fluid_ir::kernel::ParamsBlock;
-use fluid_ir::uniforms::PARAMS_MAX_BYTES;
+use swirly_ir::kernel::ParamsBlock;
+use swirly_ir::uniforms::PARAMS_MAX_BYTES;
 
 macro_rules! params_blocks {
     ($($t:ident),*) => {
@@ -44,7 +44,7 @@ pub const ADVECT_DYE: u32 = 4;
 /// Bit of [`AdvectParams::fields`]: the scene carries fuel.
 pub const CARRY_FUEL: u32 = 8;
 
-fluid_ir::wgsl_struct! {
+swirly_ir::wgsl_struct! {
     /// Parameters of `advect_velocity` and `rasterise_solids`.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
     pub struct AdvectParams {
@@ -76,7 +76,7 @@ pub const INFLOW_HEAT: u32 = 2;
 /// The inflow's dye, in its bands (`side_dye`): an RGBA channel.
 pub const INFLOW_DYE: u32 = 3;
 
-fluid_ir::wgsl_struct! {
+swirly_ir::wgsl_struct! {
     /// Parameters of `advect_channels`: up to two scalar channels and one RGBA channel on one
     /// lattice (`factor` cells per velocity cell along each axis), traced back once per cell.
     /// A channel with dissipation `rate` and value `ambient` maps `x` to
@@ -118,7 +118,7 @@ pub const AMOUNT_TEMPERATURE: u32 = 1;
 /// The splat's fuel.
 pub const AMOUNT_FUEL: u32 = 2;
 
-fluid_ir::wgsl_struct! {
+swirly_ir::wgsl_struct! {
     /// Parameters of `splat_cells`: up to two scalar channels and an RGBA one (the dye) on one
     /// lattice (`factor` cells per velocity cell along each axis), each scalar taking one of a
     /// splat's amounts.
@@ -148,7 +148,7 @@ pub const SHARP_SCALAR: u32 = 1;
 /// Bit of [`SharpParams::fields`]: the dye slots hold the dye.
 pub const SHARP_DYE: u32 = 2;
 
-fluid_ir::wgsl_struct! {
+swirly_ir::wgsl_struct! {
     /// Parameters of the sharper advection passes (`back_velocity`, `back_cells`,
     /// `sharp_velocity`, `sharp_cells`). Dissipation maps a value `x` to
     /// `ambient + (x − ambient)·exp(−rate·dt)`; the backward pass applies its inverse.
@@ -171,7 +171,7 @@ fluid_ir::wgsl_struct! {
     }
 }
 
-fluid_ir::wgsl_struct! {
+swirly_ir::wgsl_struct! {
     /// How the dye (or a finer density) lives, for `splat`, `coarse_density` and `fine_soot`.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
     pub struct DyeParams {
@@ -187,7 +187,7 @@ fluid_ir::wgsl_struct! {
     }
 }
 
-fluid_ir::wgsl_struct! {
+swirly_ir::wgsl_struct! {
     /// Parameters of `surface_tension`.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
     pub struct TensionParams {
@@ -198,7 +198,7 @@ fluid_ir::wgsl_struct! {
     }
 }
 
-fluid_ir::wgsl_struct! {
+swirly_ir::wgsl_struct! {
     /// Parameters of `apply_forces`.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
     pub struct ForceParams {
@@ -219,7 +219,7 @@ fluid_ir::wgsl_struct! {
     }
 }
 
-fluid_ir::wgsl_struct! {
+swirly_ir::wgsl_struct! {
     /// Parameters of `burn` and `expand` (see [`crate::grid::params::Combustion`]).
     #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
     pub struct BurnParams {
@@ -238,7 +238,7 @@ fluid_ir::wgsl_struct! {
     }
 }
 
-fluid_ir::wgsl_struct! {
+swirly_ir::wgsl_struct! {
     /// Parameters of `turbulence` (see [`crate::grid::params::Turbulence`]).
     #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
     pub struct TurbulenceParams {
@@ -263,7 +263,7 @@ fluid_ir::wgsl_struct! {
     }
 }
 
-fluid_ir::wgsl_struct! {
+swirly_ir::wgsl_struct! {
     /// Parameters of `diffuse_velocity`.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
     pub struct DiffuseParams {
@@ -280,7 +280,7 @@ fluid_ir::wgsl_struct! {
     }
 }
 
-fluid_ir::wgsl_struct! {
+swirly_ir::wgsl_struct! {
     /// Parameters of the pressure sweeps: `jacobi`, `jacobi_multisweep`, `sor`, `relax`.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
     pub struct JacobiParams {
@@ -305,7 +305,7 @@ pub const MULTISWEEP_MAX: u32 = 8;
 /// in `jacobi_multisweep.wgsl`).
 pub const MULTISWEEP_TILE: u32 = 48;
 
-fluid_ir::wgsl_struct! {
+swirly_ir::wgsl_struct! {
     /// Parameters of the multigrid kernels (`mg_*`): one level (`nx`, `ny`, offsets `b`, `p`,
     /// `tmp` in the packed buffer) and, for the transfers, the next coarser one (`cnx`, `cny`, `cb`,
     /// `cp`). See [`crate::grid::pressure::multigrid`].
@@ -341,7 +341,7 @@ fluid_ir::wgsl_struct! {
     }
 }
 
-fluid_ir::wgsl_struct! {
+swirly_ir::wgsl_struct! {
     /// Parameters of the MGPCG kernels (`cg_*`), offsets into the packed multigrid buffer.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
     pub struct CgParams {
@@ -373,7 +373,7 @@ fluid_ir::wgsl_struct! {
     }
 }
 
-fluid_ir::wgsl_struct! {
+swirly_ir::wgsl_struct! {
     /// Parameters of `poisson_taps`: eight filter taps written at `offset` of the packed buffer.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
     pub struct TapsParams {
@@ -388,7 +388,7 @@ fluid_ir::wgsl_struct! {
     }
 }
 
-fluid_ir::wgsl_struct! {
+swirly_ir::wgsl_struct! {
     /// Parameters of `poisson_rows` and `poisson_cols` (see [`crate::grid::pressure::poisson_filter`]).
     #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
     pub struct FilterParams {

@@ -7,8 +7,8 @@ use crate::particles::{
     CollideParams, DensityParams, DrawParams, EmitParams, HashParams, RelaxParams, ScanParams, SolidParams,
     SpringParams, ViscosityParams, WORKGROUP,
 };
-use fluid_ir::kernel::Access::{Read as R, ReadWrite as RW, Write as W};
-use fluid_ir::kernel::{Binding, Domain, Kernel, KernelDesc, ParamsDesc, Workgroup};
+use swirly_ir::kernel::Access::{Read as R, ReadWrite as RW, Write as W};
+use swirly_ir::kernel::{Binding, Domain, Kernel, KernelDesc, ParamsDesc, Workgroup};
 
 const fn linear(name: &'static str, bindings: &'static [Binding], params: ParamsDesc, doc: &'static str) -> KernelDesc {
     KernelDesc {

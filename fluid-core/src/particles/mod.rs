@@ -35,7 +35,7 @@ pub mod spec;
 
 use bytemuck::{Pod, Zeroable};
 
-use fluid_ir::kernel::ParamsBlock;
+use swirly_ir::kernel::ParamsBlock;
 
 /// Bytes each particle takes on a device: position, velocity and their partners, the
 /// relaxed positions, the pressures (eight bytes each) and three `u32` of the sort.
@@ -50,13 +50,13 @@ pub const SCAN_BLOCK: u32 = 4 * WORKGROUP;
 macro_rules! blocks {
     ($($(#[$m:meta])* $t:ident { $($(#[$fm:meta])* $f:ident : $ty:ty),* $(,)? })*) => {
         $(
-            fluid_ir::wgsl_struct! {
+            swirly_ir::wgsl_struct! {
                 $(#[$m])*
                 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
                 pub struct $t { $($(#[$fm])* pub $f: $ty,)* }
             }
             impl ParamsBlock for $t {}
-            const _: () = assert!(size_of::<$t>() % 16 == 0 && size_of::<$t>() as u64 <= fluid_ir::kernel::PARAMS_MAX_BYTES);
+            const _: () = assert!(size_of::<$t>() % 16 == 0 && size_of::<$t>() as u64 <= swirly_ir::kernel::PARAMS_MAX_BYTES);
         )*
     };
 }

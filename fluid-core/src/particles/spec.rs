@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::frame::Frame;
 use crate::frame::solid::{Obstacle, nearest};
-use fluid_ir::{Error, Result};
+use swirly_ir::{Error, Result};
 
 /// Most particles a scene may hold (positions are indexed in `u32` on every backend, and the
 /// GPU backends dispatch at most 65 535 workgroups of 256 along one axis).

@@ -11,10 +11,10 @@ use bytemuck::{Pod, Zeroable};
 
 use super::Canvas;
 use super::{Blend, Layer, RenderField, RenderSpec};
-use fluid_ir::kernel::Access::{Read as R, ReadWrite as RW, Write as W};
-use fluid_ir::kernel::{Binding, Domain, Kernel, KernelDesc, ParamsBlock, ParamsDesc, Workgroup};
-use fluid_ir::resource::{Format, Lifetime, ResourceDesc, ResourceId, Shape};
-use fluid_ir::schedule::{ParamBlock, Schedule};
+use swirly_ir::kernel::Access::{Read as R, ReadWrite as RW, Write as W};
+use swirly_ir::kernel::{Binding, Domain, Kernel, KernelDesc, ParamsBlock, ParamsDesc, Workgroup};
+use swirly_ir::resource::{Format, Lifetime, ResourceDesc, ResourceId, Shape};
+use swirly_ir::schedule::{ParamBlock, Schedule};
 
 /// [`LayerParams::kind`]: the value through the ramp, less [`LayerParams::offset`].
 pub const KIND_VALUE: u32 = 0;
@@ -41,7 +41,7 @@ pub const COLOUR_BACKGROUND: usize = 0;
 /// See [`COLOUR_BACKGROUND`].
 pub const COLOUR_OBSTACLE: usize = 1;
 
-fluid_ir::wgsl_struct! {
+swirly_ir::wgsl_struct! {
     /// One layer's pass.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
     pub struct LayerParams {
@@ -75,7 +75,7 @@ fluid_ir::wgsl_struct! {
     }
 }
 
-fluid_ir::wgsl_struct! {
+swirly_ir::wgsl_struct! {
     /// The last pass.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
     pub struct FinishParams {

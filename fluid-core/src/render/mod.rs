@@ -15,8 +15,8 @@ use layer::{linear_stops, ramp_at};
 
 use crate::frame::{Frame, finite};
 use crate::model::FieldInfo;
-use fluid_ir::schedule::UNIFORM_BYTES;
-use fluid_ir::{Error, Result};
+use swirly_ir::schedule::UNIFORM_BYTES;
+use swirly_ir::{Error, Result};
 
 mod renderer;
 pub use renderer::{Renderer, Shot};

@@ -7,9 +7,9 @@ use super::kernels::{FramePlan, Solids as Source, Source as Input};
 use super::{Canvas, RenderField, RenderSpec, Trails};
 use crate::model::{Model, Solids};
 use crate::storage::{Bytes, MemoryPlan};
-use fluid_ir::backend::{Backend, StepInputs};
-use fluid_ir::resource::ResourceId;
-use fluid_ir::{Error, Result};
+use swirly_ir::backend::{Backend, StepInputs};
+use swirly_ir::resource::ResourceId;
+use swirly_ir::{Error, Result};
 
 /// What a backdrop is made of: the image's path, the background colour, the picture's size.
 type BackdropKey = (String, [u8; 4], (u32, u32));
@@ -61,7 +61,7 @@ impl Renderer {
     /// on the backend where it can, else composed on the host.
     pub fn render(&mut self, mut shot: Shot<'_>) -> Result<(Vec<u8>, (u32, u32))> {
         match self.draw_on_backend(&mut shot)? {
-            Some(plan) => Ok((fluid_ir::backend::u32s_to_le_bytes(&shot.backend.read(plan.picture)?), plan.size)),
+            Some(plan) => Ok((swirly_ir::backend::u32s_to_le_bytes(&shot.backend.read(plan.picture)?), plan.size)),
             None => {
                 let size = shot.spec.size(&Self::canvas(shot.model));
                 Ok((self.render_on_host(&mut shot)?, size))

@@ -91,7 +91,7 @@ fn the_srgb_table_gives_the_bytes_of_the_definition() {
 }
 
 /// Every `f32` in [0, 1] (about 1.07e9; ten seconds in a release build, so not in the default
-/// run): `cargo test --release -p fluid-core -- --ignored every_f32`.
+/// run): `cargo test --release -p swirly-core -- --ignored every_f32`.
 #[test]
 #[ignore]
 fn the_srgb_table_equals_the_definition_at_every_f32() {

@@ -51,10 +51,10 @@ pub(crate) fn resolve(
     scene: &mut super::Scene,
     written: &[(String, String)],
     folder: Option<&std::path::Path>,
-) -> fluid_ir::Result<()> {
+) -> swirly_ir::Result<()> {
     use crate::image::{built_in, io_reason};
-    use fluid_ir::Error;
     use std::path::{Path, PathBuf};
+    use swirly_ir::Error;
     let Some(folder) = folder else {
         for (_, image) in slots(scene) {
             if built_in(image).is_none()
@@ -69,7 +69,7 @@ pub(crate) fn resolve(
     };
     let folder = if folder.as_os_str().is_empty() { Path::new(".") } else { folder };
     let home = std::fs::canonicalize(folder).map_err(|e| Error::Scene {
-        origin: fluid_ir::error::shorten(&folder.display().to_string()),
+        origin: swirly_ir::error::shorten(&folder.display().to_string()),
         message: format!("its folder cannot be resolved: {}", io_reason(&e)),
     })?;
     for (key, image) in slots(scene) {

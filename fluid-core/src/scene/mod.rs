@@ -33,8 +33,8 @@ use crate::particles::model::{ParticleModel, ParticleSetup};
 use crate::particles::spec::ParticleSpec;
 use crate::render::RenderSpec;
 use crate::splat::{Falloff, GAUSSIAN_CUTOFF, Splat};
-use fluid_ir::error::{shorten, shorten_lines};
-use fluid_ir::{Error, Result};
+use swirly_ir::error::{shorten, shorten_lines};
+use swirly_ir::{Error, Result};
 
 pub mod image;
 pub mod obstacles;

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::frame::solid::{KeyPath, MAX_MASK_PIXELS, Motion, Obstacle, Pose, Shape};
 use crate::frame::{Boundary, Frame};
-use fluid_ir::{Error, Result};
+use swirly_ir::{Error, Result};
 
 /// Most obstacles of one scene (the device's rasterisation visits each for every node).
 pub const MAX_OBSTACLES: usize = 64;

@@ -2,8 +2,8 @@
 //! before it becomes a [`Scene`] (tables written as tables, `f32` values in range).
 
 use super::Scene;
-use fluid_ir::error::shorten;
-use fluid_ir::{Error, Result};
+use swirly_ir::error::shorten;
+use swirly_ir::{Error, Result};
 
 /// Parse one `key=value` override: the value is TOML (`0.01`, `true`, `[0, 1]`, `"text"`);
 /// anything that is not valid TOML is taken as a bare string (`jacobi`).

@@ -4,12 +4,12 @@
 use crate::model::{Fit, Model};
 use crate::scene::Scene;
 use crate::storage::{BudgetPolicy, MemoryPlan, check_within};
-use fluid_ir::Result;
-use fluid_ir::backend::Backend;
+use swirly_ir::Result;
+use swirly_ir::backend::Backend;
 
 /// What `scene` needs on `backend` under its `[storage]` settings, allocating nothing: its
 /// plan, and the scene that would run: as it is when it fits (or has no budget); with
-/// [`BudgetPolicy::Refuse`], [`fluid_ir::Error::OverBudget`] when it does not; with
+/// [`BudgetPolicy::Refuse`], [`swirly_ir::Error::OverBudget`] when it does not; with
 /// [`BudgetPolicy::Downscale`], the largest grid of its box and shape that fits (an error when
 /// not even a 2-cell-high one does).
 pub fn plan(scene: &Scene, backend: &dyn Backend) -> Result<Fitted> {

@@ -14,8 +14,8 @@ use crate::render::{Renderer, Shot};
 use crate::replay::{Input, InputLog};
 use crate::scene::Scene;
 use crate::splat::Splat;
-use fluid_ir::backend::{Backend, PendingRead, StepInputs};
-use fluid_ir::{Error, Result};
+use swirly_ir::backend::{Backend, PendingRead, StepInputs};
+use swirly_ir::{Error, Result};
 
 pub use crate::model::Diagnostics;
 
@@ -145,7 +145,7 @@ impl<B: Backend> Simulation<B> {
         for (i, r) in self.model.resources().iter().enumerate() {
             // Transient resources hold nothing between runs (and refuse writes).
             if !r.is_empty() && r.shares().is_none() {
-                self.backend.write(fluid_ir::ResourceId(i as u32), &vec![0u8; r.bytes() as usize])?;
+                self.backend.write(swirly_ir::ResourceId(i as u32), &vec![0u8; r.bytes() as usize])?;
             }
         }
         self.model.initialize(&mut self.backend)?;
@@ -297,7 +297,7 @@ impl<B: Backend> Simulation<B> {
 
     /// The resource that holds `field` now (derived fields such as `curl` brought up to date),
     /// and the field's description.
-    fn readable(&mut self, field: &str) -> Result<(fluid_ir::ResourceId, FieldInfo)> {
+    fn readable(&mut self, field: &str) -> Result<(swirly_ir::ResourceId, FieldInfo)> {
         let info = self.readable_info(field)?;
         let inputs = self.pass_inputs();
         Ok((self.model.readable(&mut self.backend, info.name, &inputs)?, info))
@@ -361,8 +361,8 @@ impl<B: Backend> Simulation<B> {
     /// answer a frame or two later, so no frame waits for the GPU:
     ///
     /// ```
-    /// # fn main() -> fluid_core::Result<()> {
-    /// # fn example<B: fluid_core::Backend>(mut sim: fluid_core::sim::Simulation<B>) -> fluid_core::Result<()> {
+    /// # fn main() -> swirly_core::Result<()> {
+    /// # fn example<B: swirly_core::Backend>(mut sim: swirly_core::sim::Simulation<B>) -> swirly_core::Result<()> {
     /// let mut asked = sim.request_sample("density", &[[0.5, 0.3]])?;
     /// sim.step(1.0 / 60.0)?; // the next frame
     /// if let Some(density) = sim.poll_sample(&mut asked)? {
@@ -585,7 +585,7 @@ impl<B: Backend> Simulation<B> {
     /// backend's own device draws it from there without a copy (the wgpu backend's
     /// `field_buffer`), valid until the next step or frame. `None` where the frame is composed
     /// on the host (see [`Simulation::render`]).
-    pub fn render_on_device(&mut self) -> Result<Option<(fluid_ir::ResourceId, (u32, u32))>> {
+    pub fn render_on_device(&mut self) -> Result<Option<(swirly_ir::ResourceId, (u32, u32))>> {
         self.scene.check_render()?;
         let (renderer, shot) = self.shot();
         renderer.render_on_device(shot)

@@ -3,7 +3,7 @@
 //! channel the dispatch carries (two scalars and an RGBA one), each with its dissipation
 //! toward its ambient value and what an inflow carries of it.
 
-use fluid_core::grid::uniforms::{
+use swirly_core::grid::uniforms::{
     CHANNEL_Q0, CHANNEL_Q1, CHANNEL_RGBA, ChannelParams, INFLOW_DYE, INFLOW_HEAT, INFLOW_SMOKE,
 };
 
@@ -17,7 +17,7 @@ use super::common::{
     stencil, stencil_lanes, velocity_at_cells,
 };
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// Where cell `(i, j)`'s content was `dt` ago, as interpolation stencils.
 #[inline(always)]
@@ -345,8 +345,8 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
 mod tests {
     use super::super::common::bilerp;
     use super::*;
-    use fluid_core::grid::Side;
-    use fluid_core::{Boundary, FieldId, Grid};
+    use swirly_core::grid::Side;
+    use swirly_core::{Boundary, FieldId, Grid};
 
     fn params(factor: u32) -> ChannelParams {
         ChannelParams {
@@ -367,7 +367,7 @@ mod tests {
 
     /// Random velocities and channels on `grid`, the channels `factor` times finer.
     fn random(grid: &Grid, factor: usize, seed: u64) -> (Vec<f32>, Vec<f32>, [Vec<f32>; 3]) {
-        let mut rng = fluid_core::scene::SplitMix64(seed);
+        let mut rng = swirly_core::scene::SplitMix64(seed);
         let mut rand = |n: usize| -> Vec<f32> { (0..n).map(|_| 4.0 * rng.next_f32() - 2.0).collect() };
         let (u, v) = (rand(grid.len(FieldId::U)), rand(grid.len(FieldId::V)));
         let n = grid.nx as usize * grid.ny as usize * factor * factor;
@@ -423,7 +423,7 @@ mod tests {
     #[test]
     fn the_lattice_path_at_factor_one_is_the_cells_path() {
         // With an inflow carrying smoke in stripes, heat and dye, so the blend is compared too.
-        let inflow = Side::Inflow(fluid_core::grid::Inflow {
+        let inflow = Side::Inflow(swirly_core::grid::Inflow {
             speed: 0.8,
             parabolic: true,
             density: 0.9,

@@ -1,7 +1,7 @@
 //! `advect_velocity`: one invocation computes the semi-Lagrangian value of one u-face and one
 //! v-face: trace the face position back along the velocity and sample there.
 
-use fluid_core::grid::uniforms::AdvectParams;
+use swirly_core::grid::uniforms::AdvectParams;
 
 #[cfg(target_arch = "x86_64")]
 use super::avx2::Avx2;
@@ -11,7 +11,7 @@ use super::common::{
     velocity_at_u_faces, velocity_at_v_faces,
 };
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// New u at face `(i, j)`.
 #[inline(always)]
@@ -155,8 +155,8 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fluid_core::grid::Side;
-    use fluid_core::{Boundary, Grid};
+    use swirly_core::grid::Side;
+    use swirly_core::{Boundary, Grid};
 
     /// u = 1 everywhere drawn in through an open left side, a step of half a cell: the faces
     /// traced half a cell past the side keep half their speed (the ambient fluid beyond is at
@@ -203,9 +203,9 @@ mod tests {
                 grid = grid.with_sides([Side::Open, Side::Open, wall, Side::Open]).expect("sides");
             }
             let g = G::new(&grid.uniform());
-            let mut rng = fluid_core::scene::SplitMix64(3);
-            let u: Vec<f32> = (0..grid.len(fluid_core::FieldId::U)).map(|_| 4.0 * rng.next_f32() - 2.0).collect();
-            let v: Vec<f32> = (0..grid.len(fluid_core::FieldId::V)).map(|_| 4.0 * rng.next_f32() - 2.0).collect();
+            let mut rng = swirly_core::scene::SplitMix64(3);
+            let u: Vec<f32> = (0..grid.len(swirly_core::FieldId::U)).map(|_| 4.0 * rng.next_f32() - 2.0).collect();
+            let v: Vec<f32> = (0..grid.len(swirly_core::FieldId::V)).map(|_| 4.0 * rng.next_f32() - 2.0).collect();
             for order in 1..=3 {
                 let p = AdvectParams { order, velocity_dissipation: 0.3, ..AdvectParams::default() };
                 let (mut uo, mut vo) = (vec![0.0; u.len()], vec![0.0; v.len()]);

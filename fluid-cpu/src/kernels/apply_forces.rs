@@ -3,13 +3,13 @@
 //! `ε·h·(N × ω)` (averaged from the two cells beside a face). The max-speed limit is
 //! `clamp_speed`'s.
 
-use fluid_core::grid::uniforms::ForceParams;
+use swirly_core::grid::uniforms::ForceParams;
 
 use rayon::prelude::*;
 
 use super::common::{Cross, G, cross, for_each_row, next, prev};
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// |ω| gradient direction N and the confinement force `ε h (N_y ω, −N_x ω)` at cell `(i, j)`.
 #[inline(always)]
@@ -314,7 +314,7 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fluid_core::{Boundary, FieldId, Grid};
+    use swirly_core::{Boundary, FieldId, Grid};
 
     #[test]
     fn batched_faces_equal_the_one_face_functions() {
@@ -322,7 +322,7 @@ mod tests {
             let grid = Grid::new(17, 11, 0.1, b, b).expect("grid");
             // A calm patch (cells 2..6 of rows 2..6): the gradient of |ω| vanishes there.
             let g = G::new(&grid.uniform());
-            let mut rng = fluid_core::scene::SplitMix64(21);
+            let mut rng = swirly_core::scene::SplitMix64(21);
             let mut rand = |n: usize| -> Vec<f32> { (0..n).map(|_| 4.0 * rng.next_f32() - 2.0).collect() };
             let (u0, v0) = (rand(grid.len(FieldId::U)), rand(grid.len(FieldId::V)));
             let (den, tem, mut curl) = (rand(17 * 11), rand(17 * 11), rand(17 * 11));
@@ -368,7 +368,7 @@ mod tests {
         let g = G::new(&Grid { solids: true, ..plain_grid }.uniform());
         let plain = G::new(&plain_grid.uniform());
         let p = ForceParams { vorticity: 0.8, ..ForceParams::default() };
-        let mut rng = fluid_core::scene::SplitMix64(4);
+        let mut rng = swirly_core::scene::SplitMix64(4);
         let mut curl: Vec<f32> = (0..63).map(|_| rng.next_f32() - 0.5).collect();
         let mut solid = vec![0.0f32; 63];
         for (i, j) in [(5, 3), (6, 3), (5, 4)] {

@@ -450,7 +450,7 @@ impl Avx2 {
 mod tests {
     use super::super::common::{backtrace, bilerp4, sample_u, sample_v, stencil};
     use super::*;
-    use fluid_core::{Boundary, FieldId, Grid};
+    use swirly_core::{Boundary, FieldId, Grid};
 
     fn avx2() -> Avx2 {
         // x86-64 machines have had AVX2 since 2013; without it these helpers never run, and this
@@ -464,7 +464,7 @@ mod tests {
 
     fn grid_with(nx: u32, ny: u32, bx: Boundary, by: Boundary) -> (G, Vec<f32>, Vec<f32>) {
         let grid = Grid::new(nx, ny, 0.1, bx, by).expect("grid");
-        let mut rng = fluid_core::scene::SplitMix64(11);
+        let mut rng = swirly_core::scene::SplitMix64(11);
         let u = (0..grid.len(FieldId::U)).map(|_| 4.0 * rng.next_f32() - 2.0).collect();
         let v = (0..grid.len(FieldId::V)).map(|_| 4.0 * rng.next_f32() - 2.0).collect();
         (G::new(&grid.uniform()), u, v)
@@ -477,7 +477,7 @@ mod tests {
         let mut xs = vec![0.0, -0.0, 1.0, 0.5, n - 1.0, n, n + 0.5, -0.5, -1e-7, 1e-7, -3.0, 1e30, -1e30];
         xs.extend([f32::INFINITY, f32::NEG_INFINITY, f32::NAN, n - 1e-6, 1.0 - f32::EPSILON / 2.0]);
         xs.extend([2.0f32.next_down(), 2.0f32.next_up(), (n - 1.0).next_down(), n.next_down(), n.next_up()]);
-        let mut rng = fluid_core::scene::SplitMix64(7);
+        let mut rng = swirly_core::scene::SplitMix64(7);
         xs.extend((0..200).map(|_| (n + 4.0) * rng.next_f32() - 2.0));
         xs.truncate(xs.len() / LANES * LANES);
         xs
@@ -490,7 +490,7 @@ mod tests {
         let mut xs = awkward(n as usize);
         xs.extend([-n, (-n).next_down(), (-n).next_up(), 2.0 * n, (2.0 * n).next_down(), (2.0 * n).next_up()]);
         xs.extend([n - 0.5, -0.5 * n, 1.5 * n, -1.0, -1.0f32.next_up(), 3.0 * n, -2.0 * n, 0.25]);
-        let mut rng = fluid_core::scene::SplitMix64(19);
+        let mut rng = swirly_core::scene::SplitMix64(19);
         xs.extend((0..200).map(|_| 3.0 * n * rng.next_f32() - n));
         xs.truncate(xs.len() / LANES * LANES);
         xs
@@ -532,7 +532,7 @@ mod tests {
     /// run past the field).
     fn batches(g: &G) -> Vec<([f32; LANES], [f32; LANES])> {
         let (nx, ny) = (g.nx as f32, g.ny as f32);
-        let mut rng = fluid_core::scene::SplitMix64(13);
+        let mut rng = swirly_core::scene::SplitMix64(13);
         let mut out = vec![];
         for _ in 0..64 {
             let (x0, y0) = ((nx - 6.0) * rng.next_f32(), ny * rng.next_f32());
@@ -577,7 +577,7 @@ mod tests {
         let a = avx2();
         for (nx, ny, bx, by) in grids() {
             let (g, _, _) = grid_with(nx, ny, bx, by);
-            let mut rng = fluid_core::scene::SplitMix64(17);
+            let mut rng = swirly_core::scene::SplitMix64(17);
             let dye: Vec<f32> = (0..4 * g.nx * g.ny).map(|_| 8.0 * rng.next_f32() - 4.0).collect();
             for (x, y) in batches(&g) {
                 let sx = a.stencil_axis(a.load(x), g.nx, false, g.px);

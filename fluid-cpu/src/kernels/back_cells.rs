@@ -2,12 +2,12 @@
 //! along the velocity (the backtrace with −dt) and sample the forward-advected scalar and dye
 //! there, undoing their dissipation.
 
-use fluid_core::grid::uniforms::{SHARP_DYE, SHARP_SCALAR, SharpParams};
+use swirly_core::grid::uniforms::{SHARP_DYE, SHARP_SCALAR, SharpParams};
 
 use super::common::sharp::{Lattice, dissipate, for_each_traced};
 use super::common::{bilerp, bilerp4, for_each_row};
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// The table's entry.
 pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {

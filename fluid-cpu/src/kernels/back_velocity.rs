@@ -2,12 +2,12 @@
 //! face forward along the velocity (the backtrace with −dt) and sample the forward-advected
 //! velocity there, undoing its dissipation.
 
-use fluid_core::grid::uniforms::SharpParams;
+use swirly_core::grid::uniforms::SharpParams;
 
 use super::common::sharp::{Lattice, for_each_traced};
 use super::common::{G, bilerp, for_each_row};
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// The round trip's value on `lattice` (u or v) of the advected field `hat` at the point
 /// `(x, y)` a face reaches.

@@ -2,13 +2,13 @@
 //! `1 − exp(−rate·dt)` of the fuel burns; each unit burnt adds `heat` to the temperature,
 //! `soot` to the density and, where bound, `expansion / dt` to the step's divergence source.
 
-use fluid_core::grid::uniforms::BurnParams;
+use swirly_core::grid::uniforms::BurnParams;
 
 use rayon::prelude::*;
 
 use super::common::{G, rows_mut};
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// The fields one invocation reads and writes (`density` and `expansion` empty where absent).
 pub struct BurnFields<'a> {

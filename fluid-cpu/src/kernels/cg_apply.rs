@@ -4,11 +4,11 @@
 //! magnitude; the form `n d − Σ d_nbr` would, and CG's recursive residual would drift from the
 //! true one by that much (measured: MGPCG stalled near 3e-5 at 256²).
 
-use fluid_core::grid::uniforms::CgParams;
+use swirly_core::grid::uniforms::CgParams;
 
 use super::common::{Around, G, Rows, for_each_row, neighbour_sum, split_around};
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// `q` at cell `(i, j)`, with `d(k)` the direction at flat index `k`: the reference that
 /// [`run`] matches bit for bit (tested).
@@ -64,7 +64,7 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fluid_core::{Boundary, Grid};
+    use swirly_core::{Boundary, Grid};
 
     #[test]
     fn rows_equal_the_one_cell_function() {
@@ -74,7 +74,7 @@ mod tests {
             let grid = Grid::new(nx, ny, 0.1, b, b).expect("grid");
             let g = G::new(&grid.uniform());
             let n = (nx * ny) as usize;
-            let mut rng = fluid_core::scene::SplitMix64(13);
+            let mut rng = swirly_core::scene::SplitMix64(13);
             let mg0: Vec<f32> = (0..3 * n).map(|_| 4.0 * rng.next_f32() - 2.0).collect();
             let params = CgParams { nx, ny, d: n as u32, q: 2 * n as u32, ..CgParams::default() };
             let mut mg = mg0.clone();

@@ -5,13 +5,13 @@
 //! residual reaches its rounding floor, the classical recurrence without that restart lost
 //! conjugacy and blew up (measured at 256²: 4e-7 after 6 iterations, 0.1 after 16).
 
-use fluid_core::grid::uniforms::CgParams;
+use swirly_core::grid::uniforms::CgParams;
 
 use rayon::prelude::*;
 
 use super::common::split_around;
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// β from the scalars; `None` for `d = z`.
 pub fn beta(params: &CgParams, scalars: impl Fn(usize) -> f32) -> Option<f32> {

@@ -4,13 +4,13 @@
 //! `partials[wg]`; pass 1: one workgroup folds the partials the same way into
 //! `scalars[slot]`.
 
-use fluid_core::grid::uniforms::CgParams;
+use swirly_core::grid::uniforms::CgParams;
 
 use rayon::prelude::*;
 
 use super::common::split_around;
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 const WG: usize = 256;
 
@@ -82,7 +82,7 @@ mod tests {
     #[test]
     fn partial_sums_follow_the_lanes_order() {
         for (len, count) in [(1000usize, 7usize), (256 * 3 + 5, 3), (10, 16), (70_000, 64)] {
-            let mut rng = fluid_core::scene::SplitMix64(23);
+            let mut rng = swirly_core::scene::SplitMix64(23);
             let mut mg: Vec<f32> = (0..2 * len + count).map(|_| 4.0 * rng.next_f32() - 2.0).collect();
             let params = CgParams {
                 nx: len as u32,

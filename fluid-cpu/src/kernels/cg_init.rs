@@ -2,13 +2,13 @@
 //! residual `r = b − A x` with `b = −h² ∇·u / dt`, `A` applied in difference form, into the
 //! packed multigrid buffer.
 
-use fluid_core::grid::uniforms::CgParams;
+use swirly_core::grid::uniforms::CgParams;
 
 use rayon::prelude::*;
 
 use super::common::{G, Rows, df_differences};
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// `(x_hi, x_lo, r)` at cell `(i, j)`.
 #[inline(always)]
@@ -98,7 +98,7 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fluid_core::{Boundary, Grid};
+    use swirly_core::{Boundary, Grid};
 
     #[test]
     fn rows_equal_the_one_cell_function() {
@@ -108,7 +108,7 @@ mod tests {
             let grid = Grid::new(nx, ny, 0.1, b, b).expect("grid");
             let g = G::new(&grid.uniform());
             let n = (nx * ny) as usize;
-            let mut rng = fluid_core::scene::SplitMix64(17);
+            let mut rng = swirly_core::scene::SplitMix64(17);
             let mut rand = |len: usize| -> Vec<f32> { (0..len).map(|_| 4.0 * rng.next_f32() - 2.0).collect() };
             let (hi, div) = (rand(n), rand(n));
             let lo: Vec<f32> = hi.iter().map(|x| x * 3e-8).collect();

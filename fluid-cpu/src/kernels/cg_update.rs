@@ -5,13 +5,13 @@
 //! about the size of the whole pressure, and leave the f32 floor in `x` that double-float is
 //! there to remove; the short α makes the product exact and is the same α for `x` and `r`.
 
-use fluid_core::grid::uniforms::CgParams;
+use swirly_core::grid::uniforms::CgParams;
 
 use rayon::prelude::*;
 
 use super::common::{df_add_product, trunc12};
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// α from the scalars.
 pub fn alpha(params: &CgParams, mg: &[f32]) -> f32 {
@@ -72,7 +72,7 @@ mod tests {
     fn blocks_equal_the_cell_by_cell_update() {
         let n = 5000usize;
         for (x, r, d, q) in [(0, 2 * n, 3 * n, 4 * n), (3 * n, 0, n, 2 * n)] {
-            let mut rng = fluid_core::scene::SplitMix64(29);
+            let mut rng = swirly_core::scene::SplitMix64(29);
             let mut mg: Vec<f32> = (0..5 * n + 3).map(|_| 4.0 * rng.next_f32() - 2.0).collect();
             let scalars = 5 * n;
             (mg[scalars], mg[scalars + 2]) = (0.7, 1.3);

@@ -2,12 +2,12 @@
 //! there is at most `max_speed`: `|(u, ṽ)|` with `ṽ` the mean of the v-faces around the u-face
 //! (and `ũ` likewise), so a diagonal flow is held to `max_speed`, not to it on each axis.
 
-use fluid_core::grid::uniforms::ForceParams;
 use rayon::prelude::*;
+use swirly_core::grid::uniforms::ForceParams;
 
 use super::common::{G, prev};
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// `a` scaled so that `|(a, b)| ≤ m`; the scale from the larger magnitude first, so no square
 /// overflows. A NaN stays NaN. The WGSL's arithmetic, in its order.

@@ -3,7 +3,7 @@
 
 use super::common::{G, for_each_row, next, prev};
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// Cell-centred u of cell `(i, j)`.
 #[inline(always)]
@@ -72,7 +72,7 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, _d: &Dispatch, s: &mut Slots<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fluid_core::{Boundary, FieldId, Grid};
+    use swirly_core::{Boundary, FieldId, Grid};
 
     #[test]
     fn rows_equal_the_cell_function() {
@@ -85,7 +85,7 @@ mod tests {
         ] {
             let grid = Grid::new(nx, ny, 0.3, bx, by).expect("grid");
             let g = G::new(&grid.uniform());
-            let mut rng = fluid_core::scene::SplitMix64(3);
+            let mut rng = swirly_core::scene::SplitMix64(3);
             let mut field = |f| (0..grid.len(f)).map(|_| 2.0 * rng.next_f32() - 1.0).collect::<Vec<f32>>();
             let (u, v) = (field(FieldId::U), field(FieldId::V));
             let mut curl = vec![0.0; grid.len(FieldId::Curl)];

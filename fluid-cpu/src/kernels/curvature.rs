@@ -4,7 +4,7 @@
 
 use super::common::{G, clamp_or_wrap, for_each_row};
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// The unit normal at the corner shared by cells `(a0, b0)`, `(a1, b0)`, `(a0, b1)`,
 /// `(a1, b1)`; zero where the density is flat.

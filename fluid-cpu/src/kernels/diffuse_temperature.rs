@@ -7,11 +7,11 @@
 //! its temperature, and its faces conduct whole: its neighbours see it as a cell at that
 //! temperature.
 
-use fluid_core::grid::uniforms::DiffuseParams;
+use swirly_core::grid::uniforms::DiffuseParams;
 
 use super::common::{BOTTOM, G, LEFT, RIGHT, TOP, for_each_row, next, prev};
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// Where heat flows between cells: `u_faces` and `v_faces` with obstacles, and `held` where
 /// some are held at a temperature.

@@ -6,11 +6,11 @@
 //! missing neighbour mirrors the face itself, so it drops out of both sums); past a no-slip
 //! wall or an inflow it is the ghost `2 v_side − v` (`sum += 2 v_side`, `n += 2`).
 
-use fluid_core::grid::uniforms::DiffuseParams;
+use swirly_core::grid::uniforms::DiffuseParams;
 
 use super::common::{BOTTOM, Cross, G, LEFT, RIGHT, TOP, cross, for_each_row, inner, next, prev};
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// A face's faces field (`u_faces` or `v_faces`) and whether obstacles hold the fluid (no
 /// slip); `None` without obstacles.
@@ -187,7 +187,7 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fluid_core::{Boundary, FieldId, Grid};
+    use swirly_core::{Boundary, FieldId, Grid};
 
     #[test]
     fn rows_equal_the_face_functions() {
@@ -201,7 +201,7 @@ mod tests {
         ] {
             let grid = Grid::new(nx, ny, 0.3, bx, by).expect("grid");
             let g = G::new(&grid.uniform());
-            let mut rng = fluid_core::scene::SplitMix64(8);
+            let mut rng = swirly_core::scene::SplitMix64(8);
             let mut field = |f| (0..grid.len(f)).map(|_| 2.0 * rng.next_f32() - 1.0).collect::<Vec<f32>>();
             let (u0, v0, u, v) = (field(FieldId::U), field(FieldId::V), field(FieldId::U), field(FieldId::V));
             let p = DiffuseParams { viscosity: 0.37, ..DiffuseParams::default() };

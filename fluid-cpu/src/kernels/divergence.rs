@@ -3,7 +3,7 @@
 
 use super::common::{G, for_each_row};
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// Divergence of cell `(i, j)`.
 #[inline(always)]
@@ -46,7 +46,7 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, _d: &Dispatch, s: &mut Slots<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fluid_core::{Boundary, FieldId, Grid};
+    use swirly_core::{Boundary, FieldId, Grid};
 
     #[test]
     fn rows_equal_the_one_cell_function() {
@@ -57,7 +57,7 @@ mod tests {
         ] {
             let grid = Grid::new(nx, ny, 0.1, bx, by).expect("grid");
             let g = G::new(&grid.uniform());
-            let mut rng = fluid_core::scene::SplitMix64(5);
+            let mut rng = swirly_core::scene::SplitMix64(5);
             let mut field = |id| (0..grid.len(id)).map(|_| 4.0 * rng.next_f32() - 2.0).collect::<Vec<f32>>();
             let (u, v) = (field(FieldId::U), field(FieldId::V));
             let mut out = vec![0.0; grid.len(FieldId::Divergence)];

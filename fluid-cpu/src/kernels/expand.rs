@@ -4,7 +4,7 @@
 use rayon::prelude::*;
 
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// `divergence −= expansion`, cell by cell.
 pub fn run(expansion: &[f32], divergence: &mut [f32]) {

@@ -3,11 +3,11 @@
 //! (its mean over each velocity cell, read by the forces and combustion) and `fine_soot` (what
 //! combustion added to a velocity cell, added to its fine cells).
 
-use fluid_core::grid::uniforms::DyeParams;
+use swirly_core::grid::uniforms::DyeParams;
 
 use super::common::{G, for_each_row};
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// `coarse_density`: the mean of each velocity cell's fine cells into `coarse` and `mean`.
 pub fn run_coarse(g: &G, p: &DyeParams, density: &[f32], coarse: &mut [f32], mean: &mut [f32]) {

@@ -3,12 +3,12 @@
 //! and takes that temperature. `diffuse_temperature` keeps those cells and conducts through
 //! their faces whole: the solid is a source or sink of heat, not an insulator.
 
-use fluid_core::frame::solid::nearest;
 use rayon::prelude::*;
+use swirly_core::frame::solid::nearest;
 
 use super::common::G;
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// The held temperature at each cell centre (`None` outside every held solid), with the
 /// table `rows` at time `t`.

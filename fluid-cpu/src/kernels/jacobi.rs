@@ -11,11 +11,11 @@
 //! change by less than 1.2e-38; GPUs commonly flush the same way (Vulkan leaves it to the
 //! driver unless a shader asks to preserve them).
 
-use fluid_core::grid::uniforms::JacobiParams;
+use swirly_core::grid::uniforms::JacobiParams;
 
 use super::common::{Cross, G, cross, flush_subnormal, for_each_row, inner, next, prev};
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// Sum of the existing neighbours' pressure and their count, for cell `(i, j)`.
 #[inline(always)]
@@ -212,7 +212,7 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fluid_core::{Boundary, FieldId, Grid};
+    use swirly_core::{Boundary, FieldId, Grid};
 
     fn grid(nx: u32, ny: u32, b: Boundary) -> (Grid, G) {
         let grid = Grid::new(nx, ny, 0.1, b, b).expect("grid");
@@ -260,7 +260,7 @@ mod tests {
                 // A periodic axis needs two cells.
                 let Ok(grid) = Grid::new(nx, ny, 0.1, bx, by) else { continue };
                 let g = G::new(&grid.uniform());
-                let mut rng = fluid_core::scene::SplitMix64(9);
+                let mut rng = swirly_core::scene::SplitMix64(9);
                 let n = grid.len(FieldId::Pressure);
                 // Values around the subnormal boundary, so that some results are flushed, with
                 // zeros of both signs among them (the edge cells and rows sum from `+0`, as
@@ -273,7 +273,7 @@ mod tests {
                 };
                 let p_tiny: Vec<f32> = (0..n).map(&mut tiny).collect();
                 let div_tiny: Vec<f32> = (0..n).map(|k| if k % 5 == 0 { -0.0 } else { tiny(k) * 1e-2 }).collect();
-                let mut rng = fluid_core::scene::SplitMix64(10);
+                let mut rng = swirly_core::scene::SplitMix64(10);
                 // A product, so that the mantissas are full (`next_f32` gives multiples of 2^−24,
                 // whose sums are mostly exact in any order).
                 let mut unit = || (2.0 * rng.next_f32() - 1.0) * (1.0 + rng.next_f32());

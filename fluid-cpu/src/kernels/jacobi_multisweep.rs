@@ -4,12 +4,12 @@
 //! on the CPU they are literally that many [`super::jacobi`] sweeps through temporaries, which
 //! defines the answer the shader must give.
 
-use fluid_core::grid::uniforms::{JacobiParams, MULTISWEEP_MAX};
+use swirly_core::grid::uniforms::{JacobiParams, MULTISWEEP_MAX};
 
 use super::common::G;
 use super::jacobi;
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// `params.sweeps` sweeps (clamped to 1 ..= [`MULTISWEEP_MAX`], as the shader does) from `p`
 /// into `out`; `zero_initial` applies to the first.

@@ -1,16 +1,16 @@
 //! `mg_coarse`: the rest of a multigrid V-cycle from one small level down to the coarsest and
 //! back up, in one invocation. On the GPU one workgroup walks the steps with a barrier between
 //! them (a small level costs a dispatch's latency, not its cells); here the steps of
-//! [`fluid_core::grid::pressure::multigrid::v_cycle`] from that level on run one after another through the
+//! [`swirly_core::grid::pressure::multigrid::v_cycle`] from that level on run one after another through the
 //! per-level kernels, which defines the answer the shader must give.
 
-use fluid_core::grid::pressure::multigrid::{COARSE_OVER_RELAX, Step, levels_from, over_relax_coarsest, v_cycle};
-use fluid_core::grid::uniforms::MgParams;
+use swirly_core::grid::pressure::multigrid::{COARSE_OVER_RELAX, Step, levels_from, over_relax_coarsest, v_cycle};
+use swirly_core::grid::uniforms::MgParams;
 
 use super::common::G;
 use super::{mg_prolong, mg_restrict, mg_smooth};
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// The cycle from the level `params` names (`nx`, `ny`, `b`); `colour` bit 0: the symmetric
 /// cycle, bit 1 ([`COARSE_OVER_RELAX`]): the coarsest level over-relaxed; `zero_initial` 1:

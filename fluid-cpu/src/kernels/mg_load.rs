@@ -4,15 +4,15 @@
 //! the double-float pressure `pressure + pressure_lo` and `p` is left alone (with a cold start
 //! `b` is just the scaled divergence, and the pressure is set to zero).
 
-#[cfg(doc)]
-use fluid_core::grid::pressure::multigrid::LOAD_COPY;
-use fluid_core::grid::pressure::multigrid::LOAD_RESIDUAL;
-use fluid_core::grid::uniforms::MgParams;
 use rayon::prelude::*;
+#[cfg(doc)]
+use swirly_core::grid::pressure::multigrid::LOAD_COPY;
+use swirly_core::grid::pressure::multigrid::LOAD_RESIDUAL;
+use swirly_core::grid::uniforms::MgParams;
 
 use super::common::{G, df_differences, df_row, for_each_row};
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// `b` at cell `(i, j)` in [`LOAD_RESIDUAL`] mode: `−h² ∇·u / dt − A (hi + lo)`.
 #[inline(always)]
@@ -94,7 +94,7 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fluid_core::{Boundary, Grid};
+    use swirly_core::{Boundary, Grid};
 
     #[test]
     fn residual_rows_equal_the_cell_function() {
@@ -102,7 +102,7 @@ mod tests {
             let grid = Grid::new(nx, ny, 0.1, bd, bd).expect("grid");
             let g = G::new(&grid.uniform());
             let n = (nx * ny) as usize;
-            let mut rng = fluid_core::scene::SplitMix64(8);
+            let mut rng = swirly_core::scene::SplitMix64(8);
             let mut rand = |scale: f32| -> Vec<f32> { (0..n).map(|_| scale * (2.0 * rng.next_f32() - 1.0)).collect() };
             let (hi, lo, div) = (rand(100.0), rand(1e-5), rand(1.0));
             let mut row = vec![0.0; nx as usize];

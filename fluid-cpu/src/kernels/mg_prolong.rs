@@ -3,11 +3,11 @@
 //! cells beside the parent on its side, 1/16 of the diagonal one (walls: the parent again;
 //! periodic axes wrap).
 
-use fluid_core::grid::uniforms::MgParams;
+use swirly_core::grid::uniforms::MgParams;
 
 use super::common::{Around, G, for_each_row, split_around};
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// The coarse neighbour beside parent `c` on the side of fine index `i`, on an axis of `n`
 /// coarse cells.
@@ -116,7 +116,7 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fluid_core::{Boundary, Grid};
+    use swirly_core::{Boundary, Grid};
 
     #[test]
     fn slices_equal_the_cell_function() {
@@ -131,7 +131,7 @@ mod tests {
             let g = G::new(&grid.uniform());
             let (cnx, cny) = (nx.div_ceil(2), ny.div_ceil(2));
             let (f, c) = ((nx * ny) as usize, (cnx * cny) as usize);
-            let mut rng = fluid_core::scene::SplitMix64(6);
+            let mut rng = swirly_core::scene::SplitMix64(6);
             let data: Vec<f32> = (0..f + c).map(|_| 2.0 * rng.next_f32() - 1.0).collect();
             let params = MgParams { nx, ny, p: 0, cnx, cny, cp: f as u32, ..MgParams::default() };
             let mut mg = data.clone();

@@ -2,11 +2,11 @@
 //! of each coarse cell into the coarser level's `b`; the coarser `p` set to zero. Children are
 //! summed in the order (0,0), (1,0), (0,1), (1,1).
 
-use fluid_core::grid::uniforms::MgParams;
+use swirly_core::grid::uniforms::MgParams;
 
 use super::common::{Around, Cross, G, Rows, for_each_row_scratch, level_neighbours, split_around};
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// Coarse `b` at coarse cell `(ci, cj)`, reading the level's `p` and `b` through `p(k)` and
 /// `b(k)` (their `k`-th values).
@@ -152,7 +152,7 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fluid_core::{Boundary, Grid};
+    use swirly_core::{Boundary, Grid};
 
     #[test]
     fn slices_equal_the_cell_function() {
@@ -169,7 +169,7 @@ mod tests {
             let g = G::new(&grid.uniform());
             let (cnx, cny) = (nx.div_ceil(2), ny.div_ceil(2));
             let (f, c) = ((nx * ny) as usize, (cnx * cny) as usize);
-            let mut rng = fluid_core::scene::SplitMix64(5);
+            let mut rng = swirly_core::scene::SplitMix64(5);
             let data: Vec<f32> = (0..2 * f + 2 * c).map(|_| 2.0 * rng.next_f32() - 1.0).collect();
             // Fine b, p, then coarse b, p.
             let params = MgParams {

@@ -2,11 +2,11 @@
 //! level, from the iterate at `p` into `tmp` (the cells of the other colour are copied), as
 //! [`super::sor`] does on the grid.
 
-use fluid_core::grid::uniforms::MgParams;
+use swirly_core::grid::uniforms::MgParams;
 
 use super::common::{Around, Cross, G, Rows, for_each_row, level_neighbours, next, prev, split_around};
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// The pass at cell `(i, j)` of the level, reading its iterate and right-hand side through
 /// `p(k)` and `b(k)` (their `k`-th values; the iterate is taken as zero when the pass starts
@@ -152,7 +152,7 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fluid_core::{Boundary, Grid};
+    use swirly_core::{Boundary, Grid};
 
     /// The row path equals the per-cell function bit for bit, both colours, on wall and
     /// periodic levels, with the level's arrays before and after the written one.
@@ -168,7 +168,7 @@ mod tests {
             let grid = Grid::new(nx, ny, 0.1, b, by).expect("grid");
             let g = G::new(&grid.uniform());
             let cells = (nx * ny) as usize;
-            let mut rng = fluid_core::scene::SplitMix64(11);
+            let mut rng = swirly_core::scene::SplitMix64(11);
             let data: Vec<f32> = (0..3 * cells).map(|_| 2.0 * rng.next_f32() - 1.0).collect();
             // Layouts: (b, p, tmp) and (tmp, p, b) in the buffer.
             for (bo, po, to) in [(0, cells, 2 * cells), (2 * cells, cells, 0)] {

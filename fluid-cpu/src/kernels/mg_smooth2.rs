@@ -2,7 +2,7 @@
 //! iterate at `p` (plus the next coarser level's correction when `cnx` > 0, as `mg_prolong`
 //! adds it) into `tmp`, `p` left as it was; with the `SMOOTH2_RESTRICT` bit of `colour`, then
 //! the result's residual restricted into the coarser level instead, as `mg_restrict` does.
-//! The four [`super::mg_smooth`] passes of [`fluid_core::grid::pressure::multigrid::smooth2_passes`], one after
+//! The four [`super::mg_smooth`] passes of [`swirly_core::grid::pressure::multigrid::smooth2_passes`], one after
 //! the other, define the answer. `mg_smooth2_solid`, its twin with obstacles, is those passes
 //! through the weighted kernels ([`super::solid::mg_smooth`], [`super::solid::mg_restrict`]).
 //!
@@ -20,16 +20,16 @@
 
 use std::ops::Range;
 
-use fluid_core::grid::pressure::multigrid::{
+use rayon::prelude::*;
+use swirly_core::grid::pressure::multigrid::{
     SMOOTH2_ACCUMULATE, SMOOTH2_LOAD_RESIDUAL, SMOOTH2_RESTRICT, smooth2_passes,
 };
-use fluid_core::grid::uniforms::MgParams;
-use rayon::prelude::*;
+use swirly_core::grid::uniforms::MgParams;
 
 use super::common::{G, Rows, df_accumulate, for_each_row};
 use super::{mg_load, mg_prolong, mg_restrict, mg_smooth, solid};
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// The double-float pressure and the divergence, for the level-0 steps of a double-float solve.
 pub struct Pressure<'a> {
@@ -70,7 +70,7 @@ fn job_scratch(nx: usize, band: usize) -> usize {
 /// The scratch [`run`] needs on any level of a grid of `nx × ny` cells with `threads` threads
 /// (the backend allocates it with the fields).
 pub fn scratch_len(nx: usize, ny: usize, threads: usize) -> usize {
-    fluid_core::grid::pressure::multigrid::levels(nx as u32, ny as u32)
+    swirly_core::grid::pressure::multigrid::levels(nx as u32, ny as u32)
         .iter()
         .map(|l| {
             let (x, y) = (l.nx as usize, l.ny as usize);
@@ -474,8 +474,8 @@ pub(crate) fn dispatch_solid(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
 
 #[cfg(test)]
 mod tests {
-    use fluid_core::grid::pressure::multigrid::{Step, buffer_len, levels, v_cycle};
-    use fluid_core::grid::{Boundary, Grid};
+    use swirly_core::grid::pressure::multigrid::{Step, buffer_len, levels, v_cycle};
+    use swirly_core::grid::{Boundary, Grid};
 
     use super::super::mg_coarse;
     use super::*;
@@ -494,7 +494,7 @@ mod tests {
 
     /// Random values in [−1, 1).
     fn random(n: usize, seed: u64) -> Vec<f32> {
-        let mut rng = fluid_core::scene::SplitMix64(seed);
+        let mut rng = swirly_core::scene::SplitMix64(seed);
         (0..n).map(|_| 2.0 * rng.next_f32() - 1.0).collect()
     }
 
@@ -613,7 +613,7 @@ mod tests {
     /// closed, some open), walls, periodic and open sides.
     #[test]
     fn the_dispatched_cycle_computes_the_plain_one_round_solids() {
-        use fluid_core::grid::Side;
+        use swirly_core::grid::Side;
         for (nx, ny, bx, by, open) in [
             (150, 90, Boundary::Wall, Boundary::Wall, false),
             (151, 77, Boundary::Periodic, Boundary::Wall, false),

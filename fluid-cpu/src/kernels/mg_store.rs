@@ -3,13 +3,13 @@
 //! `p`) or [`STORE_ADD`] (`p` added to the double-float pressure).
 
 #[cfg(doc)]
-use fluid_core::grid::pressure::multigrid::STORE_COPY;
-use fluid_core::grid::pressure::multigrid::{STORE_ADD, STORE_PAIR};
-use fluid_core::grid::uniforms::MgParams;
+use swirly_core::grid::pressure::multigrid::STORE_COPY;
+use swirly_core::grid::pressure::multigrid::{STORE_ADD, STORE_PAIR};
+use swirly_core::grid::uniforms::MgParams;
 
 use super::common::df_accumulate;
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// Write `pressure` and `pressure_lo`.
 pub fn run(params: &MgParams, mg: &[f32], pressure: &mut [f32], pressure_lo: &mut [f32]) {

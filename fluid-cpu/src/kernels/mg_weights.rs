@@ -2,10 +2,10 @@
 //! top face): level 0's from the grid's faces, a coarser level's the mean of the finer faces it
 //! covers. The arithmetic is in [`super::solid::mg_faces`].
 
-use fluid_core::grid::uniforms::MgParams;
+use swirly_core::grid::uniforms::MgParams;
 
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// The table's entry: a dispatch of `mg_weights` on the CPU.
 pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {

@@ -3,10 +3,10 @@
 //! invocation, a `run` that drives it over rows with rayon, and a `dispatch` that takes a
 //! schedule's dispatch to `run`; a table maps each kernel to its `dispatch`.
 
-use fluid_core::Kernel;
-use fluid_core::grid::kernels as k;
-use fluid_core::particles::kernels as pk;
-use fluid_core::render::kernels as rk;
+use swirly_core::Kernel;
+use swirly_core::grid::kernels as k;
+use swirly_core::particles::kernels as pk;
+use swirly_core::render::kernels as rk;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;

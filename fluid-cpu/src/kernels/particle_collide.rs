@@ -4,9 +4,9 @@
 //! would rest on the edge). Within reach of stickiness a particle is pulled toward a wall by
 //! `dt k_stick d (1 − d / reach)` (Clavet et al. 2005, section 5.3).
 
-use fluid_core::ir::schedule::Dispatch;
-use fluid_core::particles::{CollideParams, SHAPE_BOX};
 use rayon::prelude::*;
+use swirly_core::ir::schedule::Dispatch;
+use swirly_core::particles::{CollideParams, SHAPE_BOX};
 
 use super::common::particles::{pairs, pairs_mut};
 use crate::dispatch::{Ctx, Slots};

@@ -2,9 +2,9 @@
 //! `ρ_near = Σ (1 − q)³` over its neighbours (`q = r / h < 1`), and from them its pressure
 //! `k (ρ − ρ0)` and near-pressure `k_near ρ_near` (Clavet et al. 2005, algorithm 2).
 
-use fluid_core::ir::schedule::Dispatch;
-use fluid_core::particles::DensityParams;
 use rayon::prelude::*;
+use swirly_core::ir::schedule::Dispatch;
+use swirly_core::particles::DensityParams;
 
 use super::common::particles::{neighbour_runs, pairs, pairs_mut, words};
 use crate::dispatch::{Ctx, Slots};

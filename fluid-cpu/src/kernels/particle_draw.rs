@@ -2,9 +2,9 @@
 //! `scale · Σ (1 − r / R)²` over the particles within the drawing radius R, found through the
 //! sort (`order`) without moving them.
 
-use fluid_core::ir::schedule::Dispatch;
-use fluid_core::particles::DrawParams;
 use rayon::prelude::*;
+use swirly_core::ir::schedule::Dispatch;
+use swirly_core::particles::DrawParams;
 
 use super::common::G;
 use super::common::particles::{cell_of, neighbour_runs, pairs, words};

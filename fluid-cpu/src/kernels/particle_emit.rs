@@ -2,8 +2,8 @@
 //! A row leaves the nozzle `late` seconds into the step, so it starts that far upstream and
 //! reaches the nozzle then; a new particle's id is its slot.
 
-use fluid_core::ir::schedule::Dispatch;
-use fluid_core::particles::EmitParams;
+use swirly_core::ir::schedule::Dispatch;
+use swirly_core::particles::EmitParams;
 
 use super::common::particles::{pairs_mut, words_mut};
 use crate::dispatch::{Ctx, Slots};

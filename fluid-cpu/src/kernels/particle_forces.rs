@@ -4,9 +4,9 @@
 //! in opposite directions; each particle sums its own halves from the velocities before the
 //! pass, so the pair's halves cancel exactly.
 
-use fluid_core::ir::schedule::Dispatch;
-use fluid_core::particles::ViscosityParams;
 use rayon::prelude::*;
+use swirly_core::ir::schedule::Dispatch;
+use swirly_core::particles::ViscosityParams;
 
 use super::common::particles::{direction, neighbour_runs, pairs, pairs_mut, words};
 use crate::dispatch::{Ctx, Slots};

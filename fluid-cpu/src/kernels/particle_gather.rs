@@ -1,9 +1,9 @@
 //! `particle_gather`: each slot takes the particle the sort put there: its position, velocity
 //! and hash cell, so neighbours sit together in memory.
 
-use fluid_core::ir::schedule::Dispatch;
-use fluid_core::particles::HashParams;
 use rayon::prelude::*;
+use swirly_core::ir::schedule::Dispatch;
+use swirly_core::particles::HashParams;
 
 use super::common::particles::{pairs, pairs_mut, words, words_mut};
 use crate::dispatch::{Ctx, Slots};

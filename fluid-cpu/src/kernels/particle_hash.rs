@@ -1,9 +1,9 @@
 //! `particle_hash`: each particle's hash cell into `keys`, and one more in that cell's count
 //! (the shader's atomic add; counted here in index order, the same sums).
 
-use fluid_core::ir::schedule::Dispatch;
-use fluid_core::particles::HashParams;
 use rayon::prelude::*;
+use swirly_core::ir::schedule::Dispatch;
+use swirly_core::particles::HashParams;
 
 use super::common::particles::{cell_of, pairs, words_mut};
 use crate::dispatch::{Ctx, Slots};

@@ -1,8 +1,8 @@
 //! `particle_ids`: each slot takes the stable id of the particle the sort put there, and that
 //! id learns its slot, so a spring list (kept by id) finds its partner's sorted data.
 
-use fluid_core::ir::schedule::Dispatch;
-use fluid_core::particles::HashParams;
+use swirly_core::ir::schedule::Dispatch;
+use swirly_core::particles::HashParams;
 
 use super::common::particles::{words, words_mut};
 use crate::dispatch::{Ctx, Slots};

@@ -1,8 +1,8 @@
 //! `particle_order`: each hash cell's run of particle indices sorted ascending, which makes the
 //! counting sort stable whatever order the scatter left a run in.
 
-use fluid_core::ir::schedule::Dispatch;
-use fluid_core::particles::HashParams;
+use swirly_core::ir::schedule::Dispatch;
+use swirly_core::particles::HashParams;
 
 use super::common::particles::{words, words_mut};
 use crate::dispatch::{Ctx, Slots};

@@ -2,11 +2,11 @@
 //! its falloff weight `w` times its velocity, and `w` times its `density` toward its centre
 //! (away from it when negative), world units per second.
 
-use fluid_core::frame::uniform::SplatGpu;
-use fluid_core::ir::schedule::Dispatch;
-use fluid_core::particles::HashParams;
-use fluid_core::splat::splat_weight;
 use rayon::prelude::*;
+use swirly_core::frame::uniform::SplatGpu;
+use swirly_core::ir::schedule::Dispatch;
+use swirly_core::particles::HashParams;
+use swirly_core::splat::splat_weight;
 
 use super::common::G;
 use super::common::particles::{pairs, pairs_mut};

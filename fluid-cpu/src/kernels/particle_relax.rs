@@ -4,9 +4,9 @@
 //! (algorithm 2, from i's pressures and from j's), half to each particle. Each particle sums
 //! its own; the pair's are equal and opposite, so momentum is conserved.
 
-use fluid_core::ir::schedule::Dispatch;
-use fluid_core::particles::RelaxParams;
 use rayon::prelude::*;
+use swirly_core::ir::schedule::Dispatch;
+use swirly_core::particles::RelaxParams;
 
 use super::common::particles::{direction, neighbour_runs, pairs, pairs_mut, words};
 use crate::dispatch::{Ctx, Slots};

@@ -1,8 +1,8 @@
 //! `particle_scan`: the exclusive prefix sum of each block of [`SCAN_BLOCK`] values, and each
 //! block's total (the shader's workgroup scan; `particle_scan_add` joins the blocks).
 
-use fluid_core::ir::schedule::Dispatch;
-use fluid_core::particles::{SCAN_BLOCK, ScanParams};
+use swirly_core::ir::schedule::Dispatch;
+use swirly_core::particles::{SCAN_BLOCK, ScanParams};
 
 use super::common::particles::{words, words_mut};
 use crate::dispatch::{Ctx, Slots};

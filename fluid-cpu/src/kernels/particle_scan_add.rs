@@ -1,8 +1,8 @@
 //! `particle_scan_add`: each value of a block-wise prefix sum plus the scanned totals of the
 //! blocks before its own, which makes it the prefix sum of the whole.
 
-use fluid_core::ir::schedule::Dispatch;
-use fluid_core::particles::{SCAN_BLOCK, ScanParams};
+use swirly_core::ir::schedule::Dispatch;
+use swirly_core::particles::{SCAN_BLOCK, ScanParams};
 
 use super::common::particles::{words, words_mut};
 use crate::dispatch::{Ctx, Slots};

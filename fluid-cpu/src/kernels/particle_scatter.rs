@@ -3,8 +3,8 @@
 //! Taken from the last particle to the first, each run comes out in index order, which
 //! `particle_order` then keeps; on a GPU the run's order is whatever the atomics gave.
 
-use fluid_core::ir::schedule::Dispatch;
-use fluid_core::particles::HashParams;
+use swirly_core::ir::schedule::Dispatch;
+use swirly_core::particles::HashParams;
 
 use super::common::particles::{words, words_mut};
 use crate::dispatch::{Ctx, Slots};

@@ -5,13 +5,13 @@
 //! inward part and the friction's share of the tangential part (Clavet et al. 2005,
 //! algorithm 6). Outside but within reach of stickiness, it is pulled toward the solid by
 //! `dt k_stick d (1 − d / reach)` (section 5.3). Distances are the host reference's,
-//! [`fluid_core::frame::solid::nearest`].
+//! [`swirly_core::frame::solid::nearest`].
 
-use fluid_core::Grid;
-use fluid_core::frame::solid::{Obstacle, nearest};
-use fluid_core::ir::schedule::Dispatch;
-use fluid_core::particles::SolidParams;
 use rayon::prelude::*;
+use swirly_core::Grid;
+use swirly_core::frame::solid::{Obstacle, nearest};
+use swirly_core::ir::schedule::Dispatch;
+use swirly_core::particles::SolidParams;
 
 use super::common::particles::pairs_mut;
 use super::rasterise_solids::placed;

@@ -3,9 +3,9 @@
 //! algorithm 2); the partner takes the other half, in the opposite direction, in its own
 //! invocation, so the pair's momentum is unchanged.
 
-use fluid_core::ir::schedule::Dispatch;
-use fluid_core::particles::{NO_SPRING, SpringParams};
 use rayon::prelude::*;
+use swirly_core::ir::schedule::Dispatch;
+use swirly_core::particles::{NO_SPRING, SpringParams};
 
 use super::common::particles::{direction, pairs, pairs_mut, words};
 use crate::dispatch::{Ctx, Slots};

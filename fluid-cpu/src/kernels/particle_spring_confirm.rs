@@ -2,9 +2,9 @@
 //! proposed it too, so a spring is held by both of its pair or by neither, and both hold the
 //! same rest length (each computed it from the same distance and the same old length).
 
-use fluid_core::ir::schedule::Dispatch;
-use fluid_core::particles::{NO_SPRING, SpringParams};
 use rayon::prelude::*;
+use swirly_core::ir::schedule::Dispatch;
+use swirly_core::particles::{NO_SPRING, SpringParams};
 
 use super::common::particles::{words, words_mut};
 use crate::dispatch::{Ctx, Slots};

@@ -6,9 +6,9 @@
 //! while its list has room. Lists are kept by stable id, two words an entry: the partner's id
 //! and the rest length's bits, packed from the start, [`NO_SPRING`] after.
 
-use fluid_core::ir::schedule::Dispatch;
-use fluid_core::particles::{NO_SPRING, SpringParams};
 use rayon::prelude::*;
+use swirly_core::ir::schedule::Dispatch;
+use swirly_core::particles::{NO_SPRING, SpringParams};
 
 use super::common::particles::{neighbour_runs, pairs, words, words_mut};
 use crate::dispatch::{Ctx, Slots};

@@ -2,12 +2,12 @@
 //! `out(x, y) = Σ_i Σ_t tap_i[t] · tmp_i(x, fold(y + t − k))`, written into `q` (mode 0), the
 //! pressure (mode 1), or the pressure plus `q` (mode 2, the warm start's part).
 
-use fluid_core::grid::pressure::poisson_filter::{MAX_TAPS, fold};
-use fluid_core::grid::uniforms::FilterParams;
+use swirly_core::grid::pressure::poisson_filter::{MAX_TAPS, fold};
+use swirly_core::grid::uniforms::FilterParams;
 
 use super::common::{G, for_each_row, split_around};
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// The filtered value at `(x, y)`: the reference that [`run`] matches bit for bit (tested).
 #[inline(always)]
@@ -99,7 +99,7 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
 mod tests {
     use super::*;
     use crate::kernels::poisson_rows;
-    use fluid_core::{Boundary, Grid};
+    use swirly_core::{Boundary, Grid};
 
     /// Both passes against their one-sample references, bit for bit: wall and periodic axes,
     /// grids narrower than the filter (folded more than once), every mode.
@@ -115,7 +115,7 @@ mod tests {
             let g = G::new(&grid.uniform());
             let cells = (nx * ny) as usize;
             let (bank, tmp, q) = (0u32, 4 * MAX_TAPS, 4 * MAX_TAPS + rank * cells as u32);
-            let mut rng = fluid_core::scene::SplitMix64(11);
+            let mut rng = swirly_core::scene::SplitMix64(11);
             let mut rand = |n: usize| -> Vec<f32> { (0..n).map(|_| 4.0 * rng.next_f32() - 2.0).collect() };
             let mg0 = rand(q as usize + cells);
             let (pressure0, div) = (rand(cells), rand(cells));

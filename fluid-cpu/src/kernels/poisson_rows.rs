@@ -2,12 +2,12 @@
 //! `tmp_i(x, y) = Σ_t tap_i[t] · src(fold(x + t − k), y)`, with `src` the pressure (mode 0) or
 //! `b = −h² ∇·u / dt` (mode 1), folded by mirroring at walls and wrapping on periodic axes.
 
-use fluid_core::grid::pressure::poisson_filter::{MAX_TAPS, fold};
-use fluid_core::grid::uniforms::FilterParams;
+use swirly_core::grid::pressure::poisson_filter::{MAX_TAPS, fold};
+use swirly_core::grid::uniforms::FilterParams;
 
 use super::common::{G, for_each_row_scratch, split_around};
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// The source value of cell `c`: the pressure (mode 0) or `b = −h² ∇·u / dt` (mode 1).
 #[inline(always)]

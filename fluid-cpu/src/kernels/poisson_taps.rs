@@ -1,8 +1,8 @@
 //! `poisson_taps`: write up to eight Poisson-filter taps into the packed buffer (setup).
 
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::grid::uniforms::TapsParams;
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::grid::uniforms::TapsParams;
+use swirly_core::ir::schedule::Dispatch;
 
 /// Write the taps.
 pub fn run(params: &TapsParams, mg: &mut [f32]) {

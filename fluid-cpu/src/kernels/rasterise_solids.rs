@@ -1,17 +1,17 @@
 //! `rasterise_solids`: the obstacles of the table where they stand at the step's end
 //! (`time + dt`), onto the faces (open fraction, solid velocity) and cells (solid fraction);
 //! a cell wholly inside holds no density or dye and the ambient temperature. The arithmetic is
-//! the host reference's, [`fluid_core::frame::solid::rasterise`], over parallel rows (tested
+//! the host reference's, [`swirly_core::frame::solid::rasterise`], over parallel rows (tested
 //! bit-equal).
 
-use fluid_core::frame::solid::{self, Obstacle, cell_solid, nearest, open_fraction};
-use fluid_core::grid::uniforms::{ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, CARRY_FUEL};
-use fluid_core::{Boundary, Grid};
 use rayon::prelude::*;
+use swirly_core::frame::solid::{self, Obstacle, cell_solid, nearest, open_fraction};
+use swirly_core::grid::uniforms::{ADVECT_DENSITY, ADVECT_DYE, ADVECT_TEMPERATURE, AdvectParams, CARRY_FUEL};
+use swirly_core::{Boundary, Grid};
 
 use super::common::{G, for_each_row};
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// The fields the kernel writes.
 pub struct Outputs<'a> {
@@ -129,7 +129,7 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fluid_core::frame::solid::{Motion, Pose, Shape};
+    use swirly_core::frame::solid::{Motion, Pose, Shape};
 
     /// The kernel gives the host reference's bits at the step's end, on walls and periodic
     /// axes, for every shape, moving, with the cells wholly inside cleared.

@@ -7,12 +7,12 @@
 //! the first iteration), so the residual of the pressure equation measures what is left; in
 //! pressure terms the iteration is weighted Jacobi with ω/2.
 
-use fluid_core::grid::uniforms::JacobiParams;
+use swirly_core::grid::uniforms::JacobiParams;
 
 use super::common::{G, for_each_row};
 use super::jacobi::neighbour_count;
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// `d` of cell `(i, j)`.
 #[inline(always)]
@@ -158,7 +158,7 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fluid_core::{Boundary, FieldId, Grid};
+    use swirly_core::{Boundary, FieldId, Grid};
 
     #[test]
     fn batched_rows_equal_the_face_functions() {
@@ -175,7 +175,7 @@ mod tests {
         ] {
             let grid = Grid::new(nx, ny, 0.1, bx, by).expect("grid");
             let g = G::new(&grid.uniform());
-            let mut rng = fluid_core::scene::SplitMix64(21);
+            let mut rng = swirly_core::scene::SplitMix64(21);
             let mut rand = |n: usize| -> Vec<f32> { (0..n).map(|_| 2.0 * rng.next_f32() - 1.0).collect() };
             let (u, v) = (rand(grid.len(FieldId::U)), rand(grid.len(FieldId::V)));
             let p0 = rand(grid.len(FieldId::Pressure));

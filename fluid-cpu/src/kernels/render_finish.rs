@@ -1,11 +1,11 @@
 //! `render_finish`: one pixel of the picture — the obstacles' colour laid over the image by
 //! the cell's solid fraction, encoded to RGBA8 sRGB with straight alpha, top row first (the
-//! host composer's own arithmetic, `fluid_core::render::finish_pixel`).
+//! host composer's own arithmetic, `swirly_core::render::finish_pixel`).
 
-use fluid_core::ir::schedule::Dispatch;
-use fluid_core::render::finish_pixel;
-use fluid_core::render::kernels::{COLOUR_OBSTACLE, FinishParams};
 use rayon::prelude::*;
+use swirly_core::ir::schedule::Dispatch;
+use swirly_core::render::finish_pixel;
+use swirly_core::render::kernels::{COLOUR_OBSTACLE, FinishParams};
 
 use super::common::G;
 use crate::dispatch::{Ctx, Slots};

@@ -1,14 +1,14 @@
 //! `render_layer`: one pixel of a layer — its colour (a value through the ramp, the dye, the
 //! velocity's hue), its trail faded under it, laid over the image by its blend mode. The
-//! colour arithmetic is the host composer's own (`fluid_core::render`), so this twin draws what
+//! colour arithmetic is the host composer's own (`swirly_core::render`), so this twin draws what
 //! the reference draws.
 
-use fluid_core::ir::schedule::Dispatch;
-use fluid_core::render::kernels::{
+use rayon::prelude::*;
+use swirly_core::ir::schedule::Dispatch;
+use swirly_core::render::kernels::{
     COLOUR_BACKGROUND, FIRST_BACKDROP, FIRST_COLOUR, KIND_DYE, KIND_HUE, KIND_SPEED, LayerParams, ramp_position,
 };
-use fluid_core::render::{Blend, dye_colour, ramp_colour, trail_fade, velocity_colour};
-use rayon::prelude::*;
+use swirly_core::render::{Blend, dye_colour, ramp_colour, trail_fade, velocity_colour};
 
 use super::common::G;
 use crate::dispatch::{Ctx, Slots};

@@ -6,7 +6,7 @@
 
 use super::common::{G, df_differences, df_row, for_each_row};
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// Residual at cell `(i, j)`; `k = dt / h²`.
 #[inline(always)]
@@ -52,7 +52,7 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, _d: &Dispatch, s: &mut Slots<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fluid_core::{Boundary, Grid};
+    use swirly_core::{Boundary, Grid};
 
     #[test]
     fn residual_rows_equal_the_cell_function() {
@@ -66,7 +66,7 @@ mod tests {
             let grid = Grid::new(nx, ny, 0.1, bx, by).expect("grid");
             let g = G::new(&grid.uniform());
             let n = (nx * ny) as usize;
-            let mut rng = fluid_core::scene::SplitMix64(11);
+            let mut rng = swirly_core::scene::SplitMix64(11);
             let mut rand = |scale: f32| -> Vec<f32> { (0..n).map(|_| scale * (2.0 * rng.next_f32() - 1.0)).collect() };
             let (hi, lo, div) = (rand(100.0), rand(1e-5), rand(1.0));
             // And a flat pressure over signed-zero divergence: every difference is zero, and

@@ -4,13 +4,13 @@
 //! the backtrace's stencil, channel by channel. The cubic scheme samples the field there by
 //! monotone cubics. A cell whose point traced back reaches an inflow keeps its blended value.
 
-use fluid_core::grid::uniforms::{SHARP_DYE, SHARP_SCALAR, SharpParams};
+use swirly_core::grid::uniforms::{SHARP_DYE, SHARP_SCALAR, SharpParams};
 
 use super::advect_channels::inflow_weight;
 use super::common::sharp::{Lattice, for_each_traced, sharpen};
 use super::common::{G, for_each_row};
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// Whether a cell whose point traced back lies at `(x, y)` keeps its semi-Lagrangian value
 /// (the point reaches an inflow).

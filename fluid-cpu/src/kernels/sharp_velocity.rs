@@ -5,12 +5,12 @@
 //! monotone cubics. Faces on walls, and those traced back past an open side (the backflow
 //! blend of `advect_velocity`), keep their value.
 
-use fluid_core::grid::uniforms::SharpParams;
+use swirly_core::grid::uniforms::SharpParams;
 
 use super::common::for_each_row;
 use super::common::sharp::{Lattice, for_each_traced, sharpen};
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// The table's entry.
 pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {

@@ -5,7 +5,7 @@
 //! solid's velocity, interleaved. Plain per-sample code over parallel rows: these paths run only
 //! in scenes with obstacles, where the weights' reads dominate anyway.
 
-use fluid_core::grid::uniforms::JacobiParams;
+use swirly_core::grid::uniforms::JacobiParams;
 
 use super::common::{BOTTOM, G, LEFT, RIGHT, TOP, flush_subnormal, for_each_row, next, prev, split_around};
 use rayon::prelude::*;
@@ -311,7 +311,7 @@ fn faces_at(b: u32) -> usize {
 /// `mg_smooth` with obstacles: one colour pass over the level's weighted stencil, written in
 /// place of `tmp` while the iterate and right-hand side are read around it (small levels on
 /// one thread: their passes are many and short).
-pub fn mg_smooth(g: &G, params: &fluid_core::grid::uniforms::MgParams, mg: &mut [f32], faces: &[f32]) {
+pub fn mg_smooth(g: &G, params: &swirly_core::grid::uniforms::MgParams, mg: &mut [f32], faces: &[f32]) {
     let (nx, ny) = (params.nx as usize, params.ny as usize);
     let (b, src) = (params.b as usize, params.p as usize);
     let w = faces_at(params.b);
@@ -345,7 +345,7 @@ fn level_rows(out: &mut [f32], nx: usize, f: impl Fn(usize, &mut [f32]) + Sync) 
 }
 
 /// `mg_restrict` with obstacles: the level's weighted residual summed into the coarser `b`.
-pub fn mg_restrict(g: &G, params: &fluid_core::grid::uniforms::MgParams, mg: &mut [f32], faces: &[f32]) {
+pub fn mg_restrict(g: &G, params: &swirly_core::grid::uniforms::MgParams, mg: &mut [f32], faces: &[f32]) {
     let (nx, ny) = (params.nx as usize, params.ny as usize);
     let (cnx, cny) = (params.cnx as usize, params.cny as usize);
     let (b, p) = (params.b as usize, params.p as usize);
@@ -373,7 +373,7 @@ pub fn mg_restrict(g: &G, params: &fluid_core::grid::uniforms::MgParams, mg: &mu
 
 /// `mg_faces`: a level's face weights (mode 0: level 0 from the grid's faces; mode 1: a coarse
 /// level from the finer one, each coarse face the mean of the fine faces it covers).
-pub fn mg_faces(g: &G, params: &fluid_core::grid::uniforms::MgParams, (uf, vf): (&[f32], &[f32]), faces: &mut [f32]) {
+pub fn mg_faces(g: &G, params: &swirly_core::grid::uniforms::MgParams, (uf, vf): (&[f32], &[f32]), faces: &mut [f32]) {
     let (nx, ny) = (params.nx as usize, params.ny as usize);
     let fine = faces_at(params.b);
     if params.colour == 0 {

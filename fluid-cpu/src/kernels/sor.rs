@@ -6,12 +6,12 @@
 //! value), one red pass and one black pass are one Gauss–Seidel iteration. The pass reads one
 //! buffer and writes another, so it is race-free and identical on every backend.
 
-use fluid_core::grid::uniforms::JacobiParams;
+use swirly_core::grid::uniforms::JacobiParams;
 
 use super::common::{Cross, G, cross, for_each_row, inner};
 use super::jacobi::{cold_start_cell, jacobi_cell, jacobi_interior};
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// New pressure at cell `(i, j)` for the pass of colour `params.colour`.
 #[inline(always)]
@@ -78,7 +78,7 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fluid_core::{Boundary, Grid};
+    use swirly_core::{Boundary, Grid};
 
     #[test]
     fn rows_equal_the_one_cell_function() {
@@ -88,7 +88,7 @@ mod tests {
             let grid = Grid::new(nx, ny, 0.1, b, b).expect("grid");
             let g = G::new(&grid.uniform());
             let n = (nx * ny) as usize;
-            let mut rng = fluid_core::scene::SplitMix64(19);
+            let mut rng = swirly_core::scene::SplitMix64(19);
             let mut rand = |len: usize| -> Vec<f32> { (0..len).map(|_| 4.0 * rng.next_f32() - 2.0).collect() };
             let (p, div) = (rand(n), rand(n));
             for (colour, zero_initial) in [(0, 0), (1, 0), (0, 1), (1, 1)] {

@@ -9,16 +9,16 @@
 //! [`splat_weight`]. The product differs from `exp(−(dx² + dy²)/r²)` by a few ulps (tested),
 //! as the GPU's `exp` does from libm's.
 
-use fluid_core::frame::uniform::{FALLOFF_GAUSSIAN, SplatGpu};
-use fluid_core::grid::uniforms::DyeParams;
-use fluid_core::splat::{GAUSSIAN_CUTOFF, splat_weight};
+use swirly_core::frame::uniform::{FALLOFF_GAUSSIAN, SplatGpu};
+use swirly_core::grid::uniforms::DyeParams;
+use swirly_core::splat::{GAUSSIAN_CUTOFF, splat_weight};
 
 use rayon::prelude::*;
 
 use super::common::{G, for_each_row, for_each_row_scratch, rows_mut};
 use super::solid;
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// `|d|`, or its minimum image on a periodic axis of length `len`.
 #[inline(always)]
@@ -471,8 +471,8 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fluid_core::frame::uniform::FALLOFF_LINEAR;
-    use fluid_core::{Boundary, FieldId, Grid};
+    use swirly_core::frame::uniform::FALLOFF_LINEAR;
+    use swirly_core::{Boundary, FieldId, Grid};
 
     /// `reaches` (which skips the gaussian's `exp`) says exactly whether `splat_weight` is
     /// not zero, on both sides of the cut-off and of the linear radius.

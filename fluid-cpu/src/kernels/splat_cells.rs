@@ -6,11 +6,11 @@
 //! cleared where its velocity cell is wholly solid, and what a cell receives is scaled by its
 //! velocity cell's open part. A cell that receives nothing is left alone (`-0.0` kept).
 
-use fluid_core::frame::uniform::SplatGpu;
-use fluid_core::grid::uniforms::{
+use swirly_core::frame::uniform::SplatGpu;
+use swirly_core::grid::uniforms::{
     AMOUNT_DENSITY, AMOUNT_TEMPERATURE, CHANNEL_Q0, CHANNEL_Q1, CHANNEL_RGBA, SplatParams,
 };
-use fluid_core::splat::splat_weight;
+use swirly_core::splat::splat_weight;
 
 use rayon::prelude::*;
 
@@ -18,7 +18,7 @@ use super::common::{G, rows_mut};
 use super::solid;
 use super::splat::{distance2, reaching_row};
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// The channels one invocation updates in place (an empty one is a channel not carried).
 pub struct Cells<'a> {

@@ -4,7 +4,7 @@
 
 use super::common::{G, for_each_row};
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// `p[a] − p[b]` of the double-float pressure.
 #[inline(always)]
@@ -98,7 +98,7 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, _d: &Dispatch, s: &mut Slots<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fluid_core::{Boundary, FieldId, Grid};
+    use swirly_core::{Boundary, FieldId, Grid};
 
     #[test]
     fn runs_of_faces_equal_the_one_face_functions() {
@@ -114,7 +114,7 @@ mod tests {
         ] {
             let grid = Grid::new(nx, ny, 0.1, bx, by).expect("grid");
             let g = G::new(&grid.uniform());
-            let mut rng = fluid_core::scene::SplitMix64(7);
+            let mut rng = swirly_core::scene::SplitMix64(7);
             let mut field = |id| (0..grid.len(id)).map(|_| 4.0 * rng.next_f32() - 2.0).collect::<Vec<f32>>();
             let (u0, v0, hi) = (field(FieldId::U), field(FieldId::V), field(FieldId::Pressure));
             let lo: Vec<f32> = hi.iter().map(|x| x * 1e-7).collect();

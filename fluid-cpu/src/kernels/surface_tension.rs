@@ -2,11 +2,11 @@
 //! curvature κ and the density's gradient across the face from its two cells. Past a wall the
 //! edge cell repeats, so faces on the box's edge get nothing; periodic axes wrap.
 
-use fluid_core::grid::uniforms::TensionParams;
+use swirly_core::grid::uniforms::TensionParams;
 
 use super::common::{G, clamp_or_wrap, for_each_row};
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// The cells either side of face `k` along an axis of `n` cells (faces `0..=n`).
 #[inline(always)]

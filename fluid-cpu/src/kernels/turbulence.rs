@@ -5,11 +5,11 @@
 //! crosses them. On a periodic axis the lattice wraps with the box. Optionally weighted by a cell field beside the face, and by the face's open
 //! fraction with obstacles.
 
-use fluid_core::grid::uniforms::TurbulenceParams;
+use swirly_core::grid::uniforms::TurbulenceParams;
 
 use super::common::{G, for_each_row, prev};
 use crate::dispatch::{Ctx, Slots};
-use fluid_core::ir::schedule::Dispatch;
+use swirly_core::ir::schedule::Dispatch;
 
 /// A lattice point's value in `[−1, 1)`: an integer hash of its three coordinates.
 #[inline(always)]

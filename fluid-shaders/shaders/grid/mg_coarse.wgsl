@@ -1,10 +1,10 @@
 // #include multigrid
 // #include multigrid_solid
 // One workgroup: the rest of a multigrid V-cycle from a small level down to the coarsest and
-// back up: the steps of fluid_core::multigrid::v_cycle in their order, each a loop of the
+// back up: the steps of swirly_core::multigrid::v_cycle in their order, each a loop of the
 // workgroup's threads over the level's cells (the per-cell work of mg_smooth, mg_restrict and
 // mg_prolong) ended by a barrier. The levels' arrays (b, p, tmp of each, as packed in the
-// buffer: at most MC_FLOATS values, fluid_core::multigrid::COARSE_FLOATS) live in workgroup
+// buffer: at most MC_FLOATS values, swirly_core::multigrid::COARSE_FLOATS) live in workgroup
 // memory meanwhile: the workgroup loads the first level's b and p, runs the cycle, and writes
 // every array back. On a GPU each of those steps as a dispatch costs a few microseconds of
 // latency however few its cells; here it costs a barrier (twin of
@@ -13,7 +13,7 @@
 // params: the first level (nx, ny, b; its p and tmp follow b), omega, colour bit 0 for the
 // symmetric cycle (the MGPCG preconditioner), bit 1 to over-relax the coarsest level (an open
 // side), zero_initial = 1 when the level starts from zero. The coarser levels are derived by
-// the rule of fluid_core::multigrid::levels. With obstacles every pass weighs the stencil by
+// the rule of swirly_core::multigrid::levels. With obstacles every pass weighs the stencil by
 // the levels' faces, read from mg_faces at the levels' places in the whole buffer.
 
 @group(0) @binding(2) var<uniform> params: MgParams;
@@ -28,7 +28,7 @@ var<workgroup> mg: array<f32, 4096>;
 // The workgroup as 16 x 16 threads; thread (tx, ty) takes cells (tx + 16 a, ty + 16 b) of a
 // level.
 const MC_SIDE: u32 = 16u;
-// fluid_core::multigrid::{MIN_SIDE, MAX_COARSE_ITERATIONS}.
+// swirly_core::multigrid::{MIN_SIDE, MAX_COARSE_ITERATIONS}.
 const MC_MIN_SIDE: u32 = 3u;
 const MC_MAX_COARSE_ITERATIONS: u32 = 64u;
 
@@ -206,7 +206,7 @@ fn mg_coarse(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(local_invoca
     }
     let coarsest = level_at(last);
     let iterations = clamp(2u * max(coarsest.nx, coarsest.ny), 8u, MC_MAX_COARSE_ITERATIONS);
-    // fluid_core::multigrid::coarsest_omega: an open side's quarter wave crosses in ~n.
+    // swirly_core::multigrid::coarsest_omega: an open side's quarter wave crosses in ~n.
     let n = f32(max(coarsest.nx, coarsest.ny));
     let over = 2.0 / (1.0 + sin(3.14159265358979 / (2.0 * n)));
     let coarse_omega = select(omega, over, (params.colour & 2u) != 0u);

@@ -1,7 +1,7 @@
 // #include obstacles
 // One invocation per face pair (i, j): the obstacles where they stand at the step's end
 // (time + dt) rasterised onto x-face (i, j), y-face (i, j) and cell (i, j) (twin of
-// fluid-cpu/src/kernels/rasterise_solids.rs, whose reference is fluid_core::grid::solid).
+// fluid-cpu/src/kernels/rasterise_solids.rs, whose reference is swirly_core::grid::solid).
 // A face's open fraction comes from the signed distance at its two end nodes, taken as linear
 // between them; a face not wholly open carries the velocity of the nearest solid at its
 // centre, v + w x r. A cell's solid fraction is 1 - the mean open fraction of its faces; a

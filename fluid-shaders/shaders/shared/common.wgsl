@@ -96,7 +96,7 @@ fn next(i: u32, n: u32, periodic: bool) -> i32 {
 }
 
 // Sample i + d (d is -1, 0 or 1) along an axis of `count` samples: walls repeat the end
-// sample, periodic axes wrap (twin of common::clamp_or_wrap in fluid-cpu).
+// sample, periodic axes wrap (twin of common::clamp_or_wrap in swirly-cpu).
 fn clamp_or_wrap(i: u32, d: i32, count: u32, periodic: bool) -> u32 {
     let k = i32(i) + d;
     if (periodic) {

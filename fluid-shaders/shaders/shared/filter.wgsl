@@ -1,4 +1,4 @@
-// Shared by the Poisson filter passes: the index folding of fluid_core::poisson_filter::fold
+// Shared by the Poisson filter passes: the index folding of swirly_core::poisson_filter::fold
 // (mirror about the walls, wrap on periodic axes) and the bank stride.
 
 const MAX_TAPS: u32 = 65u;

@@ -1,11 +1,11 @@
 // Shared by the kernels that walk the obstacle table (`obstacles`, bound as
-// array<vec4<f32>>; fluid_core::grid::solid::table): per obstacle [shape, a, b, bound],
+// array<vec4<f32>>; swirly_core::grid::solid::table): per obstacle [shape, a, b, bound],
 // [x, y, angle, since], [vx, vy, w, extra], [held, temperature, 0, 0], then `extra` rows: a
 // polygon's points, or a mask's [width, height, 0, 0] and its distances, four to a row. The
 // signed distance to each shape, where each stands at a time, the nearest at a point (twin of
-// fluid_core::grid::solid).
+// swirly_core::grid::solid).
 
-// Rows of an obstacle's header (fluid_core::grid::solid::TABLE_HEADER).
+// Rows of an obstacle's header (swirly_core::grid::solid::TABLE_HEADER).
 const TABLE_HEADER: u32 = 4u;
 const SHAPE_CIRCLE: f32 = 0.0;
 const SHAPE_RECT: f32 = 1.0;
@@ -18,7 +18,7 @@ fn mask_sdf(at: u32, k: u32) -> f32 {
     return row[k % 4u];
 }
 
-// A mask's signed distance at p (twin of fluid_core::grid::solid::mask_distance): its pixels'
+// A mask's signed distance at p (twin of swirly_core::grid::solid::mask_distance): its pixels'
 // distances bilinear at p's place in the image, clamped to its edge, plus the distance to its
 // rectangle outside it.
 fn mask_distance(at: u32, p: vec2<f32>) -> f32 {

@@ -49,7 +49,7 @@ const S2_ROWS: u32 = 4u; // S2_SIDE^2 / 256
 
 var<workgroup> region: array<f32, 1024>; // S2_SIDE^2
 var<workgroup> resid: array<f32, 1024>; // S2_SIDE^2
-// The bit of params.colour that asks for the restriction (fluid_core::multigrid::SMOOTH2_RESTRICT).
+// The bit of params.colour that asks for the restriction (swirly_core::multigrid::SMOOTH2_RESTRICT).
 const S2_RESTRICT: u32 = 2u;
 // The bit that asks for the result to be added to the pressure (SMOOTH2_ACCUMULATE).
 const S2_ACCUMULATE: u32 = 4u;

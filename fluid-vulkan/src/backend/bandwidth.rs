@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use ash::vk;
-use fluid_ir::Result;
+use swirly_ir::Result;
 
 use super::VulkanBackend;
 use crate::raw::{

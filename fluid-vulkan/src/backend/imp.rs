@@ -4,14 +4,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ash::vk;
-use fluid_ir::backend::{self, PendingRead, ReadPlan, f32s_le, u32s_le};
-use fluid_ir::lower::{self, Target};
-use fluid_ir::resource;
-use fluid_ir::schedule::RESULT_SLOTS;
-use fluid_ir::uniforms::REDUCE_MAX_PARTIALS;
-use fluid_ir::uniforms::StepUniform;
-use fluid_ir::wait;
-use fluid_ir::{
+use swirly_ir::backend::{self, PendingRead, ReadPlan, f32s_le, u32s_le};
+use swirly_ir::lower::{self, Target};
+use swirly_ir::resource;
+use swirly_ir::schedule::RESULT_SLOTS;
+use swirly_ir::uniforms::REDUCE_MAX_PARTIALS;
+use swirly_ir::uniforms::StepUniform;
+use swirly_ir::wait;
+use swirly_ir::{
     Backend, Error, KernelTiming, MemoryReport, ResourceDesc, ResourceId, Result, Schedule, StepInputs,
     TimestampTimings,
 };
@@ -221,7 +221,7 @@ impl Backend for VulkanBackend {
         // The record buffer and the ring of step-input staging buffers, grown to the most records.
         let records = backend::MAX_RECORD_BYTES.next_power_of_two() as u64;
         let step_inputs = records + PAD + RING as u64 * (RECORDS_OFFSET + records + PAD);
-        let fixed = fluid_ir::schedule::UNIFORM_BYTES as u64
+        let fixed = swirly_ir::schedule::UNIFORM_BYTES as u64
             + 16
             + 4 * u64::from(REDUCE_MAX_PARTIALS)
             + 2 * 4 * RESULT_SLOTS as u64

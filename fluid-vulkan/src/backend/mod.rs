@@ -12,20 +12,20 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ash::vk;
-use fluid_ir::backend::{self, ReadQueue};
-use fluid_ir::lower::PlanCache;
-use fluid_ir::schedule::RESULT_SLOTS;
-use fluid_ir::uniforms::{PARAMS_MAX_BYTES, REDUCE_MAX_PARTIALS, StepUniform};
-use fluid_ir::wait;
-use fluid_ir::{Error, ResourceDesc, ResourceId, Result, TimestampTimings};
-use fluid_shaders::HalfStorage;
+use swirly_ir::backend::{self, ReadQueue};
+use swirly_ir::lower::PlanCache;
+use swirly_ir::schedule::RESULT_SLOTS;
+use swirly_ir::uniforms::{PARAMS_MAX_BYTES, REDUCE_MAX_PARTIALS, StepUniform};
+use swirly_ir::wait;
+use swirly_ir::{Error, ResourceDesc, ResourceId, Result, TimestampTimings};
+use swirly_shaders::HalfStorage;
 
 use crate::raw::{self, Buffer, CommandBuffer, Context, Fence, Instance, Location, PoolKind, Recorder};
 use crate::{DeviceSummary, QueueChoice, err, setup_lock, summarize, type_rank, with_queue};
 use reads::{QueuedRead, ReadSlot};
 use record::{KernelPipeline, Recording};
 
-/// Workgroup shape the SPIR-V was generated with (`fluid_shaders::WORKGROUP`).
+/// Workgroup shape the SPIR-V was generated with (`swirly_shaders::WORKGROUP`).
 const WORKGROUP: (u32, u32) = (16, 16);
 /// Bytes bound for a parameter block: the largest block of the kernels.
 const PARAMS_BINDING: u64 = PARAMS_MAX_BYTES;
@@ -106,8 +106,8 @@ struct Resources {
 /// The raw Vulkan backend.
 ///
 /// # How a run executes
-/// [`Backend::run`](fluid_ir::Backend::run) looks the schedule up among its recordings by (schedule, current assignment
-/// of fields to buffers, timing on/off); a miss lowers it (`fluid_ir::lower`) and records
+/// [`Backend::run`](swirly_ir::Backend::run) looks the schedule up among its recordings by (schedule, current assignment
+/// of fields to buffers, timing on/off); a miss lowers it (`swirly_ir::lower`) and records
 /// one command buffer for the whole plan (descriptor sets for every distinct binding, the
 /// parameter blocks in a buffer of its own, a global memory barrier where the plan has one). A
 /// hit replays it. Each submission is `[upload(slot), recording]`: the slot's small command
@@ -127,7 +127,7 @@ pub struct VulkanBackend {
     max_binding: u64,
     uniform_buf: Arc<Buffer>,
     /// The model uniform written to `uniform_buf` (the last schedule's).
-    uniform: Option<[u8; fluid_ir::schedule::UNIFORM_BYTES]>,
+    uniform: Option<[u8; swirly_ir::schedule::UNIFORM_BYTES]>,
     step_buf: Arc<Buffer>,
     record_buf: Arc<Buffer>,
     partials: Arc<Buffer>,
@@ -148,7 +148,7 @@ pub struct VulkanBackend {
     /// The one-off submissions' command buffer and fence (uploads, downloads, fills).
     once: CommandBuffer,
     once_fence: Fence,
-    /// How long a wait polls its fence before it blocks ([`fluid_ir::wait`]).
+    /// How long a wait polls its fence before it blocks ([`swirly_ir::wait`]).
     spin: Duration,
     res: Resources,
     recordings: PlanCache<Recording>,
@@ -294,7 +294,8 @@ impl VulkanBackend {
         let buffer = |name: &str, size: u64, usage, location| -> Result<Arc<Buffer>> {
             Ok(Arc::new(Buffer::new(&ctx, name, size, usage, location, false)?))
         };
-        let uniform_buf = buffer("fluid.uniform", fluid_ir::schedule::UNIFORM_BYTES as u64, uniform, Location::Upload)?;
+        let uniform_buf =
+            buffer("fluid.uniform", swirly_ir::schedule::UNIFORM_BYTES as u64, uniform, Location::Upload)?;
         let step_buf = buffer("fluid.step", 16, uniform, Location::Device)?;
         let partials = buffer("fluid.partials", 4 * u64::from(REDUCE_MAX_PARTIALS), storage, Location::Device)?;
         let results = buffer(
@@ -376,8 +377,8 @@ impl VulkanBackend {
     }
 
     /// The buffer that holds resource `id` now (a grid field: `FieldId::Density.into()`), to
-    /// draw from on the GPU with no read-back: `f32` values laid out as [`Backend::download`](fluid_ir::Backend::download)
-    /// returns them (see `fluid_core::grid`), from offset 0, `bytes` long; usage
+    /// draw from on the GPU with no read-back: `f32` values laid out as [`Backend::download`](swirly_ir::Backend::download)
+    /// returns them (see `swirly_core::grid`), from offset 0, `bytes` long; usage
     /// `STORAGE_BUFFER | TRANSFER_SRC | TRANSFER_DST`; exclusive to
     /// [`DeviceSummary::queue_family`], or concurrent with the families of
     /// [`RawDevice::share_with`]. Steps ping-pong fields between buffers, so ask again after

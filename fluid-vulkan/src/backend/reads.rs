@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use ash::vk;
-use fluid_ir::backend::{self, Gather, PendingRead, ReadPlan, f32s_le, pick};
-use fluid_ir::{ResourceId, Result};
+use swirly_ir::backend::{self, Gather, PendingRead, ReadPlan, f32s_le, pick};
+use swirly_ir::{ResourceId, Result};
 
 use super::{VulkanBackend, record_for_host};
 use crate::NAME;
@@ -61,7 +61,7 @@ impl VulkanBackend {
         staging.read(bytes as usize, convert)
     }
 
-    /// The values of `id` at `indices` (see [`fluid_ir::Backend::download_at`]).
+    /// The values of `id` at `indices` (see [`swirly_ir::Backend::download_at`]).
     pub(super) fn gather(&mut self, id: ResourceId, indices: &[usize]) -> Result<Vec<f32>> {
         let desc = backend::desc(&self.res.descs, id, NAME)?;
         let name = desc.name;
@@ -126,7 +126,7 @@ impl VulkanBackend {
         buf.read(plan.bytes() as usize, |m| plan.decode(m)).and_then(|v| plan.finish(v))
     }
 
-    /// Submit the copy of a queued read (see [`fluid_ir::Backend::queue_download_at`]).
+    /// Submit the copy of a queued read (see [`swirly_ir::Backend::queue_download_at`]).
     pub(super) fn queue_read(&mut self, plan: ReadPlan) -> Result<PendingRead> {
         let src = self.buffer_of(plan.resource()).clone();
         let regions = copy_regions(&plan.runs());
@@ -144,7 +144,7 @@ impl VulkanBackend {
         Ok(read)
     }
 
-    /// See [`fluid_ir::Backend::poll_download`].
+    /// See [`swirly_ir::Backend::poll_download`].
     pub(super) fn poll_read(&mut self, read: &mut PendingRead) -> Result<Option<Vec<f32>>> {
         let mut freed = None;
         let got = self.reads.poll(
@@ -165,7 +165,7 @@ impl VulkanBackend {
         Ok(got)
     }
 
-    /// See [`fluid_ir::Backend::wait_download`].
+    /// See [`swirly_ir::Backend::wait_download`].
     pub(super) fn wait_read(&mut self, read: PendingRead) -> Result<Vec<f32>> {
         let spin = self.spin;
         let mut freed = None;

@@ -4,10 +4,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use ash::vk;
-use fluid_ir::lower::{Buffer as Bound, Invocation, Plan, Target, lower};
-use fluid_ir::schedule::RESULT_SLOTS;
-use fluid_ir::{Kernel, Result, Schedule};
-use fluid_shaders::HalfStorage;
+use swirly_ir::lower::{Buffer as Bound, Invocation, Plan, Target, lower};
+use swirly_ir::schedule::RESULT_SLOTS;
+use swirly_ir::{Kernel, Result, Schedule};
+use swirly_shaders::HalfStorage;
 
 use super::{PARAMS_BINDING, VulkanBackend, WORKGROUP};
 use crate::raw::{
@@ -127,10 +127,10 @@ impl VulkanBackend {
             return Ok(p.clone());
         }
         let storage = self.half_storage;
-        let src = fluid_shaders::source(kernel.module)
-            .and_then(|s| fluid_shaders::half_variant(&s, half, storage))
+        let src = swirly_shaders::source(kernel.module)
+            .and_then(|s| swirly_shaders::half_variant(&s, half, storage))
             .ok_or_else(|| err(format!("no f16 variant of {} for slots {half:#b}", kernel.module)))?;
-        let modules = fluid_shaders::spirv::compile(kernel.module, &src).map_err(err)?;
+        let modules = swirly_shaders::spirv::compile(kernel.module, &src).map_err(err)?;
         let mut words = (modules.into_iter().find(|(entry, _)| entry == kernel.name))
             .ok_or_else(|| err(format!("no entry {} in its f16 variant", kernel.name)))?
             .1;
@@ -145,9 +145,9 @@ impl VulkanBackend {
     /// Make the pipelines `schedule` runs that are not made yet (the reductions' too): a
     /// backend builds only the kernels its schedules use.
     pub(super) fn ensure_pipelines(&mut self, schedule: &Schedule) -> Result<()> {
-        let reduces = schedule.ops().iter().any(|op| matches!(op, fluid_ir::Op::Reduce { .. }));
+        let reduces = schedule.ops().iter().any(|op| matches!(op, swirly_ir::Op::Reduce { .. }));
         let kernels =
-            schedule.dispatches().map(|d| d.kernel).chain(reduces.then_some(fluid_ir::KERNELS).into_iter().flatten());
+            schedule.dispatches().map(|d| d.kernel).chain(reduces.then_some(swirly_ir::KERNELS).into_iter().flatten());
         for kernel in kernels {
             if !self.kernels.contains_key(kernel.name) {
                 let made = kernel_pipeline(&self.ctx, kernel)?;
@@ -179,7 +179,7 @@ impl VulkanBackend {
         for name in sets.0.keys() {
             let k = &self.kernels[name];
             let mut writes =
-                vec![(0, &self.uniform_buf, fluid_ir::schedule::UNIFORM_BYTES as u64), (1, &self.step_buf, 16)];
+                vec![(0, &self.uniform_buf, swirly_ir::schedule::UNIFORM_BYTES as u64), (1, &self.step_buf, 16)];
             if k.kernel.params.is_some() {
                 writes.push((2, &params, PARAMS_BINDING));
             }

@@ -3,13 +3,13 @@
 use std::collections::HashMap;
 
 use ash::vk;
-use fluid_core::ir::lower::{Invocation, Target};
-use fluid_core::{Backend, Schedule, StepInputs};
+use swirly_core::ir::lower::{Invocation, Target};
+use swirly_core::{Backend, Schedule, StepInputs};
 
 use super::record::{distinct_sets, pool_sizes, set_bindings};
 use super::{VulkanBackend, WORKGROUP};
-use fluid_core::grid::step;
-use fluid_core::{Boundary, FieldId, Grid, GridFields, SimParams};
+use swirly_core::grid::step;
+use swirly_core::{Boundary, FieldId, Grid, GridFields, SimParams};
 
 /// With `FLUID_REQUIRE_VALIDATION=1` (set by `scripts/test.sh`), a debug build's backend
 /// must run under the validation layer: a missing layer is a failure, not a skip.
@@ -19,10 +19,10 @@ fn require_validation(b: &VulkanBackend) {
     }
 }
 
-/// The plans the backend records: every preset's, `fluid_core::testing::every_plan`.
+/// The plans the backend records: every preset's, `swirly_core::testing::every_plan`.
 fn every_plan() -> Vec<(String, Vec<Invocation>)> {
     let target = Target { param_align: 64, workgroup: WORKGROUP };
-    fluid_core::testing::every_plan(&target).into_iter().map(|(what, plan)| (what, plan.invocations)).collect()
+    swirly_core::testing::every_plan(&target).into_iter().map(|(what, plan)| (what, plan.invocations)).collect()
 }
 
 /// The descriptor pool of every plan holds the sets the recording allocates: counted from
@@ -54,7 +54,7 @@ fn descriptor_pools_hold_every_set_of_their_recording() {
             }
         }
         let bindings =
-            |e: &str| fluid_core::kernels().into_iter().find(|k| k.name == e).map_or(0, |k| k.bindings.len());
+            |e: &str| swirly_core::kernels().into_iter().find(|k| k.name == e).map_or(0, |k| k.bindings.len());
         let (max_sets, sizes) = pool_sizes(&distinct_sets(&plan), bindings);
         // An empty plan (a setup with nothing to set up) still gets a pool of one set.
         assert_eq!(max_sets, sets.max(1), "{what}: sets");
@@ -96,7 +96,7 @@ fn a_validation_error_fails_the_next_call() {
 /// allocation keeps its values.
 #[test]
 fn allocating_again_frees_what_it_no_longer_holds() {
-    use fluid_core::params::PressureSolver;
+    use swirly_core::params::PressureSolver;
     let mut b = VulkanBackend::new().expect("a Vulkan device (install mesa-vulkan-drivers)");
     let in_use = |b: &VulkanBackend| b.context().memory().0;
     let small = GridFields::all(&Grid::new(33, 20, 1.0, Boundary::Wall, Boundary::Periodic).expect("grid"));
@@ -157,12 +157,12 @@ fn steps_replay_cleanly_under_validation() {
     b.allocate(GridFields::declare(&grid, &params).resources()).expect("allocate");
     let step = step::step(&grid, &params);
     let diagnostics = step::diagnostics(&grid);
-    let splat = fluid_core::Splat {
+    let splat = swirly_core::Splat {
         center: [16.0, 10.0],
         radius: 3.0,
         velocity: [1.0, 2.0],
         density: 1.0,
-        ..fluid_core::Splat::default()
+        ..swirly_core::Splat::default()
     };
     let mut recorded = 0;
     for k in 0..24 {
@@ -170,7 +170,7 @@ fn steps_replay_cleanly_under_validation() {
             dt: 0.1,
             time: 0.1 * k as f32,
             step: k,
-            records: fluid_core::splat::records(&vec![splat; k as usize % 5], &grid).expect("splats"),
+            records: swirly_core::splat::records(&vec![splat; k as usize % 5], &grid).expect("splats"),
         };
         b.run(&step, &inputs).expect("step");
         b.run(&diagnostics, &StepInputs::default()).expect("diagnostics");

@@ -2,7 +2,7 @@
 //! callers vouch for handles the backend cannot check.
 
 use ash::vk;
-use fluid_ir::{Error, Result, wait};
+use swirly_ir::{Error, Result, wait};
 
 use super::context::Context;
 use super::instance::Instance;
@@ -120,7 +120,7 @@ impl VulkanBackend {
     ///
     /// # Safety
     /// `semaphore` is a timeline semaphore of the backend's device, alive until the backend's
-    /// next submission has finished (e.g. until [`fluid_ir::Backend::finish`] returns or the
+    /// next submission has finished (e.g. until [`swirly_ir::Backend::finish`] returns or the
     /// backend is dropped).
     pub unsafe fn wait_before_next(&mut self, semaphore: vk::Semaphore, value: u64) -> Result<()> {
         if !self.context().has_timeline() {

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, MutexGuard};
 
 use ash::vk;
-use fluid_ir::Result;
+use swirly_ir::Result;
 
 use super::buffer::Buffer;
 use super::context::{Context, Fence, Retired};

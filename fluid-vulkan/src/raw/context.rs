@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use ash::vk;
-use fluid_ir::{Result, wait};
 use gpu_allocator::vulkan::{Allocation, Allocator, AllocatorCreateDesc};
+use swirly_ir::{Result, wait};
 
 use super::instance::{Instance, PhysicalDevice};
 use crate::{err, setup_lock, vk_err};
@@ -484,7 +484,7 @@ impl Fence {
     }
 
     /// Wait for its submission with a deadline, so a hung or lost device is an error: polled
-    /// for up to `spin` ([`fluid_ir::wait`]), then waited for blocking.
+    /// for up to `spin` ([`swirly_ir::wait`]), then waited for blocking.
     pub(crate) fn wait(&self, spin: Duration, what: &str) -> Result<()> {
         if self.done()? || wait::poll_for(spin, || self.done().map_err(|e| err(format!("{what}: {e}"))))? {
             return Ok(());

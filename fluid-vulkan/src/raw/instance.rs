@@ -4,7 +4,7 @@ use std::ffi::{CStr, c_void};
 use std::sync::{Arc, Mutex};
 
 use ash::vk;
-use fluid_ir::{Error, Result};
+use swirly_ir::{Error, Result};
 
 use crate::{NAME, setup_lock, vk_err};
 

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use ash::vk;
-use fluid_ir::Result;
+use swirly_ir::Result;
 
 use super::buffer::Buffer;
 use super::context::{Context, Retired};

@@ -1,4 +1,4 @@
-//! The wgpu implementation of [`fluid_ir::Backend`]: the lowered plans of `fluid_ir`
+//! The wgpu implementation of [`swirly_ir::Backend`]: the lowered plans of `swirly_ir`
 //! encoded as compute passes, resources as storage buffers.
 
 mod plans;
@@ -9,18 +9,18 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use fluid_ir::backend::{self, PendingRead, ReadPlan, ReadQueue, f32s_le, u32s_le};
-use fluid_ir::lower::{self, Buffer, PlanCache, Target};
-use fluid_ir::resource;
-use fluid_ir::schedule::RESULT_SLOTS;
-use fluid_ir::uniforms::REDUCE_MAX_PARTIALS;
-use fluid_ir::wait;
-use fluid_ir::{
+use swirly_ir::backend::{self, PendingRead, ReadPlan, ReadQueue, f32s_le, u32s_le};
+use swirly_ir::lower::{self, Buffer, PlanCache, Target};
+use swirly_ir::resource;
+use swirly_ir::schedule::RESULT_SLOTS;
+use swirly_ir::uniforms::REDUCE_MAX_PARTIALS;
+use swirly_ir::wait;
+use swirly_ir::{
     Backend, Error, KernelTiming, MemoryReport, ResourceDesc, ResourceId, Result, Schedule, StepInputs,
     TimestampTimings,
 };
-use fluid_shaders as shaders;
-pub use fluid_shaders::HalfStorage;
+use swirly_shaders as shaders;
+pub use swirly_shaders::HalfStorage;
 
 use crate::device::{
     AdapterSummary, NAME, backend_err, instance, map_read, needed_limits, poll, required_limits, summary,
@@ -63,7 +63,7 @@ pub struct WgpuBackend {
     /// The shader modules made so far, by file.
     modules: HashMap<&'static str, wgpu::ShaderModule>,
     /// Kernel files and snippets that replace the built-in ones (`FLUID_WGPU_SHADER_DIR`).
-    overrides: fluid_shaders::Overrides,
+    overrides: swirly_shaders::Overrides,
     /// By kernel and the slots (a bit each) it stores in `f16`, made at first use.
     variants: HashMap<(&'static str, u32), wgpu::ComputePipeline>,
     /// How those variants hold f16: natively where the adapter has `shader-f16`, else packed.
@@ -71,7 +71,7 @@ pub struct WgpuBackend {
     workgroup: (u32, u32),
     uniform_buf: wgpu::Buffer,
     /// The model uniform written to `uniform_buf` (the last schedule's).
-    uniform: Option<[u8; fluid_ir::schedule::UNIFORM_BYTES]>,
+    uniform: Option<[u8; swirly_ir::schedule::UNIFORM_BYTES]>,
     step_buf: wgpu::Buffer,
     record_buf: wgpu::Buffer,
     params_buf: wgpu::Buffer,
@@ -96,12 +96,12 @@ pub struct WgpuBackend {
     reduction_slots: usize,
     timing: Option<TimestampTimings>,
     errors: Arc<Mutex<Vec<String>>>,
-    /// How long a wait polls the device before it blocks ([`fluid_ir::wait`]).
+    /// How long a wait polls the device before it blocks ([`swirly_ir::wait`]).
     spin: Duration,
     /// Step submissions not yet seen done, oldest first, each with the flag its
     /// `on_submitted_work_done` callback sets (at most [`MAX_IN_FLIGHT`]).
     in_flight: VecDeque<(wgpu::SubmissionIndex, Arc<AtomicBool>)>,
-    /// The most bytes held at once ([`fluid_ir::MemoryReport::peak`]), noted where buffers
+    /// The most bytes held at once ([`swirly_ir::MemoryReport::peak`]), noted where buffers
     /// are made.
     peak: u64,
 }
@@ -225,7 +225,7 @@ impl WgpuBackend {
         let align = limits.min_uniform_buffer_offset_alignment.max(256) as usize;
         let u = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST;
         let s = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
-        let uniform_buf = uniform_buffer(&device, "fluid.uniform", fluid_ir::schedule::UNIFORM_BYTES as u64, u);
+        let uniform_buf = uniform_buffer(&device, "fluid.uniform", swirly_ir::schedule::UNIFORM_BYTES as u64, u);
         let step_buf = uniform_buffer(&device, "fluid.step", 16, u);
         let record_buf = uniform_buffer(&device, "fluid.records", RECORD_BUF_FIRST, s);
         let params_buf = uniform_buffer(&device, "fluid.params", (align * 16) as u64, u);
@@ -324,7 +324,7 @@ impl WgpuBackend {
 
     /// The buffer that holds resource `id` now (a grid field: `FieldId::Density.into()`), to
     /// draw from on the GPU with no read-back: `f32` values laid out as [`Backend::download`]
-    /// returns them (see `fluid_core::grid`), usage `STORAGE | COPY_SRC | COPY_DST`. Steps
+    /// returns them (see `swirly_core::grid`), usage `STORAGE | COPY_SRC | COPY_DST`. Steps
     /// ping-pong fields between buffers, so ask again after every step; work submitted to
     /// [`WgpuBackend::wgpu_queue`] after a step sees its results. Writing to the buffer changes
     /// the simulation's state.
@@ -467,7 +467,7 @@ impl Backend for WgpuBackend {
         let params =
             (self.align as u64 * 16).max(lower::params_bytes(schedules, resources, &target).next_power_of_two());
         let records = RECORD_BUF_FIRST.max(backend::MAX_RECORD_BYTES as u64).next_power_of_two();
-        let fixed = fluid_ir::schedule::UNIFORM_BYTES as u64
+        let fixed = swirly_ir::schedule::UNIFORM_BYTES as u64
             + 16
             + 4 * u64::from(REDUCE_MAX_PARTIALS)
             + 2 * 4 * RESULT_SLOTS as u64;

@@ -5,12 +5,12 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use fluid_ir::kernel::Access;
-use fluid_ir::lower::{Buffer, Plan, Target, lower};
-use fluid_ir::schedule::RESULT_SLOTS;
-use fluid_ir::uniforms::PARAMS_MAX_BYTES;
-use fluid_ir::{Error, Kernel, Result, Schedule, StepInputs};
-use fluid_shaders as shaders;
+use swirly_ir::kernel::Access;
+use swirly_ir::lower::{Buffer, Plan, Target, lower};
+use swirly_ir::schedule::RESULT_SLOTS;
+use swirly_ir::uniforms::PARAMS_MAX_BYTES;
+use swirly_ir::{Error, Kernel, Result, Schedule, StepInputs};
+use swirly_shaders as shaders;
 
 use super::{MAX_IN_FLIGHT, WgpuBackend};
 use crate::device::{NAME, backend_err, map_read, poll, uniform_buffer};

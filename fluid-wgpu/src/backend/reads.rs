@@ -2,9 +2,9 @@
 
 use std::sync::{Arc, OnceLock};
 
-use fluid_ir::backend::{self, Gather, PendingRead, ReadPlan, f32s_le, pick};
-use fluid_ir::wait;
-use fluid_ir::{ResourceId, Result};
+use swirly_ir::backend::{self, Gather, PendingRead, ReadPlan, f32s_le, pick};
+use swirly_ir::wait;
+use swirly_ir::{ResourceId, Result};
 
 use super::WgpuBackend;
 use crate::device::{NAME, backend_err, copy_runs, map_read, poll, uniform_buffer};
@@ -74,7 +74,7 @@ impl WgpuBackend {
         Ok(gather.scatter(indices, &fetched))
     }
 
-    /// Submit the copy of a queued read (see [`fluid_ir::Backend::queue_download_at`]) and map its
+    /// Submit the copy of a queued read (see [`swirly_ir::Backend::queue_download_at`]) and map its
     /// buffer once it is done.
     pub(super) fn queue_read(&mut self, plan: ReadPlan) -> Result<PendingRead> {
         let bytes = plan.bytes();
@@ -126,7 +126,7 @@ impl WgpuBackend {
         Ok(())
     }
 
-    /// See [`fluid_ir::Backend::poll_download`].
+    /// See [`swirly_ir::Backend::poll_download`].
     pub(super) fn poll_read(&mut self, read: &mut PendingRead) -> Result<Option<Vec<f32>>> {
         poll(&self.device, wgpu::PollType::Poll)?;
         let mut freed = None;
@@ -148,7 +148,7 @@ impl WgpuBackend {
         Ok(got)
     }
 
-    /// See [`fluid_ir::Backend::wait_download`].
+    /// See [`swirly_ir::Backend::wait_download`].
     pub(super) fn wait_read(&mut self, read: PendingRead) -> Result<Vec<f32>> {
         let (device, spin) = (&self.device, self.spin);
         let mut freed = None;

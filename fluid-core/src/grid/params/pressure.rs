@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::validate::iterations;
 use crate::frame::finite;
-use fluid_ir::{Error, Result};
+use swirly_ir::{Error, Result};
 
 /// Pressure solvers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

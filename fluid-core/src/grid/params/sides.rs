@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::frame::finite;
 use crate::grid::{Boundary, Inflow, Side};
-use fluid_ir::{Error, Result};
+use swirly_ir::{Error, Result};
 
 /// Boundary of each axis, and of each side where it differs from its axis'.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -2,13 +2,13 @@
 
 use crate::frame::finite;
 use crate::grid::Side;
-use fluid_ir::{Error, Result};
+use swirly_ir::{Error, Result};
 
 use super::*;
 
 /// The most iterations a step's pressure or viscosity solve may ask for.
 ///
-/// A step is data: its [`fluid_ir::Schedule`] lists every dispatch, and the GPU backends record
+/// A step is data: its [`swirly_ir::Schedule`] lists every dispatch, and the GPU backends record
 /// each into the step's command buffer, where the driver keeps memory per dispatch (measured
 /// for Jacobi sweeps: about 2 KB on lavapipe's Vulkan, 3 KB on wgpu over lavapipe, 1.2 KB on
 /// either API on an H100's driver). So 10⁸ sweeps would need hundreds of GB before the first

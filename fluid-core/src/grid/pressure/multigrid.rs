@@ -295,7 +295,7 @@ mod tests {
     /// first adds the coarse correction (reversed when symmetric), and one coarse step for the
     /// rest of the hierarchy, which
     /// fits its workgroup memory. (That both forms leave the same values is tested in
-    /// fluid-cpu, where the kernels are.)
+    /// swirly-cpu, where the kernels are.)
     #[test]
     fn the_dispatched_cycle_pairs_the_smoothing_and_ends_in_one_coarse_step() {
         for (nx, ny) in [(40, 30), (150, 90), (300, 200), (64, 64), (65, 64), (33, 31), (20, 1000)] {

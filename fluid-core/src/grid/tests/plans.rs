@@ -5,9 +5,9 @@
 use crate::grid::params::PressureSolver;
 use crate::grid::params::SimParams;
 use crate::grid::{Boundary, FieldId, Grid, GridFields, kernels, step};
-use fluid_ir::lower::{Buffer, Invocation, Plan, Target, check_bindings, check_transients, lower};
-use fluid_ir::schedule::{MAX_BINDINGS, Op, ReduceOp, Schedule, ScheduleBuilder};
-use fluid_ir::{ResourceDesc, ResourceId};
+use swirly_ir::lower::{Buffer, Invocation, Plan, Target, check_bindings, check_transients, lower};
+use swirly_ir::schedule::{MAX_BINDINGS, Op, ReduceOp, Schedule, ScheduleBuilder};
+use swirly_ir::{ResourceDesc, ResourceId};
 
 const TARGET: Target = Target { param_align: 64, workgroup: (16, 16) };
 
@@ -131,17 +131,17 @@ fn impossible_schedules_are_refused() {
     let e = lower(&step::curl(&grid), fields.resources(), &start, &TARGET).expect_err("a short assignment");
     assert!(e.to_string().contains("assignment"), "{e}");
     let keys =
-        ResourceDesc::new("keys", fluid_ir::Shape::Elements, fluid_ir::Format::U32, fluid_ir::Lifetime::Scratch, 10);
-    let mut b = Schedule::builder([0; fluid_ir::schedule::UNIFORM_BYTES], [0, 0]);
+        ResourceDesc::new("keys", swirly_ir::Shape::Elements, swirly_ir::Format::U32, swirly_ir::Lifetime::Scratch, 10);
+    let mut b = Schedule::builder([0; swirly_ir::schedule::UNIFORM_BYTES], [0, 0]);
     b.reduce(ResourceId(0), ReduceOp::MaxAbs, 0);
     let e = lower(&b.build(), &[keys], &[0], &TARGET).expect_err("u32 words");
     assert!(e.to_string().contains("not floats"), "{e}");
     // A swap of two formats: buffers of two element sizes cannot trade places.
     let half =
-        |name| ResourceDesc::new(name, fluid_ir::Shape::Cells, fluid_ir::Format::F16, fluid_ir::Lifetime::State, 10);
-    let mut b = Schedule::builder([0; fluid_ir::schedule::UNIFORM_BYTES], [0, 0]);
+        |name| ResourceDesc::new(name, swirly_ir::Shape::Cells, swirly_ir::Format::F16, swirly_ir::Lifetime::State, 10);
+    let mut b = Schedule::builder([0; swirly_ir::schedule::UNIFORM_BYTES], [0, 0]);
     b.swap(ResourceId(0), ResourceId(1));
-    let full = ResourceDesc { format: fluid_ir::Format::F32, ..half("b") };
+    let full = ResourceDesc { format: swirly_ir::Format::F32, ..half("b") };
     let e = lower(&b.build(), &[half("a"), full], &[0, 1], &TARGET).expect_err("two formats");
     assert!(e.to_string().contains("one format"), "{e}");
 }
@@ -152,7 +152,7 @@ fn impossible_schedules_are_refused() {
 /// workspace pass in every schedule ([`crate::testing::every_plan`]).
 #[test]
 fn transients_share_memory_only_where_no_schedule_can_tell() {
-    use fluid_ir::{Format, Lifetime, Shape};
+    use swirly_ir::{Format, Lifetime, Shape};
     let grid = Grid::new(8, 6, 1.0, Boundary::Wall, Boundary::Wall).expect("grid");
     let fields = GridFields::all(&grid);
     let mut resources = fields.resources().to_vec();
@@ -162,15 +162,15 @@ fn transients_share_memory_only_where_no_schedule_can_tell() {
     }
     // The largest member owns the group, the first of equals; an empty one owns itself.
     resources[FieldId::PressureTmp.index()].len = 100;
-    let own = fluid_ir::resource::owners(&resources);
+    let own = swirly_ir::resource::owners(&resources);
     let (s, c, p) = (FieldId::Scratch.index(), FieldId::Curl.index(), FieldId::PressureTmp.index());
     assert_eq!((own[s], own[c], own[p]), (p, p, p));
     resources[p].len = 0;
-    let own = fluid_ir::resource::owners(&resources);
+    let own = swirly_ir::resource::owners(&resources);
     assert_eq!((own[s], own[c], own[p]), (c, c, p));
     assert_eq!(own[FieldId::U.index()], FieldId::U.index());
     let lone = ResourceDesc::new("x", Shape::Cells, Format::F32, Lifetime::Transient { shares: "z" }, 4);
-    assert_eq!(fluid_ir::resource::owners(&[lone]), [0]);
+    assert_eq!(swirly_ir::resource::owners(&[lone]), [0]);
 
     let id = |f: FieldId| ResourceId::from(f);
     let mut b = Schedule::builder(grid.uniform_bytes(), [grid.nx, grid.ny]);
@@ -210,7 +210,7 @@ fn transients_share_memory_only_where_no_schedule_can_tell() {
     for (what, schedule) in cases {
         let e = check_transients(&schedule, &resources).expect_err(what).to_string();
         assert!(e.contains(what), "{e}");
-        let start = fluid_ir::resource::owners(&resources);
+        let start = swirly_ir::resource::owners(&resources);
         assert!(lower(&schedule, &resources, &start, &TARGET).is_err(), "lowering refuses it too: {what}");
     }
 }
@@ -219,7 +219,7 @@ fn transients_share_memory_only_where_no_schedule_can_tell() {
 /// no other solver's schedules touch it.
 #[test]
 fn only_the_sweeps_declare_or_touch_the_pressures_partner() {
-    use fluid_ir::schedule::Op;
+    use swirly_ir::schedule::Op;
     let grid = Grid::new(20, 12, 0.1, Boundary::Wall, Boundary::Wall).expect("grid");
     let partner = ResourceId::from(FieldId::PressureTmp);
     for solver in [
@@ -259,7 +259,7 @@ fn empty_resources_bind_only_to_optional_slots() {
     let sweeps = step::jacobi_sweeps(&grid, PressureSolver::Jacobi, None, 2);
     let e = check_bindings(&sweeps, fields.resources()).expect_err("no pressure_tmp").to_string();
     assert!(e.contains("`jacobi`") && e.contains("`pressure_tmp`"), "{e}");
-    let start = fluid_ir::resource::owners(fields.resources());
+    let start = swirly_ir::resource::owners(fields.resources());
     assert!(lower(&sweeps, fields.resources(), &start, &TARGET).is_err());
     // Smoke carries no dye: the step binds the empty dye to optional slots only.
     assert!(!fields.has(FieldId::Dye));

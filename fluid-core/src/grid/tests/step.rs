@@ -4,8 +4,8 @@ use super::*;
 use crate::grid::pressure::mgpcg;
 use crate::grid::uniforms::{JacobiParams, MULTISWEEP_MAX};
 use crate::grid::{Boundary, kernels};
-use fluid_ir::kernel::Kernel;
-use fluid_ir::schedule::Dispatch;
+use swirly_ir::kernel::Kernel;
+use swirly_ir::schedule::Dispatch;
 
 /// The traffic model that `fluid bench`'s GB/s divides by time, on schedules whose bytes
 /// are known by hand (37 × 22 cells, f32): a Jacobi sweep reads pressure and divergence and

@@ -14,10 +14,10 @@ use crate::particles::kernels::*;
 use crate::particles::spec::{Faucet, ParticleSpec};
 use crate::particles::{EmitParams, NO_SPRING, SCAN_BLOCK};
 use crate::splat::Splat;
-use fluid_ir::backend::{Backend, StepInputs};
-use fluid_ir::resource::{Format, Lifetime, ResourceDesc, ResourceId, Shape};
-use fluid_ir::schedule::{ParamBlock, Schedule};
-use fluid_ir::{Error, Result};
+use swirly_ir::backend::{Backend, StepInputs};
+use swirly_ir::resource::{Format, Lifetime, ResourceDesc, ResourceId, Shape};
+use swirly_ir::schedule::{ParamBlock, Schedule};
+use swirly_ir::{Error, Result};
 
 /// The model's resources, in the order of its list (`ResourceId(r as usize)`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,7 +148,7 @@ impl ParticleModel {
     }
 
     /// The uniform of its kernels: the box, its sides, and whether obstacles cut it.
-    fn uniform_of(frame: &Frame, obstacles: bool) -> [u8; fluid_ir::schedule::UNIFORM_BYTES] {
+    fn uniform_of(frame: &Frame, obstacles: bool) -> [u8; swirly_ir::schedule::UNIFORM_BYTES] {
         frame.uniform_bytes(obstacles || frame.needs_faces())
     }
 
@@ -331,7 +331,7 @@ impl Model for ParticleModel {
         ]
     }
 
-    fn uniform(&self) -> [u8; fluid_ir::schedule::UNIFORM_BYTES] {
+    fn uniform(&self) -> [u8; swirly_ir::schedule::UNIFORM_BYTES] {
         Self::uniform_of(&self.frame, !self.solids.obstacles().is_empty())
     }
 
@@ -598,12 +598,12 @@ impl Model for ParticleModel {
     }
 
     fn bytes_per_step(&self) -> u64 {
-        use fluid_ir::kernel::Access;
+        use swirly_ir::kernel::Access;
         self.step
             .ops()
             .iter()
             .filter_map(|op| match op {
-                fluid_ir::schedule::Op::Dispatch(d) => Some(d),
+                swirly_ir::schedule::Op::Dispatch(d) => Some(d),
                 _ => None,
             })
             .flat_map(|d| d.kernel.bindings.iter().zip(&d.resources))

@@ -1,8 +1,8 @@
 //! The particle liquid's schedules: a step (the sort, then the paper's substep as many times
 //! as `particles.substeps` says), the drawing of its density, and the state's check.
 
-use fluid_ir::ResourceId;
-use fluid_ir::schedule::{ParamBlock, ReduceOp, Schedule, ScheduleBuilder};
+use swirly_ir::ResourceId;
+use swirly_ir::schedule::{ParamBlock, ReduceOp, Schedule, ScheduleBuilder};
 
 use super::{ParticleModel, Res, SLOT_VELOCITY};
 use crate::model::Model;

@@ -6,10 +6,10 @@ mod lanes;
 pub mod particles;
 pub mod sharp;
 
-use fluid_core::frame::uniform::GridUniform;
-use fluid_core::{Boundary, FieldKind};
 use rayon::iter::Either;
 use rayon::prelude::*;
+use swirly_core::frame::uniform::GridUniform;
+use swirly_core::{Boundary, FieldKind};
 
 pub use double_float::*;
 pub use lanes::*;
@@ -240,7 +240,7 @@ impl G {
     }
 }
 
-/// Side codes of the grid uniform (`fluid_core::grid::Side::code`).
+/// Side codes of the grid uniform (`swirly_core::grid::Side::code`).
 pub const SIDE_OPEN: u32 = 1;
 /// An inflow, uniform.
 pub const SIDE_INFLOW: u32 = 3;

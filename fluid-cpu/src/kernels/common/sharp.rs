@@ -2,7 +2,7 @@
 //! `shared/sharp.wgsl`. The stencil of a point on any of the grid's three lattices, its
 //! four-sample extension and monotone cubic interpolation.
 
-use fluid_core::grid::uniforms::{SHARP_CUBIC, SHARP_MACCORMACK, SharpParams};
+use swirly_core::grid::uniforms::{SHARP_CUBIC, SHARP_MACCORMACK, SharpParams};
 
 use super::{G, LANES, backtrace_lanes, clamp_or_wrap, stencil, velocity_lanes};
 
