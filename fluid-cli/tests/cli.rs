@@ -508,7 +508,7 @@ fn the_plan_and_the_memory_budget() {
 fn a_scene_files_mask_is_read_beside_it() {
     let dir = temp_dir("mask-scene");
     std::fs::create_dir_all(dir.join("art")).expect("dir");
-    std::fs::copy("../scenes/grate.png", dir.join("art/slats.png")).expect("copy");
+    std::fs::copy("../fluid-core/scenes/grate.png", dir.join("art/slats.png")).expect("copy");
     let scene = "name = \"masked\"\n[grid]\nnx = 128\nny = 128\n[params.pressure]\nsolver = \"sor\"\n\
                  [[obstacles]]\nshape = \"mask\"\nimage = \"art/slats.png\"\nsize = [0.8, 0.2]\n";
     std::fs::write(dir.join("masked.toml"), scene).expect("scene");

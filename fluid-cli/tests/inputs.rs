@@ -117,7 +117,7 @@ fn presets_take_their_built_in_images_whatever_the_working_folder_holds() {
     let want = solid_of("obstacles", &clean, &dir.join("o1"));
     assert_eq!(solid_of("obstacles", &planted, &dir.join("o2")), want, "a grate.png in the working folder");
     let scene = copied.join("obstacles.toml");
-    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/obstacles.toml"), &scene).expect("copy");
+    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/../fluid-core/scenes/obstacles.toml"), &scene).expect("copy");
     assert_eq!(solid_of(scene.to_str().expect("utf8"), &planted, &dir.join("o3")), want, "a copied preset");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -129,7 +129,7 @@ fn a_checkpoint_resumes_from_any_working_folder() {
     let dir = temp_dir("resume-elsewhere");
     std::fs::create_dir_all(dir.join("scene/art")).expect("dir");
     std::fs::create_dir_all(dir.join("elsewhere")).expect("dir");
-    std::fs::copy("../scenes/grate.png", dir.join("scene/art/slats.png")).expect("copy");
+    std::fs::copy("../fluid-core/scenes/grate.png", dir.join("scene/art/slats.png")).expect("copy");
     let scene = "name = \"masked\"\n[grid]\nnx = 32\nny = 32\n[params.pressure]\nsolver = \"sor\"\n\
                  [render]\nbackground_image = \"art/slats.png\"\n\
                  [[obstacles]]\nshape = \"mask\"\nimage = \"art/slats.png\"\nsize = [0.8, 0.2]\n";
@@ -224,7 +224,7 @@ fn image_paths_that_are_not_small_regular_pngs_are_refused_saying_why() {
 fn a_scene_file_reads_no_image_outside_its_folder() {
     let dir = temp_dir("outside-folder");
     std::fs::create_dir_all(dir.join("scene")).expect("dir");
-    std::fs::copy("../scenes/grate.png", dir.join("private.png")).expect("copy");
+    std::fs::copy("../fluid-core/scenes/grate.png", dir.join("private.png")).expect("copy");
     let private = dir.join("private.png");
     std::os::unix::fs::symlink(&private, dir.join("scene/link.png")).expect("symlink");
     let scene = |image: &str| {

@@ -11,8 +11,8 @@ use std::io::Read;
 
 /// Images the built-in scenes use, by the name they give.
 pub const PRESET_IMAGES: &[(&str, &[u8])] = &[
-    ("grate.png", include_bytes!("../../scenes/grate.png")),
-    ("bricks.png", include_bytes!("../../scenes/bricks.png")),
+    ("grate.png", include_bytes!("../scenes/grate.png")),
+    ("bricks.png", include_bytes!("../scenes/bricks.png")),
 ];
 
 /// The most bytes read of an image file: 16 MiB.
