@@ -9,6 +9,8 @@
 //!   scenes they run.
 //!
 //! The cross-backend conformance suite is the `swirly-conformance` crate.
+// docs.rs marks what each Cargo feature enables.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod scenes;
 pub mod solvers;

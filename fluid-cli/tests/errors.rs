@@ -91,7 +91,8 @@ fn bad_input_gets_a_clear_message_and_exit_code_2() {
         bad(&["run", "smoke", "--steps", "1", "--png", "--set", &set], &["`name`", "output folder"]);
     }
     let scene = temp_dir("name-escapes").join("escape.toml");
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../fluid-core/scenes/smoke.toml")).expect("smoke");
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../fluid-core/scenes/smoke.toml"))
+        .expect("smoke");
     std::fs::write(&scene, text.replacen("name = \"smoke\"", "name = \"../escaped\"", 1)).expect("write");
     bad(&["run", scene.to_str().expect("utf8"), "--steps", "1", "--png"], &["`name`", "../escaped"]);
     // Options the chosen benchmark would ignore are refused, naming who takes them.

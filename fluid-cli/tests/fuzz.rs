@@ -130,7 +130,8 @@ fn zoo(dir: &Path) -> (PathBuf, Vec<(String, bool, bool)>) {
     use std::os::unix::fs::symlink;
     let home = dir.join("zoo/scene");
     std::fs::create_dir_all(home.join("sub")).expect("zoo");
-    let grate = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../fluid-core/scenes/grate.png")).expect("grate");
+    let grate =
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../fluid-core/scenes/grate.png")).expect("grate");
     std::fs::write(home.join("ok.png"), &grate).expect("write");
     std::fs::write(home.join("cut.png"), &grate[..grate.len() / 2]).expect("write");
     std::fs::write(home.join("text.png"), "not an image").expect("write");

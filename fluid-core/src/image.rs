@@ -10,10 +10,8 @@ use std::borrow::Cow;
 use std::io::Read;
 
 /// Images the built-in scenes use, by the name they give.
-pub const PRESET_IMAGES: &[(&str, &[u8])] = &[
-    ("grate.png", include_bytes!("../scenes/grate.png")),
-    ("bricks.png", include_bytes!("../scenes/bricks.png")),
-];
+pub const PRESET_IMAGES: &[(&str, &[u8])] =
+    &[("grate.png", include_bytes!("../scenes/grate.png")), ("bricks.png", include_bytes!("../scenes/bricks.png"))];
 
 /// The most bytes read of an image file: 16 MiB.
 pub const MAX_IMAGE_BYTES: u64 = 16 << 20;

@@ -13,6 +13,8 @@
 //! - [`params`], [`scene`], [`splat`]: what a user writes; [`render`]: the reference renderer.
 //!
 //! See `doc/ARCHITECTURE.md` for the map of the whole workspace.
+// docs.rs marks what each Cargo feature enables.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod checkpoint;
 pub mod frame;

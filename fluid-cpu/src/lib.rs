@@ -6,6 +6,8 @@
 //!
 //! Results are bit-identical for any number of threads: every output value is computed by the
 //! same sequential code from the same inputs, and reductions sum per-row partials in row order.
+// docs.rs marks what each Cargo feature enables.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod dispatch;
 pub mod kernels;

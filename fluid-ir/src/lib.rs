@@ -20,6 +20,8 @@
 //!
 //! Models (the grid fluid, the particle liquid, the renderer's passes) live in `swirly-core`;
 //! the backends depend on this crate alone.
+// docs.rs marks what each Cargo feature enables.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod backend;
 pub mod bytes;

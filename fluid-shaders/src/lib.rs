@@ -12,6 +12,8 @@
 //!
 //! The tables are made by the build script from the folders: adding a kernel's file is all
 //! this crate needs.
+// docs.rs marks what each Cargo feature enables.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod tables {
     include!(concat!(env!("OUT_DIR"), "/tables.rs"));

@@ -38,6 +38,8 @@
 //! fence) that free themselves and check what Vulkan leaves undefined; the backend is safe code
 //! over them. Each `unsafe` block says why it is sound in a `// SAFETY:` comment (enforced by
 //! `clippy::undocumented_unsafe_blocks`).
+// docs.rs marks what each Cargo feature enables.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 mod backend;

@@ -16,6 +16,8 @@
 //! Fields in f16 storage run natively where the adapter has `SHADER_F16`, else packed two
 //! halves a word ([`HalfStorage`]); `FLUID_F16=packed` or `native` picks one
 //! ([`WgpuBackend::set_half_storage`]).
+// docs.rs marks what each Cargo feature enables.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod backend;
 mod device;

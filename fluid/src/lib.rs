@@ -1,7 +1,7 @@
-//! # fluid
+//! # swirly
 //!
-//! Real-time 2D fluids (smoke and ink) for games and visual effects, on the CPU (rayon) or
-//! the GPU. This is the crate integrators depend on:
+//! Real-time 2D fluids for games and visual effects (smoke, fire, ink and particle liquids),
+//! on the CPU (rayon) or the GPU. This is the crate integrators depend on:
 //!
 //! ```
 //! use swirly::{Simulation, Scene, Splat, Falloff, FieldId};
@@ -25,9 +25,26 @@
 //! # let _ = (density, here); Ok(()) }
 //! ```
 //!
-//! Backends are Cargo features: `cpu` (default), `wgpu`, `vulkan`. The engine itself
+//! ## Features
+//!
+//! Backends are Cargo features; enable any set of them, and pick one at run time with
+//! [`backend`]:
+//!
+//! | feature | backend | needs |
+//! |---|---|---|
+//! | `cpu` (default) | `CpuBackend`: every kernel on rayon's threads | nothing |
+//! | `wgpu` | `WgpuBackend`: WGSL compute on Vulkan, Metal or DX12 | a GPU driver wgpu can use |
+//! | `vulkan` | `VulkanBackend`: raw Vulkan (ash) on SPIR-V from the same WGSL | a Vulkan 1.2 driver |
+//!
+//! ```toml
+//! swirly = { version = "0.1", features = ["wgpu"] }
+//! ```
+//!
+//! The engine itself
 //! (models, schedules, [`Simulation`]) lives in `swirly-core`; this crate gathers it with the
 //! backends of the build.
+// docs.rs marks what each Cargo feature enables.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use swirly_core::backend::available_memory;
 pub use swirly_core::checkpoint;

@@ -136,6 +136,30 @@ fn spirv_val() -> Result<(), String> {
     Ok(())
 }
 
+/// The crates meant for crates.io, in dependency order.
+const PUBLISHED: &[&str] = &[
+    "swirly-ir",
+    "swirly-core",
+    "swirly-shaders",
+    "swirly-cpu",
+    "swirly-wgpu",
+    "swirly-vulkan",
+    "swirly",
+    "swirly-bench",
+    "swirly-cli",
+];
+
+/// `cargo package` of every published crate: each packed alone and built from its packed
+/// sources, the workspace's crates standing in for the registry, so a file a crate reads from
+/// outside its folder, or a dependency on an unpublished crate, fails here.
+fn package() -> Result<(), String> {
+    let mut args = vec!["package"];
+    for name in PUBLISHED {
+        args.extend(["-p", name]);
+    }
+    cargo(&args)
+}
+
 fn root() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
@@ -150,6 +174,8 @@ fn ci() -> Result<(), String> {
         &["doc", "--workspace", "--no-deps", "--features", EVERY_BACKEND],
         &[("RUSTDOCFLAGS", "-D warnings")],
     )?;
+    // Before the tests, while the clone is clean.
+    package()?;
     test()?;
     optimised_build()?;
     numpy_check()?;
@@ -161,11 +187,12 @@ fn main() -> ExitCode {
     let result = match task.as_str() {
         "ci" => ci(),
         "test" => test(),
+        "package" => package(),
         "bench" => cargo(&["bench", "--package", "swirly-bench"]),
         "npy" => optimised_build().and_then(|()| numpy_check()),
         "examples" => optimised_build().and_then(|()| examples()),
         "shaders" => shaders::run(&root(), std::env::args().nth(2).as_deref() == Some("--check")),
-        _ => Err("usage: cargo xtask <ci | test | bench | npy | examples | shaders [--check]>".to_string()),
+        _ => Err("usage: cargo xtask <ci | test | package | bench | npy | examples | shaders [--check]>".to_string()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
