@@ -17,6 +17,7 @@ install() {
   local log
   log=$(mktemp)
   if [ -z "$updated" ]; then
+    echo "test.sh: apt-get runs as root$([ "$(id -u)" = 0 ] || echo ' (through sudo)') to install what the tests need"
     as_root apt-get update -qq >"$log" 2>&1 || { cat "$log"; exit 1; }
     updated=1
   fi
@@ -43,6 +44,7 @@ old_lavapipe() {
   dpkg --compare-versions "$v" lt 24
 }
 if grep -qs '^VERSION_CODENAME=bookworm' /etc/os-release && old_lavapipe; then
+  echo "test.sh: adding Debian's bookworm-backports to /etc/apt/sources.list.d for Mesa 24+"
   echo 'deb http://deb.debian.org/debian bookworm-backports main' \
     | as_root tee /etc/apt/sources.list.d/fluid-bookworm-backports.list >/dev/null
   updated=
