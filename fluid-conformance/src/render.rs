@@ -78,7 +78,7 @@ pub fn frames_match_the_reference<B: Backend>(make: impl Fn() -> B) {
             cpu.step(dt).expect("step");
             other.step(dt).expect("step");
             let want = cpu.render_reference().expect("reference");
-            let got = other.render().expect("render");
+            let got = other.render().expect("render").rgba;
             let label = format!("{preset} {overrides:?} frame {frame} on {}", other.backend().name());
             assert_eq!(want.len(), got.len(), "{label}: picture size");
             let worst = want.iter().zip(&got).map(|(a, b)| a.abs_diff(*b)).max().unwrap_or(0);

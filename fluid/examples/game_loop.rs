@@ -89,10 +89,11 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         sim.wait_sample(pending)?;
     }
 
-    let rgba = sim.render()?;
-    let (nx, ny) = sim.picture_size();
+    // The picture carries its size: a finer dye draws it larger than the grid.
+    let picture = sim.render()?;
+    let (nx, ny) = (picture.width, picture.height);
     std::fs::create_dir_all("out/examples")?;
-    image::save_buffer("out/examples/game_loop.png", &rgba, nx, ny, image::ExtendedColorType::Rgba8)?;
+    image::save_buffer("out/examples/game_loop.png", &picture.rgba, nx, ny, image::ExtendedColorType::Rgba8)?;
 
     frame_ms.sort_by(f64::total_cmp);
     let diagnostics = sim.checked_diagnostics()?;

@@ -174,7 +174,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     });
     draw(&device, &queue, &copy, &bindings, &engine_picture.create_view(&Default::default()));
     let drawn = read_texture(&device, &queue, &engine_picture)?;
-    if drawn != sim.render()? {
+    if drawn != sim.render()?.rgba {
         return Err("the engine's picture drawn from its buffer is not Simulation::render's".into());
     }
     if drawn.chunks_exact(4).all(|p| p[..3] == [0, 0, 0]) {

@@ -56,7 +56,7 @@ pub use swirly_core::params::{
     Pressure, PressureSolver, Profile, SideSpec, SideType, Slip,
 };
 pub use swirly_core::particles::spec::{Bounds, Container, Fill, ParticleSpec};
-pub use swirly_core::render::{Blend, Layer, Look, RenderField, RenderSpec};
+pub use swirly_core::render::{Blend, Layer, Look, Picture, RenderField, RenderSpec};
 pub use swirly_core::scene::{
     GridSpec, Initial, InitialVelocity, MAX_OBSTACLES, ObstacleSpec, PRESETS, ShapeKind, SplatSpec, check_name,
     parse_override,

@@ -655,7 +655,7 @@ fn the_velocity_view_draws_direction_as_hue() {
     let scene = Scene::from_toml(text, "velocity-view").expect("scene");
     let mut sim = Simulation::new(scene, CpuBackend::new().expect("cpu")).expect("simulation");
     sim.step(0.001).expect("step");
-    let rgba = sim.render().expect("render");
+    let rgba = sim.render().expect("render").rgba;
     let px = |i: usize, row: usize| &rgba[4 * (row * 32 + i)..4 * (row * 32 + i) + 4];
     assert_eq!(px(16, 16), &[255, 0, 0, 255], "the middle of the block moves right");
     assert_eq!(px(1, 1), &[0, 0, 0, 255], "no liquid in the corner");
@@ -664,7 +664,7 @@ fn the_velocity_view_draws_direction_as_hue() {
     let mut scene = grid.scene().clone();
     scene.render.field = swirly::RenderField::Velocity;
     grid.set_scene(scene).expect("scene");
-    let rgba = grid.render().expect("render");
+    let rgba = grid.render().expect("render").rgba;
     let coloured = rgba.chunks(4).filter(|p| p[0].max(p[1]).max(p[2]) > 64).count();
     assert!(coloured > rgba.len() / 8, "{coloured} coloured pixels of {}", rgba.len() / 4);
 }
@@ -694,7 +694,7 @@ fn layers_and_debug_views_draw_through_the_simulation() {
     scene.render.layers =
         vec![swirly::Layer { field: swirly::RenderField::Speed, scale: speed[fast], ..Default::default() }];
     sim.set_scene(scene.clone()).expect("scene");
-    let rgba = sim.render().expect("render");
+    let rgba = sim.render().expect("render").rgba;
     let px = |rgba: &[u8], c: usize| {
         let row = ny - 1 - c / nx;
         rgba[4 * (row * nx + c % nx)..4 * (row * nx + c % nx) + 4].to_vec()
@@ -708,7 +708,7 @@ fn layers_and_debug_views_draw_through_the_simulation() {
         ..Default::default()
     });
     sim.set_scene(scene).expect("scene");
-    let both = sim.render().expect("render");
+    let both = sim.render().expect("render").rgba;
     assert_eq!(both.len(), rgba.len());
     assert_ne!(both, rgba, "the pressure layer shows");
 
@@ -732,7 +732,7 @@ fn the_picture_stays_on_the_backend_until_read() {
     assert_eq!((w, h), (16, 12));
     let words = sim.backend_mut().read(id).expect("read");
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    assert_eq!(bytes, sim.render().expect("render"));
+    assert_eq!(bytes, sim.render().expect("render").rgba);
     assert!(bytes.chunks_exact(4).any(|p| p[0] > 100), "the splat's smoke shows");
     let liquid = Scene::preset_with(
         "dam-break",
@@ -741,7 +741,7 @@ fn the_picture_stays_on_the_backend_until_read() {
     .expect("scene");
     let mut sim = Simulation::new(liquid, CpuBackend::new().expect("backend")).expect("simulation");
     assert_eq!(sim.render_on_device().expect("draw"), None, "composed on the host");
-    assert!(!sim.render().expect("render").is_empty());
+    assert!(!sim.render().expect("render").rgba.is_empty());
 }
 
 /// `small()` after one step, saved, with its header's `key` set to `value` (the checksum
@@ -790,4 +790,18 @@ fn steps_count_past_u32() {
     sim.save(&mut again).expect("save");
     let (header, _) = swirly::checkpoint::read_header(again.as_slice()).expect("header");
     assert_eq!(header.steps, (1 << 32) + 1);
+}
+
+/// A finer dye draws a picture larger than the grid, and the picture says so: `paddle` carries
+/// its inks at twice the flow's resolution.
+#[test]
+fn a_picture_carries_its_own_size() {
+    let mut scene = Scene::preset("paddle").expect("preset");
+    scene.grid.nx = 48;
+    scene.grid.ny = 48;
+    let mut sim = Simulation::new(scene, CpuBackend::new().expect("cpu")).expect("simulation");
+    let picture = sim.render().expect("render");
+    assert_eq!((picture.width, picture.height), (96, 96), "twice the 48² grid");
+    assert_eq!((picture.width, picture.height), sim.picture_size());
+    assert_eq!(picture.rgba.len(), 4 * 96 * 96);
 }

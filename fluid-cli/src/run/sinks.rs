@@ -78,7 +78,7 @@ impl Sink for Frames {
         }
         let n = self.frames;
         if self.png || self.gif.is_some() {
-            let rgba = sim.render()?;
+            let rgba = sim.render()?.rgba;
             if self.png {
                 let path = self.dir.join(format!("frame_{n:05}.png"));
                 save_png(&path, self.size.0, self.size.1, &rgba)?;
@@ -117,7 +117,7 @@ struct Book {
 
 impl Sink for Book {
     fn step(&mut self, sim: &mut Simulation, k: u32, _steps: u32) -> Result<(), Failure> {
-        if self.atlas.wants(k) { self.atlas.push(&sim.render()?) } else { Ok(()) }
+        if self.atlas.wants(k) { self.atlas.push(&sim.render()?.rgba) } else { Ok(()) }
     }
 
     fn finish(self: Box<Self>, sim: &mut Simulation) -> Result<Vec<PathBuf>, Failure> {

@@ -252,8 +252,7 @@ impl Session {
     /// The current picture: width, height and RGBA8 rows, top first; added to the GIF while
     /// recording (a picture of another size, after a switch of look or preset, ends the GIF).
     pub(crate) fn picture(&mut self) -> Result<(u32, u32, Vec<u8>), Failure> {
-        let (w, h) = self.sim.picture_size();
-        let rgba = self.sim.render()?;
+        let swirly::Picture { width: w, height: h, rgba } = self.sim.render()?;
         if let Some(r) = self.recording.as_mut() {
             if r.size == (w, h) {
                 r.gif.push(rgba.clone())?;

@@ -21,6 +21,20 @@ use swirly_ir::{Error, Result};
 mod renderer;
 pub use renderer::{Renderer, Shot};
 
+/// A frame drawn by [`crate::Simulation::render`]: RGBA8 pixels, top row first, sRGB with
+/// straight alpha, with the size they were drawn at. The size is the dye's or the density's
+/// own when a layer shows a finer one, so it can be larger than the grid (`paddle`: 512² for
+/// a 256² grid).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Picture {
+    /// Pixels across.
+    pub width: u32,
+    /// Pixels down.
+    pub height: u32,
+    /// `4 · width · height` bytes: R, G, B, A of each pixel, row by row from the top.
+    pub rgba: Vec<u8>,
+}
+
 /// What a picture is drawn on: a model's box (the canvas derefs to it), the uniform its
 /// schedules carry (the render kernels' schedules carry it too, so a frame rewrites no
 /// uniform), and how much finer than the box's cells each field it may draw lies.

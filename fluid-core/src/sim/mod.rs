@@ -544,8 +544,9 @@ impl<B: Backend> Simulation<B> {
         self.judge(&d)
     }
 
-    /// The current frame as RGBA8 ([`Simulation::picture_size`] pixels: the dye's at its own
-    /// resolution when a layer shows it), top row first, drawn as the scene's `[render]` says.
+    /// The current frame as RGBA8 pixels with their size ([`Simulation::picture_size`]: the
+    /// dye's or density's own when a layer shows a finer one, so it can be larger than the
+    /// grid), top row first, drawn as the scene's `[render]` says.
     /// A field the scene does not carry (`params.fields`, or one of the grid's in a particle
     /// scene) is an error naming the layer ([`Scene::check_render`]).
     ///
@@ -553,10 +554,11 @@ impl<B: Backend> Simulation<B> {
     /// fields are, so a GPU frame comes back as one copy of the picture. A particle liquid's
     /// velocity and speed views, and a frame whose resources would pass the scene's
     /// `storage.budget`, are composed on the host from the fields instead (the same picture).
-    pub fn render(&mut self) -> Result<Vec<u8>> {
+    pub fn render(&mut self) -> Result<crate::render::Picture> {
         self.scene.check_render()?;
         let (renderer, shot) = self.shot();
-        Ok(renderer.render(shot)?.0)
+        let (rgba, (width, height)) = renderer.render(shot)?;
+        Ok(crate::render::Picture { width, height, rgba })
     }
 
     /// Pixels across and down of [`Simulation::render`]'s picture.
