@@ -299,15 +299,13 @@ struct Tally {
 #[test]
 fn fuzzed_command_lines_exit_0_1_or_2_without_a_panic_or_signal() {
     let cases: u64 = std::env::var("FLUID_CLI_FUZZ_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(2000);
-    let scenes = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenes");
     let presets: Vec<(String, Vec<String>, String)> = swirly::PRESETS
         .iter()
-        .map(|(name, _)| {
+        .map(|(name, text)| {
             let scene = swirly::Scene::preset(name).expect("preset");
             let mut k = Vec::new();
             keys(&serde_json::to_value(&scene).expect("json"), "", &mut k);
-            let text = std::fs::read_to_string(scenes.join(format!("{name}.toml"))).expect("scene file");
-            (name.to_string(), k, text)
+            (name.to_string(), k, text.to_string())
         })
         .collect();
     let dir = common::temp_dir("fuzz");
