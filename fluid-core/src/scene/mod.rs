@@ -39,6 +39,7 @@ use swirly_ir::{Error, Result};
 pub mod image;
 pub mod obstacles;
 mod overrides;
+mod suggest;
 
 pub use crate::grid::initial::{Initial, InitialVelocity, SplitMix64, taylor_green};
 pub use crate::image::PRESET_IMAGES;
@@ -221,8 +222,10 @@ impl Scene {
         overrides: &[(String, toml::Value)],
         folder: Option<&std::path::Path>,
     ) -> Result<Scene> {
-        let scene_err =
-            |e: toml::de::Error| Error::Scene { origin: shorten(origin), message: shorten_lines(&e.to_string()) };
+        let scene_err = |e: toml::de::Error| Error::Scene {
+            origin: shorten(origin),
+            message: shorten_lines(&suggest::with_hint(&e.to_string())),
+        };
         let mut table: toml::Table = toml::from_str(text).map_err(scene_err)?;
         let written = image::named_in(&table);
         let scene: Scene = if overrides.is_empty() {
@@ -238,7 +241,7 @@ impl Scene {
             table.clone().try_into().map_err(|e: toml::de::Error| {
                 word_expected(&table, &e).unwrap_or_else(|| Error::Scene {
                     origin: shorten(&format!("{origin} (after {})", culprit(original, overrides))),
-                    message: shorten_lines(e.to_string().trim()),
+                    message: shorten_lines(&suggest::with_hint(e.to_string().trim())),
                 })
             })?
         };

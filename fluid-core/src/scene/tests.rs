@@ -763,3 +763,14 @@ fn a_step_of_too_many_dispatches_is_refused_by_its_key() {
     assert!(e.contains("params.pressure.iterations") && e.contains("dispatches"), "{e}");
     assert!(e.contains(&MAX_DISPATCHES.to_string()) && e.contains("100000"), "{e}");
 }
+
+#[test]
+fn a_misspelt_key_names_the_nearest_one() {
+    let e = Scene::preset_with("smoke", &[parse_override("params.vorticty=3").expect("override")])
+        .expect_err("misspelt")
+        .to_string();
+    assert!(e.contains("did you mean `vorticity`?"), "{e}");
+    let text = "[grid]\nnx = 16\nny = 16\nnz = 3\n";
+    let e = Scene::from_toml(text, "test").expect_err("misspelt").to_string();
+    assert!(e.contains("did you mean `nx`?") || e.contains("did you mean `ny`?"), "{e}");
+}
