@@ -553,13 +553,32 @@ fn hostile_overrides_on_every_key_never_panic_and_name_what_they_refuse() {
         "{}",
         "{a = 1}",
     ];
+    // The presets are shared out over the cores (the cases are independent); each thread
+    // counts its own.
+    let lanes = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
+    let counts: Vec<[usize; 5]> = std::thread::scope(|s| {
+        let handles: Vec<_> =
+            (0..lanes).map(|lane| s.spawn(move || hostile_overrides_on(lane, lanes, VALUES))).collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+    });
+    let [cases, refused, stepped, large, stopped] =
+        counts.iter().fold([0; 5], |a, c| std::array::from_fn(|i| a[i] + c[i]));
+    println!(
+        "{cases} overrides: {refused} refused, {stepped} ran, {large} built too large to run, {stopped} stopped by other errors"
+    );
+    assert!(refused > cases / 4 && stepped > cases / 10, "{refused} refused, {stepped} ran of {cases}");
+}
+
+/// The hostile overrides of every `lanes`-th preset from `lane` on: how many cases, refused,
+/// stepped, built too large to step, and stopped by other errors.
+fn hostile_overrides_on(lane: usize, lanes: usize, values: &[&str]) -> [usize; 5] {
     let (mut cases, mut refused, mut stepped, mut large, mut stopped) = (0, 0, 0, 0, 0);
-    for (preset, _) in swirly::PRESETS {
+    for (preset, _) in swirly::PRESETS.iter().skip(lane).step_by(lanes) {
         let scene = Scene::preset(preset).expect("preset");
         let mut keys = Vec::new();
         scene_keys(&serde_json::to_value(&scene).expect("scene as JSON"), "", &mut keys);
         for key in &keys {
-            for value in VALUES {
+            for value in values {
                 cases += 1;
                 let item = format!("{key}={value}");
                 let case = std::panic::catch_unwind(|| -> Result<bool, Error> {
@@ -620,10 +639,7 @@ fn hostile_overrides_on_every_key_never_panic_and_name_what_they_refuse() {
             }
         }
     }
-    println!(
-        "{cases} overrides: {refused} refused, {stepped} ran, {large} built too large to run, {stopped} stopped by other errors"
-    );
-    assert!(refused > cases / 4 && stepped > cases / 10, "{refused} refused, {stepped} ran of {cases}");
+    [cases, refused, stepped, large, stopped]
 }
 
 /// The velocity debug view: a block of liquid moving right is drawn red at full value where it

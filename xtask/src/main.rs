@@ -8,6 +8,7 @@
 //! - `bench`: the criterion benchmarks of `swirly-bench`.
 //! - `shaders [--check]`: WGSL → SPIR-V for the Vulkan backend (see [`shaders`]).
 
+mod lanes;
 mod shaders;
 
 use std::process::{Command, ExitCode};
@@ -55,8 +56,9 @@ fn built_path(name: &str) -> Result<String, String> {
     path.to_str().map(str::to_string).ok_or_else(|| format!("{} is not UTF-8", path.display()))
 }
 
+/// Every test: the test binaries, two at a time (see [`lanes`]), then the doc tests.
 fn test() -> Result<(), String> {
-    cargo(&["test", "--workspace", "--all-targets", "--features", EVERY_BACKEND])?;
+    lanes::run(&["--workspace", "--all-targets", "--features", EVERY_BACKEND])?;
     cargo(&["test", "--workspace", "--doc", "--features", EVERY_BACKEND])
 }
 
