@@ -115,7 +115,7 @@ macro_rules! conformance {
             }
 
             #[test]
-            fn the_seeds_relaxation_is_jacobi_with_half_omega_on_the_velocity() {
+            fn the_relaxation_solver_is_jacobi_with_half_omega_on_the_velocity() {
                 $crate::physics::pressure::projection_relaxation(|| $make);
             }
 

@@ -1,6 +1,5 @@
-//! The particle liquid: Clavet, Beaudoin & Poulin's double density relaxation (SCA 2005), as
-//! the seed `double-density-relaxation-particles` describes it, in a form every backend runs the
-//! same way.
+//! The particle liquid: Clavet, Beaudoin & Poulin's double density relaxation (SCA 2005), in a
+//! form every backend runs the same way.
 //!
 //! A substep is the paper's: gravity and the viscosity impulses change each velocity, the
 //! particles advance (their old positions kept), double density relaxation displaces them,

@@ -56,7 +56,7 @@ pub enum Container {
     /// The whole box of the grid.
     #[default]
     Box,
-    /// A circle (the seed's container): centre as fractions of the box's width and height,
+    /// A circle (a round bowl): centre as fractions of the box's width and height,
     /// radius a fraction of its height.
     Circle {
         /// Centre, fractions of the width and height.
@@ -158,7 +158,7 @@ pub struct ParticleSpec {
     /// loses each substep, 0 to 1 (default 0).
     #[serde(default)]
     pub friction: f32,
-    /// Anti-stick at the container (the seed's fix): the speed, in radii per second, a
+    /// Anti-stick at the container: the speed, in radii per second, a
     /// particle touching it gets away from it, so particles do not pile on its edge
     /// (default 0).
     #[serde(default)]

@@ -194,7 +194,7 @@ pub enum Look {
     /// The dye as it is.
     Ink,
     /// Density in a pale blue, added, with a trail of half-life 0.5 s: what moved leaves a
-    /// fading streak (the patent's trail effect).
+    /// fading streak.
     Trails,
     /// A particle liquid's drawn density through blues: thin sheets pale, the body deep.
     Liquid,

@@ -1,6 +1,6 @@
 //! `particle_collide`: a particle past its container is put back on its edge; its velocity is
 //! its position change over dt, with any outward part removed, friction taken from the
-//! tangential part, and the anti-stick speed given inward (the seed's fix for particles that
+//! tangential part, and the anti-stick speed given inward (the fix for particles that
 //! would rest on the edge). Within reach of stickiness a particle is pulled toward a wall by
 //! `dt k_stick d (1 − d / reach)` (Clavet et al. 2005, section 5.3).
 

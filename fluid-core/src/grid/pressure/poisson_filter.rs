@@ -1,5 +1,5 @@
 //! The separable Poisson filter (Rabbani et al., "Compact Poisson Filters for Fast Fluid
-//! Simulation", SIGGRAPH 2022; the patent seed's separable solver).
+//! Simulation", SIGGRAPH 2022), a separable solver.
 //!
 //! `k` weighted-Jacobi sweeps of the unscaled Poisson equation `4 p − Σ p_nbr = b` on an
 //! unbounded grid are a linear, translation-invariant map: `p_k = F_k ⋆ b + G_k ⋆ p_0`, with
