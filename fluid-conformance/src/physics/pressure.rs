@@ -222,7 +222,7 @@ pub fn multigrid_convergence<B: Backend>(make: impl Fn() -> B) {
     }
 }
 
-/// The MAC seed's relaxation is weighted Jacobi with ω/2 acting on the velocity: after N
+/// The per-cell relaxation is weighted Jacobi with ω/2 acting on the velocity: after N
 /// iterations max |∇·u| equals the Jacobi residual recurrence with ω/2 (within 1e-3), and the
 /// residual the engine reports from the accumulated pressure equals ‖∇·u_after‖ / ‖∇·u_before‖
 /// computed from the velocity itself, in a second projection asked to warm-start as well.

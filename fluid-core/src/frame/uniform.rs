@@ -42,7 +42,7 @@ swirly_ir::wgsl_struct! {
     }
 }
 
-/// Falloff code for [`SplatGpu::falloff`]: `1 − d/r`, zero beyond `r` (the MAC seed).
+/// Falloff code for [`SplatGpu::falloff`]: `1 − d/r`, zero beyond `r` (a cone).
 pub const FALLOFF_LINEAR: u32 = 0;
 /// Falloff code for [`SplatGpu::falloff`]: `exp(−d²/r²)` (GPU Gems).
 pub const FALLOFF_GAUSSIAN: u32 = 1;

@@ -305,7 +305,7 @@ static RELAX_DESC: KernelDesc = tiled(
     &[f("u", R), f("v", R), f("pressure", RW), f("u_out", W), f("v_out", W)],
     JACOBI_PARAMS,
     Domain::Faces,
-    "the MAC seed's relaxation of the velocity, accumulating the equivalent pressure",
+    "a per-cell relaxation of the velocity, accumulating the equivalent pressure",
 );
 /// A multigrid kernel over a level (its extent given per dispatch).
 const fn level(name: &'static str, bindings: &'static [Binding], doc: &'static str) -> KernelDesc {
@@ -478,7 +478,7 @@ pub const JACOBI: Kernel = Kernel(&JACOBI_DESC);
 pub const JACOBI_MULTISWEEP: Kernel = Kernel(&JACOBI_MULTISWEEP_DESC);
 /// A red-black SOR colour pass.
 pub const SOR: Kernel = Kernel(&SOR_DESC);
-/// The MAC seed's relaxation.
+/// The per-cell relaxation.
 pub const RELAX: Kernel = Kernel(&RELAX_DESC);
 /// Multigrid: level 0 from the fields.
 pub const MG_LOAD: Kernel = Kernel(&MG_LOAD_DESC);

@@ -1,4 +1,4 @@
-//! `relax`: one iteration of the MAC seed's relaxation on the velocity. Each cell measures its
+//! `relax`: one iteration of the per-cell relaxation on the velocity. Each cell measures its
 //! net inflow over its open (non-wall) faces, `d = (u_left − u_right + v_down − v_up) / n`, and
 //! asks each open face to carry `d` more outwards; a face shared by two cells takes the average
 //! of their two requests, scaled by ω: `u ← u + ω (d_left − d_right) / 2`. The box's edge faces

@@ -24,7 +24,7 @@ pub enum PressureSolver {
     /// iterations before and after each coarse-grid correction, residual restriction by
     /// summing children, bilinear prolongation; `iterations` counts V-cycles.
     Multigrid,
-    /// The MAC seed's per-cell relaxation of the velocity itself: each cell spreads its
+    /// A per-cell relaxation of the velocity itself: each cell spreads its
     /// divergence over its open faces and each face takes the average of its two cells'
     /// corrections (scaled by ω, default 1). It is weighted Jacobi with ω/2 in disguise; the
     /// accumulated pressure is kept so the residual can be reported.

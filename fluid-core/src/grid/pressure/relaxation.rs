@@ -1,4 +1,4 @@
-//! The MAC seed's per-cell relaxation: each iteration corrects the velocity itself, every face
+//! The per-cell relaxation: each iteration corrects the velocity itself, every face
 //! taking the average of its two cells' corrections, and accumulates the equivalent pressure.
 //! It equals weighted Jacobi with ω/2; its pressure is the step's correction, so it starts
 //! from zero every step.
