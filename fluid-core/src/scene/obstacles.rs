@@ -91,7 +91,8 @@ pub struct ObstacleSpec {
     /// Mask: solid where the channel stays below the threshold instead (default false).
     #[serde(default)]
     pub invert: bool,
-    /// Rotation, degrees counter-clockwise (default 0).
+    /// Rotation, degrees counter-clockwise (default 0). `Simulation::set_obstacle` takes a
+    /// `Pose` in radians and world units instead.
     #[serde(default)]
     pub angle: f32,
     /// Velocity, world units per second (default `[0, 0]`).
