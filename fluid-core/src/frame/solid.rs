@@ -61,7 +61,7 @@ pub const MAX_MASK_PIXELS: u32 = 96;
 /// Where a solid is: its position (world units) and its angle (radians, counter-clockwise).
 ///
 /// Scenes write an obstacle's position as fractions of the box and its angle in degrees
-/// (`Obstacle::position`, `Obstacle::angle`); here both are what the kernels use:
+/// (`ObstacleSpec::position`, `ObstacleSpec::angle`); here both are what the kernels use:
 /// `Pose { position: [0.5 * frame.width(), 0.3], angle: 30f32.to_radians() }`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Pose {
