@@ -95,7 +95,11 @@ pub fn run(args: &[&str]) -> Result<(), String> {
     std::thread::scope(|s| {
         for _ in 0..LANES {
             s.spawn(|| {
-                while let Some(binary) = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front() {
+                loop {
+                    // The lock is let go before the binary runs (a guard in a `while let`'s
+                    // condition would be held through the loop's body, one lane at a time).
+                    let next = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
+                    let Some(binary) = next else { break };
                     if let Err(e) = run_one(&binary) {
                         failed.lock().unwrap_or_else(|e| e.into_inner()).push(e);
                     }
