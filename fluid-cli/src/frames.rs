@@ -203,7 +203,9 @@ impl Drop for Atlas {
     }
 }
 
-/// An animated GIF written as the frames come: frames of 40 ms, looping, each with its own
+/// An animated GIF written as the frames come, looping, each frame shown until the time of the
+/// next (GIF delays are whole centiseconds: each delay is rounded so that the frames' times
+/// never drift from the run's; a frame is shown at least 20 ms, what browsers honour), each with its own
 /// palette (what `image`'s GIF encoder wrote at speed 10, byte for byte). The quantisation is
 /// most of a GIF's time, so frames wait in a batch of a few per core and each batch's palettes
 /// are computed on every core, then compressed and written in order: memory holds one batch,
@@ -215,7 +217,13 @@ pub(crate) struct GifWriter {
     size: (u16, u16),
     /// `None` once finished.
     enc: Option<gif::Encoder<std::io::BufWriter<std::fs::File>>>,
-    batch: Vec<Vec<u8>>,
+    /// Frames not yet written, with their times (seconds).
+    batch: Vec<(Vec<u8>, f64)>,
+    /// The first frame's time, and the centiseconds of delay written so far.
+    start: Option<f64>,
+    written_cs: u64,
+    /// The last delay written, for the last frame (which has no next).
+    last_delay: u16,
     workers: usize,
 }
 
@@ -230,7 +238,17 @@ impl GifWriter {
             gif::Encoder::new(std::io::BufWriter::new(file), gw, gh, &[]).map_err(|e| io_failure(&part, e))?;
         enc.set_repeat(gif::Repeat::Infinite).map_err(|e| io_failure(&part, e))?;
         let workers = Self::workers();
-        Ok(GifWriter { path: path.to_path_buf(), part, size: (gw, gh), enc: Some(enc), batch: Vec::new(), workers })
+        Ok(GifWriter {
+            path: path.to_path_buf(),
+            part,
+            size: (gw, gh),
+            enc: Some(enc),
+            batch: Vec::new(),
+            start: None,
+            written_cs: 0,
+            last_delay: 4,
+            workers,
+        })
     }
 
     /// Threads that quantise a batch.
@@ -243,30 +261,58 @@ impl GifWriter {
         4 * Self::workers()
     }
 
-    /// Add a frame (`w × h` RGBA8, top row first).
-    pub(crate) fn push(&mut self, rgba: Vec<u8>) -> Result<(), Failure> {
+    /// Add a frame (`w × h` RGBA8, top row first) at time `at` (seconds: the simulated time of
+    /// a run's frame, the wall clock's of a viewer's), no earlier than the frame before.
+    pub(crate) fn push(&mut self, rgba: Vec<u8>, at: f64) -> Result<(), Failure> {
         let (w, h) = (usize::from(self.size.0), usize::from(self.size.1));
         if rgba.len() != 4 * w * h {
             return Err(io_failure(&self.path, format!("a frame of {} bytes is not {w} x {h} RGBA", rgba.len())));
         }
-        self.batch.push(rgba);
-        if self.batch.len() >= Self::batch_frames() { self.write_batch() } else { Ok(()) }
+        if !at.is_finite() || self.batch.last().is_some_and(|(_, t)| at < *t) {
+            return Err(io_failure(&self.path, format!("a frame at {at} s comes before the frame before it")));
+        }
+        self.batch.push((rgba, at));
+        if self.batch.len() >= Self::batch_frames() { self.write_batch(false) } else { Ok(()) }
     }
 
-    pub(crate) fn write_batch(&mut self) -> Result<(), Failure> {
+    /// The delay of each frame but the batch's last (all of them when `last`, the final one
+    /// shown as long as the one before): until the next frame's time, in whole centiseconds
+    /// that keep the total on the frames' clock, at least 2.
+    fn delays(&mut self, last: bool) -> Vec<u16> {
+        let start = *self.start.get_or_insert(self.batch.first().map_or(0.0, |f| f.1));
+        let n = if last { self.batch.len() } else { self.batch.len().saturating_sub(1) };
+        let mut delays = Vec::with_capacity(n);
+        for i in 0..n {
+            let delay = match self.batch.get(i + 1) {
+                Some((_, next)) => {
+                    let due = ((next - start) * 100.0).round().max(0.0) as u64;
+                    due.saturating_sub(self.written_cs).clamp(2, u64::from(u16::MAX)) as u16
+                }
+                None => self.last_delay,
+            };
+            self.written_cs += u64::from(delay);
+            self.last_delay = delay;
+            delays.push(delay);
+        }
+        delays
+    }
+
+    /// Quantise and write the frames whose delays are known (all of them when `last`).
+    fn write_batch(&mut self, last: bool) -> Result<(), Failure> {
         let (gw, gh) = self.size;
-        let quantise = |rgba: &Vec<u8>| {
-            let mut frame = gif::Frame::from_rgba_speed(gw, gh, &mut rgba.clone(), 10);
-            frame.delay = 4;
+        let delays = self.delays(last);
+        let quantise = |(rgba, delay): (&(Vec<u8>, f64), &u16)| {
+            let mut frame = gif::Frame::from_rgba_speed(gw, gh, &mut rgba.0.clone(), 10);
+            frame.delay = *delay;
             frame.dispose = gif::DisposalMethod::Background;
             frame
         };
-        let per = self.batch.len().div_ceil(self.workers).max(1);
-        let batch = &self.batch;
+        let ready: Vec<_> = self.batch.iter().zip(&delays).collect();
+        let per = ready.len().div_ceil(self.workers).max(1);
         let quantised: Vec<gif::Frame<'static>> = std::thread::scope(|s| {
-            let jobs: Vec<_> = batch
+            let jobs: Vec<_> = ready
                 .chunks(per)
-                .map(|chunk| s.spawn(move || chunk.iter().map(quantise).collect::<Vec<_>>()))
+                .map(|chunk| s.spawn(move || chunk.iter().copied().map(quantise).collect::<Vec<_>>()))
                 .collect();
             jobs.into_iter().flat_map(|j| j.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
         });
@@ -276,13 +322,13 @@ impl GifWriter {
         for frame in &quantised {
             enc.write_frame(frame).map_err(|e| io_failure(&self.part, e))?;
         }
-        self.batch.clear();
+        self.batch.drain(..delays.len());
         Ok(())
     }
 
     /// Write what is left and the trailer, flush, and give the file its name.
     pub(crate) fn finish(mut self) -> Result<(), Failure> {
-        self.write_batch()?;
+        self.write_batch(true)?;
         let Some(enc) = self.enc.take() else {
             return Err(io_failure(&self.part, "the GIF is already finished"));
         };
@@ -313,6 +359,47 @@ impl Drop for GifWriter {
 mod tests {
     use super::*;
 
+    /// Frames 1/30 s apart, more than a batch of them, play at the run's pace: delays of 3 and
+    /// 4 centiseconds whose sums stay within half a centisecond of the frames' times; frames
+    /// closer than 20 ms apart are shown 20 ms; a frame before the one before is refused.
+    #[test]
+    fn a_gif_plays_at_the_pace_of_its_frames() {
+        let dir = std::env::temp_dir().join(format!("fluid-gif-pace-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("folder");
+        let path = dir.join("pace.gif");
+        let mut gif = GifWriter::create(&path, 4, 2).map_err(|e| e.message).expect("create");
+        let n = 3 * GifWriter::batch_frames() + 1;
+        for k in 0..n {
+            gif.push(vec![(k * 7 % 256) as u8; 4 * 4 * 2], 10.0 + k as f64 / 30.0)
+                .map_err(|e| e.message)
+                .expect("frame");
+        }
+        let e = gif.push(vec![0; 32], 0.0).expect_err("a frame back in time");
+        assert!(e.message.contains("comes before"), "{}", e.message);
+        gif.finish().map_err(|e| e.message).expect("finish");
+        let mut options = gif::DecodeOptions::new();
+        options.set_color_output(gif::ColorOutput::RGBA);
+        let mut decoder = options.read_info(std::fs::File::open(&path).expect("open")).expect("a GIF");
+        let mut delays = Vec::new();
+        while let Some(frame) = decoder.read_next_frame().expect("frame") {
+            delays.push(frame.delay);
+        }
+        assert_eq!(delays.len(), n);
+        let mut total = 0.0;
+        for (k, d) in delays.iter().enumerate().take(n - 1) {
+            assert!(*d == 3 || *d == 4, "frame {k}: {d} cs");
+            total += f64::from(*d);
+            assert!((total - 100.0 * (k + 1) as f64 / 30.0).abs() <= 0.5, "after frame {k}: {total} cs");
+        }
+        let mut fast = GifWriter::create(&dir.join("fast.gif"), 4, 2).map_err(|e| e.message).expect("create");
+        for k in 0..3 {
+            fast.push(vec![0; 32], f64::from(k) * 0.005).map_err(|e| e.message).expect("frame");
+        }
+        assert_eq!(fast.delays(true), [2, 2, 2]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     /// A GIF that cannot be finished leaves no `.part` file: here its name is taken by a
     /// folder, so the last step, the rename, fails.
     #[test]
@@ -322,7 +409,7 @@ mod tests {
         let path = dir.join("taken.gif");
         std::fs::create_dir_all(path.join("inside")).expect("a folder where the GIF goes");
         let mut gif = GifWriter::create(&path, 4, 2).map_err(|e| e.message).expect("create");
-        gif.push(vec![128; 4 * 4 * 2]).map_err(|e| e.message).expect("frame");
+        gif.push(vec![128; 4 * 4 * 2], 0.0).map_err(|e| e.message).expect("frame");
         let part = gif.part.clone();
         assert!(part.exists());
         let Err(e) = gif.finish() else { panic!("finished a GIF whose name is a folder") };

@@ -165,7 +165,8 @@ struct RunArgs {
     /// Write frames as a PNG sequence (DIR/frame_00000.png, ...).
     #[arg(long)]
     png: bool,
-    /// Write an animated GIF (DIR/<scene>.gif).
+    /// Write an animated GIF (DIR/<scene>.gif) that plays in simulated time: each frame is
+    /// shown for the simulated time until the next (at least 20 ms, what browsers honour).
     #[arg(long)]
     gif: bool,
     /// Capture a frame every K steps for --png and --gif (default: steps/100, at least 1).

@@ -85,7 +85,7 @@ impl Sink for Frames {
                 self.written.push(path);
             }
             if let Some((gif, _)) = self.gif.as_mut() {
-                gif.push(rgba)?;
+                gif.push(rgba, f64::from(sim.time()))?;
             }
         }
         let frame = *sim.frame();

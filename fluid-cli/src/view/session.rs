@@ -32,6 +32,8 @@ pub(crate) struct Recording {
     gif: GifWriter,
     size: (u32, u32),
     pub(crate) frames: u64,
+    /// When recording began: the GIF plays at the pace the window showed.
+    began: Instant,
 }
 
 /// Looks the viewer cycles through (`L`), after the scene's own picture (`None`).
@@ -255,7 +257,7 @@ impl Session {
         let swirly::Picture { width: w, height: h, rgba } = self.sim.render()?;
         if let Some(r) = self.recording.as_mut() {
             if r.size == (w, h) {
-                r.gif.push(rgba.clone())?;
+                r.gif.push(rgba.clone(), r.began.elapsed().as_secs_f64())?;
                 r.frames += 1;
             } else {
                 let why = format!("the picture changed size to {w} x {h}");
@@ -273,7 +275,7 @@ impl Session {
         }
         let size = self.sim.picture_size();
         let gif = GifWriter::create(path, size.0, size.1)?;
-        self.recording = Some(Recording { path: path.to_path_buf(), gif, size, frames: 0 });
+        self.recording = Some(Recording { path: path.to_path_buf(), gif, size, frames: 0, began: Instant::now() });
         Ok(())
     }
 
