@@ -145,6 +145,11 @@ fn headless(config: &ViewConfig, mut session: Session) -> Result<(), Failure> {
     finish_gif(&mut session)
 }
 
+/// What to do when no graphics driver can draw into a window.
+const NO_SURFACE_HINT: &str = "The viewer draws through a Vulkan or OpenGL driver: install one (Debian or \
+Ubuntu: `apt-get install mesa-vulkan-drivers libvulkan1`, software Vulkan if there is no GPU), or \
+render without a window: `fluid run <scene> --png`";
+
 fn window_failure(message: String) -> Failure {
     Failure { code: 1, message: format!("fluid view: {message}") }
 }
@@ -195,7 +200,7 @@ impl App {
             egui_wgpu::RendererOptions::default(),
         ));
         pollster::block_on(painter.set_window(ViewportId::ROOT, Some(window.clone())))
-            .map_err(|e| window_failure(format!("cannot draw into the window: {e}")))?;
+            .map_err(|e| window_failure(format!("cannot draw into the window: {e}. {NO_SURFACE_HINT}")))?;
         let input = egui_winit::State::new(
             ctx.clone(),
             ViewportId::ROOT,
