@@ -1,13 +1,16 @@
 //! Project tasks, run as `cargo xtask <task>`:
 //!
 //! - `ci`: everything CI checks — formatting, the generated SPIR-V fresh and valid, clippy with
-//!   warnings as errors, the docs, every test, the `.npy` dumps read back by NumPy, and the
-//!   `swirly` crate's examples run on every backend.
+//!   warnings as errors, the docs, every test, the CLI reference fresh, the `.npy` dumps read
+//!   back by NumPy, and the `swirly` crate's examples run on every backend.
 //! - `test`: the test suite only.
 //! - `npy`, `examples`: those two parts of `ci` alone.
 //! - `bench`: the criterion benchmarks of `swirly-bench`.
 //! - `shaders [--check]`: WGSL → SPIR-V for the Vulkan backend (see [`shaders`]).
+//! - `cli-reference [--check]`: the guide's CLI reference from the program's `--help` (see
+//!   [`cli_reference`]).
 
+mod cli_reference;
 mod lanes;
 mod shaders;
 
@@ -173,12 +176,38 @@ fn package() -> Result<(), String> {
     cargo(&args)
 }
 
+/// The build at the declared minimum Rust version (`rust-version` of the workspace): free when
+/// the toolchain running CI is that version (the everyday case, and then every step above is
+/// the MSRV build), else `cargo +<version> check` of everything, with the toolchain installed
+/// by rustup if it is missing.
+fn msrv() -> Result<(), String> {
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).map_err(|e| format!("Cargo.toml: {e}"))?;
+    let declared = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("rust-version = \"").and_then(|r| r.strip_suffix('"')))
+        .ok_or("Cargo.toml declares no workspace rust-version")?;
+    let out = Command::new("rustc").arg("--version").output().map_err(|e| format!("cannot start rustc: {e}"))?;
+    let running = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    // "rustc 1.95.0 (…)": the declared "1.95" matches any 1.95.x.
+    let version = running.split_whitespace().nth(1).unwrap_or_default();
+    if version == declared || version.starts_with(&format!("{declared}.")) {
+        eprintln!(
+            "xtask: the toolchain is the declared minimum, Rust {declared} ({running}): this run is the MSRV build"
+        );
+        return Ok(());
+    }
+    run("rustup", &["toolchain", "install", declared, "--profile", "minimal"], &[])?;
+    let toolchain = format!("+{declared}");
+    cargo(&[&toolchain, "check", "--workspace", "--all-targets", "--features", EVERY_BACKEND])
+}
+
 fn root() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
 fn ci() -> Result<(), String> {
     cargo(&["fmt", "--all", "--check"])?;
+    msrv()?;
     shaders::run(&root(), true)?;
     spirv_val()?;
     cargo(&["clippy", "--workspace", "--all-targets", "--features", EVERY_BACKEND, "--", "-D", "warnings"])?;
@@ -191,6 +220,7 @@ fn ci() -> Result<(), String> {
     package()?;
     test()?;
     optimised_build()?;
+    cli_reference::run(&root(), &built_path("fluid")?, true)?;
     numpy_check()?;
     examples()
 }
@@ -205,7 +235,12 @@ fn main() -> ExitCode {
         "npy" => optimised_build().and_then(|()| numpy_check()),
         "examples" => optimised_build().and_then(|()| examples()),
         "shaders" => shaders::run(&root(), std::env::args().nth(2).as_deref() == Some("--check")),
-        _ => Err("usage: cargo xtask <ci | test | package | bench | npy | examples | shaders [--check]>".to_string()),
+        "cli-reference" => optimised_build().and_then(|()| {
+            cli_reference::run(&root(), &built_path("fluid")?, std::env::args().nth(2).as_deref() == Some("--check"))
+        }),
+        _ => Err("usage: cargo xtask <ci | test | package | bench | npy | examples | shaders [--check] | \
+                  cli-reference [--check]>"
+            .to_string()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
