@@ -39,6 +39,38 @@ pub mod render;
 pub mod storage;
 pub mod support;
 
+/// The README's and the guide's code: each Rust block compiles and runs as a doc test of this
+/// crate (`cargo test --doc`), so the book cannot drift from the API.
+#[cfg(doctest)]
+mod book {
+    #[doc = include_str!("../../README.md")]
+    struct Readme;
+    #[doc = include_str!("../../doc/guide/embedding.md")]
+    struct Embedding;
+    #[doc = include_str!("../../doc/guide/backends.md")]
+    struct Backends;
+    #[doc = include_str!("../../doc/guide/getting-started.md")]
+    struct GettingStarted;
+    #[doc = include_str!("../../doc/guide/obstacles.md")]
+    struct Obstacles;
+    #[doc = include_str!("../../doc/guide/sides.md")]
+    struct Sides;
+    #[doc = include_str!("../../doc/guide/heat-and-fire.md")]
+    struct HeatAndFire;
+    #[doc = include_str!("../../doc/guide/advection.md")]
+    struct Advection;
+    #[doc = include_str!("../../doc/guide/particles.md")]
+    struct Particles;
+    #[doc = include_str!("../../doc/guide/looks.md")]
+    struct Looks;
+    #[doc = include_str!("../../doc/guide/cli.md")]
+    struct Cli;
+    #[doc = include_str!("../../doc/guide/introduction.md")]
+    struct Introduction;
+    #[doc = include_str!("../../doc/guide/scenes.md")]
+    struct Scenes;
+}
+
 use std::cell::RefCell;
 use std::sync::{Mutex, MutexGuard};
 

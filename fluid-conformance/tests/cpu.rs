@@ -77,3 +77,45 @@ fn a_cylinder_sheds_at_the_strouhal_number() {
         swirly_cpu::CpuBackend::new().expect("cpu backend")
     });
 }
+
+/// Every TOML block of the guide (`doc/guide/`) is a scene, alone or laid over a preset (a
+/// block that shows a few keys): a misspelt key, a word or value a scene refuses, or a block
+/// that no longer parses fails here, naming the chapter.
+#[test]
+fn the_guides_scenes_load() {
+    let guide = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../doc/guide");
+    let mut blocks = 0;
+    for entry in std::fs::read_dir(&guide).expect("doc/guide") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_none_or(|x| x != "md") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("chapter");
+        for block in text.split("```toml\n").skip(1).filter_map(|b| b.split_once("```").map(|(code, _)| code)) {
+            blocks += 1;
+            let chapter = path.file_name().expect("name").to_string_lossy();
+            let alone = swirly::Scene::from_toml(block, &chapter).err();
+            let Some(alone) = alone else { continue };
+            let part: toml::Table = toml::from_str(block).unwrap_or_else(|e| panic!("{chapter}: {e}\n{block}"));
+            let over_one = swirly::PRESETS.iter().any(|(_, preset)| {
+                let mut scene: toml::Table = toml::from_str(preset).expect("preset");
+                merge(&mut scene, &part);
+                swirly::Scene::from_toml(&toml::to_string(&scene).expect("TOML"), &chapter).is_ok()
+            });
+            assert!(over_one, "{chapter}: a block that is no scene, alone ({alone}) or over any preset:\n{block}");
+        }
+    }
+    assert!(blocks >= 6, "{blocks} TOML blocks in {}", guide.display());
+}
+
+/// `part` laid over `base`: tables merge key by key, anything else replaces.
+fn merge(base: &mut toml::Table, part: &toml::Table) {
+    for (key, value) in part {
+        match (base.get_mut(key), value) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(p)) => merge(b, p),
+            _ => {
+                base.insert(key.clone(), value.clone());
+            }
+        }
+    }
+}
