@@ -312,8 +312,9 @@ fn gif_and_png_frames_are_written() {
             image::open(&path).expect("decode png").to_rgba8().into_raw()
         })
         .collect();
-    // The GIF holds the same frames, in order, each through its own 256-colour palette: 40 ms
-    // each, 40 × 30, looping, and each decoded frame closest to its own PNG.
+    // The GIF holds the same frames, in order, each through its own 256-colour palette: 50 ms
+    // each (three steps of 1/60 s: it plays in simulated time), 40 × 30, looping, and each
+    // decoded frame closest to its own PNG.
     let mut options = gif::DecodeOptions::new();
     options.set_color_output(gif::ColorOutput::RGBA);
     let mut decoder = options.read_info(gif.as_slice()).expect("gif header");
@@ -323,7 +324,7 @@ fn gif_and_png_frames_are_written() {
         |a: &[u8], b: &[u8]| a.iter().zip(b).map(|(x, y)| f64::from(x.abs_diff(*y))).sum::<f64>() / a.len() as f64;
     let mut k = 0;
     while let Some(frame) = decoder.read_next_frame().expect("gif frame") {
-        assert_eq!(frame.delay, 4, "frame {k}: 40 ms");
+        assert_eq!(frame.delay, 5, "frame {k}: 50 ms");
         assert_eq!((frame.left, frame.top, frame.width, frame.height), (0, 0, 40, 30));
         let own = mean_diff(&frame.buffer, &pngs[k]);
         assert!(own < 4.0, "frame {k} differs from its PNG by {own} per channel on average");
