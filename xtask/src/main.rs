@@ -36,6 +36,14 @@ fn run(program: &str, args: &[&str], env: &[(&str, &str)]) -> Result<(), String>
 /// Cargo's target directory, as cargo itself reports it (`CARGO_TARGET_DIR` or the
 /// `build.target-dir` setting move it away from `target/`).
 fn target_dir() -> Result<std::path::PathBuf, String> {
+    metadata()?["target_directory"]
+        .as_str()
+        .map(std::path::PathBuf::from)
+        .ok_or_else(|| "cargo metadata names no target_directory".to_string())
+}
+
+/// `cargo metadata` of the workspace's own packages.
+fn metadata() -> Result<serde_json::Value, String> {
     let out = Command::new("cargo")
         .args(["metadata", "--format-version", "1", "--no-deps"])
         .current_dir(root())
@@ -44,12 +52,7 @@ fn target_dir() -> Result<std::path::PathBuf, String> {
     if !out.status.success() {
         return Err(format!("cargo metadata failed: {}", String::from_utf8_lossy(&out.stderr)));
     }
-    let meta: serde_json::Value =
-        serde_json::from_slice(&out.stdout).map_err(|e| format!("cargo metadata printed no JSON: {e}"))?;
-    meta["target_directory"]
-        .as_str()
-        .map(std::path::PathBuf::from)
-        .ok_or_else(|| "cargo metadata names no target_directory".to_string())
+    serde_json::from_slice(&out.stdout).map_err(|e| format!("cargo metadata printed no JSON: {e}"))
 }
 
 /// The path of an optimised build's program or example `name` (`examples/<name>` for an
@@ -181,11 +184,12 @@ fn package() -> Result<(), String> {
 /// the MSRV build), else `cargo +<version> check` of everything, with the toolchain installed
 /// by rustup if it is missing.
 fn msrv() -> Result<(), String> {
-    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).map_err(|e| format!("Cargo.toml: {e}"))?;
-    let declared = manifest
-        .lines()
-        .find_map(|l| l.strip_prefix("rust-version = \"").and_then(|r| r.strip_suffix('"')))
-        .ok_or("Cargo.toml declares no workspace rust-version")?;
+    let meta = metadata()?;
+    let declared = meta["packages"]
+        .as_array()
+        .and_then(|p| p.iter().find_map(|p| p["rust_version"].as_str()))
+        .ok_or("cargo metadata names no rust-version")?
+        .to_string();
     let out = Command::new("rustc").arg("--version").output().map_err(|e| format!("cannot start rustc: {e}"))?;
     let running = String::from_utf8_lossy(&out.stdout).trim().to_string();
     // "rustc 1.95.0 (…)": the declared "1.95" matches any 1.95.x.
@@ -196,7 +200,7 @@ fn msrv() -> Result<(), String> {
         );
         return Ok(());
     }
-    run("rustup", &["toolchain", "install", declared, "--profile", "minimal"], &[])?;
+    run("rustup", &["toolchain", "install", &declared, "--profile", "minimal"], &[])?;
     let toolchain = format!("+{declared}");
     cargo(&[&toolchain, "check", "--workspace", "--all-targets", "--features", EVERY_BACKEND])
 }
