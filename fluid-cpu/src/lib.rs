@@ -1,6 +1,6 @@
 //! # swirly-cpu
 //!
-//! The CPU backend: every kernel on rayon, one file per kernel in [`kernels`], written one
+//! The CPU backend: every kernel on rayon, one file per kernel in `kernels`, written one
 //! function per cell so it reads like the shaders, and reached from a table by the kernel's
 //! descriptor.
 //!
@@ -10,7 +10,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod dispatch;
-pub mod kernels;
+pub(crate) mod kernels;
 pub mod simd;
 
 use std::time::Instant;

@@ -21,6 +21,7 @@ use swirly_core::ir::schedule::Dispatch;
 
 /// Where cell `(i, j)`'s content was `dt` ago, as interpolation stencils.
 #[inline(always)]
+#[cfg_attr(not(test), expect(dead_code, reason = "the reference its row kernel is tested against"))]
 pub fn cell_source(
     g: &G,
     order: u32,

@@ -15,6 +15,7 @@ use swirly_core::ir::schedule::Dispatch;
 
 /// New u at face `(i, j)`.
 #[inline(always)]
+#[cfg_attr(not(test), expect(dead_code, reason = "the reference its row kernel is tested against"))]
 pub fn advect_u_face(g: &G, p: &AdvectParams, dt: f32, decay: f32, u: &[f32], v: &[f32], i: usize, j: usize) -> f32 {
     if g.u_on_wall(i) {
         return g.wall_u(i, j);
@@ -34,6 +35,7 @@ fn backflow(g: &G, val: f32, bx: f32, by: f32) -> f32 {
 
 /// New v at face `(i, j)`.
 #[inline(always)]
+#[cfg_attr(not(test), expect(dead_code, reason = "the reference its row kernel is tested against"))]
 pub fn advect_v_face(g: &G, p: &AdvectParams, dt: f32, decay: f32, u: &[f32], v: &[f32], i: usize, j: usize) -> f32 {
     if g.v_on_wall(j) {
         return g.wall_v(i, j);

@@ -95,6 +95,7 @@ fn force_u_face_with(
 
 /// New u at face `(i, j)` given its old value.
 #[inline(always)]
+#[cfg_attr(not(test), expect(dead_code, reason = "the reference its row kernel is tested against"))]
 pub fn force_u_face(g: &G, p: &ForceParams, dt: f32, curl: &[f32], u: f32, i: usize, j: usize) -> f32 {
     force_u_face_with(g, p, dt, |i, j| confinement(g, p, curl, i, j), u, i, j)
 }
@@ -132,6 +133,7 @@ fn force_v_face_with(
 
 /// New v at face `(i, j)` given its old value.
 #[inline(always)]
+#[cfg_attr(not(test), expect(dead_code, reason = "the reference its row kernel is tested against"))]
 pub fn force_v_face(
     g: &G,
     p: &ForceParams,

@@ -7,6 +7,7 @@ use swirly_core::ir::schedule::Dispatch;
 
 /// Divergence of cell `(i, j)`.
 #[inline(always)]
+#[cfg_attr(not(test), expect(dead_code, reason = "the reference its row kernel is tested against"))]
 pub fn divergence_cell(g: &G, u: &[f32], v: &[f32], i: usize, j: usize) -> f32 {
     (u[g.u(i + 1, j)] - u[g.u(i, j)] + v[g.v(i, j + 1)] - v[g.v(i, j)]) * g.inv_h
 }

@@ -16,6 +16,7 @@ use swirly_core::ir::schedule::Dispatch;
 
 /// `b` at cell `(i, j)` in [`LOAD_RESIDUAL`] mode: `−h² ∇·u / dt − A (hi + lo)`.
 #[inline(always)]
+#[cfg_attr(not(test), expect(dead_code, reason = "the reference its row kernel is tested against"))]
 pub fn residual_b(g: &G, scale: f32, hi: &[f32], lo: &[f32], div: &[f32], i: usize, j: usize) -> f32 {
     scale * div[g.c(i, j)] + df_differences(g, hi, lo, i, j)
 }

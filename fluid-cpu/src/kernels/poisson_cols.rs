@@ -11,6 +11,7 @@ use swirly_core::ir::schedule::Dispatch;
 
 /// The filtered value at `(x, y)`: the reference that [`run`] matches bit for bit (tested).
 #[inline(always)]
+#[cfg_attr(not(test), expect(dead_code, reason = "the reference its row kernel is tested against"))]
 pub fn column_sum(g: &G, params: &FilterParams, read: impl Fn(usize) -> f32, x: usize, y: usize) -> f32 {
     let (nx, ny, cells) = (g.nx, g.ny, g.nx * g.ny);
     let mut acc = 0.0f32;

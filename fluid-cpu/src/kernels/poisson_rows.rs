@@ -18,6 +18,7 @@ fn source(params: &FilterParams, scale: f32, pressure: &[f32], div: &[f32], c: u
 /// `tmp_i(x, y)` of one sample, with `tap(t)` filter `i`'s taps: the reference that [`run`]
 /// matches bit for bit (tested).
 #[inline(always)]
+#[cfg_attr(not(test), expect(dead_code, reason = "the reference its row kernel is tested against"))]
 pub fn row_sum(
     g: &G,
     params: &FilterParams,

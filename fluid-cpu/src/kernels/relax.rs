@@ -38,6 +38,7 @@ pub fn relax_u_face(g: &G, omega: f32, u: &[f32], v: &[f32], i: usize, j: usize)
 
 /// New v at face `(i, j)`.
 #[inline(always)]
+#[cfg_attr(not(test), expect(dead_code, reason = "the reference its row kernel is tested against"))]
 pub fn relax_v_face(g: &G, omega: f32, u: &[f32], v: &[f32], i: usize, j: usize) -> f32 {
     let old = v[g.v(i, j)];
     if g.v_on_edge(j) {

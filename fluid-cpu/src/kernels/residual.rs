@@ -10,6 +10,7 @@ use swirly_core::ir::schedule::Dispatch;
 
 /// Residual at cell `(i, j)`; `k = dt / h²`.
 #[inline(always)]
+#[cfg_attr(not(test), expect(dead_code, reason = "the reference its row kernel is tested against"))]
 pub fn residual_cell(g: &G, k: f32, hi: &[f32], lo: &[f32], div: &[f32], i: usize, j: usize) -> f32 {
     div[g.c(i, j)] - k * df_differences(g, hi, lo, i, j)
 }

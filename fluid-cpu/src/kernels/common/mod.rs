@@ -8,8 +8,8 @@ pub mod sharp;
 
 use rayon::iter::Either;
 use rayon::prelude::*;
+use swirly_core::Boundary;
 use swirly_core::frame::uniform::GridUniform;
-use swirly_core::{Boundary, FieldKind};
 
 pub use double_float::*;
 pub use lanes::*;
@@ -74,19 +74,6 @@ impl G {
             side_carry: u.side_carry,
             side_dye: u.side_dye,
             windows: !px && !py && nx > 1 && ny > 1,
-        }
-    }
-
-    /// Row length of a field kind.
-    pub fn cols(&self, kind: FieldKind) -> usize {
-        match kind {
-            FieldKind::Cell | FieldKind::V => self.nx,
-            FieldKind::Dye => 4 * self.nx,
-            FieldKind::U => self.nx + 1,
-            FieldKind::UFaces => 2 * (self.nx + 1),
-            FieldKind::VFaces => 2 * self.nx,
-            FieldKind::Levels => self.nx,
-            FieldKind::Table => 4,
         }
     }
 
