@@ -15,7 +15,7 @@ use serde::Serialize;
 use swirly_core::grid::step;
 use swirly_core::params::PressureSolver;
 
-use swirly::{Backend, FieldId, Result, Scene, Simulation, StepInputs};
+use swirly::{FieldId, Result, Scene, Simulation, backend::Backend, backend::StepInputs};
 
 /// What to measure.
 #[derive(Clone, Debug)]
@@ -86,7 +86,7 @@ pub fn resized(scene: &Scene, n: u32) -> Result<Scene> {
 /// the scene's substep's scaled with the radius, so the liquid moves as many radii a step.
 pub fn with_particles(scene: &Scene, n: u32) -> Result<Scene> {
     let count = scene.model()?.fields().iter().find(|f| f.name == "positions").map_or(0, |f| match f.lattice {
-        swirly::Lattice::Points { count } => count,
+        swirly::model::Lattice::Points { count } => count,
         _ => 0,
     });
     let mut s = scene.clone();
@@ -154,7 +154,7 @@ fn time_batches(
 /// Whether the scene's model moves points (particles), so that a benchmark size is a count of
 /// them and its state is their positions and velocities, not an `n × n` grid.
 fn moves_points(scene: &Scene) -> Result<bool> {
-    Ok(scene.model()?.fields().iter().any(|f| matches!(f.lattice, swirly::Lattice::Points { .. })))
+    Ok(scene.model()?.fields().iter().any(|f| matches!(f.lattice, swirly::model::Lattice::Points { .. })))
 }
 
 /// The scene at `n × n`; for `--jacobi`, with the sweep solver as its own, so that it holds
@@ -305,7 +305,7 @@ fn timed_kernels(
 pub fn run_each(cfg: &BenchConfig, mut progress: impl FnMut(&str), mut emit: impl FnMut(BenchRow)) -> Result<()> {
     // Every name before any work, so a typo in the last one does not waste the others' runs.
     for name in &cfg.backends {
-        swirly::check_backend_name(name)?;
+        swirly::backend::check_backend_name(name)?;
     }
     for &n in &cfg.sizes {
         bench_scene(cfg, n)?;

@@ -21,7 +21,7 @@ use swirly_core::grid::step::{self, SLOT_RESIDUAL_SQ, SLOT_RHS_SQ};
 use swirly_core::params::{Precision, Pressure, PressureSolver};
 use swirly_core::{GridFields, Schedule};
 
-use swirly::{Backend, Boundary, Error, FieldId, Grid, Result, Scene, StepInputs};
+use swirly::{Boundary, Error, FieldId, Result, Scene, backend::Backend, backend::StepInputs, model::Grid};
 
 /// What to measure.
 #[derive(Clone, Debug)]
@@ -220,7 +220,7 @@ impl Problem {
         backend.upload(FieldId::V.into(), &v)?;
         let mut divergence = Schedule::builder(grid.uniform_bytes(), [grid.nx, grid.ny]);
         let ids = [FieldId::U, FieldId::V, FieldId::UFaces, FieldId::VFaces, FieldId::Divergence]
-            .map(swirly::ResourceId::from);
+            .map(swirly::backend::ResourceId::from);
         divergence.dispatch(swirly_core::grid::kernels::DIVERGENCE, &ids, None, [grid.nx, grid.ny]);
         backend.run(&divergence.build(), &inputs)?;
         Ok(Problem { backend, grid, inputs, velocity: (u, v), precision })
@@ -305,7 +305,7 @@ impl Problem {
 /// Run the solver benchmark; rows in backend, size, solver order.
 pub fn run(cfg: &SolverBenchConfig, mut progress: impl FnMut(&str)) -> Result<Vec<SolverRow>> {
     for name in &cfg.backends {
-        swirly::check_backend_name(name)?;
+        swirly::backend::check_backend_name(name)?;
     }
     // A solver that cannot honour the scene's obstacles or sides is refused up front, by name.
     if let Some(scene) = &cfg.scene {

@@ -14,7 +14,7 @@ pub fn smoke(n: u32) -> Scene {
         "params.pressure.iterations=60".into(),
     ]
     .iter()
-    .map(|s| swirly::parse_override(s).expect("override"))
+    .map(|s| swirly::scene::parse_override(s).expect("override"))
     .collect();
     Scene::preset_with("smoke", &ov).expect("smoke preset")
 }
@@ -26,7 +26,7 @@ pub fn smoke(n: u32) -> Scene {
 pub fn stable_fluid(n: u32, jacobi: u32) -> Scene {
     let ov: Vec<_> = [format!("grid.nx={n}"), format!("grid.ny={n}"), format!("params.pressure.iterations={jacobi}")]
         .iter()
-        .map(|s| swirly::parse_override(s).expect("override"))
+        .map(|s| swirly::scene::parse_override(s).expect("override"))
         .collect();
     Scene::preset_with("stable-fluid", &ov).expect("stable-fluid preset")
 }
@@ -38,7 +38,7 @@ pub fn preset(name: &str, n: Option<u32>) -> Scene {
         .map(|n| [format!("grid.nx={n}"), format!("grid.ny={n}")])
         .iter()
         .flatten()
-        .map(|s| swirly::parse_override(s).expect("override"))
+        .map(|s| swirly::scene::parse_override(s).expect("override"))
         .collect();
     Scene::preset_with(name, &ov).expect("preset")
 }

@@ -3,7 +3,7 @@
 use super::*;
 
 pub(crate) fn presets() {
-    for (name, _) in swirly::PRESETS {
+    for (name, _) in swirly::scene::PRESETS {
         let desc = Scene::preset(name).map(|s| s.description).unwrap_or_else(|e| format!("(broken: {e})"));
         println!("{name:<14} {desc}");
     }

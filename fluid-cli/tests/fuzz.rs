@@ -299,7 +299,7 @@ struct Tally {
 #[test]
 fn fuzzed_command_lines_exit_0_1_or_2_without_a_panic_or_signal() {
     let cases: u64 = std::env::var("FLUID_CLI_FUZZ_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(2000);
-    let presets: Vec<(String, Vec<String>, String)> = swirly::PRESETS
+    let presets: Vec<(String, Vec<String>, String)> = swirly::scene::PRESETS
         .iter()
         .map(|(name, text)| {
             let scene = swirly::Scene::preset(name).expect("preset");

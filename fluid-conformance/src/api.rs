@@ -1,7 +1,9 @@
 //! The backend contract beyond the numbers of a step: reductions, waits, samples and queued
 //! reads, per-kernel timings, and simulations on several threads at once.
 
-use swirly::{Backend, Boundary, CpuBackend, FieldId, Grid, Scene, Simulation, Splat, StepInputs};
+use swirly::{
+    Boundary, CpuBackend, FieldId, Scene, Simulation, Splat, backend::Backend, backend::StepInputs, model::Grid,
+};
 use swirly_core::Schedule;
 use swirly_core::grid::step::{self, STATE_FIELDS};
 use swirly_core::scene::SplitMix64;
@@ -422,7 +424,7 @@ pub fn timings_count_each_kernels_dispatches<B: Backend>(make: impl Fn() -> B) {
         let ov: Vec<_> = ["grid.nx=45", "grid.ny=38"]
             .iter()
             .chain(extra)
-            .map(|s| swirly::parse_override(s).expect("override"))
+            .map(|s| swirly::scene::parse_override(s).expect("override"))
             .collect();
         let scene = Scene::preset_with(preset, &ov).expect("preset");
         let grid = scene.grid().expect("grid");

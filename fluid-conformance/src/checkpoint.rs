@@ -2,7 +2,7 @@
 //! (on the backend that saved it), within parity of the CPU on another backend; damaged,
 //! truncated and foreign files are refused.
 
-use swirly::{Backend, CpuBackend, Error, Scene, Simulation, Splat};
+use swirly::{CpuBackend, Error, Scene, Simulation, Splat, backend::Backend};
 
 use crate::presets::check_states;
 use crate::support::{bits_differ, carried, read_state, small_preset, small_preset_with};

@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 
-use swirly::{FieldId, Grid};
+use swirly::{FieldId, model::Grid};
 
 /// How close another backend must come to the CPU backend.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -2,7 +2,7 @@
 //! `f16` of what it is given, whole presets in `f16` follow the CPU backend's `f16` run, and stay
 //! near the same preset in `f32`.
 
-use swirly::{Backend, CpuBackend, FieldId, Simulation};
+use swirly::{CpuBackend, FieldId, Simulation, backend::Backend};
 use swirly_core::grid::step::STATE_FIELDS;
 
 use crate::compare::{Tolerance, check, difference};

@@ -2,7 +2,7 @@
 //! non-square grids with walls, periodic and mixed boundaries, every field it writes within
 //! the kernel's [`tolerance`].
 
-use swirly::{Backend, Boundary, CpuBackend, FieldId, Grid, Splat, StepInputs};
+use swirly::{Boundary, CpuBackend, FieldId, Splat, backend::Backend, backend::StepInputs, model::Grid};
 use swirly_core::grid::kernels;
 use swirly_core::grid::pressure::multigrid::{LOAD_COPY, LOAD_RESIDUAL, Level, STORE_ADD, STORE_COPY, STORE_PAIR};
 use swirly_core::grid::uniforms::{

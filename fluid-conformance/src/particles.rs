@@ -3,7 +3,7 @@
 //! checkpoint, and its physics: momentum conserved by the pair passes, particles kept in their
 //! containers, a resting pool's density and energy.
 
-use swirly::{Backend, FieldId, Scene, Simulation, StepInputs};
+use swirly::{FieldId, Scene, Simulation, backend::Backend, backend::StepInputs};
 use swirly_core::particles::model::{ParticleModel, Res, check_springs};
 use swirly_core::{Format, Model, ResourceId, Schedule};
 
@@ -80,7 +80,7 @@ fn random_state(n: usize, seed: u64) -> (Vec<[f32; 2]>, Vec<[f32; 2]>) {
     (x, v)
 }
 
-fn write_all<B: Backend>(backend: &mut B, resources: &[swirly::ResourceDesc], words: &[Vec<u32>]) {
+fn write_all<B: Backend>(backend: &mut B, resources: &[swirly::backend::ResourceDesc], words: &[Vec<u32>]) {
     for (i, w) in words.iter().enumerate() {
         if !resources[i].is_empty() {
             backend.write(ResourceId(i as u32), bytemuck::cast_slice(w)).expect("write");
@@ -88,7 +88,7 @@ fn write_all<B: Backend>(backend: &mut B, resources: &[swirly::ResourceDesc], wo
     }
 }
 
-fn read_all<B: Backend>(backend: &mut B, resources: &[swirly::ResourceDesc]) -> Vec<Vec<u32>> {
+fn read_all<B: Backend>(backend: &mut B, resources: &[swirly::backend::ResourceDesc]) -> Vec<Vec<u32>> {
     (0..resources.len())
         .map(|i| if resources[i].is_empty() { Vec::new() } else { backend.read(ResourceId(i as u32)).expect("read") })
         .collect()

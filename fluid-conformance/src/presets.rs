@@ -1,7 +1,7 @@
 //! Whole presets on a backend against the CPU backend, with splats, a growing splat buffer and
 //! parameters changed mid-run; and a reset against a new simulation.
 
-use swirly::{Backend, CpuBackend, FieldId, Grid, Simulation, Splat};
+use swirly::{CpuBackend, FieldId, Simulation, Splat, backend::Backend, model::Grid};
 use swirly_core::grid::step::STATE_FIELDS;
 
 use crate::compare::{Tolerance, check};

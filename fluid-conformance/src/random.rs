@@ -1,7 +1,7 @@
 //! Seeded random scenes, each mixing settings that the presets fix one way, stepped on a backend
 //! against the CPU backend.
 
-use swirly::{Backend, CpuBackend, Scene, Simulation, Splat};
+use swirly::{CpuBackend, Scene, Simulation, Splat, backend::Backend};
 use swirly_core::scene::SplitMix64;
 
 use crate::presets::check_states;
@@ -106,7 +106,7 @@ pub fn random_scene(seed: u64) -> (String, Vec<String>, Scene) {
                  velocity = [{speed}, -0.1], angular_velocity = {spin}}}]"
             ));
         }
-        let overrides: Vec<_> = set.iter().map(|s| swirly::parse_override(s).expect("override")).collect();
+        let overrides: Vec<_> = set.iter().map(|s| swirly::scene::parse_override(s).expect("override")).collect();
         if let Ok(scene) = Scene::preset_with(preset, &overrides) {
             return (preset.to_string(), set, scene);
         }

@@ -3,7 +3,7 @@
 //! the host from the CPU's fields, for every kind of layer, blend mode, trail, obstacles, the
 //! finer dye and density, and the particle liquid.
 
-use swirly::{Backend, CpuBackend, Simulation, Splat};
+use swirly::{CpuBackend, Simulation, Splat, backend::Backend};
 
 use crate::support::small_preset_with;
 

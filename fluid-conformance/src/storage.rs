@@ -3,7 +3,7 @@
 //! budget, whatever the simulation does (steps, the most splats a step takes, reads, samples,
 //! queued reads, writes, pictures, checkpoints).
 
-use swirly::{Backend, Error, FieldId, PRESETS, Simulation, Splat};
+use swirly::{Error, FieldId, Simulation, Splat, backend::Backend, scene::PRESETS};
 use swirly_core::storage::{BudgetPolicy, Bytes};
 
 use crate::support::{carried, small_preset, small_preset_with};

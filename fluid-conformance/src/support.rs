@@ -1,7 +1,7 @@
 //! What the topics share: the small presets the whole-step checks run, steps with splats, reads
 //! of the state and their bit-for-bit comparison, and single-dispatch schedules.
 
-use swirly::{Backend, FieldId, Grid, GridFields, Scene, Simulation, Splat};
+use swirly::{FieldId, Scene, Simulation, Splat, backend::Backend, model::Grid, model::GridFields};
 use swirly_core::grid::step::STATE_FIELDS;
 use swirly_core::ir::schedule::ParamBlock;
 use swirly_core::scene::SplitMix64;
@@ -17,7 +17,7 @@ pub fn small_preset_with(preset: &str, extra: &[&str]) -> Scene {
     let ov: Vec<_> = ["grid.nx=45", "grid.ny=38"]
         .iter()
         .chain(extra)
-        .map(|s| swirly::parse_override(s).expect("override"))
+        .map(|s| swirly::scene::parse_override(s).expect("override"))
         .collect();
     Scene::preset_with(preset, &ov).expect("preset")
 }

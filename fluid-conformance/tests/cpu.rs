@@ -97,7 +97,7 @@ fn the_guides_scenes_load() {
             let alone = swirly::Scene::from_toml(block, &chapter).err();
             let Some(alone) = alone else { continue };
             let part: toml::Table = toml::from_str(block).unwrap_or_else(|e| panic!("{chapter}: {e}\n{block}"));
-            let over_one = swirly::PRESETS.iter().any(|(_, preset)| {
+            let over_one = swirly::scene::PRESETS.iter().any(|(_, preset)| {
                 let mut scene: toml::Table = toml::from_str(preset).expect("preset");
                 merge(&mut scene, &part);
                 swirly::Scene::from_toml(&toml::to_string(&scene).expect("TOML"), &chapter).is_ok()

@@ -5,7 +5,7 @@ use swirly::{CpuBackend, FieldId, Scene, Simulation, Splat};
 fn run(threads: usize, preset: &str) -> Vec<Vec<u32>> {
     let overrides: Vec<_> = ["grid.nx=72", "grid.ny=56", "params.viscosity=0.001"]
         .iter()
-        .map(|s| swirly::parse_override(s).expect("override"))
+        .map(|s| swirly::scene::parse_override(s).expect("override"))
         .collect();
     let scene = Scene::preset_with(preset, &overrides).expect("scene");
     let dt = scene.params.dt;

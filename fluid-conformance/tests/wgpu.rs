@@ -106,12 +106,12 @@ fn steps_in_flight_are_bounded() {
     let backend = swirly_wgpu::WgpuBackend::from_device(device.clone(), queue.clone()).expect("from_device");
     let ov: Vec<_> = [format!("grid.nx={n}"), format!("grid.ny={n}")]
         .iter()
-        .map(|s| swirly::parse_override(s).expect("override"))
+        .map(|s| swirly::scene::parse_override(s).expect("override"))
         .collect();
     let scene = swirly::Scene::preset_with("smoke", &ov).expect("scene");
     let dt = scene.params.dt;
     let mut sim = Simulation::new(scene, backend).expect("simulation");
-    swirly::Backend::finish(sim.backend_mut()).expect("finish");
+    swirly::backend::Backend::finish(sim.backend_mut()).expect("finish");
     let mut marks = Vec::new();
     for k in 0..24 {
         let mark = device.create_buffer(&wgpu::BufferDescriptor {

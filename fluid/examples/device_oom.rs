@@ -12,7 +12,7 @@
 
 use std::process::ExitCode;
 
-use swirly::{Backend, Error, Scene, Simulation, parse_override};
+use swirly::{Error, Scene, Simulation, backend::Backend, scene::parse_override};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();

@@ -10,7 +10,7 @@
 //! Prints the median milliseconds of a step (its call until the device is done) with that
 //! many splats and with one.
 
-use swirly::{Falloff, Scene, Simulation, Splat, parse_override};
+use swirly::{Falloff, Scene, Simulation, Splat, scene::parse_override};
 
 fn main() -> Result<(), swirly::Error> {
     let args: Vec<String> = std::env::args().collect();
@@ -34,27 +34,28 @@ fn main() -> Result<(), swirly::Error> {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 24) as f32
     };
-    let mut median = |sim: &mut Simulation<Box<dyn swirly::Backend>>, n: usize| -> Result<f64, swirly::Error> {
-        let mut times = Vec::new();
-        for _ in 0..steps {
-            for _ in 0..n {
-                sim.splat(Splat {
-                    center: [unit() * w, unit() * h],
-                    radius: 2.0 * cell,
-                    falloff: Falloff::Gaussian,
-                    velocity: [unit() - 0.5, unit() - 0.5],
-                    density: 0.05,
-                    ..Splat::default()
-                })?;
+    let mut median =
+        |sim: &mut Simulation<Box<dyn swirly::backend::Backend>>, n: usize| -> Result<f64, swirly::Error> {
+            let mut times = Vec::new();
+            for _ in 0..steps {
+                for _ in 0..n {
+                    sim.splat(Splat {
+                        center: [unit() * w, unit() * h],
+                        radius: 2.0 * cell,
+                        falloff: Falloff::Gaussian,
+                        velocity: [unit() - 0.5, unit() - 0.5],
+                        density: 0.05,
+                        ..Splat::default()
+                    })?;
+                }
+                let start = std::time::Instant::now();
+                sim.step(dt)?;
+                sim.backend_mut().finish()?;
+                times.push(start.elapsed().as_secs_f64() * 1e3);
             }
-            let start = std::time::Instant::now();
-            sim.step(dt)?;
-            sim.backend_mut().finish()?;
-            times.push(start.elapsed().as_secs_f64() * 1e3);
-        }
-        times.sort_by(f64::total_cmp);
-        Ok(times[times.len() / 2])
-    };
+            times.sort_by(f64::total_cmp);
+            Ok(times[times.len() / 2])
+        };
     let one = median(&mut sim, 1)?;
     let many = median(&mut sim, count)?;
     println!("{backend} {side}²: {one:.3} ms a step with 1 splat, {many:.3} ms with {count}");

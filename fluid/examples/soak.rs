@@ -15,7 +15,7 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use swirly::{CpuBackend, FieldId, PRESETS, Scene, Simulation, parse_override};
+use swirly::{CpuBackend, FieldId, Scene, Simulation, scene::PRESETS, scene::parse_override};
 
 /// What one sample of the state holds.
 #[derive(Clone, Copy, Default)]

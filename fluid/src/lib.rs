@@ -28,7 +28,7 @@
 //! ## Features
 //!
 //! Backends are Cargo features; enable any set of them, and pick one at run time with
-//! [`backend`]:
+//! [`backend()`]:
 //!
 //! | feature | backend | needs |
 //! |---|---|---|
@@ -46,34 +46,72 @@
 // docs.rs marks what each Cargo feature enables.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-pub use swirly_core::backend::available_memory;
-pub use swirly_core::checkpoint;
+// What a user writes: the simulation, its scene and inputs, what it returns.
 pub use swirly_core::frame::solid::{Motion, Obstacle, Pose, Shape};
-pub use swirly_core::frame::{Frame, Inflow, Lattice, SamplePlan, Side};
 pub use swirly_core::model::{FieldInfo, FieldName};
 pub use swirly_core::params::{
     ActiveFields, Advection, AdvectionScheme, Backtrace, Boundaries, Buoyancy, Dissipation, Interpolation, Precision,
     Pressure, PressureSolver, Profile, SideSpec, SideType, Slip,
 };
-pub use swirly_core::particles::spec::{Bounds, Container, Fill, ParticleSpec};
 pub use swirly_core::render::{Blend, Layer, Look, Picture, RenderField, RenderSpec};
-pub use swirly_core::scene::{
-    GridSpec, Initial, InitialVelocity, MAX_OBSTACLES, ObstacleSpec, PRESETS, ShapeKind, SplatSpec, check_name,
-    parse_override,
-};
+pub use swirly_core::replay::{Input, InputLog};
 pub use swirly_core::splat::MAX_SPLATS;
-pub use swirly_core::wait;
+pub use swirly_core::{
+    Boundary, Diagnostics, Error, Falloff, FieldId, KernelTiming, MemoryReport, PendingField, PendingSample, Result,
+    Scene, SimParams, Simulation, Splat,
+};
+pub use swirly_core::{checkpoint, wait};
+
+/// What a scene file holds besides its parameters, and the rules a scene is checked by: the
+/// `[grid]`, `[initial]`, `[[obstacles]]`, `[[splats]]` and `[particles]` tables, the presets,
+/// `key=value` overrides (the CLI's `--set`, a wedge's keys) and scene names.
+pub mod scene {
+    pub use swirly_core::particles::spec::{Bounds, Container, Fill, Lattice, ParticleSpec};
+    pub use swirly_core::scene::{
+        GridSpec, Initial, InitialVelocity, MAX_NAME_BYTES, MAX_OBSTACLES, MAX_SCENE_BYTES, ObstacleSpec, PRESETS,
+        ShapeKind, SplatSpec, check_name, parse_override,
+    };
+}
+
 /// Storage under a memory budget: the plan of what a scene needs on a backend, and what its
 /// `[storage]` policy makes of it ([`storage::plan`]).
 pub mod storage {
     pub use swirly_core::sim::{Fitted, plan};
     pub use swirly_core::storage::*;
 }
-pub use swirly_core::{
-    Backend, Boundary, Diagnostics, Error, Falloff, FieldId, Grid, GridFields, KernelTiming, MemoryReport, Model,
-    PendingField, PendingRead, PendingSample, ResourceDesc, ResourceId, Result, Scene, Schedule, SimParams, Simulation,
-    Splat, StepInputs,
-};
+
+/// For implementors of a backend, and for hosts that share its device: the [`Backend`]
+/// trait, the resources and schedules it runs, queued reads, and the checks
+/// [`backend()`](crate::backend()) makes.
+///
+/// [`Backend`]: backend::Backend
+pub mod backend {
+    pub use swirly_core::backend::available_memory;
+    pub use swirly_core::{Backend, PendingRead, ResourceDesc, ResourceId, Schedule, StepInputs};
+
+    use crate::{BACKENDS, Error, Result};
+
+    /// Refuse a backend name that is not one of [`BACKENDS`], naming the known ones.
+    pub fn check_backend_name(name: &str) -> Result<()> {
+        if BACKENDS.contains(&name) {
+            Ok(())
+        } else {
+            Err(Error::invalid("backend", name, format!("known backends: {}", BACKENDS.join(", "))))
+        }
+    }
+}
+
+/// For implementors of a model: the [`Model`](model::Model) trait, the box every model
+/// lives in ([`Frame`](model::Frame), its sides) and the grid model's fields.
+pub mod model {
+    pub use swirly_core::frame::{Frame, Inflow, Lattice, SamplePlan, Side};
+    pub use swirly_core::{Grid, GridFields, Model};
+}
+
+/// The IR every model speaks and every backend executes: kernels, resources, schedules, their
+/// lowering to GPU work and the uniform blocks.
+pub use swirly_core::ir;
+
 #[cfg(feature = "cpu")]
 pub use swirly_cpu::CpuBackend;
 /// The Vulkan backend's crate: its device and buffer types ([`swirly_vulkan::RawDevice`],
@@ -89,17 +127,17 @@ pub use swirly_wgpu;
 #[cfg(feature = "wgpu")]
 pub use swirly_wgpu::{AdapterSummary, WgpuBackend};
 
-/// Backend names the `fluid` program and [`backend`] accept.
+/// Backend names the `fluid` program and [`backend()`] accept.
 pub const BACKENDS: &[&str] = &["cpu", "wgpu", "vulkan"];
 
 /// A backend by name, as a trait object: `cpu`, `wgpu` or `vulkan`.
-pub fn backend(name: &str) -> Result<Box<dyn Backend>> {
+pub fn backend(name: &str) -> Result<Box<dyn backend::Backend>> {
     backend_with_threads(name, 0)
 }
 
 /// A backend by name; `threads` sets the CPU backend's worker count (`0`: one per core).
-pub fn backend_with_threads(name: &str, threads: usize) -> Result<Box<dyn Backend>> {
-    check_backend_name(name)?;
+pub fn backend_with_threads(name: &str, threads: usize) -> Result<Box<dyn backend::Backend>> {
+    backend::check_backend_name(name)?;
     match name {
         "cpu" => cpu_backend(threads),
         "wgpu" => wgpu_backend(),
@@ -107,41 +145,32 @@ pub fn backend_with_threads(name: &str, threads: usize) -> Result<Box<dyn Backen
     }
 }
 
-/// Refuse a backend name that is not one of [`BACKENDS`], naming the known ones.
-pub fn check_backend_name(name: &str) -> Result<()> {
-    if BACKENDS.contains(&name) {
-        Ok(())
-    } else {
-        Err(Error::invalid("backend", name, format!("known backends: {}", BACKENDS.join(", "))))
-    }
-}
-
 #[cfg(feature = "cpu")]
-fn cpu_backend(threads: usize) -> Result<Box<dyn Backend>> {
+fn cpu_backend(threads: usize) -> Result<Box<dyn backend::Backend>> {
     Ok(Box::new(CpuBackend::with_threads(threads)?))
 }
 
 #[cfg(feature = "wgpu")]
-fn wgpu_backend() -> Result<Box<dyn Backend>> {
+fn wgpu_backend() -> Result<Box<dyn backend::Backend>> {
     Ok(Box::new(WgpuBackend::new()?))
 }
 
 #[cfg(not(feature = "wgpu"))]
-fn wgpu_backend() -> Result<Box<dyn Backend>> {
+fn wgpu_backend() -> Result<Box<dyn backend::Backend>> {
     Err(Error::Unsupported { what: "backend `wgpu`".into(), by: "this build (enable the `wgpu` feature)".into() })
 }
 
 #[cfg(feature = "vulkan")]
-fn vulkan_backend() -> Result<Box<dyn Backend>> {
+fn vulkan_backend() -> Result<Box<dyn backend::Backend>> {
     Ok(Box::new(VulkanBackend::new()?))
 }
 
 #[cfg(not(feature = "vulkan"))]
-fn vulkan_backend() -> Result<Box<dyn Backend>> {
+fn vulkan_backend() -> Result<Box<dyn backend::Backend>> {
     Err(Error::Unsupported { what: "backend `vulkan`".into(), by: "this build (enable the `vulkan` feature)".into() })
 }
 
 #[cfg(not(feature = "cpu"))]
-fn cpu_backend(_threads: usize) -> Result<Box<dyn Backend>> {
+fn cpu_backend(_threads: usize) -> Result<Box<dyn backend::Backend>> {
     Err(Error::Unsupported { what: "backend `cpu`".into(), by: "this build (enable the `cpu` feature)".into() })
 }

@@ -1,10 +1,10 @@
 //! The library API refuses bad input with typed errors instead of panicking.
 
-use swirly::{Backend, CpuBackend, Error, FieldId, Scene, Simulation, Splat};
+use swirly::{CpuBackend, Error, FieldId, Scene, Simulation, Splat, backend::Backend};
 
 fn small() -> Simulation<CpuBackend> {
     let ov: Vec<_> =
-        ["grid.nx=16", "grid.ny=12"].iter().map(|s| swirly::parse_override(s).expect("override")).collect();
+        ["grid.nx=16", "grid.ny=12"].iter().map(|s| swirly::scene::parse_override(s).expect("override")).collect();
     let scene = Scene::preset_with("smoke", &ov).expect("scene");
     Simulation::new(scene, CpuBackend::new().expect("backend")).expect("simulation")
 }
@@ -75,8 +75,10 @@ fn a_schedule_for_another_grid_is_refused() {
     let mut sim = small();
     let other = Scene::preset("smoke").expect("scene");
     let schedule = swirly_core::grid::step::step(&other.grid().expect("grid"), &other.params);
-    let e =
-        sim.backend_mut().run(&schedule, &swirly::StepInputs { dt: 0.01, ..Default::default() }).expect_err("refused");
+    let e = sim
+        .backend_mut()
+        .run(&schedule, &swirly::backend::StepInputs { dt: 0.01, ..Default::default() })
+        .expect_err("refused");
     assert!(e.to_string().contains("another grid"), "{e}");
 }
 
@@ -94,7 +96,7 @@ fn a_pressure_tolerance_stops_the_solve_early() {
             "params.pressure.tolerance=1e-4".to_string(),
         ]
         .iter()
-        .map(|s| swirly::parse_override(s).expect("override"))
+        .map(|s| swirly::scene::parse_override(s).expect("override"))
         .collect();
         let scene = Scene::preset_with("smoke", &ov).expect("scene");
         Simulation::new(scene, CpuBackend::new().expect("backend")).expect("simulation")
@@ -130,7 +132,7 @@ fn a_solve_stopped_by_the_tolerance_is_that_many_iterations() {
             format!("params.pressure.omega={omega}"),
         ]
         .iter()
-        .map(|s| swirly::parse_override(s).expect("override"))
+        .map(|s| swirly::scene::parse_override(s).expect("override"))
         .collect();
         let scene = Scene::preset_with("smoke", &ov).expect("scene");
         let mut exact = Simulation::new(scene.clone(), CpuBackend::new().expect("cpu")).expect("sim");
@@ -161,7 +163,7 @@ fn a_solve_stopped_by_the_tolerance_is_that_many_iterations() {
 #[test]
 fn a_bad_tolerance_is_refused() {
     for bad in ["0.0", "1.5", "nan"] {
-        let ov = [swirly::parse_override(&format!("params.pressure.tolerance={bad}")).expect("override")];
+        let ov = [swirly::scene::parse_override(&format!("params.pressure.tolerance={bad}")).expect("override")];
         let e = Scene::preset_with("smoke", &ov).expect_err("tolerance").to_string();
         assert!(e.contains("params.pressure.tolerance"), "{e}");
     }
@@ -287,7 +289,7 @@ fn smoke_with(extra: &[&str]) -> Scene {
     let ov: Vec<_> = ["grid.nx=16", "grid.ny=12"]
         .iter()
         .chain(extra)
-        .map(|s| swirly::parse_override(s).expect("override"))
+        .map(|s| swirly::scene::parse_override(s).expect("override"))
         .collect();
     Scene::preset_with("smoke", &ov).expect("scene")
 }
@@ -573,7 +575,7 @@ fn hostile_overrides_on_every_key_never_panic_and_name_what_they_refuse() {
 /// stepped, built too large to step, and stopped by other errors.
 fn hostile_overrides_on(lane: usize, lanes: usize, values: &[&str]) -> [usize; 5] {
     let (mut cases, mut refused, mut stepped, mut large, mut stopped) = (0, 0, 0, 0, 0);
-    for (preset, _) in swirly::PRESETS.iter().skip(lane).step_by(lanes) {
+    for (preset, _) in swirly::scene::PRESETS.iter().skip(lane).step_by(lanes) {
         let scene = Scene::preset(preset).expect("preset");
         let mut keys = Vec::new();
         scene_keys(&serde_json::to_value(&scene).expect("scene as JSON"), "", &mut keys);
@@ -584,10 +586,10 @@ fn hostile_overrides_on(lane: usize, lanes: usize, values: &[&str]) -> [usize; 5
                 let case = std::panic::catch_unwind(|| -> Result<bool, Error> {
                     let mut ov = Vec::new();
                     if !key.starts_with("grid") {
-                        ov.push(swirly::parse_override("grid.nx=20")?);
-                        ov.push(swirly::parse_override("grid.ny=14")?);
+                        ov.push(swirly::scene::parse_override("grid.nx=20")?);
+                        ov.push(swirly::scene::parse_override("grid.ny=14")?);
                     }
-                    ov.push(swirly::parse_override(&item)?);
+                    ov.push(swirly::scene::parse_override(&item)?);
                     let scene = Scene::preset_with(preset, &ov)?;
                     // A grid an override made large is refused by the memory check or built;
                     // stepping one of 2^31 cells is beyond a test, so those stop here.
@@ -728,9 +730,11 @@ fn layers_and_debug_views_draw_through_the_simulation() {
     assert_eq!(both.len(), rgba.len());
     assert_ne!(both, rgba, "the pressure layer shows");
 
-    let liquid =
-        Scene::preset_with("dam-break", &[swirly::parse_override("render.field=\"pressure\"").expect("override")])
-            .expect("scene");
+    let liquid = Scene::preset_with(
+        "dam-break",
+        &[swirly::scene::parse_override("render.field=\"pressure\"").expect("override")],
+    )
+    .expect("scene");
     let mut sim = Simulation::new(liquid, CpuBackend::new().expect("cpu")).expect("simulation");
     let e = sim.render().expect_err("a liquid has no pressure field").to_string();
     assert!(e.contains("render.field") && e.contains("pressure") && e.contains("particles"), "{e}");
@@ -752,7 +756,7 @@ fn the_picture_stays_on_the_backend_until_read() {
     assert!(bytes.chunks_exact(4).any(|p| p[0] > 100), "the splat's smoke shows");
     let liquid = Scene::preset_with(
         "dam-break",
-        &[swirly::parse_override("render.layers=[{field=\"speed\"}]").expect("override")],
+        &[swirly::scene::parse_override("render.layers=[{field=\"speed\"}]").expect("override")],
     )
     .expect("scene");
     let mut sim = Simulation::new(liquid, CpuBackend::new().expect("backend")).expect("simulation");

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
-use swirly::{CpuBackend, PRESETS, Scene, Simulation, parse_override};
+use swirly::{CpuBackend, Scene, Simulation, scene::PRESETS, scene::parse_override};
 
 /// Every key path of `v` under `path` (dotted, arrays by index), tables and arrays included.
 fn walk(v: &toml::Value, path: String, out: &mut Vec<String>) {

@@ -71,7 +71,7 @@ impl RunPlan {
             }
         }
         let probes = parse_probes(&args.probes)?;
-        swirly::check_backend_name(&args.backend)?;
+        swirly::backend::check_backend_name(&args.backend)?;
         if args.threads != 0 && args.backend != "cpu" {
             let why = format!("sets the cpu backend's worker threads; the {} backend has none", args.backend);
             return Err(Error::invalid("--threads", args.threads, why).into());
@@ -163,7 +163,7 @@ fn check_transparent(args: &RunArgs, flipbook: bool) -> Result<(), Failure> {
 
 /// An error naming the option and the field for a field of `--dump` or `--exr` the scene's
 /// model cannot give, saying why.
-fn check_fields(model: &dyn swirly::Model, dumps: &[String], exr: &[String]) -> Result<(), Failure> {
+fn check_fields(model: &dyn swirly::model::Model, dumps: &[String], exr: &[String]) -> Result<(), Failure> {
     for (option, fields) in [("--dump", dumps), ("--exr", exr)] {
         for field in fields {
             if let Err(e) = model.check_field(field) {
@@ -194,12 +194,12 @@ pub(crate) fn open_checkpoint(path: &Path) -> Result<std::io::BufReader<std::fs:
 /// file's (a file's name is its output folder: one edited to leave `out/` is refused before
 /// anything is written); without a name it takes the file's, as a scene file does.
 pub(crate) fn checkpoint_scene(path: &Path, overrides: &[String]) -> Result<Scene, Failure> {
-    let overrides = overrides.iter().map(|s| swirly::parse_override(s)).collect::<Result<Vec<_>, _>>()?;
+    let overrides = overrides.iter().map(|s| swirly::scene::parse_override(s)).collect::<Result<Vec<_>, _>>()?;
     let (header, _) = swirly::checkpoint::read_header(open_checkpoint(path)?)?;
     let mut scene = header.scene.with_overrides(&format!("checkpoint {}", path.display()), &overrides)?;
     if scene.name.is_empty() {
         scene.name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        swirly::check_name(&scene.name)?;
+        swirly::scene::check_name(&scene.name)?;
     }
     Ok(scene)
 }
@@ -209,17 +209,17 @@ pub(crate) fn load_scene(arg: &str, overrides: &[String]) -> Result<Scene, Failu
     if is_checkpoint(arg) {
         return checkpoint_scene(Path::new(arg), overrides);
     }
-    let overrides = overrides.iter().map(|s| swirly::parse_override(s)).collect::<Result<Vec<_>, _>>()?;
+    let overrides = overrides.iter().map(|s| swirly::scene::parse_override(s)).collect::<Result<Vec<_>, _>>()?;
     let path = Path::new(arg);
     // A scene file: a `*.toml` name, or anything there but a preset's name (so that a FIFO or
     // a folder given as the scene is named as what it is).
-    let preset = swirly::PRESETS.iter().any(|(name, _)| *name == arg);
+    let preset = swirly::scene::PRESETS.iter().any(|(name, _)| *name == arg);
     let is_file = arg.ends_with(".toml") || path.is_file() || (!preset && std::fs::symlink_metadata(path).is_ok());
     if is_file {
         let mut scene = Scene::from_file(path, &overrides)?;
         if scene.name.is_empty() {
             scene.name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-            swirly::check_name(&scene.name)?;
+            swirly::scene::check_name(&scene.name)?;
         }
         Ok(scene)
     } else {
@@ -265,10 +265,14 @@ pub(crate) fn field_list(names: &[String]) -> Vec<String> {
 /// to write it; the file is written a block at a time), beside the scene's fields where the
 /// backend keeps them in host memory (`cpu`). Checked before the run starts, so a huge
 /// `--dump` fails at once rather than being killed after the last step.
-pub(crate) fn check_dumps_fit(model: &dyn swirly::Model, backend: &str, dumps: &[String]) -> Result<(), Failure> {
+pub(crate) fn check_dumps_fit(
+    model: &dyn swirly::model::Model,
+    backend: &str,
+    dumps: &[String],
+) -> Result<(), Failure> {
     let largest = largest_dump(model, dumps);
     let fields = if backend == "cpu" { model.resources().iter().map(|r| 4 * r.scalars()).sum() } else { 0 };
-    if let (Some((field, bytes)), Some(avail)) = (largest, swirly::available_memory())
+    if let (Some((field, bytes)), Some(avail)) = (largest, swirly::backend::available_memory())
         && bytes + fields > avail
     {
         let why = format!(
@@ -283,7 +287,7 @@ pub(crate) fn check_dumps_fit(model: &dyn swirly::Model, backend: &str, dumps: &
 /// The field of `dumps` whose read-back takes the most host memory, and those bytes (`f32`
 /// values: an `f16` field is widened when read back; a liquid's with the room its emitters
 /// fill).
-fn largest_dump<'a>(model: &dyn swirly::Model, dumps: &'a [String]) -> Option<(&'a str, u64)> {
+fn largest_dump<'a>(model: &dyn swirly::model::Model, dumps: &'a [String]) -> Option<(&'a str, u64)> {
     let resources = model.resources();
     let bytes = |field: &str| resources.iter().find(|r| r.name == field).map_or(0, |r| 4 * r.scalars());
     dumps.iter().map(|f| (f.as_str(), bytes(f))).max_by_key(|(_, bytes)| *bytes)
@@ -291,7 +295,7 @@ fn largest_dump<'a>(model: &dyn swirly::Model, dumps: &'a [String]) -> Option<(&
 
 /// `--plan`'s lines on what the outputs hold in host memory at most, beside the backend's plan
 /// (`storage.budget` bounds the backend's memory; the outputs stream what they write).
-fn print_host_outputs(model: &dyn swirly::Model, scene: &Scene, outputs: &Outputs) -> Result<(), Failure> {
+fn print_host_outputs(model: &dyn swirly::model::Model, scene: &Scene, outputs: &Outputs) -> Result<(), Failure> {
     let size = scene.picture_size()?;
     let frame = 4 * u64::from(size.0) * u64::from(size.1);
     let bytes = swirly::storage::Bytes;
@@ -319,7 +323,7 @@ fn print_host_outputs(model: &dyn swirly::Model, scene: &Scene, outputs: &Output
 }
 
 /// `fluid run --plan`: the memory plan of `scene` on `backend`, and what its budget makes of it.
-pub(crate) fn print_plan(scene: &Scene, backend: &dyn swirly::Backend) -> Result<(), Failure> {
+pub(crate) fn print_plan(scene: &Scene, backend: &dyn swirly::backend::Backend) -> Result<(), Failure> {
     let budget = scene.storage.budget;
     let fitted = match swirly::storage::plan(scene, backend) {
         Ok(f) => f,
@@ -348,7 +352,7 @@ pub(crate) fn print_plan(scene: &Scene, backend: &dyn swirly::Backend) -> Result
 
 /// What a downscaled run gave up: the `asked` grid with its dye and density `factors` times
 /// finer, against the grid that runs.
-pub(crate) fn downscaled(asked: (u32, u32), factors: (u32, u32), grid: &swirly::Grid) -> String {
+pub(crate) fn downscaled(asked: (u32, u32), factors: (u32, u32), grid: &swirly::model::Grid) -> String {
     let fields = [("dye", factors.0, grid.dye_factor), ("density", factors.1, grid.density_factor)];
     if (grid.nx, grid.ny) == asked {
         let gave: Vec<String> = (fields.iter().filter(|(_, from, to)| from != to))

@@ -456,7 +456,7 @@ fn panel(ui: &mut egui::Ui, s: &Session, actions: &mut Vec<Action>) {
         ui.horizontal(|ui| {
             ui.label("Preset");
             egui::ComboBox::from_id_salt("preset").selected_text(scene.name.clone()).show_ui(ui, |ui| {
-                for (name, _) in swirly::PRESETS {
+                for (name, _) in swirly::scene::PRESETS {
                     if ui.selectable_label(*name == scene.name, *name).clicked() {
                         actions.push(Action::Preset(name.to_string()));
                     }

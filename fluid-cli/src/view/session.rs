@@ -138,7 +138,7 @@ impl Session {
     /// state kept: what the panel's sliders call. A value the scene refuses is an error
     /// naming it, and the simulation runs on unchanged.
     pub(crate) fn set(&mut self, key: &str, value: &str) -> Result<(), Failure> {
-        let item = swirly::parse_override(&format!("{key}={value}"))?;
+        let item = swirly::scene::parse_override(&format!("{key}={value}"))?;
         let scene = self.sim.scene().with_overrides("the viewer", &[item])?;
         self.sim.set_scene(scene)?;
         Ok(())
@@ -316,7 +316,7 @@ mod tests {
 
     fn small(preset: &str) -> Session {
         let ov: Vec<_> =
-            ["grid.nx=32", "grid.ny=32"].iter().map(|s| swirly::parse_override(s).expect("override")).collect();
+            ["grid.nx=32", "grid.ny=32"].iter().map(|s| swirly::scene::parse_override(s).expect("override")).collect();
         Session::new(Scene::preset_with(preset, &ov).expect("scene"), "cpu", 1).expect("session")
     }
 

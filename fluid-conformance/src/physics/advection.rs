@@ -1,7 +1,7 @@
 //! Semi-Lagrangian advection against the scheme's exact answers: transport in a uniform flow,
 //! a shear wave carried by it, and the backtraces' order in a rotation.
 
-use swirly::{Backend, FieldId, Grid, Simulation};
+use swirly::{FieldId, Simulation, backend::Backend, model::Grid};
 use swirly_core::grid::kernels;
 use swirly_core::ir::schedule::ParamBlock;
 

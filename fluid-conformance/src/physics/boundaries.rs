@@ -3,7 +3,7 @@
 //! Ghia & Shin (1982) and the vortex street behind a cylinder against the Strouhal number of
 //! Williamson (1996).
 
-use swirly::{Backend, FieldId, Scene, Simulation};
+use swirly::{FieldId, Scene, Simulation, backend::Backend};
 
 /// `nx × ny` cells (h = 1/ny, the box `nx/ny × 1`) with these `[params.boundary]` lines and
 /// more TOML after `[params]`.
@@ -203,7 +203,8 @@ pub fn ghia_deviation(n: usize, u: &[f32], v: &[f32], lid: f64) -> f64 {
 /// within 0.03 of Ghia's at all 34 points (3 % of the lid's speed; 0.006 at the preset's
 /// 128², doc/PERFORMANCE.md).
 pub fn the_cavity_matches_ghia<B: Backend>(make: impl Fn() -> B) {
-    let set = ["grid.nx=32", "grid.ny=32", "params.dt=0.04"].map(|s| swirly::parse_override(s).expect("override"));
+    let set =
+        ["grid.nx=32", "grid.ny=32", "params.dt=0.04"].map(|s| swirly::scene::parse_override(s).expect("override"));
     let scene = Scene::preset_with("cavity", &set).expect("cavity");
     let mut sim = Simulation::new(scene, make()).expect("simulation");
     for _ in 0..500 {
@@ -253,7 +254,7 @@ pub fn the_heated_cavity_matches_de_vahl_davis<B: Backend>(make: impl Fn() -> B)
         "params.thermal_iterations=20",
         "params.viscosity_iterations=20",
     ]
-    .map(|s| swirly::parse_override(s).expect("override"));
+    .map(|s| swirly::scene::parse_override(s).expect("override"));
     let scene = Scene::preset_with("convection", &set).expect("convection");
     let kappa = f64::from(scene.params.thermal_diffusivity);
     let mut sim = Simulation::new(scene, make()).expect("simulation");
@@ -296,7 +297,8 @@ pub fn shedding_frequency(v: &[f32], dt: f64, skip: usize) -> Option<f64> {
 /// viscosity lowers the effective Reynolds number (measured: 0.138 here, −16 %; 0.154, −6.5 %,
 /// at the preset's 512 × 128, doc/PERFORMANCE.md).
 pub fn a_cylinder_sheds_at_the_strouhal_number<B: Backend>(make: impl Fn() -> B) {
-    let set = ["grid.nx=256", "grid.ny=64", "params.dt=0.008"].map(|s| swirly::parse_override(s).expect("override"));
+    let set =
+        ["grid.nx=256", "grid.ny=64", "params.dt=0.008"].map(|s| swirly::scene::parse_override(s).expect("override"));
     let scene = Scene::preset_with("wind-tunnel", &set).expect("wind tunnel");
     let grid = scene.grid().expect("grid");
     let probe = [[0.6 + 0.3, 0.5 * grid.height()]];

@@ -2,7 +2,7 @@
 //! what it loses appears as heat and smoke, nothing leaked or made; the expansion of burning
 //! gas stays in the projected velocity as its divergence.
 
-use swirly::{Backend, FieldId, Simulation};
+use swirly::{FieldId, Simulation, backend::Backend};
 
 use super::test_scene;
 

@@ -2,7 +2,7 @@
 //! viscous rate, a stratified fluid at rest staying at rest, and a centred plume staying
 //! mirror-symmetric.
 
-use swirly::{Backend, FieldId, Grid, Scene, Simulation};
+use swirly::{FieldId, Scene, Simulation, backend::Backend, model::Grid};
 
 use super::{periodic_copy, taylor_green_scene, test_scene};
 
@@ -399,7 +399,7 @@ pub fn smoke_has_no_seam<B: Backend>(make: impl Fn() -> B) {
 /// at once: density within 1e-3 of its peak after 1 s.
 pub fn plume_symmetry<B: Backend>(make: impl Fn() -> B) {
     let overrides: Vec<_> =
-        ["grid.nx=64", "grid.ny=96"].iter().map(|s| swirly::parse_override(s).expect("override")).collect();
+        ["grid.nx=64", "grid.ny=96"].iter().map(|s| swirly::scene::parse_override(s).expect("override")).collect();
     let scene = Scene::preset_with("smoke", &overrides).expect("scene");
     let dt = scene.params.dt;
     let mut sim = Simulation::new(scene, make()).expect("simulation");

@@ -1,7 +1,7 @@
 //! Splats, forces, dissipation and vorticity against their exact integrals, recurrences and
 //! analytic forms, and reads of the curl.
 
-use swirly::{Backend, FieldId, Grid, Scene, Simulation, Splat};
+use swirly::{FieldId, Scene, Simulation, Splat, backend::Backend, model::Grid};
 use swirly_core::grid::kernels;
 use swirly_core::grid::step::STATE_FIELDS;
 use swirly_core::ir::schedule::ParamBlock;
@@ -118,7 +118,7 @@ pub fn splats_wrap_on_periodic_axes<B: Backend>(make: impl Fn() -> B) {
     let ov: Vec<_> =
         ["grid.nx=16", "grid.ny=12", "grid.h=0.0625", "params.boundary.x=\"periodic\"", "emitters=[]", "splats=[]"]
             .iter()
-            .map(|s| swirly::parse_override(s).expect("override"))
+            .map(|s| swirly::scene::parse_override(s).expect("override"))
             .collect();
     let scene = Scene::preset_with("ink", &ov).expect("scene");
     let dt = scene.params.dt;

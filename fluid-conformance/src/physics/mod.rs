@@ -15,7 +15,7 @@ pub mod forces;
 pub mod obstacles;
 pub mod pressure;
 
-use swirly::{Backend, FieldId, Grid, Scene, StepInputs};
+use swirly::{FieldId, Scene, backend::Backend, backend::StepInputs, model::Grid};
 use swirly_core::ir::schedule::ParamBlock;
 
 /// A scene of `nx × ny` cells of size `h` stepping by `dt`, with more `[params]` lines.

@@ -2,7 +2,7 @@
 //! around them is divergence-free to the solver's residual, a moving solid pushes the fluid,
 //! splats add nothing inside a solid, and a passive scalar keeps out of them.
 
-use swirly::{Backend, FieldId, Scene, Simulation};
+use swirly::{FieldId, Scene, Simulation, backend::Backend};
 use swirly_core::frame::solid::{Motion, Pose};
 
 /// A closed box of `nx × ny` cells with `solver` and these `[[obstacles]]` (and more TOML).

@@ -2,7 +2,7 @@
 //! eigenvalues: weighted Jacobi (plain and multi-sweep), red-black SOR, the relaxation,
 //! multigrid, MGPCG, the double-float pressure and the Poisson filter.
 
-use swirly::{Backend, FieldId, Grid, GridFields, StepInputs};
+use swirly::{FieldId, backend::Backend, backend::StepInputs, model::Grid, model::GridFields};
 use swirly_core::grid::step::{self, SLOT_MAX_DIVERGENCE};
 
 /// Divergence `(u_{i+1} − u_i + v_{j+1} − v_j)/h` in f64.
