@@ -1,15 +1,17 @@
 //! Project tasks, run as `cargo xtask <task>`:
 //!
 //! - `ci`: everything CI checks — formatting, the generated SPIR-V fresh and valid, clippy with
-//!   warnings as errors, the docs, every test, the CLI reference fresh, the `.npy` dumps read
+//!   warnings as errors, the docs, the public API as listed, every test, the CLI reference fresh, the `.npy` dumps read
 //!   back by NumPy, and the `swirly` crate's examples run on every backend.
 //! - `test`: the test suite only.
 //! - `npy`, `examples`: those two parts of `ci` alone.
 //! - `bench`: the criterion benchmarks of `swirly-bench`.
 //! - `shaders [--check]`: WGSL → SPIR-V for the Vulkan backend (see [`shaders`]).
+//! - `api [--check]`: the public API listings of the published libraries (see [`api`]).
 //! - `cli-reference [--check]`: the guide's CLI reference from the program's `--help` (see
 //!   [`cli_reference`]).
 
+mod api;
 mod cli_reference;
 mod lanes;
 mod shaders;
@@ -220,6 +222,7 @@ fn ci() -> Result<(), String> {
         &["doc", "--workspace", "--no-deps", "--features", EVERY_BACKEND],
         &[("RUSTDOCFLAGS", "-D warnings")],
     )?;
+    api::run(&root(), &target_dir()?, true)?;
     // Before the tests, while the clone is clean.
     package()?;
     test()?;
@@ -230,6 +233,9 @@ fn ci() -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
+    if let Some(code) = api::as_rustdoc() {
+        return code;
+    }
     let task = std::env::args().nth(1).unwrap_or_default();
     let result = match task.as_str() {
         "ci" => ci(),
@@ -239,11 +245,14 @@ fn main() -> ExitCode {
         "npy" => optimised_build().and_then(|()| numpy_check()),
         "examples" => optimised_build().and_then(|()| examples()),
         "shaders" => shaders::run(&root(), std::env::args().nth(2).as_deref() == Some("--check")),
+        "api" => {
+            target_dir().and_then(|t| api::run(&root(), &t, std::env::args().nth(2).as_deref() == Some("--check")))
+        }
         "cli-reference" => optimised_build().and_then(|()| {
             cli_reference::run(&root(), &built_path("fluid")?, std::env::args().nth(2).as_deref() == Some("--check"))
         }),
         _ => Err("usage: cargo xtask <ci | test | package | bench | npy | examples | shaders [--check] | \
-                  cli-reference [--check]>"
+                  api [--check] | cli-reference [--check]>"
             .to_string()),
     };
     match result {
