@@ -6,8 +6,8 @@
 //! toolchain with `RUSTC_BOOTSTRAP=1`) by the `public-api` crate, with every feature on, as
 //! docs.rs documents the crates. Only rustdoc sees `RUSTC_BOOTSTRAP`: this program stands in
 //! for it ([`as_rustdoc`]) and sets it for rustdoc alone: rustc and build scripts record it, so
-//! set for all of cargo it rebuilt the proc macros, and with them every dependency, each time. Blanket, auto-trait and derived impls are
-//! left out: they follow from the types listed.
+//! set for all of cargo it rebuilt the proc macros, and with them every dependency, each time.
+//! Blanket, auto-trait and derived impls are left out: they follow from the types listed.
 
 use std::collections::BTreeSet;
 use std::path::Path;

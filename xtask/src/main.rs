@@ -1,8 +1,9 @@
 //! Project tasks, run as `cargo xtask <task>`:
 //!
 //! - `ci`: everything CI checks — formatting, the generated SPIR-V fresh and valid, clippy with
-//!   warnings as errors, the docs, the public API as listed, every test, the CLI reference fresh, the `.npy` dumps read
-//!   back by NumPy, and the `swirly` crate's examples run on every backend.
+//!   warnings as errors, the docs, the public API as listed, every test, the CLI reference
+//!   fresh, the `.npy` dumps read back by NumPy, and the `swirly` crate's examples run on
+//!   every backend.
 //! - `test`: the test suite only.
 //! - `npy`, `examples`: those two parts of `ci` alone.
 //! - `bench`: the criterion benchmarks of `swirly-bench`.
