@@ -79,7 +79,7 @@ fn bad(problem: impl Into<String>) -> Error {
 }
 
 /// The state resources of `resources` (non-empty ones of [`Lifetime::State`]), by id.
-pub fn state_resources(resources: &[ResourceDesc]) -> Vec<(ResourceId, &ResourceDesc)> {
+pub(crate) fn state_resources(resources: &[ResourceDesc]) -> Vec<(ResourceId, &ResourceDesc)> {
     (resources.iter().enumerate())
         .filter(|(_, r)| r.lifetime == Lifetime::State && !r.is_empty())
         .map(|(i, r)| (ResourceId(i as u32), r))
@@ -237,7 +237,7 @@ fn check_values(header: &Header) -> Result<()> {
 
 /// An error unless the resources `header` lists are exactly the state resources the model of
 /// its scene declares (`declared`): same names, formats, lengths and order.
-pub fn check_matches(header: &Header, declared: &[ResourceDesc]) -> Result<()> {
+pub(crate) fn check_matches(header: &Header, declared: &[ResourceDesc]) -> Result<()> {
     let want: Vec<Stored> = state_resources(declared).into_iter().map(|(_, r)| stored(r)).collect();
     if header.resources != want {
         let names =

@@ -19,7 +19,7 @@
 pub mod checkpoint;
 pub mod frame;
 pub mod grid;
-pub mod image;
+pub(crate) mod image;
 pub mod model;
 pub mod particles;
 pub mod render;

@@ -232,7 +232,12 @@ impl Diagnostics {
     /// What the fields' maxima alone tell: the largest velocity (the largest of the fields
     /// named in `velocity`, NaN-propagating) and its Courant number for a step of `dt` over
     /// cells of side `length`.
-    pub fn from_maxima(maxima: Vec<(&'static str, f64)>, velocity: &[&str], dt: f32, length: f32) -> Diagnostics {
+    pub(crate) fn from_maxima(
+        maxima: Vec<(&'static str, f64)>,
+        velocity: &[&str],
+        dt: f32,
+        length: f32,
+    ) -> Diagnostics {
         // NaN-propagating (f64::max would skip a NaN component).
         let mut components = maxima.iter().filter(|(name, _)| velocity.contains(name)).map(|(_, m)| *m);
         let max_velocity = match components.next() {
@@ -264,7 +269,7 @@ impl Diagnostics {
     }
 
     /// Whether the flow ran away: the fastest value moved farther in the last step than the
-    /// frame is wide (`cfl` above [`Frame::longest_side`]). The state is finite but
+    /// frame is wide (`cfl` above `Frame::longest_side`). The state is finite but
     /// meaningless, on its way to infinity; `Simulation::checked_diagnostics`
     /// calls it [`swirly_ir::Error::RanAway`]. (The presets run at a Courant number of 0.5 to 5;
     /// Taichi's `stable_fluid.py` workload at about an eighth of the grid's width.)

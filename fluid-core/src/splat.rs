@@ -24,7 +24,7 @@ pub enum Falloff {
 /// World units: the box spans `[0, nx·h] × [0, ny·h]` ([`Frame::width`],
 /// [`Frame::height`]); with a scene's default `h = 1/ny` it is one unit tall. A scene's
 /// emitters and splats ([`SplatSpec`]) give centres as fractions of the box and
-/// radii as fractions of its height instead; [`SplatSpec::to_splat`] converts.
+/// radii as fractions of its height instead; the simulation converts them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Splat {
@@ -98,7 +98,7 @@ impl Splat {
     }
 
     /// The kernels' layout.
-    pub fn to_gpu(&self) -> SplatGpu {
+    pub(crate) fn to_gpu(self) -> SplatGpu {
         SplatGpu {
             center: self.center,
             radius: self.radius,
@@ -209,7 +209,7 @@ impl Default for SplatSpec {
 
 impl SplatSpec {
     /// The splat in world units for `grid`.
-    pub fn to_splat(&self, frame: &Frame) -> Splat {
+    pub(crate) fn to_splat(self, frame: &Frame) -> Splat {
         Splat {
             center: [self.center[0] * frame.width(), self.center[1] * frame.height()],
             radius: self.radius * frame.height(),

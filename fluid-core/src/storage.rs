@@ -152,7 +152,7 @@ pub struct Storage {
 impl Storage {
     /// The format of the fields of `group` (`velocity`, `density`, `temperature`, `dye`,
     /// `fuel`).
-    pub fn format_of(&self, group: FieldGroup) -> StoreFormat {
+    pub(crate) fn format_of(&self, group: FieldGroup) -> StoreFormat {
         let f = &self.fields;
         let own = match group {
             FieldGroup::Velocity => f.velocity,
@@ -165,7 +165,7 @@ impl Storage {
     }
 
     /// Whether any field is stored in `f16`.
-    pub fn any_half(&self) -> bool {
+    pub(crate) fn any_half(&self) -> bool {
         FieldGroup::ALL.iter().any(|&g| self.format_of(g) == StoreFormat::F16)
     }
 }
@@ -264,7 +264,7 @@ impl MemoryPlan {
 }
 
 /// An error unless `plan` fits in `budget`; `detail` names the grid and backend, and what to do.
-pub fn check_within(plan: &MemoryPlan, budget: Bytes, detail: impl FnOnce() -> String) -> Result<()> {
+pub(crate) fn check_within(plan: &MemoryPlan, budget: Bytes, detail: impl FnOnce() -> String) -> Result<()> {
     if plan.total() <= budget.0 {
         return Ok(());
     }

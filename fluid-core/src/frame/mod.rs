@@ -1,11 +1,11 @@
 //! The frame every model lives in: the box (`nx × ny` square cells of side `h`, origin
-//! bottom-left, `y` up), its four sides, the solids in it ([`solid`], [`solid_set`]), the
+//! bottom-left, `y` up), its four sides, the solids in it ([`solid`], `solid_set`), the
 //! uniform every kernel reads ([`uniform`]) and bilinear samples of a field on one of the
 //! box's lattices ([`Lattice`]). Below the models: the grid fluid and the particle liquid
 //! share it, and nothing here knows either.
 
 pub mod solid;
-pub mod solid_set;
+pub(crate) mod solid_set;
 pub mod uniform;
 
 use serde::{Deserialize, Serialize};
@@ -134,7 +134,7 @@ impl Side {
 
     /// Whether the kernels must weigh faces (the grid's `solids`) for it: an outflow's
     /// boundary faces are unknowns of the pressure solve, an inflow's carry its velocity.
-    pub fn needs_faces(self) -> bool {
+    pub(crate) fn needs_faces(self) -> bool {
         matches!(self, Side::Open | Side::Inflow(_))
     }
 
@@ -262,7 +262,7 @@ impl Frame {
     }
 
     /// Whether some side needs the face kernels' weighted paths ([`Side::needs_faces`]).
-    pub fn needs_faces(&self) -> bool {
+    pub(crate) fn needs_faces(&self) -> bool {
         self.sides.iter().any(|s| s.needs_faces())
     }
 
@@ -272,7 +272,7 @@ impl Frame {
     }
 
     /// Cells along the longer side, `max(nx, ny)`.
-    pub fn longest_side(&self) -> u32 {
+    pub(crate) fn longest_side(&self) -> u32 {
         self.nx.max(self.ny)
     }
 
@@ -337,7 +337,7 @@ impl Frame {
     /// and the first cell centre, a cell-centred field holds its first cell's value. Points
     /// must lie in the box `[0, width] × [0, height]`: another is an error naming it, never
     /// moved silently. A lattice without places in the box (points, plain values) is refused.
-    pub fn sample_plan(
+    pub(crate) fn sample_plan(
         &self,
         name: &'static str,
         lattice: Lattice,
@@ -440,7 +440,7 @@ impl Lattice {
     }
 }
 
-/// Bilinear samples waiting for their values ([`Frame::sample_plan`]).
+/// Bilinear samples waiting for their values (`Frame::sample_plan`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SamplePlan {
     field: &'static str,

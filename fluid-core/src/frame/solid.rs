@@ -304,7 +304,7 @@ impl Shape {
     }
 
     /// Signed distance from `p` (in the shape's frame) to its outline: negative inside.
-    pub fn local_distance(&self, p: [f32; 2]) -> f32 {
+    pub(crate) fn local_distance(&self, p: [f32; 2]) -> f32 {
         match self {
             Shape::Circle { radius } => length(p) - radius,
             Shape::Rect { half_size } => {
@@ -398,7 +398,7 @@ fn envelope(f: &[f64], step2: f64) -> Vec<f64> {
 /// A mask's signed distance at `p` (twin of the mask branch of `rasterise_solids.wgsl`): the
 /// pixels' distances bilinear at `p`'s place in the image (clamped to its edge), plus the
 /// distance to the rectangle outside it.
-pub fn mask_distance(half_size: [f32; 2], pixels: [u32; 2], sdf: impl Fn(usize) -> f32, p: [f32; 2]) -> f32 {
+pub(crate) fn mask_distance(half_size: [f32; 2], pixels: [u32; 2], sdf: impl Fn(usize) -> f32, p: [f32; 2]) -> f32 {
     let (w, h) = (pixels[0], pixels[1]);
     let fx = (p[0] + half_size[0]) / (2.0 * half_size[0]) * w as f32 - 0.5;
     let fy = (half_size[1] - p[1]) / (2.0 * half_size[1]) * h as f32 - 0.5;
@@ -646,7 +646,7 @@ pub fn table(obstacles: &[Obstacle]) -> Vec<[f32; 4]> {
 }
 
 /// Rows of the table of `obstacles`.
-pub fn table_len(obstacles: &[Obstacle]) -> usize {
+pub(crate) fn table_len(obstacles: &[Obstacle]) -> usize {
     let rows: usize = obstacles.iter().map(|o| TABLE_HEADER + extra_rows(&o.shape)).sum();
     // One empty row without obstacles (open or inflow sides still rasterise the faces): a
     // binding cannot be empty, and a row too short for an entry ends the walk.
@@ -670,7 +670,7 @@ pub fn decode(rows: &[[f32; 4]]) -> Vec<Obstacle> {
 
 /// The obstacles of the first `count` entries of a table ([`table`]'s inverse); `None` when
 /// the rows do not hold that many well-formed entries.
-pub fn from_table(rows: &[[f32; 4]], count: usize) -> Option<Vec<Obstacle>> {
+pub(crate) fn from_table(rows: &[[f32; 4]], count: usize) -> Option<Vec<Obstacle>> {
     let mut out = Vec::with_capacity(count);
     let mut at = 0;
     for _ in 0..count {

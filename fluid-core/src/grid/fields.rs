@@ -35,14 +35,14 @@ impl GridFields {
     /// the pressure's ping-pong partner only for the sweeps that swap with it, and the
     /// workspace of the chosen pressure solver only (none for the sweeps). The diagnostics'
     /// `scratch` is transient, and so is the multigrid solver's workspace (each run loads its
-    /// levels from the pressure): the two share memory ([`TRANSIENT_GROUP`]).
+    /// levels from the pressure): the two share memory (`TRANSIENT_GROUP`).
     pub fn declare(grid: &Grid, params: &SimParams) -> GridFields {
         GridFields::declare_with(grid, params, &[])
     }
 
     /// [`GridFields::declare`] for a scene with `obstacles`: then also the solid fractions
     /// (`solid`, `u_faces`, `v_faces`) and the obstacle table, as long as they need.
-    pub fn declare_with(grid: &Grid, params: &SimParams, obstacles: &[Obstacle]) -> GridFields {
+    pub(crate) fn declare_with(grid: &Grid, params: &SimParams, obstacles: &[Obstacle]) -> GridFields {
         let solids = grid.solids || !obstacles.is_empty();
         let carried = |f: FieldId| params.fields.carries(f);
         let solver = params.pressure.solver;
@@ -181,14 +181,14 @@ impl GridFields {
 
 /// Values of the multigrid levels' face weights ([`FieldId::MgFaces`]): two per cell of every
 /// level.
-pub fn mg_faces_len(nx: u32, ny: u32) -> u64 {
+pub(crate) fn mg_faces_len(nx: u32, ny: u32) -> u64 {
     crate::grid::pressure::layout::levels_len(nx, ny) / 3 * 2
 }
 
 /// Values of the pressure solver's workspace (the `multigrid` resource): the level hierarchy
 /// for multigrid, with MGPCG's vectors after it, the Poisson filter's intermediate arrays and
 /// taps; none for the sweeps.
-pub fn workspace_len(grid: &Grid, params: &SimParams) -> Option<u64> {
+pub(crate) fn workspace_len(grid: &Grid, params: &SimParams) -> Option<u64> {
     use crate::grid::pressure::layout::{filter_len, levels_len, mgpcg_len};
     let (nx, ny) = (grid.nx, grid.ny);
     Some(match params.pressure.solver {
@@ -203,7 +203,7 @@ pub fn workspace_len(grid: &Grid, params: &SimParams) -> Option<u64> {
 }
 
 /// The grid fields of a storage group (a field and the scratch that swaps with it).
-pub fn group_fields(group: crate::storage::FieldGroup) -> &'static [FieldId] {
+pub(crate) fn group_fields(group: crate::storage::FieldGroup) -> &'static [FieldId] {
     use crate::storage::FieldGroup;
     use FieldId as F;
     match group {

@@ -66,7 +66,7 @@ pub fn fields(initial: &Initial, params: &SimParams, grid: &Grid) -> Vec<(FieldI
 }
 
 /// The discrete Taylor–Green vortex described at [`InitialVelocity::TaylorGreen`].
-pub fn taylor_green(grid: &Grid, amplitude: f32) -> (Vec<f32>, Vec<f32>) {
+pub(crate) fn taylor_green(grid: &Grid, amplitude: f32) -> (Vec<f32>, Vec<f32>) {
     use std::f64::consts::TAU;
     let (nx, ny, h) = (grid.nx as usize, grid.ny as usize, f64::from(grid.h));
     let kx = TAU / (nx as f64 * h);

@@ -18,10 +18,10 @@
 //! kernel writes the same value to both; likewise for v along y.
 
 pub(crate) mod builder;
-pub mod fields;
-pub mod initial;
+pub(crate) mod fields;
+pub(crate) mod initial;
 pub mod kernels;
-pub mod model;
+pub(crate) mod model;
 pub mod params;
 #[cfg(test)]
 #[path = "tests/plans.rs"]
@@ -149,7 +149,7 @@ impl Grid {
     /// four per point and channel, and returns those values in the same order. A GPU backend
     /// copies just those from the device ([`swirly_ir::Backend::download_at`]). Same arithmetic,
     /// so the same bits as [`Grid::sample`] on the whole field.
-    pub fn sample_with(
+    pub(crate) fn sample_with(
         &self,
         field: FieldId,
         points: &[[f32; 2]],
@@ -159,7 +159,7 @@ impl Grid {
     }
 
     /// The first half of [`Grid::sample_with`] ([`Frame::sample_plan`] on the field's lattice).
-    pub fn sample_plan(&self, field: FieldId, points: &[[f32; 2]]) -> Result<SamplePlan> {
+    pub(crate) fn sample_plan(&self, field: FieldId, points: &[[f32; 2]]) -> Result<SamplePlan> {
         if !field.is_public() || !field.samples() {
             return Err(Error::invalid("field", field.name(), "only the public fields of values can be sampled"));
         }
@@ -243,7 +243,7 @@ macro_rules! fields {
 
             /// Whether it is part of the simulation's state (what a checkpoint saves), rather
             /// than scratch a step overwrites or a read derives.
-            pub fn is_state(self) -> bool {
+            pub(crate) fn is_state(self) -> bool {
                 matches!(
                     self,
                     FieldId::U
@@ -370,7 +370,7 @@ impl FieldId {
     }
 
     /// Number of `f32` values for an `nx × ny` grid.
-    pub fn len_for(self, nx: u32, ny: u32) -> usize {
+    pub(crate) fn len_for(self, nx: u32, ny: u32) -> usize {
         let (nx, ny) = (nx as usize, ny as usize);
         if self.is_vacant() {
             return 0;

@@ -111,16 +111,6 @@ impl GridModel {
         })
     }
 
-    /// Its grid.
-    pub fn grid(&self) -> &Grid {
-        &self.setup.grid
-    }
-
-    /// Its resources, by field.
-    pub fn grid_fields(&self) -> &GridFields {
-        &self.fields
-    }
-
     /// The relative residual ‖b − A p‖ / ‖b‖ of reduction results `r`: NaN when the state is,
     /// 0 only for a right-hand side that is truly zero.
     fn relative_residual(r: &[f64]) -> f64 {

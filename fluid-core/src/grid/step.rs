@@ -390,7 +390,7 @@ fn push_splats(b: &mut Builder, params: &SimParams) {
 
 /// The turbulence's parameters in the kernels' layout: on a periodic axis the lattice's scale
 /// is rounded so that a whole number of its cells spans the box.
-pub fn turbulence_params(grid: &Grid, params: &SimParams) -> TurbulenceParams {
+pub(crate) fn turbulence_params(grid: &Grid, params: &SimParams) -> TurbulenceParams {
     use crate::grid::params::TurbulenceMask;
     let t = &params.turbulence;
     let axis = |len: f32, periodic: bool| -> (f32, u32) {
@@ -492,7 +492,7 @@ fn push_projection(b: &mut Builder, params: &SimParams) {
 /// A step split around its pressure solve, for solves that stop at a tolerance: everything up
 /// to the divergence, and the gradient subtraction. Run the first, then [`solve`] chunks
 /// (checking [`residual`]), then the second.
-pub fn step_split(grid: &Grid, params: &SimParams) -> (Schedule, Schedule) {
+pub(crate) fn step_split(grid: &Grid, params: &SimParams) -> (Schedule, Schedule) {
     let mut full = Builder::new(grid);
     push_step(&mut full, params);
     let divergence = (full.ops().iter())
@@ -603,7 +603,7 @@ pub fn diagnostics(grid: &Grid) -> Schedule {
 
 /// Only max |x| of each of [`STATE_FIELDS`] from [`SLOT_STATE_MAX`] on: what tells a blown-up or
 /// runaway state, at the cost of one read of each field.
-pub fn state_check(grid: &Grid) -> Schedule {
+pub(crate) fn state_check(grid: &Grid) -> Schedule {
     let mut b = Builder::new(grid);
     push_state_max(&mut b);
     b.build()

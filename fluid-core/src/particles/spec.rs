@@ -365,7 +365,7 @@ fn finite_at_least_zero(key: &str, x: f32, what: &str) -> Result<()> {
 
 impl ParticleSpec {
     /// The interaction radius in world units.
-    pub fn radius_world(&self, grid: &Frame) -> f32 {
+    pub(crate) fn radius_world(&self, grid: &Frame) -> f32 {
         self.radius * grid.height()
     }
 
@@ -381,7 +381,7 @@ impl ParticleSpec {
     }
 
     /// The hash's cells along x and y: the box over the interaction radius, rounded up.
-    pub fn hash_cells(&self, grid: &Frame) -> [u32; 2] {
+    pub(crate) fn hash_cells(&self, grid: &Frame) -> [u32; 2] {
         let r = self.radius_world(grid);
         [((grid.width() / r).ceil() as u32).max(1), ((grid.height() / r).ceil() as u32).max(1)]
     }
@@ -663,7 +663,7 @@ impl ParticleSpec {
     /// How many particles the filled regions hold outside `obstacles` (without placing
     /// them); past twice [`MAX_PARTICLES`], the lattice points of their bounding boxes,
     /// uncounted (a disc holds more than half of its box's).
-    pub fn initial_count(&self, grid: &Frame, obstacles: &[Obstacle]) -> u64 {
+    pub(crate) fn initial_count(&self, grid: &Frame, obstacles: &[Obstacle]) -> u64 {
         let bound: u64 = self.fill.iter().map(|f| self.lattice_bound(f, grid)).fold(0, u64::saturating_add);
         if bound > 2 * MAX_PARTICLES {
             return bound;
@@ -710,7 +710,7 @@ impl ParticleSpec {
 
     /// The initial particles: positions and velocities in world units, region by region,
     /// row by row from the bottom, none inside `obstacles`.
-    pub fn initial_particles(&self, grid: &Frame, obstacles: &[Obstacle]) -> (Vec<[f32; 2]>, Vec<[f32; 2]>) {
+    pub(crate) fn initial_particles(&self, grid: &Frame, obstacles: &[Obstacle]) -> (Vec<[f32; 2]>, Vec<[f32; 2]>) {
         let (mut x, mut v) = (Vec::new(), Vec::new());
         for f in &self.fill {
             self.lattice(f, grid, obstacles, |p, vel| {

@@ -207,7 +207,7 @@ pub struct FramePlan {
 
 impl FramePlan {
     /// The frame of `spec` on `grid` with the layers' inputs `sources` (one per
-    /// [`RenderSpec::effective_layers`] layer) and the obstacles from `solids`; `ambient` is
+    /// `RenderSpec::effective_layers` layer) and the obstacles from `solids`; `ambient` is
     /// subtracted from temperature; with `backdrop`, the bottom layer lies over one the host
     /// writes. `None` when a layer's source does not suit its field (the caller composes on
     /// the host then).

@@ -68,7 +68,7 @@ impl RenderField {
 
     /// The ramp a layer of this field gets when it names none: blue through black to red for
     /// the signed views, transparent black to white otherwise.
-    pub fn default_ramp(self) -> Vec<(f32, Colour)> {
+    pub(crate) fn default_ramp(self) -> Vec<(f32, Colour)> {
         if self.signed() {
             vec![
                 (0.0, Colour([0x3b, 0x6e, 0xd8, 255])),
@@ -137,7 +137,7 @@ pub struct Layer {
     /// The field shown (default: `density`).
     pub field: RenderField,
     /// Ramp stops `[position, "#rrggbbaa"]`, positions rising in `[0, 1]` (default: the
-    /// field's own, [`RenderField::default_ramp`]). Ignored by `dye` and `velocity`.
+    /// field's own, `RenderField::default_ramp`). Ignored by `dye` and `velocity`.
     pub ramp: Option<Vec<(f32, Colour)>>,
     /// The value shown at ramp position 1 (signed fields: at 1, with −scale at 0); for
     /// `velocity`, the speed of full value (default: `1`).

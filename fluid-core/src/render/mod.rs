@@ -69,7 +69,7 @@ impl Canvas {
     }
 
     /// This canvas with the field `name` `factor` times finer than the box's cells.
-    pub fn with_factor(mut self, name: &'static str, factor: u32) -> Canvas {
+    pub(crate) fn with_factor(mut self, name: &'static str, factor: u32) -> Canvas {
         self.factors.retain(|(n, _)| *n != name);
         if factor > 1 {
             self.factors.push((name, factor));
@@ -229,7 +229,7 @@ impl RenderSpec {
 
     /// The layers drawn, bottom first: the look's, the scene's `layers`, or the one of
     /// `field`, `ramp` and `scale`.
-    pub fn effective_layers(&self) -> Vec<Layer> {
+    pub(crate) fn effective_layers(&self) -> Vec<Layer> {
         if let Some(look) = self.look {
             return look.layers(self.scale);
         }
@@ -240,7 +240,7 @@ impl RenderSpec {
     }
 
     /// The key a scene names a layer's field by, for messages.
-    pub fn layer_key(&self, k: usize) -> String {
+    pub(crate) fn layer_key(&self, k: usize) -> String {
         if self.look.is_some() {
             "render.look".to_string()
         } else if self.layers.is_empty() {
@@ -268,7 +268,13 @@ impl RenderSpec {
 
     /// [`RenderSpec::render`] with the obstacles drawn over the fluid: `solid` is the `solid`
     /// field (each cell's solid fraction), which weighs the obstacle colour's alpha.
-    pub fn render_with_solids(&self, grid: &Canvas, data: &[f32], solid: Option<&[f32]>, ambient: f32) -> Vec<u8> {
+    pub(crate) fn render_with_solids(
+        &self,
+        grid: &Canvas,
+        data: &[f32],
+        solid: Option<&[f32]>,
+        ambient: f32,
+    ) -> Vec<u8> {
         let spec = RenderSpec {
             layers: self.effective_layers()[..1].to_vec(),
             background: self.background,
@@ -312,11 +318,11 @@ impl RenderSpec {
         Ok(Some(out))
     }
 
-    /// Draw the layers ([`RenderSpec::effective_layers`]) to RGBA8, top row first, at
+    /// Draw the layers (`RenderSpec::effective_layers`) to RGBA8, top row first, at
     /// [`RenderSpec::size`], over the background colour. `data[k]` is layer `k`'s input: its
     /// field ([`RenderField::source`]; the speed at each cell for `speed`, the colours of
-    /// [`Layer::velocity_colours`] for `velocity`). `trails` with the simulated time keeps the
-    /// layers' trails between frames. [`RenderSpec::compose_over`] draws over a backdrop.
+    /// `Layer::velocity_colours` for `velocity`). `trails` with the simulated time keeps the
+    /// layers' trails between frames. `RenderSpec::compose_over` draws over a backdrop.
     pub fn compose(
         &self,
         grid: &Canvas,
@@ -329,7 +335,7 @@ impl RenderSpec {
     }
 
     /// [`RenderSpec::compose`] over `backdrop` ([`RenderSpec::backdrop`]) where given.
-    pub fn compose_over(
+    pub(crate) fn compose_over(
         &self,
         backdrop: Option<&[[f32; 4]]>,
         grid: &Canvas,
@@ -373,12 +379,12 @@ impl Layer {
     /// The [`RenderField::Velocity`] view's cells as premultiplied linear RGBA, from each cell's
     /// velocity and how much fluid covers it (0 to 1): the hue of the direction, the value of
     /// `speed / scale`, full saturation.
-    pub fn velocity_colours(&self, velocity: &[[f32; 2]], coverage: &[f32]) -> Vec<f32> {
+    pub(crate) fn velocity_colours(&self, velocity: &[[f32; 2]], coverage: &[f32]) -> Vec<f32> {
         velocity.iter().zip(coverage).flat_map(|(v, c)| velocity_colour(*v, *c, self.scale)).collect()
     }
 }
 
-/// One cell of the velocity view ([`Layer::velocity_colours`]): its velocity `v`, covered by
+/// One cell of the velocity view (`Layer::velocity_colours`): its velocity `v`, covered by
 /// fluid to `coverage`, full value at speed `scale`.
 pub fn velocity_colour(v: [f32; 2], coverage: f32, scale: f32) -> [f32; 4] {
     let a = if coverage.is_finite() { coverage.clamp(0.0, 1.0) } else { 0.0 };

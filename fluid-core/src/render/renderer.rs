@@ -48,7 +48,7 @@ pub struct Shot<'a> {
 
 impl Renderer {
     /// The canvas a model's pictures are drawn on.
-    pub fn canvas(model: &dyn Model) -> Canvas {
+    pub(crate) fn canvas(model: &dyn Model) -> Canvas {
         Canvas::new(*model.frame(), model.uniform(), &model.fields())
     }
 

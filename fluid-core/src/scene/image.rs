@@ -1,6 +1,6 @@
 //! Which files a scene's image paths name: a scene file reads images from its own folder
 //! only, a bare built-in name is the built-in image, and paths are kept canonical so a
-//! checkpoint resumes anywhere ([`crate::image`] reads them).
+//! checkpoint resumes anywhere (`crate::image` reads them).
 
 /// The images a scene's table names, by the key messages give them
 /// (`obstacles[2].image`, `render.background_image`).

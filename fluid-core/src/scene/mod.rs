@@ -37,11 +37,11 @@ use swirly_ir::error::{shorten, shorten_lines};
 use swirly_ir::{Error, Result};
 
 pub mod image;
-pub mod obstacles;
+pub(crate) mod obstacles;
 mod overrides;
 mod suggest;
 
-pub use crate::grid::initial::{Initial, InitialVelocity, SplitMix64, taylor_green};
+pub use crate::grid::initial::{Initial, InitialVelocity, SplitMix64};
 pub use crate::image::PRESET_IMAGES;
 pub use crate::splat::SplatSpec;
 pub use obstacles::{MAX_OBSTACLES, MaskChannel, ObstacleSpec, PathKey, ShapeKind};
@@ -110,7 +110,7 @@ pub struct Scene {
     /// The memory budget and what happens past it.
     #[serde(default)]
     pub storage: crate::storage::Storage,
-    /// Solids in the flow ([`obstacles`]).
+    /// Solids in the flow (`obstacles`).
     #[serde(default)]
     pub obstacles: Vec<ObstacleSpec>,
     /// The particle liquid ([`crate::particles::spec`]): with this section the scene runs the
@@ -146,7 +146,7 @@ fn preset_names() -> String {
 }
 
 /// The TOML text of a preset.
-pub fn preset_text(name: &str) -> Result<&'static str> {
+pub(crate) fn preset_text(name: &str) -> Result<&'static str> {
     PRESETS
         .iter()
         .find(|(n, _)| *n == name)
@@ -212,7 +212,7 @@ impl Scene {
     /// Parse a scene and apply `key=value` overrides (see [`parse_override`]) before checking it.
     /// A bare name of a built-in image ([`PRESET_IMAGES`]) is that image, never a file; any
     /// other relative `image` is read from the working folder (and kept as an absolute path).
-    pub fn from_toml_with(text: &str, origin: &str, overrides: &[(String, toml::Value)]) -> Result<Scene> {
+    pub(crate) fn from_toml_with(text: &str, origin: &str, overrides: &[(String, toml::Value)]) -> Result<Scene> {
         Scene::parse(text, origin, overrides, None)
     }
 
@@ -253,7 +253,7 @@ impl Scene {
     }
 
     /// This scene with `key=value` overrides applied (see [`parse_override`]) and checked, as
-    /// [`Scene::from_toml_with`] applies them to a file; `origin` names it in errors.
+    /// when they are given with a file; `origin` names it in errors.
     pub fn with_overrides(&self, origin: &str, overrides: &[(String, toml::Value)]) -> Result<Scene> {
         if overrides.is_empty() {
             self.validate()?;
@@ -309,7 +309,7 @@ impl Scene {
     }
 
     /// What the grid fluid of this scene is made from, checked ([`Scene::validate`]).
-    pub fn grid_setup(&self) -> Result<GridSetup> {
+    pub(crate) fn grid_setup(&self) -> Result<GridSetup> {
         self.validate()?;
         let grid = self.grid()?;
         Ok(GridSetup {
@@ -371,14 +371,14 @@ impl Scene {
         Ok(f)
     }
 
-    /// The scene's obstacles in world units, checked ([`obstacles::obstacles`]).
+    /// The scene's obstacles in world units, checked (`obstacles::obstacles`).
     pub fn obstacles(&self) -> Result<Vec<crate::frame::solid::Obstacle>> {
         obstacles::obstacles(&self.obstacles, &self.frame()?)
     }
 
     /// The keyframed paths of the scene's obstacles in world units, in their order
     /// ([`obstacles::paths`]).
-    pub fn obstacle_paths(&self) -> Result<Vec<Option<crate::frame::solid::KeyPath>>> {
+    pub(crate) fn obstacle_paths(&self) -> Result<Vec<Option<crate::frame::solid::KeyPath>>> {
         obstacles::paths(&self.obstacles, &self.frame()?)
     }
 
@@ -587,7 +587,7 @@ impl Scene {
     }
 
     /// Fields to upload before the first step (others start at zero): the grid fluid's
-    /// initial conditions ([`crate::grid::initial::fields`]).
+    /// initial conditions (`crate::grid::initial::fields`).
     pub fn initial_fields(&self, grid: &Grid) -> Vec<(FieldId, Vec<f32>)> {
         crate::grid::initial::fields(&self.initial, &self.params, grid)
     }

@@ -236,7 +236,7 @@ impl ObstacleSpec {
 
     /// Its keyframed path in world units, checked (`None` without one). A path replaces the
     /// fixed pose and motion, so those keys must be left out. `key` names it in messages.
-    pub fn to_path(&self, grid: &Frame, key: &str) -> Result<Option<KeyPath>> {
+    pub(crate) fn to_path(&self, grid: &Frame, key: &str) -> Result<Option<KeyPath>> {
         let Some(keys) = &self.path else {
             if self.repeat {
                 let why = "`repeat` belongs to a path; add `path` or remove it";
@@ -275,14 +275,9 @@ impl ObstacleSpec {
         Ok(Some(path))
     }
 
-    /// The solid in world units on `grid`, checked: the keys its shape needs and no others,
-    /// finite values, positive sizes. `key` names it in messages (`obstacles[2]`). With a path
-    /// it stands where the path has it at time 0.
-    pub fn to_obstacle(&self, grid: &Frame, key: &str) -> Result<Obstacle> {
-        self.placed(grid, key).map(|(obstacle, _)| obstacle)
-    }
-
-    /// [`ObstacleSpec::to_obstacle`] and [`ObstacleSpec::to_path`] together, the path built once.
+    /// The solid in world units on `grid`, checked (the keys its shape needs and no others, finite
+    /// values, positive sizes; `key` names it in messages, `obstacles[2]`), standing where its
+    /// path has it at time 0, and [`ObstacleSpec::to_path`], the path built once.
     fn placed(&self, grid: &Frame, key: &str) -> Result<(Obstacle, Option<KeyPath>)> {
         let height = grid.height();
         let name = |k: &str| format!("{key}.{k}");

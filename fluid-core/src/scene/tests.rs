@@ -275,7 +275,7 @@ fn random_initial_velocities_span_plus_and_minus_the_amplitude() {
 #[test]
 fn taylor_green_is_discretely_divergence_free() {
     let g = Grid::new(24, 16, 0.3, Boundary::Periodic, Boundary::Periodic).expect("grid");
-    let (u, v) = taylor_green(&g, 1.0);
+    let (u, v) = crate::grid::initial::taylor_green(&g, 1.0);
     let (nx, ny) = (24, 16);
     let mut worst = 0.0f32;
     for j in 0..ny {

@@ -337,7 +337,7 @@ impl<B: Backend> Simulation<B> {
     /// the points, of only the values they interpolate ([`Backend::download_at`]; on a GPU
     /// backend it waits for the device, and for the steps still queued: a game sampling every
     /// frame wants [`Simulation::request_sample`], which does not). Points outside the box are
-    /// an error naming them; see [`Frame::sample_plan`], and [`crate::grid::Grid::sample`], whose
+    /// an error naming them; [`crate::grid::Grid::sample`] is the reference, whose
     /// results these equal bit for bit.
     pub fn sample(&mut self, field: impl FieldName, points: &[[f32; 2]]) -> Result<Vec<f32>> {
         let plan = self.sample_plan(field.field_name(), points)?;

@@ -44,7 +44,7 @@ pub enum AdvectionScheme {
 
 impl AdvectionScheme {
     /// Whether it runs the round trip (MacCormack or BFECC).
-    pub fn round_trip(self) -> bool {
+    pub(crate) fn round_trip(self) -> bool {
         self != AdvectionScheme::SemiLagrangian
     }
 }
@@ -79,7 +79,7 @@ pub struct Advection {
 
 impl Advection {
     /// The velocity's scheme.
-    pub fn velocity_scheme(&self) -> AdvectionScheme {
+    pub(crate) fn velocity_scheme(&self) -> AdvectionScheme {
         self.velocity.unwrap_or(self.scheme)
     }
 }

@@ -291,7 +291,7 @@ impl ActiveFields {
 
     /// Why `field` is empty, when the step does not carry it: e.g. "the step does not carry dye
     /// (params.fields.dye = false)", for an error about a setting that acts on it.
-    pub fn not_carried(&self, field: FieldId) -> Option<String> {
+    pub(crate) fn not_carried(&self, field: FieldId) -> Option<String> {
         (!self.carries(field)).then(|| format!("the step does not carry {0} (params.fields.{0} = false)", field.name()))
     }
 }

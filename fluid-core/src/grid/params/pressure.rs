@@ -75,7 +75,7 @@ pub struct Pressure {
     pub warm_start: bool,
     /// Stop a step's solve once its relative residual ‖b − A p‖ / ‖b‖ is at most this, with
     /// `iterations` as the cap (default: none, always `iterations`). The residual is checked
-    /// every [`PressureSolver::check_every`] iterations; each check reads a reduction back, so
+    /// every `PressureSolver::check_every` iterations; each check reads a reduction back, so
     /// the CPU waits for the GPU there.
     pub tolerance: Option<f32>,
     /// `poisson-filter`: pairs of 1D filters kept from the SVD, 1 to 4 (default: `4`).
@@ -102,7 +102,7 @@ impl Default for Pressure {
 impl PressureSolver {
     /// Iterations between residual checks when a tolerance is set: every V-cycle, every 5
     /// SOR iterations, every 10 Jacobi sweeps.
-    pub fn check_every(self) -> u32 {
+    pub(crate) fn check_every(self) -> u32 {
         match self {
             PressureSolver::Multigrid | PressureSolver::Mgpcg | PressureSolver::PoissonFilter => 1,
             PressureSolver::Sor => 5,

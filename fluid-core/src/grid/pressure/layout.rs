@@ -73,7 +73,7 @@ pub fn levels_from(nx: u32, ny: u32, offset: u32) -> Vec<Level> {
 }
 
 /// Values of the packed levels of an `nx × ny` grid: multigrid's whole workspace.
-pub fn levels_len(nx: u32, ny: u32) -> u64 {
+pub(crate) fn levels_len(nx: u32, ny: u32) -> u64 {
     levels(nx, ny).iter().map(|l| 3 * u64::from(l.nx) * u64::from(l.ny)).sum()
 }
 
@@ -85,7 +85,7 @@ pub fn buffer_len(nx: u32, ny: u32) -> usize {
 }
 
 /// Red-black iterations of the coarsest solve of `level`: enough to cross it a few times.
-pub fn coarse_iterations(level: &Level) -> u32 {
+pub(crate) fn coarse_iterations(level: &Level) -> u32 {
     (2 * level.nx.max(level.ny)).clamp(8, MAX_COARSE_ITERATIONS)
 }
 
@@ -147,7 +147,7 @@ pub fn cg_layout(nx: u32, ny: u32) -> CgLayout {
 }
 
 /// Values of MGPCG's workspace: the levels and the vectors after them.
-pub fn mgpcg_len(nx: u32, ny: u32) -> u64 {
+pub(crate) fn mgpcg_len(nx: u32, ny: u32) -> u64 {
     u64::from(cg_layout(nx, ny).scalars) + 16
 }
 
@@ -178,6 +178,6 @@ pub const TMP: u32 = TAPS_LEN;
 
 /// Values of the workspace of an `nx × ny` grid at rank `rank`: the taps, `rank` arrays of the
 /// row pass and one of the warm-start part.
-pub fn filter_len(nx: u32, ny: u32, rank: u32) -> u64 {
+pub(crate) fn filter_len(nx: u32, ny: u32, rank: u32) -> u64 {
     u64::from(TAPS_LEN) + u64::from(rank + 1) * u64::from(nx) * u64::from(ny)
 }

@@ -10,7 +10,7 @@ use crate::grid::FieldId::{Divergence, Multigrid, Pressure, PressureLo, UFaces, 
 use crate::grid::kernels::{CG_APPLY, CG_DIRECTION, CG_DOT, CG_INIT, CG_UPDATE, MG_STORE};
 use crate::grid::pressure::multigrid::{self, STORE_PAIR};
 
-pub use super::layout::{CgLayout, MAX_PARTIALS, cg_layout, mgpcg_len as workspace_len};
+pub use super::layout::{CgLayout, MAX_PARTIALS, cg_layout};
 use crate::grid::builder::Builder;
 use crate::grid::uniforms::{CgParams, MgParams};
 

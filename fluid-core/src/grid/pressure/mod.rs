@@ -6,7 +6,7 @@
 //! the velocity divergence-free.
 
 pub mod jacobi;
-pub mod layout;
+pub(crate) mod layout;
 pub mod mgpcg;
 pub mod multigrid;
 pub mod poisson_filter;

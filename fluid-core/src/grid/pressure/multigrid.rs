@@ -16,9 +16,10 @@ use crate::grid::kernels::{
 };
 use crate::grid::uniforms::MgParams;
 
+pub(crate) use super::layout::coarse_iterations;
 pub use super::layout::{
-    COARSE_FLOATS, COARSE_THREADS, Level, MAX_COARSE_ITERATIONS, MIN_SIDE, SMOOTH2_TILE, buffer_len, coarse_iterations,
-    fits_coarse, levels, levels_from, levels_len,
+    COARSE_FLOATS, COARSE_THREADS, Level, MAX_COARSE_ITERATIONS, MIN_SIDE, SMOOTH2_TILE, buffer_len, fits_coarse,
+    levels, levels_from,
 };
 
 /// `mg_load` mode (in [`MgParams::colour`]): `b = −h² ∇·u / dt` and `p` = the pressure, or zero
@@ -231,7 +232,7 @@ pub fn over_relax_coarsest(steps: &mut [Step], levels: &[Level]) {
 }
 
 /// The over-relaxation of the coarsest level with an open side (twin of `mg_coarse.wgsl`).
-pub fn coarsest_omega(last: &Level) -> f32 {
+pub(crate) fn coarsest_omega(last: &Level) -> f32 {
     let n = last.nx.max(last.ny) as f32;
     2.0 / (1.0 + (std::f32::consts::PI / (2.0 * n)).sin())
 }
@@ -353,7 +354,7 @@ mod tests {
             assert_eq!(lv.tmp, lv.p + lv.cells());
             end = lv.tmp + lv.cells();
         }
-        assert_eq!(u64::from(end), levels_len(37, 23));
+        assert_eq!(u64::from(end), super::super::layout::levels_len(37, 23));
         let cg = super::super::mgpcg::cg_layout(37, 23);
         assert_eq!(cg.x, end);
         let mgpcg = u64::from(end) + 4 * 37 * 23 + u64::from(super::super::mgpcg::MAX_PARTIALS) + 16;

@@ -21,9 +21,7 @@ use crate::grid::builder::Builder;
 use crate::grid::kernels::{POISSON_COLS, POISSON_ROWS, POISSON_TAPS};
 use crate::grid::uniforms::{FilterParams, TapsParams};
 
-pub use super::layout::{
-    F_COLS, F_ROWS, G_COLS, G_ROWS, MAX_RANK, MAX_SWEEPS, MAX_TAPS, TAPS_LEN, TMP, filter_len as workspace_len,
-};
+pub use super::layout::{F_COLS, F_ROWS, G_COLS, G_ROWS, MAX_RANK, MAX_SWEEPS, MAX_TAPS, TAPS_LEN, TMP};
 
 /// The two kernels of `k` sweeps with weight `omega`, as `(2k+1)²` row-major matrices indexed
 /// `[dy + k][dx + k]`: `(F, G)`.
