@@ -69,6 +69,8 @@ mod book {
     struct Introduction;
     #[doc = include_str!("../../doc/guide/scenes.md")]
     struct Scenes;
+    #[doc = include_str!("../../doc/guide/solvers.md")]
+    struct Solvers;
 }
 
 use std::cell::RefCell;
