@@ -190,6 +190,17 @@ pub fn check_name(name: &str) -> Result<()> {
 
 impl Scene {
     /// Parse a scene from TOML text; `origin` names it in errors (a path or `preset smoke`).
+    ///
+    /// ```
+    /// use swirly_core::Scene;
+    /// # fn main() -> swirly_core::Result<()> {
+    /// let scene = Scene::from_toml("[grid]\nnx = 128\nny = 64\n[params]\nvorticity = 6.0", "my scene")?;
+    /// assert_eq!((scene.grid.nx, scene.params.vorticity), (128, 6.0));
+    /// // A misspelt key is refused, naming the scene, the key and the nearest one.
+    /// let e = Scene::from_toml("[params]\nvorticty = 6.0", "my scene").unwrap_err().to_string();
+    /// assert!(e.contains("my scene") && e.contains("vorticty") && e.contains("did you mean `vorticity`"));
+    /// # Ok(()) }
+    /// ```
     pub fn from_toml(text: &str, origin: &str) -> Result<Scene> {
         Scene::from_toml_with(text, origin, &[])
     }
@@ -270,6 +281,17 @@ impl Scene {
     }
 
     /// A built-in scene with overrides.
+    ///
+    /// ```
+    /// use swirly_core::Scene;
+    /// use swirly_core::scene::parse_override;
+    /// # fn main() -> swirly_core::Result<()> {
+    /// let overrides = [parse_override("grid.nx=96")?, parse_override("params.pressure.solver=mgpcg")?];
+    /// let scene = Scene::preset_with("smoke", &overrides)?;
+    /// assert_eq!(scene.grid.nx, 96);
+    /// assert!(Scene::preset_with("smoke", &[parse_override("grid.nx=0")?]).is_err());
+    /// # Ok(()) }
+    /// ```
     pub fn preset_with(name: &str, overrides: &[(String, toml::Value)]) -> Result<Scene> {
         let mut s = Scene::from_toml_with(preset_text(name)?, &format!("preset `{name}`"), overrides)?;
         if s.name.is_empty() {

@@ -96,6 +96,16 @@ impl<B: Backend> Simulation<B> {
     /// checked first: a scene that needs more is refused ([`Error::OverBudget`]) or, with
     /// `storage.policy = "downscale"`, runs on the largest grid of its box that fits
     /// ([`Simulation::downscaled_from`] says from what).
+    ///
+    /// ```
+    /// use swirly_core::{Scene, Simulation};
+    /// # fn main() -> swirly_core::Result<()> {
+    /// let scene = Scene::from_toml("[grid]\nnx = 64\nny = 32", "a wide box")?;
+    /// let mut sim = Simulation::new(scene, swirly_cpu::CpuBackend::new()?)?;
+    /// sim.step(1.0 / 60.0)?;
+    /// assert_eq!((sim.steps(), sim.frame().nx, sim.frame().ny), (1, 64, 32));
+    /// # Ok(()) }
+    /// ```
     pub fn new(scene: Scene, backend: B) -> Result<Simulation<B>> {
         if scene.storage.budget.is_none() {
             let model = scene.model()?;
@@ -208,6 +218,22 @@ impl<B: Backend> Simulation<B> {
     /// outside (a pointer dragged off the picture) changes nothing; along a periodic axis it
     /// wraps round, from any distance. An amount for a field the scene does not carry
     /// (`params.fields`) is an error naming it: nothing would hold it.
+    ///
+    /// ```
+    /// use swirly_core::{Scene, Simulation};
+    /// # fn main() -> swirly_core::Result<()> {
+    /// # let scene = Scene::from_toml("[grid]\nnx = 32\nny = 32", "a small box")?;
+    /// # let mut sim = Simulation::new(scene, swirly_cpu::CpuBackend::new()?)?;
+    /// use swirly_core::Splat;
+    /// // A puff of density moving right, a fifth of the way up the box.
+    /// let (w, h) = (sim.frame().width(), sim.frame().height());
+    /// let puff = Splat { center: [0.5 * w, 0.2 * h], radius: 0.05 * h, density: 1.0, velocity: [0.5, 0.0], ..Splat::default() };
+    /// sim.splat(puff)?;
+    /// sim.step(1.0 / 60.0)?;
+    /// assert!(sim.field("density")?.iter().any(|&d| d > 0.0));
+    /// assert!(sim.splat(Splat { radius: f32::NAN, ..puff }).is_err());
+    /// # Ok(()) }
+    /// ```
     pub fn splat(&mut self, splat: Splat) -> Result<()> {
         splat.validate("splat")?;
         self.model.check_splat(&splat)?;
@@ -317,6 +343,18 @@ impl<B: Backend> Simulation<B> {
     /// of the current velocity, computed for the read (the step keeps it only as scratch of
     /// vorticity confinement). A field the scene does not carry (`params.fields`) is an error
     /// naming it.
+    ///
+    /// ```
+    /// use swirly_core::{Scene, Simulation};
+    /// # fn main() -> swirly_core::Result<()> {
+    /// # let scene = Scene::from_toml("[grid]\nnx = 32\nny = 32", "a small box")?;
+    /// # let mut sim = Simulation::new(scene, swirly_cpu::CpuBackend::new()?)?;
+    /// let density = sim.field("density")?; // [ny, nx], row 0 at the bottom
+    /// let u = sim.field(swirly_core::FieldId::U)?; // at the vertical faces: [ny, nx + 1]
+    /// assert_eq!((density.len(), u.len()), (32 * 32, 32 * 33));
+    /// assert!(sim.field("smell").is_err());
+    /// # Ok(()) }
+    /// ```
     pub fn field(&mut self, field: impl FieldName) -> Result<Vec<f32>> {
         let (id, info) = self.readable(field.field_name())?;
         let mut values = self.backend.download(id)?;
@@ -428,6 +466,23 @@ impl<B: Backend> Simulation<B> {
     /// each step, so nothing is re-recorded and no field is uploaded; the solid pushes the
     /// fluid with its velocity (`motion`, plus `ω × r`). An index past the scene's obstacles
     /// or a non-finite number is an error naming it.
+    ///
+    /// ```
+    /// use swirly_core::{Scene, Simulation};
+    /// use swirly_core::frame::solid::{Motion, Pose};
+    /// # fn main() -> swirly_core::Result<()> {
+    /// let scene = Scene::from_toml(
+    ///     "[grid]\nnx = 32\nny = 32\n[[obstacles]]\nshape = \"circle\"\nradius = 0.1\nposition = [0.3, 0.5]",
+    ///     "a paddle",
+    /// )?;
+    /// let mut sim = Simulation::new(scene, swirly_cpu::CpuBackend::new()?)?;
+    /// // Each frame, where the game has it: here 0.6 of the way across, moving right.
+    /// let x = 0.6 * sim.frame().width();
+    /// sim.set_obstacle(0, Pose { position: [x, 0.5], angle: 0.0 }, Motion { velocity: [0.2, 0.0], angular_velocity: 0.0 })?;
+    /// sim.step(1.0 / 60.0)?;
+    /// assert!(sim.set_obstacle(1, Pose::default(), Motion::default()).is_err()); // there is one
+    /// # Ok(()) }
+    /// ```
     pub fn set_obstacle(&mut self, index: usize, pose: Pose, motion: Motion) -> Result<()> {
         self.model.set_obstacle(&mut self.backend, index, pose, motion, self.time)?;
         self.record(|| Input::SetObstacle {
@@ -454,6 +509,19 @@ impl<B: Backend> Simulation<B> {
     /// Overwrite a field. Its values must be finite: a NaN or an infinity is refused with the
     /// field's name, the first bad index and its value, since a state fed one only blows up
     /// later. ([`Backend::upload`] on [`Simulation::backend_mut`] takes anything.)
+    ///
+    /// ```
+    /// use swirly_core::{Scene, Simulation};
+    /// # fn main() -> swirly_core::Result<()> {
+    /// # let scene = Scene::from_toml("[grid]\nnx = 32\nny = 32", "a small box")?;
+    /// # let mut sim = Simulation::new(scene, swirly_cpu::CpuBackend::new()?)?;
+    /// // A band of dye-free density across the lower third.
+    /// let density: Vec<f32> = (0..32 * 32).map(|i| if i / 32 < 11 { 1.0 } else { 0.0 }).collect();
+    /// sim.set_field("density", &density)?;
+    /// assert_eq!(sim.field("density")?, density);
+    /// assert!(sim.set_field("density", &[f32::NAN; 32 * 32]).is_err());
+    /// # Ok(()) }
+    /// ```
     pub fn set_field(&mut self, field: impl FieldName, data: &[f32]) -> Result<()> {
         let name = field.field_name();
         if let Some((k, x)) = data.iter().enumerate().find(|(_, x)| !x.is_finite()) {
@@ -497,6 +565,18 @@ impl<B: Backend> Simulation<B> {
 
     /// [`Simulation::set_scene`] with only the parameters changed (the emitters and the render
     /// settings stay): for example a stronger vorticity confinement from the next step on.
+    ///
+    /// ```
+    /// use swirly_core::{Scene, Simulation};
+    /// # fn main() -> swirly_core::Result<()> {
+    /// # let scene = Scene::from_toml("[grid]\nnx = 32\nny = 32", "a small box")?;
+    /// # let mut sim = Simulation::new(scene, swirly_cpu::CpuBackend::new()?)?;
+    /// let mut params = sim.scene().params.clone();
+    /// params.vorticity = 8.0;
+    /// sim.set_params(params)?;
+    /// assert_eq!(sim.scene().params.vorticity, 8.0);
+    /// # Ok(()) }
+    /// ```
     pub fn set_params(&mut self, params: SimParams) -> Result<()> {
         let mut scene = self.scene.clone();
         scene.params = params;
@@ -554,6 +634,16 @@ impl<B: Backend> Simulation<B> {
     /// fields are, so a GPU frame comes back as one copy of the picture. A particle liquid's
     /// velocity and speed views, and a frame whose resources would pass the scene's
     /// `storage.budget`, are composed on the host from the fields instead (the same picture).
+    ///
+    /// ```
+    /// use swirly_core::{Scene, Simulation};
+    /// # fn main() -> swirly_core::Result<()> {
+    /// # let scene = Scene::from_toml("[grid]\nnx = 32\nny = 32", "a small box")?;
+    /// # let mut sim = Simulation::new(scene, swirly_cpu::CpuBackend::new()?)?;
+    /// let picture = sim.render()?; // RGBA8, top row first
+    /// assert_eq!(picture.rgba.len(), 4 * picture.width as usize * picture.height as usize);
+    /// # Ok(()) }
+    /// ```
     pub fn render(&mut self) -> Result<crate::render::Picture> {
         self.scene.check_render()?;
         let (renderer, shot) = self.shot();
@@ -606,6 +696,19 @@ impl<B: Backend> Simulation<B> {
     /// Save the state to `w` as a checkpoint ([`crate::checkpoint`] gives the format): the
     /// scene, time, step count, queued splats and every state resource. On a GPU backend it
     /// waits for the steps queued so far.
+    ///
+    /// ```
+    /// use swirly_core::{Scene, Simulation};
+    /// # fn main() -> swirly_core::Result<()> {
+    /// # let scene = Scene::from_toml("[grid]\nnx = 32\nny = 32", "a small box")?;
+    /// # let mut sim = Simulation::new(scene, swirly_cpu::CpuBackend::new()?)?;
+    /// sim.step(1.0 / 60.0)?;
+    /// let mut bytes = Vec::new();
+    /// sim.save(&mut bytes)?;
+    /// let mut again = Simulation::load(bytes.as_slice(), swirly_cpu::CpuBackend::new()?)?;
+    /// assert_eq!((again.steps(), again.field("density")?), (sim.steps(), sim.field("density")?));
+    /// # Ok(()) }
+    /// ```
     pub fn save(&mut self, w: &mut dyn std::io::Write) -> Result<()> {
         use crate::checkpoint::{Header, state_resources, stored};
         let header = Header {
