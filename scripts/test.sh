@@ -66,6 +66,12 @@ fi
 if ! command -v xvfb-run >/dev/null 2>&1; then
   install xvfb xauth
 fi
+# The dependency policy (deny.toml) is checked by cargo-deny, built from crates.io (about 2.5
+# minutes on two cores; the version is xtask's DENY_VERSION).
+if ! cargo deny --version >/dev/null 2>&1; then
+  echo "test.sh: installing cargo-deny 0.20.2 into ~/.cargo/bin (cargo install --locked)"
+  cargo install --locked --quiet cargo-deny@0.20.2
+fi
 # Vulkan loaders complain without it; harmless, but keep the logs clean.
 . scripts/device-env.sh
 

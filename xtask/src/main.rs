@@ -147,6 +147,29 @@ fn spirv_val() -> Result<(), String> {
     Ok(())
 }
 
+/// The dependency policy of `deny.toml`: licences, bans and sources always; advisories when
+/// RustSec's database (a repository on GitHub) can be fetched, and a line saying so when not.
+fn deny() -> Result<(), String> {
+    let installed = Command::new("cargo").args(["deny", "--version"]).output().is_ok_and(|o| o.status.success());
+    if !installed {
+        return Err(format!("cargo-deny is not installed: `cargo install --locked cargo-deny@{DENY_VERSION}`"));
+    }
+    let fetch = Command::new("cargo")
+        .args(["deny", "fetch", "db"])
+        .output()
+        .map_err(|e| format!("cannot run cargo deny: {e}"))?;
+    if fetch.status.success() {
+        return cargo(&["deny", "check", "--hide-inclusion-graph"]);
+    }
+    let why = String::from_utf8_lossy(&fetch.stderr);
+    let why = why.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("no reason given");
+    eprintln!("xtask: advisories not checked: RustSec's database could not be fetched ({})", why.trim());
+    cargo(&["deny", "check", "--hide-inclusion-graph", "licenses", "bans", "sources"])
+}
+
+/// The cargo-deny that `scripts/test.sh` installs.
+const DENY_VERSION: &str = "0.20.2";
+
 /// The crates meant for crates.io, in dependency order.
 const PUBLISHED: &[&str] = &[
     "swirly-ir",
@@ -220,6 +243,7 @@ fn root() -> std::path::PathBuf {
 
 fn ci() -> Result<(), String> {
     cargo(&["fmt", "--all", "--check"])?;
+    deny()?;
     msrv()?;
     shaders::run(&root(), true)?;
     spirv_val()?;
@@ -248,6 +272,7 @@ fn main() -> ExitCode {
         "ci" => ci(),
         "test" => test(),
         "package" => package(),
+        "deny" => deny(),
         "bench" => cargo(&["bench", "--package", "swirly-bench"]),
         "npy" => optimised_build().and_then(|()| numpy_check()),
         "examples" => optimised_build().and_then(|()| examples()),
@@ -257,7 +282,7 @@ fn main() -> ExitCode {
         "cli-reference" => optimised_build().and_then(|()| {
             cli_reference::run(&root(), &built_path("fluid")?, std::env::args().nth(2).as_deref() == Some("--check"))
         }),
-        _ => Err("usage: cargo xtask <ci | test | package | bench | npy | examples | shaders [--check] | \
+        _ => Err("usage: cargo xtask <ci | test | package | deny | bench | npy | examples | shaders [--check] | \
                   api [--check] | cli-reference [--check]>"
             .to_string()),
     };
