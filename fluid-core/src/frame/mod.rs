@@ -25,25 +25,41 @@ pub enum Boundary {
     Periodic,
 }
 
+/// [`Boundary::code`] of a periodic axis (`BOUNDARY_PERIODIC` in the kernels).
+pub const BOUNDARY_PERIODIC: u32 = 2;
+/// [`Boundary::code`] of an axis with open sides.
+pub const BOUNDARY_OPEN: u32 = 1;
+
 impl Boundary {
     /// The code used in GPU uniforms.
     pub fn code(self) -> u32 {
         match self {
             Boundary::Wall => 0,
-            Boundary::Open => 1,
-            Boundary::Periodic => 2,
+            Boundary::Open => BOUNDARY_OPEN,
+            Boundary::Periodic => BOUNDARY_PERIODIC,
         }
     }
 
     /// Decode a uniform code.
     pub fn from_code(code: u32) -> Boundary {
         match code {
-            1 => Boundary::Open,
-            2 => Boundary::Periodic,
+            BOUNDARY_OPEN => Boundary::Open,
+            BOUNDARY_PERIODIC => Boundary::Periodic,
             _ => Boundary::Wall,
         }
     }
 }
+
+/// [`Side::code`] of an open side (`SIDE_OPEN` in the kernels).
+pub const SIDE_OPEN: u32 = 1;
+/// [`Side::code`] of a side of a periodic axis.
+pub const SIDE_PERIODIC: u32 = 2;
+/// [`Side::code`] of an inflow with a uniform profile.
+pub const SIDE_INFLOW: u32 = 3;
+/// [`Side::code`] of a no-slip wall.
+pub const SIDE_NO_SLIP: u32 = 4;
+/// [`Side::code`] of an inflow with a parabolic profile.
+pub const SIDE_INFLOW_PARABOLIC: u32 = 5;
 
 /// One side of the box as the velocity sees it. The sides of a periodic axis are
 /// [`Side::Periodic`]; [`Frame::with_sides`] sets the others.
@@ -112,15 +128,15 @@ impl Side {
         }
     }
 
-    /// Its code in the grid uniform (`SIDE_*` in `common.wgsl`).
+    /// Its code in the grid uniform ([`SIDE_OPEN`] and its siblings; a free-slip wall is 0).
     pub fn code(self) -> u32 {
         match self {
             Side::Wall { no_slip: false, .. } => 0,
-            Side::Open => 1,
-            Side::Periodic => 2,
-            Side::Inflow(Inflow { parabolic: false, .. }) => 3,
-            Side::Wall { no_slip: true, .. } => 4,
-            Side::Inflow(Inflow { parabolic: true, .. }) => 5,
+            Side::Open => SIDE_OPEN,
+            Side::Periodic => SIDE_PERIODIC,
+            Side::Inflow(Inflow { parabolic: false, .. }) => SIDE_INFLOW,
+            Side::Wall { no_slip: true, .. } => SIDE_NO_SLIP,
+            Side::Inflow(Inflow { parabolic: true, .. }) => SIDE_INFLOW_PARABOLIC,
         }
     }
 

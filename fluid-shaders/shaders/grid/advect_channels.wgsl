@@ -18,12 +18,7 @@
 @group(1) @binding(6) var<storage, read_write> q1_out: array<f32>;
 @group(1) @binding(7) var<storage, read_write> rgba_out: array<vec4<f32>>;
 
-const CHANNEL_Q0: u32 = 1u;
-const CHANNEL_Q1: u32 = 2u;
-const CHANNEL_RGBA: u32 = 4u;
-const INFLOW_SMOKE: u32 = 1u;
-const INFLOW_HEAT: u32 = 2u;
-const INFLOW_DYE: u32 = 3u;
+// CHANNEL_* and INFLOW_* are in params.wgsl.
 
 // What a scalar channel's ghost past inflow side k holds at b.
 fn ghost(mode: u32, k: u32, band: f32, ambient: f32) -> f32 {

@@ -19,11 +19,7 @@
 @group(1) @binding(4) var<storage, read> u_faces: array<vec2<f32>>;
 @group(1) @binding(5) var<storage, read> v_faces: array<vec2<f32>>;
 
-const CHANNEL_Q0: u32 = 1u;
-const CHANNEL_Q1: u32 = 2u;
-const CHANNEL_RGBA: u32 = 4u;
-const AMOUNT_DENSITY: u32 = 0u;
-const AMOUNT_TEMPERATURE: u32 = 1u;
+// CHANNEL_* and AMOUNT_* are in params.wgsl.
 
 // The splat's amount for a scalar channel.
 fn amount(s: SplatGpu, which: u32) -> f32 {

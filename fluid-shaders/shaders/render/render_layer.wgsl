@@ -12,13 +12,7 @@
 @group(1) @binding(5) var<storage, read> backdrop: array<vec4<f32>>;
 @group(1) @binding(6) var<storage, read_write> image: array<vec4<f32>>;
 
-const KIND_VALUE: u32 = 0u;
-const KIND_ABS: u32 = 1u;
-const KIND_SIGNED: u32 = 2u;
-const KIND_DYE: u32 = 3u;
-const KIND_HUE: u32 = 4u;
-const KIND_SPEED: u32 = 5u;
-const FIRST_BACKDROP: u32 = 2u;
+// KIND_*, FIRST_BACKDROP and COLOUR_* are in params.wgsl.
 
 // The ramp's premultiplied colour at t: straight colour and alpha interpolated between the
 // stops, then premultiplied.

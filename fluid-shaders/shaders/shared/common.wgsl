@@ -6,21 +6,12 @@
 const WG_X: u32 = 16u;
 const WG_Y: u32 = 16u;
 
-const BOUNDARY_PERIODIC: u32 = 2u;
-const SIDE_OPEN: u32 = 1u;
-const SIDE_INFLOW: u32 = 3u;
-const SIDE_NO_SLIP: u32 = 4u;
-const SIDE_INFLOW_PARABOLIC: u32 = 5u;
+// The side codes, the field flags and the splat's falloff codes are in params.wgsl, written
+// from the Rust that sets them.
 const LEFT: u32 = 0u;
 const RIGHT: u32 = 1u;
 const BOTTOM: u32 = 2u;
 const TOP: u32 = 3u;
-const ADVECT_DENSITY: u32 = 1u;
-const ADVECT_TEMPERATURE: u32 = 2u;
-const ADVECT_DYE: u32 = 4u;
-const CARRY_FUEL: u32 = 8u;
-const FALLOFF_GAUSSIAN: u32 = 1u;
-const GAUSSIAN_CUTOFF: f32 = 4.0;
 const NONE: i32 = -1;
 
 @group(0) @binding(0) var<uniform> grid: GridUniform;

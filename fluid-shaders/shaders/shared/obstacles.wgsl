@@ -5,8 +5,7 @@
 // signed distance to each shape, where each stands at a time, the nearest at a point (twin of
 // swirly_core::grid::solid).
 
-// Rows of an obstacle's header (swirly_core::grid::solid::TABLE_HEADER).
-const TABLE_HEADER: u32 = 4u;
+// TABLE_HEADER, the rows of an obstacle's header, is in params.wgsl.
 const SHAPE_CIRCLE: f32 = 0.0;
 const SHAPE_RECT: f32 = 1.0;
 const SHAPE_CAPSULE: f32 = 2.0;

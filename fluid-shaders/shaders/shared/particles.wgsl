@@ -5,7 +5,6 @@
 // Threads of a particle kernel's workgroup; the prefix sum scans 4 values a thread.
 const PWG: u32 = 256u;
 const SCAN_BLOCK: u32 = 1024u;
-const SHAPE_BOX: u32 = 0u;
 // An empty entry of a spring list; a list holds [partner id, rest length bits] pairs, packed
 // from its start.
 const NO_SPRING: u32 = 0xffffffffu;

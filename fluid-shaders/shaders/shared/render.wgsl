@@ -5,8 +5,6 @@ const BLEND_ALPHA: u32 = 0u;
 const BLEND_ADD: u32 = 1u;
 const BLEND_SCREEN: u32 = 2u;
 const BLEND_MULTIPLY: u32 = 3u;
-const COLOUR_BACKGROUND: u32 = 0u;
-const COLOUR_OBSTACLE: u32 = 1u;
 const TAU: f32 = 6.283185307179586;
 
 fn premultiply(c: vec4<f32>) -> vec4<f32> {

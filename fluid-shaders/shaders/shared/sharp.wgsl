@@ -3,11 +3,6 @@
 // four-sample extension for cubic sampling, and monotone cubic interpolation. Twin of
 // fluid-cpu/src/kernels/common/sharp.rs.
 
-const SHARP_MACCORMACK: u32 = 1u;
-const SHARP_BFECC: u32 = 2u;
-const SHARP_CUBIC: u32 = 3u;
-const SHARP_SCALAR: u32 = 1u;
-const SHARP_DYE: u32 = 2u;
 const LATTICE_CELLS: u32 = 0u;
 const LATTICE_U: u32 = 1u;
 const LATTICE_V: u32 = 2u;
