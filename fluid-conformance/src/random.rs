@@ -133,7 +133,8 @@ pub fn random_scenes_parity<B: Backend>(make: impl Fn() -> B) {
                 let s = Splat {
                     center: [(0.3 + 0.04 * k as f32) * grid.width(), 0.45 * grid.height()],
                     radius: 0.12 * grid.height(),
-                    falloff: if k % 2 == 0 { swirly::Falloff::Gaussian } else { swirly::Falloff::Linear },
+                    falloff: [swirly::Falloff::Gaussian, swirly::Falloff::Linear, swirly::Falloff::Constant]
+                        [(k / 3 % 3) as usize],
                     velocity: [0.6, -0.4],
                     density: 0.7,
                     temperature: 1.0,

@@ -153,6 +153,7 @@ pub fn wgsl_constants() -> Vec<(&'static str, WgslConst)> {
         ("COLOUR_BACKGROUND", U32(r::COLOUR_BACKGROUND as u32)),
         ("COLOUR_OBSTACLE", U32(r::COLOUR_OBSTACLE as u32)),
         ("FALLOFF_GAUSSIAN", U32(f::uniform::FALLOFF_GAUSSIAN)),
+        ("FALLOFF_CONSTANT", U32(f::uniform::FALLOFF_CONSTANT)),
         ("GAUSSIAN_CUTOFF", F32(splat::GAUSSIAN_CUTOFF)),
     ]
 }

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::frame::finite;
-use crate::frame::uniform::{FALLOFF_GAUSSIAN, FALLOFF_LINEAR, SplatGpu};
+use crate::frame::uniform::{FALLOFF_CONSTANT, FALLOFF_GAUSSIAN, FALLOFF_LINEAR, SplatGpu};
 use crate::frame::{Boundary, Frame};
 use swirly_ir::{Error, Result};
 
@@ -12,11 +12,13 @@ use swirly_ir::{Error, Result};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Falloff {
-    /// `1 − d/r`, zero beyond the radius (the MAC-grid seed).
+    /// `1 − d/r`, zero beyond the radius: a cone.
     #[default]
     Linear,
     /// `exp(−d²/r²)` (GPU Gems ch. 38), cut to zero beyond 4 radii.
     Gaussian,
+    /// 1 within the radius, 0 beyond: a hard disc, every point inside given the whole amount.
+    Constant,
 }
 
 /// One splat, in world units. Every amount is added once, multiplied by the falloff weight.
@@ -76,11 +78,11 @@ impl Splat {
         Ok(())
     }
 
-    /// How far from its centre the splat adds anything: its radius with linear falloff,
-    /// [`GAUSSIAN_CUTOFF`] radii with gaussian.
+    /// How far from its centre the splat adds anything: its radius with linear or constant
+    /// falloff, [`GAUSSIAN_CUTOFF`] radii with gaussian.
     pub fn reach(&self) -> f32 {
         match self.falloff {
-            Falloff::Linear => self.radius,
+            Falloff::Linear | Falloff::Constant => self.radius,
             Falloff::Gaussian => GAUSSIAN_CUTOFF * self.radius,
         }
     }
@@ -105,6 +107,7 @@ impl Splat {
             falloff: match self.falloff {
                 Falloff::Linear => FALLOFF_LINEAR,
                 Falloff::Gaussian => FALLOFF_GAUSSIAN,
+                Falloff::Constant => FALLOFF_CONSTANT,
             },
             velocity: self.velocity,
             density: self.density,
@@ -131,6 +134,8 @@ pub fn splat_weight(s: &SplatGpu, d2: f32) -> f32 {
     if s.falloff == FALLOFF_GAUSSIAN {
         let x = d2 / (s.radius * s.radius);
         if x < GAUSSIAN_CUTOFF * GAUSSIAN_CUTOFF { (-x).exp() } else { 0.0 }
+    } else if s.falloff == FALLOFF_CONSTANT {
+        if d2 < s.radius * s.radius { 1.0 } else { 0.0 }
     } else {
         (1.0 - d2.sqrt() / s.radius).max(0.0)
     }

@@ -337,6 +337,7 @@ impl App {
                 Err(f) => self.session.message = Some(f.message),
             },
             Action::Backend(name) => self.session.switch_backend(&name),
+            Action::Brush(brush) => self.session.brush = brush,
         }
     }
 
@@ -371,6 +372,7 @@ enum Action {
     Set(String, String),
     Preset(String),
     Backend(String),
+    Brush(session::Brush),
 }
 
 /// The scene's numbers the panel offers, by TOML path: every number of `params` and
@@ -397,6 +399,26 @@ fn numbers(scene: &swirly::Scene) -> Vec<(String, f64, bool)> {
         }
     }
     out
+}
+
+/// The drag's brush: falloff, radius (a fraction of the box) and strength.
+fn brush_row(ui: &mut egui::Ui, brush: session::Brush, actions: &mut Vec<Action>) {
+    use swirly::Falloff;
+    let mut b = brush;
+    ui.horizontal(|ui| {
+        ui.label("Brush");
+        let name = |f: Falloff| format!("{f:?}").to_lowercase();
+        egui::ComboBox::from_id_salt("brush").selected_text(name(b.falloff)).show_ui(ui, |ui| {
+            for f in [Falloff::Gaussian, Falloff::Linear, Falloff::Constant] {
+                ui.selectable_value(&mut b.falloff, f, name(f));
+            }
+        });
+        ui.add(egui::DragValue::new(&mut b.radius).range(session::Brush::RADIUS).speed(0.001).prefix("radius "));
+        ui.add(egui::DragValue::new(&mut b.strength).range(session::Brush::STRENGTH).speed(0.01).prefix("strength "));
+    });
+    if b != brush {
+        actions.push(Action::Brush(b));
+    }
 }
 
 /// The side panel: state, figures, controls and the scene's numbers.
@@ -471,6 +493,7 @@ fn panel(ui: &mut egui::Ui, s: &Session, actions: &mut Vec<Action>) {
                 }
             }
         });
+        brush_row(ui, s.brush, actions);
         if let Some(m) = &s.message {
             ui.colored_label(egui::Color32::from_rgb(240, 120, 90), m);
         }

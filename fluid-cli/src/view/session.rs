@@ -41,8 +41,33 @@ pub(crate) const LOOKS: [Option<Look>; 6] =
     [None, Some(Look::Smoke), Some(Look::Fire), Some(Look::Ink), Some(Look::Trails), Some(Look::Liquid)];
 
 /// A simulation in the viewer, with what the panel shows of it.
+/// What a drag splats: its radius (a fraction of the box's shorter side), its strength (the
+/// share of the pointer's speed it gives the fluid) and its falloff. Kept across resets,
+/// presets and backends.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Brush {
+    pub(crate) radius: f32,
+    pub(crate) strength: f32,
+    pub(crate) falloff: Falloff,
+}
+
+impl Brush {
+    /// The panel's ranges: a radius of 0.5 % to 25 % of the box, a strength up to 4.
+    pub(crate) const RADIUS: std::ops::RangeInclusive<f32> = 0.005..=0.25;
+    pub(crate) const STRENGTH: std::ops::RangeInclusive<f32> = 0.0..=4.0;
+}
+
+impl Default for Brush {
+    /// A soft brush of 3 % of the box at half the pointer's speed: a pointer that moved a box
+    /// width in a tenth of a second stirs without breaking the scenes' own dt.
+    fn default() -> Brush {
+        Brush { radius: 0.03, strength: 0.5, falloff: Falloff::Gaussian }
+    }
+}
+
 pub(crate) struct Session {
     pub(crate) sim: Simulation,
+    pub(crate) brush: Brush,
     pub(crate) backend: String,
     pub(crate) threads: usize,
     pub(crate) paused: bool,
@@ -67,6 +92,7 @@ impl Session {
         let sim = Simulation::new(scene, swirly::backend_with_threads(backend, threads)?)?;
         Ok(Session {
             sim,
+            brush: Brush::default(),
             backend: backend.to_string(),
             threads,
             paused: false,
@@ -105,23 +131,22 @@ impl Session {
     }
 
     /// A drag from `from` to `to` over `dt` seconds of wall time, both fractions of the box
-    /// (0 to 1 across and up): a splat at `to` pushing the fluid the way the pointer moved,
-    /// adding density, heat and a dye whose hue turns with time where the scene carries them
-    /// (on a particle liquid, a push).
+    /// (0 to 1 across and up): a splat of the [`Brush`] at `to` pushing the fluid the way the
+    /// pointer moved, adding density, heat and a dye whose hue turns with time where the scene
+    /// carries them (on a particle liquid, a push).
     pub(crate) fn drag(&mut self, from: [f32; 2], to: [f32; 2], dt: f32) {
         let grid = *self.sim.frame();
         let (w, h) = (grid.width(), grid.height());
         let world = |p: [f32; 2]| [p[0] * w, p[1] * h];
         let (a, b) = (world(from), world(to));
         let dt = dt.max(1e-3);
-        // A pointer that moved a box width in a tenth of a second pushes at about half that
-        // speed: fast enough to stir, slow enough to stay stable at the scenes' own dt.
-        let velocity = [0.5 * (b[0] - a[0]) / dt, 0.5 * (b[1] - a[1]) / dt];
+        let k = self.brush.strength;
+        let velocity = [k * (b[0] - a[0]) / dt, k * (b[1] - a[1]) / dt];
         let hue = (self.frame as f32 / 240.0).fract();
         let splat = Splat {
             center: b,
-            radius: 0.03 * h.min(w),
-            falloff: Falloff::Gaussian,
+            radius: self.brush.radius * h.min(w),
+            falloff: self.brush.falloff,
             velocity,
             density: 0.5,
             temperature: 0.0,
@@ -318,6 +343,37 @@ mod tests {
         let ov: Vec<_> =
             ["grid.nx=32", "grid.ny=32"].iter().map(|s| swirly::scene::parse_override(s).expect("override")).collect();
         Session::new(Scene::preset_with(preset, &ov).expect("scene"), "cpu", 1).expect("session")
+    }
+
+    /// The panel's brush shapes every drag: a wider brush covers more cells, a stronger one
+    /// pushes harder, and a constant one gives each cell it covers the whole amount.
+    #[test]
+    fn the_brush_shapes_a_drag() {
+        let dragged = |brush: Brush| {
+            let ov: Vec<_> = ["grid.nx=32", "grid.ny=32", "emitters=[]", "splats=[]"]
+                .iter()
+                .map(|s| swirly::scene::parse_override(s).expect("override"))
+                .collect();
+            let mut s = Session::new(Scene::preset_with("ink", &ov).expect("scene"), "cpu", 1).expect("session");
+            s.brush = brush;
+            s.drag([0.45, 0.5], [0.5, 0.5], 1.0 / 60.0);
+            s.step();
+            assert_eq!(s.message, None);
+            let dye = s.sim.field("dye").expect("dye");
+            let covered = dye.chunks_exact(4).filter(|c| c[3] > 1e-3).count();
+            let full = dye.chunks_exact(4).filter(|c| c[3] > 0.2).count();
+            let u = s.sim.field("u").expect("u");
+            (covered, full, u.iter().fold(0.0f32, |m, x| m.max(x.abs())))
+        };
+        let soft = Brush::default();
+        let (small_covered, _, soft_push) = dragged(soft);
+        let (wide_covered, _, _) = dragged(Brush { radius: 0.15, ..soft });
+        let (_, _, strong_push) = dragged(Brush { strength: 2.0, ..soft });
+        assert!(wide_covered > 4 * small_covered, "{wide_covered} cells against {small_covered}");
+        assert!(strong_push > 2.0 * soft_push, "{strong_push} against {soft_push}");
+        let (_, disc, _) = dragged(Brush { falloff: Falloff::Constant, radius: 0.15, ..soft });
+        let (_, cone, _) = dragged(Brush { falloff: Falloff::Linear, radius: 0.15, ..soft });
+        assert!(disc > 3 * cone, "cells near the whole amount: a hard disc {disc}, a cone {cone}");
     }
 
     /// Recording: every picture drawn while recording is a frame of the GIF, of the

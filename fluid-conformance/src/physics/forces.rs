@@ -29,7 +29,7 @@ pub fn splat_integrals<B: Backend>(make: impl Fn() -> B) {
     use swirly::{Falloff, Splat};
     let (nx, ny, h) = (64u32, 56u32, 0.05f32);
     for (boundary, centre) in [(Wall, [1.63f32, 1.37]), (Periodic, [0.04, 2.77])] {
-        for falloff in [Falloff::Gaussian, Falloff::Linear] {
+        for falloff in [Falloff::Gaussian, Falloff::Linear, Falloff::Constant] {
             let grid = Grid::new(nx, ny, h, boundary, boundary).expect("grid");
             let splat = Splat {
                 center: centre,
@@ -59,6 +59,9 @@ pub fn splat_integrals<B: Backend>(make: impl Fn() -> B) {
             let (integral, rel, cells) = match falloff {
                 Falloff::Gaussian => (PI * r * r, 1e-5, 1e-4),
                 Falloff::Linear => (PI * r * r / 3.0, 2e-3, 1e-2),
+                // A hard disc of 6 cells' radius: the cells and faces inside it cover its area
+                // to 1.9 % and centre on it to 0.09 cells (counted for these two centres).
+                Falloff::Constant => (PI * r * r, 3e-2, 0.15),
             };
             let hh = f64::from(h);
             let nxu = nx as usize;
@@ -66,6 +69,25 @@ pub fn splat_integrals<B: Backend>(make: impl Fn() -> B) {
             let u_face = |c: usize| face_position(&grid, FieldId::U, c);
             let v_face = |c: usize| face_position(&grid, FieldId::V, c);
             let density = b.download(FieldId::Density.into()).expect("density");
+            if falloff == Falloff::Constant {
+                // The whole amount inside the disc, nothing outside: not a bell of the same area.
+                let period = [f64::from(nx) * hh, f64::from(ny) * hh];
+                for (c, &d) in density.iter().enumerate() {
+                    let p = cell(c);
+                    let off = |a: usize| {
+                        let x = p[a] - f64::from(centre[a]);
+                        if boundary == Periodic { x - period[a] * (x / period[a]).round() } else { x }
+                    };
+                    let dist = off(0).hypot(off(1));
+                    if (dist - r).abs() > 1e-4 {
+                        let want = if dist < r { 1.5 } else { 0.0 };
+                        assert!(
+                            d == want,
+                            "constant splat, {boundary:?} axes: cell {c}, {dist:.4} from the centre, holds {d}, not {want}"
+                        );
+                    }
+                }
+            }
             let temperature = b.download(FieldId::Temperature.into()).expect("temperature");
             let dye = b.download(FieldId::Dye.into()).expect("dye");
             let u = b.download(FieldId::U.into()).expect("u");

@@ -46,6 +46,8 @@ swirly_ir::wgsl_struct! {
 pub const FALLOFF_LINEAR: u32 = 0;
 /// Falloff code for [`SplatGpu::falloff`]: `exp(−d²/r²)` (GPU Gems).
 pub const FALLOFF_GAUSSIAN: u32 = 1;
+/// Falloff code for [`SplatGpu::falloff`]: 1 where `d² < r²`, else 0 (a hard disc).
+pub const FALLOFF_CONSTANT: u32 = 2;
 
 swirly_ir::wgsl_struct! {
     /// One splat as the kernels see it; world units.
@@ -55,7 +57,7 @@ swirly_ir::wgsl_struct! {
         pub center: [f32; 2],
         /// Radius.
         pub radius: f32,
-        /// [`FALLOFF_LINEAR`] or [`FALLOFF_GAUSSIAN`].
+        /// [`FALLOFF_LINEAR`], [`FALLOFF_GAUSSIAN`] or [`FALLOFF_CONSTANT`].
         pub falloff: u32,
         /// Velocity added at the centre.
         pub velocity: [f32; 2],

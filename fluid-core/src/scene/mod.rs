@@ -453,6 +453,7 @@ impl Scene {
                                  so it would add nothing (a centre is a fraction of the box: 0 to 1 across it)",
                                 match s.falloff {
                                     Falloff::Linear => "its radius, linear".to_string(),
+                                    Falloff::Constant => "its radius, constant".to_string(),
                                     Falloff::Gaussian => format!("{GAUSSIAN_CUTOFF} radii, gaussian"),
                                 }
                             ),

@@ -471,14 +471,14 @@ pub(crate) fn dispatch(c: &mut Ctx<'_>, d: &Dispatch, s: &mut Slots<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use swirly_core::frame::uniform::FALLOFF_LINEAR;
+    use swirly_core::frame::uniform::{FALLOFF_CONSTANT, FALLOFF_LINEAR};
     use swirly_core::{Boundary, FieldId, Grid};
 
     /// `reaches` (which skips the gaussian's `exp`) says exactly whether `splat_weight` is
     /// not zero, on both sides of the cut-off and of the linear radius.
     #[test]
     fn reaches_is_whether_the_weight_is_not_zero() {
-        for falloff in [FALLOFF_GAUSSIAN, FALLOFF_LINEAR] {
+        for falloff in [FALLOFF_GAUSSIAN, FALLOFF_LINEAR, FALLOFF_CONSTANT] {
             for radius in [0.1f32, 0.37, 1.0e-20, 3.0] {
                 let s = SplatGpu { radius, falloff, ..SplatGpu::default() };
                 let reach = match falloff {

@@ -13,5 +13,8 @@ fn weight(s: SplatGpu, p: vec2<f32>) -> f32 {
         let x = d2 / (s.radius * s.radius);
         return select(0.0, exp(-x), x < GAUSSIAN_CUTOFF * GAUSSIAN_CUTOFF);
     }
+    if (s.falloff == FALLOFF_CONSTANT) {
+        return select(0.0, 1.0, d2 < s.radius * s.radius);
+    }
     return max(1.0 - sqrt(d2) / s.radius, 0.0);
 }
