@@ -642,7 +642,7 @@ fn a_word_key_given_something_else_names_the_words() {
     for (item, key, words) in [
         ("params.advection.backtrace=7", "`params.advection.backtrace`: 7", "`euler`, `rk2`, `rk3`"),
         ("params.pressure.solver=[1]", "`params.pressure.solver`: [1]", "`multigrid`"),
-        ("emitters.0.falloff=1.5", "`emitters[0].falloff`: 1.5", "`linear` or `gaussian`"),
+        ("emitters.0.falloff=1.5", "`emitters[0].falloff`: 1.5", "`linear`, `gaussian`, `constant`"),
     ] {
         let e = set(item).expect_err(item).to_string();
         assert!(e.contains(key) && e.contains(words) && !e.contains("string only"), "{item}: {e}");
