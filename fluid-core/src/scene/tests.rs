@@ -774,3 +774,20 @@ fn a_misspelt_key_names_the_nearest_one() {
     let e = Scene::from_toml(text, "test").expect_err("misspelt").to_string();
     assert!(e.contains("did you mean `nx`?") || e.contains("did you mean `ny`?"), "{e}");
 }
+
+/// A no-slip side with no viscosity is refused, naming the side and what to change: the
+/// viscous step holds it, so it would run as free slip without a word.
+#[test]
+fn a_no_slip_side_without_viscosity_is_refused() {
+    let with = |items: &[&str]| {
+        let ov: Vec<_> = items.iter().map(|s| parse_override(s).expect("override")).collect();
+        Scene::preset_with("cavity", &ov)
+    };
+    let e = with(&["params.viscosity=0"]).expect_err("no viscosity").to_string();
+    assert!(e.contains("params.boundary.") && e.contains("no-slip") && e.contains("params.viscosity > 0"), "{e}");
+    let free =
+        ["params.viscosity=0", "params.boundary.top={type=\"wall\", velocity=0.0}", "params.boundary.bottom=\"wall\""];
+    let free = [&free[..], &["params.boundary.left=\"wall\"", "params.boundary.right=\"wall\""]].concat();
+    with(&free).expect("free-slip walls need no viscosity");
+    with(&[]).expect("the cavity as it is");
+}

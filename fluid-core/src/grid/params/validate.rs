@@ -135,6 +135,16 @@ impl SimParams {
                            (with the temperature field on)";
                 return Err(Error::invalid(format!("params.boundary.{name}.temperature"), t, why));
             }
+            // The viscous step is what holds a no-slip wall; without it the wall would be free
+            // slip, silently.
+            if let Some(spec) = spec
+                && spec.kind == SideType::NoSlip
+                && self.viscosity <= 0.0
+            {
+                let why = "a no-slip wall is held by the viscous step, which params.viscosity = 0 turns off (it would \
+                           act as a free-slip wall): set params.viscosity > 0, or make the side \"wall\"";
+                return Err(Error::invalid(format!("params.boundary.{name}"), "no-slip", why));
+            }
         }
         Ok(())
     }
