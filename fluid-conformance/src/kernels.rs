@@ -727,7 +727,7 @@ fn random_splats(grid: &Grid, rng: &mut SplitMix64) -> Vec<Splat> {
         .map(|k| Splat {
             center: [rng.next_f32() * grid.width(), rng.next_f32() * grid.height()],
             radius: (0.15 + 0.2 * rng.next_f32()) * grid.height(),
-            falloff: [swirly::Falloff::Gaussian, swirly::Falloff::Linear, swirly::Falloff::Constant][k % 3],
+            falloff: swirly::Falloff::ALL[k % 3],
             velocity: [4.0 * rng.next_f32() - 2.0, 4.0 * rng.next_f32() - 2.0],
             density: rng.next_f32(),
             temperature: 2.0 * rng.next_f32(),
@@ -749,7 +749,7 @@ fn random_splats(grid: &Grid, rng: &mut SplitMix64) -> Vec<Splat> {
         Splat {
             center: [edge(grid.nx, rx), if k % 3 == 0 { edge(grid.ny, ry) } else { ry * grid.height() }],
             radius: (0.3 + 2.2 * rng.next_f32()) * h,
-            falloff: [swirly::Falloff::Gaussian, swirly::Falloff::Linear, swirly::Falloff::Constant][k % 3],
+            falloff: swirly::Falloff::ALL[k % 3],
             velocity: [rng.next_f32() - 0.5, rng.next_f32() - 0.5],
             density: 0.1 * rng.next_f32(),
             temperature: 0.1 * rng.next_f32(),

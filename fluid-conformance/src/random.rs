@@ -133,8 +133,7 @@ pub fn random_scenes_parity<B: Backend>(make: impl Fn() -> B) {
                 let s = Splat {
                     center: [(0.3 + 0.04 * k as f32) * grid.width(), 0.45 * grid.height()],
                     radius: 0.12 * grid.height(),
-                    falloff: [swirly::Falloff::Gaussian, swirly::Falloff::Linear, swirly::Falloff::Constant]
-                        [(k / 3 % 3) as usize],
+                    falloff: swirly::Falloff::ALL[(k / 3 % 3) as usize],
                     velocity: [0.6, -0.4],
                     density: 0.7,
                     temperature: 1.0,

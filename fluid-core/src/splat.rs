@@ -21,6 +21,11 @@ pub enum Falloff {
     Constant,
 }
 
+impl Falloff {
+    /// Every falloff, in the order menus list them.
+    pub const ALL: [Falloff; 3] = [Falloff::Gaussian, Falloff::Linear, Falloff::Constant];
+}
+
 /// One splat, in world units. Every amount is added once, multiplied by the falloff weight.
 ///
 /// World units: the box spans `[0, nx·h] × [0, ny·h]` ([`Frame::width`],

@@ -409,7 +409,7 @@ fn brush_row(ui: &mut egui::Ui, brush: session::Brush, actions: &mut Vec<Action>
         ui.label("Brush");
         let name = |f: Falloff| format!("{f:?}").to_lowercase();
         egui::ComboBox::from_id_salt("brush").selected_text(name(b.falloff)).show_ui(ui, |ui| {
-            for f in [Falloff::Gaussian, Falloff::Linear, Falloff::Constant] {
+            for f in Falloff::ALL {
                 ui.selectable_value(&mut b.falloff, f, name(f));
             }
         });

@@ -40,7 +40,6 @@ pub(crate) struct Recording {
 pub(crate) const LOOKS: [Option<Look>; 6] =
     [None, Some(Look::Smoke), Some(Look::Fire), Some(Look::Ink), Some(Look::Trails), Some(Look::Liquid)];
 
-/// A simulation in the viewer, with what the panel shows of it.
 /// What a drag splats: its radius (a fraction of the box's shorter side), its strength (the
 /// share of the pointer's speed it gives the fluid) and its falloff. Kept across resets,
 /// presets and backends.
@@ -65,6 +64,7 @@ impl Default for Brush {
     }
 }
 
+/// A simulation in the viewer, with what the panel shows of it.
 pub(crate) struct Session {
     pub(crate) sim: Simulation,
     pub(crate) brush: Brush,
@@ -340,8 +340,16 @@ mod tests {
     use super::*;
 
     fn small(preset: &str) -> Session {
-        let ov: Vec<_> =
-            ["grid.nx=32", "grid.ny=32"].iter().map(|s| swirly::scene::parse_override(s).expect("override")).collect();
+        small_with(preset, &[])
+    }
+
+    /// `preset` at 32² with `extra` overrides, on the CPU.
+    fn small_with(preset: &str, extra: &[&str]) -> Session {
+        let ov: Vec<_> = ["grid.nx=32", "grid.ny=32"]
+            .iter()
+            .chain(extra)
+            .map(|s| swirly::scene::parse_override(s).expect("override"))
+            .collect();
         Session::new(Scene::preset_with(preset, &ov).expect("scene"), "cpu", 1).expect("session")
     }
 
@@ -350,11 +358,7 @@ mod tests {
     #[test]
     fn the_brush_shapes_a_drag() {
         let dragged = |brush: Brush| {
-            let ov: Vec<_> = ["grid.nx=32", "grid.ny=32", "emitters=[]", "splats=[]"]
-                .iter()
-                .map(|s| swirly::scene::parse_override(s).expect("override"))
-                .collect();
-            let mut s = Session::new(Scene::preset_with("ink", &ov).expect("scene"), "cpu", 1).expect("session");
+            let mut s = small_with("ink", &["emitters=[]", "splats=[]"]);
             s.brush = brush;
             s.drag([0.45, 0.5], [0.5, 0.5], 1.0 / 60.0);
             s.step();

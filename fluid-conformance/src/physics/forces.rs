@@ -29,7 +29,7 @@ pub fn splat_integrals<B: Backend>(make: impl Fn() -> B) {
     use swirly::{Falloff, Splat};
     let (nx, ny, h) = (64u32, 56u32, 0.05f32);
     for (boundary, centre) in [(Wall, [1.63f32, 1.37]), (Periodic, [0.04, 2.77])] {
-        for falloff in [Falloff::Gaussian, Falloff::Linear, Falloff::Constant] {
+        for falloff in Falloff::ALL {
             let grid = Grid::new(nx, ny, h, boundary, boundary).expect("grid");
             let splat = Splat {
                 center: centre,
@@ -68,17 +68,17 @@ pub fn splat_integrals<B: Backend>(make: impl Fn() -> B) {
             let cell = |c: usize| [((c % nxu) as f64 + 0.5) * hh, ((c / nxu) as f64 + 0.5) * hh];
             let u_face = |c: usize| face_position(&grid, FieldId::U, c);
             let v_face = |c: usize| face_position(&grid, FieldId::V, c);
+            let c64 = [f64::from(centre[0]), f64::from(centre[1])];
+            let wrap = match boundary {
+                Periodic => [Some(f64::from(nx) * hh), Some(f64::from(ny) * hh)],
+                _ => [None, None],
+            };
             let density = b.download(FieldId::Density.into()).expect("density");
             if falloff == Falloff::Constant {
                 // The whole amount inside the disc, nothing outside: not a bell of the same area.
-                let period = [f64::from(nx) * hh, f64::from(ny) * hh];
                 for (c, &d) in density.iter().enumerate() {
                     let p = cell(c);
-                    let off = |a: usize| {
-                        let x = p[a] - f64::from(centre[a]);
-                        if boundary == Periodic { x - period[a] * (x / period[a]).round() } else { x }
-                    };
-                    let dist = off(0).hypot(off(1));
+                    let dist = super::offset(p[0] - c64[0], wrap[0]).hypot(super::offset(p[1] - c64[1], wrap[1]));
                     if (dist - r).abs() > 1e-4 {
                         let want = if dist < r { 1.5 } else { 0.0 };
                         assert!(
@@ -93,11 +93,6 @@ pub fn splat_integrals<B: Backend>(make: impl Fn() -> B) {
             let u = b.download(FieldId::U.into()).expect("u");
             let v = b.download(FieldId::V.into()).expect("v");
             let channel = |k: usize| dye.iter().skip(k).step_by(4).copied().collect::<Vec<f32>>();
-            let c64 = [f64::from(centre[0]), f64::from(centre[1])];
-            let wrap = match boundary {
-                Periodic => [Some(f64::from(nx) * hh), Some(f64::from(ny) * hh)],
-                _ => [None, None],
-            };
             // Total Σ q h² and centroid offset, in world units, each face counted once.
             let world = |field: FieldId, q: &[f32], at: &dyn Fn(usize) -> [f64; 2]| {
                 let value = |c: usize| if periodic_copy(&grid, field, c) { 0.0 } else { f64::from(q[c]) };

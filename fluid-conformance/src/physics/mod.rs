@@ -67,6 +67,12 @@ type Moments = (f64, [f64; 2], [f64; 2]);
 /// Total, centroid offset from `centre` and variance along each axis of the samples `q(index)`
 /// at positions `at(index)`, index in `0..count` (any unit of length). An axis with
 /// `Some(length)` is periodic: each offset is wrapped into `[−L/2, L/2)`, the nearest image.
+/// The offset `d` along an axis, the nearest of its periodic images on an axis of length
+/// `wrap` (`None`: not periodic).
+fn offset(d: f64, wrap: Option<f64>) -> f64 {
+    wrap.map_or(d, |len| (d + len / 2.0).rem_euclid(len) - len / 2.0)
+}
+
 fn moments(
     q: impl Fn(usize) -> f64,
     count: usize,
@@ -79,10 +85,7 @@ fn moments(
         let (w, p) = (q(c), at(c));
         m += w;
         for a in 0..2 {
-            let mut d = p[a] - centre[a];
-            if let Some(len) = wrap[a] {
-                d = (d + len / 2.0).rem_euclid(len) - len / 2.0;
-            }
+            let d = offset(p[a] - centre[a], wrap[a]);
             s1[a] += w * d;
             s2[a] += w * d * d;
         }
